@@ -1,0 +1,24 @@
+"""shapecheck: prove PyTorch meta/fake kernels against declarative shape contracts, for every size.
+
+The public API is what this module re-exports; everything else is internal.
+"""
+
+from .contract import Contract as Contract
+from .contract import load_contract as load_contract
+from .errors import ContractError as ContractError
+from .errors import ShapecheckError as ShapecheckError
+from .report import Report as Report
+from .report import Verdict as Verdict
+
+__version__ = "0.1.0"
+
+
+def verify_op(op, **kwargs):
+    """Verify OP's meta kernel against its contract; see :func:`shapecheck.verify.verify_op`."""
+    from .verify import verify_op as _verify_op
+
+    return _verify_op(op, **kwargs)
+
+
+__all__ = ["Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
+           "__version__"]

@@ -1,0 +1,371 @@
+"""The only door to torch internals: ShapeEnv, FakeTensorMode, unbacked sizes, guard and assert records,
+torch's sympy classes, op lookup and the meta-registration namespace.
+
+Written against torch 2.13 (checked on 2.13.0); the APIs used here have been stable since 2.4 except where
+a comment says otherwise. Nothing outside this module imports from ``torch._*`` or
+``torch.fx.experimental``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+import traceback
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import expr as E
+from .errors import TargetError, UnsupportedTorchError
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+import torch  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+try:
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.fx.experimental.symbolic_shapes import (
+        GuardOnDataDependentSymNode,
+        ShapeEnv,
+        constrain_range,
+        sym_and,
+        sym_or,
+    )
+    from torch.utils._sympy.numbers import int_oo
+except ImportError as err:  # pragma: no cover - depends on the torch release
+    raise UnsupportedTorchError(f"this torch ({torch.__version__}) lacks {err.name}: shapecheck needs torch >= 2.12") from err
+
+import sympy  # noqa: E402
+
+TORCH_VERSION = torch.__version__
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+SHAPECHECK_DIR = os.path.dirname(os.path.abspath(__file__))
+
+DTYPES = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+    "bool": torch.bool, "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+    "uint8": torch.uint8,
+}
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    file: str
+    line: int
+    function: str = ""
+    text: str = ""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tracing environment
+
+
+class TraceEnv:
+    """One ShapeEnv + FakeTensorMode with the Python dispatcher on, as torch.export traces.
+
+    Sizes are unbacked SymInts bounded with ``torch._check``: a kernel that finishes under them holds for
+    every size in the bounds, 0 and 1 included (shared/docs/verification-design.md section 1).
+    """
+
+    def __init__(self) -> None:
+        self.shape_env = ShapeEnv()
+        self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        self._stack = contextlib.ExitStack()
+        self._baseline: set[int] = set()
+        self._ranges0: dict[Any, tuple[int | None, int | None]] = {}
+
+    def __enter__(self) -> TraceEnv:
+        self._stack.enter_context(self.mode)
+        self._stack.enter_context(enable_python_dispatcher())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def size(self, lo: int, hi: int) -> torch.SymInt:
+        # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without
+        # recording runtime asserts (half the cost of a trace otherwise).
+        s = self.shape_env.create_unbacked_symint()
+        constrain_range(s, min=lo, max=hi)
+        return s
+
+    def tensor(self, shape: list[Any], dtype: str) -> torch.Tensor:
+        return torch.empty(shape, dtype=DTYPES[dtype])
+
+    def assume(self, cond: E.Node, values: dict[str, Any]) -> None:
+        """Record a fact over dims as a ``torch._check`` so that later guards can use it."""
+        torch._check(_eval_sym(cond, values))
+
+    def mark_baseline(self) -> None:
+        """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
+        self._baseline = {id(ra) for ra in self._all_asserts()}
+        self._ranges0 = self.ranges()
+
+    def _all_asserts(self) -> list[Any]:
+        return [ra for ras in self.shape_env.deferred_runtime_asserts.values() for ra in ras]
+
+    def kernel_asserts(self) -> list[tuple[sympy.Basic, list[traceback.FrameSummary]]]:
+        out = []
+        for ra in self._all_asserts():
+            if id(ra) in self._baseline:
+                continue
+            frames = list(ra.stack.summary()) if ra.stack is not None else []
+            out.append((ra.expr, frames))
+        return out
+
+    def ranges(self) -> dict[Any, tuple[int | None, int | None]]:
+        out = {}
+        for sym, vr in self.shape_env.var_to_range.items():
+            lo = None if vr.lower is -int_oo or vr.lower == -sympy.oo else int(vr.lower)
+            hi = None if vr.upper is int_oo or vr.upper == sympy.oo else int(vr.upper)
+            out[sym] = (lo, hi)
+        return out
+
+    def refined_ranges(self) -> dict[Any, tuple[int | None, int | None]]:
+        now = self.ranges()
+        return {s: r for s, r in now.items() if s in self._ranges0 and r != self._ranges0[s]}
+
+    def replacements(self) -> dict[Any, sympy.Basic]:
+        return dict(self.shape_env.replacements)
+
+
+def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
+    """Evaluate an expression over SymInts with Python operators: the result is a SymInt or SymBool."""
+    if isinstance(node, E.Const):
+        return node.value
+    if isinstance(node, E.Var):
+        return values[node.name]
+    if isinstance(node, E.Arith):
+        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+                "%": lambda: a % b}[node.op]()
+    if isinstance(node, E.Neg):
+        return -_eval_sym(node.operand, values)
+    if isinstance(node, E.Call):
+        args = [_eval_sym(a, values) for a in node.args]
+        out = args[0]
+        for a in args[1:]:
+            out = torch.sym_min(out, a) if node.fn == "min" else torch.sym_max(out, a)
+        return out
+    if isinstance(node, E.Cmp):
+        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
+        return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+                ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
+    if isinstance(node, E.Not):
+        return torch.sym_not(_eval_sym(node.operand, values))
+    if isinstance(node, E.And):
+        return sym_and(*[_eval_sym(a, values) for a in node.args])
+    if isinstance(node, E.Or):
+        return sym_or(*[_eval_sym(a, values) for a in node.args])
+    raise TypeError(f"cannot evaluate {node!r} over SymInts")
+
+
+def symbol_of(x: Any) -> Any:
+    """The sympy expression behind a SymInt/SymBool, or the int itself."""
+    if isinstance(x, (torch.SymInt, torch.SymBool)):
+        return x.node.expr
+    return x
+
+
+GuardError = GuardOnDataDependentSymNode
+
+
+def guard_condition(exc: BaseException) -> sympy.Basic | None:
+    return getattr(exc, "cond", None)
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, torch.Tensor)
+
+
+def is_symint(x: Any) -> bool:
+    return isinstance(x, torch.SymInt)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# sympy (as torch produces it) -> contract expression tree
+
+
+class Unsupported(Exception):
+    """A torch expression outside what shapecheck can translate; the caller reports inconclusive."""
+
+
+def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
+    """Translate a sympy expression over traced symbols into the contract language, renaming symbols."""
+    if isinstance(expr, bool):
+        return E.Const(expr)
+    if isinstance(expr, int):
+        return E.Const(expr)
+    if expr is sympy.true:
+        return E.TRUE
+    if expr is sympy.false:
+        return E.FALSE
+    if isinstance(expr, sympy.Symbol):
+        if expr not in names:
+            raise Unsupported(f"the symbol {expr} is not a contract dim")
+        return E.Var(names[expr])
+    if isinstance(expr, sympy.Integer):
+        return E.Const(int(expr))
+    if expr is int_oo or expr is -int_oo or isinstance(expr, sympy.Rational):
+        raise Unsupported(f"the number {expr}")
+    name = type(expr).__name__
+    args = [to_node(a, names) for a in expr.args] if name not in ("Pow",) else None
+    if isinstance(expr, sympy.Add):
+        out = args[0]
+        for a in args[1:]:
+            out = E.arith("+", out, a)
+        return out
+    if isinstance(expr, sympy.Mul):
+        consts = [a for a in args if isinstance(a, E.Const)]
+        rest = [a for a in args if not isinstance(a, E.Const)]
+        coef = 1
+        for c in consts:
+            coef *= c.value
+        out = rest[0] if rest else E.Const(coef)
+        for a in rest[1:]:
+            out = E.arith("*", out, a)
+        if rest and coef == -1:
+            return E.Neg(out)
+        if rest and coef != 1:
+            out = E.arith("*", E.Const(coef), out)
+        return out
+    if isinstance(expr, sympy.Pow):
+        base, exp = expr.args
+        if isinstance(exp, sympy.Integer) and 1 <= int(exp) <= 8:
+            b = to_node(base, names)
+            out = b
+            for _ in range(int(exp) - 1):
+                out = E.arith("*", out, b)
+            return out
+        raise Unsupported(f"the power {expr}")
+    if name in ("FloorDiv", "CleanDiv"):
+        return E.arith("//", args[0], args[1])
+    if name in ("Mod", "PythonMod"):
+        return E.arith("%", args[0], args[1])
+    if name in ("Min", "Max"):
+        return E.Call(name.lower(), tuple(args))
+    if name == "Identity":
+        return args[0]
+    rel = {"Equality": "==", "Unequality": "!=", "StrictLessThan": "<", "LessThan": "<=",
+           "StrictGreaterThan": ">", "GreaterThan": ">="}.get(name)
+    if rel is not None:
+        return E.normalize_cmp(E.Cmp(rel, args[0], args[1]))
+    if name == "And":
+        return E.conj(args)
+    if name == "Or":
+        return E.disj(args)
+    if name == "Not":
+        return E.negate(args[0])
+    raise Unsupported(f"the function {name} in {expr}")
+
+
+def free_symbols(expr: Any) -> set[Any]:
+    return set(getattr(expr, "free_symbols", set()))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Source locations
+
+
+def kernel_frame(frames: list[Any], files: set[str]) -> SourceLoc | None:
+    """The innermost frame in the kernel's own file(s); else the innermost outside torch and shapecheck."""
+    norm = {os.path.abspath(f) for f in files}
+    chosen = None
+    for fr in reversed(frames):
+        if os.path.abspath(fr.filename) in norm:
+            chosen = fr
+            break
+    if chosen is None:
+        for fr in reversed(frames):
+            path = os.path.abspath(fr.filename)
+            if not path.startswith(TORCH_DIR) and not path.startswith(SHAPECHECK_DIR) and "<" not in fr.filename:
+                chosen = fr
+                break
+    if chosen is None:
+        return None
+    return SourceLoc(chosen.filename, chosen.lineno or 0, chosen.name, (chosen.line or "").strip())
+
+
+def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    return list(traceback.extract_tb(exc.__traceback__))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ops and meta kernels
+
+
+def resolve_op(name: str) -> Any:
+    """``aten::_x`` -> the OpOverload (``.default`` unless an overload is named). TargetError if unknown."""
+    ns, _, rest = name.partition("::")
+    parts = rest.split(".")
+    packet_name, overload = parts[0], (parts[1] if len(parts) > 1 else "default")
+    try:
+        namespace = getattr(torch.ops, ns)
+        packet = getattr(namespace, packet_name)
+    except (AttributeError, RuntimeError):
+        raise TargetError(f"unknown op {name!r}: torch {TORCH_VERSION} has no torch.ops.{ns}.{packet_name}") from None
+    try:
+        return getattr(packet, overload)
+    except (AttributeError, RuntimeError):
+        raise TargetError(f"op {name!r} has no overload {overload!r}") from None
+
+
+def installed_meta(op: Any) -> Any | None:
+    """The Python meta function registered for an op, if any."""
+    from torch._C import DispatchKey
+
+    fn = op.py_kernels.get(DispatchKey.Meta)
+    if fn is None:
+        try:
+            import torch._decomp
+
+            fn = torch._decomp.meta_table.get(op)
+        except Exception:  # pragma: no cover
+            fn = None
+    return fn
+
+
+def has_meta_kernel(op: Any) -> bool:
+    name = op.name()
+    if installed_meta(op) is not None:
+        return True
+    for key in ("Meta", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
+        if torch._C._dispatch_has_kernel_for_dispatch_key(name, key):
+            return True
+    return False
+
+
+def function_file(fn: Any) -> str | None:
+    try:
+        return inspect.getsourcefile(inspect.unwrap(fn))
+    except (TypeError, OSError):
+        return None
+
+
+def meta_registration_namespace() -> dict[str, Any]:
+    """A copy of the installed ``torch._meta_registrations`` globals, for running a candidate meta function."""
+    import torch._meta_registrations as mr
+
+    return dict(vars(mr))
+
+
+@contextlib.contextmanager
+def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
+    """Install ``fn`` as the op's Python Meta kernel for the duration, then restore the original."""
+    from torch._C import DispatchKey
+
+    had = DispatchKey.Meta in op.py_kernels
+    old = op.py_kernels.get(DispatchKey.Meta)
+    op.py_kernels[DispatchKey.Meta] = fn
+    op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        if had:
+            op.py_kernels[DispatchKey.Meta] = old
+        else:
+            op.py_kernels.pop(DispatchKey.Meta, None)
+        op._dispatch_cache.clear()

@@ -1,0 +1,106 @@
+"""The command line: the only code that prints or exits.
+
+Exit codes: 0 pass, 1 violation found, 2 usage/input error, 3 inconclusive, 4 internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
+3 inconclusive (the solver gave up; never a pass), 4 internal error (a bug in shapecheck)."""
+
+
+@click.group(epilog=EXIT_HELP)
+@click.version_option(package_name="torch-shapecheck", prog_name="shapecheck")
+def cli() -> None:
+    """Prove PyTorch meta kernels against declarative shape contracts, for every size."""
+
+
+@cli.group()
+def verify() -> None:
+    """Verify kernels against contracts."""
+
+
+def _kernel_options(f):
+    f = click.option("--meta-source", "meta_source", metavar="FILE.py",
+                     help="A _meta_registrations.py-style file: check the function it registers for OP.")(f)
+    f = click.option("--meta", metavar="FILE.py:FUNC", help="Check this Python function as the op's meta kernel.")(f)
+    return f
+
+
+@verify.command("op", epilog=EXIT_HELP)
+@click.argument("op")
+@click.option("--contract", type=click.Path(dir_okay=False), help="Contract file (default: contracts/<ns>/<op>.toml).")
+@_kernel_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
+              help="Traces per case when exploring the kernel's guards.")
+@click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
+              help="z3 timeout per query; a timeout makes the verdict inconclusive.")
+@click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")
+@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
+@click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
+@click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Source lines shown around each violation (text format).")
+def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, context):
+    """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
+    from .report import render_json, render_text
+    from .verify import Options, verify_op
+
+    opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full)
+    report = verify_op(op, contract=contract, meta=meta, meta_source=meta_source, options=opts)
+    click.echo(render_json(report) if fmt == "json" else render_text(report, context=context))
+    sys.exit(report.exit_code)
+
+
+@cli.group()
+def contract() -> None:
+    """Work with contract files."""
+
+
+@contract.command("check")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=False))
+def contract_check(files):
+    """Load and validate contract files (every case is bound once)."""
+    from pathlib import Path
+
+    from .contract import discover, load_contract
+
+    for path in discover([Path(f) for f in files]):
+        c = load_contract(path)
+        n = sum(1 for _ in c.cases())
+        click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one place turns errors into messages and exit codes."""
+    from .errors import ShapecheckError
+
+    try:
+        cli.main(args=argv, prog_name="shapecheck", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("shapecheck: aborted", err=True)
+        sys.exit(2)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(2)
+    except ShapecheckError as e:
+        if e.exit_code == 2:
+            click.echo(f"shapecheck: error: {e}", err=True)
+        else:
+            click.echo(f"shapecheck: internal error (a bug in shapecheck, please report it): {e}", err=True)
+        sys.exit(e.exit_code)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("shapecheck: interrupted", err=True)
+        sys.exit(130)
+    except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
+        click.echo(f"shapecheck: internal error (a bug in shapecheck, please report it): "
+                   f"{type(e).__name__}: {e}", err=True)
+        sys.exit(4)

@@ -1,0 +1,56 @@
+"""The one exception hierarchy of shapecheck, split by who has to act.
+
+Violations found in a kernel are data (see ``report``), never exceptions; an exception means the
+analysis itself could not run.
+"""
+
+from __future__ import annotations
+
+
+class ShapecheckError(Exception):
+    """Root of every error shapecheck raises on purpose."""
+
+    exit_code = 4
+
+
+class UserError(ShapecheckError):
+    """Bad input: a contract, an op name, a kernel file. The user fixes it; exit code 2."""
+
+    exit_code = 2
+
+
+class ContractError(UserError):
+    """A contract file is malformed. ``where`` names the file and the TOML key."""
+
+    def __init__(self, where: str, message: str):
+        self.where = where
+        self.message = message
+        super().__init__(f"{where}: {message}")
+
+
+class ExprError(UserError):
+    """A contract expression does not parse or uses something outside the language."""
+
+    def __init__(self, text: str, message: str):
+        self.text = text
+        self.message = message
+        super().__init__(f"{message} in {text!r}")
+
+
+class TargetError(UserError):
+    """The kernel under test cannot be found or loaded: unknown op, missing meta kernel, bad file."""
+
+
+class UnsupportedTorchError(UserError):
+    """The installed torch lacks an internal API shapecheck needs."""
+
+
+class InternalError(ShapecheckError):
+    """A broken invariant inside shapecheck: a bug. Exit code 4."""
+
+    exit_code = 4
+
+
+for _cls in (ShapecheckError, UserError, ContractError, ExprError, TargetError, UnsupportedTorchError,
+             InternalError):
+    _cls.__module__ = "shapecheck"

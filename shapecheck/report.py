@@ -1,0 +1,196 @@
+"""Findings and verdicts as data (``Violation``, ``CaseResult``, ``Report``) and their text/JSON renderings."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ._compat import SourceLoc
+
+
+class Verdict(str, enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1, "inconclusive": 3}[self.value]
+
+
+RULES = {
+    "SC001": ("guard-on-dynamic-dim", "the kernel branches on a dynamic dim: a guard that does not hold on the whole range"),
+    "SC002": ("output-shape-mismatch", "an output shape differs from the contract's shape for a runtime path"),
+    "SC003": ("value-specialization", "the kernel needs a dim's concrete value (int(), a constant replacement)"),
+    "SC004": ("assert-narrows-range", "a torch._check / runtime assert or range refinement narrows a dim's range"),
+    "SC005": ("inconclusive", "the solver or the translation gave up: nothing was proved"),
+    "SC006": ("unreachable-path", "a contract path whose precondition holds for no input of any case"),
+    "SC007": ("kernel-error", "the kernel raised an error on an input inside the contract's domain"),
+}
+FAILING = {"SC001", "SC002", "SC003", "SC004", "SC007"}
+
+
+@dataclass(frozen=True)
+class Violation:
+    code: str
+    case: str
+    path: str | None
+    expr: str
+    dims: tuple[str, ...]
+    location: SourceLoc | None
+    counterexample: dict[str, int]
+    message: str
+    witness: dict[str, int] | None = None
+    restricts: str = ""
+    suppressed: str = ""  # the reason, when a contract suppression matches
+
+    @property
+    def kind(self) -> str:
+        return RULES[self.code][0]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = self.kind
+        d["dims"] = list(self.dims)
+        d["location"] = None if self.location is None else {
+            "file": self.location.file, "line": self.location.line, "function": self.location.function,
+            "text": self.location.text}
+        if not self.suppressed:
+            d.pop("suppressed")
+        return d
+
+
+@dataclass(frozen=True)
+class PathCheck:
+    path: str
+    status: str  # proved | refuted | unreachable | unknown
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    case: str
+    verdict: Verdict
+    traces: int = 0
+    meta_paths: int = 0
+    paths: tuple[PathCheck, ...] = ()
+    skipped: str = ""
+    truncated: bool = False
+    shared_with: str = ""  # exploration stopped at a first guard already explored in that case
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
+                "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
+                "shared_with": self.shared_with or None,
+                "paths": {p.path: p.status for p in self.paths}}
+
+
+@dataclass
+class Report:
+    op: str
+    contract: str
+    kernel: str
+    verdict: Verdict
+    cases: list[CaseResult] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    seconds: float = 0.0
+    torch_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"op": self.op, "contract": self.contract, "kernel": self.kernel, "verdict": self.verdict.value,
+               "torch": self.torch_version, "cases": [c.to_json() for c in self.cases],
+               "violations": [v.to_json() for v in self.violations if not v.suppressed],
+               "suppressed": [v.to_json() for v in self.violations if v.suppressed],
+               "seconds": round(self.seconds, 3)}
+        out.update(self.extra)
+        return out
+
+
+def verdict_of(violations: list[Violation]) -> Verdict:
+    codes = {v.code for v in violations if not v.suppressed}
+    if codes & FAILING:
+        return Verdict.FAIL
+    if "SC005" in codes:
+        return Verdict.INCONCLUSIVE
+    return Verdict.PASS
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=2)
+
+
+def _fmt_point(point: dict[str, int] | None) -> str:
+    if not point:
+        return "-"
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def group(violations: list[Violation]) -> list[tuple[Violation, list[str]]]:
+    """Violations that differ only by case, grouped: (first, [cases])."""
+    groups: dict[tuple, tuple[Violation, list[str]]] = {}
+    for v in violations:
+        loc = (v.location.file, v.location.line) if v.location else None
+        key = (v.code, v.path, v.expr, loc, v.suppressed)
+        if key in groups:
+            groups[key][1].append(v.case)
+        else:
+            groups[key] = (v, [v.case])
+    return list(groups.values())
+
+
+def render_text(report: Report, *, context: int = 0) -> str:
+    lines = []
+    checked = [c for c in report.cases if not c.skipped]
+    skipped = [c for c in report.cases if c.skipped]
+    active = [v for v in report.violations if not v.suppressed]
+    lines.append(f"{report.verdict.value.upper()}: {report.op} against {report.contract} "
+                 f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
+                 f"{report.seconds:.2f}s; kernel: {report.kernel})")
+    for v, cases in group(active):
+        lines.append("")
+        lines.append(f"{v.code} {v.kind}: {v.message}")
+        if v.path:
+            lines.append(f"  path:     {v.path}")
+        more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+        lines.append(f"  case:     {cases[0]}{more}")
+        lines.append(f"  expr:     {v.expr}")
+        if v.restricts:
+            lines.append(f"  range:    {v.restricts}")
+        if v.location:
+            lines.append(f"  at:       {v.location.file}:{v.location.line} in {v.location.function}")
+            if v.location.text:
+                lines.append(f"            {v.location.text}")
+            if context:
+                lines.extend(_context(v.location, context))
+        lines.append(f"  counterexample: {_fmt_point(v.counterexample)}")
+        if v.witness:
+            lines.append(f"  other side:     {_fmt_point(v.witness)}")
+    sup = [v for v in report.violations if v.suppressed]
+    if sup:
+        lines.append("")
+        lines.append(f"suppressed ({len(sup)}):")
+        for v, cases in group(sup):
+            lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
+    trunc = [c.case for c in report.cases if c.truncated]
+    if trunc:
+        lines.append("")
+        lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
+    for c in skipped[:3]:
+        lines.append(f"note: skipped {c.case}: {c.skipped}")
+    return "\n".join(lines)
+
+
+def _context(loc: SourceLoc, n: int) -> list[str]:
+    try:
+        with open(loc.file, encoding="utf-8") as f:
+            src = f.read().splitlines()
+    except OSError:
+        return []
+    lo, hi = max(1, loc.line - n), min(len(src), loc.line + n)
+    return [f"    {'>' if i == loc.line else ' '}{i:5d} | {src[i - 1]}" for i in range(lo, hi + 1)]

@@ -1,0 +1,199 @@
+"""The only z3 user: contract expressions -> z3 over integer dims; implications and models.
+
+Integer semantics are Python's: ``//`` floors and ``%`` takes the divisor's sign, encoded exactly with z3
+integer division (Euclidean) by case on the divisor's sign. A z3 ``unknown`` (or timeout) is returned as
+such and must become *inconclusive*, never a pass.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import z3
+
+from . import expr as E
+from .errors import InternalError
+
+
+class Outcome(enum.IntEnum):
+    """Ordered like a verdict: aggregating outcomes is ``max``."""
+
+    PROVED = 0
+    UNKNOWN = 1
+    REFUTED = 2
+
+
+@dataclass(frozen=True)
+class Result:
+    outcome: Outcome
+    model: dict[str, int] | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    name: str
+    lo: int
+    hi: int
+
+
+class Solver:
+    """Proves facts over a set of integer dims, each with inclusive bounds."""
+
+    def __init__(self, dims: Iterable[Bounds], timeout_ms: int = 10_000):
+        self.dims = {d.name: d for d in dims}
+        self.vars = {name: z3.Int(name) for name in self.dims}
+        self.timeout_ms = timeout_ms
+        self.queries = 0
+        self._z3: z3.Solver | None = None
+        self._memo: dict[E.Node, tuple[z3.ExprRef, tuple]] = {}
+
+    def _base(self) -> z3.Solver:
+        """One incremental solver holding the dim bounds; each query runs inside push/pop."""
+        if self._z3 is None:
+            self._z3 = z3.Solver()
+            self._z3.set("timeout", self.timeout_ms)
+            self._z3.add(*self._bounds())
+        return self._z3
+
+    def formula(self, node: E.Node) -> tuple[z3.ExprRef, tuple]:
+        """A node in z3, with its side conditions (divisors are non-zero), memoised."""
+        hit = self._memo.get(node)
+        if hit is None:
+            side: list = []
+            hit = (self.to_z3(node, side), tuple(side))
+            self._memo[node] = hit
+        return hit
+
+    # -- translation -----------------------------------------------------------------------------------
+    def to_z3(self, node: E.Node, side: list) -> z3.ExprRef:
+        t = self.to_z3
+        if isinstance(node, E.Const):
+            if isinstance(node.value, bool):
+                return z3.BoolVal(node.value)
+            if isinstance(node.value, int):
+                return z3.IntVal(node.value)
+            raise InternalError(f"string constant {node.value!r} reached the solver")
+        if isinstance(node, E.Var):
+            if node.name not in self.vars:
+                raise InternalError(f"unknown dim {node.name!r} reached the solver")
+            return self.vars[node.name]
+        if isinstance(node, E.Arith):
+            a, b = t(node.left, side), t(node.right, side)
+            if node.op == "+":
+                return a + b
+            if node.op == "-":
+                return a - b
+            if node.op == "*":
+                return a * b
+            side.append(b != 0)
+            q = z3.If(b > 0, a / b, (-a) / (-b))
+            return q if node.op == "//" else a - b * q
+        if isinstance(node, E.Neg):
+            return -t(node.operand, side)
+        if isinstance(node, E.Call):
+            args = [t(a, side) for a in node.args]
+            out = args[0]
+            for a in args[1:]:
+                out = z3.If(a < out, a, out) if node.fn == "min" else z3.If(a > out, a, out)
+            return out
+        if isinstance(node, E.Cmp):
+            a, b = t(node.left, side), t(node.right, side)
+            return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+                    ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
+        if isinstance(node, E.And):
+            return z3.And(*[t(a, side) for a in node.args])
+        if isinstance(node, E.Or):
+            return z3.Or(*[t(a, side) for a in node.args])
+        if isinstance(node, E.Not):
+            return z3.Not(t(node.operand, side))
+        raise InternalError(f"cannot translate {E.to_text(node)} to z3")
+
+    def _bounds(self) -> list:
+        return [z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()]
+
+    # -- queries -------------------------------------------------------------------------------------------
+    def satisfiable(self, conds: Iterable[E.Node]) -> Result:
+        """Is the conjunction satisfiable within the bounds? REFUTED here means 'sat' (a model exists)."""
+        s = self._base()
+        s.push()
+        try:
+            for c in conds:
+                f, side = self.formula(c)
+                s.add(*side, f)
+            self.queries += 1
+            r = s.check()
+            if r == z3.sat:
+                return Result(Outcome.REFUTED, self._model(s.model()))
+            if r == z3.unsat:
+                return Result(Outcome.PROVED)
+            return Result(Outcome.UNKNOWN, reason=str(s.reason_unknown()))
+        finally:
+            s.pop()
+
+    def small_model(self, conds: Iterable[E.Node]) -> dict[str, int] | None:
+        """A model of conds with the dims as small as z3 can make them (readable counterexamples).
+
+        Any model is a real assignment; minimising only picks a nicer one. None when z3 finds none.
+        """
+        o = z3.Optimize()
+        o.set("timeout", min(self.timeout_ms, 3000))
+        o.add(*self._bounds())
+        for c in conds:
+            f, side = self.formula(c)
+            o.add(*side, f)
+        o.minimize(z3.Sum(*self.vars.values()))
+        self.queries += 1
+        if o.check() == z3.sat:
+            return self._model(o.model())
+        r = self.satisfiable(conds)
+        return r.model if r.outcome == Outcome.REFUTED else None
+
+    def extreme(self, conds: Iterable[E.Node], name: str, lowest: bool) -> int | None:
+        """The least (or greatest) value of a dim under conds; None if z3 cannot say."""
+        o = z3.Optimize()
+        o.set("timeout", min(self.timeout_ms, 3000))
+        o.add(*self._bounds())
+        for c in conds:
+            f, side = self.formula(c)
+            o.add(*side, f)
+        var = self.vars[name]
+        h = o.minimize(var) if lowest else o.maximize(var)
+        self.queries += 1
+        if o.check() != z3.sat:
+            return None
+        value = (o.lower(h) if lowest else o.upper(h))
+        return value.as_long() if z3.is_int_value(value) else None
+
+    def implies(self, premises: Iterable[E.Node], conclusion: E.Node) -> Result:
+        """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
+        return self.satisfiable([*premises, E.negate(conclusion)])
+
+    def decide(self, premises: list[E.Node], cond: E.Node) -> tuple[str, Result, Result]:
+        """'true' / 'false' when the premises decide cond, 'both' when each side has a model, 'unknown'."""
+        pos = self.satisfiable([*premises, cond])
+        neg = self.satisfiable([*premises, E.negate(cond)])
+        if Outcome.UNKNOWN in (pos.outcome, neg.outcome):
+            return "unknown", pos, neg
+        if pos.outcome == Outcome.REFUTED and neg.outcome == Outcome.REFUTED:
+            return "both", pos, neg
+        if pos.outcome == Outcome.REFUTED:
+            return "true", pos, neg
+        if neg.outcome == Outcome.REFUTED:
+            return "false", pos, neg
+        return "empty", pos, neg
+
+    def _model(self, m: z3.ModelRef) -> dict[str, int]:
+        out = {}
+        for name, var in self.vars.items():
+            out[name] = m.eval(var, model_completion=True).as_long()
+        return out
+
+
+def restrict(model: Mapping[str, int] | None, names: Iterable[str]) -> dict[str, int]:
+    """A model limited to the given dim names, in their order."""
+    if model is None:
+        return {}
+    return {n: model[n] for n in names if n in model}

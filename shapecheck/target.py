@@ -1,0 +1,113 @@
+"""Find the kernel under test: the installed meta kernel, ``--meta FILE.py:FUNC`` or ``--meta-source FILE``."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import _compat as C
+from .errors import TargetError
+from .trace import Kernel
+
+
+def installed_kernel(op_name: str) -> Kernel:
+    """The op as dispatched by the installed torch: its registered meta kernel under FakeTensorMode."""
+    op = C.resolve_op(op_name)
+    if not C.has_meta_kernel(op):
+        raise TargetError(f"op {op_name!r} has no meta kernel in torch {C.TORCH_VERSION} "
+                          "(no Python meta registration and no Meta/composite dispatch kernel)")
+    meta = C.installed_meta(op)
+    files = {f for f in [C.function_file(meta)] if f} if meta is not None else set()
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return op(*args, **kwargs)
+
+    name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
+    return Kernel(name, call, frozenset(files), None, op)
+
+
+def function_kernel(spec: str) -> Kernel:
+    """``FILE.py:FUNC``: import the file and take the function."""
+    file, sep, func = spec.rpartition(":")
+    if not sep or not file or not func:
+        raise TargetError(f"--meta {spec!r}: expected FILE.py:FUNC")
+    path = Path(file)
+    if not path.is_file():
+        raise TargetError(f"--meta {spec!r}: no such file {file}")
+    mod_name = f"_shapecheck_candidate_{abs(hash(str(path.resolve())))}"
+    loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise TargetError(f"{file}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[mod_name] = module
+    try:
+        loader_spec.loader.exec_module(module)
+    except SyntaxError as err:
+        raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from None
+    except Exception as err:
+        raise TargetError(f"{file}: importing it raised {type(err).__name__}: {err}") from None
+    fn = getattr(module, func, None)
+    if fn is None or not callable(fn):
+        found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
+        raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
+    return Kernel(f"{path.name}:{func}", fn, frozenset({str(path.resolve())}), _signature(fn))
+
+
+def source_kernel(path_text: str, op_name: str) -> Kernel:
+    """A file in the style of ``torch/_meta_registrations.py``: take the function registered for the op with
+    ``register_meta`` and define it, alone, in the installed torch's meta-registration namespace. The
+    rest of the file is not executed (it may register ops the installed torch lacks)."""
+    path = Path(path_text)
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TargetError(f"--meta-source {path_text}: cannot read ({err.strerror})") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    packet = op_name.partition("::")[2].split(".")[0]
+    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and _registers(node, packet)]
+    if not found:
+        raise TargetError(f"{path_text}: no function is registered with register_meta for {op_name}")
+    fdef = found[-1]  # a later registration overrides an earlier one, as at import time
+    fdef.decorator_list = [d for d in fdef.decorator_list if not _is_register_meta(d)]
+    namespace = C.meta_registration_namespace()
+    namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
+    try:
+        code = compile(ast.Module(body=[fdef], type_ignores=[]), str(path.resolve()), "exec")
+        exec(code, namespace)  # the candidate's own function definition, nothing else from the file
+    except Exception as err:
+        raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from None
+    fn = namespace[fdef.name]
+    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn))
+
+
+def _signature(fn: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_register_meta(dec: ast.expr) -> bool:
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name == "register_meta"
+
+
+def _registers(fdef: ast.FunctionDef, packet: str) -> bool:
+    for dec in fdef.decorator_list:
+        if not (_is_register_meta(dec) and isinstance(dec, ast.Call)):
+            continue
+        for arg in dec.args:
+            for sub in ast.walk(arg):
+                if isinstance(sub, ast.Attribute) and sub.attr == packet:
+                    return True
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and packet in sub.value.split("::")[-1].split("."):
+                    return True
+    return False

@@ -1,0 +1,177 @@
+"""Run one kernel on one case under unbacked symbolic sizes -> ``Trace``.
+
+A trace either finishes (output shapes, kernel asserts, range refinements, replacements, all in the
+contract's dim names) or stops at the first guard the kernel forces on a size (its expression and the
+kernel's own source line). Internal symbol names never leave this module.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _compat as C
+from . import expr as E
+from .contract import BoundArg, BoundCase
+from .errors import TargetError
+
+SourceLoc = C.SourceLoc
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel under test: how to call it and which files count as 'the kernel's own lines'."""
+
+    name: str
+    fn: Callable[..., Any]
+    files: frozenset[str]
+    signature: inspect.Signature | None = None
+    op: Any = None  # the OpOverload when the kernel is reached through the op
+
+
+class NotApplicable(Exception):
+    """The case needs an argument the kernel does not take (e.g. enable_gqa=True for an older kernel)."""
+
+
+@dataclass(frozen=True)
+class Output:
+    kind: str  # tensor | int | other | unsupported
+    shape: E.TupleE | None = None
+    scalar: E.Node | None = None
+    dtype: str | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Assert:
+    expr: E.Node | None
+    raw: str
+    loc: SourceLoc | None
+
+
+@dataclass(frozen=True)
+class Trace:
+    status: str  # finished | guard | error
+    guard: E.Node | None = None  # the guarded condition (or the specialised value), in dim names
+    guard_raw: str = ""
+    is_specialization: bool = False
+    loc: SourceLoc | None = None
+    outputs: tuple[Output, ...] = ()
+    asserts: tuple[Assert, ...] = ()
+    refinements: tuple[tuple[str, int | None, int | None], ...] = ()
+    replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
+    error: str = ""
+    frames: tuple[Any, ...] = field(default=(), repr=False)
+
+
+def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any]) -> tuple[list, dict]:
+    """Positional and keyword arguments for the kernel, adapted to its signature."""
+    params = kernel.signature.parameters if kernel.signature is not None else None
+    takes_kwargs = params is not None and any(p.kind == p.VAR_KEYWORD for p in params.values())
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for a in case.args:
+        if not a.present or a.kind == "none":
+            value = None
+        elif a.kind == "tensor":
+            value = make_tensor(a)
+        else:
+            value = a.value
+        if params is not None and a.name not in params and not takes_kwargs:
+            omitted_ok = value is None or (a.has_default and value == a.default)
+            if omitted_ok:
+                continue
+            raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}={value!r})")
+        if a.keyword:
+            kwargs[a.name] = value
+        else:
+            args.append(value)
+    return args, kwargs
+
+
+def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node]) -> Trace:
+    """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``."""
+    with C.TraceEnv() as env:
+        syms = {d.name: env.size(d.min, d.max) for d in case.dims}
+        names = {C.symbol_of(s): n for n, s in syms.items()}
+        for a in assumptions:
+            env.assume(a, syms)
+        env.mark_baseline()
+
+        def make_tensor(a: BoundArg) -> Any:
+            dims = [syms[i.name] if isinstance(i, E.Var) else _const(i) for i in a.shape.items]
+            return env.tensor(dims, a.dtype)
+
+        args, kwargs = call_args(kernel, case, make_tensor)
+        try:
+            result = kernel.fn(*args, **kwargs)
+        except C.GuardError as exc:
+            return _guard_trace(exc, names, kernel)
+        except (NotApplicable, TargetError):
+            raise
+        except Exception as exc:  # the kernel failed on a valid input: a finding, not a crash of ours
+            frames = C.exception_frames(exc)
+            return Trace("error", loc=C.kernel_frame(frames, set(kernel.files)),
+                         error=f"{type(exc).__name__}: {_first_line(exc)}", frames=tuple(frames))
+        outputs = tuple(_output(x, names) for x in (result if isinstance(result, (tuple, list)) else (result,)))
+        asserts = []
+        for expr, frames in env.kernel_asserts():
+            try:
+                node = C.to_node(expr, names)
+            except C.Unsupported:
+                node = None
+            asserts.append(Assert(node, str(expr), C.kernel_frame(frames, set(kernel.files))))
+        refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
+        replacements = []
+        for s, repl in env.replacements().items():
+            if s in names:
+                try:
+                    replacements.append((names[s], C.to_node(repl, names), str(repl)))
+                except C.Unsupported:
+                    replacements.append((names[s], None, str(repl)))
+        return Trace("finished", outputs=outputs, asserts=tuple(asserts), refinements=refinements,
+                     replacements=tuple(replacements))
+
+
+def _const(node: E.Node) -> int:
+    if isinstance(node, E.Const) and isinstance(node.value, int):
+        return node.value
+    raise TargetError(f"a tensor size must be a dim or an integer, found {E.to_text(node)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
+def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
+    cond = C.guard_condition(exc)
+    frames = C.exception_frames(exc)
+    loc = C.kernel_frame(frames, set(kernel.files))
+    if cond is None:
+        return Trace("error", loc=loc, error=f"data-dependent guard: {_first_line(exc)}", frames=tuple(frames))
+    is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
+    try:
+        node = C.to_node(cond, names)
+    except C.Unsupported:
+        node = None
+    return Trace("guard", guard=node, guard_raw=str(cond), is_specialization=not is_bool, loc=loc,
+                 frames=tuple(frames))
+
+
+def _output(x: Any, names: dict) -> Output:
+    if C.is_tensor(x):
+        try:
+            items = tuple(C.to_node(C.symbol_of(d), names) for d in x.shape)
+        except C.Unsupported as err:
+            return Output("unsupported", text=str(err))
+        dtype = str(x.dtype).replace("torch.", "")
+        return Output("tensor", shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
+    if isinstance(x, int) or C.is_symint(x):
+        try:
+            return Output("int", scalar=C.to_node(C.symbol_of(x), names), text=str(x))
+        except C.Unsupported as err:
+            return Output("unsupported", text=str(err))
+    return Output("other", text=type(x).__name__)

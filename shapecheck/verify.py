@@ -1,0 +1,408 @@
+"""Orchestration: for each case, explore the kernel's guards by re-tracing under assumptions, then prove the
+obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from . import expr as E
+from .contract import BoundCase, Contract, load_contract
+from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
+from .solver import Bounds, Outcome, Result, Solver, restrict
+from .trace import Kernel, NotApplicable, Trace, trace_case
+
+
+@dataclass(frozen=True)
+class Options:
+    max_traces: int = 64  # per case
+    timeout_ms: int = 10_000  # per z3 query
+    eras: tuple[str, ...] = ()  # empty: every era
+    cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
+    # False: a case whose very first guard repeats a violating first guard of an earlier case is not
+    # explored further (its verdict is already fail; its report lists that guard only).
+    full: bool = False
+
+
+@dataclass
+class Leaf:
+    """One finished trace: the region (assumptions) it covers and what it produced."""
+
+    pc: list[E.Node]
+    trace: Trace
+
+
+@dataclass
+class CaseRun:
+    case: BoundCase
+    leaves: list[Leaf] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    traces: int = 0
+    truncated: bool = False
+    paths: list[PathCheck] = field(default_factory=list)
+    shared_with: str = ""
+
+
+class CachedSolver(Solver):
+    """Queries repeat across cases that differ only in choices the shapes ignore (dtype): cache by text."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._cache: dict[tuple[str, ...], Result] = {}
+
+    def satisfiable(self, conds):
+        conds = list(conds)
+        key = tuple(E.to_text(c) for c in conds)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = super().satisfiable(conds)
+            self._cache[key] = hit
+        return hit
+
+
+def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
+    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms)
+
+
+def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options()) -> Report:
+    """Verify ``kernel`` against every case of ``contract``."""
+    start = time.perf_counter()
+    solver = make_solver(contract, options.timeout_ms)
+    results: list[CaseResult] = []
+    violations: list[Violation] = []
+    roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
+    for case in contract.cases():
+        if options.cases and not any(s in case.id for s in options.cases):
+            continue
+        try:
+            run = explore_case(kernel, case, solver, options, roots)
+        except NotApplicable as why:
+            results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
+            continue
+        check_outputs(run, solver, options)
+        results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
+                                  tuple(run.paths), "", run.truncated, run.shared_with))
+        violations.extend(run.violations)
+    violations = apply_suppressions(contract, violations)
+    if not any(not r.skipped for r in results):
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = verdict_of(violations)
+    from . import _compat as C
+
+    return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
+                  time.perf_counter() - start, C.TORCH_VERSION)
+
+
+def verify_op(op: str, *, contract: str | None = None, meta: str | None = None, meta_source: str | None = None,
+              options: Options = Options()) -> Report:
+    """The Python API behind ``shapecheck verify op``."""
+    from .contract import find_contract, normalize_op
+    from .errors import TargetError
+    from .target import function_kernel, installed_kernel, source_kernel
+
+    try:
+        name = normalize_op(op)
+    except ValueError:
+        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
+    if contract is None:
+        found = find_contract(name)
+        if found is None:
+            raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
+        contract = str(found)
+    c = load_contract(contract)
+    if c.op.replace(".", "::", 1) != name and normalize_op(c.op) != name:
+        raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
+    if meta and meta_source:
+        raise TargetError("--meta and --meta-source are exclusive")
+    if meta:
+        kernel = function_kernel(meta)
+    elif meta_source:
+        kernel = source_kernel(meta_source, name)
+    else:
+        kernel = installed_kernel(name)
+    return verify_contract(c, kernel, options)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Exploring one case
+
+
+def _dynamic(case: BoundCase, names: set[str]) -> bool:
+    return any(d.dynamic for d in case.contract.dims if d.name in names)
+
+
+def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
+                 roots: dict[tuple, str] | None = None) -> CaseRun:
+    run = CaseRun(case)
+    dims = [d.name for d in case.dims]
+    premises = [case.domain]
+    work: list[list[E.Node]] = [[]]
+    seen: set[tuple] = set()
+
+    def key(code, expr, loc, path=None):
+        return (code, expr, (loc.file, loc.line) if loc else None, path)
+
+    def add(v: Violation) -> None:
+        k = key(v.code, v.expr, v.location, v.path)
+        if k not in seen:
+            seen.add(k)
+            run.violations.append(v)
+
+    def point(conds: list[E.Node]) -> dict[str, int]:
+        return restrict(solver.small_model(conds), dims)
+
+    def inconclusive(expr: str, loc, why: str, pc: list[E.Node]) -> None:
+        add(Violation("SC005", case.id, None, expr, (), loc, {}, why))
+
+    while work:
+        if run.traces >= options.max_traces:
+            run.truncated = True
+            break
+        pc = work.pop()
+        t = trace_case(kernel, case, pc)
+        run.traces += 1
+        if t.status == "error":
+            add(Violation("SC007", case.id, None, t.error, (), t.loc, point(premises + pc),
+                          f"the kernel raised {t.error}"))
+            continue
+        if t.status == "finished":
+            run.leaves.append(Leaf(pc, t))
+            check_leaf(run, Leaf(pc, t), solver, add, inconclusive)
+            continue
+        # a guard
+        if t.guard is None:
+            inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}", pc)
+            continue
+        text = E.to_text(t.guard)
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        if t.is_specialization:
+            base = solver.satisfiable(premises + pc)
+            if base.outcome != Outcome.REFUTED:
+                inconclusive(text, t.loc, "could not find a point of the domain", pc)
+                continue
+            value = E.evaluate(t.guard, base.model)
+            other = solver.satisfiable(premises + pc + [E.Cmp("!=", t.guard, E.Const(value))])
+            if other.outcome == Outcome.PROVED:
+                work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+            elif other.outcome == Outcome.UNKNOWN:
+                inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})", pc)
+            elif _dynamic(case, set(gdims)) and key("SC003", text, t.loc) not in seen:
+                cex = point(premises + pc + [E.Cmp("!=", t.guard, E.Const(value))])
+                add(Violation("SC003", case.id, None, text, gdims, t.loc, cex,
+                              f"the kernel needs the concrete value of {text} (int() or similar): it specialises "
+                              f"a dynamic dim", witness=restrict(base.model, dims)))
+            continue
+        if t.guard in pc or E.negate(t.guard) in pc:
+            inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it", pc)
+            continue
+        verdict, pos, neg = solver.decide(premises + pc, t.guard)
+        if verdict == "true":
+            work.append(pc + [t.guard])
+        elif verdict == "false":
+            work.append(pc + [E.negate(t.guard)])
+        elif verdict == "unknown":
+            reason = pos.reason or neg.reason
+            inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({reason})", pc)
+        elif verdict == "empty":
+            continue
+        else:
+            if case.contract.guard_free and _dynamic(case, set(gdims)) and key("SC001", text, t.loc) not in seen:
+                add(Violation("SC001", case.id, None, text, gdims, t.loc, point(premises + pc + [E.negate(t.guard)]),
+                              f"the kernel branches on {text}, which does not hold on the whole range of "
+                              f"{', '.join(gdims)}", witness=point(premises + pc + [t.guard]),
+                              restricts=restriction(solver, case, premises + pc, t.guard, gdims)))
+            if not pc and roots is not None and not options.full:
+                sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
+                if sig in roots:
+                    run.shared_with = roots[sig]
+                    break
+                roots[sig] = case.id
+            # explore both sides: the false side first is popped last
+            work.append(pc + [E.negate(t.guard)])
+            work.append(pc + [t.guard])
+    return run
+
+
+def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:
+    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim."""
+    if len(gdims) != 1:
+        return ""
+    name = gdims[0]
+    d = case.contract.dim(name)
+    lo = solver.extreme(premises + [guard], name, lowest=True)
+    hi = solver.extreme(premises + [guard], name, lowest=False)
+    if lo is None or hi is None:
+        return ""
+    return f"restricts {name} from [{d.min}, {d.max}] to [{lo}, {hi}] on the guarded side"
+
+
+def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> None:
+    """Asserts, range refinements and replacements recorded by a finished trace must follow from the domain."""
+    case = run.case
+    dims = [d.name for d in case.dims]
+    premises = [case.domain] + leaf.pc
+    narrowed: set[str] = set()
+    for a in leaf.trace.asserts:
+        if a.expr is None:
+            inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}", leaf.pc)
+            continue
+        r = solver.implies(premises, a.expr)
+        text = E.to_text(a.expr)
+        adims = tuple(sorted(E.free_names(a.expr)))
+        if r.outcome == Outcome.REFUTED:
+            narrowed.update(adims)
+            cex = restrict(solver.small_model(premises + [E.negate(a.expr)]), dims)
+            add(Violation("SC004", case.id, None, text, adims, a.loc, cex,
+                          f"the kernel asserts {text}, which fails inside the contract's domain"))
+        elif r.outcome == Outcome.UNKNOWN:
+            inconclusive(text, a.loc, f"z3 could not prove the assert {text} ({r.reason})", leaf.pc)
+    for name, lo, hi in leaf.trace.refinements:
+        if name in narrowed:
+            continue
+        parts = []
+        if lo is not None:
+            parts.append(E.Cmp(">=", E.Var(name), E.Const(lo)))
+        if hi is not None:
+            parts.append(E.Cmp("<=", E.Var(name), E.Const(hi)))
+        cond = E.conj(parts)
+        r = solver.implies(premises, cond)
+        if r.outcome == Outcome.REFUTED:
+            add(Violation("SC004", case.id, None, E.to_text(cond), (name,), None, restrict(r.model, dims),
+                          f"tracing refined the range of {name} to [{lo}, {hi}]"))
+        elif r.outcome == Outcome.UNKNOWN:
+            inconclusive(E.to_text(cond), None, f"z3 could not prove the range {E.to_text(cond)}", leaf.pc)
+    for name, node, raw in leaf.trace.replacements:
+        if node is None:
+            inconclusive(raw, None, f"cannot translate the replacement {name} -> {raw}", leaf.pc)
+            continue
+        cond = E.Cmp("==", E.Var(name), node)
+        r = solver.implies(premises, cond)
+        if r.outcome == Outcome.REFUTED:
+            add(Violation("SC003", case.id, None, E.to_text(cond), (name,), None, restrict(r.model, dims),
+                          f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output obligations
+
+
+def path_name(p) -> str:
+    return p.id if p.era == "default" else f"{p.id}@{p.era}"
+
+
+def check_outputs(run: CaseRun, solver: Solver, options: Options) -> None:
+    """For every path and every finished trace that overlaps it, the outputs equal the path's shapes."""
+    case = run.case
+    dims = [d.name for d in case.dims]
+    seen: set[tuple] = set()
+    for p in case.paths:
+        if options.eras and p.era not in options.eras:
+            continue
+        name = path_name(p)
+        reach = solver.satisfiable([case.domain, p.when])
+        if reach.outcome == Outcome.PROVED:
+            run.paths.append(PathCheck(name, "unreachable"))
+            continue
+        status = "proved" if reach.outcome == Outcome.REFUTED else "unknown"
+        for leaf in run.leaves:
+            premises = [case.domain, p.when] + leaf.pc
+            overlap = solver.satisfiable(premises)
+            if overlap.outcome == Outcome.PROVED:
+                continue
+            for j, want in enumerate(p.outputs):
+                if want is None:
+                    continue
+                got = leaf.trace.outputs[j] if j < len(leaf.trace.outputs) else None
+                v = _compare_output(case, name, j, want, got, premises, solver, dims, leaf)
+                if v is None:
+                    continue
+                key = (v.code, v.expr)
+                if key not in seen:
+                    seen.add(key)
+                    run.violations.append(v)
+                status = "unknown" if v.code == "SC005" and status != "refuted" else "refuted"
+        run.paths.append(PathCheck(name, status))
+
+
+def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> Violation | None:
+    where = f"output {j}"
+    region = E.to_text(E.conj(leaf.pc)) if leaf.pc else ""
+    suffix = f" where {region}" if region else ""
+    if got is None or got.kind == "other":
+        r = solver.satisfiable(premises)
+        what = "nothing" if got is None else f"a {got.text}"
+        return Violation("SC002", case.id, path, f"{where}: {what}", (), None, restrict(r.model, dims),
+                         f"{where} is missing: the kernel returned {what}{suffix}")
+    if got.kind == "unsupported":
+        return Violation("SC005", case.id, path, f"{where}: {got.text}", (), None, {},
+                         f"cannot translate {where}'s shape: {got.text}")
+    if isinstance(want, E.TupleE):
+        if got.kind != "tensor":
+            r = solver.satisfiable(premises)
+            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(r.model, dims),
+                             f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int")
+        shape = got.shape
+        expr = f"{where} = {E.to_text(shape)}, contract {E.to_text(want)}"
+        if len(shape.items) != len(want.items):
+            r = solver.satisfiable(premises)
+            return Violation("SC002", case.id, path, expr, (), None, restrict(r.model, dims),
+                             f"{where} has rank {len(shape.items)}, the contract's path {path} has rank "
+                             f"{len(want.items)}{suffix}")
+        eq = E.conj([E.compare("==", a, b) for a, b in zip(shape.items, want.items)])
+    else:
+        if got.kind != "int":
+            r = solver.satisfiable(premises)
+            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(r.model, dims),
+                             f"{where} should be the integer {E.to_text(want)}")
+        expr = f"{where} = {E.to_text(got.scalar)}, contract {E.to_text(want)}"
+        eq = E.compare("==", got.scalar, want)
+    r = solver.implies(premises, eq)
+    if r.outcome == Outcome.PROVED:
+        return None
+    if r.outcome == Outcome.UNKNOWN:
+        return Violation("SC005", case.id, path, expr, (), None, {}, f"z3 could not prove {expr} ({r.reason})")
+    names = tuple(sorted(E.free_names(eq)))
+    cex = restrict(r.model, dims)
+    got_at = E.evaluate(got.shape if got.kind == "tensor" else got.scalar, r.model)
+    want_at = E.evaluate(want, r.model)
+    return Violation("SC002", case.id, path, expr, names, None, cex,
+                     f"{where} is {got_at} but the contract's path {path} says {want_at}{suffix}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Suppressions
+
+
+def apply_suppressions(contract: Contract, violations: list[Violation]) -> list[Violation]:
+    """Mark violations matched by a contract suppression (not expired)."""
+    if not contract.suppressions:
+        return violations
+    import datetime
+    from dataclasses import replace
+
+    today = datetime.date.today().isoformat()
+    out = []
+    for v in violations:
+        reason = ""
+        for s in contract.suppressions:
+            if s.expires and s.expires < today:
+                continue
+            if _matches(s, v):
+                reason = s.reason
+                break
+        out.append(replace(v, suppressed=reason) if reason else v)
+    return out
+
+
+def _matches(s, v: Violation) -> bool:
+    if s.rule != v.code:
+        return False
+    if s.case and s.case not in v.case:
+        return False
+    if s.path and (v.path or "") != s.path and (v.path or "").split("@")[0] != s.path:
+        return False
+    if s.dims and not set(s.dims) <= set(v.dims):
+        return False
+    return True
