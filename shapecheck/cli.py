@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("shapecheck: aborted", err=True)
         sys.exit(2)
     except click.ClickException as e:
-        e.show()
+        where = f" ({e.ctx.command_path})" if getattr(e, "ctx", None) is not None else ""
+        click.echo(f"shapecheck: error{where}: {e.format_message()} (see --help)", err=True)
         sys.exit(2)
     except ShapecheckError as e:
         if e.exit_code == 2:

@@ -470,10 +470,11 @@ class _Loader:
 class _CaseBinder:
     def __init__(self, contract: Contract, values: Mapping[str, Any]):
         self.c = contract
+        self.case = case_id(values)
         self.values = {k: E.Const(v) for k, v in values.items()}
 
     def err(self, key: str, err: ExprError) -> ContractError:
-        return ContractError(f"{self.c.file}: [{key}]", f"{err.message} (case {case_id({k: v.value for k, v in self.values.items()})})")
+        return ContractError(f"{self.c.file}: [{key}]", f"{err.message} (case {self.case})")
 
     def pick(self, value: Any, key: str) -> Any:
         if not isinstance(value, Select):
@@ -485,7 +486,7 @@ class _CaseBinder:
             if cond != E.FALSE:
                 raise ContractError(f"{self.c.file}: [{key}[{i}].when]",
                                     f"a selector may only use choices, found {E.to_text(cond)}")
-        raise ContractError(f"{self.c.file}: [{key}]", f"no alternative applies to case {case_id({k: v.value for k, v in self.values.items()})}")
+        raise ContractError(f"{self.c.file}: [{key}]", f"no alternative applies to case {self.case}")
 
     def scalar(self, node: E.Node, key: str, shapes: Mapping[str, E.TupleE] | None = None) -> E.Node:
         try:

@@ -1,0 +1,70 @@
+import json
+
+from tests.conftest import KERNELS, run_cli
+
+OP = "aten._scaled_dot_product_attention_math_for_mps"
+CASE4 = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
+
+
+def test_verify_installed_passes_text():
+    res = run_cli("verify", "op", OP, "--case", "rank=4,mask=bool")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0].startswith("PASS: aten::_scaled_dot_product_attention_math_for_mps")
+
+
+def test_verify_regressed_json_schema_and_exit_1():
+    res = run_cli("verify", "op", "aten::_scaled_dot_product_attention_math_for_mps", "--meta",
+                  f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4, "--format", "json")
+    assert res.returncode == 1, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["op"] == "aten::_scaled_dot_product_attention_math_for_mps" and doc["verdict"] == "fail"
+    assert isinstance(doc["seconds"], float) and doc["cases"]
+    v = next(v for v in doc["violations"] if v["expr"] == "L <= 8")
+    assert set(v) >= {"kind", "case", "path", "expr", "dims", "location", "counterexample"}
+    assert v["kind"] == "guard-on-dynamic-dim" and v["dims"] == ["L"] and v["counterexample"]["L"] > 8
+    assert v["location"]["file"].endswith("sdpa_kernels.py") and v["location"]["line"] > 0
+
+
+def test_regressed_text_shows_source_context():
+    res = run_cli("verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4)
+    assert res.returncode == 1
+    assert res.stdout.startswith("FAIL:")
+    assert "SC001 guard-on-dynamic-dim" in res.stdout and "counterexample:" in res.stdout
+    assert "(query_seq_len <= 8)" in res.stdout
+
+
+def test_bad_inputs_exit_2_without_traceback(tmp_path):
+    bad_py = tmp_path / "broken.py"
+    bad_py.write_text("def f(:\n")
+    for args in (["verify", "op", "aten._no_such_op_xyz", "--contract",
+                  "contracts/aten/_scaled_dot_product_attention_math_for_mps.toml"],
+                 ["verify", "op", "not an op"],
+                 ["verify", "op", OP, "--meta", f"{bad_py}:f"],
+                 ["verify", "op", OP, "--meta-source", str(bad_py)],
+                 ["verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:no_such_function"],
+                 ["verify", "op", OP, "--format", "yaml"]):
+        res = run_cli(*args)
+        assert res.returncode == 2, (args, res.stderr)
+        assert "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) <= 3, res.stderr
+
+
+def test_missing_meta_kernel_is_a_target_error(tmp_path):
+    contract = tmp_path / "c.toml"
+    contract.write_text("""schema = 1
+op = "aten::_fused_moving_avg_obs_fq_helper_functional"
+[dims]
+N = { min = 1 }
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(N,)"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(N,)"]
+""")
+    res = run_cli("verify", "op", "aten._fused_moving_avg_obs_fq_helper_functional", "--contract", contract)
+    assert res.returncode in (2,), res.stderr
+    assert "Traceback" not in res.stderr

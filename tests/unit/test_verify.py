@@ -1,0 +1,140 @@
+"""verify against the SDPA-MPS contract: the installed kernel passes, the regression and every mutant fail
+with the right rule, guard-free rewrites pass."""
+
+import pytest
+
+from shapecheck.report import Verdict
+from shapecheck.verify import Options, verify_op
+from tests.conftest import KERNELS, SDPA_MPS
+
+K = f"{KERNELS / 'sdpa_kernels.py'}"
+CASE4 = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
+SMALL = (CASE4, "rank=3,mask=none,is_causal=false,dtype=float16,enable_gqa=false",
+         "rank=5,mask=float,is_causal=true,dtype=bfloat16,enable_gqa=true")
+
+
+def run(fn=None, cases=SMALL, **kw):
+    meta = f"{K}:{fn}" if fn else None
+    return verify_op(SDPA_MPS, meta=meta, options=Options(cases=cases, **kw))
+
+
+def codes(report):
+    return {v.code for v in report.violations}
+
+
+def test_installed_meta_kernel_passes_every_case():
+    r = verify_op(SDPA_MPS)
+    assert r.verdict == Verdict.PASS
+    assert len(r.cases) == 108 and not any(c.skipped for c in r.cases)
+    assert all(c.traces == 1 and c.meta_paths == 1 for c in r.cases)  # guard-free: one trace per case
+    statuses = {s for c in r.cases for s in (p.status for p in c.paths)}
+    assert statuses <= {"proved", "unreachable"} and "proved" in statuses
+
+
+def test_reference_kernel_written_here_passes():
+    assert run("fixed").verdict == Verdict.PASS
+
+
+def test_regressed_kernel_fails_with_a_guard_on_L_at_its_line():
+    r = run("regressed", cases=(CASE4,))
+    assert r.verdict == Verdict.FAIL
+    src = (KERNELS / "sdpa_kernels.py").read_text().splitlines()
+    guard_line = next(i for i, t in enumerate(src, 1) if "(query_seq_len <= 8)" in t)
+    on_L = [v for v in r.violations if v.code == "SC001" and v.dims == ("L",) and "8" in v.expr]
+    assert on_L, [v.expr for v in r.violations]
+    v = on_L[0]
+    assert v.location.file.endswith("sdpa_kernels.py") and v.location.line == guard_line
+    assert v.counterexample["L"] > 8  # outside the traced (L <= 8) branch
+    assert set(v.counterexample) == {"B", "H", "Hk", "L", "S", "E", "Ev"}
+    assert "to [1, 8]" in v.restricts
+    # every guard is reported, not just the first
+    exprs = {v.expr for v in r.violations if v.code == "SC001"}
+    assert {"E == Ev", "L <= 8", "L <= S", "S >= 1024"} <= exprs
+    assert any("Hk" in e and "L" in e for e in exprs)  # k_size < q_size mixes KV heads with query length
+    # the 2-pass branch returns a 4-D output 0 for ... and it is found on the 3-D case too
+    r3 = run("regressed", cases=("rank=3,mask=none,is_causal=false,dtype=float32,enable_gqa=false",))
+    mism = [v for v in r3.violations if v.code == "SC002"]
+    assert mism and all(v.path.startswith("vector-2pass") for v in mism)
+
+
+def test_counterexamples_satisfy_the_contract_domain(sdpa_contract):
+    from shapecheck import expr as E
+    from shapecheck.contract import bind_case
+
+    r = run("regressed", cases=(CASE4,))
+    values = dict(rank=4, mask="bool", is_causal=False, dtype="float32", enable_gqa=False)
+    case = bind_case(sdpa_contract, values)
+    for v in r.violations:
+        point = v.counterexample
+        for d in case.dims:
+            assert d.min <= point[d.name] <= d.max
+        assert E.evaluate(case.domain, point) is True
+        if v.code == "SC001":
+            assert E.evaluate(E.parse(v.expr), point) is False
+            assert E.evaluate(E.parse(v.expr), v.witness) is True
+
+
+def test_meta_source_takes_only_the_registered_function():
+    src = KERNELS / "regressed_registrations.py"
+    r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,)))
+    assert r.verdict == Verdict.FAIL
+    line = next(i for i, t in enumerate(src.read_text().splitlines(), 1) if "(query_seq_len <= 8)" in t)
+    hits = [v for v in r.violations if v.code == "SC001" and v.expr == "L <= 8"]
+    assert hits and hits[0].location.line == line and hits[0].location.file.endswith("regressed_registrations.py")
+
+
+@pytest.mark.parametrize("fn,cases", [
+    ("out_uses_query_head_dim", (CASE4,)),
+    ("out_rank_not_restored", ("rank=3,mask=none,is_causal=false,dtype=float32,enable_gqa=false",
+                               "rank=5,mask=none,is_causal=false,dtype=float32,enable_gqa=false")),
+    ("out_padded_length", (CASE4,)),
+    ("out_min_length", (CASE4,)),
+])
+def test_output_zero_mistakes_are_shape_mismatches(fn, cases):
+    r = run(fn, cases=cases)
+    assert r.verdict == Verdict.FAIL
+    assert codes(r) == {"SC002"}
+    for v in r.violations:
+        assert v.counterexample and v.path
+    if fn == "out_rank_not_restored":
+        assert {v.case.split(",")[0] for v in r.violations} == {"rank=3", "rank=5"}
+
+
+@pytest.mark.parametrize("fn,code,dims", [
+    ("guard_on_S", "SC001", ("S",)),
+    ("guard_on_E", "SC001", ("E",)),
+    ("guard_on_BH", "SC001", ("B", "H")),
+    ("guard_L_mod_8", "SC001", ("L",)),
+    ("guard_L_eq_1", "SC001", ("L",)),
+    ("specialize_int_L", "SC003", ("L",)),
+    ("check_L_le_4096", "SC004", ("L",)),
+])
+def test_guards_specialisations_and_asserts_fail(fn, code, dims):
+    r = run(fn, cases=(CASE4,))
+    assert r.verdict == Verdict.FAIL
+    hits = [v for v in r.violations if v.code == code]
+    assert hits, [(v.code, v.expr) for v in r.violations]
+    assert hits[0].dims == dims
+    assert hits[0].location is not None and hits[0].location.file.endswith("sdpa_kernels.py")
+    if fn == "check_L_le_4096":
+        assert hits[0].counterexample["L"] == 4097
+    if fn == "guard_L_eq_1":
+        # the 0/1 trap: size 1 is modelled, so both sides are reachable
+        assert {hits[0].counterexample["L"], hits[0].witness["L"]} >= {1}
+
+
+@pytest.mark.parametrize("fn", ["uses_sym_max", "static_rank_and_dtype_branches"])
+def test_guard_free_rewrites_pass(fn):
+    r = run(fn)
+    assert r.verdict == Verdict.PASS, [(v.code, v.expr, v.message) for v in r.violations]
+
+
+def test_old_signature_skips_cases_it_cannot_express():
+    r = run("regressed", cases=("enable_gqa=true",), max_traces=4)
+    assert r.cases and all(c.skipped for c in r.cases)
+    assert r.verdict == Verdict.INCONCLUSIVE  # nothing was checked, so nothing passes
+
+
+def test_exploration_bound_is_reported():
+    r = run("regressed", cases=(CASE4,), max_traces=3)
+    assert r.cases[0].truncated and r.cases[0].traces == 3
