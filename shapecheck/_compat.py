@@ -78,6 +78,11 @@ class TraceEnv:
         self._ranges0: dict[Any, tuple[int | None, int | None]] = {}
 
     def __enter__(self) -> TraceEnv:
+        import torch._dynamo.config as dynamo_config
+
+        # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
+        # cost about 40% of a trace (torch 2.13).
+        self._stack.enter_context(dynamo_config.patch(fake_tensor_cache_enabled=False))
         self._stack.enter_context(self.mode)
         self._stack.enter_context(enable_python_dispatcher())
         return self

@@ -75,6 +75,20 @@ def contract_check(files):
         click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
 
 
+def _register_commands() -> None:
+    """Commands that live in their own modules (each imports only click at module level)."""
+    import importlib
+    import importlib.util
+
+    for module, attr in (("gate_cli", "gate"), ("fuzz_cli", "fuzz"), ("ref_cli", "ref")):
+        name = f"{__package__}.{module}"
+        if importlib.util.find_spec(name) is not None:
+            cli.add_command(getattr(importlib.import_module(name), attr))
+
+
+_register_commands()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into messages and exit codes."""
     from .errors import ShapecheckError

@@ -387,6 +387,8 @@ def compare(op: str, a: Node, b: Node, ctx: Node | None = None) -> Node:
         raise ExprError(to_text(ctx or Cmp(op, a, b)), "shapes cannot be compared")
     if ka != kb and not ({ka, kb} <= {"int", "bool"}):
         raise ExprError(to_text(ctx or Cmp(op, a, b)), f"cannot compare {to_text(a)} with {to_text(b)}")
+    if a == b and ka != "str":
+        return Const(op in ("==", "<=", ">="))
     if isinstance(a, Const) and isinstance(b, Const):
         x, y = a.value, b.value
         if op in ("==", "!="):

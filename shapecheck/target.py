@@ -27,7 +27,7 @@ def installed_kernel(op_name: str) -> Kernel:
         return op(*args, **kwargs)
 
     name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
-    return Kernel(name, call, frozenset(files), None, op)
+    return Kernel(name, call, frozenset(files), None, op, _definition(meta))
 
 
 def function_kernel(spec: str) -> Kernel:
@@ -54,7 +54,7 @@ def function_kernel(spec: str) -> Kernel:
     if fn is None or not callable(fn):
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
-    return Kernel(f"{path.name}:{func}", fn, frozenset({str(path.resolve())}), _signature(fn))
+    return Kernel(f"{path.name}:{func}", fn, frozenset({str(path.resolve())}), _signature(fn), None, _definition(fn))
 
 
 def source_kernel(path_text: str, op_name: str) -> Kernel:
@@ -84,7 +84,19 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     except Exception as err:
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from None
     fn = namespace[fdef.name]
-    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn))
+    loc = C.SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
+    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc)
+
+
+def _definition(fn: Any) -> C.SourceLoc | None:
+    if fn is None:
+        return None
+    fn = inspect.unwrap(fn)
+    file = C.function_file(fn)
+    code = getattr(fn, "__code__", None)
+    if file is None or code is None:
+        return None
+    return C.SourceLoc(file, code.co_firstlineno, fn.__name__, f"def {fn.__name__}(...)")
 
 
 def _signature(fn: Any) -> inspect.Signature | None:

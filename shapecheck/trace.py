@@ -29,6 +29,7 @@ class Kernel:
     files: frozenset[str]
     signature: inspect.Signature | None = None
     op: Any = None  # the OpOverload when the kernel is reached through the op
+    definition: SourceLoc | None = None  # where the kernel function is defined (for findings without a line)
 
 
 class NotApplicable(Exception):

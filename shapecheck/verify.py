@@ -5,7 +5,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import expr as E
 from .contract import BoundCase, Contract, load_contract
@@ -80,7 +80,7 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
         except NotApplicable as why:
             results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
             continue
-        check_outputs(run, solver, options)
+        check_outputs(run, solver, options, kernel.definition)
         results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
                                   tuple(run.paths), "", run.truncated, run.shared_with))
         violations.extend(run.violations)
@@ -292,7 +292,7 @@ def path_name(p) -> str:
     return p.id if p.era == "default" else f"{p.id}@{p.era}"
 
 
-def check_outputs(run: CaseRun, solver: Solver, options: Options) -> None:
+def check_outputs(run: CaseRun, solver: Solver, options: Options, definition=None) -> None:
     """For every path and every finished trace that overlaps it, the outputs equal the path's shapes."""
     case = run.case
     dims = [d.name for d in case.dims]
@@ -318,6 +318,8 @@ def check_outputs(run: CaseRun, solver: Solver, options: Options) -> None:
                 v = _compare_output(case, name, j, want, got, premises, solver, dims, leaf)
                 if v is None:
                     continue
+                if v.location is None and definition is not None:
+                    v = replace(v, location=definition)
                 key = (v.code, v.expr)
                 if key not in seen:
                     seen.add(key)
@@ -346,8 +348,7 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
         shape = got.shape
         expr = f"{where} = {E.to_text(shape)}, contract {E.to_text(want)}"
         if len(shape.items) != len(want.items):
-            r = solver.satisfiable(premises)
-            return Violation("SC002", case.id, path, expr, (), None, restrict(r.model, dims),
+            return Violation("SC002", case.id, path, expr, (), None, restrict(solver.small_model(premises), dims),
                              f"{where} has rank {len(shape.items)}, the contract's path {path} has rank "
                              f"{len(want.items)}{suffix}")
         eq = E.conj([E.compare("==", a, b) for a, b in zip(shape.items, want.items)])
@@ -364,7 +365,9 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
     if r.outcome == Outcome.UNKNOWN:
         return Violation("SC005", case.id, path, expr, (), None, {}, f"z3 could not prove {expr} ({r.reason})")
     names = tuple(sorted(E.free_names(eq)))
-    cex = restrict(r.model, dims)
+    model = solver.small_model(premises + [E.negate(eq)]) or r.model
+    cex = restrict(model, dims)
+    r = Result(r.outcome, model)
     got_at = E.evaluate(got.shape if got.kind == "tensor" else got.scalar, r.model)
     want_at = E.evaluate(want, r.model)
     return Violation("SC002", case.id, path, expr, names, None, cex,
