@@ -101,7 +101,17 @@ class TraceEnv:
         return torch.empty(shape, dtype=DTYPES[dtype])
 
     def assume(self, cond: E.Node, values: dict[str, Any]) -> None:
-        """Record a fact over dims as a ``torch._check`` so that later guards can use it."""
+        """Record a fact over dims as a ``torch._check`` so that later guards can use it.
+
+        ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
+        constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
+        """
+        if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
+                and isinstance(cond.right, E.Const)):
+            sym = values[cond.left.name]
+            torch._check(sym >= cond.right.value)
+            torch._check(sym <= cond.right.value)
+            return
         torch._check(_eval_sym(cond, values))
 
     def mark_baseline(self) -> None:
@@ -292,6 +302,32 @@ def kernel_frame(frames: list[Any], files: set[str]) -> SourceLoc | None:
     if chosen is None:
         return None
     return SourceLoc(chosen.filename, chosen.lineno or 0, chosen.name, (chosen.line or "").strip())
+
+
+@contextlib.contextmanager
+def return_sites(files: set[str], sink: list[SourceLoc]) -> Iterator[None]:
+    """Record the return statements of frames in ``files``; the last one is the outermost kernel frame's."""
+    import sys
+
+    norm = {os.path.abspath(f) for f in files}
+    previous = sys.getprofile()
+    mine: dict[str, bool] = {}
+
+    def hook(frame, event, arg):
+        if event != "return":
+            return
+        name = frame.f_code.co_filename
+        hit = mine.get(name)
+        if hit is None:
+            hit = mine[name] = os.path.abspath(name) in norm
+        if hit:
+            sink.append(SourceLoc(name, frame.f_lineno, frame.f_code.co_name))
+
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
 
 
 def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:

@@ -36,21 +36,26 @@ def _kernel_options(f):
 @click.option("--contract", type=click.Path(dir_okay=False), help="Contract file (default: contracts/<ns>/<op>.toml).")
 @_kernel_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
-              help="Traces per case when exploring the kernel's guards.")
+@click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
+              help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
 @click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
               help="z3 timeout per query; a timeout makes the verdict inconclusive.")
 @click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")
 @click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
 @click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
+@click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
+              "overlapping contract paths, shape-polymorphism breaks.")
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
-def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, context):
+def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, explore, context):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from .report import render_json, render_text
     from .verify import Options, verify_op
 
-    opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full)
+    if max_traces is None:
+        max_traces = 32 if explore else 64
+    opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
+                   explore=explore)
     report = verify_op(op, contract=contract, meta=meta, meta_source=meta_source, options=opts)
     click.echo(render_json(report) if fmt == "json" else render_text(report, context=context))
     sys.exit(report.exit_code)

@@ -28,6 +28,8 @@ RULES = {
     "SC005": ("inconclusive", "the solver or the translation gave up: nothing was proved"),
     "SC006": ("unreachable-path", "a contract path whose precondition holds for no input of any case"),
     "SC007": ("kernel-error", "the kernel raised an error on an input inside the contract's domain"),
+    # reported by `shapecheck gate` only: a [[suppress]] table that matches no violation any more
+    "SC008": ("stale-suppression", "a contract suppression matches no violation: the finding it accepted is gone"),
 }
 FAILING = {"SC001", "SC002", "SC003", "SC004", "SC007"}
 
@@ -78,9 +80,11 @@ class CaseResult:
     skipped: str = ""
     truncated: bool = False
     shared_with: str = ""  # exploration stopped at a first guard already explored in that case
+    path_map: Any = None  # explore.PathMap with --explore
 
     def to_json(self) -> dict[str, Any]:
-        return {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
+        extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
+        return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
                 "paths": {p.path: p.status for p in self.paths}}
@@ -177,6 +181,14 @@ def render_text(report: Report, *, context: int = 0) -> str:
         lines.append(f"suppressed ({len(sup)}):")
         for v, cases in group(sup):
             lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
+    maps = [c.path_map for c in report.cases if c.path_map is not None]
+    if maps:
+        from .explore import render_path_map
+
+        lines.append("")
+        lines.append("path maps (--explore):")
+        for pm in maps:
+            lines.extend(render_path_map(pm))
     trunc = [c.case for c in report.cases if c.truncated]
     if trunc:
         lines.append("")

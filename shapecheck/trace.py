@@ -65,6 +65,7 @@ class Trace:
     replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
     error: str = ""
     frames: tuple[Any, ...] = field(default=(), repr=False)
+    returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
 
 
 def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any]) -> tuple[list, dict]:
@@ -92,8 +93,12 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
     return args, kwargs
 
 
-def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node]) -> Trace:
-    """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``."""
+def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False) -> Trace:
+    """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``.
+
+    ``track_return`` records which return statement of the kernel produced the outputs (the kernel's code
+    path), at the cost of a profile hook during the call.
+    """
     with C.TraceEnv() as env:
         syms = {d.name: env.size(d.min, d.max) for d in case.dims}
         names = {C.symbol_of(s): n for n, s in syms.items()}
@@ -106,8 +111,13 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node]) -> Tr
             return env.tensor(dims, a.dtype)
 
         args, kwargs = call_args(kernel, case, make_tensor)
+        returns: list[SourceLoc] = []
         try:
-            result = kernel.fn(*args, **kwargs)
+            if track_return:
+                with C.return_sites(set(kernel.files), returns):
+                    result = kernel.fn(*args, **kwargs)
+            else:
+                result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
             return _guard_trace(exc, names, kernel)
         except (NotApplicable, TargetError):
@@ -133,7 +143,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node]) -> Tr
                 except C.Unsupported:
                     replacements.append((names[s], None, str(repl)))
         return Trace("finished", outputs=outputs, asserts=tuple(asserts), refinements=refinements,
-                     replacements=tuple(replacements))
+                     replacements=tuple(replacements), returned_at=returns[-1] if returns else None)
 
 
 def _const(node: E.Node) -> int:

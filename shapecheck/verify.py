@@ -5,6 +5,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import expr as E
@@ -23,6 +24,7 @@ class Options:
     # False: a case whose very first guard repeats a violating first guard of an earlier case is not
     # explored further (its verdict is already fail; its report lists that guard only).
     full: bool = False
+    explore: bool = False  # build the path map of every case (implies full)
 
 
 @dataclass
@@ -65,8 +67,10 @@ def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
     return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms)
 
 
-def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options()) -> Report:
-    """Verify ``kernel`` against every case of ``contract``."""
+def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options(),
+                    on_case: Callable[[str], None] | None = None) -> Report:
+    """Verify ``kernel`` against every case of ``contract``. ``on_case(case_id)`` is called as each case
+    starts (the gate's progress display)."""
     start = time.perf_counter()
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
@@ -75,14 +79,21 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
     for case in contract.cases():
         if options.cases and not any(s in case.id for s in options.cases):
             continue
+        if on_case is not None:
+            on_case(case.id)
         try:
             run = explore_case(kernel, case, solver, options, roots)
         except NotApplicable as why:
             results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
             continue
         check_outputs(run, solver, options, kernel.definition)
+        pmap = None
+        if options.explore:
+            from .explore import path_map
+
+            pmap = path_map(run, solver, path_name)
         results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
-                                  tuple(run.paths), "", run.truncated, run.shared_with))
+                                  tuple(run.paths), "", run.truncated, run.shared_with, pmap))
         violations.extend(run.violations)
     violations = apply_suppressions(contract, violations)
     if not any(not r.skipped for r in results):
@@ -161,7 +172,7 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             run.truncated = True
             break
         pc = work.pop()
-        t = trace_case(kernel, case, pc)
+        t = trace_case(kernel, case, pc, track_return=options.explore)
         run.traces += 1
         if t.status == "error":
             add(Violation("SC007", case.id, None, t.error, (), t.loc, point(premises + pc),
@@ -213,7 +224,7 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
                               f"the kernel branches on {text}, which does not hold on the whole range of "
                               f"{', '.join(gdims)}", witness=point(premises + pc + [t.guard]),
                               restricts=restriction(solver, case, premises + pc, t.guard, gdims)))
-            if not pc and roots is not None and not options.full:
+            if not pc and roots is not None and not (options.full or options.explore):
                 sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
                 if sig in roots:
                     run.shared_with = roots[sig]
@@ -397,6 +408,11 @@ def apply_suppressions(contract: Contract, violations: list[Violation]) -> list[
                 break
         out.append(replace(v, suppressed=reason) if reason else v)
     return out
+
+
+def suppression_matches(s, v: Violation) -> bool:
+    """Whether suppression ``s`` covers violation ``v``, expiry aside (the gate's stale-suppression check)."""
+    return _matches(s, v)
 
 
 def _matches(s, v: Violation) -> bool:

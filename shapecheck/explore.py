@@ -1,0 +1,321 @@
+"""The path map of a meta kernel over a case's domain: finished traces (leaves) -> meta paths with readable
+regions, example points, output shapes, overlaps with the contract's paths, and shape-polymorphism breaks.
+
+A meta path is the set of leaves that left the kernel through the same return statement with outputs of the
+same ranks. Its region is the union of the leaves' path conditions, simplified with z3.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from . import expr as E
+from ._compat import SourceLoc
+from .solver import Outcome, Solver, restrict
+
+
+@dataclass(frozen=True)
+class Overlap:
+    path: str
+    out0_matches: bool | None  # None: the contract leaves output 0 unspecified or z3 gave up
+    counterexample: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class MetaPath:
+    id: str
+    returned_at: SourceLoc | None
+    region: str
+    example: dict[str, int]
+    outputs: tuple[str, ...]
+    overlaps: tuple[Overlap, ...]
+    traces: int
+    out0: Any = field(default=None, repr=False, compare=False)
+    terms: tuple = field(default=(), repr=False, compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "region": self.region, "example": self.example, "outputs": list(self.outputs),
+                "returned_at": None if self.returned_at is None else
+                {"file": self.returned_at.file, "line": self.returned_at.line},
+                "traces": self.traces,
+                "overlaps": [{"path": o.path, "out0_matches": o.out0_matches, "counterexample": o.counterexample}
+                             for o in self.overlaps]}
+
+
+@dataclass(frozen=True)
+class Break:
+    """Two meta paths whose output-0 formulas disagree at some input: an exported graph traced on one path
+    computes the wrong shape on the other, even if each path is right on its own region."""
+
+    a: str
+    b: str
+    point: dict[str, int]
+    a_out0: tuple
+    b_out0: tuple
+
+    def to_json(self) -> dict[str, Any]:
+        return {"paths": [self.a, self.b], "point": self.point, "out0": [list(self.a_out0), list(self.b_out0)]}
+
+
+@dataclass(frozen=True)
+class PathMap:
+    case: str
+    paths: tuple[MetaPath, ...]
+    breaks: tuple[Break, ...]
+    covered: bool  # the regions cover the domain
+    uncovered_example: dict[str, int] | None
+    truncated: bool
+    traces: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "covered": self.covered, "truncated": self.truncated, "traces": self.traces,
+                "uncovered_example": self.uncovered_example, "meta_paths": [p.to_json() for p in self.paths],
+                "breaks": [b.to_json() for b in self.breaks]}
+
+
+def _shape_text(out) -> str:
+    if out.kind == "tensor":
+        return E.to_text(out.shape)
+    if out.kind == "int":
+        return E.to_text(out.scalar)
+    return out.text
+
+
+def path_map(run, solver: Solver, path_name) -> PathMap:
+    """Group a case's leaves into meta paths and describe them (``run`` is a verify.CaseRun)."""
+    case = run.case
+    dims = [d.name for d in case.dims]
+    domain = case.domain
+    groups: dict[tuple, list] = {}
+    for leaf in run.leaves:
+        t = leaf.trace
+        ret = (t.returned_at.file, t.returned_at.line) if t.returned_at else None
+        key = (ret, tuple((o.kind, len(o.shape.items) if o.shape is not None else None) for o in t.outputs))
+        groups.setdefault(key, []).append(leaf)
+    paths = []
+    for i, (_, leaves) in enumerate(sorted(groups.items(), key=lambda kv: _first_line(kv[1])), 1):
+        terms = [list(leaf.pc) for leaf in leaves]
+        simple = simplify_dnf(solver, domain, terms)
+        region = E.disj([E.conj(t) for t in simple]) if simple else E.FALSE
+        example = restrict(solver.small_model([domain, region]), dims)
+        rep = min(leaves, key=lambda lf: len(lf.pc))
+        order = list(case.contract.dim_names)
+        shown = [unpin(o, rep.pc, order) for o in rep.trace.outputs]
+        outputs = tuple(_shape_text(o) for o in shown)
+        overlaps = []
+        for p in case.paths:
+            hit = solver.satisfiable([domain, region, p.when])
+            if hit.outcome != Outcome.REFUTED:
+                continue
+            overlaps.append(_out0_overlap(solver, case, p, leaves, dims, path_name(p)))
+        out0 = shown[0] if shown else None
+        paths.append(MetaPath(f"m{i}", rep.trace.returned_at, E.to_text(region), example, outputs, tuple(overlaps),
+                              len(leaves), out0, tuple(tuple(t) for t in simple)))
+    breaks = _breaks(solver, domain, paths, dims)
+    union = E.disj([E.conj(list(t)) for p in paths for t in p.terms]) if paths else E.FALSE
+    rest = solver.satisfiable([domain, E.negate(union)])
+    covered = rest.outcome == Outcome.PROVED
+    uncovered = None if covered else restrict(solver.small_model([domain, E.negate(union)]), dims)
+    return PathMap(case.id, tuple(paths), tuple(breaks), covered, uncovered, run.truncated, run.traces)
+
+
+def _first_line(leaves) -> int:
+    lines = [lf.trace.returned_at.line for lf in leaves if lf.trace.returned_at]
+    return min(lines) if lines else 0
+
+
+def _out0_overlap(solver: Solver, case, p, leaves, dims, name) -> Overlap:
+    want = p.outputs[0] if p.outputs else None
+    if want is None:
+        return Overlap(name, None)
+    for leaf in leaves:
+        got = leaf.trace.outputs[0] if leaf.trace.outputs else None
+        premises = [case.domain, p.when, *leaf.pc]
+        if solver.satisfiable(premises).outcome != Outcome.REFUTED:
+            continue
+        if got is None or got.kind != "tensor" or not isinstance(want, E.TupleE):
+            return Overlap(name, False, restrict(solver.small_model(premises), dims))
+        if len(got.shape.items) != len(want.items):
+            return Overlap(name, False, restrict(solver.small_model(premises), dims))
+        eq = E.conj([E.compare("==", a, b) for a, b in zip(got.shape.items, want.items)])
+        r = solver.implies(premises, eq)
+        if r.outcome == Outcome.REFUTED:
+            return Overlap(name, False, restrict(solver.small_model(premises + [E.negate(eq)]), dims))
+        if r.outcome == Outcome.UNKNOWN:
+            return Overlap(name, None)
+    return Overlap(name, True)
+
+
+def _breaks(solver: Solver, domain, paths: list[MetaPath], dims) -> list[Break]:
+    out = []
+    for i, a in enumerate(paths):
+        for b in paths[i + 1:]:
+            if a.out0 is None or b.out0 is None or a.out0.kind != "tensor" or b.out0.kind != "tensor":
+                continue
+            sa, sb = a.out0.shape, b.out0.shape
+            if len(sa.items) != len(sb.items):
+                point = restrict(solver.small_model([domain]), dims)
+            else:
+                eq = E.conj([E.compare("==", x, y) for x, y in zip(sa.items, sb.items)])
+                r = solver.implies([domain], eq)
+                if r.outcome != Outcome.REFUTED:
+                    continue
+                point = restrict(solver.small_model([domain, E.negate(eq)]), dims)
+            out.append(Break(a.id, b.id, point, E.evaluate(sa, point), E.evaluate(sb, point)))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Region simplification
+
+
+def simplify_dnf(solver: Solver, domain: E.Node, terms: list[list[E.Node]], *, budget: int = 400) -> list[list[E.Node]]:
+    """Simplify a disjunction of conjunctions of literals under the domain, keeping it equivalent.
+
+    1. drop literals the domain and the term's other literals imply;
+    2. widen each term: drop a literal when the wider term still lies inside the whole disjunction;
+    3. drop terms another term contains; 4. fold ``x == a or x == b`` into ``x in (a, b)``.
+    """
+    spent = 0
+
+    def implied(premises, cond) -> bool:
+        nonlocal spent
+        spent += 1
+        return solver.implies(premises, cond).outcome == Outcome.PROVED
+
+    whole = E.disj([E.conj(t) for t in terms])
+    out = []
+    for term in terms:
+        lits = list(dict.fromkeys(term))
+        # try to drop pinned values (x == 64) before relations (E == Ev): the relation reads better
+        for lit in sorted(lits, key=_drop_first):
+            if spent >= budget:
+                break
+            rest = [x for x in lits if x is not lit]
+            if implied([domain, *rest], lit):
+                lits = rest
+        out.append(lits)
+    changed = True
+    while changed and spent < budget:
+        changed = False
+        for idx, lits in enumerate(out):
+            for lit in list(lits):
+                if spent >= budget:
+                    break
+                rest = [x for x in lits if x != lit]
+                if implied([domain, *rest], whole):
+                    out[idx] = lits = rest
+                    changed = True
+    uniq: list[list[E.Node]] = []
+    for lits in sorted(out, key=len):
+        if any(set(u) <= set(lits) for u in uniq):
+            continue
+        uniq.append(lits)
+    return _fold_membership(_fold_negated_membership(uniq))
+
+
+def _drop_first(lit: E.Node) -> int:
+    if isinstance(lit, E.Cmp) and isinstance(lit.right, E.Const):
+        return 0 if lit.op == "==" else 1
+    return 2
+
+
+def unpin(out, pc: list[E.Node], order: list[str]):
+    """Show ``E`` rather than ``64`` in an output where the path condition pins ``E == 64``.
+
+    Torch folds a dim whose range is a single value into a constant; on the leaf's region the two
+    spellings are equal, and the dim name is what the kernel computed.
+    """
+    if out is None or out.kind != "tensor":
+        return out
+    pins: dict[int, str] = {}
+    for lit in pc:
+        if isinstance(lit, E.Cmp) and lit.op == "==" and isinstance(lit.left, E.Var) and isinstance(lit.right, E.Const):
+            value, name = lit.right.value, lit.left.name
+            if value not in pins or order.index(name) < order.index(pins[value]):
+                pins[value] = name
+    if not pins:
+        return out
+    items = tuple(E.Var(pins[i.value]) if isinstance(i, E.Const) and i.value in pins else i for i in out.shape.items)
+    return replace(out, shape=E.TupleE(items))
+
+
+def _fold_membership(terms: list[list[E.Node]]) -> list[list[E.Node]]:
+    """Terms equal but for one ``x == c`` literal merge into one term with ``x in (c1, c2, ...)``."""
+    merged: dict[tuple, list] = {}
+    order = []
+    for lits in terms:
+        eqs = [x for x in lits if isinstance(x, E.Cmp) and x.op == "==" and isinstance(x.right, E.Const)]
+        if len(eqs) != 1:
+            key = ("keep", id(lits))
+            merged[key] = [lits]
+            order.append(key)
+            continue
+        eq = eqs[0]
+        rest = tuple(x for x in lits if x is not eq)
+        key = ("eq", eq.left, frozenset(rest))
+        if key not in merged:
+            merged[key] = []
+            order.append(key)
+        merged[key].append(lits)
+    out = []
+    for key in order:
+        group = merged[key]
+        if key[0] == "keep" or len(group) == 1:
+            out.extend(group)
+            continue
+        var = key[1]
+        consts = [next(x.right for x in g if isinstance(x, E.Cmp) and x.op == "==" and x.left == var
+                       and isinstance(x.right, E.Const)) for g in group]
+        member = E.Or(tuple(E.Cmp("==", var, c) for c in sorted(consts, key=lambda c: c.value)))
+        rest = [x for x in group[0] if not (isinstance(x, E.Cmp) and x.op == "==" and x.left == var
+                                            and isinstance(x.right, E.Const))]
+        out.append(rest + [member])
+    return out
+
+
+def _fold_negated_membership(terms: list[list[E.Node]]) -> list[list[E.Node]]:
+    """Within a term, ``x != a and x != b`` becomes ``x not in (a, b)``."""
+    out = []
+    for lits in terms:
+        by_var: dict[E.Node, list] = {}
+        for x in lits:
+            if isinstance(x, E.Cmp) and x.op == "!=" and isinstance(x.right, E.Const):
+                by_var.setdefault(x.left, []).append(x)
+        new = []
+        done = set()
+        for x in lits:
+            if isinstance(x, E.Cmp) and x.op == "!=" and isinstance(x.right, E.Const) and len(by_var[x.left]) > 1:
+                if x.left in done:
+                    continue
+                done.add(x.left)
+                consts = sorted((y.right for y in by_var[x.left]), key=lambda c: c.value)
+                new.append(E.Not(E.Or(tuple(E.Cmp("==", x.left, c) for c in consts))))
+            else:
+                new.append(x)
+        out.append(new)
+    return out
+
+
+def render_path_map(pm: PathMap) -> list[str]:
+    lines = [f"case {pm.case}: {len(pm.paths)} meta path(s) from {pm.traces} trace(s)"
+             + ("" if pm.covered else f"; NOT covered, e.g. {_pt(pm.uncovered_example)}")
+             + ("; exploration truncated at the trace bound" if pm.truncated else "")]
+    for p in pm.paths:
+        where = f" (returns at line {p.returned_at.line})" if p.returned_at else ""
+        lines.append(f"  {p.id}{where}: {p.region}")
+        lines.append(f"      example: {_pt(p.example)}")
+        lines.append(f"      outputs: {', '.join(p.outputs)}")
+        for o in p.overlaps:
+            verdict = {True: "output 0 matches", False: "output 0 DIFFERS", None: "output 0 unspecified"}[o.out0_matches]
+            extra = f" (e.g. {_pt(o.counterexample)})" if o.counterexample else ""
+            lines.append(f"      overlaps {o.path}: {verdict}{extra}")
+    for b in pm.breaks:
+        lines.append(f"  shape-polymorphism break: {b.a} and {b.b} give different output 0 at {_pt(b.point)}: "
+                     f"{b.a_out0} vs {b.b_out0}")
+    return lines
+
+
+def _pt(point) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (point or {}).items()) or "-"
