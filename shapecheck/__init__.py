@@ -20,5 +20,17 @@ def verify_op(op, **kwargs):
     return _verify_op(op, **kwargs)
 
 
-__all__ = ["Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
+def explore_op(op, **kwargs):
+    """Map every meta-kernel path of every case: ``verify_op`` with exploration on. Returns the Report; each
+    ``report.cases[i].path_map`` is a :class:`shapecheck.explore.PathMap`."""
+    from dataclasses import replace
+
+    from .verify import Options
+    from .verify import verify_op as _verify_op
+
+    options = replace(kwargs.pop("options", None) or Options(max_traces=32), explore=True)
+    return _verify_op(op, options=options, **kwargs)
+
+
+__all__ = ["explore_op", "Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
            "__version__"]

@@ -393,6 +393,13 @@ def meta_registration_namespace() -> dict[str, Any]:
     return dict(vars(mr))
 
 
+def reset_dynamo() -> None:
+    """Forget compiled frames and guards between exports."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+
 @contextlib.contextmanager
 def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
     """Install ``fn`` as the op's Python Meta kernel for the duration, then restore the original."""

@@ -45,9 +45,12 @@ def _kernel_options(f):
 @click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
 @click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
               "overlapping contract paths, shape-polymorphism breaks.")
+@click.option("--confirm-export", is_flag=True, help="Also run torch.export(strict=True) on failing cases and a "
+              "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
-def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, explore, context):
+def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, explore,
+                  confirm_export, context):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from .report import render_json, render_text
     from .verify import Options, verify_op
@@ -55,7 +58,7 @@ def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, 
     if max_traces is None:
         max_traces = 32 if explore else 64
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
-                   explore=explore)
+                   explore=explore, confirm_export=confirm_export)
     report = verify_op(op, contract=contract, meta=meta, meta_source=meta_source, options=opts)
     click.echo(render_json(report) if fmt == "json" else render_text(report, context=context))
     sys.exit(report.exit_code)

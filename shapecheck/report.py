@@ -47,6 +47,7 @@ class Violation:
     witness: dict[str, int] | None = None
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
+    fix: str = ""  # a suggested fix
 
     @property
     def kind(self) -> str:
@@ -81,9 +82,12 @@ class CaseResult:
     truncated: bool = False
     shared_with: str = ""  # exploration stopped at a first guard already explored in that case
     path_map: Any = None  # explore.PathMap with --explore
+    export: Any = None  # export_check.ExportResult with --confirm-export
 
     def to_json(self) -> dict[str, Any]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
+        if self.export is not None:
+            extra["export"] = self.export.to_json()
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
@@ -175,6 +179,8 @@ def render_text(report: Report, *, context: int = 0) -> str:
         lines.append(f"  counterexample: {_fmt_point(v.counterexample)}")
         if v.witness:
             lines.append(f"  other side:     {_fmt_point(v.witness)}")
+        if v.fix:
+            lines.append(f"  fix:      {v.fix}")
     sup = [v for v in report.violations if v.suppressed]
     if sup:
         lines.append("")
@@ -189,6 +195,23 @@ def render_text(report: Report, *, context: int = 0) -> str:
         lines.append("path maps (--explore):")
         for pm in maps:
             lines.extend(render_path_map(pm))
+    exported = [c for c in report.cases if c.export is not None]
+    if exported:
+        lines.append("")
+        lines.append("torch.export (--confirm-export):")
+        for c in exported:
+            x = c.export
+            if not x.ran:
+                lines.append(f"  {c.case}: not run ({x.message})")
+                continue
+            state = "succeeded" if x.succeeded else "failed"
+            agree = {True: "agrees", False: "DISAGREES", None: "no verdict to compare"}[x.agrees]
+            lines.append(f"  {c.case}: export {state} at {', '.join(f'{k}={v}' for k, v in (x.example or {}).items())}"
+                         f"; {agree} with shapecheck's {c.verdict.value}")
+            if not x.succeeded:
+                lines.append(f"      {x.message.splitlines()[0][:200]}")
+            if x.explanation:
+                lines.append(f"      why: {x.explanation}")
     trunc = [c.case for c in report.cases if c.truncated]
     if trunc:
         lines.append("")

@@ -25,6 +25,8 @@ class Options:
     # explored further (its verdict is already fail; its report lists that guard only).
     full: bool = False
     explore: bool = False  # build the path map of every case (implies full)
+    confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
+    export_sample: int = 2  # passing cases to confirm
 
 
 @dataclass
@@ -87,6 +89,9 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
             results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
             continue
         check_outputs(run, solver, options, kernel.definition)
+        from .explain import suggest_fixes
+
+        run.violations = suggest_fixes(run, solver)
         pmap = None
         if options.explore:
             from .explore import path_map
@@ -95,6 +100,8 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
         results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
                                   tuple(run.paths), "", run.truncated, run.shared_with, pmap))
         violations.extend(run.violations)
+    if options.confirm_export:
+        results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = apply_suppressions(contract, violations)
     if not any(not r.skipped for r in results):
         verdict = Verdict.INCONCLUSIVE
@@ -104,6 +111,27 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
                   time.perf_counter() - start, C.TORCH_VERSION)
+
+
+def _confirm_exports(contract, kernel, results, violations, solver, options):
+    from . import _compat as C
+    from .contract import bind_case, normalize_op
+    from .export_check import confirm
+
+    op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
+    cases = {c.id: c for c in contract.cases()}
+    passing = 0
+    out = []
+    for r in results:
+        wanted = r.verdict != Verdict.PASS or (not r.skipped and passing < options.export_sample)
+        if wanted and not r.skipped:
+            if r.verdict == Verdict.PASS:
+                passing += 1
+            case = cases.get(r.case) or bind_case(contract, {})
+            mine = [v for v in violations if v.case == r.case]
+            r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
+        out.append(r)
+    return out
 
 
 def verify_op(op: str, *, contract: str | None = None, meta: str | None = None, meta_source: str | None = None,

@@ -171,3 +171,11 @@ def static_rank_and_dtype_branches(query, key, value, attn_mask=None, dropout_p=
     if query.dim() == 3:
         return out.squeeze(0), attn.squeeze(0)
     return out.view(list(query.shape[:-1]) + [ev]), attn.view(list(query.shape[:-1]) + [s])
+
+
+def branch_changes_shape(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                         scale=None, enable_gqa=False):
+    """A branch that really changes output 0: right for L <= 8 only."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    rows = lq if lq <= 8 else 8
+    return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)

@@ -1,0 +1,85 @@
+"""Fix suggestions for violations, by kind, from what exploration found (a verify.CaseRun)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import expr as E
+from .explore import unpin
+from .report import Violation
+from .solver import Outcome, Solver
+
+
+def suggest_fixes(run, solver: Solver) -> list[Violation]:
+    """The run's violations, each with a ``fix`` suggestion."""
+    return [replace(v, fix=_suggest(v, run, solver)) for v in run.violations]
+
+
+def _suggest(v: Violation, run, solver: Solver) -> str:
+    if v.code == "SC003":
+        return ("use the SymInt directly: converting a size to a Python int (int(), a list of ints, .item()) fixes "
+                "it to one value; pass the size itself to the tensor factory, or use torch.sym_max/sym_min/sym_ite "
+                "where a value is computed from it")
+    if v.code == "SC004":
+        return ("this range check belongs to the runtime, not to shape inference: express it as a contract "
+                "precondition ([domain] requires) or remove it from the meta kernel")
+    if v.code == "SC002":
+        return f"return the contract's shape on path {v.path}: {v.expr.split('contract ')[-1]}"
+    if v.code == "SC007":
+        return "the meta kernel must not raise for inputs inside the contract's domain; check its preconditions"
+    if v.code != "SC001":
+        return ""
+    formula = _path_independent_out0(run, solver)
+    if formula is not None:
+        return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
+                "return that path-independent shape without branching")
+    return _narrowest_dims(v, run, solver)
+
+
+def _path_independent_out0(run, solver: Solver) -> str | None:
+    """A single output-0 formula that every finished trace equals on its own region, if one exists."""
+    case = run.case
+    order = list(case.contract.dim_names)
+    outs = []
+    for leaf in run.leaves:
+        out = leaf.trace.outputs[0] if leaf.trace.outputs else None
+        if out is None or out.kind != "tensor":
+            return None
+        outs.append((leaf, unpin(out, leaf.pc, order)))
+    if len(outs) < 2:
+        return None
+    candidates = [o.shape for _, o in outs]
+    candidates += [p.outputs[0] for p in case.paths if p.outputs and isinstance(p.outputs[0], E.TupleE)]
+    for cand in dict.fromkeys(candidates):
+        ok = True
+        for leaf, out in outs:
+            if len(out.shape.items) != len(cand.items):
+                ok = False
+                break
+            eq = E.conj([E.compare("==", a, b) for a, b in zip(out.shape.items, cand.items)])
+            if solver.implies([case.domain, *leaf.pc], eq).outcome != Outcome.PROVED:
+                ok = False
+                break
+        if ok:
+            return E.to_text(cand)
+    return None
+
+
+def _narrowest_dims(v: Violation, run, solver: Solver) -> str:
+    """The widest Dim range on either side of a one-dim guard (what export would need to pass)."""
+    if len(v.dims) != 1:
+        return (f"the branches give different outputs, so the kernel needs to know how {', '.join(v.dims)} relate: "
+                "state the relation as a contract precondition (requires), or make one of the dims static")
+    name = v.dims[0]
+    cond = E.parse(v.expr)
+    d = run.case.contract.dim(name)
+    sides = []
+    for side in (cond, E.negate(cond)):
+        lo = solver.extreme([run.case.domain, side], name, lowest=True)
+        hi = solver.extreme([run.case.domain, side], name, lowest=False)
+        if lo is not None and hi is not None:
+            sides.append(f"Dim('{name}', min={lo}, max={hi})")
+    if not sides:
+        return ""
+    return (f"the branches give different output shapes, so the branch is a genuine need; the kernel passes only "
+            f"with {name} limited to one side: {' or '.join(sides)} (the contract allows [{d.min}, {d.max}])")
