@@ -1,0 +1,364 @@
+"""``shapecheck ref check``: run the metal_ref ports of the MPS attention paths on inputs that satisfy each
+contract path's precondition, and check dispatch, output shapes, values and the documented second output.
+
+Inputs are z3 models of domain /\\ when, aimed at the boundary values the contract's expressions name
+(``c-1, c, c+1`` for every constant a dim is compared with, and 1), then at random points; sizes are kept
+small by minimisation. Where Apple MPS is available the real op runs too and is compared with the port.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import expr as E
+from .contract import BoundCase, BoundPath, Contract
+from .errors import TargetError
+from .solver import Bounds, Outcome, Solver, restrict
+from .trace import Kernel, call_args
+
+REF_RULES = {
+    "SC010": ("dispatch-mismatch", "the runtime's dispatch picks another path than the contract's `when` names"),
+    "SC011": ("runtime-output-shape", "the runtime's output 0 shape differs from the contract's output-0 shape"),
+    "SC012": ("runtime-values", "output 0 differs from the float64 math reference beyond the dtype tolerance"),
+    "SC013": ("runtime-output1-shape", "output 1 differs from the shape the contract documents for the path"),
+    "SC014": ("runtime-rejects", "the runtime raises on an input the path's precondition admits"),
+}
+TOLERANCE = {"float32": (1e-5, 1e-5), "float16": (1e-2, 1e-2), "bfloat16": (1e-2, 2e-2), "float64": (1e-9, 1e-9)}
+SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
+
+
+@dataclass(frozen=True)
+class RefFinding:
+    code: str
+    era: str
+    path: str
+    case: str
+    sizes: dict[str, int]
+    message: str
+    suppressed: str = ""  # the reason, when a contract suppression matches
+
+    @property
+    def kind(self) -> str:
+        return REF_RULES[self.code][0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "kind": self.kind, "era": self.era, "path": self.path, "case": self.case,
+                "sizes": self.sizes, "message": self.message, "suppressed": self.suppressed or None}
+
+
+@dataclass
+class PathRun:
+    era: str
+    path: str
+    points: int = 0
+    findings: list[RefFinding] = field(default_factory=list)
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"era": self.era, "path": self.path, "points": self.points, "failed": len(self.findings),
+                "note": self.note or None}
+
+
+@dataclass
+class RefReport:
+    op: str
+    contract: str
+    verdict: str
+    paths: list[PathRun]
+    seconds: float
+    mps: str
+    unexercised: list[str] = field(default_factory=list)  # suppressions no input matched (sampling)
+
+    @property
+    def findings(self) -> list[RefFinding]:
+        return [f for p in self.paths for f in p.findings if not f.suppressed]
+
+    @property
+    def suppressed(self) -> list[RefFinding]:
+        return [f for p in self.paths for f in p.findings if f.suppressed]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.verdict == "fail" else (3 if self.verdict == "inconclusive" else 0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "contract": self.contract, "verdict": self.verdict, "mps": self.mps,
+                "paths": [p.to_json() for p in self.paths], "findings": [f.to_json() for f in self.findings],
+                "suppressed": [f.to_json() for f in self.suppressed], "unexercised_suppressions": self.unexercised,
+                "seconds": round(self.seconds, 3)}
+
+
+def interesting_values(node: E.Node, dims: dict[str, Any]) -> dict[str, set[int]]:
+    """For each dim, the constants it is compared with in ``node`` and their neighbours, within range."""
+    out: dict[str, set[int]] = {name: {d.min} for name, d in dims.items()}
+
+    def walk(n: E.Node) -> None:
+        if isinstance(n, E.Cmp):
+            for var, const in ((n.left, n.right), (n.right, n.left)):
+                if isinstance(var, E.Var) and var.name in dims and isinstance(const, E.Const) \
+                        and isinstance(const.value, int) and not isinstance(const.value, bool):
+                    d = dims[var.name]
+                    for v in (const.value - 1, const.value, const.value + 1):
+                        if d.min <= v <= d.max and v <= SIDE_CAP:
+                            out[var.name].add(v)
+        for child in E._children(n):
+            walk(child)
+
+    walk(node)
+    return out
+
+
+def points_for_path(contract: Contract, era: str, path_id: str, examples: int, seed: int,
+                    solver: Solver) -> list[tuple[BoundCase, BoundPath, dict[str, int]]]:
+    """Inputs inside domain /\\ when of one path: boundary targets first, then random points."""
+    rng = random.Random(f"{seed}:{era}:{path_id}")
+    reach = []
+    for case in contract.cases():
+        p = next((p for p in case.paths if p.id == path_id and p.era == era), None)
+        if p is not None and solver.satisfiable([case.domain, p.when]).outcome == Outcome.REFUTED:
+            reach.append((case, p))
+    if not reach:
+        return []
+    targets: list[tuple[int, list[E.Node]]] = []
+    for i, (case, p) in enumerate(reach):
+        dims = {d.name: d for d in case.dims}
+        values = interesting_values(E.conj([case.domain, p.when]), dims)
+        for name, vals in sorted(values.items()):
+            for v in sorted(vals):
+                targets.append((i, [E.Cmp("==", E.Var(name), E.Const(v))]))
+    rng.shuffle(targets)
+    # boundaries: every distinct (dim, value) at least once, spread over cases
+    seen_targets: set[str] = set()
+    ordered = []
+    for i, extra in targets:
+        key = E.to_text(extra[0])
+        if key not in seen_targets:
+            seen_targets.add(key)
+            ordered.append((i, extra))
+    ordered += [t for t in targets if t not in ordered]
+    while len(ordered) < examples:
+        i = rng.randrange(len(reach))
+        case, _ = reach[i]
+        d = rng.choice(case.dims)
+        ordered.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64))))]))
+    points = []
+    seen: set[tuple] = set()
+    for i, extra in ordered:
+        if len(points) >= examples:
+            break
+        case, p = reach[i]
+        caps = [E.Cmp("<=", E.Var(d.name), E.Const(SIDE_CAP)) for d in case.dims]
+        model = solver.small_model([case.domain, p.when, *caps, *extra])
+        if model is None:
+            continue
+        sizes = restrict(model, [d.name for d in case.dims])
+        if E.evaluate(case.domain, sizes) is not True or E.evaluate(p.when, sizes) is not True:
+            continue  # never run an input outside the path
+        key = (case.id, tuple(sorted(sizes.items())))
+        if key not in seen:
+            seen.add(key)
+            points.append((case, p, sizes))
+    return points
+
+
+def _tensors(case: BoundCase, sizes: dict[str, int], gen) -> dict[str, Any]:
+    import torch
+
+    from ._compat import DTYPES
+
+    named: dict[str, Any] = {}
+
+    def make(a):
+        shape = [sizes[i.name] if isinstance(i, E.Var) else i.value for i in a.shape.items]
+        if a.dtype == "bool":
+            t = torch.rand(shape, generator=gen) < 0.8
+        elif a.name == "attn_mask" or (a.dtype != "bool" and "mask" in a.name):
+            keep = torch.rand(shape, generator=gen) < 0.8
+            t = torch.zeros(shape).masked_fill(~keep, float("-inf")).to(DTYPES[a.dtype])
+        else:
+            t = torch.randn(shape, generator=gen).to(DTYPES[a.dtype])
+        named[a.name] = t
+        return t
+
+    kernel = Kernel("args", lambda *a, **k: None, frozenset())
+    args, kwargs = call_args(kernel, case, make)
+    for a, value in zip([x for x in case.args if not x.keyword], args):
+        named.setdefault(a.name, value)
+    named.update({k: v for k, v in kwargs.items() if k not in named})
+    return named
+
+
+def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int, mps: bool) -> list[RefFinding]:
+    import torch
+
+    import metal_ref
+
+    gen = torch.Generator().manual_seed(seed)
+    named = _tensors(case, sizes, gen)
+    want_path = p.id.replace("-", "_")
+    has_mpp = want_path == "mpp"
+    era = p.era
+    ref_args = {k: named.get(k) for k in ("query", "key", "value", "attn_mask")}
+    flags = {k: named[k] for k in ("dropout_p", "is_causal", "scale", "enable_gqa") if k in named}
+    found = []
+
+    def finding(code: str, message: str) -> RefFinding:
+        return RefFinding(code, era, p.id, case.id, dict(sizes), message)
+
+    got = metal_ref.select_path(**ref_args, is_causal=bool(flags.get("is_causal", False)), era=era, has_mpp=has_mpp)
+    if got != want_path:
+        found.append(finding("SC010", f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
+    try:
+        out0, out1 = metal_ref.run(**ref_args, **flags, path=want_path, era=era, has_mpp=has_mpp)
+    except (metal_ref.RuntimeCheckError, NotImplementedError) as err:
+        found.append(finding("SC014", f"{type(err).__name__}: {str(err).splitlines()[0][:240]}"))
+        return found
+    want0 = p.outputs[0]
+    if want0 is not None:
+        expected = E.evaluate(want0, sizes)
+        if tuple(out0.shape) != tuple(expected):
+            found.append(finding("SC011", f"output 0 is {tuple(out0.shape)}, the contract says {tuple(expected)}"))
+    if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None:
+        doc1 = E.evaluate(p.runtime_outputs[1][0], sizes)
+        if tuple(out1.shape) != tuple(doc1):
+            found.append(finding("SC013", f"output 1 is {tuple(out1.shape)}, the contract documents {tuple(doc1)} "
+                                          f"({p.runtime_outputs[1][1]})"))
+    oracle = _oracle(want_path, era, ref_args, flags)
+    if oracle is not None and oracle.numel() == out0.numel():
+        dtype = str(out0.dtype).replace("torch.", "")
+        atol, rtol = TOLERANCE.get(dtype, (1e-2, 1e-2))
+        a = out0.reshape(oracle.shape).double()
+        bad = ~(((a - oracle).abs() <= atol + rtol * oracle.abs()) | (a.isnan() & oracle.isnan()))
+        if bool(bad.any()):
+            err = float((a - oracle).abs().nan_to_num(math.inf).max())
+            found.append(finding("SC012", f"{int(bad.sum())} of {bad.numel()} values differ from the float64 "
+                                          f"reference (max abs error {err:.3g}, tolerance {atol:g}+{rtol:g}*|ref|)"))
+    if mps:
+        found.extend(_compare_mps(case, named, out0, finding))
+    return found
+
+
+def _oracle(path: str, era: str, ref_args: dict[str, Any], flags: dict[str, Any]):
+    """The float64 math reference with the path's documented quirks."""
+    import torch
+
+    import metal_ref
+
+    mask = ref_args.get("attn_mask")
+    causal = bool(flags.get("is_causal", False))
+    if path in ("general", "general_chunked") and mask is not None and mask.dtype == torch.bool and not causal:
+        # the MPSGraph path casts the mask to the score dtype and adds it: a bool mask adds 1/0 rather than
+        # masking (facts sheet 3.3; F.sdpa converts bool masks before the op, direct calls do not)
+        mask = mask.double()
+    if path in ("general", "general_chunked") and causal:
+        mask = None  # causal and a mask: the March graph ignores the mask
+    fully = "nan" if path == "vector_1pass" else "zero"
+    return metal_ref.math_reference(ref_args["query"], ref_args["key"], ref_args["value"], mask, causal,
+                                    flags.get("scale"), fully_masked=fully)
+
+
+def _compare_mps(case: BoundCase, named: dict[str, Any], out0, finding) -> list[RefFinding]:
+    import torch
+
+    from . import _compat as C
+    from .contract import normalize_op
+
+    op = C.resolve_op(normalize_op(case.contract.op))
+    kernel = Kernel("mps", lambda *a, **k: None, frozenset())
+    args, kwargs = call_args(kernel, case, lambda a: named[a.name].to("mps"))
+    real0 = op(*args, **kwargs)[0].cpu()
+    out = []
+    if tuple(real0.shape) != tuple(out0.shape):
+        out.append(finding("SC011", f"real MPS output 0 is {tuple(real0.shape)}, metal_ref gives {tuple(out0.shape)}"))
+    elif not torch.allclose(real0.double(), out0.double(), atol=2e-2, rtol=2e-2, equal_nan=True):
+        out.append(finding("SC012", "real MPS output 0 differs from metal_ref beyond 2e-2"))
+    return out
+
+
+def mps_available() -> bool:
+    import torch
+
+    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+
+
+def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0) -> RefReport:
+    """Run every path of ``contract`` (in ``eras``) on the metal_ref ports."""
+    import metal_ref
+
+    if contract.op != "aten::_scaled_dot_product_attention_math_for_mps":
+        raise TargetError(f"{contract.file}: metal_ref implements aten::_scaled_dot_product_attention_math_for_mps "
+                          f"only, not {contract.op}")
+    start = time.perf_counter()
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    mps = mps_available()
+    runs = []
+    for p in contract.paths:
+        if eras and p.era not in eras:
+            continue
+        run = PathRun(p.era, p.id)
+        runs.append(run)
+        if p.era not in metal_ref.ERAS or p.id.replace("-", "_") not in metal_ref.PATHS:
+            run.note = f"metal_ref has no port for {p.id} in era {p.era}"
+            continue
+        points = points_for_path(contract, p.era, p.id, examples, seed, solver)
+        if not points:
+            run.note = "no input satisfies the path's precondition in any case"
+        for k, (case, bp, sizes) in enumerate(points):
+            run.points += 1
+            run.findings.extend(check_point(case, bp, sizes, seed * 1_000_003 + k, mps))
+    unexercised = _suppress(contract, runs)
+    failing = any(not f.suppressed for r in runs for f in r.findings)
+    verdict = "fail" if failing else ("pass" if any(r.points for r in runs) else "inconclusive")
+    note = "real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran"
+    return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
+
+
+def _suppress(contract: Contract, runs: list[PathRun]) -> list[str]:
+    """Mark findings that a contract ``[[suppress]]`` for a ref rule accepts; return the suppressions no
+    finding matched. Inputs are sampled, so an unmatched suppression is reported, not failed."""
+    import datetime
+    from dataclasses import replace
+
+    today = datetime.date.today().isoformat()
+    live = [s for s in contract.suppressions if s.rule in REF_RULES and not (s.expires and s.expires < today)]
+    used: set[int] = set()
+    for r in runs:
+        for i, f in enumerate(r.findings):
+            for s in live:
+                if s.rule == f.code and (not s.path or s.path == f.path) and (not s.case or s.case in f.case):
+                    r.findings[i] = replace(f, suppressed=s.reason)
+                    used.add(s.index)
+                    break
+    ran = {r.path for r in runs if r.points}
+    return [f"suppress[{s.index}] {s.rule} {s.path or ''}".strip() for s in live
+            if s.index not in used and (not s.path or s.path in ran)]
+
+
+def render_text(report: RefReport) -> str:
+    lines = [f"{report.verdict.upper()}: ref check of {report.op} against {report.contract} "
+             f"({sum(p.points for p in report.paths)} inputs, {len(report.findings)} findings, "
+             f"{len(report.suppressed)} suppressed, {report.seconds:.1f}s; {report.mps})"]
+    for p in report.paths:
+        active = [f for f in p.findings if not f.suppressed]
+        state = "ok" if not active else f"{len(active)} finding(s)"
+        if len(active) != len(p.findings):
+            state += f", {len(p.findings) - len(active)} suppressed"
+        lines.append(f"  {p.path}@{p.era}: {p.points} inputs, {state}" + (f" ({p.note})" if p.note else ""))
+    groups: dict[tuple, list[RefFinding]] = {}
+    for f in report.findings + report.suppressed:
+        groups.setdefault((f.code, f.era, f.path, f.message.split(",")[0][:60], f.suppressed), []).append(f)
+    for (code, era, path, _, why), fs in groups.items():
+        f = fs[0]
+        lines.append("")
+        lines.append(f"{code} {f.kind} on {path}@{era}: {f.message}" + (" [suppressed]" if why else ""))
+        lines.append(f"  case:  {f.case}" + (f" (+{len(fs) - 1} more inputs)" if len(fs) > 1 else ""))
+        lines.append(f"  sizes: {', '.join(f'{k}={v}' for k, v in f.sizes.items())}")
+        if why:
+            lines.append(f"  why accepted: {why}")
+    for u in report.unexercised:
+        lines.append(f"note: {u} matched no input in this run (inputs are sampled; try more --examples)")
+    return "\n".join(lines)
