@@ -133,15 +133,15 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                 node = C.to_node(expr, names)
             except C.Unsupported:
                 node = None
-            asserts.append(Assert(node, str(expr), C.kernel_frame(frames, set(kernel.files))))
+            asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files))))
         refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
         replacements = []
         for s, repl in env.replacements().items():
             if s in names:
                 try:
-                    replacements.append((names[s], C.to_node(repl, names), str(repl)))
+                    replacements.append((names[s], C.to_node(repl, names), _renamed(repl, names)))
                 except C.Unsupported:
-                    replacements.append((names[s], None, str(repl)))
+                    replacements.append((names[s], None, _renamed(repl, names)))
         return Trace("finished", outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                      replacements=tuple(replacements), returned_at=returns[-1] if returns else None)
 
@@ -150,6 +150,11 @@ def _const(node: E.Node) -> int:
     if isinstance(node, E.Const) and isinstance(node.value, int):
         return node.value
     raise TargetError(f"a tensor size must be a dim or an integer, found {E.to_text(node)}")
+
+
+def _renamed(expr: Any, names: dict) -> str:
+    """A torch expression as text in the contract's dim names (never ``u3``)."""
+    return C.rename_symbols(expr, names)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -168,7 +173,7 @@ def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
         node = C.to_node(cond, names)
     except C.Unsupported:
         node = None
-    return Trace("guard", guard=node, guard_raw=str(cond), is_specialization=not is_bool, loc=loc,
+    return Trace("guard", guard=node, guard_raw=_renamed(cond, names), is_specialization=not is_bool, loc=loc,
                  frames=tuple(frames))
 
 

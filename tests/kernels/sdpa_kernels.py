@@ -179,3 +179,12 @@ def branch_changes_shape(query, key, value, attn_mask=None, dropout_p=0.0, is_ca
     q_, unsq, b, h, lq, s, ev = _shapes(query, value)
     rows = lq if lq <= 8 else 8
     return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def guard_on_true_division(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None,
+                           *, scale=None, enable_gqa=False):
+    """A guard on a float expression: outside what shapecheck translates, so the verdict is inconclusive."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    if lq / 3 > 2.5:
+        pass
+    return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)

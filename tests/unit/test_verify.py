@@ -138,3 +138,27 @@ def test_old_signature_skips_cases_it_cannot_express():
 def test_exploration_bound_is_reported():
     r = run("regressed", cases=(CASE4,), max_traces=3)
     assert r.cases[0].truncated and r.cases[0].traces == 3
+
+
+def test_untranslatable_guard_is_inconclusive_not_pass():
+    r = run("guard_on_true_division", cases=(CASE4,))
+    assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
+    v = r.violations[0]
+    assert v.code == "SC005" and "L" in v.expr and "u" not in v.expr.replace("IntTrueDiv", "")
+
+
+def test_solver_unknown_is_inconclusive(monkeypatch):
+    from shapecheck import solver as S
+
+    real = S.Solver.satisfiable
+
+    def unknown_for_outputs(self, conds):
+        conds = list(conds)
+        if any("Ev" in S.E.to_text(c) and "==" in S.E.to_text(c) for c in conds):
+            return S.Result(S.Outcome.UNKNOWN, reason="timeout")
+        return real(self, conds)
+
+    monkeypatch.setattr(S.Solver, "satisfiable", unknown_for_outputs)
+    r = verify_op(SDPA_MPS, meta=f"{K}:out_uses_query_head_dim", options=Options(cases=(CASE4,)))
+    assert r.verdict == Verdict.INCONCLUSIVE, [(v.code, v.expr) for v in r.violations]
+    assert {v.code for v in r.violations} == {"SC005"}
