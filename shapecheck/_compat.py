@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import logging
 import os
 import traceback
 import warnings
@@ -83,6 +84,11 @@ class TraceEnv:
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13).
         self._stack.enter_context(dynamo_config.patch(fake_tensor_cache_enabled=False))
+        # torch logs each data-dependent guard as an error with a traceback; here they are the expected
+        # signal, reported by shapecheck itself
+        previous = logging.root.manager.disable
+        logging.disable(logging.ERROR)
+        self._stack.callback(logging.disable, previous)
         self._stack.enter_context(self.mode)
         self._stack.enter_context(enable_python_dispatcher())
         return self
@@ -227,6 +233,12 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     if expr is int_oo or expr is -int_oo or isinstance(expr, sympy.Rational):
         raise Unsupported(f"the number {expr}")
     name = type(expr).__name__
+    if name in ("CeilToInt", "FloorToInt") and len(expr.args) == 1 and type(expr.args[0]).__name__ == "IntTrueDiv":
+        # math.ceil(a / b) and math.floor(a / b) on integers, exactly: ceil(a/b) = -((-a) // b)
+        a, b = (to_node(x, names) for x in expr.args[0].args)
+        if name == "FloorToInt":
+            return E.arith("//", a, b)
+        return E.Neg(E.arith("//", E.Neg(a), b))
     args = [to_node(a, names) for a in expr.args] if name not in ("Pow",) else None
     if isinstance(expr, sympy.Add):
         out = args[0]
@@ -262,8 +274,9 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return E.arith("%", args[0], args[1])
     if name in ("Min", "Max"):
         return E.Call(name.lower(), tuple(args))
-    if name == "Identity":
-        return args[0]
+    if name in ("Identity", "TruncToInt", "CeilToInt", "FloorToInt", "RoundToInt") and len(args) == 1 \
+            and not isinstance(expr.args[0], (sympy.Float,)) and expr.args[0].is_integer:
+        return args[0]  # the identity on an integer argument
     rel = {"Equality": "==", "Unequality": "!=", "StrictLessThan": "<", "LessThan": "<=",
            "StrictGreaterThan": ">", "GreaterThan": ">="}.get(name)
     if rel is not None:

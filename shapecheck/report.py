@@ -68,7 +68,7 @@ class Violation:
 @dataclass(frozen=True)
 class PathCheck:
     path: str
-    status: str  # proved | refuted | unreachable | unknown
+    status: str  # proved | refuted | unreachable | unknown | partial | unchecked
 
 
 @dataclass(frozen=True)

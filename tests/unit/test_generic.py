@@ -1,0 +1,80 @@
+"""The engine on contracts other than SDPA: a toy op with a padded output, ceil division, scalar outputs."""
+
+from shapecheck.contract import load_contract
+from shapecheck.report import Verdict
+from shapecheck.target import function_kernel
+from shapecheck.verify import Options, verify_contract
+
+CONTRACT = """schema = 1
+op = "mylib::pad_rows"
+[dims]
+N = { min = 1, max = 100000 }
+D = { min = 1, max = 4096 }
+[choices]
+block = [16, 32]
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, D)"
+[[args]]
+name = "block"
+kind = "int"
+value = "block"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["((N + block - 1) // block * block, D)", "N"]
+"""
+
+KERNELS = """import math
+import torch
+
+def with_ceil(x, block):
+    rows = math.ceil(x.size(0) / block) * block
+    return x.new_empty((rows, x.size(1))), x.size(0)
+
+def with_floor_div(x, block):
+    return x.new_empty(((x.size(0) + block - 1) // block * block, x.size(1))), x.size(0)
+
+def forgets_padding(x, block):
+    return x.new_empty(x.shape), x.size(0)
+
+def wrong_scalar(x, block):
+    return x.new_empty(((x.size(0) + block - 1) // block * block, x.size(1))), x.size(1)
+
+def branches_on_block_multiple(x, block):
+    if x.size(0) % block == 0:
+        return x.new_empty(x.shape), x.size(0)
+    return x.new_empty(((x.size(0) // block + 1) * block, x.size(1))), x.size(0)
+"""
+
+
+def _verify(tmp_path, fn):
+    c = tmp_path / "pad.toml"
+    c.write_text(CONTRACT)
+    k = tmp_path / "kernels.py"
+    k.write_text(KERNELS)
+    return verify_contract(load_contract(c), function_kernel(f"{k}:{fn}"), Options())
+
+
+def test_ceil_division_is_translated_exactly(tmp_path):
+    assert _verify(tmp_path, "with_ceil").verdict == Verdict.PASS
+    assert _verify(tmp_path, "with_floor_div").verdict == Verdict.PASS
+
+
+def test_missing_padding_and_wrong_scalar_output(tmp_path):
+    r = _verify(tmp_path, "forgets_padding")
+    assert r.verdict == Verdict.FAIL and {v.code for v in r.violations} == {"SC002"}
+    assert any(v.counterexample["N"] % 16 for v in r.violations)
+    r = _verify(tmp_path, "wrong_scalar")
+    assert r.verdict == Verdict.FAIL and any("output 1" in v.expr for v in r.violations)
+
+
+def test_guard_on_a_dim_modulo_a_choice(tmp_path):
+    r = _verify(tmp_path, "branches_on_block_multiple")
+    assert r.verdict == Verdict.FAIL
+    v = next(v for v in r.violations if v.code == "SC001")
+    assert v.dims == ("N",) and v.counterexample["N"] % 16 != 0
+    # both branches give the padded shape, so the fix is to drop the branch
+    assert "path-independent" in v.fix
