@@ -438,19 +438,3 @@ def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
         else:
             op.py_kernels.pop(DispatchKey.Meta, None)
         op._dispatch_cache.clear()
-
-
-@contextlib.contextmanager
-def quiet_meta_failure_logs() -> Iterator[None]:
-    """Mute torch's "failed while attempting to run meta" log. FakeTensorMode logs every exception a meta
-    kernel raises, traceback included (torch/_subclasses/fake_tensor.py ``_dispatch_impl``, torch 2.13);
-    under unbacked sizes every guard is such an exception, which shapecheck reports itself."""
-    import logging
-
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    old = logger.disabled
-    logger.disabled = True
-    try:
-        yield
-    finally:
-        logger.disabled = old

@@ -88,6 +88,20 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc)
 
 
+def is_registered_in(path_text: str, op_name: str) -> bool:
+    """Whether the ``_meta_registrations.py``-style file registers a meta kernel for ``op_name`` (the gate's
+    ``--meta-source``: ops the file does not register are checked against the installed torch)."""
+    path = Path(path_text)
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except OSError as err:
+        raise TargetError(f"--meta-source {path_text}: cannot read ({err.strerror})") from None
+    except SyntaxError as err:
+        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    packet = op_name.partition("::")[2].split(".")[0]
+    return any(isinstance(node, ast.FunctionDef) and _registers(node, packet) for node in tree.body)
+
+
 def _definition(fn: Any) -> C.SourceLoc | None:
     if fn is None:
         return None

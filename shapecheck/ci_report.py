@@ -1,0 +1,312 @@
+"""A gate run (``GateResult``) rendered for CI: text, GitHub annotations, JSON, SARIF 2.1.0 and JUnit XML.
+
+Every finding carries its rule id in every format. Paths are shown relative to the working directory when
+the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolute.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ._compat import SourceLoc
+from .gate import ContractRun, GateResult
+from .report import FAILING, RULES, Violation, group
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FAIL_RULES = FAILING | {"SC008"}
+
+
+def level(code: str) -> str:
+    """SARIF level: findings that fail the gate are errors, inconclusive is a warning, the rest notes."""
+    if code in FAIL_RULES:
+        return "error"
+    return "warning" if code == "SC005" else "note"
+
+
+def relpath(file: str, cwd: Path) -> str:
+    p = Path(file)
+    try:
+        return str(p.resolve().relative_to(cwd.resolve()))
+    except (ValueError, OSError):
+        return file
+
+
+def where(v: Violation, run: ContractRun) -> SourceLoc:
+    """The finding's kernel line; without one (e.g. a refined range), the contract's path entry or top."""
+    if v.location is not None and v.location.line > 0:
+        return v.location
+    line = 1
+    if v.path:
+        pid = v.path.split("@")[0]
+        try:
+            src = Path(run.contract.file).read_text(encoding="utf-8").splitlines()
+            line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
+        except OSError:
+            pass
+    return SourceLoc(run.contract.file, line, "", "")
+
+
+def _counts(result: GateResult) -> dict[str, int]:
+    runs = result.runs
+    active = [v for r in runs for v in r.report.violations if not v.suppressed]
+    return {"contracts": len(runs), "passed": sum(r.verdict.value == "pass" for r in runs),
+            "failed": sum(r.verdict.value == "fail" for r in runs),
+            "inconclusive": sum(r.verdict.value == "inconclusive" for r in runs),
+            "cases": sum(len(r.report.cases) for r in runs), "violations": len(active),
+            "suppressed": sum(1 for r in runs for v in r.report.violations if v.suppressed),
+            "stale_suppressions": sum(len(r.stale) for r in runs),
+            "expired_suppressions": sum(len(r.expired) for r in runs)}
+
+
+def summary_line(result: GateResult) -> str:
+    c = _counts(result)
+    k, n = result.shard
+    shard = f"shard {k}/{n}: {c['contracts']} of {result.total_contracts} contracts" if n > 1 else \
+        f"{c['contracts']} contracts"
+    return (f"gate: {result.verdict.value.upper()} ({shard}: {c['passed']} passed, {c['failed']} failed, "
+            f"{c['inconclusive']} inconclusive; {c['cases']} cases; {c['violations']} violations, "
+            f"{c['suppressed']} suppressed, {c['stale_suppressions']} stale suppressions; "
+            f"torch {result.torch_version}; {result.seconds:.2f}s)")
+
+
+def _notes(run: ContractRun, cwd: Path) -> list[str]:
+    out = []
+    if run.kernel_note:
+        out.append(f"note: {run.kernel_note}")
+    for e in run.expired:
+        out.append(f"note: {relpath(e.location.file, cwd)}:{e.location.line}: the suppression of {e.rule} "
+                   f"expired on {e.expires}: it no longer suppresses; {e.matched} violation(s) count again")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# text and GitHub
+
+
+def render_text(result: GateResult, cwd: Path) -> str:
+    """One verdict line per contract with its findings as ``file:line: SCxxx kind: message``, then a summary."""
+    lines = []
+    for run in result.runs:
+        r = run.report
+        active = [v for v in r.violations if not v.suppressed]
+        sup = [v for v in r.violations if v.suppressed]
+        checked = sum(1 for c in r.cases if not c.skipped)
+        lines.append(f"{run.verdict.value.upper():<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
+                     f"{len(r.cases) - checked} skipped, {len(active)} violations, {len(sup)} suppressed, "
+                     f"{r.seconds:.2f}s; kernel: {r.kernel})")
+        for v, cases in group(active) + [(v, [""]) for v in run.stale]:
+            loc = where(v, run)
+            more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+            case = f" [case {cases[0]}{more}]" if cases[0] else ""
+            cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
+            lines.append(f"  {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.message}{case}"
+                         + (f"; counterexample: {cex}" if cex else ""))
+        for v, cases in group(sup):
+            loc = where(v, run)
+            lines.append(f"  suppressed: {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.expr} "
+                         f"[{len(cases)} case(s)]: {v.suppressed}")
+        lines.extend(f"  {t}" for t in _notes(run, cwd))
+    if result.shard[1] > 1 and not result.runs:
+        lines.append(f"note: shard {result.shard[0]}/{result.shard[1]} holds none of the "
+                     f"{result.total_contracts} contracts")
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _gh(kind: str, loc: SourceLoc | None, title: str, message: str, cwd: Path) -> str:
+    props = []
+    if loc is not None:
+        props += [f"file={_gh_escape(relpath(loc.file, cwd), True)}", f"line={loc.line}"]
+    props.append(f"title={_gh_escape(title, True)}")
+    return f"::{kind} {','.join(props)}::{_gh_escape(message)}"
+
+
+def render_github(result: GateResult, cwd: Path) -> str:
+    """GitHub Actions workflow commands: ``::error`` per failing finding, ``::warning`` for inconclusive
+    ones and expired suppressions, ``::notice`` for suppressed ones; then the verdict lines."""
+    lines = []
+    for run in result.runs:
+        r = run.report
+        for v, cases in group([v for v in r.violations if not v.suppressed]) + [(v, [""]) for v in run.stale]:
+            kind = {"error": "error", "warning": "warning"}.get(level(v.code), "notice")
+            more = f" (+{len(cases) - 1} more cases)" if len(cases) > 1 else ""
+            case = f" [{r.op} case {cases[0]}{more}]" if cases[0] else f" [{r.op}]"
+            cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
+            lines.append(_gh(kind, where(v, run), f"{v.code} {v.kind}",
+                             f"{v.message}{case}" + (f"; counterexample: {cex}" if cex else ""), cwd))
+        for v, cases in group([v for v in r.violations if v.suppressed]):
+            lines.append(_gh("notice", where(v, run), f"{v.code} {v.kind} (suppressed)",
+                             f"{v.expr} [{r.op}, {len(cases)} case(s)]: suppressed: {v.suppressed}", cwd))
+        for e in run.expired:
+            lines.append(_gh("warning", e.location, f"{e.rule} expired suppression",
+                             f"expired on {e.expires}: {e.matched} violation(s) count again ({e.reason})", cwd))
+        if run.kernel_note:
+            lines.append(_gh("notice", None, "shapecheck kernel", run.kernel_note, cwd))
+    lines.extend(f"{run.verdict.value.upper()}: {run.report.op} ({relpath(run.report.contract, cwd)})"
+                 for run in result.runs)
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# JSON
+
+
+def to_json(result: GateResult) -> dict[str, Any]:
+    """``reports`` holds one ``verify --format json`` document per contract, plus the gate's own fields
+    (``kernel_note``, ``stale_suppressions``, ``expired_suppressions``)."""
+    k, n = result.shard
+    return {"tool": "shapecheck gate", "verdict": result.verdict.value, "exit_code": result.exit_code,
+            "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
+            "total_contracts": result.total_contracts, "summary": _counts(result),
+            "reports": [run.report.to_json() for run in result.runs], "seconds": round(result.seconds, 3)}
+
+
+def render_json(result: GateResult) -> str:
+    return json.dumps(to_json(result), indent=2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SARIF 2.1.0
+
+
+def _artifact(file: str, cwd: Path) -> dict[str, Any]:
+    rel = relpath(file, cwd)
+    if Path(rel).is_absolute():
+        return {"uri": Path(rel).as_uri()}
+    return {"uri": Path(rel).as_posix(), "uriBaseId": "SRCROOT"}
+
+
+def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": max(loc.line, 1)}
+    if loc.text:
+        region["snippet"] = {"text": loc.text}
+    return {"physicalLocation": {"artifactLocation": _artifact(loc.file, cwd), "region": region}}
+
+
+def to_sarif(result: GateResult, cwd: Path) -> dict[str, Any]:
+    """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
+    from . import __version__
+
+    ids = sorted(RULES)
+    rules = [{"id": code, "name": RULES[code][0], "shortDescription": {"text": RULES[code][0]},
+              "fullDescription": {"text": RULES[code][1]},
+              "defaultConfiguration": {"level": level(code)}} for code in ids]
+    results = []
+    notes = []
+    for run in result.runs:
+        r = run.report
+        for v, cases in group(r.violations) + [(v, [""]) for v in run.stale]:
+            res: dict[str, Any] = {
+                "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": level(v.code),
+                "message": {"text": f"{v.code} {v.kind}: {v.message}"},
+                "locations": [_sarif_location(where(v, run), cwd)],
+                "properties": {"op": r.op, "contract": relpath(r.contract, cwd), "case": cases[0] or None,
+                               "cases": [c for c in cases if c], "path": v.path, "expr": v.expr,
+                               "dims": list(v.dims), "counterexample": v.counterexample}}
+            if v.suppressed:
+                res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": v.suppressed,
+                                        "location": _sarif_location(run.suppressed_at(v), cwd)}]
+            results.append(res)
+        for t in _notes(run, cwd):
+            notes.append({"level": "warning" if "expired" in t else "note", "message": {"text": t}})
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "shapecheck", "version": __version__,
+                            "rules": rules}},
+        "originalUriBaseIds": {"SRCROOT": {"uri": cwd.resolve().as_uri() + "/"}},
+        "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code,
+                         "toolExecutionNotifications": notes}],
+        "results": results,
+        "properties": {"verdict": result.verdict.value, "shard": f"{result.shard[0]}/{result.shard[1]}",
+                       "torch": result.torch_version}}]}
+
+
+def render_sarif(result: GateResult, cwd: Path) -> str:
+    return json.dumps(to_sarif(result, cwd), indent=2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# JUnit XML
+
+
+def _finding_text(v: Violation, run: ContractRun, cwd: Path) -> str:
+    loc = where(v, run)
+    cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items()) or "-"
+    path = f"\n  path: {v.path}" if v.path else ""
+    return (f"{v.code} {v.kind}: {v.message}{path}\n  expr: {v.expr}\n  at: {relpath(loc.file, cwd)}:{loc.line}"
+            f"\n  counterexample: {cex}")
+
+
+def to_junit(result: GateResult, cwd: Path) -> ET.Element:
+    """``<testsuite>`` per contract, ``<testcase classname=OP name=CASE>`` per case: ``<failure>`` lists the
+    failing findings, ``<error>`` the inconclusive ones, ``<skipped>`` a case the kernel cannot take.
+    A stale suppression is a failing testcase named after its ``[[suppress]]`` table."""
+    root = ET.Element("testsuites", name="shapecheck gate")
+    totals = dict(tests=0, failures=0, errors=0, skipped=0)
+    for run in result.runs:
+        r = run.report
+        suite = ET.SubElement(root, "testsuite", name=r.op, file=relpath(r.contract, cwd),
+                              time=f"{r.seconds:.3f}")
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("contract", relpath(r.contract, cwd)), ("kernel", r.kernel),
+                            ("torch", r.torch_version)):
+            ET.SubElement(props, "property", name=name, value=value)
+        counts = dict(tests=0, failures=0, errors=0, skipped=0)
+        by_case: dict[str, list[Violation]] = {}
+        for v in r.violations:
+            by_case.setdefault(v.case, []).append(v)
+        for c in r.cases:
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name=c.case, file=relpath(r.contract, cwd))
+            counts["tests"] += 1
+            found = by_case.get(c.case, [])
+            failing = [v for v in found if not v.suppressed and v.code in FAIL_RULES]
+            unknown = [v for v in found if not v.suppressed and v.code == "SC005"]
+            if c.skipped:
+                ET.SubElement(tc, "skipped", message=c.skipped)
+                counts["skipped"] += 1
+            elif failing:
+                codes = sorted({v.code for v in failing})
+                el = ET.SubElement(tc, "failure", type=",".join(codes),
+                                   message="; ".join(f"{v.code} {v.expr}" for v in failing))
+                el.text = "\n\n".join(_finding_text(v, run, cwd) for v in failing)
+                counts["failures"] += 1
+            elif unknown:
+                el = ET.SubElement(tc, "error", type="SC005", message="; ".join(f"SC005 {v.expr}" for v in unknown))
+                el.text = "\n\n".join(_finding_text(v, run, cwd) for v in unknown)
+                counts["errors"] += 1
+            sup = [v for v in found if v.suppressed]
+            if sup:
+                ET.SubElement(tc, "system-out").text = "\n".join(
+                    f"suppressed: {v.code} {v.kind}: {v.expr} ({v.suppressed})" for v in sup)
+        for v in run.stale:
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
+                               file=relpath(r.contract, cwd), line=str(v.location.line))
+            el = ET.SubElement(tc, "failure", type="SC008", message=f"SC008 {v.expr}")
+            el.text = _finding_text(v, run, cwd)
+            counts["tests"] += 1
+            counts["failures"] += 1
+        notes = _notes(run, cwd)
+        if notes:
+            ET.SubElement(suite, "system-out").text = "\n".join(notes)
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{result.seconds:.3f}")
+    return root
+
+
+def render_junit(result: GateResult, cwd: Path) -> str:
+    root = to_junit(result, cwd)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,272 @@
+"""The CI gate: a set of contract files (plus a kernel source) -> one ``GateResult`` holding a verify
+``Report`` per contract of this shard, with stale and expired suppressions judged."""
+
+from __future__ import annotations
+
+import datetime
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import tomllib
+
+from ._compat import SourceLoc
+from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
+from .errors import TargetError, UserError
+from .report import RULES, Report, Verdict, Violation
+
+_SUPPRESS_HEADER = re.compile(r"^\s*\[\[\s*suppress\s*\]\]")
+GATE_RULES = frozenset(RULES) - {"SC008"}  # the rules a gate run reports, so the suppressions it judges
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    meta_source: str | None = None  # a _meta_registrations.py-style file; None: the installed torch
+    shard: tuple[int, int] = (1, 1)  # (K, N), 1-based
+    explore: bool = False  # verify's --explore: every case in full, with its path map
+    max_traces: int = 64
+    timeout_ms: int = 10_000
+
+
+@dataclass(frozen=True)
+class ExpiredSuppression:
+    """A ``[[suppress]]`` table past its ``expires`` date: it no longer suppresses anything."""
+
+    rule: str
+    reason: str
+    expires: str
+    location: SourceLoc  # the contract file, at the table's header
+    matched: int  # violations of this run it would have suppressed (they count again)
+
+
+@dataclass
+class ContractRun:
+    contract: Contract
+    report: Report
+    kernel_note: str = ""  # why the kernel is not the one asked for (--meta-source without this op)
+    stale: list[Violation] = field(default_factory=list)  # SC008, located at the [[suppress]] table
+    expired: list[ExpiredSuppression] = field(default_factory=list)
+    suppress_locs: list[SourceLoc] = field(default_factory=list)  # per [[suppress]] table, by index
+
+    def suppressed_at(self, v: Violation) -> SourceLoc:
+        """The ``[[suppress]]`` table that suppressed ``v`` (the first in force that matches, as in verify)."""
+        from .verify import suppression_matches
+
+        today = datetime.date.today().isoformat()
+        for s in self.contract.suppressions:
+            if not (s.expires and s.expires < today) and suppression_matches(s, v) and s.index < len(self.suppress_locs):
+                return self.suppress_locs[s.index]
+        return SourceLoc(self.contract.file, 1)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.FAIL if self.stale else self.report.verdict
+
+
+@dataclass
+class GateResult:
+    runs: list[ContractRun]
+    total_contracts: int  # in the whole set, all shards
+    shard: tuple[int, int]
+    seconds: float
+    torch_version: str
+    meta_source: str | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        verdicts = {r.verdict for r in self.runs}
+        if Verdict.FAIL in verdicts:
+            return Verdict.FAIL
+        if Verdict.INCONCLUSIVE in verdicts:
+            return Verdict.INCONCLUSIVE
+        return Verdict.PASS
+
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Which contracts
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The ``pyproject.toml`` in ``start`` or its nearest parent."""
+    for d in (start, *start.parents):
+        cand = d / "pyproject.toml"
+        if cand.is_file():
+            return cand
+    return None
+
+
+def configured_contract_paths(pyproject: Path) -> list[Path]:
+    """``[tool.shapecheck] contracts = [...]``, relative to the pyproject file."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise UserError(f"{pyproject}: cannot read it as TOML ({err})") from None
+    table = data.get("tool", {}).get("shapecheck", {})
+    entries = table.get("contracts", []) if isinstance(table, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
+    return [pyproject.parent / e for e in entries]
+
+
+def contract_files(paths: list[str], cwd: Path) -> list[Path]:
+    """The contract files of a gate run, deduplicated and sorted: ``paths`` when given, else the shipped
+    ``contracts/`` plus those configured in the nearest ``pyproject.toml``."""
+    if paths:
+        roots = [cwd / p for p in paths]
+    else:
+        roots = [shipped_contracts_dir()]
+        pyproject = find_pyproject(cwd)
+        if pyproject is not None:
+            roots += configured_contract_paths(pyproject)
+    for r in roots:
+        if not r.exists():
+            raise UserError(f"{display(r, cwd)}: no such contract file or directory")
+    files: dict[Path, Path] = {}
+    for r in roots:
+        found = discover([r])
+        if r.is_dir() and not found:
+            raise UserError(f"{display(r, cwd)}: no contract (*.toml) under this directory")
+        for f in found:
+            files.setdefault(f.resolve(), f)
+    return sorted((Path(display(f, cwd)) for f in files.values()), key=str)
+
+
+def display(path: Path, cwd: Path) -> str:
+    """``path`` relative to ``cwd`` when it lies under it, else absolute."""
+    p = path if path.is_absolute() else cwd / path
+    try:
+        return str(p.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        return str(p.resolve())
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Sharding
+
+
+def assign_shards(weights: list[tuple[str, int]], n: int) -> dict[str, int]:
+    """Each key -> a shard in 1..n: heaviest first onto the least loaded shard (ties: the lowest index).
+
+    The unit is a whole contract, so the per-contract state (a case whose first guard repeats an earlier
+    case's, and suppressions, which belong to a contract) is the same as in a full run: the union of the
+    shards' results equals one full run's.
+    """
+    load = [0] * n
+    out: dict[str, int] = {}
+    for key, w in sorted(weights, key=lambda kw: (-kw[1], kw[0])):
+        i = min(range(n), key=lambda j: (load[j], j))
+        load[i] += max(w, 1)
+        out[key] = i + 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The run
+
+
+def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Path | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> GateResult:
+    """Verify every contract of the shard. Bad input anywhere in the set (a malformed contract, a missing
+    file, an unknown op) raises a ``UserError`` before anything is verified."""
+    start = time.perf_counter()
+    cwd = Path.cwd() if cwd is None else cwd
+    k, n = options.shard
+    if not 1 <= k <= n:
+        raise UserError(f"--shard {k}/{n}: expected K/N with 1 <= K <= N")
+    files = contract_files(paths, cwd)
+    # reports name each file as the user sees it (relative to cwd when under it)
+    contracts = [replace(load_contract(cwd / f), file=str(f)) for f in files]
+    weights = {c.file: sum(1 for _ in c.cases()) for c in contracts}
+    shard_of = assign_shards(list(weights.items()), n)
+    kernels = [resolve_kernel(c, options.meta_source) for c in contracts]
+
+    from . import _compat as C
+    from .verify import Options, verify_contract
+
+    opts = Options(max_traces=options.max_traces, timeout_ms=options.timeout_ms, full=options.explore,
+                   explore=options.explore)
+    mine = [(c, kn) for c, kn in zip(contracts, kernels) if shard_of[c.file] == k]
+    total = sum(weights[c.file] for c, _ in mine)
+    done = 0
+    runs: list[ContractRun] = []
+    for c, (kernel, note) in mine:
+        def on_case(case_id: str, op: str = c.op) -> None:
+            nonlocal done
+            done += 1
+            if progress is not None:
+                progress(done, total, f"{op} {case_id}")
+
+        report = verify_contract(c, kernel, opts, on_case)
+        run = ContractRun(c, report, note)
+        judge_suppressions(run)
+        report.extra["kernel_note"] = note or None
+        report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]
+        report.extra["expired_suppressions"] = [
+            {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
+             "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
+        runs.append(run)
+    return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, C.TORCH_VERSION,
+                      options.meta_source)
+
+
+def resolve_kernel(contract: Contract, meta_source: str | None):
+    """(kernel, note): the file's registration for the contract's op, else the installed torch's kernel."""
+    from .target import installed_kernel, is_registered_in, source_kernel
+
+    op = normalize_op(contract.op)
+    registered = meta_source is not None and is_registered_in(meta_source, op)
+    try:
+        if registered:
+            return source_kernel(meta_source, op), ""
+        note = "" if meta_source is None else f"{meta_source} registers no meta kernel for {op}: checked the installed torch's"
+        return installed_kernel(op), note
+    except TargetError as err:
+        raise TargetError(f"{contract.file}: {err}") from None
+
+
+def judge_suppressions(run: ContractRun) -> None:
+    """A suppression in force that matches no violation of the run is stale (SC008, fails the gate); one
+    past its date suppresses nothing and is reported with the violations it would have covered.
+
+    Only suppressions of the rules verify reports are judged: one of a rule another command reports (the
+    runtime checks SC010-SC014 of ``shapecheck ref``) cannot be matched by a gate run.
+    """
+    from .verify import suppression_matches
+
+    contract = run.contract
+    if not contract.suppressions:
+        return
+    today = datetime.date.today().isoformat()
+    lines = suppress_lines(contract.file)
+    for s in contract.suppressions:
+        loc = SourceLoc(contract.file, lines[s.index] if s.index < len(lines) else 1, f"suppress[{s.index}]",
+                        "[[suppress]]")
+        run.suppress_locs.append(loc)
+        if s.rule not in GATE_RULES:
+            continue
+        matched = sum(1 for v in run.report.violations if suppression_matches(s, v))
+        if s.expires and s.expires < today:
+            run.expired.append(ExpiredSuppression(s.rule, s.reason, s.expires, loc, matched))
+        elif matched == 0:
+            what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
+            dims = f" on {', '.join(s.dims)}" if s.dims else ""
+            run.stale.append(Violation(
+                "SC008", "", None, f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
+                s.dims, loc, {},
+                f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
+                f"accepted is gone; delete the [[suppress]] table"))
+
+
+def suppress_lines(file: str) -> list[int]:
+    """The 1-based line of each ``[[suppress]]`` header, in order."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    return [i for i, line in enumerate(text.splitlines(), 1) if _SUPPRESS_HEADER.match(line)]

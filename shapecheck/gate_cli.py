@@ -1,0 +1,110 @@
+"""``shapecheck gate``: the CI command. Only click is imported here at module level; the gate and torch load
+inside the callback."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import TextIO
+
+import click
+
+GATE_HELP = """Exit codes: 0 every contract passes, 1 a violation or a stale suppression, 3 inconclusive and
+nothing failed (never a pass), 2 bad input (a malformed contract anywhere in the set, a missing file, an
+unknown op, a kernel file that does not parse, usage), 4 internal error (a bug in shapecheck)."""
+
+
+class ShardType(click.ParamType):
+    name = "K/N"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        k, sep, n = str(value).partition("/")
+        if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+            self.fail(f"{value!r}: expected K/N with 1 <= K <= N, e.g. 2/4", param, ctx)
+        return int(k), int(n)
+
+
+class Progress:
+    """A single updating ``gate: 12/40 cases`` line on a terminal's stderr, shown once a run has taken more
+    than ``delay`` seconds. Silent when the stream is not a TTY or the ``CI`` variable is set."""
+
+    def __init__(self, stream: TextIO, *, enabled: bool | None = None, delay: float = 1.0,
+                 clock=time.monotonic):
+        if enabled is None:
+            enabled = stream.isatty() and not os.environ.get("CI")
+        self.stream, self.enabled, self.delay, self.clock = stream, enabled, delay, clock
+        self.start = clock()
+        self.last = float("-inf")
+        self.shown = False
+
+    def __call__(self, done: int, total: int, label: str) -> None:
+        if not self.enabled:
+            return
+        now = self.clock()
+        if now - self.start < self.delay or now - self.last < 0.1:
+            return
+        self.last = now
+        self.stream.write(f"\rgate: {done}/{total} cases  {label[:70]}\x1b[K")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+@click.command("gate", epilog=GATE_HELP)
+@click.argument("contract_paths", nargs=-1, type=click.Path(exists=False))
+@click.option("--meta-source", "meta_source", metavar="FILE.py",
+              help="Check the kernels this _meta_registrations.py-style file registers instead of the installed "
+                   "torch's; ops it does not register are checked against the installed torch (said so).")
+@click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE", help="Write a JUnit XML report.")
+@click.option("--sarif", type=click.Path(dir_okay=False), metavar="FILE", help="Write a SARIF 2.1.0 report.")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the JSON report (verify's JSON per contract).")
+@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True,
+              help="stdout: text, or GitHub Actions annotations.")
+@click.option("--shard", type=ShardType(), default="1/1", show_default=True,
+              help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
+@click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
+@click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
+              help="Traces per case when exploring the kernel's guards.")
+@click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
+              help="z3 timeout per query; a timeout makes the verdict inconclusive.")
+def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms):
+    """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
+    contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
+    from pathlib import Path
+
+    from .errors import UserError
+
+    cwd = Path.cwd()
+    for option, target in (("--junit", junit), ("--sarif", sarif), ("--json", json_file)):
+        if target and not (cwd / target).parent.is_dir():
+            raise UserError(f"{option} {target}: the directory {(cwd / target).parent} does not exist")
+
+    from . import ci_report
+    from .gate import GateOptions, run_gate
+
+    opts = GateOptions(meta_source=meta_source, shard=shard, explore=explore, max_traces=max_traces,
+                       timeout_ms=timeout_ms)
+    progress = Progress(sys.stderr)
+    try:
+        result = run_gate(list(contract_paths), opts, cwd=cwd, progress=progress)
+    finally:
+        progress.close()
+    for option, target, render in (("--junit", junit, ci_report.render_junit),
+                                   ("--sarif", sarif, ci_report.render_sarif),
+                                   ("--json", json_file, lambda r, _cwd: ci_report.render_json(r))):
+        if target:
+            try:
+                (cwd / target).write_text(render(result, cwd), encoding="utf-8")
+            except OSError as err:
+                raise UserError(f"{option} {target}: cannot write ({err.strerror})") from None
+    out = ci_report.render_github(result, cwd) if fmt == "github" else ci_report.render_text(result, cwd)
+    click.echo(out)
+    sys.exit(result.exit_code)
