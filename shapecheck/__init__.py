@@ -32,5 +32,20 @@ def explore_op(op, **kwargs):
     return _verify_op(op, options=options, **kwargs)
 
 
-__all__ = ["explore_op", "Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
+def fuzz_test(op, **kwargs):
+    """A Hypothesis test for pytest that fuzzes OP's meta kernel: ``test_op = shapecheck.fuzz_test("aten::x")``;
+    see :func:`shapecheck.fuzz.fuzz_test`."""
+    from .fuzz import fuzz_test as _fuzz_test
+
+    return _fuzz_test(op, **kwargs)
+
+
+def fuzz_given(op, **kwargs):
+    """Decorator form of ``fuzz_test``: ``@shapecheck.fuzz_given("aten::x")`` on ``def test_x(example): ...``."""
+    from .fuzz import fuzz_given as _fuzz_given
+
+    return _fuzz_given(op, **kwargs)
+
+
+__all__ = ["fuzz_given", "fuzz_test", "explore_op", "Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
            "__version__"]

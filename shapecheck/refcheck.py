@@ -317,22 +317,35 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
 
 
+def live_runtime_suppressions(contract: Contract) -> list:
+    """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014) that have not expired."""
+    import datetime
+
+    today = datetime.date.today().isoformat()
+    return [s for s in contract.suppressions if s.rule in REF_RULES and not (s.expires and s.expires < today)]
+
+
+def accepted_by(suppressions: list, rule: str, path: str, case_id: str):
+    """The first suppression accepting a runtime finding of ``rule`` on contract path ``path``, or None."""
+    for s in suppressions:
+        if s.rule == rule and (not s.path or s.path == path) and (not s.case or s.case in case_id):
+            return s
+    return None
+
+
 def _suppress(contract: Contract, runs: list[PathRun]) -> list[str]:
     """Mark findings that a contract ``[[suppress]]`` for a ref rule accepts; return the suppressions no
     finding matched. Inputs are sampled, so an unmatched suppression is reported, not failed."""
-    import datetime
     from dataclasses import replace
 
-    today = datetime.date.today().isoformat()
-    live = [s for s in contract.suppressions if s.rule in REF_RULES and not (s.expires and s.expires < today)]
+    live = live_runtime_suppressions(contract)
     used: set[int] = set()
     for r in runs:
         for i, f in enumerate(r.findings):
-            for s in live:
-                if s.rule == f.code and (not s.path or s.path == f.path) and (not s.case or s.case in f.case):
-                    r.findings[i] = replace(f, suppressed=s.reason)
-                    used.add(s.index)
-                    break
+            s = accepted_by(live, f.code, f.path, f.case)
+            if s is not None:
+                r.findings[i] = replace(f, suppressed=s.reason)
+                used.add(s.index)
     ran = {r.path for r in runs if r.points}
     return [f"suppress[{s.index}] {s.rule} {s.path or ''}".strip() for s in live
             if s.index not in used and (not s.path or s.path in ran)]
