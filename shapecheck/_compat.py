@@ -153,6 +153,13 @@ class TraceEnv:
         return dict(self.shape_env.replacements)
 
 
+def static_fake_mode() -> FakeTensorMode:
+    """A FakeTensorMode for static shapes. Shapes differ from call to call, so its dispatch cache is off."""
+    mode = FakeTensorMode()
+    mode.cache_enabled = False
+    return mode
+
+
 def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
     """Evaluate an expression over SymInts with Python operators: the result is a SymInt or SymBool."""
     if isinstance(node, E.Const):

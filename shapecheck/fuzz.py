@@ -26,7 +26,7 @@ from hypothesis.errors import InvalidArgument
 
 from . import _compat as C
 from . import expr as E
-from .contract import BoundCase, Contract, load_contract
+from .contract import BoundCase, Contract
 from .errors import TargetError
 from .strategies import (
     DEFAULT_MAX_ELEMENTS,
@@ -37,6 +37,7 @@ from .strategies import (
     fast_holds,
     largest_tensor,
 )
+from .target import load_target
 from .trace import Kernel, NotApplicable, call_args
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
@@ -261,9 +262,7 @@ class Checker:
 
         # runtime deviations the contract accepts ([[suppress]] of SC011, as `ref check` reads them)
         self.accepted = live_runtime_suppressions(contract)
-        self.fake = C.FakeTensorMode()
-        # Shapes differ from example to example, so FakeTensor's dispatch cache would only cost time.
-        self.fake.cache_enabled = False
+        self.fake = C.static_fake_mode()
         self.timings: dict[str, float] = {}
         self.notes: Counter[str] = Counter()
         self.paths: Counter[str] = Counter()
@@ -436,35 +435,6 @@ def _density(x: Any) -> str:
 
 # ---------------------------------------------------------------------------------------------------------
 # Targets and explicit examples
-
-
-def load_target(op: str, contract: str | None = None, meta: str | None = None,
-                meta_source: str | None = None) -> tuple[Contract, Kernel]:
-    """The contract and the kernel under test, found as ``verify op`` finds them."""
-    from .contract import find_contract, normalize_op
-    from .target import function_kernel, installed_kernel, source_kernel
-
-    try:
-        name = normalize_op(op)
-    except ValueError:
-        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
-    if contract is None:
-        found = find_contract(name)
-        if found is None:
-            raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
-        contract = str(found)
-    c = load_contract(contract)
-    if normalize_op(c.op) != name:
-        raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
-    if meta and meta_source:
-        raise TargetError("--meta and --meta-source are exclusive")
-    if meta:
-        kernel = function_kernel(meta)
-    elif meta_source:
-        kernel = source_kernel(meta_source, name)
-    else:
-        kernel = installed_kernel(name)
-    return c, kernel
 
 
 def verify_points(contract: Contract, violations: Iterable[Mapping[str, Any]],

@@ -25,20 +25,12 @@ def ref_check_cmd(op, contract, eras, examples, seed, fmt):
     dispatch, output-0 shape, values against float64 math, and the documented output 1."""
     import json
 
-    from .contract import find_contract, load_contract, normalize_op
     from .errors import TargetError
     from .refcheck import ref_check, render_text
+    from .target import load_op_contract
 
-    try:
-        name = normalize_op(op)
-    except ValueError:
-        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
-    path = contract or find_contract(name)
-    if path is None:
-        raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
-    c = load_contract(path)
-    if normalize_op(c.op) != name:
-        raise TargetError(f"{path}: the contract is for {c.op}, not {name}")
+    c = load_op_contract(op, contract)
+    path = c.file
     unknown = [e for e in eras if e not in c.eras]
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")

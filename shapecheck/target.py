@@ -14,6 +14,40 @@ from .errors import TargetError
 from .trace import Kernel
 
 
+def load_op_contract(op: str, contract: str | None = None):
+    """OP's contract: ``contract`` when given (it must be for OP), else ``contracts/<ns>/<op>.toml``."""
+    from .contract import find_contract, load_contract, normalize_op
+
+    try:
+        name = normalize_op(op)
+    except ValueError:
+        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
+    if contract is None:
+        found = find_contract(name)
+        if found is None:
+            raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
+        contract = str(found)
+    c = load_contract(contract)
+    if normalize_op(c.op) != name:
+        raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
+    return c
+
+
+def load_target(op: str, contract: str | None = None, meta: str | None = None, meta_source: str | None = None):
+    """The contract and the kernel under test: the installed meta kernel, ``--meta`` or ``--meta-source``."""
+    from .contract import normalize_op
+
+    c = load_op_contract(op, contract)
+    if meta and meta_source:
+        raise TargetError("--meta and --meta-source are exclusive")
+    name = normalize_op(c.op)
+    if meta:
+        return c, function_kernel(meta)
+    if meta_source:
+        return c, source_kernel(meta_source, name)
+    return c, installed_kernel(name)
+
+
 def installed_kernel(op_name: str) -> Kernel:
     """The op as dispatched by the installed torch: its registered meta kernel under FakeTensorMode."""
     op = C.resolve_op(op_name)

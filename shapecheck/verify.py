@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from . import expr as E
-from .contract import BoundCase, Contract, load_contract
+from .contract import BoundCase, Contract
 from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
 from .solver import Bounds, Outcome, Result, Solver, restrict
 from .trace import Kernel, NotApplicable, Trace, trace_case
@@ -148,30 +148,9 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
 def verify_op(op: str, *, contract: str | None = None, meta: str | None = None, meta_source: str | None = None,
               options: Options = Options()) -> Report:
     """The Python API behind ``shapecheck verify op``."""
-    from .contract import find_contract, normalize_op
-    from .errors import TargetError
-    from .target import function_kernel, installed_kernel, source_kernel
+    from .target import load_target
 
-    try:
-        name = normalize_op(op)
-    except ValueError:
-        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
-    if contract is None:
-        found = find_contract(name)
-        if found is None:
-            raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
-        contract = str(found)
-    c = load_contract(contract)
-    if c.op.replace(".", "::", 1) != name and normalize_op(c.op) != name:
-        raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
-    if meta and meta_source:
-        raise TargetError("--meta and --meta-source are exclusive")
-    if meta:
-        kernel = function_kernel(meta)
-    elif meta_source:
-        kernel = source_kernel(meta_source, name)
-    else:
-        kernel = installed_kernel(name)
+    c, kernel = load_target(op, contract, meta, meta_source)
     return verify_contract(c, kernel, options)
 
 
