@@ -15,11 +15,11 @@ import os
 import traceback
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from . import expr as E
 from .errors import TargetError, UnsupportedTorchError
+from .report import SourceLoc
 
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
@@ -52,12 +52,6 @@ DTYPES = {
 }
 
 
-@dataclass(frozen=True)
-class SourceLoc:
-    file: str
-    line: int
-    function: str = ""
-    text: str = ""
 
 
 # ---------------------------------------------------------------------------------------------------------

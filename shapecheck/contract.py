@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import itertools
 import re
+import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from . import expr as E
 from .errors import ContractError, ExprError

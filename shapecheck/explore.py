@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import expr as E
-from ._compat import SourceLoc
+from .report import SourceLoc
 from .solver import Outcome, Solver, restrict
 
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import datetime
 import re
 import time
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import tomllib
 
 from ._compat import SourceLoc
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir

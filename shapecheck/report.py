@@ -7,10 +7,18 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ._compat import SourceLoc
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A place in a source file (the kernel's own line, a contract table)."""
+
+    file: str
+    line: int
+    function: str = ""
+    text: str = ""
 
 
-class Verdict(str, enum.Enum):
+class Verdict(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
     INCONCLUSIVE = "inconclusive"
