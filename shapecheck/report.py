@@ -91,6 +91,7 @@ class CaseResult:
     shared_with: str = ""  # exploration stopped at a first guard already explored in that case
     path_map: Any = None  # explore.PathMap with --explore
     export: Any = None  # export_check.ExportResult with --confirm-export
+    outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
 
     def to_json(self) -> dict[str, Any]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
@@ -99,7 +100,7 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {p.path: p.status for p in self.paths}}
+                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]}
 
 
 @dataclass

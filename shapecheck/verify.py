@@ -108,9 +108,12 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
             from .explore import path_map
 
             pmap = path_map(run, solver, path_name)
+        outputs = tuple(dict.fromkeys(tuple(_output_text(o) for o in leaf.trace.outputs) for leaf in run.leaves))
         results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
-                                  tuple(run.paths), "", run.truncated, run.shared_with, pmap))
+                                  tuple(run.paths), "", run.truncated, run.shared_with, pmap, outputs=outputs))
         violations.extend(run.violations)
+    if not options.cases:
+        violations.extend(unreachable_paths(contract, results, options))
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = apply_suppressions(contract, violations)
@@ -122,6 +125,29 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
                   time.perf_counter() - start, C.TORCH_VERSION)
+
+
+def _output_text(out) -> str:
+    if out.kind == "tensor":
+        return E.to_text(out.shape)
+    if out.kind == "int":
+        return E.to_text(out.scalar)
+    return out.text
+
+
+def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Violation]:
+    """SC006 for a contract path whose precondition holds in no case: a contract smell, never a pass."""
+    checked = [r for r in results if not r.skipped]
+    out = []
+    for p in contract.paths:
+        if options.eras and p.era not in options.eras:
+            continue
+        name = path_name(p)
+        statuses = [s.status for r in checked for s in r.paths if s.path == name]
+        if statuses and all(s == "unreachable" for s in statuses):
+            out.append(Violation("SC006", "*", name, E.to_text(p.when), (), None, {},
+                                 f"the precondition of path {name} holds for no input of any case"))
+    return out
 
 
 def _confirm_exports(contract, kernel, results, violations, solver, options):

@@ -78,3 +78,22 @@ def test_guard_on_a_dim_modulo_a_choice(tmp_path):
     assert v.dims == ("N",) and v.counterexample["N"] % 16 != 0
     # both branches give the padded shape, so the fix is to drop the branch
     assert "path-independent" in v.fix
+
+
+def test_a_path_no_input_reaches_is_reported_but_does_not_fail(tmp_path):
+    c = tmp_path / "pad.toml"
+    c.write_text(CONTRACT + '''
+[[paths]]
+id = "never"
+when = "N > 8 and N < 5"
+outputs = ["(N, D)", "N"]
+''')
+    k = tmp_path / "kernels.py"
+    k.write_text(KERNELS)
+    r = verify_contract(load_contract(c), function_kernel(f"{k}:with_ceil"), Options())
+    assert r.verdict == Verdict.PASS
+    (v,) = [v for v in r.violations if v.code == "SC006"]
+    assert v.path == "never" and "N > 8" in v.expr
+    assert all(dict((p.path, p.status) for p in case.paths)["never"] == "unreachable" for case in r.cases)
+    # the symbolic outputs, as the kernel computed them (ceil translated exactly)
+    assert [c.outputs for c in r.cases] == [(("(16 * -(-N // 16), D)", "N"),), (("(32 * -(-N // 32), D)", "N"),)]
