@@ -266,7 +266,8 @@ def test_a_suppression_of_a_fixed_finding_fails_the_passing_kernel(tmp_path):
     contract = small_contract(tmp_path / "fixed.toml", extra=SUPPRESS.split("\n\n")[0] + "\n")
     result = gate_run([contract])
     (run,) = result.runs
-    assert run.report.verdict.value == "pass" and not run.report.violations
+    # (the reduced contract leaves some paths unreachable: SC006 notes, which do not fail)
+    assert run.report.verdict.value == "pass" and {v.code for v in run.report.violations} <= {"SC006"}
     assert [v.code for v in run.stale] == ["SC008"] and result.exit_code == 1
 
 
