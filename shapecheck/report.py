@@ -169,6 +169,7 @@ def render_text(report: Report, *, context: int = 0) -> str:
     lines.append(f"{report.verdict.value.upper()}: {report.op} against {report.contract} "
                  f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
                  f"{report.seconds:.2f}s; kernel: {report.kernel})")
+    lines.extend(_path_summary(checked))
     for v, cases in group(active):
         lines.append("")
         lines.append(f"{v.code} {v.kind}: {v.message}")
@@ -228,6 +229,27 @@ def render_text(report: Report, *, context: int = 0) -> str:
     for c in skipped[:3]:
         lines.append(f"note: skipped {c.case}: {c.skipped}")
     return "\n".join(lines)
+
+
+def _path_summary(cases: list[CaseResult]) -> list[str]:
+    """Per contract path, in how many cases output obligations were proved (or not), and the trace count."""
+    if not cases:
+        return []
+    counts: dict[str, dict[str, int]] = {}
+    for c in cases:
+        for p in c.paths:
+            counts.setdefault(p.path, {}).setdefault(p.status, 0)
+            counts[p.path][p.status] += 1
+    traces = sum(c.traces for c in cases)
+    guard_free = sum(1 for c in cases if c.traces == 1 and c.meta_paths == 1)
+    lines = [f"  traces: {traces} for {len(cases)} cases; {guard_free} cases guard-free in a single trace",
+             "  output obligations per contract path (number of cases):"]
+    width = max((len(k) for k in counts), default=0)
+    order = ("proved", "refuted", "unknown", "partial", "unchecked", "unreachable")
+    for path, st in counts.items():
+        parts = ", ".join(f"{name} {st[name]}" for name in order if name in st)
+        lines.append(f"    {path:<{width}}  {parts}")
+    return lines
 
 
 def _context(loc: SourceLoc, n: int) -> list[str]:
