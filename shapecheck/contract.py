@@ -7,6 +7,7 @@ the meta obligations. Every error names the file and the TOML key.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import tomllib
@@ -118,13 +119,18 @@ class Contract:
         return tuple(seen)
 
     def cases(self) -> Iterator[BoundCase]:
-        """Every combination of choices that is not excluded, bound."""
+        """Every combination of choices that is not excluded, bound (once per contract)."""
+        return iter(self._bound_cases)
+
+    @functools.cached_property
+    def _bound_cases(self) -> tuple[BoundCase, ...]:
         names = [n for n, _ in self.choices]
+        out = []
         for combo in itertools.product(*(vals for _, vals in self.choices)):
-            values = dict(zip(names, combo))
-            bound = bind_case(self, values)
+            bound = bind_case(self, dict(zip(names, combo)))
             if bound is not None:
-                yield bound
+                out.append(bound)
+        return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,16 @@ class Node:
         return to_text(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Const(Node):
     value: int | bool | str
+
+    # True == 1 in Python; as expressions a condition and a number must stay apart (cache keys, folding)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Const) and type(other.value) is type(self.value) and other.value == self.value
+
+    def __hash__(self) -> int:
+        return hash((type(self.value), self.value))
 
 
 @dataclass(frozen=True)

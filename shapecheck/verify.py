@@ -49,16 +49,17 @@ class CaseRun:
 
 
 class CachedSolver(Solver):
-    """Queries repeat across cases that differ only in choices the shapes ignore (dtype): cache by text."""
+    """Queries repeat across cases that differ only in choices the shapes ignore (dtype): cache by the
+    (structural, hashable) expression trees."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._cache: dict[tuple[str, ...], Result] = {}
-        self._small: dict[tuple[str, ...], dict[str, int] | None] = {}
+        self._cache: dict[tuple[E.Node, ...], Result] = {}
+        self._small: dict[tuple[E.Node, ...], dict[str, int] | None] = {}
 
     def satisfiable(self, conds):
         conds = list(conds)
-        key = tuple(E.to_text(c) for c in conds)
+        key = tuple(conds)
         hit = self._cache.get(key)
         if hit is None:
             hit = super().satisfiable(conds)
