@@ -101,6 +101,7 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
             results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
             continue
         check_outputs(run, solver, options, kernel.definition)
+        _unexplored(run, solver, options)
         from .explain import suggest_fixes
 
         run.violations = suggest_fixes(run, solver)
@@ -126,6 +127,23 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
                   time.perf_counter() - start, C.TORCH_VERSION)
+
+
+def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
+    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive."""
+    from .report import FAILING
+
+    if any(v.code in FAILING for v in run.violations):
+        return
+    union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
+    rest = solver.satisfiable([run.case.domain, E.negate(union)])
+    if rest.outcome == Outcome.PROVED:
+        return
+    why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
+           else "part of the domain has no finished trace")
+    point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
+    run.violations.append(Violation("SC005", run.case.id, None, "unexplored region", (), None, point,
+                                    f"{why}: nothing is proved there, e.g. at the counterexample point"))
 
 
 def _output_text(out) -> str:
@@ -264,12 +282,14 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
         elif verdict == "empty":
             continue
         else:
-            if case.contract.guard_free and _dynamic(case, set(gdims)) and key("SC001", text, t.loc) not in seen:
+            violating = case.contract.guard_free and _dynamic(case, set(gdims))
+            if violating and key("SC001", text, t.loc) not in seen:
                 add(Violation("SC001", case.id, None, text, gdims, t.loc, point(premises + pc + [E.negate(t.guard)]),
                               f"the kernel branches on {text}, which does not hold on the whole range of "
                               f"{', '.join(gdims)}", witness=point(premises + pc + [t.guard]),
                               restricts=restriction(solver, case, premises + pc, t.guard, gdims)))
-            if not pc and roots is not None and not (options.full or options.explore):
+            # the shortcut only where the case's verdict is already fail: its first guard is a violation
+            if violating and not pc and roots is not None and not (options.full or options.explore):
                 sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
                 if sig in roots:
                     run.shared_with = roots[sig]

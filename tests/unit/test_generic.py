@@ -97,3 +97,25 @@ outputs = ["(N, D)", "N"]
     assert all(dict((p.path, p.status) for p in case.paths)["never"] == "unreachable" for case in r.cases)
     # the symbolic outputs, as the kernel computed them (ceil translated exactly)
     assert [c.outputs for c in r.cases] == [(("(16 * -(-N // 16), D)", "N"),), (("(32 * -(-N // 32), D)", "N"),)]
+
+
+def test_truncated_exploration_without_a_finding_is_inconclusive(tmp_path):
+    """Guards on a static dim are explored, not reported; if the bound stops exploration, nothing is proved
+    beyond it, so the verdict is inconclusive, never pass."""
+    c = tmp_path / "pad.toml"
+    c.write_text(CONTRACT.replace("D = { min = 1, max = 4096 }", "D = { min = 1, max = 4096, dynamic = false }"))
+    k = tmp_path / "kernels.py"
+    k.write_text(KERNELS + '''
+
+def branches_on_static_dim(x, block):
+    for i in range(1, 6):
+        if x.size(1) == i:
+            break
+    return x.new_empty(((x.size(0) + block - 1) // block * block, x.size(1))), x.size(0)
+''')
+    kernel = function_kernel(f"{k}:branches_on_static_dim")
+    assert verify_contract(load_contract(c), kernel, Options()).verdict == Verdict.PASS
+    r = verify_contract(load_contract(c), kernel, Options(max_traces=3))
+    assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
+    v = next(v for v in r.violations if v.code == "SC005")
+    assert "trace bound" in v.message and v.counterexample["D"] >= 2
