@@ -7,8 +7,9 @@ such and must become *inconclusive*, never a pass.
 
 from __future__ import annotations
 
+import contextlib
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import z3
@@ -115,8 +116,9 @@ class Solver:
         return [z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()]
 
     # -- queries -------------------------------------------------------------------------------------------
-    def satisfiable(self, conds: Iterable[E.Node]) -> Result:
-        """Is the conjunction satisfiable within the bounds? REFUTED here means 'sat' (a model exists)."""
+    @contextlib.contextmanager
+    def _scope(self, conds: Iterable[E.Node]) -> Iterator[tuple[z3.Solver, z3.CheckSatResult]]:
+        """The incremental solver with conds asserted inside a push/pop, and its first check."""
         s = self._base()
         s.push()
         try:
@@ -124,48 +126,79 @@ class Solver:
                 f, side = self.formula(c)
                 s.add(*side, f)
             self.queries += 1
-            r = s.check()
+            yield s, s.check()
+        finally:
+            s.pop()
+
+    def satisfiable(self, conds: Iterable[E.Node]) -> Result:
+        """Is the conjunction satisfiable within the bounds? REFUTED here means 'sat' (a model exists)."""
+        with self._scope(conds) as (s, r):
             if r == z3.sat:
                 return Result(Outcome.REFUTED, self._model(s.model()))
             if r == z3.unsat:
                 return Result(Outcome.PROVED)
             return Result(Outcome.UNKNOWN, reason=str(s.reason_unknown()))
-        finally:
-            s.pop()
 
     def small_model(self, conds: Iterable[E.Node]) -> dict[str, int] | None:
-        """A model of conds with the dims as small as z3 can make them (readable counterexamples).
+        """The lexicographically least model of conds (dims in declared order): readable counterexamples.
 
-        Any model is a real assignment; minimising only picks a nicer one. None when z3 finds none.
+        Any model is a real assignment; minimising only picks a nicer one. The least model is unique, so the
+        same query gives the same counterexample whatever was solved before it (z3's own models depend on
+        its history). A plain solver descends one dim at a time; z3's Optimize engine was tried first and
+        stalled for seconds on some of these queries, at random. None when z3 finds no model.
         """
-        o = z3.Optimize()
-        o.set("timeout", min(self.timeout_ms, 3000))
-        o.add(*self._bounds())
-        for c in conds:
-            f, side = self.formula(c)
-            o.add(*side, f)
-        o.minimize(z3.Sum(*self.vars.values()))
-        self.queries += 1
-        if o.check() == z3.sat:
-            return self._model(o.model())
-        r = self.satisfiable(conds)
-        return r.model if r.outcome == Outcome.REFUTED else None
+        with self._scope(conds) as (s, r):
+            if r != z3.sat:
+                return None
+            model = self._model(s.model())
+            for name, var in self.vars.items():
+                found = self._descend(s, name, var, model, lowest=True)
+                if found is None:  # z3 gave up: a real model, though not the least
+                    return model
+                model = found
+                s.add(var == model[name])
+            return model
+
+    def _descend(self, s: z3.Solver, name: str, var: z3.ArithRef, model: dict[str, int],
+                 lowest: bool) -> dict[str, int] | None:
+        """Within the solver's current assertions, a model with ``var`` at its least (greatest) value, by
+        bisection between the dim's bound and ``model`` (a model of those assertions). None on unknown."""
+        bound = self.dims[name].lo if lowest else self.dims[name].hi
+        known = model[name]  # a value that is known to be reachable
+        # the bound itself first: most dims of most counterexamples sit at it
+        lo, hi = (bound, known) if lowest else (known, bound)
+        probe = bound
+        while lo < hi:
+            s.push()
+            try:
+                s.add(var <= probe if lowest else var >= probe)
+                self.queries += 1
+                r = s.check()
+                if r == z3.sat:
+                    model = self._model(s.model())
+                    if lowest:
+                        hi = model[name]
+                    else:
+                        lo = model[name]
+                elif r == z3.unsat:
+                    if lowest:
+                        lo = probe + 1
+                    else:
+                        hi = probe - 1
+                else:
+                    return None
+            finally:
+                s.pop()
+            probe = (lo + hi) // 2 if lowest else (lo + hi + 1) // 2
+        return model
 
     def extreme(self, conds: Iterable[E.Node], name: str, lowest: bool) -> int | None:
         """The least (or greatest) value of a dim under conds; None if z3 cannot say."""
-        o = z3.Optimize()
-        o.set("timeout", min(self.timeout_ms, 3000))
-        o.add(*self._bounds())
-        for c in conds:
-            f, side = self.formula(c)
-            o.add(*side, f)
-        var = self.vars[name]
-        h = o.minimize(var) if lowest else o.maximize(var)
-        self.queries += 1
-        if o.check() != z3.sat:
-            return None
-        value = (o.lower(h) if lowest else o.upper(h))
-        return value.as_long() if z3.is_int_value(value) else None
+        with self._scope(conds) as (s, r):
+            if r != z3.sat:
+                return None
+            found = self._descend(s, name, self.vars[name], self._model(s.model()), lowest)
+            return None if found is None else found[name]
 
     def implies(self, premises: Iterable[E.Node], conclusion: E.Node) -> Result:
         """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
