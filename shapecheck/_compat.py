@@ -58,6 +58,22 @@ DTYPES = {
 # Tracing environment
 
 
+@contextlib.contextmanager
+def quiet_torch_logging() -> Iterator[None]:
+    """Silence torch's error-level logs (each data-dependent guard is logged with a traceback; here they are
+    the expected signal, reported by shapecheck itself). Nested uses cost nothing: ``logging.disable``
+    clears every logger's cache, which is measurable once per trace."""
+    previous = logging.root.manager.disable
+    if previous >= logging.ERROR:
+        yield
+        return
+    logging.disable(logging.ERROR)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 class TraceEnv:
     """One ShapeEnv + FakeTensorMode with the Python dispatcher on, as torch.export traces.
 
@@ -68,21 +84,18 @@ class TraceEnv:
     def __init__(self) -> None:
         self.shape_env = ShapeEnv()
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
+        # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
+        if hasattr(self.mode, "cache_enabled"):
+            self.mode.cache_enabled = False
         self._stack = contextlib.ExitStack()
         self._baseline: set[int] = set()
         self._ranges0: dict[Any, tuple[int | None, int | None]] = {}
 
     def __enter__(self) -> TraceEnv:
-        import torch._dynamo.config as dynamo_config
-
-        # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
-        # cost about 40% of a trace (torch 2.13).
-        self._stack.enter_context(dynamo_config.patch(fake_tensor_cache_enabled=False))
         # torch logs each data-dependent guard as an error with a traceback; here they are the expected
         # signal, reported by shapecheck itself
-        previous = logging.root.manager.disable
-        logging.disable(logging.ERROR)
-        self._stack.callback(logging.disable, previous)
+        self._stack.enter_context(quiet_torch_logging())
         self._stack.enter_context(self.mode)
         self._stack.enter_context(enable_python_dispatcher())
         return self

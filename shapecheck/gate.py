@@ -27,6 +27,7 @@ class GateOptions:
     explore: bool = False  # verify's --explore: every case in full, with its path map
     max_traces: int = 64
     timeout_ms: int = 10_000
+    jobs: int = 1  # verify's --jobs
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     from .verify import Options, verify_contract
 
     opts = Options(max_traces=options.max_traces, timeout_ms=options.timeout_ms, full=options.explore,
-                   explore=options.explore)
+                   explore=options.explore, jobs=options.jobs)
     mine = [(c, kn) for c, kn in zip(contracts, kernels) if shard_of[c.file] == k]
     total = sum(weights[c.file] for c, _ in mine)
     done = 0

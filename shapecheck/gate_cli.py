@@ -75,7 +75,10 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
               help="z3 timeout per query; a timeout makes the verdict inconclusive.")
-def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms):
+@click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
+              help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; 1: none). "
+                   "Reports do not depend on it.")
+def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms, jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path
@@ -91,7 +94,7 @@ def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explo
     from .gate import GateOptions, run_gate
 
     opts = GateOptions(meta_source=meta_source, shard=shard, explore=explore, max_traces=max_traces,
-                       timeout_ms=timeout_ms)
+                       timeout_ms=timeout_ms, jobs=jobs)
     progress = Progress(sys.stderr)
     try:
         result = run_gate(list(contract_paths), opts, cwd=cwd, progress=progress)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from . import expr as E
 from .contract import BoundCase, Contract
+from .errors import UserError
 from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
 from .solver import Bounds, Outcome, Result, Solver, restrict
 from .trace import Kernel, NotApplicable, Trace, trace_case
@@ -27,6 +28,7 @@ class Options:
     explore: bool = False  # build the path map of every case (implies full)
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = 2  # passing cases to confirm
+    jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see parallel.py
 
 
 @dataclass
@@ -85,18 +87,34 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
                     on_case: Callable[[str], None] | None = None) -> Report:
     """Verify ``kernel`` against every case of ``contract``. ``on_case(case_id)`` is called as each case
     starts (the gate's progress display)."""
+    from ._compat import quiet_torch_logging
+
+    with quiet_torch_logging():
+        return _verify_contract(contract, kernel, options, on_case)
+
+
+def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
+                     on_case: Callable[[str], None] | None) -> Report:
     start = time.perf_counter()
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
     violations: list[Violation] = []
     roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
-    for case in contract.cases():
-        if options.cases and not any(s in case.id for s in options.cases):
-            continue
+    selected = [case for case in contract.cases()
+                if not options.cases or any(s in case.id for s in options.cases)]
+    if options.cases and not selected:
+        raise UserError(f"{contract.file}: no case id contains {' or '.join(map(repr, options.cases))} "
+                        f"(--case); `shapecheck verify op OP --format json` lists the case ids")
+    first: dict = {}
+    if options.jobs != 1:
+        from .parallel import prefetch_roots
+
+        first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
+    for case in selected:
         if on_case is not None:
             on_case(case.id)
         try:
-            run = explore_case(kernel, case, solver, options, roots)
+            run = explore_case(kernel, case, solver, options, roots, first=first.pop(case.id, None))
         except NotApplicable as why:
             results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
             continue
@@ -208,7 +226,10 @@ def _dynamic(case: BoundCase, names: set[str]) -> bool:
 
 
 def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
-                 roots: dict[tuple, str] | None = None) -> CaseRun:
+                 roots: dict[tuple, str] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+    """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots)."""
+    if isinstance(first, NotApplicable):
+        raise first
     run = CaseRun(case)
     dims = [d.name for d in case.dims]
     premises = [case.domain]
@@ -235,7 +256,10 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             run.truncated = True
             break
         pc = work.pop()
-        t = trace_case(kernel, case, pc, track_return=options.explore)
+        if not pc and first is not None:
+            t, first = first, None
+        else:
+            t = trace_case(kernel, case, pc, track_return=options.explore)
         run.traces += 1
         if t.status == "error":
             add(Violation("SC007", case.id, None, t.error, (), t.loc, point(premises + pc),
@@ -256,6 +280,8 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             if base.outcome != Outcome.REFUTED:
                 inconclusive(text, t.loc, "could not find a point of the domain", pc)
                 continue
+            # the smallest point, not whichever z3 finds first: the value explored is reproducible
+            base = Result(base.outcome, solver.small_model(premises + pc) or base.model)
             value = E.evaluate(t.guard, base.model)
             other = solver.satisfiable(premises + pc + [E.Cmp("!=", t.guard, E.Const(value))])
             if other.outcome == Outcome.PROVED:
@@ -345,7 +371,8 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         cond = E.conj(parts)
         r = solver.implies(premises, cond)
         if r.outcome == Outcome.REFUTED:
-            add(Violation("SC004", case.id, None, E.to_text(cond), (name,), None, restrict(r.model, dims),
+            add(Violation("SC004", case.id, None, E.to_text(cond), (name,), None,
+                          restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
                           f"tracing refined the range of {name} to [{lo}, {hi}]"))
         elif r.outcome == Outcome.UNKNOWN:
             inconclusive(E.to_text(cond), None, f"z3 could not prove the range {E.to_text(cond)}", leaf.pc)
@@ -356,7 +383,8 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         cond = E.Cmp("==", E.Var(name), node)
         r = solver.implies(premises, cond)
         if r.outcome == Outcome.REFUTED:
-            add(Violation("SC003", case.id, None, E.to_text(cond), (name,), None, restrict(r.model, dims),
+            add(Violation("SC003", case.id, None, E.to_text(cond), (name,), None,
+                          restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
                           f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply"))
 
 
@@ -411,23 +439,29 @@ def check_outputs(run: CaseRun, solver: Solver, options: Options, definition=Non
         run.paths.append(PathCheck(name, status))
 
 
+def _point(solver: Solver, premises: list[E.Node], dims: list[str]) -> dict[str, int]:
+    """A reproducible point of the premises (the smallest), for findings that hold everywhere."""
+    model = solver.small_model(premises)
+    if model is None:
+        model = solver.satisfiable(premises).model
+    return restrict(model, dims)
+
+
 def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> Violation | None:
     where = f"output {j}"
     region = E.to_text(E.conj(leaf.pc)) if leaf.pc else ""
     suffix = f" where {region}" if region else ""
     if got is None or got.kind == "other":
-        r = solver.satisfiable(premises)
         what = "nothing" if got is None else f"a {got.text}"
-        return Violation("SC002", case.id, path, f"{where}: {what}", (), None, restrict(r.model, dims),
+        return Violation("SC002", case.id, path, f"{where}: {what}", (), None, _point(solver, premises, dims),
                          f"{where} is missing: the kernel returned {what}{suffix}")
     if got.kind == "unsupported":
         return Violation("SC005", case.id, path, f"{where}: {got.text}", (), None, {},
                          f"cannot translate {where}'s shape: {got.text}")
     if isinstance(want, E.TupleE):
         if got.kind != "tensor":
-            r = solver.satisfiable(premises)
-            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(r.model, dims),
-                             f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int")
+            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None,
+                             _point(solver, premises, dims), f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int")
         shape = got.shape
         expr = f"{where} = {E.to_text(shape)}, contract {E.to_text(want)}"
         if len(shape.items) != len(want.items):
@@ -437,9 +471,8 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
         eq = E.conj([E.compare("==", a, b) for a, b in zip(shape.items, want.items)])
     else:
         if got.kind != "int":
-            r = solver.satisfiable(premises)
-            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(r.model, dims),
-                             f"{where} should be the integer {E.to_text(want)}")
+            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None,
+                             _point(solver, premises, dims), f"{where} should be the integer {E.to_text(want)}")
         expr = f"{where} = {E.to_text(got.scalar)}, contract {E.to_text(want)}"
         eq = E.compare("==", got.scalar, want)
     r = solver.implies(premises, eq)

@@ -1,0 +1,157 @@
+"""Trace the cases' first (unassumed) traces in forked worker processes.
+
+Every case starts with the same trace: the kernel under no assumption. That trace is most of a verification's
+cost (about 8 ms of torch's symbolic arithmetic per case on torch 2.13, against well under 1 ms of z3), and the
+cases are independent, so ``prefetch_roots`` runs them on several cores. Exploration, proofs and reports stay
+in the calling process and in case order: a report is the same for every ``jobs``.
+
+Workers are forked after one warm-up trace, so each inherits the imported torch (and the dynamo modules
+FakeTensorMode pulls in on first use) instead of paying for them again. A worker sends back pickled
+``Trace`` records; a worker that fails in any way only means the parent traces those cases itself.
+Fork is used only where it is safe by default (Linux); elsewhere ``jobs`` falls back to 1 unless asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .contract import BoundCase
+from .trace import Kernel, NotApplicable, Trace, trace_case
+
+MIN_CASES = 8  # below this, a fork costs more than it saves
+
+
+def auto_jobs() -> int:
+    """Usable cores on Linux; 1 elsewhere (fork after the Objective-C runtime is loaded is unsafe on macOS)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return 1
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs`` as asked (0 means automatic), limited to what this platform can do."""
+    if jobs <= 0:
+        return auto_jobs()
+    return jobs if hasattr(os, "fork") else 1
+
+
+Root = Trace | NotApplicable
+
+
+def _root(kernel: Kernel, case: BoundCase, track_return: bool) -> Root:
+    try:
+        return trace_case(kernel, case, [], track_return=track_return)
+    except NotApplicable as why:
+        return why
+
+
+def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
+                   track_return: bool = False) -> dict[str, Root]:
+    """case id -> the case's unassumed trace (or the NotApplicable it raised), for as many cases as the
+    workers delivered. Empty when running in parallel would not pay. Other exceptions are left for the
+    caller's own trace of that case to raise, in order."""
+    jobs = resolve_jobs(jobs)
+    if jobs <= 1 or len(cases) < MIN_CASES:
+        return {}
+    out: dict[str, Root] = {}
+    try:
+        out[cases[0].id] = _root(kernel, cases[0], track_return)  # warm-up: lazy imports happen once, here
+    except Exception:  # noqa: BLE001 - the caller traces this case again and reports what it raises
+        return {}
+    rest = list(cases[1:])
+    shares = [rest[i::jobs] for i in range(jobs)]
+    children: list[tuple[int, int]] = []
+    for share in shares[1:]:
+        if not share:
+            continue
+        child = _fork_worker(kernel, share, track_return)
+        if child is not None:
+            children.append(child)
+        else:  # could not fork: this share is traced by the caller
+            pass
+    for case in shares[0]:
+        try:
+            out[case.id] = _root(kernel, case, track_return)
+        except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
+            pass
+    for pid, fd in children:
+        out.update(_collect(pid, fd))
+    return out
+
+
+def _fork_worker(kernel: Kernel, share: list[BoundCase], track_return: bool) -> tuple[int, int] | None:
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # the worker: never returns into the caller's stack
+        code = 0
+        try:
+            os.close(r)
+            results: dict[str, Any] = {}
+            for case in share:
+                try:
+                    results[case.id] = _root(kernel, case, track_return)
+                except Exception:  # noqa: BLE001 - the parent traces it again and sees the error
+                    pass
+            data = _dumps(results)
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+        except BaseException:  # noqa: BLE001 - whatever happens, the parent falls back to tracing
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _dumps(results: dict[str, Any]) -> bytes:
+    """Pickle what pickles; a trace that does not (an exotic frame) is simply not sent."""
+    try:
+        return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001
+        good = {}
+        for k, v in results.items():
+            try:
+                pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001
+                continue
+            good[k] = v
+        return pickle.dumps(good, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _collect(pid: int, fd: int) -> dict[str, Root]:
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        status = 1
+    if status != 0 or not data:
+        return {}
+    try:
+        got = pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
+    except Exception:  # noqa: BLE001
+        return {}
+    if not isinstance(got, dict):
+        return {}
+    return {k: v for k, v in got.items() if isinstance(v, (Trace, NotApplicable))}

@@ -1,0 +1,125 @@
+"""--jobs: the cases' first traces in forked workers. A report must not depend on the number of jobs, and a
+worker that fails must only cost time."""
+
+import dataclasses
+import os
+import sys
+
+import pytest
+
+from shapecheck import parallel
+from shapecheck.errors import UserError
+from shapecheck.trace import NotApplicable, Trace
+from shapecheck.verify import Options, verify_op
+from tests.conftest import KERNELS, SDPA_MPS
+
+K = f"{KERNELS / 'sdpa_kernels.py'}"
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork"), reason="--jobs > 1 needs os.fork (POSIX)")
+# 12 cases of ranks 3, 4 and 5: enough for the workers to start (parallel.MIN_CASES)
+MIXED = ("mask=bool,is_causal=false,dtype=float32", "mask=none,is_causal=true,dtype=float16")
+
+
+def comparable(report):
+    """A report without its timing."""
+    d = dataclasses.asdict(report)
+    d.pop("seconds")
+    return d
+
+
+@needs_fork
+@pytest.mark.parametrize("fn", [None, "regressed", "out_rank_not_restored", "check_L_le_4096",
+                                "branch_changes_shape"])
+def test_report_is_the_same_for_every_jobs(fn):
+    meta = f"{K}:{fn}" if fn else None
+    reports = [verify_op(SDPA_MPS, meta=meta, options=Options(cases=MIXED, jobs=j)) for j in (1, 2, 3)]
+    assert len(reports[0].cases) >= parallel.MIN_CASES
+    assert comparable(reports[0]) == comparable(reports[1]) == comparable(reports[2])
+    if fn is not None:
+        assert reports[0].violations  # the comparison covers findings, not only passes
+
+
+@needs_fork
+def test_cases_the_kernel_cannot_take_cross_the_pipe_as_skips():
+    # the March-2026 signature has no enable_gqa: those cases are NotApplicable, in workers too
+    one = verify_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=("enable_gqa=true",), max_traces=4))
+    two = verify_op(SDPA_MPS, meta=f"{K}:regressed",
+                    options=Options(cases=("enable_gqa=true",), max_traces=4, jobs=2))
+    assert len(two.cases) >= parallel.MIN_CASES and all(c.skipped for c in two.cases)
+    assert comparable(one) == comparable(two)
+
+
+@needs_fork
+def test_prefetch_covers_every_case(sdpa_contract):
+    from shapecheck.target import installed_kernel
+
+    kernel = installed_kernel(sdpa_contract.op)
+    cases = list(sdpa_contract.cases())[:20]
+    got = parallel.prefetch_roots(kernel, cases, 2)
+    assert set(got) == {c.id for c in cases}
+    assert all(isinstance(t, Trace) and t.status == "finished" for t in got.values())
+
+
+def test_no_workers_when_they_would_not_pay(sdpa_contract):
+    from shapecheck.target import installed_kernel
+
+    kernel = installed_kernel(sdpa_contract.op)
+    cases = list(sdpa_contract.cases())
+    assert parallel.prefetch_roots(kernel, cases, 1) == {}
+    assert parallel.prefetch_roots(kernel, cases[: parallel.MIN_CASES - 1], 2) == {}
+
+
+@needs_fork
+def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
+    from shapecheck.target import installed_kernel
+
+    kernel = installed_kernel(sdpa_contract.op)
+    cases = list(sdpa_contract.cases())[:12]
+
+    def broken_worker(kernel, share, track_return):  # a worker that dies before sending anything
+        pid = os.fork()
+        if pid == 0:
+            os._exit(3)
+        r, w = os.pipe()
+        os.close(w)
+        return pid, r
+
+    monkeypatch.setattr(parallel, "_fork_worker", broken_worker)
+    got = parallel.prefetch_roots(kernel, cases, 2)
+    # the parent's own share arrived; the dead worker's cases are left for the caller to trace
+    assert 0 < len(got) < len(cases)
+    full = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2))
+    assert full.verdict.value == "pass" and len(full.cases) == 12
+
+
+def test_collect_ignores_garbage_from_a_worker():
+    r, w = os.pipe()
+    pid = os.fork() if hasattr(os, "fork") else None
+    if pid is None:
+        pytest.skip("needs os.fork")
+    if pid == 0:
+        os.close(r)
+        os.write(w, b"not a pickle")
+        os._exit(0)
+    os.close(w)
+    assert parallel._collect(pid, r) == {}
+
+
+def test_auto_jobs_is_a_positive_count():
+    n = parallel.auto_jobs()
+    assert n >= 1
+    if not sys.platform.startswith("linux"):
+        assert n == 1
+    assert parallel.resolve_jobs(0) == n and parallel.resolve_jobs(3) in (1, 3)
+
+
+def test_root_wraps_not_applicable(sdpa_contract):
+    from shapecheck.target import function_kernel
+
+    kernel = function_kernel(f"{K}:regressed")
+    case = next(c for c in sdpa_contract.cases() if "enable_gqa=true" in c.id)
+    assert isinstance(parallel._root(kernel, case, False), NotApplicable)
+
+
+def test_unknown_case_filter_is_a_usage_error():
+    with pytest.raises(UserError, match="no case id contains 'rank=7'"):
+        verify_op(SDPA_MPS, options=Options(cases=("rank=7",)))
