@@ -42,5 +42,7 @@ if __name__ == "__main__":
     elif sys.argv[1:] == ["sweep"]:
         for n in range(1, 65):
             export_static(n)
+    elif len(sys.argv) == 3 and sys.argv[1] == "static" and sys.argv[2].isdigit():
+        export_static(int(sys.argv[2]))
     else:
-        sys.exit("usage: seed_export.py dynamic|sweep")
+        sys.exit("usage: seed_export.py dynamic|sweep|static L")

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._compat import SourceLoc
 from .gate import ContractRun, GateResult
-from .report import FAILING, RULES, Violation, group
+from .report import FAILING, RULES, Violation, group, relpath
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FAIL_RULES = FAILING | {"SC008"}
@@ -25,14 +25,6 @@ def level(code: str) -> str:
     if code in FAIL_RULES:
         return "error"
     return "warning" if code == "SC005" else "note"
-
-
-def relpath(file: str, cwd: Path) -> str:
-    p = Path(file)
-    try:
-        return str(p.resolve().relative_to(cwd.resolve()))
-    except (ValueError, OSError):
-        return file
 
 
 def where(v: Violation, run: ContractRun) -> SourceLoc:

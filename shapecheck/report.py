@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -161,12 +162,22 @@ def group(violations: list[Violation]) -> list[tuple[Violation, list[str]]]:
     return list(groups.values())
 
 
+def relpath(file: str, cwd: Path | None = None) -> str:
+    """``file`` relative to ``cwd`` (default: the current directory) when it lies under it, else as given.
+    For people; machine formats keep the paths they were given."""
+    p = Path(file)
+    try:
+        return str(p.resolve().relative_to((cwd or Path.cwd()).resolve()))
+    except (ValueError, OSError):
+        return file
+
+
 def render_text(report: Report, *, context: int = 0) -> str:
     lines = []
     checked = [c for c in report.cases if not c.skipped]
     skipped = [c for c in report.cases if c.skipped]
     active = [v for v in report.violations if not v.suppressed]
-    lines.append(f"{report.verdict.value.upper()}: {report.op} against {report.contract} "
+    lines.append(f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
                  f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
                  f"{report.seconds:.2f}s; kernel: {report.kernel})")
     lines.extend(_path_summary(checked))
@@ -181,7 +192,7 @@ def render_text(report: Report, *, context: int = 0) -> str:
         if v.restricts:
             lines.append(f"  range:    {v.restricts}")
         if v.location:
-            lines.append(f"  at:       {v.location.file}:{v.location.line} in {v.location.function}")
+            lines.append(f"  at:       {relpath(v.location.file)}:{v.location.line} in {v.location.function}")
             if v.location.text:
                 lines.append(f"            {v.location.text}")
             if context:
