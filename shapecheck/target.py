@@ -112,14 +112,40 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fdef.decorator_list = [d for d in fdef.decorator_list if not _is_register_meta(d)]
     namespace = C.meta_registration_namespace()
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
+    filename = str(path.resolve())
+    # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
+    # undecorated module-level functions, defined from the file; a helper whose definition fails here
+    # (an annotation naming something the installed torch lacks) stays the installed torch's version
+    for helper in _helpers(tree, fdef):
+        try:
+            exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
+        except Exception:  # noqa: BLE001 - see above
+            continue
     try:
-        code = compile(ast.Module(body=[fdef], type_ignores=[]), str(path.resolve()), "exec")
+        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
     except Exception as err:
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from None
     fn = namespace[fdef.name]
     loc = C.SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc)
+
+
+def _helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The module-level, undecorated functions of the file that ``fdef`` reaches by name (transitively),
+    in file order. Defining a function runs no code of its body."""
+    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    plain.pop(fdef.name, None)
+    wanted: set[str] = set()
+    todo: list[ast.AST] = [fdef]
+    while todo:
+        node = todo.pop()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in plain \
+                    and sub.id not in wanted:
+                wanted.add(sub.id)
+                todo.append(plain[sub.id])
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]
 
 
 def is_registered_in(path_text: str, op_name: str) -> bool:

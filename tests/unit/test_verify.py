@@ -83,6 +83,70 @@ def test_meta_source_takes_only_the_registered_function():
     assert hits and hits[0].location.line == line and hits[0].location.file.endswith("regressed_registrations.py")
 
 
+HELPER_FILE = """\
+import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+raise RuntimeError("importing this file must not happen")
+
+
+def _to_4d(x):
+    if x.dim() == 3:
+        return x.unsqueeze(0), 3
+    if x.dim() == 5:
+        return x.reshape(x.size(0) * x.size(1), x.size(2), x.size(3), x.size(4)), 5
+    return x, 4
+
+
+def _out_shapes(q_, v_):
+    b, h, lq, _ = q_.shape
+    rows = {rows}
+    return (b, h, rows, v_.size(-1))
+
+
+def _from_4d(t, query, rank):
+    if rank == 4:
+        return t
+    return t.view(list(query.shape[:-1]) + [t.size(-1)])
+
+
+def _annotated_with_a_name_torch_lacks(x: SomethingNew):
+    return x
+
+
+@register_meta([aten._scaled_dot_product_attention_math_for_mps])
+def meta__scaled_dot_product_attention_math_for_mps(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, scale=None,
+    enable_gqa=False
+):
+    if query.dim() == 9:
+        _annotated_with_a_name_torch_lacks(query)
+    q_, rank = _to_4d(query)
+    k_, _ = _to_4d(key)
+    v_, _ = _to_4d(value)
+    out = q_.new_empty(_out_shapes(q_, v_))
+    attn = q_.new_empty((q_.size(0), q_.size(1), q_.size(2), k_.size(2)))
+    return _from_4d(out, query, rank), _from_4d(attn, query, rank)
+"""
+
+
+@pytest.mark.parametrize("rows,verdict", [("lq", Verdict.PASS), ("lq if lq <= 8 else 8", Verdict.FAIL)])
+def test_meta_source_brings_the_files_own_helpers(tmp_path, rows, verdict):
+    """A PR may change a helper with the kernel: the file's plain helpers that the registered function
+    reaches are defined from the file (its findings carry the helper's line); nothing else runs."""
+    src = tmp_path / "_meta_registrations.py"
+    src.write_text(HELPER_FILE.format(rows=rows))
+    cases = (CASE4, "rank=3,mask=none,is_causal=false,dtype=float16,enable_gqa=false",
+             "rank=5,mask=float,is_causal=true,dtype=bfloat16,enable_gqa=true")
+    r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=cases))
+    assert r.verdict == verdict, [(v.code, v.expr) for v in r.violations]
+    if verdict == Verdict.FAIL:
+        line = next(i for i, t in enumerate(src.read_text().splitlines(), 1) if "rows = lq if" in t)
+        hit = next(v for v in r.violations if v.code == "SC001")
+        assert hit.expr == "L <= 8" and hit.location.line == line and hit.counterexample["L"] == 9
+
+
 @pytest.mark.parametrize("fn,cases", [
     ("out_uses_query_head_dim", (CASE4,)),
     ("out_rank_not_restored", ("rank=3,mask=none,is_causal=false,dtype=float32,enable_gqa=false",
