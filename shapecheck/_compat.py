@@ -312,6 +312,41 @@ def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
         return str(expr)
 
 
+def with_dim_names(expr: Any, names: dict[Any, str]) -> Any:
+    """The sympy expression over symbols named after the contract's dims (picklable, no ``u3``)."""
+    try:
+        return expr.xreplace({s: sympy.Symbol(n, integer=True) for s, n in names.items()})
+    except Exception:  # noqa: BLE001 - only used to evaluate at points; None means "cannot"
+        return None
+
+
+def dims_of(expr: Any) -> set[str]:
+    """The dim names an expression from ``with_dim_names`` uses."""
+    return {s.name for s in getattr(expr, "free_symbols", set())}
+
+
+def value_at(expr: Any, point: dict[str, int]) -> bool | int | float | None:
+    """The expression evaluated at concrete sizes with torch's own sympy functions (``IntTrueDiv`` is
+    Python's ``/``, and so on): what the kernel computes at those sizes. None when it does not evaluate
+    to a plain value."""
+    try:
+        syms = getattr(expr, "free_symbols", set())
+        if any(s.name not in point for s in syms):
+            return None
+        out = expr.xreplace({s: sympy.Integer(point[s.name]) for s in syms})
+    except Exception:  # noqa: BLE001 - an expression torch's sympy functions cannot evaluate
+        return None
+    if out is sympy.true:
+        return True
+    if out is sympy.false:
+        return False
+    if isinstance(out, sympy.Integer):
+        return int(out)
+    if isinstance(out, sympy.Float):
+        return float(out)
+    return None
+
+
 def free_symbols(expr: Any) -> set[Any]:
     return set(getattr(expr, "free_symbols", set()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import expr as E
+from .errors import ExprError
 from .explore import unpin
 from .report import Violation
 from .solver import Outcome, Solver
@@ -71,7 +72,10 @@ def _narrowest_dims(v: Violation, run, solver: Solver) -> str:
         return (f"the branches give different outputs, so the kernel needs to know how {', '.join(v.dims)} relate: "
                 "state the relation as a contract precondition (requires), or make one of the dims static")
     name = v.dims[0]
-    cond = E.parse(v.expr)
+    try:
+        cond = E.parse(v.expr)
+    except ExprError:  # torch's own expression (outside the contract language): no Dim ranges to offer
+        return ""
     d = run.case.contract.dim(name)
     sides = []
     for side in (cond, E.negate(cond)):

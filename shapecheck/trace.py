@@ -66,6 +66,7 @@ class Trace:
     error: str = ""
     frames: tuple[Any, ...] = field(default=(), repr=False)
     returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
+    guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
 
 
 def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any]) -> tuple[list, dict]:
@@ -174,7 +175,7 @@ def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
     except C.Unsupported:
         node = None
     return Trace("guard", guard=node, guard_raw=_renamed(cond, names), is_specialization=not is_bool, loc=loc,
-                 frames=tuple(frames))
+                 frames=tuple(frames), guard_expr=C.with_dim_names(cond, names))
 
 
 def _output(x: Any, names: dict) -> Output:
@@ -191,3 +192,13 @@ def _output(x: Any, names: dict) -> Output:
         except C.Unsupported as err:
             return Output("unsupported", text=str(err))
     return Output("other", text=type(x).__name__)
+
+
+def guard_dims(t: Trace) -> set[str]:
+    """The dims torch's guard expression uses (also when it is outside the contract language)."""
+    return C.dims_of(t.guard_expr) if t.guard_expr is not None else set()
+
+
+def guard_value_at(t: Trace, point: dict[str, int]) -> bool | int | float | None:
+    """What the guarded expression evaluates to at concrete sizes (torch's semantics); None if it does not."""
+    return C.value_at(t.guard_expr, point) if t.guard_expr is not None else None

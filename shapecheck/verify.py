@@ -13,7 +13,7 @@ from .contract import BoundCase, Contract
 from .errors import UserError
 from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
 from .solver import Bounds, Outcome, Result, Solver, restrict
-from .trace import Kernel, NotApplicable, Trace, trace_case
+from .trace import Kernel, NotApplicable, Trace, guard_dims, guard_value_at, trace_case
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,11 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             continue
         # a guard
         if t.guard is None:
-            inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}", pc)
+            found = refute_untranslated(case, t, solver, premises + pc)
+            if found is not None and key(found.code, found.expr, found.location) not in seen:
+                add(found)
+            elif found is None:
+                inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}", pc)
             continue
         text = E.to_text(t.guard)
         gdims = tuple(sorted(E.free_names(t.guard)))
@@ -325,6 +329,69 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             work.append(pc + [E.negate(t.guard)])
             work.append(pc + [t.guard])
     return run
+
+
+# sizes worth trying when a guard cannot be handed to z3: small ones, powers of two and their neighbours
+_PROBES = sorted({1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 1023,
+                  1024, 1025, 4095, 4096, 4097, 65535, 65536, 65537, 2**20, 2**24, 2**30, 2**31 - 1})
+_PROBE_QUERIES = 48  # z3 queries per untranslated guard
+
+
+def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E.Node]) -> Violation | None:
+    """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
+    expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
+    kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
+    None when no such pair turns up (the caller reports inconclusive)."""
+    gdims = tuple(sorted(guard_dims(t)))
+    if not gdims or not _dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
+        return None
+    region = E.conj(conds)
+    dims = [d.name for d in case.dims]
+    budget = [_PROBE_QUERIES]
+
+    def model(extra: list[E.Node]) -> dict[str, int] | None:
+        if budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        m = solver.small_model(conds + extra)
+        return m if m is not None and E.evaluate(region, m) is True else None
+
+    base = model([])
+    if base is None:
+        return None
+    seen: dict[object, dict[str, int]] = {}
+
+    def probe(point: dict[str, int]) -> bool:
+        value = guard_value_at(t, point)
+        if value is not None and value not in seen:
+            seen[value] = point
+        return len(seen) >= 2
+
+    done = probe(base)
+    for name in gdims:
+        d = case.contract.dim(name)
+        for v in [x for x in _PROBES if d.min <= x <= d.max] + [d.min, d.max]:
+            if done:
+                break
+            point = dict(base, **{name: v})
+            if E.evaluate(region, point) is not True:
+                point = model([E.Cmp("==", E.Var(name), E.Const(v))])
+                if point is None:
+                    continue
+            done = probe(point)
+    if not done:
+        return None
+    (v1, p1), (v2, p2) = list(seen.items())[:2]
+    if t.is_specialization:
+        return Violation("SC003", case.id, None, t.guard_raw, gdims, t.loc, restrict(p2, dims),
+                         f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() or "
+                         f"similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
+                         f"a dynamic dim", witness=restrict(p1, dims))
+    cex, wit = (p1, p2) if v1 is False else (p2, p1)
+    return Violation("SC001", case.id, None, t.guard_raw, gdims, t.loc, restrict(cex, dims),
+                     f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract language: "
+                     f"evaluated at the two points, not proved by z3), which is false at the counterexample and "
+                     f"true at the witness", witness=restrict(wit, dims))
 
 
 def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:

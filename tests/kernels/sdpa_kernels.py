@@ -183,8 +183,18 @@ def branch_changes_shape(query, key, value, attn_mask=None, dropout_p=0.0, is_ca
 
 def guard_on_true_division(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None,
                            *, scale=None, enable_gqa=False):
-    """A guard on a float expression: outside what shapecheck translates, so the verdict is inconclusive."""
+    """A guard on a float expression, outside the contract language: z3 never sees it, but torch's expression
+    differs between L=1 and L=8, which proves the branch."""
     q_, unsq, b, h, lq, s, ev = _shapes(query, value)
     if lq / 3 > 2.5:
+        pass
+    return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def constant_float_guard(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None,
+                         *, scale=None, enable_gqa=False):
+    """A float guard that holds for every size, but neither torch's ranges nor z3 can show it: inconclusive."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    if (lq / 3) * 3 > 0.5 * lq:
         pass
     return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)

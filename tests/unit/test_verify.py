@@ -3,6 +3,7 @@ with the right rule, guard-free rewrites pass."""
 
 import pytest
 
+from shapecheck import expr as E
 from shapecheck.report import Verdict
 from shapecheck.verify import Options, verify_op
 from tests.conftest import KERNELS, SDPA_MPS
@@ -205,10 +206,25 @@ def test_exploration_bound_is_reported():
 
 
 def test_untranslatable_guard_is_inconclusive_not_pass():
-    r = run("guard_on_true_division", cases=(CASE4,))
+    r = run("constant_float_guard", cases=(CASE4,))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
     v = r.violations[0]
     assert v.code == "SC005" and "L" in v.expr and "u" not in v.expr.replace("IntTrueDiv", "")
+
+
+def test_untranslatable_guard_is_refuted_by_two_real_points(sdpa_contract):
+    """z3 cannot take `L / 3 > 2.5`, but torch's expression evaluated at two points of the domain where it
+    differs proves the branch: SC001, both points real, and the expression really differs there."""
+    r = run("guard_on_true_division", cases=SMALL)
+    assert r.verdict == Verdict.FAIL and r.exit_code == 1
+    hits = [v for v in r.violations if v.code == "SC001"]
+    assert len(hits) == len(SMALL) and {v.case for v in hits} == set(SMALL)
+    for v in hits:
+        assert v.expr == "(IntTrueDiv(L, 3)) > 2.5" and v.dims == ("L",) and v.location.line > 0
+        assert (v.counterexample["L"] / 3 > 2.5) is False and (v.witness["L"] / 3 > 2.5) is True
+        case = next(c for c in sdpa_contract.cases() if c.id == v.case)
+        for point in (v.counterexample, v.witness):
+            assert E.evaluate(case.domain, point) is True
 
 
 def test_solver_unknown_is_inconclusive(monkeypatch):
