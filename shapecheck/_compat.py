@@ -43,6 +43,10 @@ import sympy  # noqa: E402
 
 TORCH_VERSION = torch.__version__
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+# the frames of a guard_or_false(...) call, from the kernel's call down to the ShapeEnv
+_GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx", "experimental", "symbolic_shapes.py"),
+                                                          ("fx", "experimental", "sym_node.py"),
+                                                          ("fx", "experimental", "recording.py"))}
 SHAPECHECK_DIR = os.path.dirname(os.path.abspath(__file__))
 
 DTYPES = {
@@ -81,8 +85,15 @@ class TraceEnv:
     every size in the bounds, 0 and 1 included (shared/docs/verification-design.md section 1).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, files: set[str] | frozenset[str] = frozenset()) -> None:
         self.shape_env = ShapeEnv()
+        # guard_or_false / guard_or_true called by the kernel itself on an undecidable size expression:
+        # unbacked, torch answers with the fallback and goes on; with example values (torch.export) the
+        # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
+        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc]] = []
+        self._files = {os.path.abspath(f) for f in files}
+        if self._files and hasattr(self.shape_env, "_log_suppressed_dde"):
+            self.shape_env._log_suppressed_dde = self._record_fallback
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
@@ -102,6 +113,31 @@ class TraceEnv:
 
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
+
+    def _record_fallback(self, expr: Any, assumed: bool) -> None:
+        """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
+        where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
+        guard machinery: the kernel asked, not torch's own layout helpers (is_contiguous_or_false, ...)."""
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            path = os.path.abspath(frame.f_code.co_filename)
+            if path in self._files:
+                line = frame.f_lineno
+                text = ""
+                try:
+                    import linecache
+
+                    text = linecache.getline(frame.f_code.co_filename, line).strip()
+                except Exception:  # noqa: BLE001 - the line text is only for display
+                    pass
+                self.fallbacks.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, line,
+                                                                      frame.f_code.co_name, text)))
+                return
+            if path not in _GUARD_MACHINERY:
+                return  # torch's own helper asked: framework logic, not the kernel's branch
+            frame = frame.f_back
 
     def size(self, lo: int, hi: int) -> torch.SymInt:
         # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without

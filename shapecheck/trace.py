@@ -53,6 +53,18 @@ class Assert:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """A guard_or_false/guard_or_true the kernel itself called on an undecidable size expression: torch
+    assumed ``value`` and went on (with example sizes, as in torch.export, the call installs a guard)."""
+
+    guard: E.Node | None  # in dim names; None when outside the contract language
+    raw: str
+    value: bool
+    loc: SourceLoc | None
+    expr: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols
+
+
+@dataclass(frozen=True)
 class Trace:
     status: str  # finished | guard | error
     guard: E.Node | None = None  # the guarded condition (or the specialised value), in dim names
@@ -67,6 +79,8 @@ class Trace:
     frames: tuple[Any, ...] = field(default=(), repr=False)
     returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
     guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
+    fallbacks: tuple[Fallback, ...] = ()  # in the order the kernel asked
+    fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
 
 
 def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any]) -> tuple[list, dict]:
@@ -100,7 +114,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
     ``track_return`` records which return statement of the kernel produced the outputs (the kernel's code
     path), at the cost of a profile hook during the call.
     """
-    with C.TraceEnv() as env:
+    with C.TraceEnv(kernel.files) as env:
         syms = {d.name: env.size(d.min, d.max) for d in case.dims}
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
@@ -143,8 +157,18 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                     replacements.append((names[s], C.to_node(repl, names), _renamed(repl, names)))
                 except C.Unsupported:
                     replacements.append((names[s], None, _renamed(repl, names)))
+        fallbacks = []
+        for expr, value, loc in env.fallbacks:
+            try:
+                node = C.to_node(expr, names)
+            except C.Unsupported:
+                node = None
+            fb = Fallback(node, _renamed(expr, names), value, loc, C.with_dim_names(expr, names))
+            if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
+                fallbacks.append(fb)
         return Trace("finished", outputs=outputs, asserts=tuple(asserts), refinements=refinements,
-                     replacements=tuple(replacements), returned_at=returns[-1] if returns else None)
+                     replacements=tuple(replacements), returned_at=returns[-1] if returns else None,
+                     fallbacks=tuple(fallbacks))
 
 
 def _const(node: E.Node) -> int:
@@ -202,3 +226,10 @@ def guard_dims(t: Trace) -> set[str]:
 def guard_value_at(t: Trace, point: dict[str, int]) -> bool | int | float | None:
     """What the guarded expression evaluates to at concrete sizes (torch's semantics); None if it does not."""
     return C.value_at(t.guard_expr, point) if t.guard_expr is not None else None
+
+
+def as_guard(fb: Fallback) -> Trace:
+    """A kernel's fallback seen as what it is under example sizes: a guard at the kernel's line."""
+    is_bool = fb.guard is None or isinstance(fb.guard, (E.Cmp, E.And, E.Or, E.Not)) or fb.guard in (E.TRUE, E.FALSE)
+    return Trace("guard", guard=fb.guard, guard_raw=fb.raw, is_specialization=not is_bool, loc=fb.loc,
+                 guard_expr=fb.expr, fallback_value=fb.value)

@@ -13,7 +13,7 @@ from .contract import BoundCase, Contract
 from .errors import UserError
 from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
 from .solver import Bounds, Outcome, Result, Solver, restrict
-from .trace import Kernel, NotApplicable, Trace, guard_dims, guard_value_at, trace_case
+from .trace import Kernel, NotApplicable, Trace, as_guard, guard_dims, guard_value_at, trace_case
 
 
 @dataclass(frozen=True)
@@ -266,9 +266,12 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
                           f"the kernel raised {t.error}"))
             continue
         if t.status == "finished":
-            run.leaves.append(Leaf(pc, t))
-            check_leaf(run, Leaf(pc, t), solver, add, inconclusive)
-            continue
+            pending = unsettled_fallback(t, solver, premises + pc)
+            if pending is None:
+                run.leaves.append(Leaf(pc, t))
+                check_leaf(run, Leaf(pc, t), solver, add, inconclusive)
+                continue
+            t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
         # a guard
         if t.guard is None:
             found = refute_untranslated(case, t, solver, premises + pc)
@@ -314,9 +317,12 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
         else:
             violating = case.contract.guard_free and _dynamic(case, set(gdims))
             if violating and key("SC001", text, t.loc) not in seen:
+                via = ("" if t.fallback_value is None else
+                       f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
+                       f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
                 add(Violation("SC001", case.id, None, text, gdims, t.loc, point(premises + pc + [E.negate(t.guard)]),
                               f"the kernel branches on {text}, which does not hold on the whole range of "
-                              f"{', '.join(gdims)}", witness=point(premises + pc + [t.guard]),
+                              f"{', '.join(gdims)}{via}", witness=point(premises + pc + [t.guard]),
                               restricts=restriction(solver, case, premises + pc, t.guard, gdims)))
             # the shortcut only where the case's verdict is already fail: its first guard is a violation
             if violating and not pc and roots is not None and not (options.full or options.explore):
@@ -392,6 +398,18 @@ def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E
                      f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract language: "
                      f"evaluated at the two points, not proved by z3), which is false at the counterexample and "
                      f"true at the witness", witness=restrict(wit, dims))
+
+
+def unsettled_fallback(t: Trace, solver: Solver, conds: list[E.Node]) -> Trace | None:
+    """The first guard_or_* fallback of a finished trace that the region does not settle the way torch
+    assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf)."""
+    for fb in t.fallbacks:
+        if fb.guard is not None:
+            verdict = solver.decide(conds, fb.guard)[0]
+            if verdict == "empty" or (verdict == "true" and fb.value) or (verdict == "false" and not fb.value):
+                continue
+        return as_guard(fb)
+    return None
 
 
 def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:

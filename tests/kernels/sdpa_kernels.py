@@ -198,3 +198,25 @@ def constant_float_guard(query, key, value, attn_mask=None, dropout_p=0.0, is_ca
     if (lq / 3) * 3 > 0.5 * lq:
         pass
     return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def branch_with_guard_or_false(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                               dropout_mask=None, *, scale=None, enable_gqa=False):
+    """guard_or_false never raises on unbacked sizes (torch assumes False and goes on), but with example
+    sizes, as torch.export traces, it installs a guard: the seed's bug in torch's 'unbacked-safe' idiom."""
+    from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    rows = 8 if guard_or_false(lq > 8) else lq
+    return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def settled_guard_or_true(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                          scale=None, enable_gqa=False):
+    """guard_or_* on facts the domain decides (a product of sizes >= 1, a size == 0): no branch on a dim."""
+    from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
+
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    if not guard_or_true(lq * s >= 1) or guard_or_false(lq == 0):
+        raise RuntimeError("empty attention")
+    return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)

@@ -205,6 +205,24 @@ def test_exploration_bound_is_reported():
     assert r.cases[0].truncated and r.cases[0].traces == 3
 
 
+def test_guard_or_false_in_the_kernel_is_a_guard():
+    """Unbacked, torch answers guard_or_false(L > 8) with False and the trace finishes on one side; the call
+    is found at the kernel's line, both sides are explored, and the wrong side's output shape is caught."""
+    r = run("branch_with_guard_or_false")
+    assert r.verdict == Verdict.FAIL
+    g = [v for v in r.violations if v.code == "SC001"]
+    assert g and all(v.expr == "L > 8" and v.dims == ("L",) for v in g)
+    line = next(i for i, t in enumerate(open(f"{K}").read().splitlines(), 1) if "guard_or_false(lq > 8)" in t)
+    assert g[0].location.line == line and "guard_or_false" in g[0].message
+    assert g[0].counterexample["L"] <= 8 < g[0].witness["L"]
+    assert any(v.code == "SC002" and v.counterexample["L"] > 8 for v in r.violations)
+
+
+def test_guard_or_calls_the_domain_settles_pass():
+    r = run("settled_guard_or_true")
+    assert r.verdict == Verdict.PASS and all(c.traces == 1 for c in r.cases)
+
+
 def test_untranslatable_guard_is_inconclusive_not_pass():
     r = run("constant_float_guard", cases=(CASE4,))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
