@@ -1,4 +1,5 @@
-"""Trace the cases' first (unassumed) traces in forked worker processes.
+"""Cases in forked worker processes: the cases' first (unassumed) traces, or whole cases when they are
+independent (``--full``, ``--explore``).
 
 Every case starts with the same trace: the kernel under no assumption. That trace is most of a verification's
 cost (about 8 ms of torch's symbolic arithmetic per case on torch 2.13, against well under 1 ms of z3), and the
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .contract import BoundCase
@@ -58,36 +59,53 @@ def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
     """case id -> the case's unassumed trace (or the NotApplicable it raised), for as many cases as the
     workers delivered. Empty when running in parallel would not pay. Other exceptions are left for the
     caller's own trace of that case to raise, in order."""
+    return map_cases(lambda case: _root(kernel, case, track_return), cases, jobs, MIN_CASES,
+                     lambda v: isinstance(v, (Trace, NotApplicable)))
+
+
+def map_cases(fn: Callable[[BoundCase], Any], cases: Sequence[BoundCase], jobs: int, min_cases: int = 2,
+              valid: Callable[[Any], bool] = lambda v: True) -> dict[str, Any]:
+    """case id -> fn(case), computed by ``jobs`` processes (this one included), for as many cases as
+    succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
+    deterministic and its results picklable. Empty when parallel work would not pay."""
     jobs = resolve_jobs(jobs)
-    if jobs <= 1 or len(cases) < MIN_CASES:
+    if jobs <= 1 or len(cases) < max(min_cases, 2):
         return {}
-    out: dict[str, Root] = {}
+    out: dict[str, Any] = {}
     try:
-        out[cases[0].id] = _root(kernel, cases[0], track_return)  # warm-up: lazy imports happen once, here
-    except Exception:  # noqa: BLE001 - the caller traces this case again and reports what it raises
+        out[cases[0].id] = fn(cases[0])  # warm-up: lazy imports happen once, here, before forking
+    except Exception:  # noqa: BLE001 - the caller runs this case again and reports what it raises
         return {}
     rest = list(cases[1:])
-    shares = [rest[i::jobs] for i in range(jobs)]
-    children: list[tuple[int, int]] = []
-    for share in shares[1:]:
-        if not share:
-            continue
-        child = _fork_worker(kernel, share, track_return)
-        if child is not None:
-            children.append(child)
-        else:  # could not fork: this share is traced by the caller
-            pass
-    for case in shares[0]:
+    # cases are handed out one at a time from a shared counter: their costs differ by orders of magnitude
+    # (a skipped case, a guard-free one, one explored through 40 traces), so fixed shares would idle
+    import multiprocessing
+
+    try:
+        counter = multiprocessing.get_context("fork").Value("l", 0)
+    except (OSError, ValueError, ImportError):  # no POSIX semaphores here: no workers
+        return {}
+
+    def take() -> BoundCase | None:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        return rest[i] if i < len(rest) else None
+
+    children = [child for _ in range(jobs - 1) for child in [_fork_worker(fn, take)] if child is not None]
+    while (case := take()) is not None:
         try:
-            out[case.id] = _root(kernel, case, track_return)
+            out[case.id] = fn(case)
         except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
             pass
     for pid, fd in children:
-        out.update(_collect(pid, fd))
+        out.update({k: v for k, v in _collect(pid, fd).items() if valid(v)})
     return out
 
 
-def _fork_worker(kernel: Kernel, share: list[BoundCase], track_return: bool) -> tuple[int, int] | None:
+def _fork_worker(fn: Callable[[BoundCase], Any], take: Callable[[], BoundCase | None]) -> tuple[int, int] | None:
+    """A forked process computing fn over the cases ``take`` hands it; (pid, read end of its pipe), or None
+    if none started."""
     try:
         r, w = os.pipe()
     except OSError:
@@ -105,15 +123,15 @@ def _fork_worker(kernel: Kernel, share: list[BoundCase], track_return: bool) -> 
         try:
             os.close(r)
             results: dict[str, Any] = {}
-            for case in share:
+            while (case := take()) is not None:
                 try:
-                    results[case.id] = _root(kernel, case, track_return)
-                except Exception:  # noqa: BLE001 - the parent traces it again and sees the error
+                    results[case.id] = fn(case)
+                except Exception:  # noqa: BLE001 - the parent runs it again and sees the error
                     pass
             data = _dumps(results)
             with os.fdopen(w, "wb") as f:
                 f.write(data)
-        except BaseException:  # noqa: BLE001 - whatever happens, the parent falls back to tracing
+        except BaseException:  # noqa: BLE001 - whatever happens, the parent falls back
             code = 1
         finally:
             os._exit(code)
@@ -122,7 +140,7 @@ def _fork_worker(kernel: Kernel, share: list[BoundCase], track_return: bool) -> 
 
 
 def _dumps(results: dict[str, Any]) -> bytes:
-    """Pickle what pickles; a trace that does not (an exotic frame) is simply not sent."""
+    """Pickle what pickles; a result that does not (an exotic frame) is simply not sent."""
     try:
         return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:  # noqa: BLE001
@@ -136,7 +154,7 @@ def _dumps(results: dict[str, Any]) -> bytes:
         return pickle.dumps(good, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _collect(pid: int, fd: int) -> dict[str, Root]:
+def _collect(pid: int, fd: int) -> dict[str, Any]:
     try:
         with os.fdopen(fd, "rb") as f:
             data = f.read()
@@ -152,6 +170,4 @@ def _collect(pid: int, fd: int) -> dict[str, Root]:
         got = pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
     except Exception:  # noqa: BLE001
         return {}
-    if not isinstance(got, dict):
-        return {}
-    return {k: v for k, v in got.items() if isinstance(v, (Trace, NotApplicable))}
+    return got if isinstance(got, dict) else {}

@@ -106,32 +106,22 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         raise UserError(f"{contract.file}: no case id contains {' or '.join(map(repr, options.cases))} "
                         f"(--case); `shapecheck verify op OP --format json` lists the case ids")
     first: dict = {}
+    done: dict = {}
     if options.jobs != 1:
-        from .parallel import prefetch_roots
+        from .parallel import map_cases, prefetch_roots
 
-        first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
+        if options.full or options.explore:  # no case depends on another: whole cases in workers
+            done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
+                             valid=lambda v: isinstance(v, tuple) and len(v) == 2)
+        else:
+            first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
     for case in selected:
         if on_case is not None:
             on_case(case.id)
-        try:
-            run = explore_case(kernel, case, solver, options, roots, first=first.pop(case.id, None))
-        except NotApplicable as why:
-            results.append(CaseResult(case.id, Verdict.PASS, skipped=str(why)))
-            continue
-        check_outputs(run, solver, options, kernel.definition)
-        _unexplored(run, solver, options)
-        from .explain import suggest_fixes
-
-        run.violations = suggest_fixes(run, solver)
-        pmap = None
-        if options.explore:
-            from .explore import path_map
-
-            pmap = path_map(run, solver, path_name)
-        outputs = tuple(dict.fromkeys(tuple(_output_text(o) for o in leaf.trace.outputs) for leaf in run.leaves))
-        results.append(CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves),
-                                  tuple(run.paths), "", run.truncated, run.shared_with, pmap, outputs=outputs))
-        violations.extend(run.violations)
+        result, found = done.pop(case.id, None) or _run_case(kernel, case, solver, options, roots,
+                                                            first.pop(case.id, None))
+        results.append(result)
+        violations.extend(found)
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
     if options.confirm_export:
@@ -145,6 +135,28 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
                   time.perf_counter() - start, C.TORCH_VERSION)
+
+
+def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, str] | None,
+              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Violation]]:
+    """One case, explored and proved: its result and its findings (before suppressions)."""
+    try:
+        run = explore_case(kernel, case, solver, options, roots, first=first)
+    except NotApplicable as why:
+        return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
+    check_outputs(run, solver, options, kernel.definition)
+    _unexplored(run, solver, options)
+    from .explain import suggest_fixes
+
+    run.violations = suggest_fixes(run, solver)
+    pmap = None
+    if options.explore:
+        from .explore import path_map
+
+        pmap = path_map(run, solver, path_name)
+    outputs = tuple(dict.fromkeys(tuple(_output_text(o) for o in leaf.trace.outputs) for leaf in run.leaves))
+    return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
+                       run.truncated, run.shared_with, pmap, outputs=outputs), run.violations)
 
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:

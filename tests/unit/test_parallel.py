@@ -39,6 +39,16 @@ def test_report_is_the_same_for_every_jobs(fn):
 
 
 @needs_fork
+@pytest.mark.parametrize("fn", ["regressed", "branch_with_guard_or_false"])
+def test_whole_cases_in_workers_when_cases_are_independent(fn):
+    """--full and --explore: no case depends on another, so whole cases run in workers; same report."""
+    for extra in ({"full": True}, {"explore": True, "max_traces": 16}):
+        one, two = (verify_op(SDPA_MPS, meta=f"{K}:{fn}", options=Options(cases=MIXED, jobs=j, **extra))
+                    for j in (1, 2))
+        assert comparable(one) == comparable(two) and one.violations
+
+
+@needs_fork
 def test_cases_the_kernel_cannot_take_cross_the_pipe_as_skips():
     # the March-2026 signature has no enable_gqa: those cases are NotApplicable, in workers too
     one = verify_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=("enable_gqa=true",), max_traces=4))
@@ -75,9 +85,11 @@ def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
     kernel = installed_kernel(sdpa_contract.op)
     cases = list(sdpa_contract.cases())[:12]
 
-    def broken_worker(kernel, share, track_return):  # a worker that dies before sending anything
+    def broken_worker(fn, take):  # a worker that takes two cases and dies before sending anything
         pid = os.fork()
         if pid == 0:
+            take()
+            take()
             os._exit(3)
         r, w = os.pipe()
         os.close(w)
@@ -85,10 +97,11 @@ def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
 
     monkeypatch.setattr(parallel, "_fork_worker", broken_worker)
     got = parallel.prefetch_roots(kernel, cases, 2)
-    # the parent's own share arrived; the dead worker's cases are left for the caller to trace
-    assert 0 < len(got) < len(cases)
-    full = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2))
-    assert full.verdict.value == "pass" and len(full.cases) == 12
+    # the parent's own cases arrived; the two the dead worker took are left for the caller to trace
+    assert len(got) == len(cases) - 2
+    for options in (Options(cases=MIXED, jobs=2), Options(cases=MIXED, jobs=2, full=True)):
+        full = verify_op(SDPA_MPS, options=options)
+        assert full.verdict.value == "pass" and len(full.cases) == 12 and all(c.traces == 1 for c in full.cases)
 
 
 def test_collect_ignores_garbage_from_a_worker():
