@@ -264,6 +264,23 @@ class Unsupported(Exception):
     """A torch expression outside what shapecheck can translate; the caller reports inconclusive."""
 
 
+def _bit_mask(name: str, args: list[E.Node]) -> E.Node | None:
+    """``x & -2**k`` (align down, as in ``(x + 7) & ~7``), ``x & (2**k - 1)`` (low bits) and
+    ``x | (2**k - 1)`` in integer arithmetic, exact for every int under two's complement; else None."""
+    consts = [a for a in args if isinstance(a, E.Const) and isinstance(a.value, int)]
+    if len(consts) != 1:
+        return None
+    c = consts[0].value
+    x = args[1] if args[0] is consts[0] else args[0]
+    if c < 0 and (-c) & (-c - 1) == 0:  # c = -2**k
+        return E.arith("*", E.arith("//", x, E.Const(-c)), E.Const(-c))
+    if c >= 0 and (c + 1) & c == 0:  # c = 2**k - 1
+        if name == "BitwiseFn_bitwise_and":
+            return E.arith("%", x, E.Const(c + 1))
+        return E.arith("+", E.arith("*", E.arith("//", x, E.Const(c + 1)), E.Const(c + 1)), E.Const(c))
+    return None
+
+
 def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     """Translate a sympy expression over traced symbols into the contract language, renaming symbols."""
     if isinstance(expr, bool):
@@ -322,6 +339,14 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return E.arith("//", args[0], args[1])
     if name in ("Mod", "PythonMod"):
         return E.arith("%", args[0], args[1])
+    if name in ("LShift", "RShift") and len(args) == 2 and isinstance(args[1], E.Const) and args[1].value >= 0:
+        # x << k = x * 2**k; x >> k = x // 2**k (Python's floor, negatives included)
+        return E.arith("*" if name == "LShift" else "//", args[0], E.Const(2 ** args[1].value))
+    if name in ("BitwiseFn_bitwise_and", "BitwiseFn_bitwise_or") and len(args) == 2:
+        masked = _bit_mask(name, args)
+        if masked is not None:
+            return masked
+        raise Unsupported(f"the bitwise expression {expr}")
     if name in ("Min", "Max"):
         return E.Call(name.lower(), tuple(args))
     if name in ("Identity", "TruncToInt", "CeilToInt", "FloorToInt", "RoundToInt") and len(args) == 1 \

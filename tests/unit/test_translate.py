@@ -1,0 +1,55 @@
+"""torch's sympy (as a trace produces it) -> the contract language: each translation must mean exactly what
+Python computes on the sizes, negative values included (z3 then proves over the translation)."""
+
+import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapecheck import _compat as C
+from shapecheck import expr as E
+
+X = sympy.Symbol("u0", integer=True)
+NAMES = {X: "L"}
+
+
+def torch_fn(name):
+    import torch.utils._sympy.functions as F
+
+    return getattr(F, name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-10**6, 10**6), st.integers(0, 12))
+def test_bit_masks_and_shifts_translate_exactly(x, k):
+    cases = [
+        (torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(-(2**k))), x & -(2**k)),
+        (torch_fn("BitwiseFn_bitwise_and")(sympy.Integer(2**k - 1), X), x & (2**k - 1)),
+        (torch_fn("BitwiseFn_bitwise_or")(X, sympy.Integer(2**k - 1)), x | (2**k - 1)),
+        (torch_fn("RShift")(X, sympy.Integer(k)), x >> k),
+        (torch_fn("LShift")(X, sympy.Integer(k)), x << k),
+    ]
+    for expr, want in cases:
+        node = C.to_node(expr, NAMES)
+        assert E.evaluate(node, {"L": x}) == want, (expr, E.to_text(node))
+
+
+def test_other_bit_masks_stay_untranslated():
+    import pytest
+
+    with pytest.raises(C.Unsupported):
+        C.to_node(torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(6)), NAMES)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 10**6), st.integers(1, 64))
+def test_ceil_and_floor_of_true_division(x, d):
+    ceil = C.to_node(torch_fn("CeilToInt")(torch_fn("IntTrueDiv")(X, sympy.Integer(d))), NAMES)
+    floor = C.to_node(torch_fn("FloorToInt")(torch_fn("IntTrueDiv")(X, sympy.Integer(d))), NAMES)
+    assert E.evaluate(ceil, {"L": x}) == -(-x // d) and E.evaluate(floor, {"L": x}) == x // d
+
+
+def test_value_at_evaluates_torchs_own_functions():
+    expr = torch_fn("IntTrueDiv")(sympy.Symbol("L", integer=True), sympy.Integer(3)) > 2.5
+    assert C.value_at(expr, {"L": 7}) is False and C.value_at(expr, {"L": 8}) is True
+    assert C.value_at(expr, {"S": 8}) is None  # a dim the point lacks
+    assert C.dims_of(expr) == {"L"}
