@@ -260,3 +260,26 @@ def test_solver_unknown_is_inconclusive(monkeypatch):
     r = verify_op(SDPA_MPS, meta=f"{K}:out_uses_query_head_dim", options=Options(cases=(CASE4,)))
     assert r.verdict == Verdict.INCONCLUSIVE, [(v.code, v.expr) for v in r.violations]
     assert {v.code for v in r.violations} == {"SC005"}
+
+
+def test_meta_source_on_the_installed_torch_file_as_a_pr_would_change_it(tmp_path):
+    """The real torch/_meta_registrations.py (thousands of registrations, imports the candidate must not
+    run): unchanged it passes; with the seed's branch put back into the SDPA-MPS kernel, the guard is
+    found at the changed line."""
+    import torch._meta_registrations as mr
+
+    text = open(mr.__file__, encoding="utf-8").read()
+    anchor = "    return sdpa_general_mps()\n"
+    if text.count(anchor) != 1:
+        pytest.skip("the installed torch's SDPA-MPS meta kernel is not the 2.13 one this test patches")
+    same = tmp_path / "_meta_registrations.py"
+    same.write_text(text)
+    assert verify_op(SDPA_MPS, meta_source=str(same), options=Options(cases=SMALL)).verdict == Verdict.PASS
+    pr = tmp_path / "pr" / "_meta_registrations.py"
+    pr.parent.mkdir()
+    pr.write_text(text.replace(anchor, "    if q_size <= 8:\n        return sdpa_general_mps()\n" + anchor))
+    r = verify_op(SDPA_MPS, meta_source=str(pr), options=Options(cases=SMALL))
+    line = pr.read_text().splitlines().index("    if q_size <= 8:") + 1
+    hits = [v for v in r.violations if v.code == "SC001"]
+    assert r.verdict == Verdict.FAIL and hits
+    assert all(v.expr == "L <= 8" and v.location.line == line and v.counterexample["L"] == 9 for v in hits)
