@@ -227,6 +227,9 @@ def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
                 ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
     if isinstance(node, E.Not):
         return torch.sym_not(_eval_sym(node.operand, values))
+    if isinstance(node, E.Ite):
+        return torch.sym_ite(_eval_sym(node.cond, values), _eval_sym(node.then, values),
+                             _eval_sym(node.other, values))
     if isinstance(node, E.And):
         return sym_and(*[_eval_sym(a, values) for a in node.args])
     if isinstance(node, E.Or):
@@ -306,6 +309,15 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         if name == "FloorToInt":
             return E.arith("//", a, b)
         return E.Neg(E.arith("//", E.Neg(a), b))
+    if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
+        pieces = list(expr.args)
+        last_value, last_cond = pieces[-1].args
+        if last_cond is not sympy.true:
+            raise Unsupported(f"the piecewise expression {expr} (no default piece)")
+        out = to_node(last_value, names)
+        for value, cond in reversed([p.args for p in pieces[:-1]]):
+            out = E.Ite(to_node(cond, names), to_node(value, names), out)
+        return out
     args = [to_node(a, names) for a in expr.args] if name not in ("Pow",) else None
     if isinstance(expr, sympy.Add):
         out = args[0]

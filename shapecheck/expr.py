@@ -86,6 +86,16 @@ class Not(Node):
 
 
 @dataclass(frozen=True)
+class Ite(Node):
+    """``then if cond else other``, from torch's ``sym_ite`` (a sympy Piecewise). Traces produce it; the
+    contract language does not have it (the parser rejects conditional expressions)."""
+
+    cond: Node
+    then: Node
+    other: Node
+
+
+@dataclass(frozen=True)
 class TupleE(Node):
     """A shape: a tuple of scalar expressions."""
 
@@ -275,6 +285,8 @@ def _children(n: Node) -> tuple[Node, ...]:
         return n.items
     if isinstance(n, (Index, SliceE)):
         return (n.base,)
+    if isinstance(n, Ite):
+        return (n.cond, n.then, n.other)
     return ()
 
 
@@ -331,6 +343,11 @@ def bind(node: Node, values: Mapping[str, Node], shapes: Mapping[str, TupleE] | 
             return conj([_want_bool(go(a), n) for a in n.args])
         if isinstance(n, Or):
             return disj([_want_bool(go(a), n) for a in n.args])
+        if isinstance(n, Ite):
+            cond, then, other = _want_bool(go(n.cond), n), go(n.then), go(n.other)
+            if cond == TRUE or then == other:
+                return then
+            return other if cond == FALSE else Ite(cond, then, other)
         raise ExprError(to_text(n), "unknown expression node")
 
     return go(node)
@@ -343,6 +360,8 @@ def _kind(n: Node) -> str:
         return "str" if isinstance(n.value, str) else "int"
     if isinstance(n, (Var, Arith, Neg, Call)):
         return "int"
+    if isinstance(n, Ite):
+        return _kind(n.then)
     if isinstance(n, TupleE):
         return "shape"
     return "bool"
@@ -530,6 +549,8 @@ def _text(n: Node) -> tuple[str, int]:
         return f"{_wrap(_text(n.base), _PREC_ATOM)}[{lo}:{hi}]", _PREC_ATOM
     if isinstance(n, Concat):
         return f"{to_text(n.left)} + {to_text(n.right)}", _PREC_ADD
+    if isinstance(n, Ite):
+        return f"({to_text(n.then)} if {to_text(n.cond)} else {to_text(n.other)})", _PREC_ATOM
     return repr(n), _PREC_ATOM
 
 

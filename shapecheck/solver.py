@@ -110,6 +110,13 @@ class Solver:
             return z3.Or(*[t(a, side) for a in node.args])
         if isinstance(node, E.Not):
             return z3.Not(t(node.operand, side))
+        if isinstance(node, E.Ite):
+            # side conditions of either branch hold only where that branch is taken
+            cond, then_side, other_side = t(node.cond, side), [], []
+            then, other = t(node.then, then_side), t(node.other, other_side)
+            side.extend(z3.Implies(cond, c) for c in then_side)
+            side.extend(z3.Implies(z3.Not(cond), c) for c in other_side)
+            return z3.If(cond, then, other)
         raise InternalError(f"cannot translate {E.to_text(node)} to z3")
 
     def _bounds(self) -> list:

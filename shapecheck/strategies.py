@@ -685,6 +685,9 @@ def _compile(n: E.Node) -> Callable[[Mapping[str, int]], Any]:
     if isinstance(n, E.Not):
         inner = _compile(n.operand)
         return lambda v: not inner(v)
+    if isinstance(n, E.Ite):
+        cond, then, other = _compile(n.cond), _compile(n.then), _compile(n.other)
+        return lambda v: then(v) if cond(v) else other(v)
     if isinstance(n, E.TupleE):
         items = [_compile(i) for i in n.items]
         return lambda v: tuple(i(v) for i in items)

@@ -220,3 +220,19 @@ def settled_guard_or_true(query, key, value, attn_mask=None, dropout_p=0.0, is_c
     if not guard_or_true(lq * s >= 1) or guard_or_false(lq == 0):
         raise RuntimeError("empty attention")
     return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def rows_by_sym_ite(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                    scale=None, enable_gqa=False):
+    """Guard-free (torch.sym_ite never guards) but wrong: output 0 has S rows once L > 8."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    rows = torch.sym_ite(lq <= 8, lq, s)
+    return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def attn_cols_by_sym_ite(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                         scale=None, enable_gqa=False):
+    """Guard-free and right: torch.sym_ite picks output 1's width per path (unspecified by the contract)."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    cols = torch.sym_ite(lq <= 8, s, lq)
+    return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, cols)), query, unsq)

@@ -53,3 +53,29 @@ def test_value_at_evaluates_torchs_own_functions():
     assert C.value_at(expr, {"L": 7}) is False and C.value_at(expr, {"L": 8}) is True
     assert C.value_at(expr, {"S": 8}) is None  # a dim the point lacks
     assert C.dims_of(expr) == {"L"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40))
+def test_piecewise_from_sym_ite_translates_and_proves(lv, sv):
+    from shapecheck.solver import Bounds, Outcome, Solver
+
+    S = sympy.Symbol("u1", integer=True)
+    names = {X: "L", S: "S"}
+    pw = sympy.Piecewise((X, X <= 8), (S, True))
+    node = C.to_node(pw, names)
+    assert isinstance(node, E.Ite) and E.to_text(node) == "(L if L <= 8 else S)"
+    assert E.evaluate(node, {"L": lv, "S": sv}) == (lv if lv <= 8 else sv)
+    solver = Solver([Bounds("L", 1, 2**31 - 1), Bounds("S", 1, 2**31 - 1)])
+    assert solver.implies([E.parse("L <= 8")], E.Cmp("==", node, E.Var("L"))).outcome == Outcome.PROVED
+    r = solver.implies([], E.Cmp("==", node, E.Var("L")))
+    assert r.outcome == Outcome.REFUTED and r.model["L"] > 8 and r.model["S"] != r.model["L"]
+
+
+def test_conditionals_stay_out_of_the_contract_language():
+    import pytest
+
+    from shapecheck.errors import ExprError
+
+    with pytest.raises(ExprError):
+        E.parse("L if L <= 8 else S")

@@ -223,6 +223,16 @@ def test_guard_or_calls_the_domain_settles_pass():
     assert r.verdict == Verdict.PASS and all(c.traces == 1 for c in r.cases)
 
 
+def test_sym_ite_outputs_are_proved_per_branch():
+    """torch.sym_ite leaves no guard; its Piecewise output is translated, so a wrong branch is a shape
+    mismatch with a counterexample on that branch, and a right one passes."""
+    bad = run("rows_by_sym_ite")
+    mism = [v for v in bad.violations if v.code == "SC002"]
+    assert bad.verdict == Verdict.FAIL and mism and not any(v.code == "SC005" for v in bad.violations)
+    assert all(v.counterexample["L"] > 8 and v.counterexample["S"] != v.counterexample["L"] for v in mism)
+    assert run("attn_cols_by_sym_ite").verdict == Verdict.PASS
+
+
 def test_untranslatable_guard_is_inconclusive_not_pass():
     r = run("constant_float_guard", cases=(CASE4,))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
