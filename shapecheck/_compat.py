@@ -303,12 +303,25 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     if expr is int_oo or expr is -int_oo or isinstance(expr, sympy.Rational):
         raise Unsupported(f"the number {expr}")
     name = type(expr).__name__
-    if name in ("CeilToInt", "FloorToInt") and len(expr.args) == 1 and type(expr.args[0]).__name__ == "IntTrueDiv":
-        # math.ceil(a / b) and math.floor(a / b) on integers, exactly: ceil(a/b) = -((-a) // b)
+    if name in ("CeilToInt", "FloorToInt", "TruncToInt") and len(expr.args) == 1 \
+            and type(expr.args[0]).__name__ == "IntTrueDiv":
+        # math.ceil / math.floor / int() of an integer a / b, exactly as integers: ceil(a/b) = -((-a) // b),
+        # and int() rounds toward zero (floor, plus one when the quotient is negative and inexact). Python
+        # divides in floats, which agrees while |a| < 2**53 (README, "What translates").
         a, b = (to_node(x, names) for x in expr.args[0].args)
+        floor = E.arith("//", a, b)
         if name == "FloorToInt":
-            return E.arith("//", a, b)
-        return E.Neg(E.arith("//", E.Neg(a), b))
+            return floor
+        if name == "CeilToInt":
+            return E.Neg(E.arith("//", E.Neg(a), b))
+        zero = E.Const(0)
+        exact = E.compare("==", E.arith("%", a, b), zero)
+        same_sign = E.disj([E.conj([E.compare(">=", a, zero), E.compare(">", b, zero)]),
+                            E.conj([E.compare("<", a, zero), E.compare("<", b, zero)])])
+        cond = E.disj([exact, same_sign])
+        if cond == E.TRUE:
+            return floor
+        return E.Ite(cond, floor, E.arith("+", floor, E.Const(1)))
     if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
         pieces = list(expr.args)
         last_value, last_cond = pieces[-1].args

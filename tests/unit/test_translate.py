@@ -40,12 +40,16 @@ def test_other_bit_masks_stay_untranslated():
         C.to_node(torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(6)), NAMES)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.integers(1, 10**6), st.integers(1, 64))
-def test_ceil_and_floor_of_true_division(x, d):
-    ceil = C.to_node(torch_fn("CeilToInt")(torch_fn("IntTrueDiv")(X, sympy.Integer(d))), NAMES)
-    floor = C.to_node(torch_fn("FloorToInt")(torch_fn("IntTrueDiv")(X, sympy.Integer(d))), NAMES)
-    assert E.evaluate(ceil, {"L": x}) == -(-x // d) and E.evaluate(floor, {"L": x}) == x // d
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-10**6, 10**6), st.integers(-64, 64).filter(bool))
+def test_ceil_floor_and_int_of_true_division(x, d):
+    """math.ceil(x / d), math.floor(x / d) and int(x / d) as Python computes them, negatives included."""
+    import math
+
+    div = torch_fn("IntTrueDiv")(X, sympy.Integer(d))
+    for fn, want in (("CeilToInt", math.ceil(x / d)), ("FloorToInt", math.floor(x / d)), ("TruncToInt", int(x / d))):
+        node = C.to_node(torch_fn(fn)(div), NAMES)
+        assert E.evaluate(node, {"L": x}) == want, (fn, E.to_text(node))
 
 
 def test_value_at_evaluates_torchs_own_functions():
