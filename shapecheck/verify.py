@@ -274,6 +274,13 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             t = trace_case(kernel, case, pc, track_return=options.explore)
         run.traces += 1
         if t.status == "error":
+            if t.error.startswith("NameError:"):
+                # a name the kernel's environment lacks (a candidate written for another torch, whose
+                # import the file would have run): nothing is known about the shapes, but nothing passes
+                inconclusive(t.error, t.loc, f"the kernel cannot run here: {t.error} (its environment does "
+                             "not define the name; with --meta-source, neither the file's own functions nor the "
+                             "installed torch's meta-registration namespace do: written for another torch?)", pc)
+                continue
             add(Violation("SC007", case.id, None, t.error, (), t.loc, point(premises + pc),
                           f"the kernel raised {t.error}"))
             continue

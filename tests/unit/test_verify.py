@@ -293,3 +293,16 @@ def test_meta_source_on_the_installed_torch_file_as_a_pr_would_change_it(tmp_pat
     hits = [v for v in r.violations if v.code == "SC001"]
     assert r.verdict == Verdict.FAIL and hits
     assert all(v.expr == "L <= 8" and v.location.line == line and v.counterexample["L"] == 9 for v in hits)
+
+
+def test_a_name_the_installed_torch_lacks_is_inconclusive_not_a_failure(tmp_path):
+    """A candidate from another torch imports a helper the installed torch lacks; the import is not run
+    (nothing but the registered function and its file-local helpers is), so the name is missing."""
+    src = tmp_path / "_meta_registrations.py"
+    src.write_text(HELPER_FILE.format(rows="lq").replace(
+        "    q_, rank = _to_4d(query)\n", "    _check_sdpa_args_new_in_2_15(query, key, value)\n    q_, rank = _to_4d(query)\n")
+        .replace("aten = torch.ops.aten\n", "aten = torch.ops.aten\nfrom torch._prims_common import _check_sdpa_args_new_in_2_15\n"))
+    r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,)))
+    assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
+    assert {v.code for v in r.violations} == {"SC005"}
+    assert any("_check_sdpa_args_new_in_2_15" in v.message for v in r.violations)
