@@ -400,6 +400,8 @@ def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
 
 def with_dim_names(expr: Any, names: dict[Any, str]) -> Any:
     """The sympy expression over symbols named after the contract's dims (picklable, no ``u3``)."""
+    if isinstance(expr, (bool, int)):
+        return expr
     try:
         return expr.xreplace({s: sympy.Symbol(n, integer=True) for s, n in names.items()})
     except Exception:  # noqa: BLE001 - only used to evaluate at points; None means "cannot"
@@ -415,6 +417,8 @@ def value_at(expr: Any, point: dict[str, int]) -> bool | int | float | None:
     """The expression evaluated at concrete sizes with torch's own sympy functions (``IntTrueDiv`` is
     Python's ``/``, and so on): what the kernel computes at those sizes. None when it does not evaluate
     to a plain value."""
+    if isinstance(expr, (bool, int)):
+        return expr
     try:
         syms = getattr(expr, "free_symbols", set())
         if any(s.name not in point for s in syms):

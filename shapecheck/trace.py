@@ -43,6 +43,9 @@ class Output:
     scalar: E.Node | None = None
     dtype: str | None = None
     text: str = ""
+    # unsupported: torch's expressions over dim-named symbols (one per size; one for an int), for value_at
+    exprs: tuple[Any, ...] | None = field(default=None, repr=False)
+    is_tensor: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class Assert:
     expr: E.Node | None
     raw: str
     loc: SourceLoc | None
+    sym: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols, for value_at
 
 
 @dataclass(frozen=True)
@@ -148,7 +152,8 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                 node = C.to_node(expr, names)
             except C.Unsupported:
                 node = None
-            asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files))))
+            asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files)),
+                                  C.with_dim_names(expr, names) if node is None else None))
         refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
         replacements = []
         for s, repl in env.replacements().items():
@@ -207,14 +212,15 @@ def _output(x: Any, names: dict) -> Output:
         try:
             items = tuple(C.to_node(C.symbol_of(d), names) for d in x.shape)
         except C.Unsupported as err:
-            return Output("unsupported", text=str(err))
+            return Output("unsupported", text=str(err), is_tensor=True,
+                          exprs=tuple(C.with_dim_names(C.symbol_of(d), names) for d in x.shape))
         dtype = str(x.dtype).replace("torch.", "")
         return Output("tensor", shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
     if isinstance(x, int) or C.is_symint(x):
         try:
             return Output("int", scalar=C.to_node(C.symbol_of(x), names), text=str(x))
         except C.Unsupported as err:
-            return Output("unsupported", text=str(err))
+            return Output("unsupported", text=str(err), exprs=(C.with_dim_names(C.symbol_of(x), names),))
     return Output("other", text=type(x).__name__)
 
 
@@ -233,3 +239,13 @@ def as_guard(fb: Fallback) -> Trace:
     is_bool = fb.guard is None or isinstance(fb.guard, (E.Cmp, E.And, E.Or, E.Not)) or fb.guard in (E.TRUE, E.FALSE)
     return Trace("guard", guard=fb.guard, guard_raw=fb.raw, is_specialization=not is_bool, loc=fb.loc,
                  guard_expr=fb.expr, fallback_value=fb.value)
+
+
+def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:
+    """torch's expressions (from ``Output.exprs``) evaluated at concrete sizes; None if any does not."""
+    out = tuple(C.value_at(e, point) for e in exprs)
+    return None if any(v is None for v in out) else out
+
+
+def exprs_dims(exprs: tuple[Any, ...]) -> set[str]:
+    return set().union(*(C.dims_of(e) for e in exprs)) if exprs else set()

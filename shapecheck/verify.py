@@ -5,7 +5,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 
 from . import expr as E
@@ -13,7 +13,17 @@ from .contract import BoundCase, Contract
 from .errors import UserError
 from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
 from .solver import Bounds, Outcome, Result, Solver, restrict
-from .trace import Kernel, NotApplicable, Trace, as_guard, guard_dims, guard_value_at, trace_case
+from .trace import (
+    Kernel,
+    NotApplicable,
+    Trace,
+    as_guard,
+    exprs_dims,
+    guard_dims,
+    guard_value_at,
+    trace_case,
+    values_at,
+)
 
 
 @dataclass(frozen=True)
@@ -362,16 +372,11 @@ _PROBES = sorted({1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 12
 _PROBE_QUERIES = 48  # z3 queries per untranslated guard
 
 
-def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E.Node]) -> Violation | None:
-    """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
-    expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
-    kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
-    None when no such pair turns up (the caller reports inconclusive)."""
-    gdims = tuple(sorted(guard_dims(t)))
-    if not gdims or not _dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
-        return None
+def probe_points(case: BoundCase, solver: Solver, conds: list[E.Node], names: Iterable[str]) -> Iterator[dict]:
+    """Points of the region ``conds`` (every one checked against it), for evaluating what z3 cannot take:
+    the least point, then each named dim moved through ``_PROBES`` and its bounds (the rest kept where the
+    region allows, else re-solved). At most ``_PROBE_QUERIES`` z3 queries."""
     region = E.conj(conds)
-    dims = [d.name for d in case.dims]
     budget = [_PROBE_QUERIES]
 
     def model(extra: list[E.Node]) -> dict[str, int] | None:
@@ -383,28 +388,36 @@ def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E
 
     base = model([])
     if base is None:
-        return None
-    seen: dict[object, dict[str, int]] = {}
-
-    def probe(point: dict[str, int]) -> bool:
-        value = guard_value_at(t, point)
-        if value is not None and value not in seen:
-            seen[value] = point
-        return len(seen) >= 2
-
-    done = probe(base)
-    for name in gdims:
+        return
+    yield base
+    for name in names:
         d = case.contract.dim(name)
         for v in [x for x in _PROBES if d.min <= x <= d.max] + [d.min, d.max]:
-            if done:
-                break
             point = dict(base, **{name: v})
             if E.evaluate(region, point) is not True:
                 point = model([E.Cmp("==", E.Var(name), E.Const(v))])
                 if point is None:
                     continue
-            done = probe(point)
-    if not done:
+            yield point
+
+
+def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E.Node]) -> Violation | None:
+    """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
+    expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
+    kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
+    None when no such pair turns up (the caller reports inconclusive)."""
+    gdims = tuple(sorted(guard_dims(t)))
+    if not gdims or not _dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
+        return None
+    dims = [d.name for d in case.dims]
+    seen: dict[object, dict[str, int]] = {}
+    for point in probe_points(case, solver, conds, gdims):
+        value = guard_value_at(t, point)
+        if value is not None and value not in seen:
+            seen[value] = point
+        if len(seen) >= 2:
+            break
+    if len(seen) < 2:
         return None
     (v1, p1), (v2, p2) = list(seen.items())[:2]
     if t.is_specialization:
@@ -452,7 +465,16 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
     narrowed: set[str] = set()
     for a in leaf.trace.asserts:
         if a.expr is None:
-            inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}", leaf.pc)
+            adims = tuple(sorted(exprs_dims((a.sym,)))) if a.sym is not None else ()
+            cex = next((p for p in probe_points(case, solver, premises, adims)
+                        if values_at((a.sym,), p) == (False,)), None) if adims else None
+            if cex is not None:
+                add(Violation("SC004", case.id, None, a.raw, adims, a.loc, restrict(cex, dims),
+                              f"the kernel asserts {a.raw} (torch's expression, outside the contract language), "
+                              f"which is false at the counterexample, a point of the contract's domain "
+                              f"(evaluated there, not proved by z3)"))
+            else:
+                inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}", leaf.pc)
             continue
         r = solver.implies(premises, a.expr)
         text = E.to_text(a.expr)
@@ -551,6 +573,25 @@ def _point(solver: Solver, premises: list[E.Node], dims: list[str]) -> dict[str,
     return restrict(model, dims)
 
 
+def _refute_output_at_points(case, path, where, want, got, premises, solver, dims, suffix) -> Violation | None:
+    """An output torch computed outside the contract language: evaluated at points of the path's region
+    and compared with the contract there. A point where they differ is a real counterexample."""
+    if not got.exprs:
+        return None
+    for point in probe_points(case, solver, premises, sorted(exprs_dims(got.exprs))):
+        have = values_at(got.exprs, point)
+        if have is None:
+            continue
+        want_at = E.evaluate(want, point)
+        have_at = have if got.is_tensor else have[0]
+        if want_at != have_at:
+            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
+                             f"{where} is {have_at} but the contract's path {path} says {want_at}{suffix} "
+                             f"(torch's expression is outside the contract language: evaluated at the "
+                             f"counterexample, not proved by z3)")
+    return None
+
+
 def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> Violation | None:
     where = f"output {j}"
     region = E.to_text(E.conj(leaf.pc)) if leaf.pc else ""
@@ -560,6 +601,9 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
         return Violation("SC002", case.id, path, f"{where}: {what}", (), None, _point(solver, premises, dims),
                          f"{where} is missing: the kernel returned {what}{suffix}")
     if got.kind == "unsupported":
+        found = _refute_output_at_points(case, path, where, want, got, premises, solver, dims, suffix)
+        if found is not None:
+            return found
         return Violation("SC005", case.id, path, f"{where}: {got.text}", (), None, {},
                          f"cannot translate {where}'s shape: {got.text}")
     if isinstance(want, E.TupleE):

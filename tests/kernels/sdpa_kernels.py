@@ -236,3 +236,19 @@ def attn_cols_by_sym_ite(query, key, value, attn_mask=None, dropout_p=0.0, is_ca
     q_, unsq, b, h, lq, s, ev = _shapes(query, value)
     cols = torch.sym_ite(lq <= 8, s, lq)
     return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, cols)), query, unsq)
+
+
+def assert_on_a_float(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                      scale=None, enable_gqa=False):
+    """A runtime assert outside the contract language that narrows L (L / 3 < 100 means L <= 299)."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    torch._check(lq / 3 < 100)
+    return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
+
+
+def rows_from_a_float(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
+                      scale=None, enable_gqa=False):
+    """Output 0 computed through floats (int(1.5 * L)): outside the contract language, and wrong from L = 2."""
+    q_, unsq, b, h, lq, s, ev = _shapes(query, value)
+    rows = torch.sym_int(torch.sym_float(lq) * 1.5)
+    return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)

@@ -233,6 +233,21 @@ def test_sym_ite_outputs_are_proved_per_branch():
     assert run("attn_cols_by_sym_ite").verdict == Verdict.PASS
 
 
+def test_untranslated_asserts_and_outputs_are_refuted_at_real_points(sdpa_contract):
+    """z3 cannot take torch's float expressions, but evaluating them at points of the domain finds where
+    an assert fails or an output differs: real counterexamples, said to be evaluated, not proved."""
+    r = run("assert_on_a_float", cases=(CASE4,))
+    v = next(v for v in r.violations if v.code == "SC004")
+    assert r.verdict == Verdict.FAIL and v.dims == ("L",) and not v.counterexample["L"] / 3 < 100
+    assert "evaluated" in v.message
+    r = run("rows_from_a_float", cases=(CASE4,))
+    v = next(v for v in r.violations if v.code == "SC002")
+    lv = v.counterexample["L"]
+    assert r.verdict == Verdict.FAIL and int(1.5 * lv) != lv and "evaluated" in v.message
+    case = next(c for c in sdpa_contract.cases() if c.id == CASE4)
+    assert E.evaluate(case.domain, v.counterexample) is True
+
+
 def test_untranslatable_guard_is_inconclusive_not_pass():
     r = run("constant_float_guard", cases=(CASE4,))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
