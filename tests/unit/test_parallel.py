@@ -28,7 +28,8 @@ def comparable(report):
 
 @needs_fork
 @pytest.mark.parametrize("fn", [None, "regressed", "out_rank_not_restored", "check_L_le_4096",
-                                "branch_changes_shape", "branch_with_guard_or_false"])
+                                "branch_changes_shape", "branch_with_guard_or_false",
+                                "rows_from_a_float", "guard_on_true_division", "rows_by_sym_ite"])
 def test_report_is_the_same_for_every_jobs(fn):
     meta = f"{K}:{fn}" if fn else None
     reports = [verify_op(SDPA_MPS, meta=meta, options=Options(cases=MIXED, jobs=j)) for j in (1, 2, 3)]
