@@ -284,6 +284,40 @@ def _bit_mask(name: str, args: list[E.Node]) -> E.Node | None:
     return None
 
 
+_REL_OPS = {"Equality": "==", "Unequality": "!=", "StrictLessThan": "<", "LessThan": "<=",
+            "StrictGreaterThan": ">", "GreaterThan": ">="}
+
+
+def _int_vs_number(expr: Any, names: dict[Any, str]) -> E.Node | None:
+    """An integer expression compared with a non-integer number (``L > 2.5``): Python compares int and float
+    exactly, so ``x > 2.5`` is ``x > 2``, ``x >= 2.5`` is ``x >= 3``, ``x == 2.5`` is false. None when the
+    relation is not of that form."""
+    import fractions
+    import math
+
+    op = _REL_OPS.get(type(expr).__name__)
+    left, right = expr.args
+    if op is None:
+        return None
+    if isinstance(left, (sympy.Float, sympy.Rational)) and not isinstance(left, sympy.Integer):
+        left, right, op = right, left, {"<": ">", "<=": ">=", ">": "<", ">=": "<="}.get(op, op)
+    if not isinstance(right, (sympy.Float, sympy.Rational)) or isinstance(right, sympy.Integer):
+        return None
+    if isinstance(right, sympy.Float):
+        if not right.is_finite:
+            return None
+        c = fractions.Fraction(float(right))
+    else:
+        c = fractions.Fraction(int(right.p), int(right.q))
+    x = to_node(left, names)
+    if c.denominator == 1:
+        return E.normalize_cmp(E.Cmp(op, x, E.Const(int(c))))
+    if op in ("==", "!="):
+        return E.Const(op == "!=")
+    bound = math.floor(c) if op in (">", "<=") else math.ceil(c)
+    return E.normalize_cmp(E.Cmp(op, x, E.Const(bound)))
+
+
 def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     """Translate a sympy expression over traced symbols into the contract language, renaming symbols."""
     if isinstance(expr, bool):
@@ -322,6 +356,14 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         if cond == E.TRUE:
             return floor
         return E.Ite(cond, floor, E.arith("+", floor, E.Const(1)))
+    if type(expr).__name__ == "ToFloat" and len(expr.args) == 1 and expr.args[0].is_integer:
+        # float(n) of an integer is n itself below 2**53; only comparisons and float-free arithmetic on it
+        # translate (a float constant in a product does not), so the number keeps its meaning
+        return to_node(expr.args[0], names)
+    if isinstance(expr, sympy.core.relational.Relational):
+        mixed = _int_vs_number(expr, names)
+        if mixed is not None:
+            return mixed
     if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
         pieces = list(expr.args)
         last_value, last_cond = pieces[-1].args

@@ -83,3 +83,25 @@ def test_conditionals_stay_out_of_the_contract_language():
 
     with pytest.raises(ExprError):
         E.parse("L if L <= 8 else S")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-50, 50), st.sampled_from([2.5, -2.5, 0.1, 3.0, -7.75, 1e-3]),
+       st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), st.booleans())
+def test_integers_compared_with_floats_translate_exactly(x, c, op, flipped):
+    import operator
+
+    ops = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq,
+           "!=": operator.ne}
+    rel = {"<": sympy.Lt, "<=": sympy.Le, ">": sympy.Gt, ">=": sympy.Ge, "==": sympy.Eq, "!=": sympy.Ne}[op]
+    f = sympy.Float(c)
+    expr = rel(f, X + 1, evaluate=False) if flipped else rel(X + 1, f, evaluate=False)
+    want = ops[op](c, x + 1) if flipped else ops[op](x + 1, c)
+    node = C.to_node(expr, NAMES)
+    assert E.evaluate(node, {"L": x}) == want, (E.to_text(node), x, c, op, flipped)
+
+
+def test_float_of_an_integer_compared_with_a_float():
+    to_float = torch_fn("ToFloat")
+    node = C.to_node(sympy.StrictGreaterThan(to_float(X), sympy.Float(2.5), evaluate=False), NAMES)
+    assert E.to_text(node) == "L > 2"
