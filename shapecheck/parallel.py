@@ -6,10 +6,11 @@ cost (about 8 ms of torch's symbolic arithmetic per case on torch 2.13, against 
 cases are independent, so ``prefetch_roots`` runs them on several cores. Exploration, proofs and reports stay
 in the calling process and in case order: a report is the same for every ``jobs``.
 
-Workers are forked after one warm-up trace, so each inherits the imported torch (and the dynamo modules
-FakeTensorMode pulls in on first use) instead of paying for them again. A worker sends back pickled
-``Trace`` records; a worker that fails in any way only means the parent traces those cases itself.
-Fork is used only where it is safe by default (Linux); elsewhere ``jobs`` falls back to 1 unless asked for.
+Workers are forked after one warm-up case, so each inherits the imported torch (and the dynamo modules
+FakeTensorMode pulls in on first use) instead of paying for them again. All processes, the caller included,
+take cases one at a time from a shared counter. A worker sends back its results pickled (``Trace`` records,
+or whole case results); a worker that fails in any way only means the caller redoes its cases. Fork is used
+only where it is safe by default (Linux); elsewhere ``jobs`` falls back to 1 unless asked for.
 """
 
 from __future__ import annotations
