@@ -203,6 +203,13 @@ def static_fake_mode() -> FakeTensorMode:
     return mode
 
 
+def sym_value(node: E.Node, values: dict[str, Any]) -> Any:
+    """An int (SymInt) or a list of them, for an int or ints argument built from dims."""
+    if isinstance(node, E.TupleE):
+        return [_eval_sym(i, values) for i in node.items]
+    return _eval_sym(node, values)
+
+
 def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
     """Evaluate an expression over SymInts with Python operators: the result is a SymInt or SymBool."""
     if isinstance(node, E.Const):

@@ -24,7 +24,7 @@ SCHEMA = 1
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PATH_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "bool", "int64", "int32", "int16", "int8", "uint8")
-ARG_KINDS = ("tensor", "int", "float", "bool", "str", "none")
+ARG_KINDS = ("tensor", "int", "ints", "float", "bool", "str", "none")
 UNSPECIFIED = "unspecified"
 
 
@@ -145,6 +145,8 @@ class BoundArg:
     keyword: bool = False
     default: Any = None
     has_default: bool = False
+    # an int (or ints) argument given by dims, e.g. a SymInt size: the expression, traced as SymInts
+    expr: E.Node | None = None
 
 
 @dataclass(frozen=True)
@@ -399,7 +401,10 @@ class _Loader:
             return self.parse(value, key)
         if isinstance(value, (int, float, bool)):
             return value
-        raise self.err(key, f"expected a literal or an expression string, found {value!r}")
+        if isinstance(value, list) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in value):
+            # an int list (kind = "ints"): literals or expressions, one per element
+            return E.TupleE(tuple(E.Const(x) if isinstance(x, int) else self.parse(x, key) for x in value))
+        raise self.err(key, f"expected a literal, a list of ints or an expression string, found {value!r}")
 
     def output_leaf(self, value: Any, key: str) -> Any:
         if value == UNSPECIFIED:
@@ -518,6 +523,23 @@ class _CaseBinder:
         return out
 
 
+def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tuple[Any, E.Node | None]:
+    """A bound non-tensor value -> (the Python value, None) when it is fixed by the choices, or
+    (None, the expression) for an int or ints argument given by dims (passed to the kernel as SymInts)."""
+    where = f"{contract.file}: [{key}.value]"
+    if spec.kind == "ints":
+        if not isinstance(value, E.TupleE):
+            raise ContractError(where, f"an ints argument needs a tuple or a list, found {E.to_text(value)}")
+        if all(isinstance(i, E.Const) and type(i.value) is int for i in value.items):
+            return tuple(i.value for i in value.items), None
+        return None, value
+    if isinstance(value, E.Const):
+        return value.value, None
+    if spec.kind == "int" and E._kind(value) == "int":
+        return None, value
+    raise ContractError(where, "only an int or ints argument may use dims; other values may only use choices")
+
+
 def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None) -> BoundCase | None:
     """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``."""
     b = _CaseBinder(contract, values, memo)
@@ -552,13 +574,12 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
                                  default=spec.default, has_default=spec.has_default))
         else:
             value = b.pick(spec.value, f"{key}.value")
+            expr = None
             if isinstance(value, E.Node):
-                value = b.scalar(value, f"{key}.value")
-                if not isinstance(value, E.Const):
-                    raise ContractError(f"{contract.file}: [{key}.value]", "a scalar value may only use choices")
-                value = value.value
+                value = b.scalar(value, f"{key}.value", shapes)
+                value, expr = _scalar_value(contract, spec, value, key)
             args.append(BoundArg(spec.name, spec.kind, True, value=value, keyword=spec.keyword,
-                                 default=spec.default, has_default=spec.has_default))
+                                 default=spec.default, has_default=spec.has_default, expr=expr))
     domain = E.conj([b.scalar(node, key, shapes) for key, node in contract.requires])
     paths = []
     for p in contract.paths:
@@ -576,6 +597,9 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     used: set[str] = set()
     for shape in shapes.values():
         used |= E.free_names(shape)
+    for a in args:
+        if a.expr is not None:
+            used |= E.free_names(a.expr)
     dims = tuple(d for d in contract.dims if d.name in used)
     return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims)
 

@@ -78,8 +78,13 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     tensors: list[Any] = []
     dyn_specs: list[dict[int, Any]] = []
 
+    dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
+
     def make_tensor(a):
         shape = [sizes[i.name] if isinstance(i, E.Var) else i.value for i in a.shape.items]
+        for j, i in enumerate(a.shape.items):
+            if isinstance(i, E.Var):
+                dim_at.setdefault(i.name, (len(tensors), j))
         dtype = C.DTYPES[a.dtype]
         t = torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
@@ -87,11 +92,18 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         dyn_specs.append(spec)
         return _Slot(len(tensors) - 1)
 
-    args, kwargs = call_args(kernel, case, make_tensor)
+    args, kwargs = call_args(kernel, case, make_tensor, _SizeSlot)
+    missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
+               for n in E.free_names(x.arg.expr) if n not in dim_at}
+    if missing:
+        return False, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
+                       "(export needs them as tensor sizes)")
 
     class Call(torch.nn.Module):
         def forward(self, inputs):
             def fill(x):
+                if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
+                    return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
                 return inputs[x.index] if isinstance(x, _Slot) else x
 
             out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
@@ -112,6 +124,11 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
 class _Slot:
     def __init__(self, index: int):
         self.index = index
+
+
+class _SizeSlot:
+    def __init__(self, arg: Any):
+        self.arg = arg
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from .strategies import (
     largest_tensor,
 )
 from .target import load_target
-from .trace import Kernel, NotApplicable, call_args
+from .trace import Kernel, NotApplicable, call_args, concrete_size
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
@@ -271,7 +271,7 @@ class Checker:
     def applicable(self, case: BoundCase) -> bool:
         """False when the kernel cannot be called on this case (an argument it lacks)."""
         try:
-            call_args(self.kernel, case, lambda a: _PROBE)
+            call_args(self.kernel, case, lambda a: _PROBE, lambda a: _PROBE)
         except NotApplicable:
             return False
         return True
@@ -398,7 +398,7 @@ class Checker:
                            f"({int((~close).sum())} of {close.numel()} values; atol={atol}, rtol={rtol})")
 
     def _call(self, args: Mapping[str, Any], ex: Example, fail: Callable, where: str) -> list[Any]:
-        pos, kw = call_args(self.kernel, ex.case, lambda a: args[a.name])
+        pos, kw = call_args(self.kernel, ex.case, lambda a: args[a.name], lambda a: concrete_size(a, ex.values))
         try:
             result = self.kernel.fn(*pos, **kw)
         except Exception as err:  # the kernel failed on a valid input: a finding

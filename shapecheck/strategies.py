@@ -258,6 +258,10 @@ def make_arguments(ex: Example, device: str | None = "cpu") -> dict[str, Any]:
                 out[a.name] = torch.rand(shape, generator=gen) < 0.75
             else:
                 out[a.name] = torch.randint(-8, 9, shape, generator=gen).to(dtype)
+        elif a.expr is not None:
+            from .trace import concrete_size
+
+            out[a.name] = concrete_size(a, ex.values)
         else:
             out[a.name] = a.value
     return out

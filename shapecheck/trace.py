@@ -87,8 +87,11 @@ class Trace:
     fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
 
 
-def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any]) -> tuple[list, dict]:
-    """Positional and keyword arguments for the kernel, adapted to its signature."""
+def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any],
+              make_size: Callable[[BoundArg], Any] | None = None) -> tuple[list, dict]:
+    """Positional and keyword arguments for the kernel, adapted to its signature. ``make_size`` gives the
+    value of an int(s) argument that the contract builds from dims; without it such a case is not
+    applicable (a check that has no sizes for it)."""
     params = kernel.signature.parameters if kernel.signature is not None else None
     takes_kwargs = params is not None and any(p.kind == p.VAR_KEYWORD for p in params.values())
     args: list[Any] = []
@@ -98,6 +101,14 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
             value = None
         elif a.kind == "tensor":
             value = make_tensor(a)
+        elif a.expr is not None:
+            if make_size is None:
+                raise NotApplicable(f"{a.name} = {E.to_text(a.expr)} is built from dims, which this check "
+                                    "cannot give it")
+            if params is not None and a.name not in params and not takes_kwargs:
+                raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}="
+                                    f"{E.to_text(a.expr)})")
+            value = make_size(a)
         else:
             value = a.value
         if params is not None and a.name not in params and not takes_kwargs:
@@ -129,7 +140,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             dims = [syms[i.name] if isinstance(i, E.Var) else _const(i) for i in a.shape.items]
             return env.tensor(dims, a.dtype)
 
-        args, kwargs = call_args(kernel, case, make_tensor)
+        args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
         returns: list[SourceLoc] = []
         try:
             if track_return:
@@ -249,3 +260,9 @@ def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:
 
 def exprs_dims(exprs: tuple[Any, ...]) -> set[str]:
     return set().union(*(C.dims_of(e) for e in exprs)) if exprs else set()
+
+
+def concrete_size(a: BoundArg, values: dict[str, int]) -> Any:
+    """An int or ints argument built from dims, at concrete dim values (a list for ints)."""
+    v = E.evaluate(a.expr, values)
+    return list(v) if isinstance(v, tuple) else v

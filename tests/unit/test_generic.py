@@ -119,3 +119,75 @@ def branches_on_static_dim(x, block):
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
     v = next(v for v in r.violations if v.code == "SC005")
     assert "trace bound" in v.message and v.counterexample["D"] >= 2
+
+
+SIZE_CONTRACT = """schema = 1
+op = "aten::new_empty"
+[dims]
+B = { min = 1 }
+L = { min = 1, max = 65536 }
+[choices]
+dtype = ["float32", "bfloat16"]
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "dtype"
+shape = "(B, L)"
+[[args]]
+name = "size"
+kind = "ints"
+value = "(B, 2 * L + 1)"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(B, 2 * L + 1)"]
+"""
+
+SIZE_KERNELS = """
+def passes_size_on(self, size):
+    return self.new_empty(size)
+
+def caps_the_size(self, size):
+    if size[1] > 1024:
+        return self.new_empty([size[0], 1024])
+    return self.new_empty(size)
+
+def needs_the_int(self, size):
+    return self.new_empty([size[0], int(size[1])])
+"""
+
+
+def test_int_list_arguments_built_from_dims_are_symbolic(tmp_path):
+    """An ints argument given by dims (a SymInt[] such as new_empty's size) reaches the kernel as SymInts:
+    the installed op passes, a branch on it is a guard on L, int() on it a specialisation."""
+    from shapecheck.fuzz import FuzzOptions, prepare, run
+    from shapecheck.target import installed_kernel
+
+    (tmp_path / "c.toml").write_text(SIZE_CONTRACT)
+    (tmp_path / "k.py").write_text(SIZE_KERNELS)
+    c = load_contract(tmp_path / "c.toml")
+    assert all(a.expr is not None for case in c.cases() for a in case.args if a.name == "size")
+    assert verify_contract(c, installed_kernel(c.op)).verdict == Verdict.PASS
+    assert verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:passes_size_on")).verdict == Verdict.PASS
+    capped = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:caps_the_size"))
+    guard = next(v for v in capped.violations if v.code == "SC001")
+    assert capped.verdict == Verdict.FAIL and guard.dims == ("L",)
+    assert 2 * guard.counterexample["L"] + 1 <= 1024 < 2 * guard.witness["L"] + 1
+    assert any(v.code == "SC002" for v in capped.violations)
+    spec = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:needs_the_int"))
+    assert spec.verdict == Verdict.FAIL and {v.code for v in spec.violations} == {"SC003"}
+    fuzzed = run(prepare(c, installed_kernel(c.op), FuzzOptions(examples=10, seed=1)))
+    assert fuzzed.examples >= 10 and fuzzed.verdict == "pass" and not fuzzed.failures
+
+
+def test_only_int_arguments_may_use_dims(tmp_path):
+    import pytest
+
+    from shapecheck.errors import ContractError
+
+    for kind, value, key in (("float", '"L * 1"', "args.size.value"), ("ints", '"L"', "args.size.value")):
+        text = SIZE_CONTRACT.replace('kind = "ints"\nvalue = "(B, 2 * L + 1)"', f'kind = "{kind}"\nvalue = {value}')
+        (tmp_path / "c.toml").write_text(text)
+        with pytest.raises(ContractError) as err:
+            load_contract(tmp_path / "c.toml")
+        assert f"c.toml: [{key}]" in str(err.value)
