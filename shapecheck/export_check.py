@@ -67,8 +67,9 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str]) -> d
 
 
 def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
-               classes: dict[str, str] | None = None) -> tuple[bool, str]:
-    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded."""
+               classes: dict[str, str] | None = None) -> tuple[bool | None, str]:
+    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
+    says nothing about the kernel under test (it could not be set up, or export never called it)."""
     import torch
     from torch.export import Dim, export
 
@@ -96,7 +97,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
                for n in E.free_names(x.arg.expr) if n not in dim_at}
     if missing:
-        return False, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
+        return None, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
                        "(export needs them as tensor sizes)")
 
     class Call(torch.nn.Module):
@@ -109,10 +110,19 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
             return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor))
 
-    install = contextlib.nullcontext() if kernel.op is not None else C.meta_kernel_installed(op, kernel.fn)
+    reached: list[bool] = []
+
+    def candidate(*a: Any, **kw: Any) -> Any:
+        reached.append(True)
+        return kernel.fn(*a, **kw)
+
+    install = contextlib.nullcontext() if kernel.op is not None else C.meta_kernel_installed(op, candidate)
     with install, _quiet():
         try:
             export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
+            if kernel.op is None and not reached:
+                return None, ("not comparable: export never called the candidate kernel (torch reaches this "
+                               "op through its own fake implementation, not the Python meta table)")
             return True, "export succeeded"
         except Exception as err:  # export's own failure is the datum here
             text = str(err).strip()
@@ -150,6 +160,8 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], ke
     if sizes is None:
         return ExportResult(False, None, None, "no example sizes satisfy the domain")
     ok, message = run_export(kernel, op, case, sizes, classes)
+    if ok is None:
+        return ExportResult(False, None, None, message, example=sizes)
     if result.verdict == Verdict.INCONCLUSIVE:
         return ExportResult(True, ok, None, message, "shapecheck was inconclusive: nothing to agree with", sizes)
     agrees = ok == (result.verdict == Verdict.PASS)

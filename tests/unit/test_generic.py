@@ -191,3 +191,15 @@ def test_only_int_arguments_may_use_dims(tmp_path):
         with pytest.raises(ContractError) as err:
             load_contract(tmp_path / "c.toml")
         assert f"c.toml: [{key}]" in str(err.value)
+
+
+def test_confirm_export_says_when_export_never_reaches_the_candidate(tmp_path):
+    """new_empty's fake implementation is torch's own: exporting it says nothing about a --meta candidate,
+    and the report must not count that as agreement."""
+    (tmp_path / "c.toml").write_text(SIZE_CONTRACT)
+    (tmp_path / "k.py").write_text(SIZE_KERNELS)
+    c = load_contract(tmp_path / "c.toml")
+    r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:caps_the_size"),
+                        Options(confirm_export=True, cases=("float32",)))
+    ex = r.cases[0].export
+    assert ex is not None and not ex.ran and ex.agrees is None and "never called the candidate" in ex.message
