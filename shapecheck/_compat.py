@@ -382,6 +382,8 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return out
     args = [to_node(a, names) for a in expr.args] if name not in ("Pow",) else None
     if isinstance(expr, sympy.Add):
+        # sympy puts the constant first (1 + 2*L); people write it last (2 * L + 1)
+        args = [a for a in args if not isinstance(a, E.Const)] + [a for a in args if isinstance(a, E.Const)]
         out = args[0]
         for a in args[1:]:
             out = E.arith("+", out, a)
