@@ -46,6 +46,7 @@ class Output:
     # unsupported: torch's expressions over dim-named symbols (one per size; one for an int), for value_at
     exprs: tuple[Any, ...] | None = field(default=None, repr=False)
     is_tensor: bool = False
+    items: tuple[E.Node | None, ...] | None = None  # unsupported tensor: each size translated where it can be
 
 
 @dataclass(frozen=True)
@@ -218,13 +219,21 @@ def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
                  frames=tuple(frames), guard_expr=C.with_dim_names(cond, names))
 
 
+def _node_or_none(expr: Any, names: dict) -> E.Node | None:
+    try:
+        return C.to_node(expr, names)
+    except C.Unsupported:
+        return None
+
+
 def _output(x: Any, names: dict) -> Output:
     if C.is_tensor(x):
         try:
             items = tuple(C.to_node(C.symbol_of(d), names) for d in x.shape)
         except C.Unsupported as err:
             return Output("unsupported", text=str(err), is_tensor=True,
-                          exprs=tuple(C.with_dim_names(C.symbol_of(d), names) for d in x.shape))
+                          exprs=tuple(C.with_dim_names(C.symbol_of(d), names) for d in x.shape),
+                          items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
         dtype = str(x.dtype).replace("torch.", "")
         return Output("tensor", shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
     if isinstance(x, int) or C.is_symint(x):

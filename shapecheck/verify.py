@@ -4,6 +4,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -401,6 +402,36 @@ def probe_points(case: BoundCase, solver: Solver, conds: list[E.Node], names: It
             yield point
 
 
+_EXHAUSTIVE = 256  # value combinations an untranslated obligation may be checked at, one by one
+
+
+def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
+                      limit: int = _EXHAUSTIVE) -> list[dict[str, int]] | None:
+    """A point of the region for every combination of values the named dims take in it: evaluating an
+    expression over those dims at all of them covers every value it can have there, which is a proof.
+    None when there are more than ``limit`` combinations or z3 cannot say."""
+    names = list(names)
+    ranges = []
+    total = 1
+    for n in names:
+        lo = solver.extreme(conds, n, lowest=True)
+        hi = solver.extreme(conds, n, lowest=False)
+        if lo is None or hi is None:
+            return None
+        total *= hi - lo + 1
+        if total > limit:
+            return None
+        ranges.append(range(lo, hi + 1))
+    points = []
+    for combo in itertools.product(*ranges):
+        r = solver.satisfiable(conds + [E.Cmp("==", E.Var(n), E.Const(v)) for n, v in zip(names, combo)])
+        if r.outcome == Outcome.UNKNOWN:
+            return None
+        if r.outcome == Outcome.REFUTED:
+            points.append(r.model)
+    return points
+
+
 def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E.Node]) -> Violation | None:
     """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
     expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
@@ -467,7 +498,12 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         if a.expr is None:
             adims = tuple(sorted(exprs_dims((a.sym,)))) if a.sym is not None else ()
             cex = next((p for p in probe_points(case, solver, premises, adims)
-                        if values_at((a.sym,), p) == (False,)), None) if adims else None
+                        if values_at((a.sym,), p) == (False,)), None) if a.sym is not None else None
+            every = exhaustive_points(solver, premises, adims) if cex is None and a.sym is not None else None
+            if every is not None:
+                cex = next((p for p in every if values_at((a.sym,), p) == (False,)), None)
+                if cex is None and all(values_at((a.sym,), p) == (True,) for p in every):
+                    continue  # true at every value its dims take here: proved by exhaustion
             if cex is not None:
                 add(Violation("SC004", case.id, None, a.raw, adims, a.loc, restrict(cex, dims),
                               f"the kernel asserts {a.raw} (torch's expression, outside the contract language), "
@@ -573,11 +609,13 @@ def _point(solver: Solver, premises: list[E.Node], dims: list[str]) -> dict[str,
     return restrict(model, dims)
 
 
-def _refute_output_at_points(case, path, where, want, got, premises, solver, dims, suffix) -> Violation | None:
-    """An output torch computed outside the contract language: evaluated at points of the path's region
-    and compared with the contract there. A point where they differ is a real counterexample."""
+def _output_at_points(case, path, where, want, got, premises, solver, dims,
+                      suffix) -> tuple[str, Violation | None]:
+    """An output torch computed outside the contract language, evaluated at points of the path's region and
+    compared with the contract there: ("refuted", the violation at a point where they differ), ("proved",
+    None) when the region is small enough to check every value its dims take, else ("unknown", None)."""
     if not got.exprs:
-        return None
+        return "unknown", None
     for point in probe_points(case, solver, premises, sorted(exprs_dims(got.exprs))):
         have = values_at(got.exprs, point)
         if have is None:
@@ -585,11 +623,36 @@ def _refute_output_at_points(case, path, where, want, got, premises, solver, dim
         want_at = E.evaluate(want, point)
         have_at = have if got.is_tensor else have[0]
         if want_at != have_at:
-            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
-                             f"{where} is {have_at} but the contract's path {path} says {want_at}{suffix} "
-                             f"(torch's expression is outside the contract language: evaluated at the "
-                             f"counterexample, not proved by z3)")
-    return None
+            return "refuted", Violation(
+                "SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
+                f"{where} is {have_at} but the contract's path {path} says {want_at}{suffix} (torch's expression "
+                f"is outside the contract language: evaluated at the counterexample, not proved by z3)")
+    # no point refutes it: prove it size by size, by z3 where the size translates, else by evaluating it at
+    # every value its dims take in the region (when they take few)
+    if got.is_tensor:
+        if not isinstance(want, E.TupleE) or got.items is None or len(got.items) != len(want.items):
+            return "unknown", None
+        parts = list(zip(got.items, got.exprs, want.items))
+    else:
+        parts = [(None, got.exprs[0], want)]
+    for item, expr, want_i in parts:
+        if item is not None:
+            if solver.implies(premises, E.compare("==", item, want_i)).outcome != Outcome.PROVED:
+                return "unknown", None
+            continue
+        every = exhaustive_points(solver, premises, sorted(exprs_dims((expr,)) | E.free_names(want_i)))
+        if every is None:
+            return "unknown", None
+        for point in every:
+            have = values_at((expr,), point)
+            if have is None:
+                return "unknown", None
+            if E.evaluate(want_i, point) != have[0]:
+                return "refuted", Violation(
+                    "SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
+                    f"{where} differs from the contract's path {path}{suffix} at the counterexample (torch's "
+                    f"expression evaluated there, not proved by z3)")
+    return "proved", None
 
 
 def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> Violation | None:
@@ -601,9 +664,9 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
         return Violation("SC002", case.id, path, f"{where}: {what}", (), None, _point(solver, premises, dims),
                          f"{where} is missing: the kernel returned {what}{suffix}")
     if got.kind == "unsupported":
-        found = _refute_output_at_points(case, path, where, want, got, premises, solver, dims, suffix)
-        if found is not None:
-            return found
+        status, found = _output_at_points(case, path, where, want, got, premises, solver, dims, suffix)
+        if status != "unknown":
+            return found  # refuted at a point, or equal at every value its dims take (None)
         return Violation("SC005", case.id, path, f"{where}: {got.text}", (), None, {},
                          f"cannot translate {where}'s shape: {got.text}")
     if isinstance(want, E.TupleE):

@@ -203,3 +203,49 @@ def test_confirm_export_says_when_export_never_reaches_the_candidate(tmp_path):
                         Options(confirm_export=True, cases=("float32",)))
     ex = r.cases[0].export
     assert ex is not None and not ex.ran and ex.agrees is None and "never called the candidate" in ex.message
+
+
+ROWS_CONTRACT = """schema = 1
+op = "mylib::rows"
+[dims]
+N = { min = 1, max = MAX }
+D = { min = 1 }
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, D)"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(N, D)"]
+"""
+
+ROWS_KERNELS = """import torch
+
+def via_sqrt(x):
+    return x.new_empty((torch.sym_int(torch.sym_sqrt(x.size(0) * x.size(0))), x.size(1)))
+
+def via_sqrt_off(x):
+    return x.new_empty((torch.sym_int(torch.sym_sqrt(x.size(0) * x.size(0) + 7)), x.size(1)))
+"""
+
+
+def test_untranslated_output_sizes_are_proved_by_exhaustion_when_their_dims_take_few_values(tmp_path):
+    """int(sqrt(N * N)) is outside the contract language. With N in [1, 64] it is checked at every N (and D
+    by z3): a proof. With N unbounded it stays inconclusive; a wrong one is refuted either way."""
+    (tmp_path / "k.py").write_text(ROWS_KERNELS)
+    verdicts = {}
+    for top in (64, 2**31 - 1):
+        (tmp_path / "c.toml").write_text(ROWS_CONTRACT.replace("MAX", str(top)))
+        c = load_contract(tmp_path / "c.toml")
+        for fn in ("via_sqrt", "via_sqrt_off"):
+            r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:{fn}"))
+            verdicts[top, fn] = r.verdict
+            if fn == "via_sqrt_off":
+                v = next(v for v in r.violations if v.code == "SC002")
+                n = v.counterexample["N"]
+                assert int((n * n + 7) ** 0.5) != n
+    assert verdicts[64, "via_sqrt"] == Verdict.PASS
+    assert verdicts[2**31 - 1, "via_sqrt"] == Verdict.INCONCLUSIVE
+    assert verdicts[64, "via_sqrt_off"] == verdicts[2**31 - 1, "via_sqrt_off"] == Verdict.FAIL
