@@ -428,8 +428,7 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     if name in ("Identity", "TruncToInt", "CeilToInt", "FloorToInt", "RoundToInt") and len(args) == 1 \
             and not isinstance(expr.args[0], (sympy.Float,)) and expr.args[0].is_integer:
         return args[0]  # the identity on an integer argument
-    rel = {"Equality": "==", "Unequality": "!=", "StrictLessThan": "<", "LessThan": "<=",
-           "StrictGreaterThan": ">", "GreaterThan": ">="}.get(name)
+    rel = _REL_OPS.get(name)
     if rel is not None:
         return E.normalize_cmp(E.Cmp(rel, args[0], args[1]))
     if name == "And":
