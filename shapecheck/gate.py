@@ -253,7 +253,7 @@ def judge_suppressions(run: ContractRun) -> None:
         matched = sum(1 for v in run.report.violations if suppression_matches(s, v))
         if s.expires and s.expires < today:
             run.expired.append(ExpiredSuppression(s.rule, s.reason, s.expires, loc, matched))
-        elif matched == 0:
+        elif matched == 0 and not _undecided(s, run.report):
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
             run.stale.append(Violation(
@@ -261,6 +261,12 @@ def judge_suppressions(run: ContractRun) -> None:
                 s.dims, loc, {},
                 f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
                 f"accepted is gone; delete the [[suppress]] table"))
+
+
+def _undecided(s, report) -> bool:
+    """Whether a case the suppression covers is inconclusive: the finding it accepts may still be there,
+    so the suppression is not stale."""
+    return any(c.verdict == Verdict.INCONCLUSIVE and (not s.case or s.case in c.case) for c in report.cases)
 
 
 def suppress_lines(file: str) -> list[int]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import _compat as C
 from .errors import TargetError
+from .registrations import find_registration, is_registering
 from .trace import Kernel
 
 
@@ -105,11 +106,11 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     except SyntaxError as err:
         raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
     packet = op_name.partition("::")[2].split(".")[0]
-    found = [node for node in tree.body if isinstance(node, ast.FunctionDef) and _registers(node, packet)]
-    if not found:
+    registration = find_registration(tree, op_name)
+    if registration is None:
         raise TargetError(f"{path_text}: no function is registered with register_meta for {op_name}")
-    fdef = found[-1]  # a later registration overrides an earlier one, as at import time
-    fdef.decorator_list = [d for d in fdef.decorator_list if not _is_register_meta(d)]
+    fdef = registration.fdef
+    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
     namespace = C.meta_registration_namespace()
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
@@ -158,8 +159,7 @@ def is_registered_in(path_text: str, op_name: str) -> bool:
         raise TargetError(f"--meta-source {path_text}: cannot read ({err.strerror})") from None
     except SyntaxError as err:
         raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
-    packet = op_name.partition("::")[2].split(".")[0]
-    return any(isinstance(node, ast.FunctionDef) and _registers(node, packet) for node in tree.body)
+    return find_registration(tree, op_name) is not None
 
 
 def _definition(fn: Any) -> C.SourceLoc | None:
@@ -178,22 +178,3 @@ def _signature(fn: Any) -> inspect.Signature | None:
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
-
-
-def _is_register_meta(dec: ast.expr) -> bool:
-    func = dec.func if isinstance(dec, ast.Call) else dec
-    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-    return name == "register_meta"
-
-
-def _registers(fdef: ast.FunctionDef, packet: str) -> bool:
-    for dec in fdef.decorator_list:
-        if not (_is_register_meta(dec) and isinstance(dec, ast.Call)):
-            continue
-        for arg in dec.args:
-            for sub in ast.walk(arg):
-                if isinstance(sub, ast.Attribute) and sub.attr == packet:
-                    return True
-                if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and packet in sub.value.split("::")[-1].split("."):
-                    return True
-    return False

@@ -5,6 +5,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 from __future__ import annotations
 
 import itertools
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -285,9 +286,10 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
             t = trace_case(kernel, case, pc, track_return=options.explore)
         run.traces += 1
         if t.status == "error":
-            if t.error.startswith("NameError:"):
+            if _missing_from_environment(t.error):
                 # a name the kernel's environment lacks (a candidate written for another torch, whose
-                # import the file would have run): nothing is known about the shapes, but nothing passes
+                # import the file would have run, or which calls a torch API the installed torch lacks):
+                # nothing is known about the shapes, but nothing passes
                 inconclusive(t.error, t.loc, f"the kernel cannot run here: {t.error} (its environment does "
                              "not define the name; with --meta-source, neither the file's own functions nor the "
                              "installed torch's meta-registration namespace do: written for another torch?)", pc)
@@ -741,3 +743,12 @@ def _matches(s, v: Violation) -> bool:
     if s.dims and not set(s.dims) <= set(v.dims):
         return False
     return True
+
+
+_MISSING_TORCH_ATTRIBUTE = re.compile(r"AttributeError: module '(torch|torch\.[\w.]+)' has no attribute ")
+
+
+def _missing_from_environment(error: str) -> bool:
+    """A kernel error that says the environment lacks a name: a NameError, or a torch module without an
+    attribute the kernel uses (a candidate written for another torch release)."""
+    return error.startswith("NameError:") or _MISSING_TORCH_ATTRIBUTE.match(error) is not None

@@ -1,0 +1,136 @@
+"""Which function of a source file is registered for which op overload, read from the file's syntax.
+
+``--meta-source`` must not run the file, so registrations are read from the decorators, the way torch
+applies them at import time:
+
+- ``@register_meta(aten.foo)`` (a packet) registers every overload of ``foo``;
+- ``@register_meta(aten.foo.default)`` registers that overload only;
+- ``@register_meta([aten.foo.default, aten.foo.out])`` (any nesting of lists and tuples) registers each;
+- the op may be spelt ``torch.ops.ns.foo[.overload]``, through a module-level alias
+  (``aten = torch.ops.aten``), or as a string ``"ns::foo[.overload]"``.
+
+For an op overload, the function registered for exactly that overload wins over one registered for the
+whole packet; among equals the later definition wins, as a later registration overrides an earlier one.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+#: decorator names that register a meta kernel for the ops in their arguments
+REGISTERING = frozenset({"register_meta"})
+
+
+@dataclass(frozen=True)
+class OpRef:
+    """An op named in a registration: ``overload`` None means the whole packet (every overload)."""
+
+    namespace: str
+    packet: str
+    overload: str | None
+
+    def matches(self, namespace: str, packet: str, overload: str) -> int:
+        """2 for exactly this overload, 1 for its packet, 0 for another op."""
+        if (self.namespace, self.packet) != (namespace, packet):
+            return 0
+        if self.overload is None:
+            return 1
+        return 2 if self.overload == overload else 0
+
+
+@dataclass(frozen=True)
+class Registration:
+    fdef: ast.FunctionDef
+    decorator: ast.expr
+    ops: tuple[OpRef, ...]
+
+
+def split_op(op_name: str) -> tuple[str, str, str]:
+    """``ns::packet[.overload]`` -> (ns, packet, overload), ``default`` when none is named."""
+    namespace, _, rest = op_name.partition("::")
+    packet, _, overload = rest.partition(".")
+    return namespace, packet, overload or "default"
+
+
+def registrations(tree: ast.Module) -> list[Registration]:
+    """Every module-level function with a registering decorator, and the ops that decorator names."""
+    aliases = _namespace_aliases(tree)
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and _callee_name(dec.func) in REGISTERING:
+                ops = tuple(ref for arg in dec.args for ref in _op_refs(arg, aliases))
+                found.append(Registration(node, dec, ops))
+    return found
+
+
+def find_registration(tree: ast.Module, op_name: str) -> Registration | None:
+    """The registration that provides ``op_name``'s kernel (see the module docstring), or None."""
+    namespace, packet, overload = split_op(op_name)
+    best: tuple[int, int] = (0, -1)
+    chosen = None
+    for index, reg in enumerate(registrations(tree)):
+        rank = max((ref.matches(namespace, packet, overload) for ref in reg.ops), default=0)
+        if rank and (rank, index) > best:
+            best, chosen = (rank, index), reg
+    return chosen
+
+
+def is_registering(dec: ast.expr) -> bool:
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    return _callee_name(func) in REGISTERING
+
+
+def _callee_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _namespace_aliases(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = torch.ops.NS``; ``aten`` and ``prims`` are assumed when the file binds neither."""
+    aliases = {"aten": "aten", "prims": "prims"}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            chain = _attribute_chain(node.value)
+            if chain is not None and len(chain) == 3 and chain[:2] == ["torch", "ops"]:
+                aliases[node.targets[0].id] = chain[2]
+    return aliases
+
+
+def _attribute_chain(node: ast.expr) -> list[str] | None:
+    """``a.b.c`` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def _op_refs(node: ast.expr, aliases: dict[str, str]) -> list[OpRef]:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [ref for elt in node.elts for ref in _op_refs(elt, aliases)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        namespace, sep, rest = node.value.partition("::")
+        packet, _, overload = rest.partition(".")
+        return [OpRef(namespace, packet, overload or None)] if sep and packet else []
+    chain = _attribute_chain(node)
+    if chain is None:
+        return []
+    if chain[:2] == ["torch", "ops"]:
+        chain = chain[2:]
+    elif chain[0] in aliases:
+        chain = [aliases[chain[0]], *chain[1:]]
+    else:
+        return []
+    if len(chain) == 2:
+        return [OpRef(chain[0], chain[1], None)]
+    if len(chain) == 3:
+        return [OpRef(chain[0], chain[1], chain[2])]
+    return []

@@ -1,0 +1,143 @@
+"""``--meta-source`` picks the function registered for exactly the op's overload, as torch's register_meta
+does: on the installed torch's own unmodified file the gate agrees with the gate on the installed kernels,
+for every shipped contract; on torch 2.14.1's file every contract gets its ``.default`` kernel."""
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from shapecheck.registrations import find_registration
+from tests.conftest import ROOT
+
+FILE = textwrap.dedent('''
+    import torch
+    from torch._prims_common import ops as aliased
+    aten = torch.ops.aten
+    quant = torch.ops.quantized
+
+    @register_meta(aten.foo)
+    def foo_packet(x): ...
+
+    @register_meta([aten.foo.quantized])
+    def foo_quantized(x): ...
+
+    @register_meta([aten.bar.default, (aten.bar.out, aten.baz.Tensor)])
+    def bar_and_baz(x): ...
+
+    @register_meta(torch.ops.aten.qux.default)
+    def qux(x): ...
+
+    @register_meta("mylib::decode.default")
+    def decode(x): ...
+
+    @register_meta(quant.linear)
+    def qlinear(x): ...
+
+    @out_wrapper()
+    @register_meta(aten.twice)
+    def twice_first(x): ...
+
+    @register_meta(aten.twice.default)
+    def twice_second(x): ...
+
+    @register_meta(aten.twice)
+    def twice_third(x): ...
+
+    @register_meta(some_list)
+    def from_a_variable(x): ...
+''')
+
+
+@pytest.mark.parametrize("op, function", [
+    ("aten::foo", "foo_packet"),                # no overload is .default, which the packet registers
+    ("aten::foo.default", "foo_packet"),
+    ("aten::foo.quantized", "foo_quantized"),   # the exact overload beats the packet, wherever it stands
+    ("aten::bar", "bar_and_baz"),
+    ("aten::bar.out", "bar_and_baz"),           # nested lists and tuples
+    ("aten::baz.Tensor", "bar_and_baz"),
+    ("aten::qux", "qux"),                       # torch.ops.ns.op.overload spelt out
+    ("mylib::decode", "decode"),                # a string name
+    ("quantized::linear.default", "qlinear"),   # a module-level alias of another namespace
+    ("aten::twice", "twice_second"),            # exact beats both packets
+    ("aten::twice.out", "twice_third"),         # among packets the later registration wins
+])
+def test_the_registration_for_exactly_the_overload(op, function):
+    reg = find_registration(ast.parse(FILE), op)
+    assert reg is not None and reg.fdef.name == function
+
+
+@pytest.mark.parametrize("op", ["aten::bar.Scalar", "aten::baz", "prims::foo", "aten::linear", "mylib::decode.out"])
+def test_no_registration_for_another_overload_or_namespace(op):
+    assert find_registration(ast.parse(FILE), op) is None
+
+
+def _gate(meta_source: str | None):
+    from shapecheck.contract import shipped_contracts_dir
+    from shapecheck.gate import GateOptions, run_gate
+
+    return run_gate([str(shipped_contracts_dir())], GateOptions(meta_source=meta_source), cwd=ROOT)
+
+
+def _summary(result) -> dict:
+    return {r.contract.op: (r.verdict, sorted((v.code, v.expr, v.suppressed) for v in r.report.violations),
+                            len(r.stale)) for r in result.runs}
+
+
+def test_gate_on_the_installed_torchs_unmodified_file_agrees_with_the_installed_kernels():
+    """The false FAIL this fixes: flash attention's .quantized kernel was verified for .default, giving
+    two stale suppressions."""
+    import torch._meta_registrations as mr
+
+    installed = _gate(None)
+    from_file = _gate(mr.__file__)
+    assert installed.runs and len(installed.runs) == len(from_file.runs)
+    assert all(r.kernel_note == "" for r in from_file.runs), [r.kernel_note for r in from_file.runs]
+    for run in from_file.runs:  # the file's function for each op is the one the installed torch registered
+        name = run.report.kernel.rpartition(":")[2]
+        assert installed_meta_name(run.contract.op) == name
+    assert _summary(from_file) == _summary(installed)
+    assert from_file.exit_code == installed.exit_code == 0
+
+
+def installed_meta_name(op: str) -> str:
+    from shapecheck import _compat as C
+
+    return C.installed_meta(C.resolve_op(op)).__name__
+
+
+def _torch_2_14_1_meta_file() -> Path:
+    """torch 2.14.1's ``_meta_registrations.py``, taken from its wheel (fetched once with pip, cached)."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "torch-shapecheck-tests"
+    target = cache / "torch-2.14.1-_meta_registrations.py"
+    if target.is_file():
+        return target
+    wheels = cache / "wheels"
+    res = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary", ":all:",
+                          "torch==2.14.1", "-d", str(wheels)], capture_output=True, text=True, timeout=900)
+    found = sorted(wheels.glob("torch-2.14.1-*.whl"))
+    if res.returncode != 0 or not found:
+        pytest.skip(f"torch 2.14.1's wheel is not reachable with pip here: {res.stderr.strip()[-300:]}")
+    with zipfile.ZipFile(found[0]) as wheel:
+        target.write_bytes(wheel.read("torch/_meta_registrations.py"))
+    for wheel_file in found:  # the wheel is hundreds of MB; only the one file is kept
+        wheel_file.unlink()
+    return target
+
+
+def test_gate_on_torch_2_14_1s_file_takes_each_ops_default_overload():
+    path = _torch_2_14_1_meta_file()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    result = _gate(str(path))
+    assert result.runs
+    for run in result.runs:
+        reg = find_registration(tree, run.contract.op)
+        assert reg is not None and run.report.kernel.endswith(f":{reg.fdef.name}")
+        assert "quantized" not in reg.fdef.name
+        # a 2.14.1 kernel may call an API torch 2.13 lacks: that is inconclusive, never a failure
+        assert not run.stale and run.verdict.value in ("pass", "inconclusive"), _summary(result)
