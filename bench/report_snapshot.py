@@ -15,6 +15,7 @@ import ast
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,9 +46,9 @@ def runs() -> dict[str, list[str]]:
                                           "--examples", "20", "--seed", "0", "--format", "json"]
     out["verify-regressed-meta-source"] = ["verify", "op", SDPA_MPS, "--meta-source",
                                            "tests/kernels/regressed_registrations.py", "--format", "json", "-j", "1"]
-    out["gate"] = ["gate", "--json", "-", "-j", "1"]
-    out["gate-regressed"] = ["gate", "--meta-source", "tests/kernels/regressed_registrations.py", "--json", "-",
-                             "-j", "1"]
+    out["gate"] = ["gate", "--json", "{json}", "-j", "1"]
+    out["gate-regressed"] = ["gate", "--meta-source", "tests/kernels/regressed_registrations.py", "--json",
+                             "{json}", "-j", "1"]
     return out
 
 
@@ -64,8 +65,12 @@ def snapshot(out_dir: Path, only: list[str]) -> None:
     for name, args in runs().items():
         if only and not any(o in name for o in only):
             continue
-        res = subprocess.run([sys.executable, "-m", "shapecheck", *args], capture_output=True, text=True, cwd=ROOT)
-        text = res.stdout
+        with tempfile.TemporaryDirectory() as tmp:
+            json_file = Path(tmp) / "report.json"
+            res = subprocess.run([sys.executable, "-m", "shapecheck", *(a.format(json=json_file) for a in args)],
+                                 capture_output=True, text=True, cwd=ROOT)
+            text = json_file.read_text() if json_file.is_file() else res.stdout
+        text = text.replace(str(ROOT) + "/", "").replace(str(ROOT), ".")  # the same tree at another place
         start = text.find("{")
         try:
             doc = strip_timings(json.loads(text[start:])) if start >= 0 else None
