@@ -7,8 +7,8 @@ from .contract import Contract as Contract
 from .contract import load_contract as load_contract
 from .errors import ContractError as ContractError
 from .errors import ShapecheckError as ShapecheckError
+from .findings import Verdict as Verdict
 from .report import Report as Report
-from .report import Verdict as Verdict
 
 __version__ = "0.1.0"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from . import expr as E
 from .errors import TargetError, UnsupportedTorchError
-from .report import SourceLoc
+from .findings import SourceLoc
 
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 

@@ -12,19 +12,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from ._compat import SourceLoc
+from .findings import SourceLoc, Violation
 from .gate import ContractRun, GateResult
-from .report import FAILING, RULES, Violation, group, relpath
+from .report import group, relpath
+from .rules import FAILING, RULES, rules_of
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FAIL_RULES = FAILING | {"SC008"}
+GATE_RULES = rules_of("gate")
 
 
 def level(code: str) -> str:
     """SARIF level: findings that fail the gate are errors, inconclusive is a warning, the rest notes."""
-    if code in FAIL_RULES:
-        return "error"
-    return "warning" if code == "SC005" else "note"
+    return RULES[code].severity.sarif_level
 
 
 def where(v: Violation, run: ContractRun) -> SourceLoc:
@@ -189,10 +188,10 @@ def to_sarif(result: GateResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from . import __version__
 
-    ids = sorted(RULES)
-    rules = [{"id": code, "name": RULES[code][0], "shortDescription": {"text": RULES[code][0]},
-              "fullDescription": {"text": RULES[code][1]},
-              "defaultConfiguration": {"level": level(code)}} for code in ids]
+    ids = sorted(GATE_RULES)
+    rules = [{"id": code, "name": r.name, "shortDescription": {"text": r.name},
+              "fullDescription": {"text": r.summary},
+              "defaultConfiguration": {"level": r.severity.sarif_level}} for code, r in sorted(GATE_RULES.items())]
     results = []
     notes = []
     for run in result.runs:
@@ -260,7 +259,7 @@ def to_junit(result: GateResult, cwd: Path) -> ET.Element:
             tc = ET.SubElement(suite, "testcase", classname=r.op, name=c.case, file=relpath(r.contract, cwd))
             counts["tests"] += 1
             found = by_case.get(c.case, [])
-            failing = [v for v in found if not v.suppressed and v.code in FAIL_RULES]
+            failing = [v for v in found if not v.suppressed and v.code in FAILING]
             unknown = [v for v in found if not v.suppressed and v.code == "SC005"]
             if c.skipped:
                 ET.SubElement(tc, "skipped", message=c.skipped)

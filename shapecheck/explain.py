@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import expr as E
-from .errors import ExprError
 from .explore import unpin
-from .report import Violation
+from .findings import Violation
 from .solver import Outcome, Solver
+from .trace import OutputKind
 
 
 def suggest_fixes(run, solver: Solver) -> list[Violation]:
@@ -17,19 +17,10 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 
 
 def _suggest(v: Violation, run, solver: Solver) -> str:
-    if v.code == "SC003":
-        return ("use the SymInt directly: converting a size to a Python int (int(), a list of ints, .item()) fixes "
-                "it to one value; pass the size itself to the tensor factory, or use torch.sym_max/sym_min/sym_ite "
-                "where a value is computed from it")
-    if v.code == "SC004":
-        return ("this range check belongs to the runtime, not to shape inference: express it as a contract "
-                "precondition ([domain] requires) or remove it from the meta kernel")
-    if v.code == "SC002":
-        return f"return the contract's shape on path {v.path}: {v.expr.split('contract ')[-1]}"
-    if v.code == "SC007":
-        return "the meta kernel must not raise for inputs inside the contract's domain; check its preconditions"
+    if v.code == "SC002" and v.expected is not None:
+        return f"return the contract's shape on path {v.path}: {E.to_text(v.expected)}"
     if v.code != "SC001":
-        return ""
+        return v.rule.fix
     formula = _path_independent_out0(run, solver)
     if formula is not None:
         return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
@@ -44,7 +35,7 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
     outs = []
     for leaf in run.leaves:
         out = leaf.trace.outputs[0] if leaf.trace.outputs else None
-        if out is None or out.kind != "tensor":
+        if out is None or out.kind is not OutputKind.TENSOR:
             return None
         outs.append((leaf, unpin(out, leaf.pc, order)))
     if len(outs) < 2:
@@ -72,9 +63,8 @@ def _narrowest_dims(v: Violation, run, solver: Solver) -> str:
         return (f"the branches give different outputs, so the kernel needs to know how {', '.join(v.dims)} relate: "
                 "state the relation as a contract precondition (requires), or make one of the dims static")
     name = v.dims[0]
-    try:
-        cond = E.parse(v.expr)
-    except ExprError:  # torch's own expression (outside the contract language): no Dim ranges to offer
+    cond = v.node
+    if cond is None:  # torch's own expression (outside the contract language): no Dim ranges to offer
         return ""
     d = run.case.contract.dim(name)
     sides = []

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import expr as E
-from .report import SourceLoc
-from .solver import Outcome, Solver, restrict
+from .findings import SourceLoc
+from .solver import Outcome, Sat, Solver, restrict
+from .trace import OutputKind
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,9 @@ class PathMap:
 
 
 def _shape_text(out) -> str:
-    if out.kind == "tensor":
+    if out.kind is OutputKind.TENSOR:
         return E.to_text(out.shape)
-    if out.kind == "int":
+    if out.kind is OutputKind.INT:
         return E.to_text(out.scalar)
     return out.text
 
@@ -106,7 +107,7 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
         overlaps = []
         for p in case.paths:
             hit = solver.satisfiable([domain, region, p.when])
-            if hit.outcome != Outcome.REFUTED:
+            if hit.sat is not Sat.SAT:
                 continue
             overlaps.append(_out0_overlap(solver, case, p, leaves, dims, path_name(p)))
         out0 = shown[0] if shown else None
@@ -115,7 +116,7 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
     breaks = _breaks(solver, domain, paths, dims)
     union = E.disj([E.conj(list(t)) for p in paths for t in p.terms]) if paths else E.FALSE
     rest = solver.satisfiable([domain, E.negate(union)])
-    covered = rest.outcome == Outcome.PROVED
+    covered = rest.sat is Sat.UNSAT
     uncovered = None if covered else restrict(solver.small_model([domain, E.negate(union)]), dims)
     return PathMap(case.id, tuple(paths), tuple(breaks), covered, uncovered, run.truncated, run.traces)
 
@@ -132,9 +133,9 @@ def _out0_overlap(solver: Solver, case, p, leaves, dims, name) -> Overlap:
     for leaf in leaves:
         got = leaf.trace.outputs[0] if leaf.trace.outputs else None
         premises = [case.domain, p.when, *leaf.pc]
-        if solver.satisfiable(premises).outcome != Outcome.REFUTED:
+        if solver.satisfiable(premises).sat is not Sat.SAT:
             continue
-        if got is None or got.kind != "tensor" or not isinstance(want, E.TupleE):
+        if got is None or got.kind is not OutputKind.TENSOR or not isinstance(want, E.TupleE):
             return Overlap(name, False, restrict(solver.small_model(premises), dims))
         if len(got.shape.items) != len(want.items):
             return Overlap(name, False, restrict(solver.small_model(premises), dims))
@@ -151,7 +152,7 @@ def _breaks(solver: Solver, domain, paths: list[MetaPath], dims) -> list[Break]:
     out = []
     for i, a in enumerate(paths):
         for b in paths[i + 1:]:
-            if a.out0 is None or b.out0 is None or a.out0.kind != "tensor" or b.out0.kind != "tensor":
+            if a.out0 is None or b.out0 is None or a.out0.kind is not OutputKind.TENSOR or b.out0.kind is not OutputKind.TENSOR:
                 continue
             sa, sb = a.out0.shape, b.out0.shape
             if len(sa.items) != len(sb.items):
@@ -227,7 +228,7 @@ def unpin(out, pc: list[E.Node], order: list[str]):
     Torch folds a dim whose range is a single value into a constant; on the leaf's region the two
     spellings are equal, and the dim name is what the kernel computed.
     """
-    if out is None or out.kind != "tensor":
+    if out is None or out.kind is not OutputKind.TENSOR:
         return out
     pins: dict[int, str] = {}
     for lit in pc:

@@ -16,8 +16,9 @@ from typing import Any
 from . import _compat as C
 from . import expr as E
 from .contract import BoundCase
-from .report import CaseResult, Verdict, Violation
-from .solver import Outcome, Solver, restrict
+from .findings import Verdict, Violation
+from .report import CaseResult
+from .solver import Decision, Outcome, Sat, Solver, restrict
 from .trace import Kernel, call_args
 
 
@@ -54,13 +55,13 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str]) -> d
     distinct across classes where the domain allows (equal sizes would be unified), as small as possible."""
     dyn = [d for d in case.dims if d.dynamic]
     conds = [case.domain] + [E.Cmp(">=", E.Var(d.name), E.Const(max(2, d.min))) for d in dyn]
-    if solver.satisfiable(conds).outcome != Outcome.REFUTED:
+    if solver.satisfiable(conds).sat is not Sat.SAT:
         conds = [case.domain]
     reps = sorted(set(classes.values()))
     for i, a in enumerate(reps):
         for b in reps[i + 1:]:
             trial = conds + [E.Cmp("!=", E.Var(a), E.Var(b))]
-            if solver.satisfiable(trial).outcome == Outcome.REFUTED:
+            if solver.satisfiable(trial).sat is Sat.SAT:
                 conds = trial
     model = solver.small_model(conds)
     return None if model is None else restrict(model, [d.name for d in case.dims])
@@ -179,15 +180,15 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
         if v.code in ("SC001", "SC003", "SC004"):
-            cond = _parse(v.expr)
+            cond = v.node
             if cond is not None and v.code != "SC003":
-                decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else "both"
-                if decided in ("true", "false"):
+                decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
+                if decided in (Decision.TRUE, Decision.FALSE):
                     pts = [p for p in (v.witness, v.counterexample) if p]
                     seen = " and ".join(", ".join(f"{k}={p[k]}" for k in v.dims if k in p) for p in pts)
                     reasons.append(
                         f"{v.code} `{v.expr}`: export's 0/1 assumption. export treats Dim(min=1) like min=2 and "
-                        f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided}, so export sees "
+                        f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so export sees "
                         f"no guard. shapecheck models size 1 and reaches both sides ({seen})")
                     continue
             dims = v.dims
@@ -199,18 +200,15 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                                "other side was never traced and the range check did not catch it")
         elif v.code == "SC002":
             reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
-                           f"{v.expr.split('contract ')[-1]}; the traced graph is consistent with the meta kernel")
+                           f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
         elif v.code == "SC007":
             reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
     return "; ".join(dict.fromkeys(reasons)) or "export succeeded while shapecheck failed, for no reason shapecheck can name"
 
 
-def _parse(text: str) -> E.Node | None:
-    try:
-        return E.parse(text)
-    except Exception:
-        return None
+def _shape_text(v: Violation) -> str:
+    return E.to_text(v.expected) if v.expected is not None else "the contract's shape"
 
 
 def _is_bool(node: E.Node) -> bool:

@@ -11,13 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ._compat import SourceLoc
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
 from .errors import TargetError, UserError
-from .report import RULES, Report, Verdict, Violation
+from .findings import SourceLoc, Verdict, Violation
+from .report import Report
+from .rules import rules_of
 
 _SUPPRESS_HEADER = re.compile(r"^\s*\[\[\s*suppress\s*\]\]")
-GATE_RULES = frozenset(RULES) - {"SC008"}  # the rules a gate run reports, so the suppressions it judges
+GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
 
 
 @dataclass(frozen=True)
@@ -257,9 +258,9 @@ def judge_suppressions(run: ContractRun) -> None:
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
             run.stale.append(Violation(
-                "SC008", "", None, f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
-                s.dims, loc, {},
-                f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
+                code="SC008", case="", path=None, expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
+                dims=s.dims, location=loc, counterexample={},
+                message=f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
                 f"accepted is gone; delete the [[suppress]] table"))
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .contract import BoundCase
-from .trace import Kernel, NotApplicable, Trace, trace_case
+from .trace import Failed, Finished, Guarded, Kernel, NotApplicable, Trace, trace_case
 
 MIN_CASES = 8  # below this, a fork costs more than it saves
 
@@ -61,7 +61,7 @@ def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
     workers delivered. Empty when running in parallel would not pay. Other exceptions are left for the
     caller's own trace of that case to raise, in order."""
     return map_cases(lambda case: _root(kernel, case, track_return), cases, jobs, MIN_CASES,
-                     lambda v: isinstance(v, (Trace, NotApplicable)))
+                     lambda v: isinstance(v, (Finished, Guarded, Failed, NotApplicable)))
 
 
 def map_cases(fn: Callable[[BoundCase], Any], cases: Sequence[BoundCase], jobs: int, min_cases: int = 2,

@@ -17,7 +17,7 @@ from typing import Any
 from . import expr as E
 from .contract import BoundCase, BoundPath, Contract
 from .errors import TargetError
-from .solver import Bounds, Outcome, Solver, restrict
+from .solver import Bounds, Sat, Solver, restrict
 from .trace import Kernel, call_args
 
 REF_RULES = {
@@ -119,7 +119,7 @@ def points_for_path(contract: Contract, era: str, path_id: str, examples: int, s
     reach = []
     for case in contract.cases():
         p = next((p for p in case.paths if p.id == path_id and p.era == era), None)
-        if p is not None and solver.satisfiable([case.domain, p.when]).outcome == Outcome.REFUTED:
+        if p is not None and solver.satisfiable([case.domain, p.when]).sat is Sat.SAT:
             reach.append((case, p))
     if not reach:
         return []

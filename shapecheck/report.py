@@ -2,76 +2,15 @@
 
 from __future__ import annotations
 
-import enum
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .findings import SourceLoc, Verdict, Violation, verdict_of
+from .rules import FAILING, RULES
 
-@dataclass(frozen=True)
-class SourceLoc:
-    """A place in a source file (the kernel's own line, a contract table)."""
-
-    file: str
-    line: int
-    function: str = ""
-    text: str = ""
-
-
-class Verdict(enum.StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    INCONCLUSIVE = "inconclusive"
-
-    @property
-    def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1, "inconclusive": 3}[self.value]
-
-
-RULES = {
-    "SC001": ("guard-on-dynamic-dim", "the kernel branches on a dynamic dim: a guard that does not hold on the whole range"),
-    "SC002": ("output-shape-mismatch", "an output shape differs from the contract's shape for a runtime path"),
-    "SC003": ("value-specialization", "the kernel needs a dim's concrete value (int(), a constant replacement)"),
-    "SC004": ("assert-narrows-range", "a torch._check / runtime assert or range refinement narrows a dim's range"),
-    "SC005": ("inconclusive", "the solver or the translation gave up: nothing was proved"),
-    "SC006": ("unreachable-path", "a contract path whose precondition holds for no input of any case"),
-    "SC007": ("kernel-error", "the kernel raised an error on an input inside the contract's domain"),
-    # reported by `shapecheck gate` only: a [[suppress]] table that matches no violation any more
-    "SC008": ("stale-suppression", "a contract suppression matches no violation: the finding it accepted is gone"),
-}
-FAILING = {"SC001", "SC002", "SC003", "SC004", "SC007"}
-
-
-@dataclass(frozen=True)
-class Violation:
-    code: str
-    case: str
-    path: str | None
-    expr: str
-    dims: tuple[str, ...]
-    location: SourceLoc | None
-    counterexample: dict[str, int]
-    message: str
-    witness: dict[str, int] | None = None
-    restricts: str = ""
-    suppressed: str = ""  # the reason, when a contract suppression matches
-    fix: str = ""  # a suggested fix
-
-    @property
-    def kind(self) -> str:
-        return RULES[self.code][0]
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["kind"] = self.kind
-        d["dims"] = list(self.dims)
-        d["location"] = None if self.location is None else {
-            "file": self.location.file, "line": self.location.line, "function": self.location.function,
-            "text": self.location.text}
-        if not self.suppressed:
-            d.pop("suppressed")
-        return d
+__all__ = ["FAILING", "RULES", "SourceLoc", "Verdict", "Violation", "verdict_of"]
 
 
 @dataclass(frozen=True)
@@ -128,15 +67,6 @@ class Report:
                "seconds": round(self.seconds, 3)}
         out.update(self.extra)
         return out
-
-
-def verdict_of(violations: list[Violation]) -> Verdict:
-    codes = {v.code for v in violations if not v.suppressed}
-    if codes & FAILING:
-        return Verdict.FAIL
-    if "SC005" in codes:
-        return Verdict.INCONCLUSIVE
-    return Verdict.PASS
 
 
 def render_json(report: Report) -> str:

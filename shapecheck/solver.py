@@ -28,9 +28,34 @@ class Outcome(enum.IntEnum):
 
 @dataclass(frozen=True)
 class Result:
+    """An implication: PROVED, REFUTED (with a counterexample model) or UNKNOWN (with z3's reason)."""
+
     outcome: Outcome
     model: dict[str, int] | None = None
     reason: str = ""
+
+
+class Sat(enum.Enum):
+    SAT = "sat"  # a model exists
+    UNSAT = "unsat"  # the conditions are empty
+    UNKNOWN = "unknown"  # z3 gave up: never read as either
+
+
+@dataclass(frozen=True)
+class SatResult:
+    sat: Sat
+    model: dict[str, int] | None = None  # with SAT
+    reason: str = ""  # with UNKNOWN
+
+
+class Decision(enum.Enum):
+    """What premises say of a condition."""
+
+    TRUE = "true"  # it holds wherever the premises do
+    FALSE = "false"  # it never holds there
+    BOTH = "both"  # each side has a point
+    EMPTY = "empty"  # the premises themselves are empty
+    UNKNOWN = "unknown"  # z3 could not say
 
 
 @dataclass(frozen=True)
@@ -137,14 +162,14 @@ class Solver:
         finally:
             s.pop()
 
-    def satisfiable(self, conds: Iterable[E.Node]) -> Result:
-        """Is the conjunction satisfiable within the bounds? REFUTED here means 'sat' (a model exists)."""
+    def satisfiable(self, conds: Iterable[E.Node]) -> SatResult:
+        """Is the conjunction satisfiable within the bounds? With SAT, a model."""
         with self._scope(conds) as (s, r):
             if r == z3.sat:
-                return Result(Outcome.REFUTED, self._model(s.model()))
+                return SatResult(Sat.SAT, self._model(s.model()))
             if r == z3.unsat:
-                return Result(Outcome.PROVED)
-            return Result(Outcome.UNKNOWN, reason=str(s.reason_unknown()))
+                return SatResult(Sat.UNSAT)
+            return SatResult(Sat.UNKNOWN, reason=str(s.reason_unknown()))
 
     def small_model(self, conds: Iterable[E.Node]) -> dict[str, int] | None:
         """The lexicographically least model of conds (dims in declared order): readable counterexamples.
@@ -211,21 +236,23 @@ class Solver:
         """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
         if conclusion == E.TRUE:
             return Result(Outcome.PROVED)
-        return self.satisfiable([*premises, E.negate(conclusion)])
+        r = self.satisfiable([*premises, E.negate(conclusion)])
+        outcome = {Sat.SAT: Outcome.REFUTED, Sat.UNSAT: Outcome.PROVED, Sat.UNKNOWN: Outcome.UNKNOWN}[r.sat]
+        return Result(outcome, r.model, r.reason)
 
-    def decide(self, premises: list[E.Node], cond: E.Node) -> tuple[str, Result, Result]:
-        """'true' / 'false' when the premises decide cond, 'both' when each side has a model, 'unknown'."""
+    def decide(self, premises: list[E.Node], cond: E.Node) -> tuple[Decision, SatResult, SatResult]:
+        """Whether the premises decide cond, with the query for each side (its model, or z3's reason)."""
         pos = self.satisfiable([*premises, cond])
         neg = self.satisfiable([*premises, E.negate(cond)])
-        if Outcome.UNKNOWN in (pos.outcome, neg.outcome):
-            return "unknown", pos, neg
-        if pos.outcome == Outcome.REFUTED and neg.outcome == Outcome.REFUTED:
-            return "both", pos, neg
-        if pos.outcome == Outcome.REFUTED:
-            return "true", pos, neg
-        if neg.outcome == Outcome.REFUTED:
-            return "false", pos, neg
-        return "empty", pos, neg
+        if Sat.UNKNOWN in (pos.sat, neg.sat):
+            return Decision.UNKNOWN, pos, neg
+        if pos.sat is Sat.SAT and neg.sat is Sat.SAT:
+            return Decision.BOTH, pos, neg
+        if pos.sat is Sat.SAT:
+            return Decision.TRUE, pos, neg
+        if neg.sat is Sat.SAT:
+            return Decision.FALSE, pos, neg
+        return Decision.EMPTY, pos, neg
 
     def _model(self, m: z3.ModelRef) -> dict[str, int]:
         out = {}

@@ -21,7 +21,7 @@ from hypothesis.errors import InvalidArgument
 from . import expr as E
 from .contract import BoundCase, BoundPath, Contract, case_id
 from .errors import ExprError, InternalError
-from .solver import Bounds, Outcome, Solver
+from .solver import Bounds, Sat, Solver
 
 DEFAULT_MAX_ELEMENTS = 2**18
 """Default bound on the elements of every tensor an example implies (1 MiB of float32)."""
@@ -391,7 +391,7 @@ class Plan:
             extra = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in fixed]
             self.z3_queries += 1
             r = self.solver.satisfiable(self.conditions(cp, aim) + extra)
-            self._sat[key] = r.model if r.outcome == Outcome.REFUTED else None
+            self._sat[key] = r.model if r.sat is Sat.SAT else None
         return self._sat[key]
 
     def base(self, cp: _CasePlan, aim: BoundPath | None) -> dict[str, int] | None:

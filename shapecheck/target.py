@@ -11,6 +11,7 @@ from typing import Any
 
 from . import _compat as C
 from .errors import TargetError
+from .findings import SourceLoc
 from .registrations import find_registration, is_registering
 from .trace import Kernel
 
@@ -128,7 +129,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     except Exception as err:
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from None
     fn = namespace[fdef.name]
-    loc = C.SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
+    loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc)
 
 
@@ -162,7 +163,7 @@ def is_registered_in(path_text: str, op_name: str) -> bool:
     return find_registration(tree, op_name) is not None
 
 
-def _definition(fn: Any) -> C.SourceLoc | None:
+def _definition(fn: Any) -> SourceLoc | None:
     if fn is None:
         return None
     fn = inspect.unwrap(fn)
@@ -170,7 +171,7 @@ def _definition(fn: Any) -> C.SourceLoc | None:
     code = getattr(fn, "__code__", None)
     if file is None or code is None:
         return None
-    return C.SourceLoc(file, code.co_firstlineno, fn.__name__, f"def {fn.__name__}(...)")
+    return SourceLoc(file, code.co_firstlineno, fn.__name__, f"def {fn.__name__}(...)")
 
 
 def _signature(fn: Any) -> inspect.Signature | None:

@@ -7,6 +7,7 @@ kernel's own source line). Internal symbol names never leave this module.
 
 from __future__ import annotations
 
+import enum
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,8 +17,7 @@ from . import _compat as C
 from . import expr as E
 from .contract import BoundArg, BoundCase
 from .errors import TargetError
-
-SourceLoc = C.SourceLoc
+from .findings import SourceLoc
 
 
 @dataclass(frozen=True)
@@ -36,9 +36,16 @@ class NotApplicable(Exception):
     """The case needs an argument the kernel does not take (e.g. enable_gqa=True for an older kernel)."""
 
 
+class OutputKind(enum.Enum):
+    TENSOR = "tensor"  # a tensor whose sizes translated
+    INT = "int"  # a SymInt or int that translated
+    OTHER = "other"  # anything else (None, a float, ...)
+    UNSUPPORTED = "unsupported"  # a tensor or int whose sizes are outside the contract language
+
+
 @dataclass(frozen=True)
 class Output:
-    kind: str  # tensor | int | other | unsupported
+    kind: OutputKind
     shape: E.TupleE | None = None
     scalar: E.Node | None = None
     dtype: str | None = None
@@ -70,22 +77,42 @@ class Fallback:
 
 
 @dataclass(frozen=True)
-class Trace:
-    status: str  # finished | guard | error
-    guard: E.Node | None = None  # the guarded condition (or the specialised value), in dim names
-    guard_raw: str = ""
-    is_specialization: bool = False
-    loc: SourceLoc | None = None
+class Finished:
+    """The kernel returned: its outputs and what it asserted, refined or assumed on the way."""
+
     outputs: tuple[Output, ...] = ()
     asserts: tuple[Assert, ...] = ()
     refinements: tuple[tuple[str, int | None, int | None], ...] = ()
     replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
-    error: str = ""
-    frames: tuple[Any, ...] = field(default=(), repr=False)
     returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
-    guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
     fallbacks: tuple[Fallback, ...] = ()  # in the order the kernel asked
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """The kernel needed to know a condition (or a value) of the sizes that the assumptions do not decide."""
+
+    guard: E.Node | None  # the guarded condition (or the specialised value), in dim names; None: untranslated
+    guard_raw: str
+    loc: SourceLoc | None
+    is_specialization: bool = False
+    frames: tuple[Any, ...] = field(default=(), repr=False)
+    guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
     fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The kernel raised. ``missing_name``: the error says its environment lacks a name (a NameError, or a
+    torch module without the attribute): a kernel written for another torch, not a kernel failure."""
+
+    error: str  # "ExceptionType: first line"
+    loc: SourceLoc | None
+    missing_name: bool = False
+    frames: tuple[Any, ...] = field(default=(), repr=False)
+
+
+Trace = Finished | Guarded | Failed
 
 
 def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any],
@@ -155,8 +182,8 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             raise
         except Exception as exc:  # the kernel failed on a valid input: a finding, not a crash of ours
             frames = C.exception_frames(exc)
-            return Trace("error", loc=C.kernel_frame(frames, set(kernel.files)),
-                         error=f"{type(exc).__name__}: {_first_line(exc)}", frames=tuple(frames))
+            return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
+                          _missing_name(exc), tuple(frames))
         outputs = tuple(_output(x, names) for x in (result if isinstance(result, (tuple, list)) else (result,)))
         asserts = []
         for expr, frames in env.kernel_asserts():
@@ -183,9 +210,18 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             fb = Fallback(node, _renamed(expr, names), value, loc, C.with_dim_names(expr, names))
             if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
                 fallbacks.append(fb)
-        return Trace("finished", outputs=outputs, asserts=tuple(asserts), refinements=refinements,
-                     replacements=tuple(replacements), returned_at=returns[-1] if returns else None,
-                     fallbacks=tuple(fallbacks))
+        return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
+                        replacements=tuple(replacements), returned_at=returns[-1] if returns else None,
+                        fallbacks=tuple(fallbacks))
+
+
+def _missing_name(exc: BaseException) -> bool:
+    """A NameError, or an AttributeError of a torch module (the kernel calls an API this torch lacks)."""
+    if isinstance(exc, NameError):
+        return True
+    owner = getattr(exc, "obj", None)
+    return isinstance(exc, AttributeError) and inspect.ismodule(owner) \
+        and (owner.__name__ == "torch" or owner.__name__.startswith("torch."))
 
 
 def _const(node: E.Node) -> int:
@@ -209,14 +245,14 @@ def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
     frames = C.exception_frames(exc)
     loc = C.kernel_frame(frames, set(kernel.files))
     if cond is None:
-        return Trace("error", loc=loc, error=f"data-dependent guard: {_first_line(exc)}", frames=tuple(frames))
+        return Failed(f"data-dependent guard: {_first_line(exc)}", loc, frames=tuple(frames))
     is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
     try:
         node = C.to_node(cond, names)
     except C.Unsupported:
         node = None
-    return Trace("guard", guard=node, guard_raw=_renamed(cond, names), is_specialization=not is_bool, loc=loc,
-                 frames=tuple(frames), guard_expr=C.with_dim_names(cond, names))
+    return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
+                   guard_expr=C.with_dim_names(cond, names))
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:
@@ -231,34 +267,34 @@ def _output(x: Any, names: dict) -> Output:
         try:
             items = tuple(C.to_node(C.symbol_of(d), names) for d in x.shape)
         except C.Unsupported as err:
-            return Output("unsupported", text=str(err), is_tensor=True,
+            return Output(OutputKind.UNSUPPORTED, text=str(err), is_tensor=True,
                           exprs=tuple(C.with_dim_names(C.symbol_of(d), names) for d in x.shape),
                           items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
         dtype = str(x.dtype).replace("torch.", "")
-        return Output("tensor", shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
+        return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
     if isinstance(x, int) or C.is_symint(x):
         try:
-            return Output("int", scalar=C.to_node(C.symbol_of(x), names), text=str(x))
+            return Output(OutputKind.INT, scalar=C.to_node(C.symbol_of(x), names), text=str(x))
         except C.Unsupported as err:
-            return Output("unsupported", text=str(err), exprs=(C.with_dim_names(C.symbol_of(x), names),))
-    return Output("other", text=type(x).__name__)
+            return Output(OutputKind.UNSUPPORTED, text=str(err), exprs=(C.with_dim_names(C.symbol_of(x), names),))
+    return Output(OutputKind.OTHER, text=type(x).__name__)
 
 
-def guard_dims(t: Trace) -> set[str]:
+def guard_dims(t: Guarded) -> set[str]:
     """The dims torch's guard expression uses (also when it is outside the contract language)."""
     return C.dims_of(t.guard_expr) if t.guard_expr is not None else set()
 
 
-def guard_value_at(t: Trace, point: dict[str, int]) -> bool | int | float | None:
+def guard_value_at(t: Guarded, point: dict[str, int]) -> bool | int | float | None:
     """What the guarded expression evaluates to at concrete sizes (torch's semantics); None if it does not."""
     return C.value_at(t.guard_expr, point) if t.guard_expr is not None else None
 
 
-def as_guard(fb: Fallback) -> Trace:
+def as_guard(fb: Fallback) -> Guarded:
     """A kernel's fallback seen as what it is under example sizes: a guard at the kernel's line."""
     is_bool = fb.guard is None or isinstance(fb.guard, (E.Cmp, E.And, E.Or, E.Not)) or fb.guard in (E.TRUE, E.FALSE)
-    return Trace("guard", guard=fb.guard, guard_raw=fb.raw, is_specialization=not is_bool, loc=fb.loc,
-                 guard_expr=fb.expr, fallback_value=fb.value)
+    return Guarded(fb.guard, fb.raw, fb.loc, is_specialization=not is_bool, guard_expr=fb.expr,
+                   fallback_value=fb.value)
 
 
 def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:

@@ -5,7 +5,6 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 from __future__ import annotations
 
 import itertools
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -13,11 +12,16 @@ from dataclasses import dataclass, field, replace
 from . import expr as E
 from .contract import BoundCase, Contract
 from .errors import UserError
-from .report import CaseResult, PathCheck, Report, Verdict, Violation, verdict_of
-from .solver import Bounds, Outcome, Result, Solver, restrict
+from .findings import Verdict, Violation, verdict_of
+from .report import CaseResult, PathCheck, Report
+from .solver import Bounds, Decision, Outcome, Sat, SatResult, Solver, restrict
 from .trace import (
+    Failed,
+    Finished,
+    Guarded,
     Kernel,
     NotApplicable,
+    OutputKind,
     Trace,
     as_guard,
     exprs_dims,
@@ -48,7 +52,7 @@ class Leaf:
     """One finished trace: the region (assumptions) it covers and what it produced."""
 
     pc: list[E.Node]
-    trace: Trace
+    trace: Finished
 
 
 @dataclass
@@ -68,7 +72,7 @@ class CachedSolver(Solver):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._cache: dict[tuple[E.Node, ...], Result] = {}
+        self._cache: dict[tuple[E.Node, ...], SatResult] = {}
         self._small: dict[tuple[E.Node, ...], dict[str, int] | None] = {}
 
     def satisfiable(self, conds):
@@ -173,25 +177,25 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
     """Nothing is proved where no finished trace reached: without a failure, that is inconclusive."""
-    from .report import FAILING
+    from .rules import FAILING
 
     if any(v.code in FAILING for v in run.violations):
         return
     union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
     rest = solver.satisfiable([run.case.domain, E.negate(union)])
-    if rest.outcome == Outcome.PROVED:
+    if rest.sat is Sat.UNSAT:
         return
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    run.violations.append(Violation("SC005", run.case.id, None, "unexplored region", (), None, point,
-                                    f"{why}: nothing is proved there, e.g. at the counterexample point"))
+    run.violations.append(Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
+                                    message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
 
 
 def _output_text(out) -> str:
-    if out.kind == "tensor":
+    if out.kind is OutputKind.TENSOR:
         return E.to_text(out.shape)
-    if out.kind == "int":
+    if out.kind is OutputKind.INT:
         return E.to_text(out.scalar)
     return out.text
 
@@ -206,8 +210,8 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
         name = path_name(p)
         statuses = [s.status for r in checked for s in r.paths if s.path == name]
         if statuses and all(s == "unreachable" for s in statuses):
-            out.append(Violation("SC006", "*", name, E.to_text(p.when), (), None, {},
-                                 f"the precondition of path {name} holds for no input of any case"))
+            out.append(Violation(code="SC006", case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
+                                 message=f"the precondition of path {name} holds for no input of any case"))
     return out
 
 
@@ -273,7 +277,7 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
         return restrict(solver.small_model(conds), dims)
 
     def inconclusive(expr: str, loc, why: str, pc: list[E.Node]) -> None:
-        add(Violation("SC005", case.id, None, expr, (), loc, {}, why))
+        add(Violation(code="SC005", case=case.id, path=None, expr=expr, dims=(), location=loc, counterexample={}, message=why))
 
     while work:
         if run.traces >= options.max_traces:
@@ -285,8 +289,8 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
         else:
             t = trace_case(kernel, case, pc, track_return=options.explore)
         run.traces += 1
-        if t.status == "error":
-            if _missing_from_environment(t.error):
+        if isinstance(t, Failed):
+            if t.missing_name:
                 # a name the kernel's environment lacks (a candidate written for another torch, whose
                 # import the file would have run, or which calls a torch API the installed torch lacks):
                 # nothing is known about the shapes, but nothing passes
@@ -294,10 +298,10 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
                              "not define the name; with --meta-source, neither the file's own functions nor the "
                              "installed torch's meta-registration namespace do: written for another torch?)", pc)
                 continue
-            add(Violation("SC007", case.id, None, t.error, (), t.loc, point(premises + pc),
-                          f"the kernel raised {t.error}"))
+            add(Violation(code="SC007", case=case.id, path=None, expr=t.error, dims=(), location=t.loc, counterexample=point(premises + pc),
+                          message=f"the kernel raised {t.error}"))
             continue
-        if t.status == "finished":
+        if isinstance(t, Finished):
             pending = unsettled_fallback(t, solver, premises + pc)
             if pending is None:
                 run.leaves.append(Leaf(pc, t))
@@ -316,44 +320,45 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Optio
         gdims = tuple(sorted(E.free_names(t.guard)))
         if t.is_specialization:
             base = solver.satisfiable(premises + pc)
-            if base.outcome != Outcome.REFUTED:
+            if base.sat is not Sat.SAT:
                 inconclusive(text, t.loc, "could not find a point of the domain", pc)
                 continue
             # the smallest point, not whichever z3 finds first: the value explored is reproducible
-            base = Result(base.outcome, solver.small_model(premises + pc) or base.model)
-            value = E.evaluate(t.guard, base.model)
+            at = solver.small_model(premises + pc) or base.model
+            value = E.evaluate(t.guard, at)
             other = solver.satisfiable(premises + pc + [E.Cmp("!=", t.guard, E.Const(value))])
-            if other.outcome == Outcome.PROVED:
+            if other.sat is Sat.UNSAT:
                 work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
-            elif other.outcome == Outcome.UNKNOWN:
+            elif other.sat is Sat.UNKNOWN:
                 inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})", pc)
             elif _dynamic(case, set(gdims)) and key("SC003", text, t.loc) not in seen:
                 cex = point(premises + pc + [E.Cmp("!=", t.guard, E.Const(value))])
-                add(Violation("SC003", case.id, None, text, gdims, t.loc, cex,
-                              f"the kernel needs the concrete value of {text} (int() or similar): it specialises "
-                              f"a dynamic dim", witness=restrict(base.model, dims)))
+                add(Violation(code="SC003", case=case.id, path=None, expr=text, node=t.guard, dims=gdims, location=t.loc, counterexample=cex,
+                              message=f"the kernel needs the concrete value of {text} (int() or similar): it specialises "
+                              f"a dynamic dim", witness=restrict(at, dims)))
             continue
         if t.guard in pc or E.negate(t.guard) in pc:
             inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it", pc)
             continue
         verdict, pos, neg = solver.decide(premises + pc, t.guard)
-        if verdict == "true":
+        if verdict is Decision.TRUE:
             work.append(pc + [t.guard])
-        elif verdict == "false":
+        elif verdict is Decision.FALSE:
             work.append(pc + [E.negate(t.guard)])
-        elif verdict == "unknown":
+        elif verdict is Decision.UNKNOWN:
             reason = pos.reason or neg.reason
             inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({reason})", pc)
-        elif verdict == "empty":
+        elif verdict is Decision.EMPTY:
             continue
         else:
+            assert verdict is Decision.BOTH
             violating = case.contract.guard_free and _dynamic(case, set(gdims))
             if violating and key("SC001", text, t.loc) not in seen:
                 via = ("" if t.fallback_value is None else
                        f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
                        f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
-                add(Violation("SC001", case.id, None, text, gdims, t.loc, point(premises + pc + [E.negate(t.guard)]),
-                              f"the kernel branches on {text}, which does not hold on the whole range of "
+                add(Violation(code="SC001", case=case.id, path=None, expr=text, node=t.guard, dims=gdims, location=t.loc, counterexample=point(premises + pc + [E.negate(t.guard)]),
+                              message=f"the kernel branches on {text}, which does not hold on the whole range of "
                               f"{', '.join(gdims)}{via}", witness=point(premises + pc + [t.guard]),
                               restricts=restriction(solver, case, premises + pc, t.guard, gdims)))
             # the shortcut only where the case's verdict is already fail: its first guard is a violation
@@ -427,14 +432,14 @@ def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
     points = []
     for combo in itertools.product(*ranges):
         r = solver.satisfiable(conds + [E.Cmp("==", E.Var(n), E.Const(v)) for n, v in zip(names, combo)])
-        if r.outcome == Outcome.UNKNOWN:
+        if r.sat is Sat.UNKNOWN:
             return None
-        if r.outcome == Outcome.REFUTED:
+        if r.sat is Sat.SAT:
             points.append(r.model)
     return points
 
 
-def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E.Node]) -> Violation | None:
+def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
     """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
     expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
     kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
@@ -454,24 +459,25 @@ def refute_untranslated(case: BoundCase, t: Trace, solver: Solver, conds: list[E
         return None
     (v1, p1), (v2, p2) = list(seen.items())[:2]
     if t.is_specialization:
-        return Violation("SC003", case.id, None, t.guard_raw, gdims, t.loc, restrict(p2, dims),
-                         f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() or "
+        return Violation(code="SC003", case=case.id, path=None, expr=t.guard_raw, dims=gdims, location=t.loc, counterexample=restrict(p2, dims),
+                         message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() or "
                          f"similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
                          f"a dynamic dim", witness=restrict(p1, dims))
     cex, wit = (p1, p2) if v1 is False else (p2, p1)
-    return Violation("SC001", case.id, None, t.guard_raw, gdims, t.loc, restrict(cex, dims),
-                     f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract language: "
+    return Violation(code="SC001", case=case.id, path=None, expr=t.guard_raw, dims=gdims, location=t.loc, counterexample=restrict(cex, dims),
+                     message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract language: "
                      f"evaluated at the two points, not proved by z3), which is false at the counterexample and "
                      f"true at the witness", witness=restrict(wit, dims))
 
 
-def unsettled_fallback(t: Trace, solver: Solver, conds: list[E.Node]) -> Trace | None:
+def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node]) -> Guarded | None:
     """The first guard_or_* fallback of a finished trace that the region does not settle the way torch
     assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf)."""
     for fb in t.fallbacks:
         if fb.guard is not None:
             verdict = solver.decide(conds, fb.guard)[0]
-            if verdict == "empty" or (verdict == "true" and fb.value) or (verdict == "false" and not fb.value):
+            if verdict is Decision.EMPTY or (verdict is Decision.TRUE and fb.value) \
+                    or (verdict is Decision.FALSE and not fb.value):
                 continue
         return as_guard(fb)
     return None
@@ -507,8 +513,8 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
                 if cex is None and all(values_at((a.sym,), p) == (True,) for p in every):
                     continue  # true at every value its dims take here: proved by exhaustion
             if cex is not None:
-                add(Violation("SC004", case.id, None, a.raw, adims, a.loc, restrict(cex, dims),
-                              f"the kernel asserts {a.raw} (torch's expression, outside the contract language), "
+                add(Violation(code="SC004", case=case.id, path=None, expr=a.raw, dims=adims, location=a.loc, counterexample=restrict(cex, dims),
+                              message=f"the kernel asserts {a.raw} (torch's expression, outside the contract language), "
                               f"which is false at the counterexample, a point of the contract's domain "
                               f"(evaluated there, not proved by z3)"))
             else:
@@ -520,8 +526,8 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         if r.outcome == Outcome.REFUTED:
             narrowed.update(adims)
             cex = restrict(solver.small_model(premises + [E.negate(a.expr)]), dims)
-            add(Violation("SC004", case.id, None, text, adims, a.loc, cex,
-                          f"the kernel asserts {text}, which fails inside the contract's domain"))
+            add(Violation(code="SC004", case=case.id, path=None, expr=text, node=a.expr, dims=adims, location=a.loc, counterexample=cex,
+                          message=f"the kernel asserts {text}, which fails inside the contract's domain"))
         elif r.outcome == Outcome.UNKNOWN:
             inconclusive(text, a.loc, f"z3 could not prove the assert {text} ({r.reason})", leaf.pc)
     for name, lo, hi in leaf.trace.refinements:
@@ -535,9 +541,9 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         cond = E.conj(parts)
         r = solver.implies(premises, cond)
         if r.outcome == Outcome.REFUTED:
-            add(Violation("SC004", case.id, None, E.to_text(cond), (name,), None,
-                          restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
-                          f"tracing refined the range of {name} to [{lo}, {hi}]"))
+            add(Violation(code="SC004", case=case.id, path=None, expr=E.to_text(cond), node=cond, dims=(name,), location=None,
+                          counterexample=restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
+                          message=f"tracing refined the range of {name} to [{lo}, {hi}]"))
         elif r.outcome == Outcome.UNKNOWN:
             inconclusive(E.to_text(cond), None, f"z3 could not prove the range {E.to_text(cond)}", leaf.pc)
     for name, node, raw in leaf.trace.replacements:
@@ -547,9 +553,9 @@ def check_leaf(run: CaseRun, leaf: Leaf, solver: Solver, add, inconclusive) -> N
         cond = E.Cmp("==", E.Var(name), node)
         r = solver.implies(premises, cond)
         if r.outcome == Outcome.REFUTED:
-            add(Violation("SC003", case.id, None, E.to_text(cond), (name,), None,
-                          restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
-                          f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply"))
+            add(Violation(code="SC003", case=case.id, path=None, expr=E.to_text(cond), node=cond, dims=(name,), location=None,
+                          counterexample=restrict(solver.small_model(premises + [E.negate(cond)]) or r.model, dims),
+                          message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply"))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -570,14 +576,14 @@ def check_outputs(run: CaseRun, solver: Solver, options: Options, definition=Non
             continue
         name = path_name(p)
         reach = solver.satisfiable([case.domain, p.when])
-        if reach.outcome == Outcome.PROVED:
+        if reach.sat is Sat.UNSAT:
             run.paths.append(PathCheck(name, "unreachable"))
             continue
-        status = "proved" if reach.outcome == Outcome.REFUTED else "unknown"
+        status = "proved" if reach.sat is Sat.SAT else "unknown"
         for leaf in run.leaves:
             premises = [case.domain, p.when] + leaf.pc
             overlap = solver.satisfiable(premises)
-            if overlap.outcome == Outcome.PROVED:
+            if overlap.sat is Sat.UNSAT:
                 continue
             for j, want in enumerate(p.outputs):
                 if want is None:
@@ -598,7 +604,7 @@ def check_outputs(run: CaseRun, solver: Solver, options: Options, definition=Non
             # can leave part of domain /\ when unexplored
             union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
             rest = solver.satisfiable([case.domain, p.when, E.negate(union)])
-            if rest.outcome != Outcome.PROVED:
+            if rest.sat is not Sat.UNSAT:
                 status = "partial" if run.leaves else "unchecked"
         run.paths.append(PathCheck(name, status))
 
@@ -626,8 +632,8 @@ def _output_at_points(case, path, where, want, got, premises, solver, dims,
         have_at = have if got.is_tensor else have[0]
         if want_at != have_at:
             return "refuted", Violation(
-                "SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
-                f"{where} is {have_at} but the contract's path {path} says {want_at}{suffix} (torch's expression "
+                code="SC002", case=case.id, path=path, expected=want, expr=f"{where} = {got.text}", dims=(), location=None, counterexample=restrict(point, dims),
+                message=f"{where} is {have_at} but the contract's path {path} says {want_at}{suffix} (torch's expression "
                 f"is outside the contract language: evaluated at the counterexample, not proved by z3)")
     # no point refutes it: prove it size by size, by z3 where the size translates, else by evaluating it at
     # every value its dims take in the region (when they take few)
@@ -651,8 +657,8 @@ def _output_at_points(case, path, where, want, got, premises, solver, dims,
                 return "unknown", None
             if E.evaluate(want_i, point) != have[0]:
                 return "refuted", Violation(
-                    "SC002", case.id, path, f"{where} = {got.text}", (), None, restrict(point, dims),
-                    f"{where} differs from the contract's path {path}{suffix} at the counterexample (torch's "
+                    code="SC002", case=case.id, path=path, expected=want, expr=f"{where} = {got.text}", dims=(), location=None, counterexample=restrict(point, dims),
+                    message=f"{where} differs from the contract's path {path}{suffix} at the counterexample (torch's "
                     f"expression evaluated there, not proved by z3)")
     return "proved", None
 
@@ -661,46 +667,45 @@ def _compare_output(case, path, j, want, got, premises, solver, dims, leaf) -> V
     where = f"output {j}"
     region = E.to_text(E.conj(leaf.pc)) if leaf.pc else ""
     suffix = f" where {region}" if region else ""
-    if got is None or got.kind == "other":
+    if got is None or got.kind is OutputKind.OTHER:
         what = "nothing" if got is None else f"a {got.text}"
-        return Violation("SC002", case.id, path, f"{where}: {what}", (), None, _point(solver, premises, dims),
-                         f"{where} is missing: the kernel returned {what}{suffix}")
-    if got.kind == "unsupported":
+        return Violation(code="SC002", case=case.id, path=path, expected=want, expr=f"{where}: {what}", dims=(), location=None, counterexample=_point(solver, premises, dims),
+                         message=f"{where} is missing: the kernel returned {what}{suffix}")
+    if got.kind is OutputKind.UNSUPPORTED:
         status, found = _output_at_points(case, path, where, want, got, premises, solver, dims, suffix)
         if status != "unknown":
             return found  # refuted at a point, or equal at every value its dims take (None)
-        return Violation("SC005", case.id, path, f"{where}: {got.text}", (), None, {},
-                         f"cannot translate {where}'s shape: {got.text}")
+        return Violation(code="SC005", case=case.id, path=path, expr=f"{where}: {got.text}", dims=(), location=None, counterexample={},
+                         message=f"cannot translate {where}'s shape: {got.text}")
     if isinstance(want, E.TupleE):
-        if got.kind != "tensor":
-            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None,
-                             _point(solver, premises, dims), f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int")
+        if got.kind is not OutputKind.TENSOR:
+            return Violation(code="SC002", case=case.id, path=path, expected=want, expr=f"{where} = {got.text}", dims=(), location=None,
+                             counterexample=_point(solver, premises, dims), message=f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int")
         shape = got.shape
         expr = f"{where} = {E.to_text(shape)}, contract {E.to_text(want)}"
         if len(shape.items) != len(want.items):
-            return Violation("SC002", case.id, path, expr, (), None, restrict(solver.small_model(premises), dims),
-                             f"{where} has rank {len(shape.items)}, the contract's path {path} has rank "
+            return Violation(code="SC002", case=case.id, path=path, expected=want, expr=expr, dims=(), location=None, counterexample=restrict(solver.small_model(premises), dims),
+                             message=f"{where} has rank {len(shape.items)}, the contract's path {path} has rank "
                              f"{len(want.items)}{suffix}")
         eq = E.conj([E.compare("==", a, b) for a, b in zip(shape.items, want.items)])
     else:
-        if got.kind != "int":
-            return Violation("SC002", case.id, path, f"{where} = {got.text}", (), None,
-                             _point(solver, premises, dims), f"{where} should be the integer {E.to_text(want)}")
+        if got.kind is not OutputKind.INT:
+            return Violation(code="SC002", case=case.id, path=path, expected=want, expr=f"{where} = {got.text}", dims=(), location=None,
+                             counterexample=_point(solver, premises, dims), message=f"{where} should be the integer {E.to_text(want)}")
         expr = f"{where} = {E.to_text(got.scalar)}, contract {E.to_text(want)}"
         eq = E.compare("==", got.scalar, want)
     r = solver.implies(premises, eq)
     if r.outcome == Outcome.PROVED:
         return None
     if r.outcome == Outcome.UNKNOWN:
-        return Violation("SC005", case.id, path, expr, (), None, {}, f"z3 could not prove {expr} ({r.reason})")
+        return Violation(code="SC005", case=case.id, path=path, expr=expr, dims=(), location=None, counterexample={}, message=f"z3 could not prove {expr} ({r.reason})")
     names = tuple(sorted(E.free_names(eq)))
     model = solver.small_model(premises + [E.negate(eq)]) or r.model
     cex = restrict(model, dims)
-    r = Result(r.outcome, model)
-    got_at = E.evaluate(got.shape if got.kind == "tensor" else got.scalar, r.model)
-    want_at = E.evaluate(want, r.model)
-    return Violation("SC002", case.id, path, expr, names, None, cex,
-                     f"{where} is {got_at} but the contract's path {path} says {want_at}{suffix}")
+    got_at = E.evaluate(got.shape if got.kind is OutputKind.TENSOR else got.scalar, model)
+    want_at = E.evaluate(want, model)
+    return Violation(code="SC002", case=case.id, path=path, expected=want, expr=expr, dims=names, location=None, counterexample=cex,
+                     message=f"{where} is {got_at} but the contract's path {path} says {want_at}{suffix}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -744,11 +749,3 @@ def _matches(s, v: Violation) -> bool:
         return False
     return True
 
-
-_MISSING_TORCH_ATTRIBUTE = re.compile(r"AttributeError: module '(torch|torch\.[\w.]+)' has no attribute ")
-
-
-def _missing_from_environment(error: str) -> bool:
-    """A kernel error that says the environment lacks a name: a NameError, or a torch module without an
-    attribute the kernel uses (a candidate written for another torch release)."""
-    return error.startswith("NameError:") or _MISSING_TORCH_ATTRIBUTE.match(error) is not None

@@ -8,7 +8,7 @@ import pytest
 import shapecheck
 from shapecheck import expr as E
 from shapecheck.contract import bind_case
-from shapecheck.report import Verdict
+from shapecheck.findings import Verdict
 from shapecheck.solver import Bounds, Outcome, Solver
 from shapecheck.verify import Options, verify_op
 from tests.conftest import KERNELS, ROOT, SDPA_MPS, run_cli

@@ -12,7 +12,7 @@ import torch
 
 from shapecheck import expr as E
 from shapecheck.contract import bind_case, load_contract
-from shapecheck.report import Verdict
+from shapecheck.findings import Verdict
 from shapecheck.verify import Options, apply_suppressions, verify_op
 from tests.conftest import ROOT
 

@@ -1,7 +1,7 @@
 """The engine on contracts other than SDPA: a toy op with a padded output, ceil division, scalar outputs."""
 
 from shapecheck.contract import load_contract
-from shapecheck.report import Verdict
+from shapecheck.findings import Verdict
 from shapecheck.target import function_kernel
 from shapecheck.verify import Options, verify_contract
 

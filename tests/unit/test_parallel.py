@@ -9,7 +9,7 @@ import pytest
 
 from shapecheck import parallel
 from shapecheck.errors import UserError
-from shapecheck.trace import NotApplicable, Trace
+from shapecheck.trace import Finished, NotApplicable
 from shapecheck.verify import Options, verify_op
 from tests.conftest import KERNELS, SDPA_MPS
 
@@ -67,7 +67,7 @@ def test_prefetch_covers_every_case(sdpa_contract):
     cases = list(sdpa_contract.cases())[:20]
     got = parallel.prefetch_roots(kernel, cases, 2)
     assert set(got) == {c.id for c in cases}
-    assert all(isinstance(t, Trace) and t.status == "finished" for t in got.values())
+    assert all(isinstance(t, Finished) for t in got.values())
 
 
 def test_no_workers_when_they_would_not_pay(sdpa_contract):

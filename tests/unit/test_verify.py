@@ -4,7 +4,7 @@ with the right rule, guard-free rewrites pass."""
 import pytest
 
 from shapecheck import expr as E
-from shapecheck.report import Verdict
+from shapecheck.findings import Verdict
 from shapecheck.verify import Options, verify_op
 from tests.conftest import KERNELS, SDPA_MPS
 
@@ -278,7 +278,7 @@ def test_solver_unknown_is_inconclusive(monkeypatch):
     def unknown_for_outputs(self, conds):
         conds = list(conds)
         if any("Ev" in S.E.to_text(c) and "==" in S.E.to_text(c) for c in conds):
-            return S.Result(S.Outcome.UNKNOWN, reason="timeout")
+            return S.SatResult(S.Sat.UNKNOWN, reason="timeout")
         return real(self, conds)
 
     monkeypatch.setattr(S.Solver, "satisfiable", unknown_for_outputs)

@@ -1,0 +1,85 @@
+"""Findings as data: where (``SourceLoc``), what (``Violation``, one finding of a rule) and the verdict they
+give. A leaf module: it imports only the rule registry, so every renderer can load it without torch or z3.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .rules import FAILING, RULES, Rule
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A place in a source file (the kernel's own line, a contract table)."""
+
+    file: str
+    line: int
+    function: str = ""
+    text: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
+
+
+class Verdict(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    INCONCLUSIVE = "inconclusive"
+
+    @property
+    def exit_code(self) -> int:
+        return {"pass": 0, "fail": 1, "inconclusive": 3}[self.value]
+
+
+#: fields of a Violation that are in-process only (expression nodes): never in JSON
+_NODES = ("node", "expected")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Violation:
+    """One finding of one rule in one case. Built by keyword; ``node`` and ``expected`` carry the obligation's
+    expression trees (contract language) so that fixes and explanations never re-parse ``expr``."""
+
+    code: str
+    case: str
+    path: str | None = None
+    expr: str
+    dims: tuple[str, ...] = ()
+    location: SourceLoc | None = None
+    counterexample: dict[str, int]
+    message: str
+    witness: dict[str, int] | None = None
+    restricts: str = ""
+    suppressed: str = ""  # the reason, when a contract suppression matches
+    fix: str = ""  # a suggested fix
+    node: Any = None  # the guard/assert/obligation as an expression node, when it translated
+    expected: Any = None  # SC002: the contract's shape (or integer) node for the output
+
+    @property
+    def rule(self) -> Rule:
+        return RULES[self.code]
+
+    @property
+    def kind(self) -> str:
+        return self.rule.name
+
+    def to_json(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NODES}
+        d["kind"] = self.kind
+        d["dims"] = list(self.dims)
+        d["location"] = None if self.location is None else self.location.to_json()
+        if not self.suppressed:
+            d.pop("suppressed")
+        return d
+
+
+def verdict_of(violations: list[Violation]) -> Verdict:
+    codes = {v.code for v in violations if not v.suppressed}
+    if codes & FAILING:
+        return Verdict.FAIL
+    if "SC005" in codes:
+        return Verdict.INCONCLUSIVE
+    return Verdict.PASS
