@@ -22,7 +22,7 @@ def verify_op(op, **kwargs):
 
 def explore_op(op, **kwargs):
     """Map every meta-kernel path of every case: ``verify_op`` with exploration on. Returns the Report; each
-    ``report.cases[i].path_map`` is a :class:`shapecheck.explore.PathMap`."""
+    ``report.cases[i].path_map`` is a :class:`shapecheck.pathmap.PathMap`."""
     from dataclasses import replace
 
     from .verify import Options

@@ -348,7 +348,7 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
             and type(expr.args[0]).__name__ == "IntTrueDiv":
         # math.ceil / math.floor / int() of an integer a / b, exactly as integers: ceil(a/b) = -((-a) // b),
         # and int() rounds toward zero (floor, plus one when the quotient is negative and inexact). Python
-        # divides in floats, which agrees while |a| < 2**53 (README, "What translates").
+        # divides in floats, which agrees while |a| < 2**53 (docs/how-it-works.md, "What translates").
         a, b = (to_node(x, names) for x in expr.args[0].args)
         floor = E.arith("//", a, b)
         if name == "FloorToInt":

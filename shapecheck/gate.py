@@ -3,21 +3,19 @@
 
 from __future__ import annotations
 
-import datetime
-import re
 import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from . import suppressions
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
 from .errors import TargetError, UserError
 from .findings import SourceLoc, Verdict, Violation
 from .report import Report
 from .rules import rules_of
 
-_SUPPRESS_HEADER = re.compile(r"^\s*\[\[\s*suppress\s*\]\]")
 GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
 
 
@@ -53,11 +51,8 @@ class ContractRun:
 
     def suppressed_at(self, v: Violation) -> SourceLoc:
         """The ``[[suppress]]`` table that suppressed ``v`` (the first in force that matches, as in verify)."""
-        from .verify import suppression_matches
-
-        today = datetime.date.today().isoformat()
-        for s in self.contract.suppressions:
-            if not (s.expires and s.expires < today) and suppression_matches(s, v) and s.index < len(self.suppress_locs):
+        for s in suppressions.in_force(self.contract.suppressions):
+            if suppressions.matches(s, v) and s.index < len(self.suppress_locs):
                 return self.suppress_locs[s.index]
         return SourceLoc(self.contract.file, 1)
 
@@ -238,21 +233,18 @@ def judge_suppressions(run: ContractRun) -> None:
     Only suppressions of the rules verify reports are judged: one of a rule another command reports (the
     runtime checks SC010-SC014 of ``shapecheck ref``) cannot be matched by a gate run.
     """
-    from .verify import suppression_matches
-
     contract = run.contract
     if not contract.suppressions:
         return
-    today = datetime.date.today().isoformat()
-    lines = suppress_lines(contract.file)
+    lines = suppressions.header_lines(contract.file)
     for s in contract.suppressions:
         loc = SourceLoc(contract.file, lines[s.index] if s.index < len(lines) else 1, f"suppress[{s.index}]",
                         "[[suppress]]")
         run.suppress_locs.append(loc)
         if s.rule not in GATE_RULES:
             continue
-        matched = sum(1 for v in run.report.violations if suppression_matches(s, v))
-        if s.expires and s.expires < today:
+        matched = sum(1 for v in run.report.violations if suppressions.matches(s, v))
+        if suppressions.expired(s):
             run.expired.append(ExpiredSuppression(s.rule, s.reason, s.expires, loc, matched))
         elif matched == 0 and not _undecided(s, run.report):
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
@@ -268,12 +260,3 @@ def _undecided(s, report) -> bool:
     """Whether a case the suppression covers is inconclusive: the finding it accepts may still be there,
     so the suppression is not stale."""
     return any(c.verdict == Verdict.INCONCLUSIVE and (not s.case or s.case in c.case) for c in report.cases)
-
-
-def suppress_lines(file: str) -> list[int]:
-    """The 1-based line of each ``[[suppress]]`` header, in order."""
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except OSError:
-        return []
-    return [i for i, line in enumerate(text.splitlines(), 1) if _SUPPRESS_HEADER.match(line)]

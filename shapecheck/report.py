@@ -140,7 +140,7 @@ def render_text(report: Report, *, context: int = 0) -> str:
             lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
     maps = [c.path_map for c in report.cases if c.path_map is not None]
     if maps:
-        from .explore import render_path_map
+        from .pathmap import render_path_map
 
         lines.append("")
         lines.append("path maps (--explore):")

@@ -55,6 +55,15 @@ class Output:
     is_tensor: bool = False
     items: tuple[E.Node | None, ...] | None = None  # unsupported tensor: each size translated where it can be
 
+    @property
+    def formula(self) -> str:
+        """The shape (or integer) in the contract language where it translated, else torch's text."""
+        if self.kind is OutputKind.TENSOR:
+            return E.to_text(self.shape)
+        if self.kind is OutputKind.INT:
+            return E.to_text(self.scalar)
+        return self.text
+
 
 @dataclass(frozen=True)
 class Assert:

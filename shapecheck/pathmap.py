@@ -75,14 +75,6 @@ class PathMap:
                 "breaks": [b.to_json() for b in self.breaks]}
 
 
-def _shape_text(out) -> str:
-    if out.kind is OutputKind.TENSOR:
-        return E.to_text(out.shape)
-    if out.kind is OutputKind.INT:
-        return E.to_text(out.scalar)
-    return out.text
-
-
 def path_map(run, solver: Solver, path_name) -> PathMap:
     """Group a case's leaves into meta paths and describe them (``run`` is a verify.CaseRun)."""
     case = run.case
@@ -103,7 +95,7 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
         rep = min(leaves, key=lambda lf: len(lf.pc))
         order = list(case.contract.dim_names)
         shown = [unpin(o, rep.pc, order) for o in rep.trace.outputs]
-        outputs = tuple(_shape_text(o) for o in shown)
+        outputs = tuple(o.formula for o in shown)
         overlaps = []
         for p in case.paths:
             hit = solver.satisfiable([domain, region, p.when])

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import expr as E
-from .explore import unpin
 from .findings import Violation
+from .pathmap import unpin
 from .solver import Outcome, Solver
 from .trace import OutputKind
 

@@ -1,0 +1,261 @@
+"""Exploring one case: trace the kernel, and at every guard the domain does not decide, report it when it
+restricts a dynamic dim and trace again under each side, until every finished trace (a ``Leaf``) is known.
+
+The state of one case's exploration is a ``CaseRun``; the leaf and output obligations are then discharged
+over its leaves (``obligations``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import expr as E
+from .contract import BoundCase
+from .findings import Violation
+from .obligations import Leaf, leaf_obligations, probe_points
+from .report import PathCheck
+from .solver import Decision, Sat, Solver, restrict
+from .trace import (
+    Failed,
+    Finished,
+    Guarded,
+    Kernel,
+    NotApplicable,
+    Trace,
+    as_guard,
+    guard_dims,
+    guard_value_at,
+    trace_case,
+)
+
+
+@dataclass
+class CaseRun:
+    case: BoundCase
+    leaves: list[Leaf] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    traces: int = 0
+    truncated: bool = False
+    paths: list[PathCheck] = field(default_factory=list)
+    shared_with: str = ""
+
+
+def dynamic(case: BoundCase, names: set[str]) -> bool:
+    return any(d.dynamic for d in case.contract.dims if d.name in names)
+
+
+def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
+                 roots: dict[tuple, str] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+    """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
+    ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
+    if isinstance(first, NotApplicable):
+        raise first
+    return _Explorer(kernel, case, solver, options, roots).run(first)
+
+
+class _Explorer:
+    """A work list of assumption sets (path conditions); each is traced once."""
+
+    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
+        self.kernel, self.case, self.solver, self.options, self.roots = kernel, case, solver, options, roots
+        self.state = CaseRun(case)
+        self.dims = [d.name for d in case.dims]
+        self.premises = [case.domain]
+        self.work: list[list[E.Node]] = [[]]
+        self.seen: set[tuple] = set()
+
+    # -- findings ------------------------------------------------------------------------------------------
+    @staticmethod
+    def key(code, expr, loc, path=None) -> tuple:
+        return (code, expr, (loc.file, loc.line) if loc else None, path)
+
+    def add(self, v: Violation) -> None:
+        k = self.key(v.code, v.expr, v.location, v.path)
+        if k not in self.seen:
+            self.seen.add(k)
+            self.state.violations.append(v)
+
+    def point(self, conds: list[E.Node]) -> dict[str, int]:
+        return restrict(self.solver.small_model(conds), self.dims)
+
+    def inconclusive(self, expr: str, loc, why: str) -> None:
+        self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+
+    # -- the loop ------------------------------------------------------------------------------------------
+    def run(self, first: Trace | None) -> CaseRun:
+        run = self.state
+        while self.work:
+            if run.traces >= self.options.max_traces:
+                run.truncated = True
+                break
+            pc = self.work.pop()
+            if not pc and first is not None:
+                t, first = first, None
+            else:
+                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
+            run.traces += 1
+            if isinstance(t, Failed):
+                self.failed(t, pc)
+                continue
+            if isinstance(t, Finished):
+                pending = unsettled_fallback(t, self.solver, self.premises + pc)
+                if pending is None:
+                    leaf = Leaf(pc, t)
+                    run.leaves.append(leaf)
+                    for v in leaf_obligations(self.case, leaf, self.solver):
+                        self.add(v)
+                    continue
+                t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
+            if self.guarded(t, pc) == "stop":
+                break
+        return run
+
+    def failed(self, t: Failed, pc: list[E.Node]) -> None:
+        if t.missing_name:
+            # a name the kernel's environment lacks (a candidate written for another torch, whose import the
+            # file would have run, or which calls a torch API the installed torch lacks): nothing is known
+            # about the shapes, but nothing passes
+            self.inconclusive(t.error, t.loc, f"the kernel cannot run here: {t.error} (its environment does "
+                              "not define the name; with --meta-source, neither the file's own functions nor the "
+                              "installed torch's meta-registration namespace do: written for another torch?)")
+            return
+        self.add(Violation(code="SC007", case=self.case.id, expr=t.error, location=t.loc,
+                           counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
+
+    def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        if t.guard is None:
+            found = refute_untranslated(self.case, t, self.solver, self.premises + pc)
+            if found is not None and self.key(found.code, found.expr, found.location) not in self.seen:
+                self.add(found)
+            elif found is None:
+                self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
+            return None
+        if t.is_specialization:
+            self.specialization(t, pc)
+            return None
+        text = E.to_text(t.guard)
+        if t.guard in pc or E.negate(t.guard) in pc:
+            self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
+            return None
+        verdict, pos, neg = self.solver.decide(self.premises + pc, t.guard)
+        if verdict is Decision.TRUE:
+            self.work.append(pc + [t.guard])
+        elif verdict is Decision.FALSE:
+            self.work.append(pc + [E.negate(t.guard)])
+        elif verdict is Decision.UNKNOWN:
+            self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
+        elif verdict is Decision.BOTH:
+            return self.branch(t, pc)
+        return None
+
+    def specialization(self, t: Guarded, pc: list[E.Node]) -> None:
+        """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
+        the value varies over a dynamic dim."""
+        text = E.to_text(t.guard)
+        conds = self.premises + pc
+        base = self.solver.satisfiable(conds)
+        if base.sat is not Sat.SAT:
+            self.inconclusive(text, t.loc, "could not find a point of the domain")
+            return
+        # the smallest point, not whichever z3 finds first: the value explored is reproducible
+        at = self.solver.small_model(conds) or base.model
+        value = E.evaluate(t.guard, at)
+        differs = E.Cmp("!=", t.guard, E.Const(value))
+        other = self.solver.satisfiable(conds + [differs])
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        if other.sat is Sat.UNSAT:
+            self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+        elif other.sat is Sat.UNKNOWN:
+            self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
+        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
+            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                               counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
+                               message=f"the kernel needs the concrete value of {text} (int() or similar): it "
+                               f"specialises a dynamic dim"))
+
+    def branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
+        text = E.to_text(t.guard)
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        conds = self.premises + pc
+        violating = self.case.contract.guard_free and dynamic(self.case, set(gdims))
+        if violating and self.key("SC001", text, t.loc) not in self.seen:
+            via = ("" if t.fallback_value is None else
+                   f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
+                   f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
+            self.add(Violation(
+                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
+                restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
+                message=f"the kernel branches on {text}, which does not hold on the whole range of "
+                f"{', '.join(gdims)}{via}"))
+        # the shortcut only where the case's verdict is already fail: its first guard is a violation
+        if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
+            sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
+            if sig in self.roots:
+                self.state.shared_with = self.roots[sig]
+                return "stop"
+            self.roots[sig] = self.case.id
+        # explore both sides: the false side first is popped last
+        self.work.append(pc + [E.negate(t.guard)])
+        self.work.append(pc + [t.guard])
+        return None
+
+
+def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
+    """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
+    expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
+    kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
+    None when no such pair turns up (the caller reports inconclusive)."""
+    gdims = tuple(sorted(guard_dims(t)))
+    if not gdims or not dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
+        return None
+    dims = [d.name for d in case.dims]
+    seen: dict[object, dict[str, int]] = {}
+    for point in probe_points(case, solver, conds, gdims):
+        value = guard_value_at(t, point)
+        if value is not None and value not in seen:
+            seen[value] = point
+        if len(seen) >= 2:
+            break
+    if len(seen) < 2:
+        return None
+    (v1, p1), (v2, p2) = list(seen.items())[:2]
+    if t.is_specialization:
+        return Violation(code="SC003", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+                         counterexample=restrict(p2, dims), witness=restrict(p1, dims),
+                         message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() "
+                         f"or similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
+                         f"a dynamic dim")
+    cex, wit = (p1, p2) if v1 is False else (p2, p1)
+    return Violation(code="SC001", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+                     counterexample=restrict(cex, dims), witness=restrict(wit, dims),
+                     message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract "
+                     f"language: evaluated at the two points, not proved by z3), which is false at the "
+                     f"counterexample and true at the witness")
+
+
+def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node]) -> Guarded | None:
+    """The first guard_or_* fallback of a finished trace that the region does not settle the way torch
+    assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf)."""
+    for fb in t.fallbacks:
+        if fb.guard is not None:
+            verdict = solver.decide(conds, fb.guard)[0]
+            if verdict is Decision.EMPTY or (verdict is Decision.TRUE and fb.value) \
+                    or (verdict is Decision.FALSE and not fb.value):
+                continue
+        return as_guard(fb)
+    return None
+
+
+def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:
+    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim."""
+    if len(gdims) != 1:
+        return ""
+    name = gdims[0]
+    d = case.contract.dim(name)
+    lo = solver.extreme(premises + [guard], name, lowest=True)
+    hi = solver.extreme(premises + [guard], name, lowest=False)
+    if lo is None or hi is None:
+        return ""
+    return f"restricts {name} from [{d.min}, {d.max}] to [{lo}, {hi}] on the guarded side"
