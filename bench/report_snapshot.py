@@ -5,7 +5,7 @@ to show that a refactoring keeps behaviour: run it before and after, then ``--co
     .venv/bin/python bench/report_snapshot.py --out /tmp/after
     .venv/bin/python bench/report_snapshot.py --compare /tmp/before /tmp/after
 
-Timings (any key named ``seconds``) are dropped; everything else is compared exactly.
+Timings (keys ``seconds``, ``timings``, ``examples_per_second``, and ``1.23s`` in text) are dropped; everything else is compared exactly.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -52,11 +53,17 @@ def runs() -> dict[str, list[str]]:
     return out
 
 
+TIMING_KEYS = {"seconds", "timings", "examples_per_second"}
+_SECONDS = re.compile(r"\b\d+\.\d+s\b")
+
+
 def strip_timings(doc):
     if isinstance(doc, dict):
-        return {k: strip_timings(v) for k, v in doc.items() if k != "seconds"}
+        return {k: strip_timings(v) for k, v in doc.items() if k not in TIMING_KEYS}
     if isinstance(doc, list):
         return [strip_timings(v) for v in doc]
+    if isinstance(doc, str):
+        return _SECONDS.sub("<t>s", doc)
     return doc
 
 
@@ -76,8 +83,8 @@ def snapshot(out_dir: Path, only: list[str]) -> None:
             doc = strip_timings(json.loads(text[start:])) if start >= 0 else None
         except json.JSONDecodeError:
             doc = None
-        record = {"args": args, "exit": res.returncode, "json": doc,
-                  "stderr": res.stderr.strip().splitlines()[-1:] if doc is None else []}
+        stderr = res.stderr.replace(str(ROOT) + "/", "").strip().splitlines()[-1:] if doc is None else []
+        record = {"args": args, "exit": res.returncode, "json": doc, "stderr": stderr}
         (out_dir / f"{name}.json").write_text(json.dumps(record, indent=1, sort_keys=True))
         print(f"{name}: exit {res.returncode}", flush=True)
 
