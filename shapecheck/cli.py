@@ -9,6 +9,8 @@ import sys
 
 import click
 
+from .cli_options import case_era_options, contract_option, jobs_option, kernel_source, timeout_option
+
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
 3 inconclusive (the solver gave up; never a pass), 4 internal error (a bug in shapecheck)."""
 
@@ -24,24 +26,16 @@ def verify() -> None:
     """Verify kernels against contracts."""
 
 
-def _kernel_options(f):
-    f = click.option("--meta-source", "meta_source", metavar="FILE.py",
-                     help="A _meta_registrations.py-style file: check the function it registers for OP.")(f)
-    f = click.option("--meta", metavar="FILE.py:FUNC", help="Check this Python function as the op's meta kernel.")(f)
-    return f
-
-
 @verify.command("op", epilog=EXIT_HELP)
 @click.argument("op")
-@click.option("--contract", type=click.Path(dir_okay=False), help="Contract file (default: contracts/<ns>/<op>.toml).")
-@_kernel_options
+@contract_option
+@kernel_source(meta_help="Check this Python function as the op's meta kernel.",
+               meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
               help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
-@click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
-              help="z3 timeout per query; a timeout makes the verdict inconclusive.")
-@click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")
-@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
+@timeout_option
+@case_era_options
 @click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
 @click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
               "overlapping contract paths, shape-polymorphism breaks.")
@@ -49,10 +43,8 @@ def _kernel_options(f):
               "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
-@click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
-              help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; 1: none). "
-                   "Reports do not depend on it.")
-def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, cases, eras, full, explore,
+@jobs_option
+def verify_op_cmd(op, contract, source, fmt, max_traces, timeout_ms, cases, eras, full, explore,
                   confirm_export, context, jobs):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from .report import render_json, render_text
@@ -62,7 +54,7 @@ def verify_op_cmd(op, contract, meta, meta_source, fmt, max_traces, timeout_ms, 
         max_traces = 32 if explore else 64
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
                    explore=explore, confirm_export=confirm_export, jobs=jobs)
-    report = verify_op(op, contract=contract, meta=meta, meta_source=meta_source, options=opts)
+    report = verify_op(op, contract=contract, source=source, options=opts)
     click.echo(render_json(report) if fmt == "json" else render_text(report, context=context))
     sys.exit(report.exit_code)
 

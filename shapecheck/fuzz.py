@@ -28,6 +28,7 @@ from . import _compat as C
 from . import expr as E
 from .contract import BoundCase, Contract
 from .errors import TargetError
+from .sources import from_options
 from .strategies import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_SIDE,
@@ -584,7 +585,7 @@ def replay_command(op: str, *, contract: str | None = None, meta: str | None = N
 def fuzz_op(op: str, *, contract: str | None = None, meta: str | None = None, meta_source: str | None = None,
             options: FuzzOptions = FuzzOptions()) -> FuzzReport:
     """The Python API behind ``shapecheck fuzz op``."""
-    c, kernel = load_target(op, contract, meta, meta_source)
+    c, kernel = load_target(op, contract, from_options(meta, meta_source))
     base = replay_command(op, contract=contract, meta=meta, meta_source=meta_source, eras=options.eras)
 
     def replay(text: str) -> str:
@@ -611,7 +612,7 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
     """Replay explicit examples (``Example.text()``) without Hypothesis."""
     from .strategies import parse_example
 
-    c, kernel = load_target(op, contract, meta, meta_source)
+    c, kernel = load_target(op, contract, from_options(meta, meta_source))
     checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements)
     examples = []
     for text in texts:
@@ -642,7 +643,7 @@ def _prepared_for_pytest(op: str, kwargs: dict[str, Any]) -> Prepared:
     target = {k: kwargs.pop(k) for k in ("contract", "meta", "meta_source") if k in kwargs}
     eras = kwargs.pop("eras", ())
     options = FuzzOptions(eras=(eras,) if isinstance(eras, str) else tuple(eras), **kwargs)
-    c, kernel = load_target(op, **target)
+    c, kernel = load_target(op, target.get("contract"), from_options(target.get("meta"), target.get("meta_source")))
     base = replay_command(op, eras=options.eras, **target)
     prep = prepare(c, kernel, options, lambda text: f"{base} --example {shlex.quote(text)}")
     _warm_up(prep)

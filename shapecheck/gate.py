@@ -15,13 +15,14 @@ from .errors import TargetError, UserError
 from .findings import SourceLoc, Verdict, Violation
 from .report import Report
 from .rules import rules_of
+from .sources import INSTALLED, Installed, KernelSource
 
 GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
 
 
 @dataclass(frozen=True)
 class GateOptions:
-    meta_source: str | None = None  # a _meta_registrations.py-style file; None: the installed torch
+    source: KernelSource = INSTALLED  # where kernels come from; an op it lacks is checked against the installed torch
     shard: tuple[int, int] = (1, 1)  # (K, N), 1-based
     explore: bool = False  # verify's --explore: every case in full, with its path map
     max_traces: int = 64
@@ -68,7 +69,12 @@ class GateResult:
     shard: tuple[int, int]
     seconds: float
     torch_version: str
-    meta_source: str | None = None
+    source: KernelSource = INSTALLED
+
+    @property
+    def meta_source(self) -> str | None:
+        """The kernel file the run checked (JSON ``meta_source``); None for the installed torch."""
+        return None if isinstance(self.source, Installed) else str(self.source)
 
     @property
     def verdict(self) -> Verdict:
@@ -180,7 +186,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     contracts = [replace(load_contract(cwd / f), file=str(f)) for f in files]
     weights = {c.file: sum(1 for _ in c.cases()) for c in contracts}
     shard_of = assign_shards(list(weights.items()), n)
-    kernels = [resolve_kernel(c, options.meta_source) for c in contracts]
+    kernels = [resolve_kernel(c, options.source) for c in contracts]
 
     from . import _compat as C
     from .verify import Options, verify_contract
@@ -208,20 +214,17 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
              "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
         runs.append(run)
     return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, C.TORCH_VERSION,
-                      options.meta_source)
+                      options.source)
 
 
-def resolve_kernel(contract: Contract, meta_source: str | None):
-    """(kernel, note): the file's registration for the contract's op, else the installed torch's kernel."""
-    from .target import installed_kernel, is_registered_in, source_kernel
-
+def resolve_kernel(contract: Contract, source: KernelSource):
+    """(kernel, note): the source's kernel for the contract's op, else the installed torch's kernel (noted)."""
     op = normalize_op(contract.op)
-    registered = meta_source is not None and is_registered_in(meta_source, op)
     try:
-        if registered:
-            return source_kernel(meta_source, op), ""
-        note = "" if meta_source is None else f"{meta_source} registers no meta kernel for {op}: checked the installed torch's"
-        return installed_kernel(op), note
+        if source.provides(op):
+            return source.kernel(op), ""
+        note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
+        return INSTALLED.kernel(op), note
     except TargetError as err:
         raise TargetError(f"{contract.file}: {err}") from None
 

@@ -10,6 +10,8 @@ from typing import TextIO
 
 import click
 
+from .cli_options import jobs_option, kernel_source, timeout_option
+
 GATE_HELP = """Exit codes: 0 every contract passes, 1 a violation or a stale suppression, 3 inconclusive and
 nothing failed (never a pass), 2 bad input (a malformed contract anywhere in the set, a missing file, an
 unknown op, a kernel file that does not parse, usage), 4 internal error (a bug in shapecheck)."""
@@ -59,9 +61,9 @@ class Progress:
 
 @click.command("gate", epilog=GATE_HELP)
 @click.argument("contract_paths", nargs=-1, type=click.Path(exists=False))
-@click.option("--meta-source", "meta_source", metavar="FILE.py",
-              help="Check the kernels this _meta_registrations.py-style file registers instead of the installed "
-                   "torch's; ops it does not register are checked against the installed torch (said so).")
+@kernel_source(allow_meta=False, meta_help="", meta_source_help=(
+    "Check the kernels this _meta_registrations.py-style file registers instead of the installed torch's; ops it "
+    "does not register are checked against the installed torch (said so)."))
 @click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE", help="Write a JUnit XML report.")
 @click.option("--sarif", type=click.Path(dir_okay=False), metavar="FILE", help="Write a SARIF 2.1.0 report.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), metavar="FILE",
@@ -73,12 +75,9 @@ class Progress:
 @click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
 @click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
               help="Traces per case when exploring the kernel's guards.")
-@click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
-              help="z3 timeout per query; a timeout makes the verdict inconclusive.")
-@click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
-              help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; 1: none). "
-                   "Reports do not depend on it.")
-def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms, jobs):
+@timeout_option
+@jobs_option
+def gate(contract_paths, source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms, jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path
@@ -93,7 +92,7 @@ def gate(contract_paths, meta_source, junit, sarif, json_file, fmt, shard, explo
     from . import ci_report
     from .gate import GateOptions, run_gate
 
-    opts = GateOptions(meta_source=meta_source, shard=shard, explore=explore, max_traces=max_traces,
+    opts = GateOptions(source=source, shard=shard, explore=explore, max_traces=max_traces,
                        timeout_ms=timeout_ms, jobs=jobs)
     progress = Progress(sys.stderr)
     try:

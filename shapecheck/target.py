@@ -13,6 +13,7 @@ from . import _compat as C
 from .errors import TargetError
 from .findings import SourceLoc
 from .registrations import find_registration, is_registering
+from .sources import INSTALLED, KernelSource
 from .trace import Kernel
 
 
@@ -35,19 +36,12 @@ def load_op_contract(op: str, contract: str | None = None):
     return c
 
 
-def load_target(op: str, contract: str | None = None, meta: str | None = None, meta_source: str | None = None):
-    """The contract and the kernel under test: the installed meta kernel, ``--meta`` or ``--meta-source``."""
+def load_target(op: str, contract: str | None = None, source: KernelSource = INSTALLED):
+    """The contract and the kernel under test, from ``source``."""
     from .contract import normalize_op
 
     c = load_op_contract(op, contract)
-    if meta and meta_source:
-        raise TargetError("--meta and --meta-source are exclusive")
-    name = normalize_op(c.op)
-    if meta:
-        return c, function_kernel(meta)
-    if meta_source:
-        return c, source_kernel(meta_source, name)
-    return c, installed_kernel(name)
+    return c, source.kernel(normalize_op(c.op))
 
 
 def installed_kernel(op_name: str) -> Kernel:
@@ -66,11 +60,9 @@ def installed_kernel(op_name: str) -> Kernel:
     return Kernel(name, call, frozenset(files), None, op, _definition(meta))
 
 
-def function_kernel(spec: str) -> Kernel:
+def function_kernel(file: str, func: str) -> Kernel:
     """``FILE.py:FUNC``: import the file and take the function."""
-    file, sep, func = spec.rpartition(":")
-    if not sep or not file or not func:
-        raise TargetError(f"--meta {spec!r}: expected FILE.py:FUNC")
+    spec = f"{file}:{func}"
     path = Path(file)
     if not path.is_file():
         raise TargetError(f"--meta {spec!r}: no such file {file}")

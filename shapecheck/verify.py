@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from . import expr as E
-from . import suppressions
+from . import sources, suppressions
 from .contract import BoundCase, Contract
 from .errors import UserError
 from .exploration import CaseRun, explore_case
@@ -17,6 +17,7 @@ from .findings import Verdict, Violation, verdict_of
 from .obligations import output_obligations, path_name
 from .report import CaseResult, Report
 from .solver import Bounds, CachedSolver, Sat, Solver, restrict
+from .sources import KernelSource
 from .trace import Kernel, NotApplicable, Trace
 
 
@@ -170,10 +171,11 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
     return out
 
 
-def verify_op(op: str, *, contract: str | None = None, meta: str | None = None, meta_source: str | None = None,
-              options: Options = Options()) -> Report:
-    """The Python API behind ``shapecheck verify op``."""
+def verify_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
+              meta_source: str | None = None, options: Options = Options()) -> Report:
+    """The Python API behind ``shapecheck verify op``. The kernel comes from ``source``, or from ``meta``
+    (``FILE.py:FUNC``) / ``meta_source`` (``FILE.py``) as on the command line, else the installed torch."""
     from .target import load_target
 
-    c, kernel = load_target(op, contract, meta, meta_source)
+    c, kernel = load_target(op, contract, source or sources.from_options(meta, meta_source))
     return verify_contract(c, kernel, options)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from shapecheck.errors import ContractError, UserError
+from shapecheck.sources import MetaSource
 from tests.conftest import KERNELS, ROOT, SDPA_CONTRACT, SDPA_MPS, run_cli
 
 REGRESSED = KERNELS / "regressed_registrations.py"
@@ -178,7 +179,7 @@ def test_all_shards_together_equal_one_full_run(tmp_path):
     small_contract(d / "a.toml", rank="[4, 5]")  # two cases with the same first guard: one is shared
     small_contract(d / "b.toml", mask='["none"]')
     small_contract(d / "c.toml", rank="[3]", is_causal="[true]")
-    full = gate_run([d], meta_source=str(REGRESSED))
+    full = gate_run([d], source=MetaSource(str(REGRESSED)))
     assert full.exit_code == 1 and len(full.runs) == 3
     assert any(c.shared_with for run in full.runs for c in run.report.cases)
     want = {r.report.contract: comparable(r.report.to_json()) for r in full.runs}
@@ -186,7 +187,7 @@ def test_all_shards_together_equal_one_full_run(tmp_path):
         got: dict[str, dict] = {}
         verdicts = []
         for k in range(1, n + 1):
-            shard = gate_run([d], meta_source=str(REGRESSED), shard=(k, n))
+            shard = gate_run([d], source=MetaSource(str(REGRESSED)), shard=(k, n))
             assert shard.total_contracts == 3
             for r in shard.runs:
                 assert r.report.contract not in got  # each contract in exactly one shard
@@ -196,7 +197,7 @@ def test_all_shards_together_equal_one_full_run(tmp_path):
         assert max(verdicts) == full.exit_code
     from shapecheck import ci_report
 
-    empty = gate_run([d], meta_source=str(REGRESSED), shard=(4, 4))  # more shards than contracts
+    empty = gate_run([d], source=MetaSource(str(REGRESSED)), shard=(4, 4))  # more shards than contracts
     assert empty.runs == [] and empty.exit_code == 0 and empty.total_contracts == 3
     assert "shard 4/4 holds none of the 3 contracts" in ci_report.render_text(empty, ROOT)
 
@@ -229,7 +230,7 @@ def test_suppressions_stale_fails_expired_counts_again_matching_is_reported_apar
     contract = small_contract(tmp_path / "sup.toml", extra=SUPPRESS)
     # the last three [[suppress]] tables are ours (the shipped contract may hold some for other rules)
     headers = [i for i, t in enumerate(contract.read_text().splitlines(), 1) if t == "[[suppress]]"][-3:]
-    result = gate_run([contract], meta_source=str(REGRESSED))
+    result = gate_run([contract], source=MetaSource(str(REGRESSED)))
     (run,) = result.runs
     assert result.exit_code == 1
     sup = [v for v in run.report.violations if v.suppressed]
@@ -302,7 +303,7 @@ def test_meta_source_without_the_op_checks_the_installed_kernel_and_says_so(tmp_
 
     other = tmp_path / "other_registrations.py"
     other.write_text("@register_meta([aten.some_other_op])\ndef meta_some_other_op(x):\n    return x\n")
-    result = gate_run([small_contract(tmp_path / "c.toml")], meta_source=str(other))
+    result = gate_run([small_contract(tmp_path / "c.toml")], source=MetaSource(str(other)))
     (run,) = result.runs
     assert result.exit_code == 0 and "installed torch" in run.report.kernel
     assert "registers no meta kernel" in run.kernel_note

@@ -55,7 +55,7 @@ def _verify(tmp_path, fn):
     c.write_text(CONTRACT)
     k = tmp_path / "kernels.py"
     k.write_text(KERNELS)
-    return verify_contract(load_contract(c), function_kernel(f"{k}:{fn}"), Options())
+    return verify_contract(load_contract(c), function_kernel(f"{k}", f"{fn}"), Options())
 
 
 def test_ceil_division_is_translated_exactly(tmp_path):
@@ -90,7 +90,7 @@ outputs = ["(N, D)", "N"]
 ''')
     k = tmp_path / "kernels.py"
     k.write_text(KERNELS)
-    r = verify_contract(load_contract(c), function_kernel(f"{k}:with_ceil"), Options())
+    r = verify_contract(load_contract(c), function_kernel(f"{k}", "with_ceil"), Options())
     assert r.verdict == Verdict.PASS
     (v,) = [v for v in r.violations if v.code == "SC006"]
     assert v.path == "never" and "N > 8" in v.expr
@@ -113,7 +113,7 @@ def branches_on_static_dim(x, block):
             break
     return x.new_empty(((x.size(0) + block - 1) // block * block, x.size(1))), x.size(0)
 ''')
-    kernel = function_kernel(f"{k}:branches_on_static_dim")
+    kernel = function_kernel(f"{k}", "branches_on_static_dim")
     assert verify_contract(load_contract(c), kernel, Options()).verdict == Verdict.PASS
     r = verify_contract(load_contract(c), kernel, Options(max_traces=3))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
@@ -168,13 +168,13 @@ def test_int_list_arguments_built_from_dims_are_symbolic(tmp_path):
     c = load_contract(tmp_path / "c.toml")
     assert all(a.expr is not None for case in c.cases() for a in case.args if a.name == "size")
     assert verify_contract(c, installed_kernel(c.op)).verdict == Verdict.PASS
-    assert verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:passes_size_on")).verdict == Verdict.PASS
-    capped = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:caps_the_size"))
+    assert verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}", "passes_size_on")).verdict == Verdict.PASS
+    capped = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}", "caps_the_size"))
     guard = next(v for v in capped.violations if v.code == "SC001")
     assert capped.verdict == Verdict.FAIL and guard.dims == ("L",)
     assert 2 * guard.counterexample["L"] + 1 <= 1024 < 2 * guard.witness["L"] + 1
     assert any(v.code == "SC002" for v in capped.violations)
-    spec = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:needs_the_int"))
+    spec = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}", "needs_the_int"))
     assert spec.verdict == Verdict.FAIL and {v.code for v in spec.violations} == {"SC003"}
     fuzzed = run(prepare(c, installed_kernel(c.op), FuzzOptions(examples=10, seed=1)))
     assert fuzzed.examples >= 10 and fuzzed.verdict == "pass" and not fuzzed.failures
@@ -199,7 +199,7 @@ def test_confirm_export_says_when_export_never_reaches_the_candidate(tmp_path):
     (tmp_path / "c.toml").write_text(SIZE_CONTRACT)
     (tmp_path / "k.py").write_text(SIZE_KERNELS)
     c = load_contract(tmp_path / "c.toml")
-    r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:caps_the_size"),
+    r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}", "caps_the_size"),
                         Options(confirm_export=True, cases=("float32",)))
     ex = r.cases[0].export
     assert ex is not None and not ex.ran and ex.agrees is None and "never called the candidate" in ex.message
@@ -240,7 +240,7 @@ def test_untranslated_output_sizes_are_proved_by_exhaustion_when_their_dims_take
         (tmp_path / "c.toml").write_text(ROWS_CONTRACT.replace("MAX", str(top)))
         c = load_contract(tmp_path / "c.toml")
         for fn in ("via_sqrt", "via_sqrt_off"):
-            r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}:{fn}"))
+            r = verify_contract(c, function_kernel(f"{tmp_path / 'k.py'}", f"{fn}"))
             verdicts[top, fn] = r.verdict
             if fn == "via_sqrt_off":
                 v = next(v for v in r.violations if v.code == "SC002")

@@ -129,7 +129,7 @@ def test_auto_jobs_is_a_positive_count():
 def test_root_wraps_not_applicable(sdpa_contract):
     from shapecheck.target import function_kernel
 
-    kernel = function_kernel(f"{K}:regressed")
+    kernel = function_kernel(f"{K}", "regressed")
     case = next(c for c in sdpa_contract.cases() if "enable_gqa=true" in c.id)
     assert isinstance(parallel._root(kernel, case, False), NotApplicable)
 

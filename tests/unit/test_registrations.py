@@ -80,8 +80,10 @@ def test_no_registration_for_another_overload_or_namespace(op):
 def _gate(meta_source: str | None):
     from shapecheck.contract import shipped_contracts_dir
     from shapecheck.gate import GateOptions, run_gate
+    from shapecheck.sources import from_options
 
-    return run_gate([str(shipped_contracts_dir())], GateOptions(meta_source=meta_source), cwd=ROOT)
+    return run_gate([str(shipped_contracts_dir())], GateOptions(source=from_options(meta_source=meta_source)),
+                    cwd=ROOT)
 
 
 def _summary(result) -> dict:

@@ -1,0 +1,68 @@
+"""Options shared by the commands, declared once. Only click is imported here.
+
+``kernel_source`` adds ``--meta`` and ``--meta-source`` and hands the command one ``source`` argument, a
+``sources.KernelSource``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import click
+
+from .sources import INSTALLED, Function, MetaSource
+
+
+class FunctionSpec(click.ParamType):
+    """``FILE.py:FUNC`` -> ``sources.Function``."""
+
+    name = "FILE.py:FUNC"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Function):
+            return value
+        file, sep, func = str(value).rpartition(":")
+        if not sep or not file or not func:
+            self.fail(f"{value!r}: expected FILE.py:FUNC", param, ctx)
+        return Function(file, func)
+
+
+def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = True) -> Callable:
+    """``--meta FILE.py:FUNC`` and ``--meta-source FILE.py`` (exclusive) as one ``source`` argument."""
+
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args, meta: Function | None = None, meta_source: str | None = None, **kwargs):
+            if meta is not None and meta_source is not None:
+                raise click.UsageError("--meta and --meta-source are exclusive")
+            source = meta if meta is not None else MetaSource(meta_source) if meta_source else INSTALLED
+            return f(*args, source=source, **kwargs)
+
+        wrapper = click.option("--meta-source", "meta_source", metavar="FILE.py", help=meta_source_help)(wrapper)
+        if allow_meta:
+            wrapper = click.option("--meta", type=FunctionSpec(), metavar="FILE.py:FUNC", help=meta_help)(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def contract_option(f: Callable) -> Callable:
+    return click.option("--contract", type=click.Path(dir_okay=False),
+                        help="Contract file (default: contracts/<ns>/<op>.toml).")(f)
+
+
+def timeout_option(f: Callable) -> Callable:
+    return click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
+                        help="z3 timeout per query; a timeout makes the verdict inconclusive.")(f)
+
+
+def jobs_option(f: Callable) -> Callable:
+    return click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
+                        help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; "
+                             "1: none). Reports do not depend on it.")(f)
+
+
+def case_era_options(f: Callable) -> Callable:
+    f = click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")(f)
+    return click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")(f)
