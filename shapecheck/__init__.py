@@ -1,51 +1,56 @@
 """shapecheck: prove PyTorch meta/fake kernels against declarative shape contracts, for every size.
 
-The public API is what this module re-exports; everything else is internal.
+The public API is what ``__all__`` names; everything else is internal. Each name is the real object of the
+module that defines it. Those that need torch or z3 are imported on first use (PEP 562), so that
+``import shapecheck`` and the report renderers load neither.
 """
+
+from typing import TYPE_CHECKING
 
 from .contract import Contract as Contract
 from .contract import load_contract as load_contract
 from .errors import ContractError as ContractError
 from .errors import ShapecheckError as ShapecheckError
+from .errors import UserError as UserError
+from .findings import SourceLoc as SourceLoc
 from .findings import Verdict as Verdict
+from .findings import Violation as Violation
 from .report import Report as Report
+from .rules import RULES as RULES
+from .rules import Rule as Rule
+from .sources import Function as Function
+from .sources import Installed as Installed
+from .sources import KernelSource as KernelSource
+from .sources import MetaSource as MetaSource
+
+if TYPE_CHECKING:
+    from .fuzz import fuzz_given as fuzz_given
+    from .fuzz import fuzz_test as fuzz_test
+    from .verify import Options as Options
+    from .verify import explore_op as explore_op
+    from .verify import verify_op as verify_op
 
 __version__ = "0.1.0"
 
+#: public name -> the module that defines it, for the names loaded on first use
+_LAZY = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "fuzz",
+         "fuzz_given": "fuzz"}
 
-def verify_op(op, **kwargs):
-    """Verify OP's meta kernel against its contract; see :func:`shapecheck.verify.verify_op`."""
-    from .verify import verify_op as _verify_op
-
-    return _verify_op(op, **kwargs)
-
-
-def explore_op(op, **kwargs):
-    """Map every meta-kernel path of every case: ``verify_op`` with exploration on. Returns the Report; each
-    ``report.cases[i].path_map`` is a :class:`shapecheck.pathmap.PathMap`."""
-    from dataclasses import replace
-
-    from .verify import Options
-    from .verify import verify_op as _verify_op
-
-    options = replace(kwargs.pop("options", None) or Options(max_traces=32), explore=True)
-    return _verify_op(op, options=options, **kwargs)
+__all__ = sorted(["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options",
+                  "RULES", "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation",
+                  "__version__", "explore_op", "fuzz_given", "fuzz_test", "load_contract", "verify_op"])
 
 
-def fuzz_test(op, **kwargs):
-    """A Hypothesis test for pytest that fuzzes OP's meta kernel: ``test_op = shapecheck.fuzz_test("aten::x")``;
-    see :func:`shapecheck.fuzz.fuzz_test`."""
-    from .fuzz import fuzz_test as _fuzz_test
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shapecheck' has no attribute {name!r}")
+    import importlib
 
-    return _fuzz_test(op, **kwargs)
-
-
-def fuzz_given(op, **kwargs):
-    """Decorator form of ``fuzz_test``: ``@shapecheck.fuzz_given("aten::x")`` on ``def test_x(example): ...``."""
-    from .fuzz import fuzz_given as _fuzz_given
-
-    return _fuzz_given(op, **kwargs)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
-__all__ = ["fuzz_given", "fuzz_test", "explore_op", "Contract", "ContractError", "Report", "ShapecheckError", "Verdict", "load_contract", "verify_op",
-           "__version__"]
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,14 +7,16 @@ import importlib.util
 import inspect
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _compat as C
 from .errors import TargetError
 from .findings import SourceLoc
 from .registrations import find_registration, is_registering
-from .sources import INSTALLED, KernelSource
 from .trace import Kernel
+
+if TYPE_CHECKING:  # sources imports this module when it loads a kernel
+    from .sources import KernelSource
 
 
 def load_op_contract(op: str, contract: str | None = None):
@@ -36,8 +38,8 @@ def load_op_contract(op: str, contract: str | None = None):
     return c
 
 
-def load_target(op: str, contract: str | None = None, source: KernelSource = INSTALLED):
-    """The contract and the kernel under test, from ``source``."""
+def load_target(op: str, contract: str | None, source: KernelSource):
+    """The contract and the kernel under test, from ``source`` (a ``sources.KernelSource``)."""
     from .contract import normalize_op
 
     c = load_op_contract(op, contract)

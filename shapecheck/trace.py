@@ -15,6 +15,7 @@ from typing import Any
 
 from . import _compat as C
 from . import expr as E
+from . import translate as T
 from .contract import BoundArg, BoundCase
 from .errors import TargetError
 from .findings import SourceLoc
@@ -197,26 +198,26 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         asserts = []
         for expr, frames in env.kernel_asserts():
             try:
-                node = C.to_node(expr, names)
-            except C.Unsupported:
+                node = T.to_node(expr, names)
+            except T.Unsupported:
                 node = None
             asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files)),
-                                  C.with_dim_names(expr, names) if node is None else None))
+                                  T.with_dim_names(expr, names) if node is None else None))
         refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
         replacements = []
         for s, repl in env.replacements().items():
             if s in names:
                 try:
-                    replacements.append((names[s], C.to_node(repl, names), _renamed(repl, names)))
-                except C.Unsupported:
+                    replacements.append((names[s], T.to_node(repl, names), _renamed(repl, names)))
+                except T.Unsupported:
                     replacements.append((names[s], None, _renamed(repl, names)))
         fallbacks = []
         for expr, value, loc in env.fallbacks:
             try:
-                node = C.to_node(expr, names)
-            except C.Unsupported:
+                node = T.to_node(expr, names)
+            except T.Unsupported:
                 node = None
-            fb = Fallback(node, _renamed(expr, names), value, loc, C.with_dim_names(expr, names))
+            fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
             if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
                 fallbacks.append(fb)
         return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
@@ -241,7 +242,7 @@ def _const(node: E.Node) -> int:
 
 def _renamed(expr: Any, names: dict) -> str:
     """A torch expression as text in the contract's dim names (never ``u3``)."""
-    return C.rename_symbols(expr, names)
+    return T.rename_symbols(expr, names)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -257,46 +258,46 @@ def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
         return Failed(f"data-dependent guard: {_first_line(exc)}", loc, frames=tuple(frames))
     is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
     try:
-        node = C.to_node(cond, names)
-    except C.Unsupported:
+        node = T.to_node(cond, names)
+    except T.Unsupported:
         node = None
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
-                   guard_expr=C.with_dim_names(cond, names))
+                   guard_expr=T.with_dim_names(cond, names))
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:
     try:
-        return C.to_node(expr, names)
-    except C.Unsupported:
+        return T.to_node(expr, names)
+    except T.Unsupported:
         return None
 
 
 def _output(x: Any, names: dict) -> Output:
     if C.is_tensor(x):
         try:
-            items = tuple(C.to_node(C.symbol_of(d), names) for d in x.shape)
-        except C.Unsupported as err:
+            items = tuple(T.to_node(C.symbol_of(d), names) for d in x.shape)
+        except T.Unsupported as err:
             return Output(OutputKind.UNSUPPORTED, text=str(err), is_tensor=True,
-                          exprs=tuple(C.with_dim_names(C.symbol_of(d), names) for d in x.shape),
+                          exprs=tuple(T.with_dim_names(C.symbol_of(d), names) for d in x.shape),
                           items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
         dtype = str(x.dtype).replace("torch.", "")
         return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
     if isinstance(x, int) or C.is_symint(x):
         try:
-            return Output(OutputKind.INT, scalar=C.to_node(C.symbol_of(x), names), text=str(x))
-        except C.Unsupported as err:
-            return Output(OutputKind.UNSUPPORTED, text=str(err), exprs=(C.with_dim_names(C.symbol_of(x), names),))
+            return Output(OutputKind.INT, scalar=T.to_node(C.symbol_of(x), names), text=str(x))
+        except T.Unsupported as err:
+            return Output(OutputKind.UNSUPPORTED, text=str(err), exprs=(T.with_dim_names(C.symbol_of(x), names),))
     return Output(OutputKind.OTHER, text=type(x).__name__)
 
 
 def guard_dims(t: Guarded) -> set[str]:
     """The dims torch's guard expression uses (also when it is outside the contract language)."""
-    return C.dims_of(t.guard_expr) if t.guard_expr is not None else set()
+    return T.dims_of(t.guard_expr) if t.guard_expr is not None else set()
 
 
 def guard_value_at(t: Guarded, point: dict[str, int]) -> bool | int | float | None:
     """What the guarded expression evaluates to at concrete sizes (torch's semantics); None if it does not."""
-    return C.value_at(t.guard_expr, point) if t.guard_expr is not None else None
+    return T.value_at(t.guard_expr, point) if t.guard_expr is not None else None
 
 
 def as_guard(fb: Fallback) -> Guarded:
@@ -308,12 +309,12 @@ def as_guard(fb: Fallback) -> Guarded:
 
 def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:
     """torch's expressions (from ``Output.exprs``) evaluated at concrete sizes; None if any does not."""
-    out = tuple(C.value_at(e, point) for e in exprs)
+    out = tuple(T.value_at(e, point) for e in exprs)
     return None if any(v is None for v in out) else out
 
 
 def exprs_dims(exprs: tuple[Any, ...]) -> set[str]:
-    return set().union(*(C.dims_of(e) for e in exprs)) if exprs else set()
+    return set().union(*(T.dims_of(e) for e in exprs)) if exprs else set()
 
 
 def concrete_size(a: BoundArg, values: dict[str, int]) -> Any:

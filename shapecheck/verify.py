@@ -179,3 +179,11 @@ def verify_op(op: str, *, contract: str | None = None, source: KernelSource | No
 
     c, kernel = load_target(op, contract, source or sources.from_options(meta, meta_source))
     return verify_contract(c, kernel, options)
+
+
+def explore_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
+               meta_source: str | None = None, options: Options | None = None) -> Report:
+    """``verify_op`` with every meta-kernel path of every case mapped: each ``report.cases[i].path_map`` is a
+    ``pathmap.PathMap``."""
+    opts = replace(options or Options(max_traces=32), explore=True)
+    return verify_op(op, contract=contract, source=source, meta=meta, meta_source=meta_source, options=opts)

@@ -5,8 +5,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import _compat as C
 from shapecheck import expr as E
+from shapecheck import translate as T
 
 X = sympy.Symbol("u0", integer=True)
 NAMES = {X: "L"}
@@ -29,15 +29,15 @@ def test_bit_masks_and_shifts_translate_exactly(x, k):
         (torch_fn("LShift")(X, sympy.Integer(k)), x << k),
     ]
     for expr, want in cases:
-        node = C.to_node(expr, NAMES)
+        node = T.to_node(expr, NAMES)
         assert E.evaluate(node, {"L": x}) == want, (expr, E.to_text(node))
 
 
 def test_other_bit_masks_stay_untranslated():
     import pytest
 
-    with pytest.raises(C.Unsupported):
-        C.to_node(torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(6)), NAMES)
+    with pytest.raises(T.Unsupported):
+        T.to_node(torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(6)), NAMES)
 
 
 @settings(max_examples=200, deadline=None)
@@ -48,15 +48,15 @@ def test_ceil_floor_and_int_of_true_division(x, d):
 
     div = torch_fn("IntTrueDiv")(X, sympy.Integer(d))
     for fn, want in (("CeilToInt", math.ceil(x / d)), ("FloorToInt", math.floor(x / d)), ("TruncToInt", int(x / d))):
-        node = C.to_node(torch_fn(fn)(div), NAMES)
+        node = T.to_node(torch_fn(fn)(div), NAMES)
         assert E.evaluate(node, {"L": x}) == want, (fn, E.to_text(node))
 
 
 def test_value_at_evaluates_torchs_own_functions():
     expr = torch_fn("IntTrueDiv")(sympy.Symbol("L", integer=True), sympy.Integer(3)) > 2.5
-    assert C.value_at(expr, {"L": 7}) is False and C.value_at(expr, {"L": 8}) is True
-    assert C.value_at(expr, {"S": 8}) is None  # a dim the point lacks
-    assert C.dims_of(expr) == {"L"}
+    assert T.value_at(expr, {"L": 7}) is False and T.value_at(expr, {"L": 8}) is True
+    assert T.value_at(expr, {"S": 8}) is None  # a dim the point lacks
+    assert T.dims_of(expr) == {"L"}
 
 
 @settings(max_examples=100, deadline=None)
@@ -67,7 +67,7 @@ def test_piecewise_from_sym_ite_translates_and_proves(lv, sv):
     S = sympy.Symbol("u1", integer=True)
     names = {X: "L", S: "S"}
     pw = sympy.Piecewise((X, X <= 8), (S, True))
-    node = C.to_node(pw, names)
+    node = T.to_node(pw, names)
     assert isinstance(node, E.Ite) and E.to_text(node) == "(L if L <= 8 else S)"
     assert E.evaluate(node, {"L": lv, "S": sv}) == (lv if lv <= 8 else sv)
     solver = Solver([Bounds("L", 1, 2**31 - 1), Bounds("S", 1, 2**31 - 1)])
@@ -97,11 +97,11 @@ def test_integers_compared_with_floats_translate_exactly(x, c, op, flipped):
     f = sympy.Float(c)
     expr = rel(f, X + 1, evaluate=False) if flipped else rel(X + 1, f, evaluate=False)
     want = ops[op](c, x + 1) if flipped else ops[op](x + 1, c)
-    node = C.to_node(expr, NAMES)
+    node = T.to_node(expr, NAMES)
     assert E.evaluate(node, {"L": x}) == want, (E.to_text(node), x, c, op, flipped)
 
 
 def test_float_of_an_integer_compared_with_a_float():
     to_float = torch_fn("ToFloat")
-    node = C.to_node(sympy.StrictGreaterThan(to_float(X), sympy.Float(2.5), evaluate=False), NAMES)
+    node = T.to_node(sympy.StrictGreaterThan(to_float(X), sympy.Float(2.5), evaluate=False), NAMES)
     assert E.to_text(node) == "L > 2"
