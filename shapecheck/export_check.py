@@ -16,6 +16,7 @@ from typing import Any
 from . import _compat as C
 from . import expr as E
 from .contract import BoundCase
+from .errors import InternalError, ShapecheckError
 from .findings import Verdict, Violation
 from .report import CaseResult
 from .solver import Decision, Outcome, Sat, Solver, restrict
@@ -104,9 +105,13 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     class Call(torch.nn.Module):
         def forward(self, inputs):
             def fill(x):
-                if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
-                    return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
-                return inputs[x.index] if isinstance(x, _Slot) else x
+                try:
+                    if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
+                        return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                    return inputs[x.index] if isinstance(x, _Slot) else x
+                except Exception as err:  # noqa: BLE001 - export would report it as its own failure
+                    raise InternalError(f"filling the exported call's arguments failed: "
+                                        f"{type(err).__name__}: {err}") from err
 
             out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
             return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor))
@@ -125,11 +130,25 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
                                "op through its own fake implementation, not the Python meta table)")
             return True, "export succeeded"
-        except Exception as err:  # export's own failure is the datum here
+        except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
+            ours = _shapecheck_error(err)
+            if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
+                raise ours from err
             text = str(err).strip()
             return False, f"{type(err).__name__}: {text[:600]}"
         finally:
             C.reset_dynamo()
+
+
+def _shapecheck_error(err: BaseException) -> ShapecheckError | None:
+    """A shapecheck error anywhere in the chain export wrapped ``err`` in (dynamo re-raises its own types)."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, ShapecheckError):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 class _Slot:

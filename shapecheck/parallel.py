@@ -144,12 +144,12 @@ def _dumps(results: dict[str, Any]) -> bytes:
     """Pickle what pickles; a result that does not (an exotic frame) is simply not sent."""
     try:
         return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - pickling can raise anything an object's __reduce__ raises
         good = {}
         for k, v in results.items():
             try:
                 pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001
+            except Exception:  # noqa: BLE001 - as above; the parent traces this case itself
                 continue
             good[k] = v
         return pickle.dumps(good, protocol=pickle.HIGHEST_PROTOCOL)
@@ -169,6 +169,6 @@ def _collect(pid: int, fd: int) -> dict[str, Any]:
         return {}
     try:
         got = pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a truncated or odd pickle only costs time: the parent redoes the cases
         return {}
     return got if isinstance(got, dict) else {}

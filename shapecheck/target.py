@@ -6,6 +6,8 @@ import ast
 import importlib.util
 import inspect
 import sys
+import textwrap
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,9 +79,9 @@ def function_kernel(file: str, func: str) -> Kernel:
     try:
         loader_spec.loader.exec_module(module)
     except SyntaxError as err:
-        raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from None
-    except Exception as err:
-        raise TargetError(f"{file}: importing it raised {type(err).__name__}: {err}") from None
+        raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
+    except Exception as err:  # noqa: BLE001 - any error of the user's module is bad input (exit 2), with its place
+        raise TargetError(f"{_innermost(err, path)}: importing it raised {type(err).__name__}: {err}") from err
     fn = getattr(module, func, None)
     if fn is None or not callable(fn):
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
@@ -110,21 +112,57 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
-    # undecorated module-level functions, defined from the file; a helper whose definition fails here
-    # (an annotation naming something the installed torch lacks) stays the installed torch's version
-    for helper in _helpers(tree, fdef):
-        try:
-            exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
-        except Exception:  # noqa: BLE001 - see above
-            continue
+    # undecorated module-level functions, defined from the file
+    caveats = tuple(c for helper in _helpers(tree, fdef)
+                    if (c := _define_helper(helper, source, filename, namespace)) is not None)
     try:
         code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
-    except Exception as err:
-        raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from None
+    except Exception as err:  # noqa: BLE001 - defining runs its defaults and annotations: any failure is bad input
+        raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
-    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc)
+    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc,
+                  caveats)
+
+
+def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict) -> tuple | None:
+    """Define one of the file's helpers in ``namespace``. When its definition fails here (a default value
+    naming something the installed torch lacks), the kernel would call the installed torch's version
+    instead: harmless when that version has the same source (or there is none: a call then raises NameError),
+    else a caveat ``(SourceLoc, why)`` that makes the verdict inconclusive (the kernel verified is not the
+    file's)."""
+    try:
+        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
+        return None
+    except Exception as err:  # noqa: BLE001 - defining runs its annotations and defaults: anything may fail
+        error = f"{type(err).__name__}: {err}"
+    installed = namespace.get(helper.name)
+    if installed is None:
+        return None  # nothing stands in for it: a call raises NameError, which verify reports as inconclusive
+    theirs, mine = _source_of(installed), ast.get_source_segment(source, helper)
+    if theirs is not None and mine is not None and textwrap.dedent(theirs).strip() == textwrap.dedent(mine).strip():
+        return None  # the installed torch's helper is the same function
+    return (SourceLoc(filename, helper.lineno, helper.name, f"def {helper.name}(...)"),
+            f"the file's helper {helper.name} cannot be defined here ({error}); the installed torch's version, "
+            f"which differs, would be called instead, so the kernel verified is not the file's: nothing is "
+            f"proved about it")
+
+
+def _source_of(fn: Any) -> str | None:
+    try:
+        return inspect.getsource(fn) if fn is not None else None
+    except (OSError, TypeError):
+        return None
+
+
+def _innermost(err: BaseException, path: Path) -> str:
+    """``file:line`` of the deepest frame of the traceback inside the user's file, else the file."""
+    file, line = str(path), None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    return f"{file}:{line}" if line is not None else file
 
 
 def _helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:

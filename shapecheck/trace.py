@@ -17,7 +17,7 @@ from . import _compat as C
 from . import expr as E
 from . import translate as T
 from .contract import BoundArg, BoundCase
-from .errors import TargetError
+from .errors import ShapecheckError, TargetError
 from .findings import SourceLoc
 
 
@@ -31,6 +31,9 @@ class Kernel:
     signature: inspect.Signature | None = None
     op: Any = None  # the OpOverload when the kernel is reached through the op
     definition: SourceLoc | None = None  # where the kernel function is defined (for findings without a line)
+    # why what runs is not exactly the kernel asked for (a helper the file could not define here): each
+    # makes the verdict inconclusive
+    caveats: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 class NotApplicable(Exception):
@@ -188,7 +191,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                 result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
             return _guard_trace(exc, names, kernel)
-        except (NotApplicable, TargetError):
+        except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
             raise
         except Exception as exc:  # the kernel failed on a valid input: a finding, not a crash of ours
             frames = C.exception_frames(exc)

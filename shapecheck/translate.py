@@ -190,7 +190,7 @@ def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
     """sympy text with traced symbols renamed to dim names."""
     try:
         return str(expr.xreplace({s: sympy.Symbol(n) for s, n in names.items()}))
-    except Exception:
+    except Exception:  # noqa: BLE001 - display text only: the expression as torch prints it will do
         return str(expr)
 
 

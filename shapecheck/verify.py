@@ -81,6 +81,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         violations.extend(found)
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
+    violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+                                message=why) for loc, why in kernel.caveats)
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = suppressions.apply(contract.suppressions, violations)

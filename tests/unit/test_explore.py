@@ -140,3 +140,20 @@ def test_fix_suggestions_by_kind(fn, code, words):
     assert words in v.fix, v.fix
     if fn == "regressed":
         assert "(B, H, L, Ev)" in v.fix
+
+
+def test_export_failures_caused_by_shapecheck_are_recognised_in_the_chain():
+    """dynamo wraps what a traced function raises; an error of shapecheck's own argument filling must still
+    be found (and raised), never read as "export failed"."""
+    from shapecheck.errors import InternalError
+    from shapecheck.export_check import _shapecheck_error
+
+    ours = InternalError("filling failed")
+    try:
+        try:
+            raise ours
+        except InternalError as inner:
+            raise RuntimeError("dynamo: an exception was raised while tracing") from inner
+    except RuntimeError as wrapped:
+        assert _shapecheck_error(wrapped) is ours
+    assert _shapecheck_error(RuntimeError("export's own failure")) is None

@@ -321,3 +321,42 @@ def test_a_name_the_installed_torch_lacks_is_inconclusive_not_a_failure(tmp_path
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
     assert {v.code for v in r.violations} == {"SC005"}
     assert any("_check_sdpa_args_new_in_2_15" in v.message for v in r.violations)
+
+
+def test_a_helper_the_file_cannot_define_is_never_silently_the_installed_one(tmp_path):
+    """The file changes torch's own helper ``device_hint``, with a default the installed torch lacks: it
+    cannot be defined here, and the installed (different) one would run instead. That is not a proof about the
+    file's kernel: inconclusive, at the helper's line."""
+    helper = 'def device_hint(tensor, kind=torch.no_such_device_kind) -> "str":\n    return "cpu"\n\n\n'
+    src = tmp_path / "_meta_registrations.py"
+    src.write_text(HELPER_FILE.format(rows="lq").replace("@register_meta(", helper + "@register_meta(", 1)
+                   .replace("    q_, rank = _to_4d(query)\n", "    device_hint(query)\n    q_, rank = _to_4d(query)\n"))
+    r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,)))
+    line = src.read_text().splitlines().index('def device_hint(tensor, kind=torch.no_such_device_kind) -> "str":') + 1
+    assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
+    hits = [v for v in r.violations if v.code == "SC005"]
+    assert [(v.location.line, "device_hint" in v.message) for v in hits] == [(line, True)]
+    # the same file without the unknown default defines its helper and passes
+    src.write_text(src.read_text().replace(", kind=torch.no_such_device_kind", ""))
+    assert verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,))).verdict == Verdict.PASS
+
+
+def test_shapecheck_errors_raised_under_a_trace_are_not_kernel_failures(tmp_path):
+    """An error of shapecheck's own (here an InternalError raised while the kernel runs) propagates: it is
+    never reported as SC007 (the kernel raised)."""
+    from shapecheck.errors import InternalError
+
+    k = tmp_path / "k.py"
+    k.write_text("from shapecheck.errors import InternalError\n\n\ndef kernel(query, key, value, *a, **kw):\n"
+                 "    raise InternalError('a broken invariant')\n")
+    with pytest.raises(InternalError):
+        verify_op(SDPA_MPS, meta=f"{k}:kernel", options=Options(cases=(CASE4,)))
+
+
+def test_an_import_error_of_a_meta_file_names_its_line(tmp_path):
+    from shapecheck.errors import TargetError
+
+    k = tmp_path / "k.py"
+    k.write_text("import math\n\n\ndef helper():\n    return 1 / 0\n\n\nVALUE = helper()\n")
+    with pytest.raises(TargetError, match=r"k\.py:5: importing it raised ZeroDivisionError"):
+        verify_op(SDPA_MPS, meta=f"{k}:helper", options=Options(cases=(CASE4,)))
