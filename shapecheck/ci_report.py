@@ -1,4 +1,5 @@
-"""A gate run (``GateResult``) rendered for CI: text, GitHub annotations, JSON, SARIF 2.1.0 and JUnit XML.
+"""A run of any command (``results.RunResult``) rendered: text, GitHub annotations, JSON, SARIF 2.1.0 and
+JUnit XML. ``render`` is the one entry point; ``FORMATS`` names what it takes.
 
 Every finding carries its rule id in every format. Paths are shown relative to the working directory when
 the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolute.
@@ -13,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from .findings import SourceLoc, Violation
-from .gate import ContractRun, GateResult
 from .report import group, relpath
+from .results import ContractRun, RunResult
 from .rules import FAILING, RULES, rules_of
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-GATE_RULES = rules_of("gate")
+FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def level(code: str) -> str:
@@ -41,7 +42,7 @@ def where(v: Violation, run: ContractRun) -> SourceLoc:
     return SourceLoc(run.contract.file, line, "", "")
 
 
-def _counts(result: GateResult) -> dict[str, int]:
+def _counts(result: RunResult) -> dict[str, int]:
     runs = result.runs
     active = [v for r in runs for v in r.report.violations if not v.suppressed]
     return {"contracts": len(runs), "passed": sum(r.verdict.value == "pass" for r in runs),
@@ -53,12 +54,12 @@ def _counts(result: GateResult) -> dict[str, int]:
             "expired_suppressions": sum(len(r.expired) for r in runs)}
 
 
-def summary_line(result: GateResult) -> str:
+def summary_line(result: RunResult) -> str:
     c = _counts(result)
     k, n = result.shard
     shard = f"shard {k}/{n}: {c['contracts']} of {result.total_contracts} contracts" if n > 1 else \
         f"{c['contracts']} contracts"
-    return (f"gate: {result.verdict.value.upper()} ({shard}: {c['passed']} passed, {c['failed']} failed, "
+    return (f"{result.command}: {result.verdict.value.upper()} ({shard}: {c['passed']} passed, {c['failed']} failed, "
             f"{c['inconclusive']} inconclusive; {c['cases']} cases; {c['violations']} violations, "
             f"{c['suppressed']} suppressed, {c['stale_suppressions']} stale suppressions; "
             f"torch {result.torch_version}; {result.seconds:.2f}s)")
@@ -78,7 +79,7 @@ def _notes(run: ContractRun, cwd: Path) -> list[str]:
 # text and GitHub
 
 
-def render_text(result: GateResult, cwd: Path) -> str:
+def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     """One verdict line per contract with its findings as ``file:line: SCxxx kind: message``, then a summary."""
     lines = []
     for run in result.runs:
@@ -96,6 +97,8 @@ def render_text(result: GateResult, cwd: Path) -> str:
             cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
             lines.append(f"  {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.message}{case}"
                          + (f"; counterexample: {cex}" if cex else ""))
+        if quiet:
+            continue
         for v, cases in group(sup):
             loc = where(v, run)
             lines.append(f"  suppressed: {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.expr} "
@@ -121,7 +124,7 @@ def _gh(kind: str, loc: SourceLoc | None, title: str, message: str, cwd: Path) -
     return f"::{kind} {','.join(props)}::{_gh_escape(message)}"
 
 
-def render_github(result: GateResult, cwd: Path) -> str:
+def render_github(result: RunResult, cwd: Path) -> str:
     """GitHub Actions workflow commands: ``::error`` per failing finding, ``::warning`` for inconclusive
     ones and expired suppressions, ``::notice`` for suppressed ones; then the verdict lines."""
     lines = []
@@ -152,17 +155,17 @@ def render_github(result: GateResult, cwd: Path) -> str:
 # JSON
 
 
-def to_json(result: GateResult) -> dict[str, Any]:
+def to_json(result: RunResult) -> dict[str, Any]:
     """``reports`` holds one ``verify --format json`` document per contract, plus the gate's own fields
     (``kernel_note``, ``stale_suppressions``, ``expired_suppressions``)."""
     k, n = result.shard
-    return {"tool": "shapecheck gate", "verdict": result.verdict.value, "exit_code": result.exit_code,
+    return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
             "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
             "total_contracts": result.total_contracts, "summary": _counts(result),
             "reports": [run.report.to_json() for run in result.runs], "seconds": round(result.seconds, 3)}
 
 
-def render_json(result: GateResult) -> str:
+def render_json(result: RunResult) -> str:
     return json.dumps(to_json(result), indent=2)
 
 
@@ -184,14 +187,15 @@ def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
     return {"physicalLocation": {"artifactLocation": _artifact(loc.file, cwd), "region": region}}
 
 
-def to_sarif(result: GateResult, cwd: Path) -> dict[str, Any]:
+def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from . import __version__
 
-    ids = sorted(GATE_RULES)
+    reported = rules_of(_RULE_SETS.get(result.command, "gate"))
+    ids = sorted(reported)
     rules = [{"id": code, "name": r.name, "shortDescription": {"text": r.name},
               "fullDescription": {"text": r.summary},
-              "defaultConfiguration": {"level": r.severity.sarif_level}} for code, r in sorted(GATE_RULES.items())]
+              "defaultConfiguration": {"level": r.severity.sarif_level}} for code, r in sorted(reported.items())]
     results = []
     notes = []
     for run in result.runs:
@@ -221,7 +225,7 @@ def to_sarif(result: GateResult, cwd: Path) -> dict[str, Any]:
                        "torch": result.torch_version}}]}
 
 
-def render_sarif(result: GateResult, cwd: Path) -> str:
+def render_sarif(result: RunResult, cwd: Path) -> str:
     return json.dumps(to_sarif(result, cwd), indent=2)
 
 
@@ -237,11 +241,11 @@ def _finding_text(v: Violation, run: ContractRun, cwd: Path) -> str:
             f"\n  counterexample: {cex}")
 
 
-def to_junit(result: GateResult, cwd: Path) -> ET.Element:
+def to_junit(result: RunResult, cwd: Path) -> ET.Element:
     """``<testsuite>`` per contract, ``<testcase classname=OP name=CASE>`` per case: ``<failure>`` lists the
     failing findings, ``<error>`` the inconclusive ones, ``<skipped>`` a case the kernel cannot take.
     A stale suppression is a failing testcase named after its ``[[suppress]]`` table."""
-    root = ET.Element("testsuites", name="shapecheck gate")
+    root = ET.Element("testsuites", name=f"shapecheck {result.command}")
     totals = dict(tests=0, failures=0, errors=0, skipped=0)
     for run in result.runs:
         r = run.report
@@ -297,7 +301,29 @@ def to_junit(result: GateResult, cwd: Path) -> ET.Element:
     return root
 
 
-def render_junit(result: GateResult, cwd: Path) -> str:
+def render_junit(result: RunResult, cwd: Path) -> str:
     root = to_junit(result, cwd)
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The registry
+
+_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref"}
+
+
+def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
+    """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
+    and JSON (the documented ``verify --format json``); every other combination is the shared one."""
+    if result.command == "verify" and fmt in ("text", "json") and len(result.runs) == 1:
+        from .report import render_json as verify_json
+        from .report import render_text as verify_text
+
+        report = result.runs[0].report
+        return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)
+    if fmt == "text":
+        return render_text(result, cwd, quiet=quiet)
+    renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
+                 "sarif": render_sarif, "junit": render_junit}
+    return renderers[fmt](result, cwd)

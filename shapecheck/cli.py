@@ -9,7 +9,16 @@ import sys
 
 import click
 
-from .cli_options import case_era_options, contract_option, jobs_option, kernel_source, timeout_option
+from .cli_options import (
+    case_era_options,
+    check_outputs,
+    contract_option,
+    emit,
+    jobs_option,
+    kernel_source,
+    output_options,
+    timeout_option,
+)
 
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
 3 inconclusive (the solver gave up; never a pass), 4 internal error (a bug in shapecheck)."""
@@ -31,7 +40,7 @@ def verify() -> None:
 @contract_option
 @kernel_source(meta_help="Check this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@output_options()
 @click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
               help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
 @timeout_option
@@ -44,18 +53,23 @@ def verify() -> None:
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
 @jobs_option
-def verify_op_cmd(op, contract, source, fmt, max_traces, timeout_ms, cases, eras, full, explore,
+def verify_op_cmd(op, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
                   confirm_export, context, jobs):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
-    from .report import render_json, render_text
-    from .verify import Options, verify_op
+    from .results import ContractRun, RunResult
+    from .target import load_target
+    from .verify import Options, verify_contract
 
+    check_outputs(outputs)
     if max_traces is None:
         max_traces = 32 if explore else 64
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
                    explore=explore, confirm_export=confirm_export, jobs=jobs)
-    report = verify_op(op, contract=contract, source=source, options=opts)
-    click.echo(render_json(report) if fmt == "json" else render_text(report, context=context))
+    c, kernel = load_target(op, contract, source)
+    report = verify_contract(c, kernel, opts)
+    result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
+                       command="verify")
+    emit(result, fmt, outputs, context=context, quiet=quiet)
     sys.exit(report.exit_code)
 
 

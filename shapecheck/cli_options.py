@@ -1,4 +1,4 @@
-"""Options shared by the commands, declared once. Only click is imported here.
+"""Options shared by the commands, declared once. Nothing here loads torch or z3.
 
 ``kernel_source`` adds ``--meta`` and ``--meta-source`` and hands the command one ``source`` argument, a
 ``sources.KernelSource``.
@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import click
 
+from .ci_report import FORMATS
 from .sources import INSTALLED, Function, MetaSource
 
 
@@ -66,3 +67,68 @@ def jobs_option(f: Callable) -> Callable:
 def case_era_options(f: Callable) -> Callable:
     f = click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")(f)
     return click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")(f)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output: --format for stdout, --output FORMAT=FILE (repeatable), --quiet
+
+
+
+class OutputSpec(click.ParamType):
+    """``FORMAT=FILE`` (``-`` for stdout) -> (format, file)."""
+
+    name = "FORMAT=FILE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, tuple):
+            return value
+        fmt, sep, file = str(value).partition("=")
+        if not sep or fmt not in FORMATS or not file:
+            self.fail(f"{value!r}: expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)} (FILE - for stdout)",
+                      param, ctx)
+        return fmt, file
+
+
+def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
+    def decorate(f: Callable) -> Callable:
+        f = click.option("--quiet", "-q", is_flag=True,
+                         help="Text output: only the verdict and what fails (no suppressed findings, no notes).")(f)
+        f = click.option("--output", "outputs", type=OutputSpec(), multiple=True, metavar="FORMAT=FILE",
+                         help="Also write the report in FORMAT to FILE (- for stdout, instead of --format); "
+                              "repeatable.")(f)
+        return click.option("--format", "fmt", type=click.Choice(formats), default="text", show_default=True,
+                            help="The report on stdout.")(f)
+    return decorate
+
+
+def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
+    """Fail before any work when an output file's directory does not exist."""
+    from pathlib import Path
+
+    for fmt, file in outputs:
+        if file != "-" and not Path(file).resolve().parent.is_dir():
+            raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
+                                     param_hint="--output")
+
+
+def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
+    """Write every ``--output`` and print ``--format`` to stdout (unless an output took stdout)."""
+    from pathlib import Path
+
+    from .ci_report import render
+    from .errors import UserError
+
+    cwd = Path.cwd()
+    to_stdout = False
+    for out_fmt, file in outputs:
+        text = render(result, out_fmt, cwd, context=context, quiet=quiet)
+        if file == "-":
+            click.echo(text)
+            to_stdout = True
+            continue
+        try:
+            Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError as err:
+            raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
+    if not to_stdout:
+        click.echo(render(result, fmt, cwd, context=context, quiet=quiet))

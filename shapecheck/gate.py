@@ -6,16 +6,16 @@ from __future__ import annotations
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import suppressions
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
 from .errors import TargetError, UserError
-from .findings import SourceLoc, Verdict, Violation
-from .report import Report
+from .findings import Verdict, Violation
+from .results import ContractRun, ExpiredSuppression, GateResult
 from .rules import rules_of
-from .sources import INSTALLED, Installed, KernelSource
+from .sources import INSTALLED, KernelSource
 
 GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
 
@@ -28,66 +28,6 @@ class GateOptions:
     max_traces: int = 64
     timeout_ms: int = 10_000
     jobs: int = 1  # verify's --jobs
-
-
-@dataclass(frozen=True)
-class ExpiredSuppression:
-    """A ``[[suppress]]`` table past its ``expires`` date: it no longer suppresses anything."""
-
-    rule: str
-    reason: str
-    expires: str
-    location: SourceLoc  # the contract file, at the table's header
-    matched: int  # violations of this run it would have suppressed (they count again)
-
-
-@dataclass
-class ContractRun:
-    contract: Contract
-    report: Report
-    kernel_note: str = ""  # why the kernel is not the one asked for (--meta-source without this op)
-    stale: list[Violation] = field(default_factory=list)  # SC008, located at the [[suppress]] table
-    expired: list[ExpiredSuppression] = field(default_factory=list)
-    suppress_locs: list[SourceLoc] = field(default_factory=list)  # per [[suppress]] table, by index
-
-    def suppressed_at(self, v: Violation) -> SourceLoc:
-        """The ``[[suppress]]`` table that suppressed ``v`` (the first in force that matches, as in verify)."""
-        for s in suppressions.in_force(self.contract.suppressions):
-            if suppressions.matches(s, v) and s.index < len(self.suppress_locs):
-                return self.suppress_locs[s.index]
-        return SourceLoc(self.contract.file, 1)
-
-    @property
-    def verdict(self) -> Verdict:
-        return Verdict.FAIL if self.stale else self.report.verdict
-
-
-@dataclass
-class GateResult:
-    runs: list[ContractRun]
-    total_contracts: int  # in the whole set, all shards
-    shard: tuple[int, int]
-    seconds: float
-    torch_version: str
-    source: KernelSource = INSTALLED
-
-    @property
-    def meta_source(self) -> str | None:
-        """The kernel file the run checked (JSON ``meta_source``); None for the installed torch."""
-        return None if isinstance(self.source, Installed) else str(self.source)
-
-    @property
-    def verdict(self) -> Verdict:
-        verdicts = {r.verdict for r in self.runs}
-        if Verdict.FAIL in verdicts:
-            return Verdict.FAIL
-        if Verdict.INCONCLUSIVE in verdicts:
-            return Verdict.INCONCLUSIVE
-        return Verdict.PASS
-
-    @property
-    def exit_code(self) -> int:
-        return self.verdict.exit_code
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -236,14 +176,7 @@ def judge_suppressions(run: ContractRun) -> None:
     Only suppressions of the rules verify reports are judged: one of a rule another command reports (the
     runtime checks SC010-SC014 of ``shapecheck ref``) cannot be matched by a gate run.
     """
-    contract = run.contract
-    if not contract.suppressions:
-        return
-    lines = suppressions.header_lines(contract.file)
-    for s in contract.suppressions:
-        loc = SourceLoc(contract.file, lines[s.index] if s.index < len(lines) else 1, f"suppress[{s.index}]",
-                        "[[suppress]]")
-        run.suppress_locs.append(loc)
+    for s, loc in zip(run.contract.suppressions, run.suppress_locs):
         if s.rule not in GATE_RULES:
             continue
         matched = sum(1 for v in run.report.violations if suppressions.matches(s, v))
@@ -253,7 +186,7 @@ def judge_suppressions(run: ContractRun) -> None:
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
             run.stale.append(Violation(
-                code="SC008", case="", path=None, expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
+                code="SC008", case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
                 dims=s.dims, location=loc, counterexample={},
                 message=f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
                 f"accepted is gone; delete the [[suppress]] table"))

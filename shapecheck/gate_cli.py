@@ -10,7 +10,7 @@ from typing import TextIO
 
 import click
 
-from .cli_options import jobs_option, kernel_source, timeout_option
+from .cli_options import check_outputs, emit, jobs_option, kernel_source, output_options, timeout_option
 
 GATE_HELP = """Exit codes: 0 every contract passes, 1 a violation or a stale suppression, 3 inconclusive and
 nothing failed (never a pass), 2 bad input (a malformed contract anywhere in the set, a missing file, an
@@ -64,12 +64,13 @@ class Progress:
 @kernel_source(allow_meta=False, meta_help="", meta_source_help=(
     "Check the kernels this _meta_registrations.py-style file registers instead of the installed torch's; ops it "
     "does not register are checked against the installed torch (said so)."))
-@click.option("--junit", type=click.Path(dir_okay=False), metavar="FILE", help="Write a JUnit XML report.")
-@click.option("--sarif", type=click.Path(dir_okay=False), metavar="FILE", help="Write a SARIF 2.1.0 report.")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Write the JSON report (verify's JSON per contract).")
-@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text", show_default=True,
-              help="stdout: text, or GitHub Actions annotations.")
+@click.option("--junit", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Write a JUnit XML report (as --output junit=FILE).")
+@click.option("--sarif", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Write a SARIF 2.1.0 report (as --output sarif=FILE).")
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
+              help="Write the JSON report, verify's JSON per contract (as --output json=FILE).")
+@output_options()
 @click.option("--shard", type=ShardType(), default="1/1", show_default=True,
               help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
 @click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
@@ -77,36 +78,23 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @timeout_option
 @jobs_option
-def gate(contract_paths, source, junit, sarif, json_file, fmt, shard, explore, max_traces, timeout_ms, jobs):
+def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, shard, explore, max_traces, timeout_ms,
+         jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path
 
-    from .errors import UserError
-
-    cwd = Path.cwd()
-    for option, target in (("--junit", junit), ("--sarif", sarif), ("--json", json_file)):
-        if target and not (cwd / target).parent.is_dir():
-            raise UserError(f"{option} {target}: the directory {(cwd / target).parent} does not exist")
-
-    from . import ci_report
+    outputs = tuple(outputs) + tuple((f, file) for f, file in (("junit", junit), ("sarif", sarif), ("json", json_file))
+                                     if file)
+    check_outputs(outputs)
     from .gate import GateOptions, run_gate
 
     opts = GateOptions(source=source, shard=shard, explore=explore, max_traces=max_traces,
                        timeout_ms=timeout_ms, jobs=jobs)
     progress = Progress(sys.stderr)
     try:
-        result = run_gate(list(contract_paths), opts, cwd=cwd, progress=progress)
+        result = run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress)
     finally:
         progress.close()
-    for option, target, render in (("--junit", junit, ci_report.render_junit),
-                                   ("--sarif", sarif, ci_report.render_sarif),
-                                   ("--json", json_file, lambda r, _cwd: ci_report.render_json(r))):
-        if target:
-            try:
-                (cwd / target).write_text(render(result, cwd), encoding="utf-8")
-            except OSError as err:
-                raise UserError(f"{option} {target}: cannot write ({err.strerror})") from None
-    out = ci_report.render_github(result, cwd) if fmt == "github" else ci_report.render_text(result, cwd)
-    click.echo(out)
+    emit(result, fmt, outputs, quiet=quiet)
     sys.exit(result.exit_code)

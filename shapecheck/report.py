@@ -102,42 +102,80 @@ def relpath(file: str, cwd: Path | None = None) -> str:
         return file
 
 
-def render_text(report: Report, *, context: int = 0) -> str:
-    lines = []
+def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str:
+    """For people: the verdict, what to change (one entry per source line, each fix once), then the details
+    of every finding sorted by file:line. ``quiet``: the verdict and what fails only."""
     checked = [c for c in report.cases if not c.skipped]
     skipped = [c for c in report.cases if c.skipped]
     active = [v for v in report.violations if not v.suppressed]
-    lines.append(f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
-                 f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
-                 f"{report.seconds:.2f}s; kernel: {report.kernel})")
-    lines.extend(_path_summary(checked))
-    for v, cases in group(active):
-        lines.append("")
-        lines.append(f"{v.code} {v.kind}: {v.message}")
-        if v.path:
-            lines.append(f"  path:     {v.path}")
-        more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
-        lines.append(f"  case:     {cases[0]}{more}")
-        lines.append(f"  expr:     {v.expr}")
-        if v.restricts:
-            lines.append(f"  range:    {v.restricts}")
-        if v.location:
-            lines.append(f"  at:       {relpath(v.location.file)}:{v.location.line} in {v.location.function}")
-            if v.location.text:
-                lines.append(f"            {v.location.text}")
-            if context:
-                lines.extend(_context(v.location, context))
-        lines.append(f"  counterexample: {_fmt_point(v.counterexample)}")
-        if v.witness:
-            lines.append(f"  other side:     {_fmt_point(v.witness)}")
-        if v.fix:
-            lines.append(f"  fix:      {v.fix}")
+    lines = [f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
+             f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
+             f"{report.seconds:.2f}s; kernel: {report.kernel})"]
+    if not quiet:
+        lines.extend(_path_summary(checked))
+    groups = sorted(group(active), key=lambda g: _place_key(g[0]))
+    if groups:
+        lines += ["", "what to change:"] + _what_to_change(groups)
+        lines += ["", "findings, by file and line:"]
+        for v, cases in groups:
+            lines.extend(_finding_block(v, cases, context))
+    if quiet:
+        return "\n".join(lines)
     sup = [v for v in report.violations if v.suppressed]
     if sup:
         lines.append("")
         lines.append(f"suppressed ({len(sup)}):")
         for v, cases in group(sup):
             lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
+    lines.extend(_appendix(report, skipped))
+    return "\n".join(lines)
+
+
+def _place_key(v: Violation) -> tuple:
+    loc = v.location
+    return (loc is None, relpath(loc.file) if loc else "", loc.line if loc else 0, v.code, v.expr)
+
+
+def _what_to_change(groups: list[tuple[Violation, list[str]]]) -> list[str]:
+    """One entry per source line: the findings there, then each distinct fix once."""
+    places: dict[tuple, list[tuple[Violation, list[str]]]] = {}
+    for v, cases in groups:
+        key = (relpath(v.location.file), v.location.line, v.location.function) if v.location else ("", 0, "")
+        places.setdefault(key, []).append((v, cases))
+    lines = []
+    for (file, line, function), found in places.items():
+        where = f"{file}:{line}" + (f" in {function}" if function else "") if file else "(no kernel line)"
+        n = len({c for _, cases in found for c in cases})
+        what = "; ".join(dict.fromkeys(f"{v.code} {v.expr}" for v, _ in found))
+        lines.append(f"  {where}: {what} ({n} case{'s' if n != 1 else ''})")
+        lines.extend(f"      fix: {fix}" for fix in dict.fromkeys(v.fix for v, _ in found if v.fix))
+    return lines
+
+
+def _finding_block(v: Violation, cases: list[str], context: int) -> list[str]:
+    lines = ["", f"{v.code} {v.kind}: {v.message}"]
+    if v.path:
+        lines.append(f"  path:     {v.path}")
+    more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+    lines.append(f"  case:     {cases[0]}{more}")
+    lines.append(f"  expr:     {v.expr}")
+    if v.restricts:
+        lines.append(f"  range:    {v.restricts}")
+    if v.location:
+        lines.append(f"  at:       {relpath(v.location.file)}:{v.location.line} in {v.location.function}")
+        if v.location.text:
+            lines.append(f"            {v.location.text}")
+        if context:
+            lines.extend(_context(v.location, context))
+    lines.append(f"  counterexample: {_fmt_point(v.counterexample)}")
+    if v.witness:
+        lines.append(f"  other side:     {_fmt_point(v.witness)}")
+    return lines
+
+
+def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
+    """Path maps, export confirmations and notes."""
+    lines: list[str] = []
     maps = [c.path_map for c in report.cases if c.path_map is not None]
     if maps:
         from .pathmap import render_path_map
@@ -169,7 +207,7 @@ def render_text(report: Report, *, context: int = 0) -> str:
         lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
     for c in skipped[:3]:
         lines.append(f"note: skipped {c.case}: {c.skipped}")
-    return "\n".join(lines)
+    return lines
 
 
 def _path_summary(cases: list[CaseResult]) -> list[str]:
