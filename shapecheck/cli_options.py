@@ -15,18 +15,51 @@ from .ci_report import FORMATS
 from .sources import INSTALLED, Function, MetaSource
 
 
-class FunctionSpec(click.ParamType):
-    """``FILE.py:FUNC`` -> ``sources.Function``."""
+class _Pair(click.ParamType):
+    """A value of two parts split at ``sep`` (the last one with ``last``), built by ``build(left, right)``,
+    which raises ValueError for a value it refuses; ``expected`` says what is wanted."""
 
-    name = "FILE.py:FUNC"
+    sep = ":"
+    last = False
+    expected = ""
+
+    def build(self, left: str, right: str):
+        raise NotImplementedError
 
     def convert(self, value, param, ctx):
-        if isinstance(value, Function):
-            return value
-        file, sep, func = str(value).rpartition(":")
-        if not sep or not file or not func:
-            self.fail(f"{value!r}: expected FILE.py:FUNC", param, ctx)
-        return Function(file, func)
+        if not isinstance(value, str):
+            return value  # already converted (a default)
+        left, sep, right = value.rpartition(self.sep) if self.last else value.partition(self.sep)
+        try:
+            if not (sep and left and right):
+                raise ValueError
+            return self.build(left, right)
+        except ValueError:
+            self.fail(f"{value!r}: expected {self.expected}", param, ctx)
+
+
+class FunctionSpec(_Pair):
+    """``FILE.py:FUNC`` -> ``sources.Function``."""
+
+    name = expected = "FILE.py:FUNC"
+    last = True
+
+    def build(self, left, right):
+        return Function(left, right)
+
+
+class ShardSpec(_Pair):
+    """``K/N`` -> (K, N) with 1 <= K <= N."""
+
+    name = "K/N"
+    sep = "/"
+    expected = "K/N with 1 <= K <= N, e.g. 2/4"
+
+    def build(self, left, right):
+        k, n = int(left), int(right)
+        if not 1 <= k <= n:
+            raise ValueError
+        return k, n
 
 
 def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = True) -> Callable:
@@ -74,19 +107,17 @@ def case_era_options(f: Callable) -> Callable:
 
 
 
-class OutputSpec(click.ParamType):
+class OutputSpec(_Pair):
     """``FORMAT=FILE`` (``-`` for stdout) -> (format, file)."""
 
     name = "FORMAT=FILE"
+    sep = "="
+    expected = f"FORMAT=FILE with FORMAT one of {', '.join(FORMATS)} (FILE - for stdout)"
 
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        fmt, sep, file = str(value).partition("=")
-        if not sep or fmt not in FORMATS or not file:
-            self.fail(f"{value!r}: expected FORMAT=FILE with FORMAT one of {', '.join(FORMATS)} (FILE - for stdout)",
-                      param, ctx)
-        return fmt, file
+    def build(self, left, right):
+        if left not in FORMATS:
+            raise ValueError
+        return left, right
 
 
 def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:

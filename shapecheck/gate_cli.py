@@ -10,23 +10,19 @@ from typing import TextIO
 
 import click
 
-from .cli_options import check_outputs, emit, jobs_option, kernel_source, output_options, timeout_option
+from .cli_options import (
+    ShardSpec,
+    check_outputs,
+    emit,
+    jobs_option,
+    kernel_source,
+    output_options,
+    timeout_option,
+)
 
 GATE_HELP = """Exit codes: 0 every contract passes, 1 a violation or a stale suppression, 3 inconclusive and
 nothing failed (never a pass), 2 bad input (a malformed contract anywhere in the set, a missing file, an
 unknown op, a kernel file that does not parse, usage), 4 internal error (a bug in shapecheck)."""
-
-
-class ShardType(click.ParamType):
-    name = "K/N"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, tuple):
-            return value
-        k, sep, n = str(value).partition("/")
-        if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-            self.fail(f"{value!r}: expected K/N with 1 <= K <= N, e.g. 2/4", param, ctx)
-        return int(k), int(n)
 
 
 class Progress:
@@ -71,7 +67,7 @@ class Progress:
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
               help="Write the JSON report, verify's JSON per contract (as --output json=FILE).")
 @output_options()
-@click.option("--shard", type=ShardType(), default="1/1", show_default=True,
+@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
               help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
 @click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
 @click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
