@@ -79,6 +79,32 @@ def quiet_torch_logging() -> Iterator[None]:
         logging.disable(previous)
 
 
+class _FallbackRecorder:
+    """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
+    where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
+    guard machinery: the kernel asked, not torch's own layout helpers (is_contiguous_or_false, ...)."""
+
+    def __init__(self, files: set[str] | frozenset[str]) -> None:
+        self.files = {os.path.abspath(f) for f in files}
+        self.found: list[tuple[sympy.Basic, bool, SourceLoc]] = []
+
+    def __call__(self, expr: Any, assumed: bool) -> None:
+        import linecache
+        import sys
+
+        frame = sys._getframe(1)
+        while frame is not None:
+            path = os.path.abspath(frame.f_code.co_filename)
+            if path in self.files:
+                text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+                self.found.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, frame.f_lineno,
+                                                                  frame.f_code.co_name, text)))
+                return
+            if path not in _GUARD_MACHINERY:
+                return  # torch's own helper asked: framework logic, not the kernel's branch
+            frame = frame.f_back
+
+
 class TraceEnv:
     """One ShapeEnv + FakeTensorMode with the Python dispatcher on, as torch.export traces.
 
@@ -91,10 +117,10 @@ class TraceEnv:
         # guard_or_false / guard_or_true called by the kernel itself on an undecidable size expression:
         # unbacked, torch answers with the fallback and goes on; with example values (torch.export) the
         # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
-        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc]] = []
-        self._files = {os.path.abspath(f) for f in files}
-        if self._files and hasattr(self.shape_env, "_log_suppressed_dde"):
-            self.shape_env._log_suppressed_dde = self._record_fallback
+        recorder = _FallbackRecorder(files)
+        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc]] = recorder.found
+        if files and hasattr(self.shape_env, "_log_suppressed_dde"):
+            self.shape_env._log_suppressed_dde = recorder
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
@@ -115,31 +141,6 @@ class TraceEnv:
     def __exit__(self, *exc: Any) -> None:
         self._stack.close()
 
-    def _record_fallback(self, expr: Any, assumed: bool) -> None:
-        """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
-        where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
-        guard machinery: the kernel asked, not torch's own layout helpers (is_contiguous_or_false, ...)."""
-        import sys
-
-        frame = sys._getframe(1)
-        while frame is not None:
-            path = os.path.abspath(frame.f_code.co_filename)
-            if path in self._files:
-                line = frame.f_lineno
-                text = ""
-                try:
-                    import linecache
-
-                    text = linecache.getline(frame.f_code.co_filename, line).strip()
-                except Exception:  # noqa: BLE001 - the line text is only for display
-                    pass
-                self.fallbacks.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, line,
-                                                                      frame.f_code.co_name, text)))
-                return
-            if path not in _GUARD_MACHINERY:
-                return  # torch's own helper asked: framework logic, not the kernel's branch
-            frame = frame.f_back
-
     def size(self, lo: int, hi: int) -> torch.SymInt:
         # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without
         # recording runtime asserts (half the cost of a trace otherwise).
@@ -149,20 +150,6 @@ class TraceEnv:
 
     def tensor(self, shape: list[Any], dtype: str) -> torch.Tensor:
         return torch.empty(shape, dtype=DTYPES[dtype])
-
-    def assume(self, cond: E.Node, values: dict[str, Any]) -> None:
-        """Record a fact over dims as a ``torch._check`` so that later guards can use it.
-
-        ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
-        constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
-        """
-        if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
-                and isinstance(cond.right, E.Const)):
-            sym = values[cond.left.name]
-            torch._check(sym >= cond.right.value)
-            torch._check(sym <= cond.right.value)
-            return
-        torch._check(_eval_sym(cond, values))
 
     def mark_baseline(self) -> None:
         """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
@@ -195,6 +182,21 @@ class TraceEnv:
 
     def replacements(self) -> dict[Any, sympy.Basic]:
         return dict(self.shape_env.replacements)
+
+
+def assume(cond: E.Node, values: dict[str, Any]) -> None:
+    """Record a fact over dims as a ``torch._check`` so that later guards can use it.
+
+    ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
+    constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
+    """
+    if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
+            and isinstance(cond.right, E.Const)):
+        sym = values[cond.left.name]
+        torch._check(sym >= cond.right.value)
+        torch._check(sym <= cond.right.value)
+        return
+    torch._check(_eval_sym(cond, values))
 
 
 def static_fake_mode() -> FakeTensorMode:

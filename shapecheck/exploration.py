@@ -53,18 +53,16 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
     return _Explorer(kernel, case, solver, options, roots).run(first)
 
 
-class _Explorer:
-    """A work list of assumption sets (path conditions); each is traced once."""
+class _CaseFindings:
+    """One case's findings, each kept once (by rule, expression, line and path)."""
 
-    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
-        self.kernel, self.case, self.solver, self.options, self.roots = kernel, case, solver, options, roots
+    def __init__(self, case: BoundCase, solver: Solver):
+        self.case, self.solver = case, solver
         self.state = CaseRun(case)
         self.dims = [d.name for d in case.dims]
         self.premises = [case.domain]
-        self.work: list[list[E.Node]] = [[]]
         self.seen: set[tuple] = set()
 
-    # -- findings ------------------------------------------------------------------------------------------
     @staticmethod
     def key(code, expr, loc, path=None) -> tuple:
         return (code, expr, (loc.file, loc.line) if loc else None, path)
@@ -80,6 +78,15 @@ class _Explorer:
 
     def inconclusive(self, expr: str, loc, why: str) -> None:
         self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+
+
+class _Explorer(_CaseFindings):
+    """A work list of assumption sets (path conditions); each is traced once."""
+
+    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
+        super().__init__(case, solver)
+        self.kernel, self.options, self.roots = kernel, options, roots
+        self.work: list[list[E.Node]] = [[]]
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -131,7 +138,7 @@ class _Explorer:
                 self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
             return None
         if t.is_specialization:
-            self.specialization(t, pc)
+            _specialization(self, t, pc)
             return None
         text = E.to_text(t.guard)
         if t.guard in pc or E.negate(t.guard) in pc:
@@ -145,61 +152,62 @@ class _Explorer:
         elif verdict is Decision.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
         elif verdict is Decision.BOTH:
-            return self.branch(t, pc)
+            return _branch(self, t, pc)
         return None
 
-    def specialization(self, t: Guarded, pc: list[E.Node]) -> None:
-        """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
-        the value varies over a dynamic dim."""
-        text = E.to_text(t.guard)
-        conds = self.premises + pc
-        base = self.solver.satisfiable(conds)
-        if base.sat is not Sat.SAT:
-            self.inconclusive(text, t.loc, "could not find a point of the domain")
-            return
-        # the smallest point, not whichever z3 finds first: the value explored is reproducible
-        at = self.solver.small_model(conds) or base.model
-        value = E.evaluate(t.guard, at)
-        differs = E.Cmp("!=", t.guard, E.Const(value))
-        other = self.solver.satisfiable(conds + [differs])
-        gdims = tuple(sorted(E.free_names(t.guard)))
-        if other.sat is Sat.UNSAT:
-            self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
-        elif other.sat is Sat.UNKNOWN:
-            self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
-        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
-            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
-                               counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
-                               message=f"the kernel needs the concrete value of {text} (int() or similar): it "
-                               f"specialises a dynamic dim"))
 
-    def branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
-        """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
-        text = E.to_text(t.guard)
-        gdims = tuple(sorted(E.free_names(t.guard)))
-        conds = self.premises + pc
-        violating = self.case.contract.guard_free and dynamic(self.case, set(gdims))
-        if violating and self.key("SC001", text, t.loc) not in self.seen:
-            via = ("" if t.fallback_value is None else
-                   f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
-                   f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
-            self.add(Violation(
-                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
-                counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
-                restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
-                message=f"the kernel branches on {text}, which does not hold on the whole range of "
-                f"{', '.join(gdims)}{via}"))
-        # the shortcut only where the case's verdict is already fail: its first guard is a violation
-        if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
-            sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
-            if sig in self.roots:
-                self.state.shared_with = self.roots[sig]
-                return "stop"
-            self.roots[sig] = self.case.id
-        # explore both sides: the false side first is popped last
-        self.work.append(pc + [E.negate(t.guard)])
-        self.work.append(pc + [t.guard])
-        return None
+def _specialization(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> None:
+    """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
+    the value varies over a dynamic dim."""
+    text = E.to_text(t.guard)
+    conds = ex.premises + pc
+    base = ex.solver.satisfiable(conds)
+    if base.sat is not Sat.SAT:
+        ex.inconclusive(text, t.loc, "could not find a point of the domain")
+        return
+    # the smallest point, not whichever z3 finds first: the value explored is reproducible
+    at = ex.solver.small_model(conds) or base.model
+    value = E.evaluate(t.guard, at)
+    differs = E.Cmp("!=", t.guard, E.Const(value))
+    other = ex.solver.satisfiable(conds + [differs])
+    gdims = tuple(sorted(E.free_names(t.guard)))
+    if other.sat is Sat.UNSAT:
+        ex.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+    elif other.sat is Sat.UNKNOWN:
+        ex.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
+    elif dynamic(ex.case, set(gdims)) and ex.key("SC003", text, t.loc) not in ex.seen:
+        ex.add(Violation(code="SC003", case=ex.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                           counterexample=ex.point(conds + [differs]), witness=restrict(at, ex.dims),
+                           message=f"the kernel needs the concrete value of {text} (int() or similar): it "
+                           f"specialises a dynamic dim"))
+
+def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
+    """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
+    text = E.to_text(t.guard)
+    gdims = tuple(sorted(E.free_names(t.guard)))
+    conds = ex.premises + pc
+    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims))
+    if violating and ex.key("SC001", text, t.loc) not in ex.seen:
+        via = ("" if t.fallback_value is None else
+               f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
+               f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
+        ex.add(Violation(
+            code="SC001", case=ex.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+            counterexample=ex.point(conds + [E.negate(t.guard)]), witness=ex.point(conds + [t.guard]),
+            restricts=restriction(ex.solver, ex.case, conds, t.guard, gdims),
+            message=f"the kernel branches on {text}, which does not hold on the whole range of "
+            f"{', '.join(gdims)}{via}"))
+    # the shortcut only where the case's verdict is already fail: its first guard is a violation
+    if violating and not pc and ex.roots is not None and not (ex.options.full or ex.options.explore):
+        sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
+        if sig in ex.roots:
+            ex.state.shared_with = ex.roots[sig]
+            return "stop"
+        ex.roots[sig] = ex.case.id
+    # explore both sides: the false side first is popped last
+    ex.work.append(pc + [E.negate(t.guard)])
+    ex.work.append(pc + [t.guard])
+    return None
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:

@@ -65,8 +65,62 @@ class Bounds:
     hi: int
 
 
-class Solver:
-    """Proves facts over a set of integer dims, each with inclusive bounds."""
+def to_z3(node: E.Node, variables: dict[str, z3.ArithRef], side: list) -> z3.ExprRef:
+    """A contract expression in z3; ``side`` collects its side conditions (divisors are non-zero)."""
+    def t(n: E.Node, sd: list) -> z3.ExprRef:
+        return to_z3(n, variables, sd)
+
+    if isinstance(node, E.Const):
+        if isinstance(node.value, bool):
+            return z3.BoolVal(node.value)
+        if isinstance(node.value, int):
+            return z3.IntVal(node.value)
+        raise InternalError(f"string constant {node.value!r} reached the solver")
+    if isinstance(node, E.Var):
+        if node.name not in variables:
+            raise InternalError(f"unknown dim {node.name!r} reached the solver")
+        return variables[node.name]
+    if isinstance(node, E.Arith):
+        a, b = t(node.left, side), t(node.right, side)
+        if node.op == "+":
+            return a + b
+        if node.op == "-":
+            return a - b
+        if node.op == "*":
+            return a * b
+        side.append(b != 0)
+        q = z3.If(b > 0, a / b, (-a) / (-b))
+        return q if node.op == "//" else a - b * q
+    if isinstance(node, E.Neg):
+        return -t(node.operand, side)
+    if isinstance(node, E.Call):
+        args = [t(a, side) for a in node.args]
+        out = args[0]
+        for a in args[1:]:
+            out = z3.If(a < out, a, out) if node.fn == "min" else z3.If(a > out, a, out)
+        return out
+    if isinstance(node, E.Cmp):
+        a, b = t(node.left, side), t(node.right, side)
+        return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+                ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
+    if isinstance(node, E.And):
+        return z3.And(*[t(a, side) for a in node.args])
+    if isinstance(node, E.Or):
+        return z3.Or(*[t(a, side) for a in node.args])
+    if isinstance(node, E.Not):
+        return z3.Not(t(node.operand, side))
+    if isinstance(node, E.Ite):
+        # side conditions of either branch hold only where that branch is taken
+        cond, then_side, other_side = t(node.cond, side), [], []
+        then, other = t(node.then, then_side), t(node.other, other_side)
+        side.extend(z3.Implies(cond, c) for c in then_side)
+        side.extend(z3.Implies(z3.Not(cond), c) for c in other_side)
+        return z3.If(cond, then, other)
+    raise InternalError(f"cannot translate {E.to_text(node)} to z3")
+
+
+class _Session:
+    """One incremental z3 solver holding the dims' bounds; each query runs inside push/pop."""
 
     def __init__(self, dims: Iterable[Bounds], timeout_ms: int = 10_000):
         self.dims = {d.name: d for d in dims}
@@ -77,11 +131,10 @@ class Solver:
         self._memo: dict[E.Node, tuple[z3.ExprRef, tuple]] = {}
 
     def _base(self) -> z3.Solver:
-        """One incremental solver holding the dim bounds; each query runs inside push/pop."""
         if self._z3 is None:
             self._z3 = z3.Solver()
             self._z3.set("timeout", self.timeout_ms)
-            self._z3.add(*self._bounds())
+            self._z3.add(*[z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()])
         return self._z3
 
     def formula(self, node: E.Node) -> tuple[z3.ExprRef, tuple]:
@@ -89,65 +142,10 @@ class Solver:
         hit = self._memo.get(node)
         if hit is None:
             side: list = []
-            hit = (self.to_z3(node, side), tuple(side))
+            hit = (to_z3(node, self.vars, side), tuple(side))
             self._memo[node] = hit
         return hit
 
-    # -- translation -----------------------------------------------------------------------------------
-    def to_z3(self, node: E.Node, side: list) -> z3.ExprRef:
-        t = self.to_z3
-        if isinstance(node, E.Const):
-            if isinstance(node.value, bool):
-                return z3.BoolVal(node.value)
-            if isinstance(node.value, int):
-                return z3.IntVal(node.value)
-            raise InternalError(f"string constant {node.value!r} reached the solver")
-        if isinstance(node, E.Var):
-            if node.name not in self.vars:
-                raise InternalError(f"unknown dim {node.name!r} reached the solver")
-            return self.vars[node.name]
-        if isinstance(node, E.Arith):
-            a, b = t(node.left, side), t(node.right, side)
-            if node.op == "+":
-                return a + b
-            if node.op == "-":
-                return a - b
-            if node.op == "*":
-                return a * b
-            side.append(b != 0)
-            q = z3.If(b > 0, a / b, (-a) / (-b))
-            return q if node.op == "//" else a - b * q
-        if isinstance(node, E.Neg):
-            return -t(node.operand, side)
-        if isinstance(node, E.Call):
-            args = [t(a, side) for a in node.args]
-            out = args[0]
-            for a in args[1:]:
-                out = z3.If(a < out, a, out) if node.fn == "min" else z3.If(a > out, a, out)
-            return out
-        if isinstance(node, E.Cmp):
-            a, b = t(node.left, side), t(node.right, side)
-            return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
-                    ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
-        if isinstance(node, E.And):
-            return z3.And(*[t(a, side) for a in node.args])
-        if isinstance(node, E.Or):
-            return z3.Or(*[t(a, side) for a in node.args])
-        if isinstance(node, E.Not):
-            return z3.Not(t(node.operand, side))
-        if isinstance(node, E.Ite):
-            # side conditions of either branch hold only where that branch is taken
-            cond, then_side, other_side = t(node.cond, side), [], []
-            then, other = t(node.then, then_side), t(node.other, other_side)
-            side.extend(z3.Implies(cond, c) for c in then_side)
-            side.extend(z3.Implies(z3.Not(cond), c) for c in other_side)
-            return z3.If(cond, then, other)
-        raise InternalError(f"cannot translate {E.to_text(node)} to z3")
-
-    def _bounds(self) -> list:
-        return [z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()]
-
-    # -- queries -------------------------------------------------------------------------------------------
     @contextlib.contextmanager
     def _scope(self, conds: Iterable[E.Node]) -> Iterator[tuple[z3.Solver, z3.CheckSatResult]]:
         """The incremental solver with conds asserted inside a push/pop, and its first check."""
@@ -161,6 +159,43 @@ class Solver:
             yield s, s.check()
         finally:
             s.pop()
+
+    def _model(self, m: z3.ModelRef) -> dict[str, int]:
+        return {name: m.eval(var, model_completion=True).as_long() for name, var in self.vars.items()}
+
+    def _descend(self, s: z3.Solver, name: str, model: dict[str, int], lowest: bool) -> dict[str, int] | None:
+        """Within the solver's current assertions, a model with dim ``name`` at its least (greatest) value, by
+        bisection between the dim's bound and ``model`` (a model of those assertions). None on unknown."""
+        var, bound = self.vars[name], (self.dims[name].lo if lowest else self.dims[name].hi)
+        # the bound itself first: most dims of most counterexamples sit at it
+        lo, hi = (bound, model[name]) if lowest else (model[name], bound)
+        probe = bound
+        while lo < hi:
+            s.push()
+            try:
+                s.add(var <= probe if lowest else var >= probe)
+                self.queries += 1
+                r = s.check()
+                if r == z3.unknown:
+                    return None
+                if r == z3.sat:
+                    model = self._model(s.model())
+                lo, hi = _narrow(lo, hi, probe, model[name], r == z3.sat, lowest)
+            finally:
+                s.pop()
+            probe = (lo + hi) // 2 if lowest else (lo + hi + 1) // 2
+        return model
+
+
+def _narrow(lo: int, hi: int, probe: int, found: int, sat: bool, lowest: bool) -> tuple[int, int]:
+    """One bisection step: a model at ``found`` (sat) or none beyond ``probe`` (unsat)."""
+    if lowest:
+        return (lo, found) if sat else (probe + 1, hi)
+    return (found, hi) if sat else (lo, probe - 1)
+
+
+class Solver(_Session):
+    """Proves facts over a set of integer dims, each with inclusive bounds."""
 
     def satisfiable(self, conds: Iterable[E.Node]) -> SatResult:
         """Is the conjunction satisfiable within the bounds? With SAT, a model."""
@@ -184,52 +219,19 @@ class Solver:
                 return None
             model = self._model(s.model())
             for name, var in self.vars.items():
-                found = self._descend(s, name, var, model, lowest=True)
+                found = self._descend(s, name, model, lowest=True)
                 if found is None:  # z3 gave up: a real model, though not the least
                     return model
                 model = found
                 s.add(var == model[name])
             return model
 
-    def _descend(self, s: z3.Solver, name: str, var: z3.ArithRef, model: dict[str, int],
-                 lowest: bool) -> dict[str, int] | None:
-        """Within the solver's current assertions, a model with ``var`` at its least (greatest) value, by
-        bisection between the dim's bound and ``model`` (a model of those assertions). None on unknown."""
-        bound = self.dims[name].lo if lowest else self.dims[name].hi
-        known = model[name]  # a value that is known to be reachable
-        # the bound itself first: most dims of most counterexamples sit at it
-        lo, hi = (bound, known) if lowest else (known, bound)
-        probe = bound
-        while lo < hi:
-            s.push()
-            try:
-                s.add(var <= probe if lowest else var >= probe)
-                self.queries += 1
-                r = s.check()
-                if r == z3.sat:
-                    model = self._model(s.model())
-                    if lowest:
-                        hi = model[name]
-                    else:
-                        lo = model[name]
-                elif r == z3.unsat:
-                    if lowest:
-                        lo = probe + 1
-                    else:
-                        hi = probe - 1
-                else:
-                    return None
-            finally:
-                s.pop()
-            probe = (lo + hi) // 2 if lowest else (lo + hi + 1) // 2
-        return model
-
     def extreme(self, conds: Iterable[E.Node], name: str, lowest: bool) -> int | None:
         """The least (or greatest) value of a dim under conds; None if z3 cannot say."""
         with self._scope(conds) as (s, r):
             if r != z3.sat:
                 return None
-            found = self._descend(s, name, self.vars[name], self._model(s.model()), lowest)
+            found = self._descend(s, name, self._model(s.model()), lowest)
             return None if found is None else found[name]
 
     def implies(self, premises: Iterable[E.Node], conclusion: E.Node) -> Result:
@@ -253,12 +255,6 @@ class Solver:
         if neg.sat is Sat.SAT:
             return Decision.FALSE, pos, neg
         return Decision.EMPTY, pos, neg
-
-    def _model(self, m: z3.ModelRef) -> dict[str, int]:
-        out = {}
-        for name, var in self.vars.items():
-            out[name] = m.eval(var, model_completion=True).as_long()
-        return out
 
 
 class CachedSolver(Solver):

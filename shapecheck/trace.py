@@ -174,7 +174,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         syms = {d.name: env.size(d.min, d.max) for d in case.dims}
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
-            env.assume(a, syms)
+            C.assume(a, syms)
         env.mark_baseline()
 
         def make_tensor(a: BoundArg) -> Any:

@@ -73,9 +73,39 @@ def _int_vs_number(expr: Any, names: dict[Any, str]) -> E.Node | None:
 
 def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     """Translate a sympy expression over traced symbols into the contract language, renaming symbols."""
-    if isinstance(expr, bool):
-        return E.Const(expr)
-    if isinstance(expr, int):
+    atom = _atom(expr, names)
+    if atom is not None:
+        return atom
+    name = type(expr).__name__
+    if name in ("CeilToInt", "FloorToInt", "TruncToInt") and len(expr.args) == 1 \
+            and type(expr.args[0]).__name__ == "IntTrueDiv":
+        return _rounded_division(name, *(to_node(x, names) for x in expr.args[0].args))
+    if name == "ToFloat" and len(expr.args) == 1 and expr.args[0].is_integer:
+        # float(n) of an integer is n itself below 2**53; only comparisons and float-free arithmetic on it
+        # translate (a float constant in a product does not), so the number keeps its meaning
+        return to_node(expr.args[0], names)
+    if isinstance(expr, sympy.core.relational.Relational):
+        mixed = _int_vs_number(expr, names)
+        if mixed is not None:
+            return mixed
+    if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
+        return _piecewise(expr, names)
+    if isinstance(expr, sympy.Pow):
+        return _power(expr, names)
+    args = [to_node(a, names) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return _sum(args)
+    if isinstance(expr, sympy.Mul):
+        return _product(args)
+    out = _function(name, expr, args)
+    if out is None:
+        raise Unsupported(f"the function {name} in {expr}")
+    return out
+
+
+def _atom(expr: Any, names: dict[Any, str]) -> E.Node | None:
+    """Constants and symbols; None for anything compound."""
+    if isinstance(expr, (bool, int)):
         return E.Const(expr)
     if expr is sympy.true:
         return E.TRUE
@@ -89,74 +119,77 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return E.Const(int(expr))
     if expr is int_oo or expr is -int_oo or isinstance(expr, sympy.Rational):
         raise Unsupported(f"the number {expr}")
-    name = type(expr).__name__
-    if name in ("CeilToInt", "FloorToInt", "TruncToInt") and len(expr.args) == 1 \
-            and type(expr.args[0]).__name__ == "IntTrueDiv":
-        # math.ceil / math.floor / int() of an integer a / b, exactly as integers: ceil(a/b) = -((-a) // b),
-        # and int() rounds toward zero (floor, plus one when the quotient is negative and inexact). Python
-        # divides in floats, which agrees while |a| < 2**53 (docs/how-it-works.md, "What translates").
-        a, b = (to_node(x, names) for x in expr.args[0].args)
-        floor = E.arith("//", a, b)
-        if name == "FloorToInt":
-            return floor
-        if name == "CeilToInt":
-            return E.Neg(E.arith("//", E.Neg(a), b))
-        zero = E.Const(0)
-        exact = E.compare("==", E.arith("%", a, b), zero)
-        same_sign = E.disj([E.conj([E.compare(">=", a, zero), E.compare(">", b, zero)]),
-                            E.conj([E.compare("<", a, zero), E.compare("<", b, zero)])])
-        cond = E.disj([exact, same_sign])
-        if cond == E.TRUE:
-            return floor
-        return E.Ite(cond, floor, E.arith("+", floor, E.Const(1)))
-    if type(expr).__name__ == "ToFloat" and len(expr.args) == 1 and expr.args[0].is_integer:
-        # float(n) of an integer is n itself below 2**53; only comparisons and float-free arithmetic on it
-        # translate (a float constant in a product does not), so the number keeps its meaning
-        return to_node(expr.args[0], names)
-    if isinstance(expr, sympy.core.relational.Relational):
-        mixed = _int_vs_number(expr, names)
-        if mixed is not None:
-            return mixed
-    if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
-        pieces = list(expr.args)
-        last_value, last_cond = pieces[-1].args
-        if last_cond is not sympy.true:
-            raise Unsupported(f"the piecewise expression {expr} (no default piece)")
-        out = to_node(last_value, names)
-        for value, cond in reversed([p.args for p in pieces[:-1]]):
-            out = E.Ite(to_node(cond, names), to_node(value, names), out)
-        return out
-    args = [to_node(a, names) for a in expr.args] if name not in ("Pow",) else None
-    if isinstance(expr, sympy.Add):
-        # sympy puts the constant first (1 + 2*L); people write it last (2 * L + 1)
-        args = [a for a in args if not isinstance(a, E.Const)] + [a for a in args if isinstance(a, E.Const)]
-        out = args[0]
-        for a in args[1:]:
-            out = E.arith("+", out, a)
-        return out
-    if isinstance(expr, sympy.Mul):
-        consts = [a for a in args if isinstance(a, E.Const)]
-        rest = [a for a in args if not isinstance(a, E.Const)]
-        coef = 1
-        for c in consts:
-            coef *= c.value
-        out = rest[0] if rest else E.Const(coef)
-        for a in rest[1:]:
-            out = E.arith("*", out, a)
-        if rest and coef == -1:
-            return E.Neg(out)
-        if rest and coef != 1:
-            out = E.arith("*", E.Const(coef), out)
-        return out
-    if isinstance(expr, sympy.Pow):
-        base, exp = expr.args
-        if isinstance(exp, sympy.Integer) and 1 <= int(exp) <= 8:
-            b = to_node(base, names)
-            out = b
-            for _ in range(int(exp) - 1):
-                out = E.arith("*", out, b)
-            return out
+    return None
+
+
+def _rounded_division(name: str, a: E.Node, b: E.Node) -> E.Node:
+    """math.ceil / math.floor / int() of an integer a / b, exactly as integers: ceil(a/b) = -((-a) // b), and
+    int() rounds toward zero (floor, plus one when the quotient is negative and inexact). Python divides in
+    floats, which agrees while |a| < 2**53 (docs/how-it-works.md, "What translates")."""
+    floor = E.arith("//", a, b)
+    if name == "FloorToInt":
+        return floor
+    if name == "CeilToInt":
+        return E.Neg(E.arith("//", E.Neg(a), b))
+    zero = E.Const(0)
+    exact = E.compare("==", E.arith("%", a, b), zero)
+    same_sign = E.disj([E.conj([E.compare(">=", a, zero), E.compare(">", b, zero)]),
+                        E.conj([E.compare("<", a, zero), E.compare("<", b, zero)])])
+    cond = E.disj([exact, same_sign])
+    if cond == E.TRUE:
+        return floor
+    return E.Ite(cond, floor, E.arith("+", floor, E.Const(1)))
+
+
+def _piecewise(expr: Any, names: dict[Any, str]) -> E.Node:
+    pieces = list(expr.args)
+    last_value, last_cond = pieces[-1].args
+    if last_cond is not sympy.true:
+        raise Unsupported(f"the piecewise expression {expr} (no default piece)")
+    out = to_node(last_value, names)
+    for value, cond in reversed([p.args for p in pieces[:-1]]):
+        out = E.Ite(to_node(cond, names), to_node(value, names), out)
+    return out
+
+
+def _power(expr: Any, names: dict[Any, str]) -> E.Node:
+    base, exp = expr.args
+    if not (isinstance(exp, sympy.Integer) and 1 <= int(exp) <= 8):
         raise Unsupported(f"the power {expr}")
+    b = to_node(base, names)
+    out = b
+    for _ in range(int(exp) - 1):
+        out = E.arith("*", out, b)
+    return out
+
+
+def _sum(args: list[E.Node]) -> E.Node:
+    # sympy puts the constant first (1 + 2*L); people write it last (2 * L + 1)
+    args = [a for a in args if not isinstance(a, E.Const)] + [a for a in args if isinstance(a, E.Const)]
+    out = args[0]
+    for a in args[1:]:
+        out = E.arith("+", out, a)
+    return out
+
+
+def _product(args: list[E.Node]) -> E.Node:
+    rest = [a for a in args if not isinstance(a, E.Const)]
+    coef = 1
+    for c in args:
+        if isinstance(c, E.Const):
+            coef *= c.value
+    out = rest[0] if rest else E.Const(coef)
+    for a in rest[1:]:
+        out = E.arith("*", out, a)
+    if rest and coef == -1:
+        return E.Neg(out)
+    if rest and coef != 1:
+        out = E.arith("*", E.Const(coef), out)
+    return out
+
+
+def _function(name: str, expr: Any, args: list[E.Node]) -> E.Node | None:
+    """torch's integer functions, relations and connectives; None for anything else."""
     if name in ("FloorDiv", "CleanDiv"):
         return E.arith("//", args[0], args[1])
     if name in ("Mod", "PythonMod"):
@@ -166,9 +199,9 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return E.arith("*" if name == "LShift" else "//", args[0], E.Const(2 ** args[1].value))
     if name in ("BitwiseFn_bitwise_and", "BitwiseFn_bitwise_or") and len(args) == 2:
         masked = _bit_mask(name, args)
-        if masked is not None:
-            return masked
-        raise Unsupported(f"the bitwise expression {expr}")
+        if masked is None:
+            raise Unsupported(f"the bitwise expression {expr}")
+        return masked
     if name in ("Min", "Max"):
         return E.Call(name.lower(), tuple(args))
     if name in ("Identity", "TruncToInt", "CeilToInt", "FloorToInt", "RoundToInt") and len(args) == 1 \
@@ -177,13 +210,12 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     rel = _REL_OPS.get(name)
     if rel is not None:
         return E.normalize_cmp(E.Cmp(rel, args[0], args[1]))
-    if name == "And":
-        return E.conj(args)
-    if name == "Or":
-        return E.disj(args)
+    connective = {"And": E.conj, "Or": E.disj}.get(name)
+    if connective is not None:
+        return connective(args)
     if name == "Not":
         return E.negate(args[0])
-    raise Unsupported(f"the function {name} in {expr}")
+    return None
 
 
 def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
