@@ -609,7 +609,11 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
 
 
 def shipped_contracts_dir() -> Path:
-    return Path(__file__).resolve().parent.parent / "contracts"
+    """The contracts that ship with shapecheck: the package data ``shapecheck.contracts`` (in a checkout,
+    the top-level ``contracts/`` folder it is built from)."""
+    from importlib.resources import files
+
+    return Path(str(files("shapecheck.contracts")))
 
 
 def normalize_op(op: str) -> str:
