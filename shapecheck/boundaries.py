@@ -4,7 +4,8 @@ neighbours (``c - 1, c, c + 1``). Both the Hypothesis plan (``plan.Plan``) and `
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from hypothesis.errors import InvalidArgument
 
@@ -35,6 +36,14 @@ def harvest(node: E.Node) -> dict[str, set[int]]:
 
     walk(node)
     return out
+
+
+def interesting_values(node: E.Node, dims: Mapping[str, Any], cap: int | None = None) -> dict[str, set[int]]:
+    """For each dim of ``dims`` (name -> a dim with ``min`` and ``max``): its least value and what ``harvest``
+    finds for it in ``node``, within the dim's range (and at most ``cap``)."""
+    found = harvest(node)
+    return {name: {d.min} | {v for v in found.get(name, ()) if d.min <= v <= d.max and (cap is None or v <= cap)}
+            for name, d in dims.items()}
 
 
 def extra_constants(contract: Contract, constants: Iterable[int | str]) -> tuple[set[int], dict[str, set[int]]]:

@@ -35,7 +35,18 @@ RUNTIME_RULES = {
 TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (2e-3, 1e-2), "bfloat16": (1e-2, 2e-2), "float64": (1e-7, 1e-7)}
 """(atol, rtol) of output 0 against the float64 math, per output dtype: the tolerances of tests/metal_ref
 (fp32 ~1e-5; fp16 / bf16 ~1e-2 relative). ``MetalReference.tolerance`` adds what rounding the scores to the
-input dtype can do."""
+input dtype can do.
+
+Why this table (fuzz's) and not ref check's (fp16 1e-2 absolute, no score term): it follows the runtime's
+arithmetic. fp16 keeps 11 significant bits, so rounding output 0 to fp16 moves a value by at most 2^-11 of
+it (within rtol 1e-2); where the runtime itself rounds before the softmax (Q K^T in T on the MPSGraph path,
+Q pre-scaled in T by prefill), the added term bounds what that does. A flat 1e-2 absolute tolerance is five
+times looser than any of this and would let a real fp16 error through."""
+
+
+PREFILL_MASK_FACTOR = math.log(2.0)
+"""The prefill and MPP kernels add a mask of the query dtype to base-2 scores, so in natural units it acts
+as mask * ln 2 (metal_ref/prefill.py, by reading PrefillAttention.h)."""
 
 
 class Unmodelled(Exception):
@@ -77,6 +88,10 @@ class RuntimeReference(ABC):
         """The contract path id of one of the runtime's paths."""
         return runtime_path
 
+    def runtime_path(self, path_id: str) -> str:
+        """The runtime's name of contract path ``path_id``."""
+        return path_id
+
     def arguments(self, case: BoundCase, dims: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
         """The op's arguments by name for ``case`` at ``dims``, as cpu tensors with values drawn from ``seed``."""
         return make_arguments(case, dims, seed, "cpu")
@@ -115,7 +130,11 @@ class MetalReference(RuntimeReference):
         self.m = metal_ref
         self.has_mpp = has_mpp
         self.eras = tuple(metal_ref.ERAS)
-        self.params = inspect.signature(metal_ref.run).parameters
+        self.params = inspect.signature(metal_ref.dispatch.run).parameters  # the port's signature
+        # Only RuntimeCheckError says "the real op fails here too". metal_ref raises NotImplementedError both
+        # for a real runtime check (dropout on today's runtime) and for undefined behaviour it cannot model
+        # (a March 1-pass call with Hk < Hq reads past K/V), so it cannot claim the runtime raises: Unmodelled
+        # (as fuzz had it; ref check reported it as SC014).
         self.rejects = (metal_ref.RuntimeCheckError,)
 
     @classmethod
@@ -127,7 +146,7 @@ class MetalReference(RuntimeReference):
         return None
 
     def has_path(self, era: str, path_id: str) -> bool:
-        return era in self.eras and path_id.replace("-", "_") in self.m.PATHS
+        return era in self.eras and self.runtime_path(path_id) in self.m.PATHS
 
     def for_path(self, path_id: str) -> MetalReference:
         # the MPP kernels run only on GPUs with Metal Performance Primitives (metal_ref.select_path's has_mpp)
@@ -136,6 +155,9 @@ class MetalReference(RuntimeReference):
 
     def path_id(self, runtime_path: str) -> str:
         return runtime_path.replace("_", "-")
+
+    def runtime_path(self, path_id: str) -> str:
+        return path_id.replace("-", "_")
 
     def _kwargs(self, args: Mapping[str, Any]) -> dict[str, Any]:
         out = {}
@@ -173,12 +195,13 @@ class MetalReference(RuntimeReference):
         mask, causal, scale = args.get("attn_mask"), bool(args.get("is_causal")), args.get("scale")
         # vector_1pass: a fully masked row is 0/0 = NaN; every other path gives 0 (vector_1pass.sdpa_vector).
         fully = "nan" if path == "vector_1pass" else "zero"
-        if path == "general":
-            # sdpa_general: the mask is ignored when causal, and a bool mask is *added* as 1/0 (general.py).
-            mask = None if causal else (mask.float() if mask is not None and mask.dtype == torch.bool else mask)
+        if path in ("general", "general_chunked"):
+            # the MPSGraph graph (general.py; the chunked branch runs the same graph): the mask is ignored when
+            # causal, and a bool mask is cast and *added* as 1/0 (mps-sdpa-facts 3.3).
+            mask = None if causal else (mask.double() if mask is not None and mask.dtype == torch.bool else mask)
         if path in ("prefill", "mpp") and mask is not None and mask.dtype != torch.bool:
             # prefill: a dtype mask is added to base-2 scores, i.e. it acts as mask * ln(2) (prefill.py).
-            mask = mask.double() * math.log(2.0)
+            mask = mask.double() * PREFILL_MASK_FACTOR
         if path == "general_chunked" and causal:
             # causal is top-left aligned to each 3068-row chunk (general_chunked.py).
             rows = self.m.general_chunked.CHUNK_ROWS
