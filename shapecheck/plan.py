@@ -71,6 +71,12 @@ class CasePlan:
     def conditions(self, aim: BoundPath | None) -> list[E.Node]:
         return [self.case.domain, *([aim.when] if aim is not None else []), *self.numel]
 
+    def fits(self, aim: BoundPath | None, point: Mapping[str, int], lows: Mapping[str, int],
+             caps: Mapping[str, int]) -> bool:
+        """Fast check (compiled expressions) of bounds, domain, ``when`` and size bound."""
+        return all(lows[d] <= point[d] <= caps[d] for d in self.dims) \
+            and all(fast_holds(c, point) for c in self.conditions(aim))
+
     def rules(self, aim: BoundPath | None) -> tuple[tuple, ...]:
         """The repair rules of domain /\\ the aim's ``when`` (cached)."""
         k = aim_key(aim)
@@ -204,10 +210,8 @@ class Plan:
         if not self.case_list:
             raise InvalidArgument("case_filter excludes every case of the contract")
         self._plans: dict[int, CasePlan] = {}
-        consts = self._constants_by_dim(self.case_list)
-        # consts holds c - 1, c, c + 1 for each constant c: the cap is just above the largest c
-        self.caps = {d.name: max(d.min, min(d.max, max([bound.max_side, *consts.get(d.name, ())])))
-                     for d in contract.dims}
+        self.caps = _caps(contract, bound.max_side, _constants_by_dim(
+            [(c.domain, *(p.when for p in self._paths(c))) for c in self.case_list], self.extra_by_dim))
         self.lows = {d.name: d.min for d in contract.dims}
         solver = Solver([Bounds(d.name, d.min, self.caps[d.name]) for d in contract.dims], timeout_ms=2000)
         self.z3 = Completion(solver, self.lows)
@@ -219,16 +223,6 @@ class Plan:
     def _paths(self, case: BoundCase) -> tuple[BoundPath, ...]:
         return tuple(p for p in case.paths if self.era is None or p.era == self.era)
 
-    def _constants_by_dim(self, cases: list[BoundCase]) -> dict[str, set[int]]:
-        out: dict[str, set[int]] = {}
-        for case in cases:
-            for node in (case.domain, *(p.when for p in self._paths(case))):
-                for name, values in harvest(node).items():
-                    out.setdefault(name, set()).update(values)
-        for name, values in self.extra_by_dim.items():
-            out.setdefault(name, set()).update(values)
-        return out
-
     def case_plan(self, index: int) -> CasePlan:
         if index not in self._plans:
             case = self.case_list[index]
@@ -236,13 +230,6 @@ class Plan:
                 case, self._paths(case), lows=self.lows, caps=self.caps, extra_by_dim=self.extra_by_dim,
                 extra_all=self.extra_all, max_elements=self.bound.max_elements, path=self.path)
         return self._plans[index]
-
-    def _fits(self, cp: CasePlan, aim: BoundPath | None, point: Mapping[str, int]) -> bool:
-        """Fast check (compiled expressions) of bounds, domain, ``when`` and size bound."""
-        for d in cp.dims:
-            if not self.lows[d] <= point[d] <= self.caps[d]:
-                return False
-        return all(fast_holds(c, point) for c in cp.conditions(aim))
 
     def complete(self, cp: CasePlan, aim: BoundPath | None, target: Mapping[str, int],
                  order: tuple[str, ...]) -> Point | None:
@@ -258,13 +245,13 @@ class Plan:
             return self._done[key]
         point: dict[str, int] | None = repair(dict(target), order, cp.rules(aim), cp.sizes, self.lows, self.caps,
                                               self.bound.max_elements)
-        if not self._fits(cp, aim, point):
+        if not cp.fits(aim, point, self.lows, self.caps):
             point = self.z3.keep(cp, aim, point, order)
             if point is None:
                 self._done[key] = None
                 return None
         # the contract's own predicate (expr.evaluate), besides the fast check
-        if not (self._fits(cp, aim, point) and holds(cp.case.domain, point)
+        if not (cp.fits(aim, point, self.lows, self.caps) and holds(cp.case.domain, point)
                 and (aim is None or holds(aim.when, point))):
             raise InternalError(f"generated point {point} of case {cp.case.id} fails the contract's own predicate")
         result = tuple((d, point[d]) for d in cp.dims)
@@ -284,12 +271,31 @@ class Plan:
             if self.path is not None:
                 if cp.aims and self.z3.base(cp, cp.aims[0]) is not None:
                     return i
-            elif self._fits(cp, None, {d: self.lows[d] for d in cp.dims}) or self.z3.base(cp, None) is not None:
+            elif cp.fits(None, {d: self.lows[d] for d in cp.dims}, self.lows, self.caps) or self.z3.base(cp, None) is not None:
                 return i
             self._infeasible.add(i)
         what = f"path {self.path[0]}@{self.path[1]}" if self.path else "the domain"
         raise InvalidArgument(f"no case of {self.contract.file} reaches {what} within max_elements="
                               f"{self.bound.max_elements}, max_side={self.bound.max_side}")
+
+
+def _constants_by_dim(conditions: Iterable[Iterable[E.Node]], extra: Mapping[str, set[int]]) -> dict[str, set[int]]:
+    """The ``harvest`` of every condition (per case: its domain and its paths' ``when``), plus ``extra``."""
+    out: dict[str, set[int]] = {}
+    for nodes in conditions:
+        for node in nodes:
+            for name, values in harvest(node).items():
+                out.setdefault(name, set()).update(values)
+    for name, values in extra.items():
+        out.setdefault(name, set()).update(values)
+    return out
+
+
+def _caps(contract: Contract, max_side: int, consts: Mapping[str, set[int]]) -> dict[str, int]:
+    """Each dim's largest drawn value: ``max_side``, raised to the largest of its ``consts`` (which hold
+    c - 1, c, c + 1 for each constant c, so the cap is just above the largest c), within its range."""
+    return {d.name: max(d.min, min(d.max, max([max_side, *consts.get(d.name, ())])))
+            for d in contract.dims}
 
 
 def aim_key(aim: BoundPath | None) -> str | None:

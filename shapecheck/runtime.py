@@ -188,44 +188,54 @@ class MetalReference(RuntimeReference):
             raise Unmodelled(f"{type(err).__name__}: {err}") from err
 
     def expected(self, args: Mapping[str, Any], era: str, path: str) -> Any:
-        """The float64 math for ``path``, with the quirks ``metal_ref`` documents for it."""
-        import torch
-
-        q, k, v = args["query"], args["key"], args["value"]
-        mask, causal, scale = args.get("attn_mask"), bool(args.get("is_causal")), args.get("scale")
-        # vector_1pass: a fully masked row is 0/0 = NaN; every other path gives 0 (vector_1pass.sdpa_vector).
-        fully = "nan" if path == "vector_1pass" else "zero"
-        if path in ("general", "general_chunked"):
-            # the MPSGraph graph (general.py; the chunked branch runs the same graph): the mask is ignored when
-            # causal, and a bool mask is cast and *added* as 1/0 (mps-sdpa-facts 3.3).
-            mask = None if causal else (mask.double() if mask is not None and mask.dtype == torch.bool else mask)
-        if path in ("prefill", "mpp") and mask is not None and mask.dtype != torch.bool:
-            # prefill: a dtype mask is added to base-2 scores, i.e. it acts as mask * ln(2) (prefill.py).
-            mask = mask.double() * PREFILL_MASK_FACTOR
-        if path == "general_chunked" and causal:
-            # causal is top-left aligned to each 3068-row chunk (general_chunked.py).
-            rows = self.m.general_chunked.CHUNK_ROWS
-            parts = [self.m.math_reference(q[..., s:s + rows, :], k, v, None, True, scale, fully_masked=fully)
-                     for s in range(0, q.shape[-2], rows)]
-            return torch.cat(parts, dim=-2)
-        return self.m.math_reference(q, k, v, mask, causal, scale, fully_masked=fully)
+        """The float64 math for ``path``, with the quirks ``metal_ref`` documents for it (``metal_math``)."""
+        return metal_math(self.m, args, path)
 
     def tolerance(self, args: Mapping[str, Any], dtype: str) -> tuple[float, float]:
-        """``TOLERANCES``, plus what rounding the scores to the input dtype can do (the MPSGraph path computes
-        Q K^T in T; prefill pre-scales Q in T): a score error of eps/2 * |s| moves each softmax weight by at
-        most a factor exp(eps * |s|)."""
-        import torch
-
+        """``TOLERANCES``, plus what rounding the scores to the input dtype can do (``score_rounding``)."""
         atol, rtol = TOLERANCES.get(dtype, (1e-5, 1e-5))
-        q, k, v = args["query"].double(), args["key"].double(), args["value"]
-        if q.shape[-1] == 0 or k.shape[-2] == 0 or v.numel() == 0:
-            return atol, rtol
-        if k.shape[-3] != q.shape[-3]:
-            k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)
-        scale = args.get("scale") or 1.0 / math.sqrt(q.shape[-1])
-        s_max = float(torch.matmul(q, k.transpose(-1, -2)).abs().max()) * scale
-        eps = torch.finfo(getattr(torch, dtype)).eps
-        return atol + math.expm1(eps * s_max) * float(v.abs().max()), rtol
+        return atol + score_rounding(args, dtype), rtol
+
+
+def metal_math(m: Any, args: Mapping[str, Any], path: str) -> Any:
+    """``metal_ref.math_reference`` (module ``m``) in float64 for runtime ``path``, with its documented quirks."""
+    import torch
+
+    q, k, v = args["query"], args["key"], args["value"]
+    mask, causal, scale = args.get("attn_mask"), bool(args.get("is_causal")), args.get("scale")
+    # vector_1pass: a fully masked row is 0/0 = NaN; every other path gives 0 (vector_1pass.sdpa_vector).
+    fully = "nan" if path == "vector_1pass" else "zero"
+    if path in ("general", "general_chunked"):
+        # the MPSGraph graph (general.py; the chunked branch runs the same graph): the mask is ignored when
+        # causal, and a bool mask is cast and *added* as 1/0 (mps-sdpa-facts 3.3).
+        mask = None if causal else (mask.double() if mask is not None and mask.dtype == torch.bool else mask)
+    if path in ("prefill", "mpp") and mask is not None and mask.dtype != torch.bool:
+        # prefill: a dtype mask is added to base-2 scores, i.e. it acts as mask * ln(2) (prefill.py).
+        mask = mask.double() * PREFILL_MASK_FACTOR
+    if path == "general_chunked" and causal:
+        # causal is top-left aligned to each 3068-row chunk (general_chunked.py).
+        rows = m.general_chunked.CHUNK_ROWS
+        parts = [m.math_reference(q[..., s:s + rows, :], k, v, None, True, scale, fully_masked=fully)
+                 for s in range(0, q.shape[-2], rows)]
+        return torch.cat(parts, dim=-2)
+    return m.math_reference(q, k, v, mask, causal, scale, fully_masked=fully)
+
+
+def score_rounding(args: Mapping[str, Any], dtype: str) -> float:
+    """What rounding the attention scores to ``dtype`` can do to output 0 (the MPSGraph path computes Q K^T in
+    T; prefill pre-scales Q in T): a score error of eps/2 * |s| moves each softmax weight by at most a factor
+    exp(eps * |s|), so output 0 moves by at most expm1(eps * max|s|) * max|V|."""
+    import torch
+
+    q, k, v = args["query"].double(), args["key"].double(), args["value"]
+    if q.shape[-1] == 0 or k.shape[-2] == 0 or v.numel() == 0:
+        return 0.0
+    if k.shape[-3] != q.shape[-3]:
+        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)
+    scale = args.get("scale") or 1.0 / math.sqrt(q.shape[-1])
+    s_max = float(torch.matmul(q, k.transpose(-1, -2)).abs().max()) * scale
+    eps = torch.finfo(getattr(torch, dtype)).eps
+    return math.expm1(eps * s_max) * float(v.abs().max())
 
 
 REFERENCES: list[type[RuntimeReference]] = [MetalReference]
