@@ -15,9 +15,10 @@ from . import expr as E
 from .compiled import fast_holds
 from .contract import BoundCase, BoundPath, Contract
 from .examples import Example, largest_tensor
-from .fuzz_report import FAILURE_TYPES, Failure, FuzzFailure
+from .fuzz_report import FAILURE_TYPES, Failure, FuzzFailure, describe, dtype_name, fmt_value
+from .fuzz_runtime import runtime_checks
 from .plan import DEFAULT_MAX_ELEMENTS
-from .runtime import Unmodelled, accepted_by, compare_values, live_runtime_suppressions, reference_for
+from .runtime import live_runtime_suppressions, reference_for
 from .trace import Kernel, NotApplicable, call_args, concrete_size
 
 _PROBE = object()  # stands for a tensor argument when probing the kernel's signature
@@ -38,7 +39,7 @@ class Checker:
             self.reference_note = f"{why}: checks 2 and 3 skipped"
         else:
             self.reference_note = self.reference.describe(self.eras)
-        # runtime deviations the contract accepts ([[suppress]] of SC011, as `ref check` reads them)
+        # runtime deviations the contract accepts ([[suppress]] of SC010-SC014, as `ref check` reads them)
         self.accepted = live_runtime_suppressions(contract)
         self.fake = C.static_fake_mode()
         self.timings: dict[str, float] = {}
@@ -78,7 +79,7 @@ class Checker:
             for p in ps:
                 self.paths[f"{p.id}@{era}"] += 1
         fail = _Fail(self, ex, holding)
-        out0 = self._meta_checks(ex, holding, fail)
+        out0 = _meta_checks(self, ex, holding, fail)
         if self.reference is None:
             return
         if largest_tensor(ex) > self.max_elements:
@@ -92,95 +93,48 @@ class Checker:
             if era not in self.reference.eras:
                 self.notes[f"{era}: the reference has no such era"] += 1
                 continue
-            self._runtime_checks(ex, era, holding[era], args, out0, fail)
+            runtime_checks(self, ex, era, holding[era], args, out0, fail)
 
-    def _meta_checks(self, ex: Example, holding: dict[str, list[BoundPath]], fail: _Fail) -> Any:
-        """Check 1: the meta kernel on meta tensors and under a static FakeTensorMode; returns its output 0."""
-        dims = ex.values
-        start = time.perf_counter()
-        outs = self._call(ex.arguments("meta"), ex, fail, "meta")
-        self._time("meta", start)
-        start = time.perf_counter()
-        with self.fake:
-            fake_outs = self._call(ex.arguments(None), ex, fail, "FakeTensorMode")
-        self._time("fake", start)
-        paths = [p for ps in holding.values() for p in ps]
-        if not paths:
-            self.notes["no contract path holds: output shapes unchecked"] += 1
-        for check, got in (("meta-shape", outs), ("fake-shape", fake_outs)):
-            for p in paths:
-                for j, want in enumerate(p.outputs):
-                    if want is None:
-                        continue
-                    expected = E.evaluate(want, dims)
-                    actual = _describe(got[j]) if j < len(got) else "nothing"
-                    if actual != _fmt_value(expected):
-                        raise fail(check, _fmt_value(expected), actual,
-                                   f"output {j} is {actual} but path {p.id}@{p.era} says {_fmt_value(expected)}")
-        for j, (a, b) in enumerate(zip(outs, fake_outs)):
-            if _describe(a) != _describe(b) or _dtype(a) != _dtype(b):
-                raise fail("fake-shape", f"{_describe(a)} {_dtype(a)}", f"{_describe(b)} {_dtype(b)}",
-                           f"output {j} under FakeTensorMode differs from the meta tensor run")
-        return outs[0] if outs else None
 
-    def _runtime_checks(self, ex: Example, era: str, holding: list[BoundPath], args: Mapping[str, Any],
-                        out0: Any, fail: _Fail) -> None:
-        """Checks 2 and 3 in one era of the runtime."""
-        ref = self.reference
-        start = time.perf_counter()
-        try:
-            rpath = ref.select_path(args, era)
-            ref0 = ref.run(args, era, rpath)[0]
-        except ref.rejects as err:
-            self._time(ref.name, start)
-            which = "; contract paths " + ", ".join(p.id for p in holding) if holding else ""
-            self.notes[f"{era}: the runtime rejects the input ({type(err).__name__}){which}"] += 1
-            return
-        except Unmodelled as err:
-            self._time(ref.name, start)
-            self.notes[f"{era}: not modelled by the reference: {str(err).splitlines()[0][:80]}"] += 1
-            return
-        self._time(ref.name, start)
-        fail.runtime_paths[era] = rpath
-        pid = ref.path_id(rpath)
-        if not holding:
-            self.notes[f"{era}: the runtime takes {rpath} where no contract path holds"] += 1
-        elif pid not in {p.id for p in holding} and pid in {p.id for p in ex.case.paths if p.era == era}:
-            self.notes[f"{era}: the runtime takes {rpath}, the contract says "
-                       f"{'/'.join(p.id for p in holding)}"] += 1
-        want = f"{_describe(ref0)} {_dtype(ref0)} {_density(ref0)}"
-        got = f"{_describe(out0)} {_dtype(out0)} {_density(out0)}"
-        if want != got and accepted_by(self.accepted, "SC011", pid, ex.case.id):
-            self.notes[f"{era}: the runtime's output 0 on {rpath} differs from the contract, accepted by the "
-                       "contract's [[suppress]] (SC011)"] += 1
-            return
-        if want != got:
-            raise fail("runtime", want, got, f"output 0 of the meta kernel is {got}; the runtime ({era}, "
-                       f"{rpath}) returns {want}")
-        start = time.perf_counter()
-        ref_math = ref.expected(args, era, rpath)
-        self._time("math", start)
-        if ref_math is None:
-            return
-        if ref_math.numel() != ref0.numel():
-            raise fail("values", f"{tuple(ref_math.shape)} values", _describe(ref0),
-                       f"the runtime ({era}, {rpath}) returns {ref0.numel()} values, the math {ref_math.numel()}")
-        atol, rtol = ref.tolerance(args, _dtype(ref0))
-        bad = compare_values(ref0, ref_math, atol, rtol)
-        if bad is not None:
-            raise fail("values", f"{bad.want:.6g} (math)", f"{bad.got:.6g}",
-                       f"the runtime ({era}, {rpath}) differs from the math at index {bad.index} "
-                       f"({bad.bad} of {bad.total} values; atol={atol}, rtol={rtol})")
+def _meta_checks(checker: Checker, ex: Example, holding: dict[str, list[BoundPath]], fail: _Fail) -> Any:
+    """Check 1: the meta kernel on meta tensors and under a static FakeTensorMode; returns its output 0."""
+    dims = ex.values
+    start = time.perf_counter()
+    outs = _call(checker.kernel, ex.arguments("meta"), ex, fail, "meta")
+    checker._time("meta", start)
+    start = time.perf_counter()
+    with checker.fake:
+        fake_outs = _call(checker.kernel, ex.arguments(None), ex, fail, "FakeTensorMode")
+    checker._time("fake", start)
+    paths = [p for ps in holding.values() for p in ps]
+    if not paths:
+        checker.notes["no contract path holds: output shapes unchecked"] += 1
+    for check, got in (("meta-shape", outs), ("fake-shape", fake_outs)):
+        for p in paths:
+            for j, want in enumerate(p.outputs):
+                if want is None:
+                    continue
+                expected = E.evaluate(want, dims)
+                actual = describe(got[j]) if j < len(got) else "nothing"
+                if actual != fmt_value(expected):
+                    raise fail(check, fmt_value(expected), actual,
+                               f"output {j} is {actual} but path {p.id}@{p.era} says {fmt_value(expected)}")
+    for j, (a, b) in enumerate(zip(outs, fake_outs)):
+        if describe(a) != describe(b) or dtype_name(a) != dtype_name(b):
+            raise fail("fake-shape", f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
+                       f"output {j} under FakeTensorMode differs from the meta tensor run")
+    return outs[0] if outs else None
 
-    def _call(self, args: Mapping[str, Any], ex: Example, fail: _Fail, where: str) -> list[Any]:
-        pos, kw = call_args(self.kernel, ex.case, lambda a: args[a.name], lambda a: concrete_size(a, ex.values))
-        try:
-            result = self.kernel.fn(*pos, **kw)
-        except Exception as err:  # the kernel failed on a valid input: a finding
-            raise fail("kernel-error", "outputs", f"{type(err).__name__}",
-                       f"the meta kernel raised {type(err).__name__} on {where} tensors: "
-                       f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}") from err
-        return list(result) if isinstance(result, (tuple, list)) else [result]
+
+def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, where: str) -> list[Any]:
+    pos, kw = call_args(kernel, ex.case, lambda a: args[a.name], lambda a: concrete_size(a, ex.values))
+    try:
+        result = kernel.fn(*pos, **kw)
+    except Exception as err:  # the kernel failed on a valid input: a finding
+        raise fail("kernel-error", "outputs", f"{type(err).__name__}",
+                   f"the meta kernel raised {type(err).__name__} on {where} tensors: "
+                   f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}") from err
+    return list(result) if isinstance(result, (tuple, list)) else [result]
 
 
 class _Fail:
@@ -192,34 +146,9 @@ class _Fail:
         self.holding = holding
         self.runtime_paths: dict[str, str] = {}  # era -> the path the runtime took (filled by check 2)
 
-    def __call__(self, check: str, expected: str, got: str, message: str) -> FuzzFailure:
+    def __call__(self, check: str, expected: str, got: str, message: str, code: str | None = None) -> FuzzFailure:
         ex, replay = self.ex, self.checker.replay
         paths = {era: [p.id for p in ps] for era, ps in self.holding.items()}
         f = Failure(check, ex.text(), ex.case.id, ex.values, ex.seed, paths, dict(self.runtime_paths), expected,
-                    got, message, replay(ex.text()) if replay else "")
+                    got, message, replay(ex.text()) if replay else "", code)
         return FAILURE_TYPES[check](f)
-
-
-def _describe(x: Any) -> str:
-    import torch
-
-    if isinstance(x, torch.Tensor):
-        return str(tuple(int(d) for d in x.shape))
-    if isinstance(x, (int, torch.SymInt)):
-        return str(int(x))
-    return "nothing" if x is None else type(x).__name__
-
-
-def _fmt_value(v: Any) -> str:
-    return str(tuple(v)) if isinstance(v, tuple) else str(v)
-
-
-def _dtype(x: Any) -> str:
-    return str(x.dtype).replace("torch.", "") if hasattr(x, "dtype") else "-"
-
-
-def _density(x: Any) -> str:
-    # The contract language states no strides, so only density is compared (both sides are dense tensors).
-    if not hasattr(x, "is_contiguous"):
-        return "-"
-    return "contiguous" if x.is_contiguous() else f"strided{tuple(x.stride())}"

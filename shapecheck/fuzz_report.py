@@ -12,8 +12,12 @@ from . import _compat as C
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
-differ from the contract (or from each other); its output 0 differs from the runtime's; the runtime's values
-differ from the math."""
+differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
+(another path, a rejected input, another output 0); the runtime's values differ from the math.
+
+A failure of the runtime reference carries the rule code ``ref check`` gives the same defect
+(``runtime.RUNTIME_RULES``): "runtime" is SC010 (dispatch), SC014 (rejects) or SC011 (output 0 shape; none
+when only dtype or density differ, which the contract does not state), "values" is SC012."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +33,7 @@ class Failure:
     got: str
     message: str
     replay: str = ""  # a command that replays this example alone
+    code: str | None = None  # the runtime rule (SC010-SC014) of a runtime finding, as `ref check` reports it
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,8 @@ class FuzzFailure(AssertionError):
 
     def __init__(self, failure: Failure):
         self.failure = failure
-        super().__init__(f"{failure.check}: {failure.message}\n  example: {failure.example}"
+        code = f" ({failure.code})" if failure.code else ""
+        super().__init__(f"{failure.check}{code}: {failure.message}\n  example: {failure.example}"
                          + (f"\n  replay:  {failure.replay}" if failure.replay else ""))
 
 
@@ -97,3 +103,29 @@ class ValueFailure(FuzzFailure):
 
 FAILURE_TYPES = {"kernel-error": KernelErrorFailure, "meta-shape": MetaShapeFailure,
                   "fake-shape": FakeShapeFailure, "runtime": RuntimeFailure, "values": ValueFailure}
+
+
+def describe(x: Any) -> str:
+    """An output as a report shows it: a tensor's shape, an integer, 'nothing' or a type name."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return str(tuple(int(d) for d in x.shape))
+    if isinstance(x, (int, torch.SymInt)):
+        return str(int(x))
+    return "nothing" if x is None else type(x).__name__
+
+
+def fmt_value(v: Any) -> str:
+    return str(tuple(v)) if isinstance(v, tuple) else str(v)
+
+
+def dtype_name(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "") if hasattr(x, "dtype") else "-"
+
+
+def density(x: Any) -> str:
+    # The contract language states no strides, so only density is compared (both sides are dense tensors).
+    if not hasattr(x, "is_contiguous"):
+        return "-"
+    return "contiguous" if x.is_contiguous() else f"strided{tuple(x.stride())}"
