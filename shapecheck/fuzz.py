@@ -37,6 +37,8 @@ from .fuzz_report import KernelErrorFailure as KernelErrorFailure
 from .fuzz_report import MetaShapeFailure as MetaShapeFailure
 from .fuzz_report import RuntimeFailure as RuntimeFailure
 from .fuzz_report import ValueFailure as ValueFailure
+from .runtime import MetalReference as MetalReference
+from .runtime import Unmodelled as Unmodelled
 from .strategies import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_SIDE,

@@ -15,7 +15,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .arguments import make_arguments as make_arguments
+from . import arguments
 from .compiled import compiled as compiled
 from .compiled import fast_holds as fast_holds
 from .contract import BoundCase, BoundPath, Contract
@@ -54,6 +54,11 @@ def cases(contract: Contract, *, path: str | None = None, era: str | None = None
 def inputs(contract: Contract, path: str | None = None, **kwargs: Any) -> st.SearchStrategy[Inputs]:
     """Concrete argument sets of ``contract`` (cpu tensors with sizes, dtypes, masks, flags); see ``cases``."""
     return cases(contract, path=path, **kwargs).map(lambda ex: Inputs(ex, ex.arguments("cpu")))
+
+
+def make_arguments(ex: Example, device: str | None = "cpu") -> dict[str, Any]:
+    """``Example.arguments``: the example's arguments by name (see ``arguments.make_arguments``)."""
+    return arguments.make_arguments(ex.case, ex.values, ex.seed, device)
 
 
 def _examples(plan: Plan, timings: dict[str, float] | None) -> st.SearchStrategy[Example]:
