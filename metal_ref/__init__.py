@@ -8,6 +8,7 @@ float64 oracle. Plain torch on CPU; imports nothing from ``shapecheck``.
 
 from metal_ref import general, general_chunked, prefill, vector_1pass, vector_2pass
 from metal_ref._common import RuntimeCheckError as RuntimeCheckError
+from metal_ref._common import RuntimeNotImplementedError as RuntimeNotImplementedError
 from metal_ref._common import math_reference as math_reference
 from metal_ref.dispatch import ERAS as ERAS
 from metal_ref.dispatch import PATHS as PATHS
@@ -18,6 +19,7 @@ __all__ = [
     "ERAS",
     "PATHS",
     "RuntimeCheckError",
+    "RuntimeNotImplementedError",
     "general",
     "general_chunked",
     "math_reference",

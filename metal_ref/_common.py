@@ -27,6 +27,11 @@ class RuntimeCheckError(ValueError, RuntimeError):
     """
 
 
+class RuntimeNotImplementedError(RuntimeCheckError, NotImplementedError):
+    """The real op refuses the input with TORCH_CHECK_NOT_IMPLEMENTED: a runtime check (a NotImplementedError
+    as torch raises it). Other NotImplementedErrors of this package mark inputs it does not model."""
+
+
 @dataclass(frozen=True)
 class Prepared:
     """The op's inputs after ``ensure_4d`` and mask expansion, as every path sees them."""

@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from metal_ref import general, general_chunked, prefill, vector_1pass, vector_2pass
-from metal_ref._common import check_dtypes
+from metal_ref._common import RuntimeNotImplementedError, check_dtypes
 
 PATHS = ("general", "vector_1pass", "vector_2pass", "general_chunked", "prefill", "mpp")
 """Every runtime path ``select_path`` can return and ``run(path=...)`` accepts."""
@@ -139,7 +139,7 @@ def run(
     if path is not None and path not in PATHS:
         raise ValueError(f"path={path!r}; expected one of {PATHS}")
     if era == "current" and dropout_p != 0.0:
-        raise NotImplementedError("scaled_dot_product_attention for MPS does not support dropout.")
+        raise RuntimeNotImplementedError("scaled_dot_product_attention for MPS does not support dropout.")
     hq, hk = query.shape[-3] if query.dim() >= 3 else None, key.shape[-3] if key.dim() >= 3 else None
     if era == "2026-03" and enable_gqa and hq is not None and hk is not None and hk != hq:
         if hk == 0 or hq % hk:

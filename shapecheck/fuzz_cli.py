@@ -49,9 +49,11 @@ def fuzz_op_cmd(op, contract, meta, meta_source, examples, seed, eras, cases, pa
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).
 
     Each example checks (1) the meta kernel's output shapes, on meta tensors and under FakeTensorMode,
-    against the contract; (2) its output 0 against the runtime reference's (shape, dtype, density);
-    (3) the reference's values against the float64 math. Checks 2 and 3 need a reference (metal_ref for
-    aten::_scaled_dot_product_attention_math_for_mps) and are skipped, with a note, for other ops.
+    against the contract; (2) the runtime reference's dispatch against the contract's paths and its output 0
+    against the meta kernel's (shape, dtype, density); (3) the reference's values against the float64 math.
+    Runtime findings carry the rule codes of `ref check` (SC010-SC014), whose [[suppress]] tables apply.
+    Checks 2 and 3 need a reference (metal_ref for aten::_scaled_dot_product_attention_math_for_mps) and are
+    skipped, with a note, for other ops.
     """
     from .fuzz import FuzzOptions, check_examples, fuzz_op
     from .strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
@@ -69,7 +71,10 @@ def fuzz_op_cmd(op, contract, meta, meta_source, examples, seed, eras, cases, pa
 
 
 def render_text(report: Any) -> str:
-    """The text report: a verdict line, the run's figures, then each failure with its replay command."""
+    """The text report: a verdict line, the run's figures, then each failure (with the runtime rule of a runtime
+    finding, as ``ref check`` names it) and its replay command."""
+    from .runtime import RUNTIME_RULES
+
     verdict = "PASS" if report.verdict == "pass" else "FAIL"
     lines = [f"{verdict}: {report.op} fuzzed against {report.contract} (kernel: {report.kernel}; "
              f"{report.examples} examples, {report.examples_per_second:.1f} examples/s, {report.seconds:.2f}s"
@@ -87,7 +92,7 @@ def render_text(report: Any) -> str:
     if report.replay:
         lines.append(f"  replay the run: {report.replay}")
     for f in report.failures:
-        lines += ["", f"{f.check}: {f.message}",
+        lines += ["", f"{f.check}" + (f" ({f.code} {RUNTIME_RULES[f.code][0]})" if f.code else "") + f": {f.message}",
                   f"  example:  {f.example}",
                   f"  case:     {f.case}",
                   f"  dims:     {', '.join(f'{k}={v}' for k, v in f.dims.items())}",

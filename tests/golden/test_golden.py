@@ -8,7 +8,8 @@ Each example lives in ``tests/golden/examples/``:
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
-  something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``).
+  something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
+  whose reference agrees with the math by construction, the example plants wrong values in the reference.
 
 The commands run in this process through ``shapecheck.cli.main`` with the repository root as the current
 directory (torch is imported once; ``-j 1`` everywhere, so nothing forks). Each report is reduced to its
@@ -54,6 +55,20 @@ class Example:
     rule: str
     args: tuple[str, ...]
     exit_code: int
+    plant: str = ""  # a defect planted in the runtime reference for the run (a function of this module)
+
+
+def _values_off(monkeypatch) -> None:
+    """The runtime reference's output 0 shifted by 0.05: wrong values, right shapes and dispatch."""
+    import metal_ref
+
+    real = metal_ref.run
+
+    def off_by_a_bit(*a, **k):
+        out0, out1 = real(*a, **k)
+        return out0 + 0.05, out1
+
+    monkeypatch.setattr(metal_ref, "run", off_by_a_bit)
 
 
 def _verify(contract: str, kernel: str | None = None) -> tuple[str, ...]:
@@ -78,7 +93,7 @@ EXAMPLES = [
     Example("SC008", ("gate", f"{EXAMPLES_DIR}/sc008_stale_suppression.toml", "--json", "{json}", "-j", "1"), 1),
     Example("SC010", _ref("sc010_dispatch_mismatch.toml"), 1),
     Example("SC011", _ref("sc011_runtime_output_shape.toml"), 1),
-    Example("SC012", _ref("sc012_runtime_values.toml"), 1),
+    Example("SC012", _ref("sc012_runtime_values.toml"), 1, plant="_values_off"),
     Example("SC013", _ref("sc013_runtime_output1_shape.toml"), 1),
     Example("SC014", _ref("sc014_runtime_rejects.toml"), 1),
 ]
@@ -156,6 +171,8 @@ def golden_path(rule: str) -> Path:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.rule for e in EXAMPLES])
 def test_golden(example: Example, tmp_path, monkeypatch, regen_golden):
+    if example.plant:
+        globals()[example.plant](monkeypatch)
     code, doc, err = run_command(example.args, tmp_path, monkeypatch)
     got = reduce(example.args, code, doc)
     # the example does what it is for, whatever the golden file says

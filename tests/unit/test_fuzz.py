@@ -72,7 +72,7 @@ def test_finds_that_the_current_chunked_path_returns_a_4d_output_for_a_3d_query(
                                     cases=("rank=3,mask=none",), verify_examples=False))
     assert r.verdict == "fail"
     (f,) = r.failures
-    assert f.check == "runtime" and f.runtime_paths == {"current": "general_chunked"}
+    assert f.check == "runtime" and f.code == "SC011" and f.runtime_paths == {"current": "general_chunked"}
     assert f.dims["L"] == 3069 and all(v == 1 for k, v in f.dims.items() if k != "L")  # shrunk to the minimum
     assert f.expected.startswith("(1, 1, 3069, 1)") and f.got.startswith("(1, 3069, 1)")
 

@@ -1,0 +1,69 @@
+"""Input construction: the arguments of a contract case at a point of its dims, by name.
+
+Every command that runs an op on concrete inputs (``fuzz op`` and ``ref check`` through the runtime reference,
+``Example.arguments``, the ``inputs`` strategy) builds them here, so the same case, dims and seed give the
+same tensors everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .compiled import compiled
+from .contract import BoundCase
+
+MASK_KEEP = 0.75
+"""The probability that a mask keeps an element: a bool mask is True there, an additive mask finite. Mostly
+kept, so that fully masked rows occur at small sizes but do not dominate. (``ref check`` drew bool masks with
+0.8 before both commands shared this construction; 0.75 is what ``fuzz op`` drew.)"""
+
+
+def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
+                   device: str | None = "cpu") -> dict[str, Any]:
+    """Every argument of the contract by name, in order: tensors, None for absent ones, scalars as the case
+    fixes them. Tensors: ``"cpu"``, values drawn from ``seed``; another device (``"meta"``), empty; None,
+    ``torch.empty`` on the default device (fake tensors under a FakeTensorMode).
+
+    On the cpu: floating tensors are randn; bool tensors (masks) are True with probability ``MASK_KEEP``; a
+    floating tensor whose name contains "mask" is an additive mask, randn where kept and -inf elsewhere;
+    integer tensors are in [-8, 8].
+
+    Why additive masks mix both: a mask of the query dtype reaches the op either as a converted bool mask
+    (0 / -inf: F.sdpa converts bool masks before calling the op, mps-sdpa-facts 3.1) or as a bias (finite
+    values). ``ref check`` used to draw 0 / -inf and ``fuzz op`` randn; each hid a documented runtime quirk:
+    randn never masks a key (so no fully masked row, nor the MPSGraph path's zeroing of all -inf rows, is
+    ever checked), and 0 / -inf hides the prefill kernel's mask * ln 2 (only finite non-zero values show it).
+    """
+    import torch
+
+    from ._compat import DTYPES
+
+    gen = torch.Generator().manual_seed(seed)
+    out: dict[str, Any] = {}
+    for a in case.args:
+        if not a.present or a.kind == "none":
+            out[a.name] = None
+        elif a.kind == "tensor":
+            shape = compiled(a.shape)(dims) if a.shape is not None else None
+            dtype = DTYPES[a.dtype]
+            if device is None:
+                out[a.name] = torch.empty(shape, dtype=dtype)
+            elif device != "cpu":
+                out[a.name] = torch.empty(shape, dtype=dtype, device=device)
+            elif dtype.is_floating_point and "mask" in a.name:
+                keep = torch.rand(shape, generator=gen) < MASK_KEEP
+                out[a.name] = torch.randn(shape, generator=gen).masked_fill(~keep, float("-inf")).to(dtype)
+            elif dtype.is_floating_point:
+                out[a.name] = torch.randn(shape, generator=gen).to(dtype)
+            elif dtype == torch.bool:
+                out[a.name] = torch.rand(shape, generator=gen) < MASK_KEEP
+            else:
+                out[a.name] = torch.randint(-8, 9, shape, generator=gen).to(dtype)
+        elif a.expr is not None:
+            from .trace import concrete_size
+
+            out[a.name] = concrete_size(a, dims)
+        else:
+            out[a.name] = a.value
+    return out
