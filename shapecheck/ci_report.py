@@ -310,7 +310,18 @@ def render_junit(result: RunResult, cwd: Path) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # The registry
 
-_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref"}
+_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref", "fuzz": "fuzz"}
+
+
+def _native_text(result: RunResult) -> str:
+    """The text report of fuzz and ref check, as each has always printed it."""
+    if result.command == "fuzz":
+        from .fuzz_report import render_text as fuzz_text
+
+        return fuzz_text(result.native)
+    from .refcheck import render_text as ref_text
+
+    return ref_text(result.native)
 
 
 def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
@@ -322,6 +333,10 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
 
         report = result.runs[0].report
         return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)
+    if result.native is not None and fmt == "json":
+        return json.dumps(result.native.to_json(), indent=2)
+    if result.native is not None and fmt == "text":
+        return _native_text(result)
     if fmt == "text":
         return render_text(result, cwd, quiet=quiet)
     renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,

@@ -15,7 +15,7 @@ from . import expr as E
 from .compiled import fast_holds
 from .contract import BoundCase, BoundPath, Contract
 from .examples import Example, largest_tensor
-from .fuzz_report import FAILURE_TYPES, Failure, FuzzFailure, describe, dtype_name, fmt_value
+from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure, describe, dtype_name, fmt_value
 from .fuzz_runtime import runtime_checks
 from .plan import DEFAULT_MAX_ELEMENTS
 from .runtime import live_runtime_suppressions, reference_for
@@ -150,5 +150,5 @@ class _Fail:
         ex, replay = self.ex, self.checker.replay
         paths = {era: [p.id for p in ps] for era, ps in self.holding.items()}
         f = Failure(check, ex.text(), ex.case.id, ex.values, ex.seed, paths, dict(self.runtime_paths), expected,
-                    got, message, replay(ex.text()) if replay else "", code)
+                    got, message, replay(ex.text()) if replay else "", code or CHECK_RULES[check])
         return FAILURE_TYPES[check](f)

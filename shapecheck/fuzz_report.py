@@ -15,9 +15,15 @@ CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
 differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
 (another path, a rejected input, another output 0); the runtime's values differ from the math.
 
-A failure of the runtime reference carries the rule code ``ref check`` gives the same defect
-(``runtime.RUNTIME_RULES``): "runtime" is SC010 (dispatch), SC014 (rejects) or SC011 (output 0 shape; none
-when only dtype or density differ, which the contract does not state), "values" is SC012."""
+Every failure carries a rule code (``rules.RULES``). A failure of the runtime reference has the code ``ref
+check`` gives the same defect: "runtime" is SC010 (dispatch), SC014 (rejects), SC011 (output 0's shape
+against a contract path) or SC015 (the meta kernel against the runtime where the contract states nothing:
+dtype, density, a shape no path covers); "values" is SC012. The meta kernel's own checks are verify's rules:
+"kernel-error" SC007, "meta-shape" and "fake-shape" SC002 (``CHECK_RULES``)."""
+
+CHECK_RULES = {"kernel-error": "SC007", "meta-shape": "SC002", "fake-shape": "SC002", "runtime": "SC015",
+               "values": "SC012"}
+"""The rule of a failure whose check does not name a more precise one."""
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,7 @@ class Failure:
     got: str
     message: str
     replay: str = ""  # a command that replays this example alone
-    code: str | None = None  # the runtime rule (SC010-SC014) of a runtime finding, as `ref check` reports it
+    code: str = ""  # the rule (rules.RULES); runtime findings have the code `ref check` gives them
 
 
 @dataclass(frozen=True)
@@ -129,3 +135,38 @@ def density(x: Any) -> str:
     if not hasattr(x, "is_contiguous"):
         return "-"
     return "contiguous" if x.is_contiguous() else f"strided{tuple(x.stride())}"
+
+
+def render_text(report: Any) -> str:
+    """The text report: a verdict line, the run's figures, then each failure (with the runtime rule of a runtime
+    finding, as ``ref check`` names it) and its replay command."""
+    from .rules import RULES
+
+    verdict = "PASS" if report.verdict == "pass" else "FAIL"
+    lines = [f"{verdict}: {report.op} fuzzed against {report.contract} (kernel: {report.kernel}; "
+             f"{report.examples} examples, {report.examples_per_second:.1f} examples/s, {report.seconds:.2f}s"
+             + (f", seed {report.seed}" if report.replay else "") + ")"]
+    if report.explicit or report.verify:
+        lines.append(f"  explicit examples: {report.explicit}" + (f" (verify: {report.verify})" if report.verify else ""))
+    lines.append(f"  reference: {report.reference}")
+    total = sum(report.timings.values()) or 1.0
+    lines.append("  time: " + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in report.timings.items()))
+    if report.paths:
+        lines.append("  contract paths hit: " + ", ".join(f"{k} {v}" for k, v in report.paths.items()))
+    if report.notes:
+        lines.append("  notes (not failures):")
+        lines += [f"    {n:6d}  {text}" for text, n in report.notes.items()]
+    if report.replay:
+        lines.append(f"  replay the run: {report.replay}")
+    for f in report.failures:
+        lines += ["", f"{f.check}" + (f" ({f.code} {RULES[f.code].name})" if f.code else "") + f": {f.message}",
+                  f"  example:  {f.example}",
+                  f"  case:     {f.case}",
+                  f"  dims:     {', '.join(f'{k}={v}' for k, v in f.dims.items())}",
+                  f"  paths:    {'; '.join(e + ': ' + (', '.join(p) or '-') for e, p in f.paths.items())}"]
+        if f.runtime_paths:
+            lines.append(f"  runtime:  {'; '.join(f'{e}: {p}' for e, p in f.runtime_paths.items())}")
+        lines += [f"  expected: {f.expected}", f"  got:      {f.got}"]
+        if f.replay:
+            lines.append(f"  replay:   {f.replay}")
+    return "\n".join(lines)

@@ -6,28 +6,36 @@ import sys
 
 import click
 
+from .cli_options import check_outputs, contract_option, emit, output_options
 
-@click.group("ref")
+REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC014) not accepted by a
+[[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
+reference, unknown era, usage), 4 internal error (a bug in shapecheck)."""
+
+
+@click.group("ref", epilog=REF_HELP)
 def ref() -> None:
     """Reference kernels (metal_ref) against contracts."""
 
 
-@ref.command("check")
+@ref.command("check", epilog=REF_HELP)
 @click.argument("op")
-@click.option("--contract", type=click.Path(dir_okay=False), help="Contract file (default: contracts/<ns>/<op>.toml).")
+@contract_option
 @click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
 @click.option("--examples", type=click.IntRange(1, 10_000), default=24, show_default=True,
               help="Inputs per contract path (boundary values first).")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def ref_check_cmd(op, contract, eras, examples, seed, fmt):
+@output_options()
+def ref_check_cmd(op, contract, eras, examples, seed, fmt, outputs, quiet):
     """Run every path of OP's contract on inputs that satisfy its precondition, with the metal_ref ports:
     dispatch, output-0 shape, values against float64 math, and the documented output 1."""
-    import json
-
+    from . import _compat as C
+    from .adapters import ref_result
     from .errors import TargetError
-    from .refcheck import ref_check, render_text
+    from .refcheck import ref_check
     from .target import load_op_contract
+
+    check_outputs(outputs)
 
     c = load_op_contract(op, contract)
     path = c.file
@@ -35,5 +43,5 @@ def ref_check_cmd(op, contract, eras, examples, seed, fmt):
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
     report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed)
-    click.echo(json.dumps(report.to_json(), indent=2) if fmt == "json" else render_text(report))
+    emit(ref_result(c, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

@@ -40,7 +40,7 @@ class RefFinding:
 
     @property
     def kind(self) -> str:
-        return REF_RULES[self.code][0]
+        return REF_RULES[self.code].name
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "era": self.era, "path": self.path, "case": self.case,

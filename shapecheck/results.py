@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import suppressions
 from .contract import Contract
@@ -66,6 +67,7 @@ class RunResult:
     torch_version: str
     source: KernelSource = INSTALLED
     command: str = "gate"  # gate | verify | fuzz | ref check: names the tool run in every format
+    native: Any = None  # the command's own report (fuzz, ref check): its text and JSON are its own
 
     @property
     def meta_source(self) -> str | None:

@@ -29,7 +29,7 @@ class Rule:
     name: str
     summary: str  # what a finding means, one line
     severity: Severity
-    reported_by: str  # the command whose runs report it: verify (also gate), gate, ref
+    reported_by: str  # the command whose runs report it: verify (also gate and fuzz), gate, ref (also fuzz), fuzz
     fix: str = ""  # the default fix suggestion; verify's fixes module refines some from what it explored
 
     @property
@@ -82,6 +82,11 @@ RULES: dict[str, Rule] = _rules(
     Rule("SC013", "runtime-output1-shape",
          "output 1 differs from the shape the contract documents for the path", E, "ref"),
     Rule("SC014", "runtime-rejects", "the runtime raises on an input the path's precondition admits", E, "ref"),
+    Rule("SC015", "meta-runtime-mismatch",
+         "the meta kernel's output 0 differs from the runtime reference's where the contract states nothing "
+         "(dtype, memory layout, or a shape no contract path covers)", E, "fuzz",
+         "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
+         "order and returns another)"),
 )
 del E, INC, N
 
@@ -92,7 +97,8 @@ def rule(code: str) -> Rule:
 
 def rules_of(command: str) -> dict[str, Rule]:
     """The rules a command's runs report (``verify`` also covers the gate, which runs verify)."""
-    commands = {"verify": {"verify"}, "gate": {"verify", "gate"}, "ref": {"ref"}}[command]
+    commands = {"verify": {"verify"}, "gate": {"verify", "gate"}, "ref": {"ref"},
+                "fuzz": {"verify", "ref", "fuzz"}}[command]
     return {c: r for c, r in RULES.items() if r.reported_by in commands}
 
 

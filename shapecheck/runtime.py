@@ -20,17 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from . import suppressions
 from .arguments import make_arguments
 from .contract import BoundCase, Contract
+from .rules import rules_of
 
-RUNTIME_RULES = {
-    "SC010": ("dispatch-mismatch", "the runtime's dispatch picks another path than the contract's `when` names"),
-    "SC011": ("runtime-output-shape", "the runtime's output 0 shape differs from the contract's output-0 shape"),
-    "SC012": ("runtime-values", "output 0 differs from the float64 math reference beyond the dtype tolerance"),
-    "SC013": ("runtime-output1-shape", "output 1 differs from the shape the contract documents for the path"),
-    "SC014": ("runtime-rejects", "the runtime raises on an input the path's precondition admits"),
-}
-"""Rule codes of runtime findings, the same in ``ref check`` and ``fuzz op``."""
+RUNTIME_RULES = rules_of("ref")
+"""Rule codes of runtime findings, the same in ``ref check`` and ``fuzz op`` (from the rule registry)."""
 
 TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (2e-3, 1e-2), "bfloat16": (1e-2, 2e-2), "float64": (1e-7, 1e-7)}
 """(atol, rtol) of output 0 against the float64 math, per output dtype: the tolerances of tests/metal_ref
@@ -282,10 +278,7 @@ def compare_values(got: Any, want: Any, atol: float, rtol: float) -> ValueMismat
 
 def live_runtime_suppressions(contract: Contract) -> list:
     """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014) that have not expired."""
-    import datetime
-
-    today = datetime.date.today().isoformat()
-    return [s for s in contract.suppressions if s.rule in RUNTIME_RULES and not (s.expires and s.expires < today)]
+    return suppressions.in_force(contract.suppressions, RUNTIME_RULES)
 
 
 def accepted_by(suppressions: list, rule: str, path: str, case_id: str):

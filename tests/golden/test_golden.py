@@ -7,6 +7,8 @@ Each example lives in ``tests/golden/examples/``:
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
+- SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
+  the runtime's memory layout;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
   whose reference agrees with the math by construction, the example plants wrong values in the reference.
@@ -96,6 +98,9 @@ EXAMPLES = [
     Example("SC012", _ref("sc012_runtime_values.toml"), 1, plant="_values_off"),
     Example("SC013", _ref("sc013_runtime_output1_shape.toml"), 1),
     Example("SC014", _ref("sc014_runtime_rejects.toml"), 1),
+    Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
+                      "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
+                      "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
@@ -149,6 +154,9 @@ def reduce(args: tuple[str, ...], code: int, doc: dict) -> dict:
     if args[0] == "ref":
         findings = [_ref_finding(f) for f in doc["findings"]]
         suppressed = [_ref_finding(f) for f in doc["suppressed"]]
+    elif args[0] == "fuzz":
+        findings = [{"code": f["code"], "case": f["case"], "check": f["check"]} for f in doc["failures"]]
+        suppressed = []
     elif args[0] == "gate":
         assert doc["exit_code"] == code, (doc["exit_code"], code)
         findings = [_verify_finding(v) for r in doc["reports"] for v in r["violations"] + r["stale_suppressions"]]

@@ -12,7 +12,7 @@ import metal_ref
 from shapecheck import runtime
 from shapecheck.contract import load_contract
 from shapecheck.fuzz import FuzzOptions, check_examples, fuzz_op
-from shapecheck.fuzz_cli import render_text
+from shapecheck.fuzz_report import render_text
 from shapecheck.refcheck import check_point, ref_check
 from shapecheck.runtime import MetalReference, RuntimeReference, reference_for
 from shapecheck.strategies import cases, example_at
