@@ -6,14 +6,19 @@ One module per Metal kernel family (``vector_1pass``, ``vector_2pass``, ``prefil
 float64 oracle. Plain torch on CPU; imports nothing from ``shapecheck``.
 """
 
-from metal_ref import general, general_chunked, prefill, vector_1pass, vector_2pass
-from metal_ref._common import RuntimeCheckError as RuntimeCheckError
-from metal_ref._common import RuntimeNotImplementedError as RuntimeNotImplementedError
-from metal_ref._common import math_reference as math_reference
-from metal_ref.dispatch import ERAS as ERAS
-from metal_ref.dispatch import PATHS as PATHS
-from metal_ref.dispatch import run as run
-from metal_ref.dispatch import select_path as select_path
+import warnings
+
+# torch warns at import when numpy is absent; these ports never convert to numpy
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+from metal_ref import general, general_chunked, prefill, vector_1pass, vector_2pass  # noqa: E402
+from metal_ref._common import RuntimeCheckError as RuntimeCheckError  # noqa: E402
+from metal_ref._common import RuntimeNotImplementedError as RuntimeNotImplementedError  # noqa: E402
+from metal_ref._common import math_reference as math_reference  # noqa: E402
+from metal_ref.dispatch import ERAS as ERAS  # noqa: E402
+from metal_ref.dispatch import PATHS as PATHS  # noqa: E402
+from metal_ref.dispatch import run as run  # noqa: E402
+from metal_ref.dispatch import select_path as select_path  # noqa: E402
 
 __all__ = [
     "ERAS",

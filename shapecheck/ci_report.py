@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .findings import SourceLoc, Violation
+from .paths import base_uris, locate
 from .report import group, relpath
 from .results import ContractRun, RunResult
-from .rules import FAILING, RULES, rules_of
+from .rules import FAILING, RULES, Rule, help_uri, rules_of
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -162,7 +163,23 @@ def to_json(result: RunResult) -> dict[str, Any]:
     return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
             "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
             "total_contracts": result.total_contracts, "summary": _counts(result),
-            "reports": [run.report.to_json() for run in result.runs], "seconds": round(result.seconds, 3)}
+            "reports": [_located(run.report.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
+
+
+def _located(doc: dict[str, Any]) -> dict[str, Any]:
+    """A verify JSON document with its file paths as reports name them (``paths.locate``): relative to the
+    repository root or to site-packages (``location.base`` says which), else absolute."""
+    doc = dict(doc, contract=locate(doc["contract"])[0])
+    for key in ("violations", "suppressed", "stale_suppressions"):
+        items = []
+        for v in doc.get(key) or []:
+            if v.get("location"):
+                path, base = locate(v["location"]["file"])
+                v = dict(v, location=dict(v["location"], file=path, base=base))
+            items.append(v)
+        if key in doc:
+            doc[key] = items
+    return doc
 
 
 def render_json(result: RunResult) -> str:
@@ -174,10 +191,22 @@ def render_json(result: RunResult) -> str:
 
 
 def _artifact(file: str, cwd: Path) -> dict[str, Any]:
-    rel = relpath(file, cwd)
-    if Path(rel).is_absolute():
-        return {"uri": Path(rel).as_uri()}
-    return {"uri": Path(rel).as_posix(), "uriBaseId": "SRCROOT"}
+    path, base = locate(file, cwd)
+    if base is None:
+        return {"uri": Path(path).as_uri()}
+    return {"uri": path, "uriBaseId": base}
+
+
+def _sarif_rule(r: Rule) -> dict[str, Any]:
+    """A rule with its help: markdown of what it means and the fix, and its section in docs/rules.md."""
+    text = f"{r.summary}." + (f" Fix: {r.fix}." if r.fix else "")
+    markdown = f"**{r.code} {r.name}**: {r.summary}." + (f"\n\n**Fix.** {r.fix}." if r.fix else "")
+    out = {"id": r.code, "name": r.name, "shortDescription": {"text": r.name}, "fullDescription": {"text": r.summary},
+           "help": {"text": text, "markdown": markdown}, "defaultConfiguration": {"level": r.severity.sarif_level}}
+    uri = help_uri(r)
+    if uri:
+        out["helpUri"] = uri
+    return out
 
 
 def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
@@ -193,16 +222,14 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
 
     reported = rules_of(_RULE_SETS.get(result.command, "gate"))
     ids = sorted(reported)
-    rules = [{"id": code, "name": r.name, "shortDescription": {"text": r.name},
-              "fullDescription": {"text": r.summary},
-              "defaultConfiguration": {"level": r.severity.sarif_level}} for code, r in sorted(reported.items())]
+    rules = [_sarif_rule(r) for _, r in sorted(reported.items())]
     results = []
     notes = []
     for run in result.runs:
         r = run.report
         for v, cases in group(r.violations) + [(v, [""]) for v in run.stale]:
             res: dict[str, Any] = {
-                "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": level(v.code),
+                "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": "note" if v.suppressed else level(v.code),
                 "message": {"text": f"{v.code} {v.kind}: {v.message}"},
                 "locations": [_sarif_location(where(v, run), cwd)],
                 "properties": {"op": r.op, "contract": relpath(r.contract, cwd), "case": cases[0] or None,
@@ -217,7 +244,7 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "shapecheck", "version": __version__,
                             "rules": rules}},
-        "originalUriBaseIds": {"SRCROOT": {"uri": cwd.resolve().as_uri() + "/"}},
+        "originalUriBaseIds": base_uris(cwd),
         "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code,
                          "toolExecutionNotifications": notes}],
         "results": results,
@@ -342,3 +369,34 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
     renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
                  "sarif": render_sarif, "junit": render_junit}
     return renderers[fmt](result, cwd)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A run that could not run (bad input, exit 2; internal error, exit 4): reports that say so
+
+
+def render_error(fmt: str, command: str, message: str, exit_code: int) -> str:
+    """The report of a run that stopped before a verdict, so that CI uploads show the real error: SARIF with a
+    failed invocation and its notification, JUnit with one erroring testcase, JSON with the error, a GitHub
+    ``::error`` line; text is empty (the error line is on stderr)."""
+    from . import __version__
+
+    tool = f"shapecheck {command}".strip()
+    if fmt == "sarif":
+        return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+            "tool": {"driver": {"name": "shapecheck", "version": __version__, "rules": []}},
+            "invocations": [{"executionSuccessful": False, "exitCode": exit_code, "toolExecutionNotifications": [
+                {"level": "error", "message": {"text": message}}]}],
+            "results": []}]}, indent=2)
+    if fmt == "junit":
+        root = ET.Element("testsuites", name=tool, tests="1", failures="0", errors="1", skipped="0")
+        suite = ET.SubElement(root, "testsuite", name=tool, tests="1", failures="0", errors="1", skipped="0")
+        case = ET.SubElement(suite, "testcase", classname="shapecheck", name=command or "shapecheck")
+        ET.SubElement(case, "error", type=f"exit {exit_code}", message=message).text = message
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    if fmt == "json":
+        return json.dumps({"tool": tool, "verdict": "error", "exit_code": exit_code, "error": message}, indent=2)
+    if fmt == "github":
+        return _gh("error", None, f"{tool} (exit {exit_code})", message, Path.cwd())
+    return ""

@@ -110,32 +110,36 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into messages and exit codes."""
     from .errors import ShapecheckError
 
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=argv, prog_name="shapecheck", standalone_mode=False)
+        cli.main(args=args, prog_name="shapecheck", standalone_mode=False)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
-        click.echo("shapecheck: aborted", err=True)
-        sys.exit(2)
+        _fail(args, "shapecheck: aborted", 2)
     except click.ClickException as e:
         where = f" ({e.ctx.command_path})" if getattr(e, "ctx", None) is not None else ""
-        click.echo(f"shapecheck: error{where}: {e.format_message()} (see --help)", err=True)
-        sys.exit(2)
+        _fail(args, f"shapecheck: error{where}: {e.format_message()} (see --help)", 2)
     except ShapecheckError as e:
         if e.exit_code == 2:
-            click.echo(f"shapecheck: error: {e}", err=True)
-        else:
-            click.echo(f"shapecheck: internal error (a bug in shapecheck, please report it): {e}", err=True)
-        sys.exit(e.exit_code)
+            _fail(args, f"shapecheck: error: {e}", 2)
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {e}", e.exit_code)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         click.echo("shapecheck: interrupted", err=True)
         sys.exit(130)
     except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
-        click.echo(f"shapecheck: internal error (a bug in shapecheck, please report it): "
-                   f"{type(e).__name__}: {e}", err=True)
-        sys.exit(4)
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {type(e).__name__}: {e}", 4)
+
+
+def _fail(args: list[str], message: str, code: int) -> None:
+    """One line on stderr, the requested reports written as a failed run, then exit."""
+    from .cli_options import emit_error
+
+    click.echo(message, err=True)
+    emit_error(args, message.removeprefix("shapecheck: "), code)
+    sys.exit(code)
 
 
 def run() -> None:

@@ -163,3 +163,47 @@ def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     if not to_stdout:
         click.echo(render(result, fmt, cwd, context=context, quiet=quiet))
+
+
+def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
+    """(--format, [(format, file)]) as the command line asks, read without click: a run that fails before or
+    during option parsing still writes the reports CI is waiting for."""
+    fmt, outputs = None, []
+    aliases = {"--sarif": "sarif", "--junit": "junit", "--json": "json"}
+    for i, arg in enumerate(argv):
+        name, eq, inline = arg.partition("=")
+        value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+        if value is None:
+            continue
+        if name == "--format":
+            fmt = value
+        elif name == "--output":
+            out_fmt, sep, file = value.partition("=")
+            if sep and out_fmt in FORMATS and file:
+                outputs.append((out_fmt, file))
+        elif name in aliases:
+            outputs.append((aliases[name], value))
+    return fmt, outputs
+
+
+def emit_error(argv: list[str], message: str, exit_code: int) -> None:
+    """Write every requested report as a failed run (see ``ci_report.render_error``); --format github also
+    prints an ``::error`` line. Never raises: the error itself is what matters."""
+    from pathlib import Path
+
+    from .ci_report import render_error
+
+    fmt, outputs = requested_outputs(argv)
+    groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...
+    command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
+    for out_fmt, file in outputs:
+        text = render_error(out_fmt, command, message, exit_code)
+        try:
+            if file == "-":
+                click.echo(text)
+            elif text:
+                Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError:
+            pass
+    if fmt == "github" and not any(f == "-" for _, f in outputs):
+        click.echo(render_error("github", command, message, exit_code))

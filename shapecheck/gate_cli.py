@@ -25,14 +25,19 @@ nothing failed (never a pass), 2 bad input (a malformed contract anywhere in the
 unknown op, a kernel file that does not parse, usage), 4 internal error (a bug in shapecheck)."""
 
 
+def in_ci() -> bool:
+    """Whether the ``CI`` variable says so: set and not a false word (``CI=false`` or ``CI=0`` is not CI)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 class Progress:
     """A single updating ``gate: 12/40 cases`` line on a terminal's stderr, shown once a run has taken more
-    than ``delay`` seconds. Silent when the stream is not a TTY or the ``CI`` variable is set."""
+    than ``delay`` seconds. Silent when the stream is not a TTY or when running in CI (``in_ci``)."""
 
     def __init__(self, stream: TextIO, *, enabled: bool | None = None, delay: float = 1.0,
                  clock=time.monotonic):
         if enabled is None:
-            enabled = stream.isatty() and not os.environ.get("CI")
+            enabled = stream.isatty() and not in_ci()
         self.stream, self.enabled, self.delay, self.clock = stream, enabled, delay, clock
         self.start = clock()
         self.last = float("-inf")

@@ -8,6 +8,7 @@ This module imports nothing from shapecheck or torch: renderers load it without 
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 
@@ -103,3 +104,22 @@ def rules_of(command: str) -> dict[str, Rule]:
 
 
 FAILING = frozenset(c for c, r in RULES.items() if r.fails)
+
+
+def help_uri(r: Rule) -> str | None:
+    """The rule's section of docs/rules.md, under the documentation address the installed package declares
+    (``Project-URL: Documentation``); None when it declares none."""
+    docs = _docs_url()
+    return f"{docs}/rules.md#{r.anchor}" if docs else None
+
+
+@functools.cache
+def _docs_url() -> str | None:
+    from importlib.metadata import PackageNotFoundError, metadata
+
+    try:
+        urls = metadata("torch-shapecheck").get_all("Project-URL") or []
+    except PackageNotFoundError:
+        return None
+    found = (u.split(",", 1) for u in urls if "," in u)
+    return next((url.strip().rstrip("/") for label, url in found if label.strip().lower() == "documentation"), None)

@@ -134,7 +134,8 @@ def test_regressed_kernel_fails_with_SC001_at_its_line_in_every_format(tmp_path)
     (report,) = doc["reports"]
     assert doc["verdict"] == "fail" and report["contract"] == str(contract.resolve())
     v = next(v for v in report["violations"] if v["code"] == "SC001" and v["expr"] == "L <= 8")
-    assert v["location"]["file"] == str(REGRESSED) and v["location"]["line"] == line
+    # relative to the repository root, as the text and SARIF name it (it was absolute)
+    assert (v["location"]["file"], v["location"]["base"], v["location"]["line"]) == (rel, "SRCROOT", line)
     # text
     res = run_cli("gate", contract, "--meta-source", REGRESSED)
     assert res.returncode == 1
@@ -330,7 +331,8 @@ def test_progress_shows_on_a_terminal_after_a_second_only(monkeypatch):
 
     now = [0.0]
     monkeypatch.delenv("CI", raising=False)
-    for tty, ci, shown in ((True, None, True), (False, None, False), (True, "true", False)):
+    for tty, ci, shown in ((True, None, True), (False, None, False), (True, "true", False), (True, "false", True),
+                           (True, "0", True), (True, "1", False)):
         if ci:
             monkeypatch.setenv("CI", ci)
         stream = FakeTTY(tty)

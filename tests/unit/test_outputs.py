@@ -51,3 +51,54 @@ def test_a_bad_output_spec_or_directory_is_bad_input(tmp_path):
         res = run_cli(*VERIFY, "--output", bad)
         assert res.returncode == 2 and "Traceback" not in res.stderr, (bad, res.stderr)
         assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_sarif_rules_carry_help_and_installed_files_are_relative_to_site_packages(tmp_path):
+    """The shipped family's suppressed findings sit in the installed torch's _meta_registrations.py: the
+    artifact is torch/_meta_registrations.py against SITE_PACKAGES, and a suppressed result is a note."""
+    res = run_cli("gate", "-j", "1", "--format", "sarif")
+    doc = json.loads(res.stdout)
+    check_sarif(doc)
+    run = doc["runs"][0]
+    for rule in run["tool"]["driver"]["rules"]:
+        assert rule["help"]["markdown"].startswith(f"**{rule['id']} {rule['name']}**")
+        assert rule["helpUri"].endswith(f"/rules.md#{rule['id'].lower()}-{rule['name']}")
+    assert set(run["originalUriBaseIds"]) == {"SRCROOT", "SITE_PACKAGES"}
+    suppressed = [r for r in run["results"] if r.get("suppressions")]
+    assert suppressed and all(r["level"] == "note" for r in suppressed)
+    where = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in suppressed}
+    assert "torch/_meta_registrations.py" in where
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uriBaseId"] == "SITE_PACKAGES"
+               for r in suppressed if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("torch/"))
+
+
+def test_gate_json_names_files_relative_to_the_repository(tmp_path):
+    out = tmp_path / "g.json"
+    res = run_cli("gate", "contracts", "-j", "1", "--output", f"json={out}")
+    assert res.returncode == 0
+    doc = json.loads(out.read_text())
+    assert all(not r["contract"].startswith("/") for r in doc["reports"])
+    files = [v["location"] for r in doc["reports"] for v in r["suppressed"]]
+    assert files and all(loc["file"] == "torch/_meta_registrations.py" and loc["base"] == "SITE_PACKAGES"
+                         for loc in files)
+
+
+def test_a_run_that_stops_on_bad_input_still_writes_its_reports(tmp_path):
+    """Exit 2 before any verdict: SARIF with a failed invocation, JUnit with an erroring testcase, JSON with the
+    error, and an ::error line under --format github, so CI's upload steps show the real error."""
+    sarif, junit, js = tmp_path / "r.sarif", tmp_path / "r.xml", tmp_path / "r.json"
+    res = run_cli("gate", tmp_path / "missing", "--format", "github", "--sarif", sarif, "--junit", junit,
+                  "--output", f"json={js}")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stdout.startswith("::error title=shapecheck gate (exit 2)::") and "missing" in res.stdout
+    doc = json.loads(sarif.read_text())
+    check_sarif(doc)
+    inv = doc["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False and inv["exitCode"] == 2
+    assert "missing" in inv["toolExecutionNotifications"][0]["message"]["text"]
+    suite = ET.fromstring(junit.read_text())
+    assert suite.get("errors") == "1" and "missing" in suite.find(".//error").get("message")
+    assert json.loads(js.read_text())["verdict"] == "error"
+    # a usage error (before click has parsed the command) too
+    res = run_cli("verify", "op", SDPA_MPS, "--max-traces", "0", "--output", f"sarif={sarif}")
+    assert res.returncode == 2 and json.loads(sarif.read_text())["runs"][0]["invocations"][0]["exitCode"] == 2

@@ -1,0 +1,45 @@
+"""How reports name files: relative to the repository root where a file lies under it (the nearest parent of
+the current directory holding ``.git``, else the current directory), else relative to the ``site-packages``
+folder it was installed in (``torch/_meta_registrations.py``), else absolute. Machine formats say which base
+a relative path has (``SRCROOT`` or ``SITE_PACKAGES``)."""
+
+from __future__ import annotations
+
+import functools
+import sysconfig
+from pathlib import Path
+
+SRCROOT, SITE_PACKAGES = "SRCROOT", "SITE_PACKAGES"
+
+
+@functools.cache
+def repo_root(cwd: Path | None = None) -> Path:
+    start = (cwd or Path.cwd()).resolve()
+    return next((d for d in (start, *start.parents) if (d / ".git").exists()), start)
+
+
+@functools.cache
+def site_packages() -> Path:
+    """The running interpreter's site-packages (where torch and an installed shapecheck live)."""
+    return Path(sysconfig.get_paths()["purelib"]).resolve()
+
+
+def locate(file: str, cwd: Path | None = None) -> tuple[str, str | None]:
+    """(path, base): the file relative to the repository root or site-packages, with that base's name; the
+    absolute path and None when it lies under neither."""
+    p = Path(file)
+    try:
+        p = p.resolve()
+    except OSError:
+        return file, None
+    # the deeper base first: a virtual environment inside the repository still gives torch/...
+    bases = sorted(((SRCROOT, repo_root(cwd)), (SITE_PACKAGES, site_packages())), key=lambda b: -len(b[1].parts))
+    for base_name, base in bases:
+        if p.is_relative_to(base):
+            return p.relative_to(base).as_posix(), base_name
+    return str(p), None
+
+
+def base_uris(cwd: Path | None = None) -> dict[str, dict[str, str]]:
+    """SARIF ``originalUriBaseIds``: each base as a directory URI."""
+    return {SRCROOT: {"uri": repo_root(cwd).as_uri() + "/"}, SITE_PACKAGES: {"uri": site_packages().as_uri() + "/"}}
