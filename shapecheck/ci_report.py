@@ -17,7 +17,7 @@ from .findings import SourceLoc, Violation
 from .paths import base_uris, locate
 from .report import group, relpath
 from .results import ContractRun, RunResult
-from .rules import FAILING, RULES, Rule, help_uri, rules_of
+from .rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -91,7 +91,7 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
         lines.append(f"{run.verdict.value.upper():<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
                      f"{len(r.cases) - checked} skipped, {len(active)} violations, {len(sup)} suppressed, "
                      f"{r.seconds:.2f}s; kernel: {r.kernel})")
-        for v, cases in group(active) + [(v, [""]) for v in run.stale]:
+        for v, cases in group(_shown(active, quiet)) + [(v, [""]) for v in run.stale]:
             loc = where(v, run)
             more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
             case = f" [case {cases[0]}{more}]" if cases[0] else ""
@@ -112,6 +112,11 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _shown(violations: list[Violation], quiet: bool) -> list[Violation]:
+    """With ``quiet``, only findings that fail or leave the run inconclusive (no notes such as SC006)."""
+    return [v for v in violations if not quiet or RULES[v.code].severity is not Severity.NOTE]
+
+
 def _gh_escape(text: str, prop: bool = False) -> str:
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
@@ -125,20 +130,20 @@ def _gh(kind: str, loc: SourceLoc | None, title: str, message: str, cwd: Path) -
     return f"::{kind} {','.join(props)}::{_gh_escape(message)}"
 
 
-def render_github(result: RunResult, cwd: Path) -> str:
+def render_github(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     """GitHub Actions workflow commands: ``::error`` per failing finding, ``::warning`` for inconclusive
     ones and expired suppressions, ``::notice`` for suppressed ones; then the verdict lines."""
     lines = []
     for run in result.runs:
         r = run.report
-        for v, cases in group([v for v in r.violations if not v.suppressed]) + [(v, [""]) for v in run.stale]:
+        for v, cases in group(_shown([v for v in r.violations if not v.suppressed], quiet)) + [(v, [""]) for v in run.stale]:
             kind = {"error": "error", "warning": "warning"}.get(level(v.code), "notice")
             more = f" (+{len(cases) - 1} more cases)" if len(cases) > 1 else ""
             case = f" [{r.op} case {cases[0]}{more}]" if cases[0] else f" [{r.op}]"
             cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
             lines.append(_gh(kind, where(v, run), f"{v.code} {v.kind}",
                              f"{v.message}{case}" + (f"; counterexample: {cex}" if cex else ""), cwd))
-        for v, cases in group([v for v in r.violations if v.suppressed]):
+        for v, cases in group([v for v in r.violations if v.suppressed and not quiet]):
             lines.append(_gh("notice", where(v, run), f"{v.code} {v.kind} (suppressed)",
                              f"{v.expr} [{r.op}, {len(cases)} case(s)]: suppressed: {v.suppressed}", cwd))
         for e in run.expired:
@@ -366,6 +371,8 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
         return _native_text(result)
     if fmt == "text":
         return render_text(result, cwd, quiet=quiet)
+    if fmt == "github":
+        return render_github(result, cwd, quiet=quiet)
     renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
                  "sarif": render_sarif, "junit": render_junit}
     return renderers[fmt](result, cwd)

@@ -108,11 +108,12 @@ _register_commands()
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into messages and exit codes."""
+    from .config import default_map
     from .errors import ShapecheckError
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=args, prog_name="shapecheck", standalone_mode=False)
+        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map())
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

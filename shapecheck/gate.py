@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import suppressions
+from .config import configured_contract_paths, find_pyproject
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
 from .errors import TargetError, UserError
 from .findings import Verdict, Violation
@@ -32,28 +32,6 @@ class GateOptions:
 
 # ---------------------------------------------------------------------------------------------------------
 # Which contracts
-
-
-def find_pyproject(start: Path) -> Path | None:
-    """The ``pyproject.toml`` in ``start`` or its nearest parent."""
-    for d in (start, *start.parents):
-        cand = d / "pyproject.toml"
-        if cand.is_file():
-            return cand
-    return None
-
-
-def configured_contract_paths(pyproject: Path) -> list[Path]:
-    """``[tool.shapecheck] contracts = [...]``, relative to the pyproject file."""
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
-        raise UserError(f"{pyproject}: cannot read it as TOML ({err})") from None
-    table = data.get("tool", {}).get("shapecheck", {})
-    entries = table.get("contracts", []) if isinstance(table, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
-        raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
-    return [pyproject.parent / e for e in entries]
 
 
 def contract_files(paths: list[str], cwd: Path) -> list[Path]:

@@ -72,6 +72,10 @@ class Progress:
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
               help="Write the JSON report, verify's JSON per contract (as --output json=FILE).")
 @output_options()
+@click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Fail only on findings that are not in this baseline (written by --write-baseline).")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Record today's findings in FILE as the baseline, then report as --baseline FILE would.")
 @click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
               help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
 @click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
@@ -79,8 +83,8 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @timeout_option
 @jobs_option
-def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, shard, explore, max_traces, timeout_ms,
-         jobs):
+def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard, explore,
+         max_traces, timeout_ms, jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path
@@ -97,5 +101,15 @@ def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, s
         result = run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress)
     finally:
         progress.close()
+    if write_baseline:
+        from . import baseline as B
+
+        recorded = B.write(result, write_baseline)
+        click.echo(f"gate: {recorded} finding(s) recorded in the baseline {write_baseline}", err=True)
+        baseline = write_baseline
+    if baseline:
+        from . import baseline as B
+
+        B.apply(result, baseline)
     emit(result, fmt, outputs, quiet=quiet)
     sys.exit(result.exit_code)

@@ -1,0 +1,109 @@
+"""``[tool.shapecheck]`` in the nearest ``pyproject.toml`` (the current directory or a parent): contract
+directories, and defaults for every command option that makes sense in a project file. The command line
+takes precedence over the file.
+
+    [tool.shapecheck]
+    contracts = ["shape_contracts/"]   # gate: checked besides the shipped contracts
+    jobs = 2                           # any option of any command that has it (dashes or underscores)
+    timeout-ms = 20000
+
+    [tool.shapecheck.gate]             # for one command only (verify, gate, fuzz, ref)
+    format = "github"
+    baseline = "shapecheck-baseline.json"
+
+Paths in the file (``contracts``, ``baseline``, ``meta-source``, ``output``) are relative to the file.
+Torch-free; read once per run, before the command parses its options.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .errors import UserError
+
+#: command tables and the click path of each command
+COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
+#: options a project file may set: file key (dashes) -> click parameter name
+OPTIONS = {"jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
+           "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
+           "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
+           "max-elements": "max_elements", "max-side": "max_side"}
+_PATHS = {"baseline", "meta-source"}
+_NOT_OPTIONS = {"contracts"}  # read by the gate itself
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The ``pyproject.toml`` in ``start`` or its nearest parent."""
+    for d in (start, *start.parents):
+        cand = d / "pyproject.toml"
+        if cand.is_file():
+            return cand
+    return None
+
+
+def table(pyproject: Path) -> dict[str, Any]:
+    """The file's ``[tool.shapecheck]`` table (empty when it has none)."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as err:
+        raise UserError(f"{pyproject}: cannot read it as TOML ({err})") from None
+    found = data.get("tool", {}).get("shapecheck", {})
+    if not isinstance(found, dict):
+        raise UserError(f"{pyproject}: [tool.shapecheck]: expected a table, found {type(found).__name__}")
+    return found
+
+
+def configured_contract_paths(pyproject: Path) -> list[Path]:
+    """``[tool.shapecheck] contracts = [...]``, relative to the pyproject file."""
+    entries = table(pyproject).get("contracts", [])
+    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+        raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
+    return [pyproject.parent / e for e in entries]
+
+
+def default_map(cwd: Path | None = None) -> dict[str, Any]:
+    """click's ``default_map`` for the whole command tree, from the nearest ``[tool.shapecheck]``."""
+    pyproject = find_pyproject(cwd or Path.cwd())
+    if pyproject is None:
+        return {}
+    found = table(pyproject)
+    shared = {k: v for k, v in found.items() if k not in COMMANDS}
+    out: dict[str, Any] = {}
+    for command, click_path in COMMANDS.items():
+        own = found.get(command, {})
+        if not isinstance(own, dict):
+            raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table")
+        values = {**_params(pyproject, shared, "tool.shapecheck"), **_params(pyproject, own, f"tool.shapecheck.{command}")}
+        node = out
+        for part in click_path[:-1]:
+            node = node.setdefault(part, {})
+        node[click_path[-1]] = values
+    return out
+
+
+def _params(pyproject: Path, entries: dict[str, Any], where: str) -> dict[str, Any]:
+    out = {}
+    for key, value in entries.items():
+        name = key.replace("_", "-")
+        if name in _NOT_OPTIONS:
+            continue
+        if name not in OPTIONS:
+            raise UserError(f"{pyproject}: [{where}] {key}: not an option shapecheck reads from a project file "
+                            f"(known: contracts, {', '.join(sorted(OPTIONS))})")
+        if isinstance(value, dict):
+            raise UserError(f"{pyproject}: [{where}] {key}: expected a value, found a table")
+        if name in _PATHS and isinstance(value, str):
+            value = str(pyproject.parent / value)
+        elif name == "output" and isinstance(value, list):
+            value = [_output_relative(pyproject, v) for v in value]
+        out[OPTIONS[name]] = value
+    return out
+
+
+def _output_relative(pyproject: Path, spec: Any) -> Any:
+    if not isinstance(spec, str) or "=" not in spec:
+        return spec  # click reports the bad value, naming --output
+    fmt, _, file = spec.partition("=")
+    return spec if file == "-" else f"{fmt}={pyproject.parent / file}"
