@@ -24,8 +24,8 @@ from .sources import KernelSource as KernelSource
 from .sources import MetaSource as MetaSource
 
 if TYPE_CHECKING:
-    from .fuzz import fuzz_given as fuzz_given
-    from .fuzz import fuzz_test as fuzz_test
+    from .pytest_entry import fuzz_given as fuzz_given
+    from .pytest_entry import fuzz_test as fuzz_test
     from .verify import Options as Options
     from .verify import explore_op as explore_op
     from .verify import verify_op as verify_op
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 #: public name -> the module that defines it, for the names loaded on first use
-_LAZY = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "fuzz",
-         "fuzz_given": "fuzz"}
+_LAZY = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "pytest_entry",
+         "fuzz_given": "pytest_entry"}
 
 __all__ = sorted(["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options",
                   "RULES", "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation",

@@ -66,6 +66,22 @@ class Violation:
     def kind(self) -> str:
         return self.rule.name
 
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Violation:
+        """A finding read back from ``verify --format json`` (a process edge: ``fuzz op --from-verify``).
+        Raises ValueError on a record that is not one."""
+        try:
+            loc = d.get("location")
+            return cls(code=str(d["code"]), case=str(d.get("case", "")), path=d.get("path"), expr=str(d.get("expr", "")),
+                       dims=tuple(d.get("dims") or ()), message=str(d.get("message", "")),
+                       location=SourceLoc(str(loc["file"]), int(loc["line"]), str(loc.get("function", "")),
+                                          str(loc.get("text", ""))) if loc else None,
+                       counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
+                       witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
+                       suppressed=str(d.get("suppressed") or ""))
+        except (KeyError, TypeError, AttributeError) as err:
+            raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
+
     def to_json(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NODES}
         d["kind"] = self.kind

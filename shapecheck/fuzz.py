@@ -16,7 +16,7 @@ import json
 import random
 import shlex
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from hypothesis.errors import InvalidArgument
 
 from .contract import BoundCase, Contract
 from .errors import TargetError
+from .findings import Violation
 from .fuzz_check import Checker as Checker
 from .fuzz_report import CHECKS as CHECKS
 from .fuzz_report import Failure as Failure
@@ -68,7 +69,7 @@ class FuzzOptions:
 # Targets and explicit examples
 
 
-def verify_points(contract: Contract, violations: Iterable[Mapping[str, Any]],
+def verify_points(contract: Contract, violations: Iterable[Violation],
                   case_filter: Callable[[BoundCase], bool] | None = None) -> tuple[list[Example], list[str]]:
     """Explicit examples from verify's violations (counterexample and witness) and the guard texts."""
     by_id = {c.id: c for c in contract.cases() if case_filter is None or case_filter(c)}
@@ -76,12 +77,12 @@ def verify_points(contract: Contract, violations: Iterable[Mapping[str, Any]],
     seen: set[str] = set()
     guards: list[str] = []
     for v in violations:
-        if v.get("expr"):
-            guards.append(str(v["expr"]))
-        case = by_id.get(str(v.get("case", "")))
+        if v.expr:
+            guards.append(v.expr)
+        case = by_id.get(v.case)
         if case is None:
             continue
-        for point in (v.get("counterexample"), v.get("witness")):
+        for point in (v.counterexample, v.witness):
             if not point:
                 continue
             ex = example_at(case, point)
@@ -91,7 +92,7 @@ def verify_points(contract: Contract, violations: Iterable[Mapping[str, Any]],
     return examples, guards
 
 
-def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[dict], str]:
+def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Violation], str]:
     if options.from_verify:
         try:
             with open(options.from_verify, encoding="utf-8") as fh:
@@ -102,13 +103,17 @@ def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions)
         if not isinstance(data, dict) or not isinstance(data.get("violations"), list):
             raise TargetError(f"--from-verify {options.from_verify}: no 'violations' list (expected the output "
                               "of shapecheck verify op --format json)")
-        return data["violations"], f"{data.get('verdict', '?')} (from {options.from_verify})"
+        try:
+            found = [Violation.from_json(v) for v in data["violations"]]
+        except ValueError as err:
+            raise TargetError(f"--from-verify {options.from_verify}: {err}") from None
+        return found, f"{data.get('verdict', '?')} (from {options.from_verify})"
     if not options.verify_examples:
         return [], ""
     from .verify import Options, verify_contract
 
     report = verify_contract(contract, kernel, Options(eras=options.eras, cases=options.cases))
-    return [v.to_json() for v in report.violations if not v.suppressed], \
+    return [v for v in report.violations if not v.suppressed], \
         f"{report.verdict.value} ({len(report.violations)} violations, {report.seconds:.2f}s)"
 
 
@@ -263,84 +268,3 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
     return FuzzReport(c.op, c.file, kernel.name, "fail" if failures else "pass", 0, checker.count, len(examples),
                       seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
                       dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# pytest entry points
-
-
-def _prepared_for_pytest(op: str, kwargs: dict[str, Any]) -> Prepared:
-    contract = kwargs.pop("contract", None)
-    source = kwargs.pop("source", None) or from_options(kwargs.pop("meta", None), kwargs.pop("meta_source", None))
-    eras = kwargs.pop("eras", ())
-    options = FuzzOptions(eras=(eras,) if isinstance(eras, str) else tuple(eras), **kwargs)
-    c, kernel = load_target(op, contract, source)
-    base = replay_command(op, contract=contract, source=source, eras=options.eras)
-    prep = prepare(c, kernel, options, lambda text: f"{base} --example {shlex.quote(text)}")
-    _warm_up(prep)
-    return prep
-
-
-def _warm_up(prep: Prepared) -> None:
-    """One check at the smallest point of the first case, outside Hypothesis: the first calls into
-    FakeTensorMode and metal_ref cost a few hundred ms, which a Hypothesis deadline would count."""
-    for case in prep.contract.cases():
-        if not prep.checker.applicable(case):
-            continue
-        ex = example_at(case, {d.name: d.min for d in prep.contract.dims})
-        if ex is not None:
-            try:
-                prep.checker.check(ex)
-            except Exception:  # noqa: BLE001 - a failure here is found again, and reported, by the test
-                pass
-            prep.checker.count = 0
-            prep.checker.timings.clear()
-            prep.checker.notes.clear()
-            prep.checker.paths.clear()
-        return
-
-
-def _wrap(prep: Prepared, test: Callable[[Example], None], digest: str) -> Callable[..., None]:
-    test._hypothesis_internal_add_digest = digest.encode()  # one database key per op and target
-    wrapped = given(example=prep.strategy)(test)
-    for ex in reversed(prep.explicit):
-        wrapped = hyp_example(example=ex)(wrapped)
-    return wrapped
-
-
-def fuzz_test(op: str, **kwargs: Any) -> Callable[..., None]:
-    """A Hypothesis test for pytest: ``test_my_op = shapecheck.fuzz_test("mylib::op")``.
-
-    Keyword arguments: ``contract``, ``source`` (or ``meta``, ``meta_source``, as ``verify``), and the ``FuzzOptions``
-    fields except ``examples``/``seed`` (``eras``, ``cases``, ``path``, ``max_elements``, ``max_side``,
-    ``verify_examples``, ``from_verify``). The number of examples, the seed, the deadline and the database
-    come from the Hypothesis settings in force (a profile, or ``@settings`` on the returned test).
-    ``verify_examples=True`` (the default) runs ``verify`` once, when this is called, to collect explicit
-    examples.
-    """
-    prep = _prepared_for_pytest(op, dict(kwargs))
-
-    def test_fuzz(example: Example) -> None:
-        prep.checker.check(example)
-
-    name = "test_fuzz_" + "".join(ch if ch.isalnum() else "_" for ch in op)
-    test_fuzz.__name__ = test_fuzz.__qualname__ = name
-    return _wrap(prep, test_fuzz, f"{op}|{prep.kernel.name}|{sorted(kwargs.items())}")
-
-
-def fuzz_given(op: str, **kwargs: Any) -> Callable[[Callable[[Example], None]], Callable[..., None]]:
-    """Decorator form of ``fuzz_test``: the decorated ``fn(example)`` runs after the built-in checks pass, for
-    checks of your own (``example.arguments("cpu")`` gives the tensors)."""
-
-    def decorate(fn: Callable[[Example], None]) -> Callable[..., None]:
-        prep = _prepared_for_pytest(op, dict(kwargs))
-
-        def test(example: Example) -> None:
-            prep.checker.check(example)
-            fn(example)
-
-        for attr in ("__name__", "__qualname__", "__module__", "__doc__"):
-            setattr(test, attr, getattr(fn, attr))
-        return _wrap(prep, test, f"{op}|{prep.kernel.name}|{fn.__module__}.{fn.__qualname__}")
-
-    return decorate

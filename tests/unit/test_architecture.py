@@ -117,8 +117,8 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
     import shapecheck
 
     assert shapecheck.__all__ == sorted(PUBLIC)
-    homes = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "fuzz",
-             "fuzz_given": "fuzz", "load_contract": "contract", "Contract": "contract", "Report": "report",
+    homes = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "pytest_entry",
+             "fuzz_given": "pytest_entry", "load_contract": "contract", "Contract": "contract", "Report": "report",
              "Verdict": "findings", "Violation": "findings", "SourceLoc": "findings", "RULES": "rules",
              "Rule": "rules", "ContractError": "errors", "ShapecheckError": "errors", "UserError": "errors",
              "Function": "sources", "Installed": "sources", "MetaSource": "sources", "KernelSource": "sources"}

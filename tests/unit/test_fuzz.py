@@ -12,14 +12,8 @@ from click.testing import CliRunner
 from hypothesis import settings
 
 from shapecheck.cli import cli, main
-from shapecheck.fuzz import (
-    FuzzOptions,
-    MetaShapeFailure,
-    check_examples,
-    fuzz_given,
-    fuzz_op,
-    fuzz_test,
-)
+from shapecheck.fuzz import FuzzOptions, MetaShapeFailure, check_examples, fuzz_op
+from shapecheck.pytest_entry import fuzz_given, fuzz_test
 from shapecheck.strategies import Example
 from shapecheck.verify import Options, verify_op
 from tests.conftest import KERNELS, SDPA_MPS
@@ -121,12 +115,12 @@ def test_other_ops_get_shape_checks_and_a_note_that_there_is_no_runtime_referenc
 
 def test_fuzz_test_returns_a_hypothesis_test_that_finds_the_mutant():
     t = fuzz_test(SDPA_MPS, meta=WRONG_EV, verify_examples=False)
-    assert t.__name__.startswith("test_fuzz_") and getattr(t, "is_hypothesis_test", False)
+    assert t.__name__ == "test_shapes" and getattr(t, "is_hypothesis_test", False)
     with pytest.raises(MetaShapeFailure) as info:
-        settings(max_examples=100, database=None, deadline=None)(t)()
+        settings(max_examples=100, database=None, deadline=None)(t)(op=SDPA_MPS)
     assert info.value.failure.dims["S"] != info.value.failure.dims["Ev"]
     ok = fuzz_test(SDPA_MPS, meta=FIXED, eras=("2026-03",), verify_examples=False)
-    settings(max_examples=30, database=None, deadline=None)(ok)()
+    settings(max_examples=30, database=None, deadline=None)(ok)(op=SDPA_MPS)
 
 
 def test_fuzz_given_runs_the_decorated_checks_and_takes_explicit_examples_from_a_verify_report(tmp_path):
@@ -140,8 +134,8 @@ def test_fuzz_given_runs_the_decorated_checks_and_takes_explicit_examples_from_a
     def test_mine(example):
         seen.append(example)
 
-    assert test_mine.__name__ == "test_mine" and len(test_mine.hypothesis_explicit_examples) >= 2
-    settings(max_examples=20, database=None, deadline=None)(test_mine)()
+    assert test_mine.__name__ == "test_mine"
+    settings(max_examples=20, database=None, deadline=None)(test_mine)(op=SDPA_MPS)
     assert seen and all(isinstance(e, Example) and e.case.id == case for e in seen)
     assert any(e.values["L"] == 9 for e in seen)  # verify's counterexample was retried
 
@@ -157,6 +151,31 @@ def test_a_project_can_collect_fuzz_test_in_its_own_pytest_run(tmp_path):
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
+
+
+def test_collection_does_no_work_names_read_well_and_failures_lead_with_the_finding(tmp_path):
+    """An op nobody can load collects fine (nothing runs at collection) and only fails when run; the test id
+    names the op; a failing kernel's report starts with the finding, with no shapecheck frame shown."""
+    (tmp_path / "test_project.py").write_text(textwrap.dedent(f"""
+        from hypothesis import settings
+        import shapecheck
+
+        test_later = shapecheck.fuzz_test("mylib::not_loaded_yet")
+        test_wrong = settings(max_examples=30, deadline=None, database=None)(
+            shapecheck.fuzz_test("{SDPA_MPS}", meta="{WRONG_EV}", verify_examples=False))
+    """))
+    run = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", str(tmp_path / "test_project.py")]
+    listed = subprocess.run([*run, "--collect-only", "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert f"test_project.py::test_wrong[{SDPA_MPS}]" in listed.stdout
+    assert "test_project.py::test_later[mylib::not_loaded_yet]" in listed.stdout
+    out = subprocess.run([*run, "-q", "-k", "wrong"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr
+    errors = [line for line in out.stdout.splitlines() if line.startswith("E ")]
+    assert errors and errors[0].startswith("E       shapecheck.fuzz_report.MetaShapeFailure: meta-shape (SC002)")
+    frames = [line for line in out.stdout.splitlines() if ".py:" in line and ": in " in line]
+    assert not any("shapecheck/" in line for line in frames), frames  # no traceback entry inside shapecheck
+    assert len(out.stdout.splitlines()) < 40
 
 
 # ---------------------------------------------------------------------------------------------------------
