@@ -1,4 +1,4 @@
-"""Findings and verdicts as data (``Violation``, ``CaseResult``, ``Report``) and their text/JSON renderings."""
+"""verify's results as data (``CaseResult``, ``Report``; findings are ``findings.Violation``) and their text and JSON."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .findings import SourceLoc, Verdict, Violation, verdict_of
-from .rules import FAILING, RULES
-
-__all__ = ["FAILING", "RULES", "SourceLoc", "Verdict", "Violation", "verdict_of"]
+from .findings import SourceLoc, Verdict, Violation
 
 
 @dataclass(frozen=True)
