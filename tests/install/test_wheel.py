@@ -3,42 +3,9 @@ from an unrelated directory of a fresh, non-editable install passes on the shipp
 
 import json
 import subprocess
-import sys
-import sysconfig
 import zipfile
-from pathlib import Path
-
-import pytest
 
 from tests.conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(out)],
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-2000:]
-    (found,) = out.glob("torch_shapecheck-*.whl")
-    return found
-
-
-@pytest.fixture(scope="module")
-def fresh_venv(tmp_path_factory, wheel) -> Path:
-    """A new venv with the wheel installed (not editable). Its dependencies (the pinned torch 2.13.0, z3,
-    click, ...) are those of this environment, reached through a path entry: a ``.pth`` line adds the
-    directory to sys.path without running that directory's own ``.pth`` files, so the editable install of
-    this checkout stays invisible."""
-    venv = tmp_path_factory.mktemp("venv") / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "_shapecheck_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    res = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                         capture_output=True, text=True, timeout=600)
-    assert res.returncode == 0, res.stderr[-2000:]
-    return venv
 
 
 def test_the_wheel_carries_the_shipped_contracts(wheel):
