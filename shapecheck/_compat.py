@@ -357,6 +357,46 @@ def installed_meta(op: Any) -> Any | None:
     return fn
 
 
+def fake_kernel(op: Any) -> Any | None:
+    """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
+    ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose
+    shape changes between releases, so the wrappers' closures (and the objects they hold) are followed, a few
+    levels deep, to the first function defined outside torch."""
+    try:
+        from torch._library.simple_registry import singleton
+    except ImportError:  # pragma: no cover - a torch without torch.library's registry
+        return None
+    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    kernel = getattr(holder, "kernel", None)
+    todo, seen = [getattr(kernel, "func", None)], set()
+    for _ in range(64):  # a bounded walk: wrappers are a handful of closures deep
+        if not todo:
+            return None
+        obj = todo.pop(0)
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if inspect.isfunction(obj):
+            file = os.path.abspath(obj.__code__.co_filename)
+            if not file.startswith(TORCH_DIR + os.sep):
+                return obj
+            todo += [c.cell_contents for c in obj.__closure__ or () if _cell_full(c)]
+        elif not isinstance(obj, (str, bytes, int, float, bool, type)) and hasattr(obj, "__dict__"):
+            # an object holding several functions (a custom op holds its real and its fake implementation):
+            # the ones named for a fake or abstract implementation first
+            held = [(k, v) for k, v in vars(obj).items() if inspect.isfunction(v)]
+            todo += [v for k, v in sorted(held, key=lambda kv: not any(w in kv[0] for w in ("fake", "abstract")))]
+    return None
+
+
+def _cell_full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+        return True
+    except ValueError:
+        return False
+
+
 def has_meta_kernel(op: Any) -> bool:
     name = op.name()
     if installed_meta(op) is not None:

@@ -14,6 +14,7 @@ from .cli_options import (
     check_outputs,
     contract_option,
     emit,
+    import_option,
     jobs_option,
     kernel_source,
     output_options,
@@ -37,6 +38,7 @@ def verify() -> None:
 
 @verify.command("op", epilog=EXIT_HELP)
 @click.argument("op")
+@import_option
 @contract_option
 @kernel_source(meta_help="Check this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
@@ -53,14 +55,15 @@ def verify() -> None:
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
 @jobs_option
-def verify_op_cmd(op, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
+def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
                   confirm_export, context, jobs):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from .results import ContractRun, RunResult
-    from .target import load_target
+    from .target import import_modules, load_target
     from .verify import Options, verify_contract
 
     check_outputs(outputs)
+    import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,

@@ -81,6 +81,12 @@ def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = T
     return decorate
 
 
+def import_option(f: Callable) -> Callable:
+    return click.option("--import", "imports", multiple=True, metavar="MODULE_OR_FILE",
+                        help="Import this module or file first (what registers the ops: a custom-op library, a "
+                             "file of fake kernels); repeatable.")(f)
+
+
 def contract_option(f: Callable) -> Callable:
     return click.option("--contract", type=click.Path(dir_okay=False),
                         help="Contract file (default: contracts/<ns>/<op>.toml).")(f)

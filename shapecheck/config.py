@@ -4,6 +4,7 @@ takes precedence over the file.
 
     [tool.shapecheck]
     contracts = ["shape_contracts/"]   # gate: checked besides the shipped contracts
+    imports = ["mylib.ops"]            # what registers the ops (modules, or files relative to this file)
     jobs = 2                           # any option of any command that has it (dashes or underscores)
     timeout-ms = 20000
 
@@ -26,11 +27,12 @@ from .errors import UserError
 #: command tables and the click path of each command
 COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
 #: options a project file may set: file key (dashes) -> click parameter name
-OPTIONS = {"jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
+OPTIONS = {"imports": "imports", "jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
            "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
            "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
            "max-elements": "max_elements", "max-side": "max_side"}
 _PATHS = {"baseline", "meta-source"}
+_PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
 _NOT_OPTIONS = {"contracts"}  # read by the gate itself
 
 
@@ -96,6 +98,9 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str) -> dict[str, A
             raise UserError(f"{pyproject}: [{where}] {key}: expected a value, found a table")
         if name in _PATHS and isinstance(value, str):
             value = str(pyproject.parent / value)
+        elif name in _PATH_LISTS and isinstance(value, list):
+            value = [str(pyproject.parent / v) if isinstance(v, str) and (v.endswith(".py") or "/" in v) else v
+                     for v in value]
         elif name == "output" and isinstance(value, list):
             value = [_output_relative(pyproject, v) for v in value]
         out[OPTIONS[name]] = value

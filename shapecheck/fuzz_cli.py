@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from .cli_options import check_outputs, contract_option, emit, kernel_source, output_options
+from .cli_options import check_outputs, contract_option, emit, import_option, kernel_source, output_options
 
 FUZZ_HELP = """Exit codes: 0 no failure, 1 a check failed (each failure is shrunk and printed with a command that
 replays it), 2 bad input (contract, op, kernel file, --example, usage), 4 internal error (a bug in shapecheck)."""
@@ -23,6 +23,7 @@ def fuzz() -> None:
 
 @fuzz.command("op", epilog=FUZZ_HELP)
 @click.argument("op")
+@import_option
 @contract_option
 @kernel_source(meta_help="Fuzz this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: fuzz the function it registers for OP.")
@@ -43,7 +44,7 @@ def fuzz() -> None:
 @click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
               help="Take the explicit examples from a saved 'verify op --format json' report instead.")
 @output_options()
-def fuzz_op_cmd(op, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
+def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
                 verify_examples, from_verify, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).
 
@@ -57,9 +58,10 @@ def fuzz_op_cmd(op, contract, source, examples, seed, eras, cases, path, max_ele
     from .adapters import fuzz_result
     from .fuzz import FuzzOptions, check_examples, fuzz_op
     from .strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
-    from .target import load_op_contract
+    from .target import import_modules, load_op_contract
 
     check_outputs(outputs)
+    import_modules(imports)
 
     options = FuzzOptions(examples=examples, seed=seed, eras=tuple(eras), cases=tuple(cases), path=path,
                           max_elements=max_elements or DEFAULT_MAX_ELEMENTS, max_side=max_side or DEFAULT_MAX_SIDE,

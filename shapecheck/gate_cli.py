@@ -14,6 +14,7 @@ from .cli_options import (
     ShardSpec,
     check_outputs,
     emit,
+    import_option,
     jobs_option,
     kernel_source,
     output_options,
@@ -62,6 +63,7 @@ class Progress:
 
 @click.command("gate", epilog=GATE_HELP)
 @click.argument("contract_paths", nargs=-1, type=click.Path(exists=False))
+@import_option
 @kernel_source(allow_meta=False, meta_help="", meta_source_help=(
     "Check the kernels this _meta_registrations.py-style file registers instead of the installed torch's; ops it "
     "does not register are checked against the installed torch (said so)."))
@@ -83,7 +85,7 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @timeout_option
 @jobs_option
-def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard, explore,
+def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard, explore,
          max_traces, timeout_ms, jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
@@ -93,6 +95,9 @@ def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, b
                                      if file)
     check_outputs(outputs)
     from .gate import GateOptions, run_gate
+    from .target import import_modules
+
+    import_modules(imports)
 
     opts = GateOptions(source=source, shard=shard, explore=explore, max_traces=max_traces,
                        timeout_ms=timeout_ms, jobs=jobs)

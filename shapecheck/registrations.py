@@ -1,7 +1,8 @@
 """Which function of a source file is registered for which op overload, read from the file's syntax.
 
 ``--meta-source`` must not run the file, so registrations are read from the decorators, the way torch
-applies them at import time:
+applies them at import time (``register_meta``; torch.library's ``register_fake("ns::op")`` and
+``impl_abstract``; ``@my_op.register_fake`` for a function ``custom_op("ns::op")`` made):
 
 - ``@register_meta(aten.foo)`` (a packet) registers every overload of ``foo``;
 - ``@register_meta(aten.foo.default)`` registers that overload only;
@@ -18,8 +19,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-#: decorator names that register a meta kernel for the ops in their arguments
-REGISTERING = frozenset({"register_meta"})
+#: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
+#: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
+#: through the function a ``custom_op`` decorator made
+REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract"})
+_CUSTOM_OP = "custom_op"
 
 
 @dataclass(frozen=True)
@@ -56,15 +60,31 @@ def split_op(op_name: str) -> tuple[str, str, str]:
 def registrations(tree: ast.Module) -> list[Registration]:
     """Every module-level function with a registering decorator, and the ops that decorator names."""
     aliases = _namespace_aliases(tree)
+    custom = _custom_ops(tree, aliases)
     found = []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
         for dec in node.decorator_list:
             if isinstance(dec, ast.Call) and _callee_name(dec.func) in REGISTERING:
-                ops = tuple(ref for arg in dec.args for ref in _op_refs(arg, aliases))
+                ops = tuple(ref for arg in dec.args[:1] for ref in _op_refs(arg, aliases))
+                if isinstance(dec.func, ast.Attribute) and isinstance(dec.func.value, ast.Name):
+                    ops += custom.get(dec.func.value.id, ())  # @my_op.register_fake(...)
                 found.append(Registration(node, dec, ops))
+            elif isinstance(dec, ast.Attribute) and dec.attr in REGISTERING and isinstance(dec.value, ast.Name):
+                found.append(Registration(node, dec, custom.get(dec.value.id, ())))  # @my_op.register_fake
     return found
+
+
+def _custom_ops(tree: ast.Module, aliases: dict[str, str]) -> dict[str, tuple[OpRef, ...]]:
+    """Module-level functions decorated with ``custom_op("ns::name", ...)``: function name -> its op."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and _callee_name(dec.func) == _CUSTOM_OP and dec.args:
+                    out[node.name] = tuple(_op_refs(dec.args[0], aliases))
+    return out
 
 
 def find_registration(tree: ast.Module, op_name: str) -> Registration | None:

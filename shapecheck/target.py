@@ -55,13 +55,19 @@ def installed_kernel(op_name: str) -> Kernel:
         raise TargetError(f"op {op_name!r} has no meta kernel in torch {C.TORCH_VERSION} "
                           "(no Python meta registration and no Meta/composite dispatch kernel)")
     meta = C.installed_meta(op)
-    files = {f for f in [C.function_file(meta)] if f} if meta is not None else set()
+    fake = C.fake_kernel(op) if meta is None else None
+    own = meta if meta is not None else fake
+    files = {f for f in [C.function_file(own)] if f} if own is not None else set()
 
     def call(*args: Any, **kwargs: Any) -> Any:
         return op(*args, **kwargs)
 
-    name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
-    return Kernel(name, call, frozenset(files), None, op, _definition(meta))
+    if fake is not None:  # a torch.library fake kernel: named as its author sees it
+        where = _definition(fake)
+        name = f"{op_name} fake kernel" + (f", {Path(where.file).name}:{where.line}" if where else "")
+    else:
+        name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
+    return Kernel(name, call, frozenset(files), None, op, _definition(own))
 
 
 def function_kernel(file: str, func: str) -> Kernel:
@@ -105,7 +111,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     packet = op_name.partition("::")[2].split(".")[0]
     registration = find_registration(tree, op_name)
     if registration is None:
-        raise TargetError(f"{path_text}: no function is registered with register_meta for {op_name}")
+        raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_fake, impl_abstract or <custom op>.register_fake)")
     fdef = registration.fdef
     fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
     namespace = C.meta_registration_namespace()
@@ -211,3 +217,36 @@ def _signature(fn: Any) -> inspect.Signature | None:
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def import_modules(specs: tuple[str, ...] | list[str]) -> None:
+    """``--import MODULE_OR_FILE``: import what registers the ops (a custom-op library, a file of fake
+    kernels) before the op is resolved. A file is imported with its folder on ``sys.path``, as Python runs a
+    script. Any failure is bad input naming the module and the line of its own code that raised."""
+    for spec in specs:
+        path = Path(spec)
+        if spec.endswith(".py") or path.is_file():
+            if not path.is_file():
+                raise TargetError(f"--import {spec}: no such file")
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            name, where = path.stem, path
+        else:
+            name, where = spec, None
+        try:
+            if where is not None and name in sys.modules and getattr(sys.modules[name], "__file__", None) \
+                    and Path(sys.modules[name].__file__).resolve() == where.resolve():
+                continue  # already imported (its ops are registered once)
+            importlib.import_module(name)
+        except SyntaxError as err:
+            raise TargetError(f"--import {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
+        except Exception as err:  # noqa: BLE001 - the user's module failed: bad input, with its own line
+            raise TargetError(f"--import {spec}: {_innermost_any(err)}{type(err).__name__}: {err}") from err
+
+
+def _innermost_any(err: BaseException) -> str:
+    """``file:line: `` of the deepest traceback frame outside torch and shapecheck, or nothing."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not f.filename.startswith((C.TORCH_DIR, C.SHAPECHECK_DIR)) and "importlib" not in f.filename]
+    return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""

@@ -1,0 +1,141 @@
+"""Custom ops from torch.library, as their authors write them: `--import` registers the op, its fake kernel is
+verified through the dispatcher and findings land on the fake's own lines; `--meta-source` reads
+register_fake / custom_op registrations without running the file."""
+
+import ast
+import textwrap
+
+import pytest
+
+from shapecheck.registrations import find_registration
+from tests.conftest import run_cli
+
+OPS = textwrap.dedent('''
+    import torch
+
+    @torch.library.custom_op("{ns}::decode", mutates_args=())
+    def decode(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        return q.clone()
+
+    @decode.register_fake
+    def _(q, k):
+        {body}
+''')
+COPIES = "return q.new_empty(q.shape)"
+BRANCHES = "if q.size(1) <= 8:  # the runtime's decode heuristic, copied into the fake\n        return q.new_empty(q.shape)\n    return q.new_empty(q.shape)"
+
+CONTRACT = '''schema = 1
+op = "{ns}::decode"
+
+[dims]
+B = {{ min = 1 }}
+L = {{ min = 1 }}
+D = {{ min = 1 }}
+
+[choices]
+dtype = ["float32"]
+
+[[args]]
+name = "q"
+kind = "tensor"
+dtype = "dtype"
+shape = "(B, L, D)"
+
+[[args]]
+name = "k"
+kind = "tensor"
+dtype = "dtype"
+shape = "(B, L, D)"
+
+[[paths]]
+id = "any"
+when = "True"
+outputs = ["(B, L, D)"]
+'''
+
+
+def project(tmp_path, ns: str, body: str):
+    (tmp_path / "mylib_ops.py").write_text(OPS.format(ns=ns, body=body))
+    (tmp_path / "decode.toml").write_text(CONTRACT.format(ns=ns))
+    return tmp_path
+
+
+@pytest.mark.parametrize("how", ["import", "meta-source"])
+def test_a_fake_that_branches_on_the_sequence_length_is_sc001_at_its_own_line(tmp_path, how):
+    p = project(tmp_path, f"sc_{how.replace('-', '_')}", BRANCHES)
+    ns = f"sc_{how.replace('-', '_')}"
+    extra = ["--meta-source", "mylib_ops.py"] if how == "meta-source" else []
+    res = run_cli("verify", "op", f"{ns}::decode", "--import", "mylib_ops.py", *extra, "--contract", "decode.toml",
+                  "--format", "json", "-j", "1", cwd=p)
+    assert res.returncode == 1, res.stderr
+    import json
+
+    doc = json.loads(res.stdout)
+    (v,) = [v for v in doc["violations"] if v["code"] == "SC001"]
+    line = next(i for i, t in enumerate((p / "mylib_ops.py").read_text().splitlines(), 1) if "q.size(1) <= 8" in t)
+    assert v["expr"] == "L <= 8" and v["counterexample"]["L"] == 9
+    assert v["location"]["file"].endswith("mylib_ops.py") and v["location"]["line"] == line
+    if how == "import":
+        assert doc["kernel"].startswith(f"{ns}::decode fake kernel, mylib_ops.py:")
+
+
+def test_the_fixed_fake_passes(tmp_path):
+    p = project(tmp_path, "sc_fixed", COPIES)
+    res = run_cli("verify", "op", "sc_fixed::decode", "--import", "mylib_ops.py", "--contract", "decode.toml", "-j", "1",
+                  cwd=p)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("PASS: sc_fixed::decode")
+
+
+def test_the_same_from_pyproject_with_no_flags(tmp_path):
+    p = project(tmp_path, "sc_config", BRANCHES)
+    (p / "pyproject.toml").write_text('[tool.shapecheck]\nimports = ["mylib_ops.py"]\n')
+    res = run_cli("verify", "op", "sc_config::decode", "--contract", "decode.toml", "-j", "1", cwd=p)
+    assert res.returncode == 1 and "SC001" in res.stdout, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("module, expected", [
+    ("no_such_module_here", "ModuleNotFoundError: No module named 'no_such_module_here'"),
+    ("broken.py", "broken.py:2: ValueError: bad config"),
+    ("missing.py", "--import missing.py: no such file"),
+])
+def test_an_import_that_fails_is_bad_input_with_its_own_error_line(tmp_path, module, expected):
+    (tmp_path / "broken.py").write_text("import torch\nraise ValueError('bad config')\n")
+    (tmp_path / "decode.toml").write_text(CONTRACT.format(ns="sc_broken"))
+    res = run_cli("verify", "op", "sc_broken::decode", "--import", module, "--contract", "decode.toml", cwd=tmp_path)
+    assert res.returncode == 2 and expected in res.stderr and "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+FAKES = textwrap.dedent('''
+    import torch
+    from torch.library import register_fake, impl_abstract
+
+    @torch.library.custom_op("mylib::a", mutates_args=())
+    def a(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    @a.register_fake
+    def a_fake(x): ...
+
+    @torch.library.register_fake("mylib::b")
+    def b_fake(x): ...
+
+    @impl_abstract("mylib::c.out")
+    def c_fake(x): ...
+
+    @register_fake("mylib::d", lib=None)
+    def d_fake(x): ...
+''')
+
+
+@pytest.mark.parametrize("op, function", [("mylib::a", "a_fake"), ("mylib::b", "b_fake"), ("mylib::c.out", "c_fake"),
+                                          ("mylib::d", "d_fake")])
+def test_meta_source_finds_torch_library_registrations(op, function):
+    reg = find_registration(ast.parse(FAKES), op)
+    assert reg is not None and reg.fdef.name == function
+
+
+def test_meta_source_finds_no_registration_for_another_custom_op():
+    assert find_registration(ast.parse(FAKES), "mylib::e") is None
+    assert find_registration(ast.parse(FAKES), "mylib::c") is None  # only .out is registered
