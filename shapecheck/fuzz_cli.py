@@ -12,6 +12,8 @@ from typing import Any
 
 import click
 
+from .cli_options import max_cases_option
+
 FUZZ_HELP = """Exit codes: 0 no failure, 1 a check failed (each failure is shrunk and printed with a command that
 replays it), 2 bad input (contract, op, kernel file, --example, usage), 4 internal error (a bug in shapecheck)."""
 
@@ -44,6 +46,7 @@ def fuzz() -> None:
 @click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
               help="Take the explicit examples from a saved 'verify op --format json' report instead.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@max_cases_option
 def fuzz_op_cmd(op, contract, meta, meta_source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
                 verify_examples, from_verify, fmt):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).

@@ -16,6 +16,7 @@ from .cli_options import (
     emit,
     jobs_option,
     kernel_source,
+    max_cases_option,
     output_options,
     timeout_option,
 )
@@ -74,6 +75,7 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @timeout_option
 @jobs_option
+@max_cases_option
 def gate(contract_paths, source, junit, sarif, json_file, fmt, outputs, quiet, shard, explore, max_traces, timeout_ms,
          jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped

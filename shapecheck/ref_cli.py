@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from .cli_options import max_cases_option
+
 
 @click.group("ref")
 def ref() -> None:
@@ -20,6 +22,7 @@ def ref() -> None:
               help="Inputs per contract path (boundary values first).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@max_cases_option
 def ref_check_cmd(op, contract, eras, examples, seed, fmt):
     """Run every path of OP's contract on inputs that satisfy its precondition, with the metal_ref ports:
     dispatch, output-0 shape, values against float64 math, and the documented output 1."""
