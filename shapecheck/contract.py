@@ -76,7 +76,7 @@ class Contract:
     def _bound_cases(self) -> tuple[BoundCase, ...]:
         names = [n for n, _ in self.choices]
         out = []
-        memo: dict = {}
+        memo: dict = {"budget": [L.BIND_NODES_PER_CASE * L.max_cases()]}
         for combo in itertools.product(*(vals for _, vals in self.choices)):
             bound = bind_case(self, dict(zip(names, combo)), memo)
             if bound is not None:
@@ -144,9 +144,11 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
     """Read and validate a contract file, binding every case once (type errors surface here, with their key).
     Raises ContractError naming the file and key. ``max_cases``: the case limit (default: ``--max-cases``,
     else ``limits.DEFAULT_MAX_CASES``)."""
-    contract = Contract(**read_contract(Path(path), L.max_cases() if max_cases is None else max_cases))
-    if not any(True for _ in contract.cases()):
-        raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
+    limit = L.max_cases() if max_cases is None else max_cases
+    with L.case_limit(limit):
+        contract = Contract(**read_contract(Path(path), limit))
+        if not any(True for _ in contract.cases()):
+            raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
     return contract
 
 
@@ -191,13 +193,20 @@ class _CaseBinder:
         # keyed by id(node): the memo keeps each node alive, so an id cannot be reused for another node
         entry = self.names.get(id(node))
         if entry is None or entry[0] is not node:
-            entry = self.names[id(node)] = (node, tuple(sorted(E.free_names(node))))
+            entry = self.names[id(node)] = (node, tuple(sorted(E.free_names(node))), _size(node))
         shapes = shapes or {}
         inputs = tuple(x for n in entry[1] for x in (self.values.get(n), shapes.get(n)))
         memo_key = (id(node), tuple(x if x is None or isinstance(x, E.Const) else id(x) for x in inputs))
         hit = self.memo.get(memo_key)
         if hit is not None and hit[0] is node:
             return hit[1]
+        budget = self.memo.get("budget")
+        if budget is not None:
+            budget[0] -= entry[2]
+            if budget[0] < 0:
+                raise self.err(key, f"binding the cases takes more than {L.BIND_NODES_PER_CASE} expression nodes "
+                                    f"per case of the limit ({L.max_cases()} cases, --max-cases): the expressions "
+                                    "depend on the choices in too many ways; use fewer choices, or raise --max-cases")
         try:
             out = E.bind(node, self.values, shapes)
         except ExprError as err:
@@ -225,6 +234,11 @@ class _CaseBinder:
         return out
 
 
+
+
+def _size(node: E.Node) -> int:
+    """Nodes of an expression as written (before binding)."""
+    return 1 + sum(_size(k) for k in E._children(node))
 
 
 def _bits(node: E.Node, kids: list[tuple[int, int, int, frozenset[str]]], dim_bits: Mapping[str, int]) -> int:

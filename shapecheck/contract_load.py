@@ -274,8 +274,9 @@ def load_choices(r: Reader, table: Any) -> tuple[tuple[str, tuple[Any, ...]], ..
 
 
 def check_case_count(r: Reader, expressions: int) -> None:
-    """The cases (the product of the choices) within ``--max-cases``, and binding them (cases x expressions)
-    within ``BINDINGS_PER_CASE`` per allowed case."""
+    """The cases (the product of the choices) within ``--max-cases``, and every case's every expression
+    field (cases x expressions) within ``EXPRESSIONS_PER_CASE`` per allowed case: refused before anything is
+    bound. (The bindings actually done are counted as they happen: ``contract._CaseBinder``.)"""
     cases = 1
     for vals in r.choices.values():
         cases *= len(vals)
@@ -286,11 +287,11 @@ def check_case_count(r: Reader, expressions: int) -> None:
     if cases > r.max_cases:
         raise r.err("choices", f"the choices make {short(cases)} cases ({why}), over the limit of {r.max_cases} "
                                f"cases: {fix}")
-    budget = L.BINDINGS_PER_CASE * r.max_cases
+    budget = L.EXPRESSIONS_PER_CASE * r.max_cases
     if cases * expressions > budget:
-        raise r.err("choices", f"{cases} cases x {expressions} expressions = {cases * expressions} bindings, over "
-                               f"the limit of {budget} ({L.BINDINGS_PER_CASE} per case of --max-cases "
-                               f"{r.max_cases}; the choices: {why}): {fix}")
+        raise r.err("choices", f"{cases} cases ({why}) x {expressions} expressions = {cases * expressions}, over "
+                               f"the limit of {budget} ({L.EXPRESSIONS_PER_CASE} per case of the limit of "
+                               f"{r.max_cases} cases): {fix}")
 
 
 def load_lets(r: Reader, table: Any) -> tuple[tuple[str, Any], ...]:

@@ -29,7 +29,9 @@ CONST_BITS = 4096  # any number an expression can reach over the dims' ranges: |
 
 # -- cases ----------------------------------------------------------------------------------------------
 DEFAULT_MAX_CASES = 4096  # combinations of choices; --max-cases raises it (shipped: 108)
-BINDINGS_PER_CASE = 100  # expression bindings (cases x expressions) allowed per allowed case
+EXPRESSIONS_PER_CASE = 256  # cases x expression fields, per allowed case (shipped: 74)
+BIND_NODES_PER_CASE = 256  # expression nodes bound, counted as done (most expressions bind once for all
+# cases), per allowed case (shipped: 17)
 
 # -- kernel files (--meta, --meta-source) ---------------------------------------------------------------
 SOURCE_BYTES = 16 << 20  # torch/_meta_registrations.py: 300 KB
