@@ -60,7 +60,8 @@ def read_toml(path: Path) -> dict:
     except tomllib.TOMLDecodeError as err:
         raise ContractError(where, f"not valid TOML: {err}") from None
     except RecursionError:
-        raise ContractError(where, f"arrays or inline tables nested deeper than {L.TOML_DEPTH} levels") from None
+        raise ContractError(where, f"line {_deep_line(text)}: arrays or inline tables nested deeper than "
+                                   f"{L.TOML_DEPTH} levels") from None
     except ValueError:  # tomllib converts integers with int(), which refuses more than 4300 digits
         match = re.search(r"\d{4300,}", text)
         line = f"line {text.count(chr(10), 0, match.start()) + 1}: " if match else ""
@@ -68,6 +69,26 @@ def read_toml(path: Path) -> dict:
                                    f"({L.INT64_MIN} to {L.INT64_MAX})") from None
     check_toml(where, data)
     return data
+
+
+def _deep_line(text: str) -> int:
+    """The line where arrays and inline tables first nest deeper than ``TOML_DEPTH`` (strings and comments
+    skipped; for a message only)."""
+    depth, line, quote = 0, 1, ""
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            line, quote = line + 1, ""
+        elif quote:
+            quote = "" if ch == quote and not (quote == '"' and text[i - 1] == "\\") else quote
+        elif ch in "\"'#":
+            quote = "\n" if ch == "#" else ch
+        elif ch in "[{":
+            depth += 1
+            if depth > L.TOML_DEPTH:
+                return line
+        elif ch in "]}":
+            depth -= 1
+    return line
 
 
 def check_toml(where: str, data: dict) -> None:
@@ -93,8 +114,10 @@ def check_toml(where: str, data: dict) -> None:
 
 
 def short(value: Any) -> str:
-    """A value for a message: its repr, cut to 80 characters."""
-    text = L.int_text(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+    """A value for a message: as TOML writes it for a boolean, else its repr, cut to 80 characters."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = L.int_text(value) if isinstance(value, int) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
@@ -116,7 +139,8 @@ class Reader:
         """``value`` when it has one of ``types`` (a bool is not an int), else an error saying what is wanted."""
         if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
             return value
-        wanted = " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+        names = [_TYPE_NAMES.get(t, t.__name__) for t in types]
+        wanted = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
         raise self.err(key, f"expected {wanted}, found {type_name(value)} {short(value)}")
 
     def table(self, value: Any, key: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
@@ -176,6 +200,8 @@ class Reader:
 
 
 def type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
     for t, name in _TYPE_NAMES.items():
         if isinstance(value, t) and not (t is int and isinstance(value, bool)):
             return name

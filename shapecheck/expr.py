@@ -147,6 +147,8 @@ def parse(text: str) -> Node:
         raise ExprError(repr(text), "expected an expression string")
     if len(text) > EXPR_CHARS:
         raise ExprError(text[:40] + "...", f"an expression longer than {EXPR_CHARS} characters")
+    if not text.strip():
+        raise ExprError(text, "an empty expression")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:

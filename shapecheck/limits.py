@@ -29,7 +29,7 @@ CONST_BITS = 4096  # any number an expression can reach over the dims' ranges: |
 
 # -- cases ----------------------------------------------------------------------------------------------
 DEFAULT_MAX_CASES = 4096  # combinations of choices; --max-cases raises it (shipped: 108)
-EXPRESSIONS_PER_CASE = 256  # cases x expression fields, per allowed case (shipped: 74)
+EXPRESSIONS_PER_CASE = 256  # cases x expression fields, per allowed case (shipped: 108 x 74 in all)
 BIND_NODES_PER_CASE = 256  # expression nodes bound, counted as done (most expressions bind once for all
 # cases), per allowed case (shipped: 17)
 
@@ -73,12 +73,11 @@ def size_text(n: int) -> str:
 
 
 def int_text(n: int) -> str:
-    """An integer for a message: in full when short, else its number of digits (a message stays one short line,
-    and Python refuses to print integers of more than 4300 digits)."""
+    """An integer for a message: in full when short, else its order of magnitude (a message stays one short
+    line, and Python refuses to print integers of more than 4300 digits)."""
     if -(10**30) < n < 10**30:
         return str(n)
-    bits = n.bit_length()
-    return f"{'-' if n < 0 else ''}an integer of about {bits * 3 // 10 + 1} digits"
+    return f"{'-' if n < 0 else ''}about 10**{int(abs(n).bit_length() * 0.30103)}"
 
 
 def key_text(key: str) -> str:
