@@ -236,7 +236,8 @@ def build(r: Reader) -> dict[str, Any]:
         raise r.err("schema", f"unsupported schema {short(d['schema'])}; this shapecheck reads schema = {S.SCHEMA}")
     op = r.want(d["op"], "op", str)
     if not S.OP_NAME.fullmatch(op):
-        raise r.err("op", f"expected an op name ns::name or ns::name.overload (e.g. 'aten::_x'), found {short(op)}")
+        raise r.err("op", f"unknown op {short(op)}: expected ns::name or ns::name.overload, each part an "
+                          "identifier (e.g. 'aten::_x')")
     doc = r.want(d.get("doc", ""), "doc", str)
     dims = load_dims(r, d["dims"])
     choices = load_choices(r, d.get("choices", {}))

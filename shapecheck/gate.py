@@ -170,7 +170,7 @@ def resolve_kernel(contract: Contract, source: KernelSource):
             kernel = INSTALLED.kernel(op)
             note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
     except UnknownOpError as err:
-        raise UnknownOpError(f"{contract.file}: [op] {err}") from None
+        raise UnknownOpError(f"{contract.file}: [op]: {err}") from None
     except TargetError as err:
         raise TargetError(f"{contract.file}: {err}") from None
     check_arguments(contract, kernel)

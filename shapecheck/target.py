@@ -29,8 +29,8 @@ def load_op_contract(op: str, contract: str | None = None):
     try:
         name = normalize_op(op)
     except ValueError:
-        raise UnknownOpError(f"{op!r} is not an op name (expected ns::name[.overload], e.g. aten::_x or "
-                             "aten._x)") from None
+        raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
+                             "identifier, e.g. aten::_x or aten._x)") from None
     if contract is None:
         found = find_contract(name)
         if found is None:
@@ -52,7 +52,7 @@ def load_target(op: str, contract: str | None, source: KernelSource):
     try:
         kernel = source.kernel(name)
     except UnknownOpError as err:
-        raise UnknownOpError(f"{c.file}: [op] {err}") from None
+        raise UnknownOpError(f"{c.file}: [op]: {err}") from None
     check_arguments(c, kernel)
     return c, kernel
 

@@ -137,12 +137,20 @@ def test_an_op_name_that_walks_attributes_is_an_unknown_op(warm, tmp_path, op):
     path = write(tmp_path, replaced(MM_TEXT, 'op = "aten::mm"', f'op = "{op}"'))
     for argv in (["verify", "op", op, "--contract", path], ["fuzz", "op", op, "--contract", path, "--examples", "1"],
                  ["gate", path]):
-        refused(argv, path, "[op] unknown op")
+        refused(argv, path, "[op]: unknown op")
 
 
 @pytest.mark.parametrize("op", ["aten::mm.default.x", "aten::mm\\n", "aten.mm", "aten::", "aten::m m"])
 def test_an_op_name_outside_ns_name_overload_is_refused(warm, tmp_path, op):
-    check(write(tmp_path, replaced(MM_TEXT, 'op = "aten::mm"', f'op = "{op}"')), "[op]")
+    check(write(tmp_path, replaced(MM_TEXT, 'op = "aten::mm"', f'op = "{op}"')), "[op]: unknown op")
+
+
+@pytest.mark.parametrize("op", ["aten::mm.default.x", "aten::", "aten::m m", "aten", "aten::__init__.__globals__.x",
+                                "torch.ops.aten", "aten::mm.out.x"])
+def test_an_op_argument_outside_ns_name_overload_is_an_unknown_op(warm, op):
+    o = run(["verify", "op", op, "--contract", str(MM.file)])
+    judge(o)
+    assert o.code == 2 and f"unknown op {op!r}" in o.stderr, o
 
 
 KERNEL_FILES = {
