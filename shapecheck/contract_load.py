@@ -232,7 +232,7 @@ def check_choice_values(r: Reader, node: E.Node, key: str) -> None:
 
 def build(r: Reader) -> dict[str, Any]:
     d = r.table(r.data, "", TOP_KEYS, {"schema", "op", "dims", "args", "paths"})
-    if d["schema"] != S.SCHEMA or isinstance(d["schema"], bool):
+    if r.want(d["schema"], "schema", int) != S.SCHEMA:
         raise r.err("schema", f"unsupported schema {short(d['schema'])}; this shapecheck reads schema = {S.SCHEMA}")
     op = r.want(d["op"], "op", str)
     if not S.OP_NAME.fullmatch(op):
@@ -353,7 +353,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
     key = f"args[{i}]"
     r.table(a, key, ARG_KEYS, {"name", "kind"})
     name = r.want(a["name"], f"{key}.name", str)
-    if not _IDENT.fullmatch(name) or keyword.iskeyword(name) or name in seen:
+    if not _IDENT.fullmatch(name) or name in seen:  # a keyword is fine: schemas have 'from'; passed by keyword
         raise r.err(f"{key}.name", f"expected a new identifier, found {short(name)}")
     seen.add(name)
     key = f"args.{name}"
