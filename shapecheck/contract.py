@@ -181,7 +181,7 @@ class _CaseBinder:
         if not isinstance(value, Select):
             return value
         for i, (when, val) in enumerate(value.alternatives):
-            cond = self.scalar(when, f"{key}[{i}].when")
+            cond = self.condition(when, f"{key}[{i}].when")
             if cond == E.TRUE:
                 return val
             if cond != E.FALSE:
@@ -211,13 +211,17 @@ class _CaseBinder:
             out = E.bind(node, self.values, shapes)
         except ExprError as err:
             raise self.err(key, err) from None
-        nodes, depth, bits, _ = self.measure(out)
-        over = [f"{what} (the limit is {limit})" for what, value, limit in (
-            (f"{nodes} nodes", nodes, L.BOUND_NODES), (f"{depth} levels of nesting", depth, L.BOUND_DEPTH),
-            (f"numbers of {bits} bits over the dims' ranges", bits, L.CONST_BITS)) if value > limit]
+        over = _over_limits(*self.measure(out)[:3])
         if over:
-            raise self.err(key, f"with its lets and argument shapes substituted, this expression has {over[0]}")
+            raise self.err(key, f"with its lets and argument shapes substituted, this expression has {over}")
         self.memo[memo_key] = (node, out, inputs)
+        return out
+
+    def condition(self, node: E.Node, key: str, shapes: Mapping[str, E.TupleE] | None = None) -> E.Node:
+        """``scalar`` for a field that must be a condition (``when``, ``requires``, ``exclude``, ``present``)."""
+        out = self.scalar(node, key, shapes)
+        if E._kind(out) != "bool":
+            raise self.err(key, f"expected a condition, found {E.to_text(out)}")
         return out
 
     def measure(self, node: E.Node) -> tuple[int, int, int, frozenset[str]]:
@@ -234,6 +238,14 @@ class _CaseBinder:
         return out
 
 
+def _over_limits(nodes: int, depth: int, bits: int) -> str | None:
+    """What of a bound expression's measure is over its limit, if anything."""
+    for what, value, limit in ((f"{nodes} nodes", nodes, L.BOUND_NODES),
+                               (f"{depth} levels of nesting", depth, L.BOUND_DEPTH),
+                               (f"numbers of {bits} bits over the dims' ranges", bits, L.CONST_BITS)):
+        if value > limit:
+            return f"{what} (the limit is {limit})"
+    return None
 
 
 def _size(node: E.Node) -> int:
@@ -277,7 +289,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``."""
     b = _CaseBinder(contract, values, memo)
     for key, node in contract.exclude:
-        if b.scalar(node, key) == E.TRUE:
+        if b.condition(node, key) == E.TRUE:
             return None
     for name, val in contract.lets:
         key = f"let.{name}"
@@ -286,7 +298,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     args = []
     for spec in contract.args:
         key = f"args.{spec.name}"
-        present = b.scalar(b.pick(spec.present, f"{key}.present"), f"{key}.present")
+        present = b.condition(b.pick(spec.present, f"{key}.present"), f"{key}.present")
         if present not in (E.TRUE, E.FALSE):
             raise ContractError(f"{contract.file}: [{key}.present]", "'present' may only use choices")
         if present == E.FALSE:
@@ -313,11 +325,11 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
                 value, expr = _scalar_value(contract, spec, value, key)
             args.append(BoundArg(spec.name, spec.kind, True, value=value, keyword=spec.keyword,
                                  default=spec.default, has_default=spec.has_default, expr=expr))
-    domain = E.conj([b.scalar(node, key, shapes) for key, node in contract.requires])
+    domain = E.conj([b.condition(node, key, shapes) for key, node in contract.requires])
     paths = []
     for p in contract.paths:
         key = f"paths.{p.id}"
-        when = b.scalar(p.when, f"{key}.when", shapes)
+        when = b.condition(p.when, f"{key}.when", shapes)
         outs = []
         for j, o in enumerate(p.outputs):
             o = b.pick(o, f"{key}.outputs[{j}]")

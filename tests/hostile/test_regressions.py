@@ -312,3 +312,22 @@ def test_the_shipped_contracts_are_far_from_every_limit(warm):
     o = run(["contract", "check", str(ROOT / "contracts"), str(ROOT / "docs" / "examples"), "--max-cases", "200"])
     judge(o)
     assert o.code == 0 and o.stdout.count("ok: ") == 7, o
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Found by the fuzzer
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ('requires = ["D % 2 == 0 or mode == \'plain\'", "N >= 1"]', "requires = [1]", "domain.requires[0]"),
+    ('exclude = ["pad == 8 and mode == \'flagged\'"]', 'exclude = ["pad"]', "domain.exclude[0]"),
+    ('when = "true"', 'when = "N"', "paths.padded.when"),
+    ('when = "true"', "when = 7", "paths.padded.when"),
+    ('keyword = true\n', 'keyword = true\npresent = "pad"\n', "args.flag.present"),
+    ('{ when = "pad == 8", value = "8" }', '{ when = 8, value = "8" }', "let.P[0].when"),
+])
+def test_a_number_where_a_condition_belongs_is_a_load_error(warm, tmp_path, old, new, key):
+    """It reached z3 as a Boolean: exit 4 (``requires = [1]``, SHAPECHECK_HOSTILE_EXAMPLES=5000)."""
+    path = write(tmp_path, replaced(ROWS_TEXT, old, new))
+    check(path, f"[{key}]", "expected a condition")
+    refused(verify(path), path, f"[{key}]", "expected a condition")
