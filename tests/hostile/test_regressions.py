@@ -201,12 +201,13 @@ def test_choices_of_a_trillion_cases_are_refused_with_the_product_and_the_choice
 
 
 def test_binding_work_is_bounded(warm, tmp_path):
-    choices = "".join(f"c{i} = [0, 1]\n" for i in range(10))
-    every = " + ".join(f"c{i}" for i in range(10))
-    paths = "".join(f'\n[[paths]]\nid = "p{i}"\nwhen = "{every} > {i % 10} and N > c0"\noutputs = ["(N + {every}, D)"]\n'
+    choices = "".join(f"c{i} = [0, 1]\n" for i in range(8))  # x 4 cases of the base: 1024
+    every = " + ".join(f"c{i}" for i in range(8))
+    paths = "".join(f'\n[[paths]]\nid = "p{i}"\nwhen = "{every} > {i % 8} and N > c0"\noutputs = ["(N + {every}, D)"]\n'
                     for i in range(40))
     text = replaced(ROWS_TEXT, 'mode = ["plain", "flagged"]\n', 'mode = ["plain", "flagged"]\n' + choices) + paths
-    check(write(tmp_path, text), "expression nodes per case", "--max-cases")
+    path = write(tmp_path, text)
+    refused(["contract", "check", path, "--max-cases", "1024"], path, "expression nodes per case", "--max-cases")
 
 
 def test_a_contract_that_never_ends_is_refused(warm, tmp_path):
