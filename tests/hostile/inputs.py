@@ -216,7 +216,7 @@ def mutated(draw, base: Base) -> dict:
     for _ in range(draw(st.integers(1, 3))):
         places = _places(doc)
         kind = draw(st.sampled_from(["value", "expression", "delete", "unknown key", "op", "lets", "choices",
-                                     "duplicate", "rename"]))
+                                     "duplicate", "rename", "range", "range"]))
         path = draw(st.sampled_from(places)) if places else ("op",)
         parent, last = _get(doc, path[:-1]), path[-1]
         if kind == "value":
@@ -237,6 +237,10 @@ def mutated(draw, base: Base) -> dict:
         elif kind == "choices":
             k, m = draw(st.integers(1, 12)), draw(st.integers(1, 1000))
             doc["choices"] = {f"c{i}": list(range(m)) for i in range(k)}
+        elif kind == "range" and isinstance(doc.get("dims"), dict) and doc["dims"]:  # legal, and extreme
+            bounds = sorted(draw(st.lists(st.one_of(st.integers(0, 64), st.sampled_from([2**31 - 1, 2**62, 2**63 - 1])),
+                                          min_size=2, max_size=2)))
+            doc["dims"][draw(st.sampled_from(sorted(doc["dims"])))] = {"min": bounds[0], "max": bounds[1]}
         elif kind == "duplicate" and isinstance(parent, list):
             parent.extend([copy.deepcopy(parent[last])] * draw(st.integers(1, 50)))
         elif kind == "rename" and isinstance(parent, dict):
