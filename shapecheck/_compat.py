@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import expr as E
-from .errors import TargetError, UnsupportedTorchError
+from .errors import UnknownOpError, UnsupportedTorchError
 from .findings import SourceLoc
 
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
@@ -327,19 +327,37 @@ def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
 
 
 def resolve_op(name: str) -> Any:
-    """``aten::_x`` -> the OpOverload (``.default`` unless an overload is named). TargetError if unknown."""
+    """``ns::name[.overload]`` (as ``contract.normalize_op`` gives it) -> the OpOverload (``.default`` unless an
+    overload is named). Looked up, never walked: the namespace must be an op namespace, the name an
+    ``OpOverloadPacket`` and the overload one of its overloads; anything else is UnknownOpError."""
     ns, _, rest = name.partition("::")
-    parts = rest.split(".")
-    packet_name, overload = parts[0], (parts[1] if len(parts) > 1 else "default")
+    packet_name, _, overload = rest.partition(".")
+    overload = overload or "default"
+    unknown = f"unknown op {name!r}: torch {TORCH_VERSION} has no operator {ns}::{packet_name}"
+    namespace = _attribute(torch.ops, ns)
+    if not isinstance(namespace, torch._ops._OpNamespace):
+        raise UnknownOpError(unknown)
+    packet = _attribute(namespace, packet_name)
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        raise UnknownOpError(unknown)
+    overloads = packet.overloads()
+    op = _attribute(packet, overload) if overload in overloads else None
+    if not isinstance(op, torch._ops.OpOverload):
+        raise UnknownOpError(f"unknown op {name!r}: {ns}::{packet_name} has no overload {overload!r} (overloads: "
+                          f"{', '.join(overloads) or 'none'})")
+    return op
+
+
+def _attribute(obj: Any, name: str) -> Any:
     try:
-        namespace = getattr(torch.ops, ns)
-        packet = getattr(namespace, packet_name)
+        return getattr(obj, name)
     except (AttributeError, RuntimeError):
-        raise TargetError(f"unknown op {name!r}: torch {TORCH_VERSION} has no torch.ops.{ns}.{packet_name}") from None
-    try:
-        return getattr(packet, overload)
-    except (AttributeError, RuntimeError):
-        raise TargetError(f"op {name!r} has no overload {overload!r}") from None
+        return None
+
+
+def op_arguments(op: Any) -> tuple[tuple[str, bool, bool], ...]:
+    """The op's schema arguments: (name, keyword-only, has a default), in order."""
+    return tuple((a.name, bool(a.kwarg_only), bool(a.has_default_value())) for a in op._schema.arguments)
 
 
 def installed_meta(op: Any) -> Any | None:

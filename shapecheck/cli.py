@@ -17,6 +17,7 @@ from .cli_options import (
     import_option,
     jobs_option,
     kernel_source,
+    max_cases_option,
     output_options,
     timeout_option,
 )
@@ -47,6 +48,7 @@ def verify() -> None:
               help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
 @timeout_option
 @case_era_options
+@max_cases_option
 @click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
 @click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
               "overlapping contract paths, shape-polymorphism breaks.")
@@ -81,15 +83,17 @@ def contract() -> None:
     """Work with contract files."""
 
 
-@contract.command("check")
+@contract.command("check", epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=False))
+@max_cases_option
 def contract_check(files):
-    """Load and validate contract files (every case is bound once)."""
+    """Load and validate contract files, or every *.toml under a directory (every case is bound once)."""
     from pathlib import Path
 
-    from .contract import discover, load_contract
+    from .contract import load_contract
+    from .gate import contract_files
 
-    for path in discover([Path(f) for f in files]):
+    for path in contract_files(list(files), Path.cwd()):
         c = load_contract(path)
         n = sum(1 for _ in c.cases())
         click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
@@ -123,18 +127,19 @@ def main(argv: list[str] | None = None) -> None:
         _fail(args, "shapecheck: aborted", 2)
     except click.ClickException as e:
         where = f" ({e.ctx.command_path})" if getattr(e, "ctx", None) is not None else ""
-        _fail(args, f"shapecheck: error{where}: {e.format_message()} (see --help)", 2)
+        _fail(args, f"shapecheck: error{where}: {_one_line(e.format_message())} (see --help)", 2)
     except ShapecheckError as e:
         if e.exit_code == 2:
-            _fail(args, f"shapecheck: error: {e}", 2)
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {e}", e.exit_code)
+            _fail(args, f"shapecheck: error: {_one_line(e)}", 2)
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {_one_line(e)}", e.exit_code)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         click.echo("shapecheck: interrupted", err=True)
         sys.exit(130)
     except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {type(e).__name__}: {e}", 4)
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): "
+                    f"{type(e).__name__}: {_one_line(e)}", 4)
 
 
 def _fail(args: list[str], message: str, code: int) -> None:
@@ -144,6 +149,13 @@ def _fail(args: list[str], message: str, code: int) -> None:
     click.echo(message, err=True)
     emit_error(args, message.removeprefix("shapecheck: "), code)
     sys.exit(code)
+
+
+def _one_line(message: object, limit: int = 2000) -> str:
+    """A message on one line (newlines from a file name or a user's exception escaped), cut to ``limit``
+    characters."""
+    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def run() -> None:

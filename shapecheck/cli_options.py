@@ -12,6 +12,7 @@ from collections.abc import Callable
 import click
 
 from .ci_report import FORMATS
+from .limits import DEFAULT_MAX_CASES, case_limit
 from .sources import INSTALLED, Function, MetaSource
 
 
@@ -90,6 +91,19 @@ def import_option(f: Callable) -> Callable:
 def contract_option(f: Callable) -> Callable:
     return click.option("--contract", type=click.Path(dir_okay=False),
                         help="Contract file (default: contracts/<ns>/<op>.toml).")(f)
+
+
+def max_cases_option(f: Callable) -> Callable:
+    """``--max-cases N``: every contract the command loads may have up to N cases (``limits.case_limit``)."""
+
+    @functools.wraps(f)
+    def wrapper(*args, max_cases: int | None = None, **kwargs):
+        with case_limit(max_cases):
+            return f(*args, **kwargs)
+
+    return click.option("--max-cases", type=click.IntRange(1, 10**9), default=None, metavar="N",
+                        help="Refuse a contract whose choices make more than N cases; the binding work allowed "
+                             f"grows with it [default: {DEFAULT_MAX_CASES}].")(wrapper)
 
 
 def timeout_option(f: Callable) -> Callable:

@@ -30,7 +30,7 @@ COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"
 OPTIONS = {"imports": "imports", "jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
            "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
            "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
-           "max-elements": "max_elements", "max-side": "max_side"}
+           "max-elements": "max_elements", "max-side": "max_side", "max-cases": "max_cases"}
 _PATHS = {"baseline", "meta-source"}
 _PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
 _NOT_OPTIONS = {"contracts"}  # read by the gate itself

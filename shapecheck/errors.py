@@ -41,6 +41,10 @@ class TargetError(UserError):
     """The kernel under test cannot be found or loaded: unknown op, missing meta kernel, bad file."""
 
 
+class UnknownOpError(TargetError):
+    """An op name torch does not resolve to an operator (or that is not an op name at all)."""
+
+
 class UnsupportedTorchError(UserError):
     """The installed torch lacks an internal API shapecheck needs."""
 
@@ -51,6 +55,6 @@ class InternalError(ShapecheckError):
     exit_code = 4
 
 
-for _cls in (ShapecheckError, UserError, ContractError, ExprError, TargetError, UnsupportedTorchError,
-             InternalError):
+for _cls in (ShapecheckError, UserError, ContractError, ExprError, TargetError, UnknownOpError,
+             UnsupportedTorchError, InternalError):
     _cls.__module__ = "shapecheck"

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .errors import ExprError
+from .limits import CONST_BITS, EXPR_CHARS, EXPR_DEPTH, INT64_MAX, INT64_MIN, int_text
 
 # ---------------------------------------------------------------------------------------------------------
 # The tree
@@ -140,21 +141,29 @@ _FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def parse(text: str) -> Node:
-    """Parse contract expression text into a tree. Raises :class:`ExprError` on anything outside the language."""
+    """Parse contract expression text into a tree. Raises :class:`ExprError` on anything outside the language
+    or over the limits (``limits.EXPR_CHARS`` characters, ``limits.EXPR_DEPTH`` levels, int64 literals)."""
     if not isinstance(text, str):
         raise ExprError(repr(text), "expected an expression string")
-    if len(text) > 4000:
-        raise ExprError(text[:40] + "...", "expression too long")
+    if len(text) > EXPR_CHARS:
+        raise ExprError(text[:40] + "...", f"an expression longer than {EXPR_CHARS} characters")
+    if not text.strip():
+        raise ExprError(text, "an empty expression")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
         raise ExprError(text, f"syntax error at column {err.offset}") from None
+    except ValueError:  # Python 3.11: a null character
+        raise ExprError(text, "a null character") from None
+    except (RecursionError, MemoryError):  # Python's own parser gives up on deep nesting
+        raise ExprError(text, f"nested deeper than {EXPR_DEPTH} levels") from None
     return _Parser(text).visit(tree.body)
 
 
 class _Parser:
     def __init__(self, text: str):
         self.text = text
+        self.depth = 0
 
     def fail(self, node: ast.AST, what: str) -> ExprError:
         col = getattr(node, "col_offset", None)
@@ -162,8 +171,19 @@ class _Parser:
         return ExprError(self.text, f"{what}{where} is not allowed in a contract expression")
 
     def visit(self, node: ast.AST) -> Node:
+        self.depth += 1
+        try:
+            if self.depth > EXPR_DEPTH:
+                raise ExprError(self.text, f"nested deeper than {EXPR_DEPTH} levels")
+            return self.node(node)
+        finally:
+            self.depth -= 1
+
+    def node(self, node: ast.AST) -> Node:
         if isinstance(node, ast.Constant):
             v = node.value
+            if isinstance(v, int) and not isinstance(v, bool) and not INT64_MIN <= v <= INT64_MAX:
+                raise ExprError(self.text, f"the integer {int_text(v)} is outside int64")
             if isinstance(v, bool) or isinstance(v, int) or isinstance(v, str):
                 return Const(v)
             raise self.fail(node, f"the constant {v!r}")
@@ -199,10 +219,12 @@ class _Parser:
             return self.compare(node)
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in ("min", "max"):
-                name = node.func.id if isinstance(node.func, ast.Name) else "this call"
-                raise self.fail(node, f"calling {name}")
-            if node.keywords or len(node.args) < 2:
-                raise self.fail(node, f"{node.func.id}() needs two or more positional arguments;")
+                name = f"{node.func.id}()" if isinstance(node.func, ast.Name) else "a method or an expression"
+                raise self.fail(node, f"calling {name} (only min() and max() can be called)")
+            if node.keywords:
+                raise self.fail(node, f"the keyword argument {node.keywords[0].arg or '**'}= of {node.func.id}()")
+            if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args):
+                raise self.fail(node, f"{node.func.id}() of fewer than two plain arguments")
             return Call(node.func.id, tuple(self.visit(a) for a in node.args))
         if isinstance(node, ast.Tuple):
             return TupleE(tuple(self.visit(e) for e in node.elts))
@@ -229,7 +251,7 @@ class _Parser:
         value = self.visit(node)
         if isinstance(value, Const) and isinstance(value.value, int) and not isinstance(value.value, bool):
             return value.value
-        raise self.fail(node, "an index that is not an integer constant:")
+        raise self.fail(node, "an index that is not an integer constant")
 
     def compare(self, node: ast.Compare) -> Node:
         parts: list[Node] = []
@@ -277,9 +299,7 @@ def _children(n: Node) -> tuple[Node, ...]:
         return (n.left, n.right)
     if isinstance(n, (Neg, Not)):
         return (n.operand,)
-    if isinstance(n, (Call,)):
-        return n.args
-    if isinstance(n, (And, Or)):
+    if isinstance(n, (Call, And, Or)):
         return n.args
     if isinstance(n, TupleE):
         return n.items
@@ -390,20 +410,15 @@ def arith(op: str, a: Node, b: Node) -> Node:
     if isinstance(a, Const) and isinstance(b, Const):
         x, y = a.value, b.value
         if op in ("//", "%") and y == 0:
-            raise ExprError(f"{x} {op} {y}", "division by zero")
-        return Const({"+": x + y, "-": x - y, "*": x * y, "//": x // y if y else 0, "%": x % y if y else 0}[op])
-    if op == "+" and b == Const(0):
+            raise ExprError(f"{int_text(x)} {op} {y}", "division by zero")
+        value = {"+": x + y, "-": x - y, "*": x * y, "//": x // y if y else 0, "%": x % y if y else 0}[op]
+        if value.bit_length() > CONST_BITS:
+            raise ExprError(f"{int_text(x)} {op} {int_text(y)}", f"a number beyond 2**{CONST_BITS} (the limit)")
+        return Const(value)
+    if (op in "+-" and b == Const(0)) or (op in ("*", "//") and b == Const(1)):
         return a
-    if op == "+" and a == Const(0):
+    if (op == "+" and a == Const(0)) or (op == "*" and a == Const(1)):
         return b
-    if op == "-" and b == Const(0):
-        return a
-    if op == "*" and (a == Const(1)):
-        return b
-    if op == "*" and (b == Const(1)):
-        return a
-    if op == "//" and b == Const(1):
-        return a
     return Arith(op, a, b)
 
 

@@ -10,7 +10,15 @@ import sys
 
 import click
 
-from .cli_options import check_outputs, contract_option, emit, import_option, kernel_source, output_options
+from .cli_options import (
+    check_outputs,
+    contract_option,
+    emit,
+    import_option,
+    kernel_source,
+    max_cases_option,
+    output_options,
+)
 
 FUZZ_HELP = """Exit codes: 0 no failure, 1 a check failed (each failure is shrunk and printed with a command that
 replays it), 2 bad input (contract, op, kernel file, --example, usage), 4 internal error (a bug in shapecheck)."""
@@ -44,6 +52,7 @@ def fuzz() -> None:
 @click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
               help="Take the explicit examples from a saved 'verify op --format json' report instead.")
 @output_options()
+@max_cases_option
 def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
                 verify_examples, from_verify, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).

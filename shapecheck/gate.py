@@ -11,7 +11,7 @@ from pathlib import Path
 from . import suppressions
 from .config import configured_contract_paths, find_pyproject
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
-from .errors import TargetError, UserError
+from .errors import TargetError, UnknownOpError, UserError
 from .findings import Verdict, Violation
 from .results import ContractRun, ExpiredSuppression, GateResult
 from .rules import rules_of
@@ -136,15 +136,23 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
 
 
 def resolve_kernel(contract: Contract, source: KernelSource):
-    """(kernel, note): the source's kernel for the contract's op, else the installed torch's kernel (noted)."""
+    """(kernel, note): the source's kernel for the contract's op, else the installed torch's kernel (noted); the
+    contract's arguments checked against the op's schema."""
+    from .target import check_arguments
+
     op = normalize_op(contract.op)
     try:
         if source.provides(op):
-            return source.kernel(op), ""
-        note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
-        return INSTALLED.kernel(op), note
+            kernel, note = source.kernel(op), ""
+        else:
+            kernel = INSTALLED.kernel(op)
+            note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
+    except UnknownOpError as err:
+        raise UnknownOpError(f"{contract.file}: [op]: {err}") from None
     except TargetError as err:
         raise TargetError(f"{contract.file}: {err}") from None
+    check_arguments(contract, kernel)
+    return kernel, note
 
 
 def judge_suppressions(run: ContractRun) -> None:

@@ -17,6 +17,7 @@ from .cli_options import (
     import_option,
     jobs_option,
     kernel_source,
+    max_cases_option,
     output_options,
     timeout_option,
 )
@@ -85,8 +86,9 @@ class Progress:
               help="Traces per case when exploring the kernel's guards.")
 @timeout_option
 @jobs_option
-def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard, explore,
-         max_traces, timeout_ms, jobs):
+@max_cases_option
+def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard,
+         explore, max_traces, timeout_ms, jobs):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from .cli_options import check_outputs, contract_option, emit, output_options
+from .cli_options import check_outputs, contract_option, emit, max_cases_option, output_options
 
 REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC014) not accepted by a
 [[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
@@ -26,6 +26,7 @@ def ref() -> None:
               help="Inputs per contract path (boundary values first).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @output_options()
+@max_cases_option
 def ref_check_cmd(op, contract, eras, examples, seed, fmt, outputs, quiet):
     """Run every path of OP's contract on inputs that satisfy its precondition, with the metal_ref ports:
     dispatch, output-0 shape, values against float64 math, and the documented output 1."""

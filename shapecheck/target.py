@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _compat as C
-from .errors import TargetError
+from .errors import ContractError, TargetError, UnknownOpError
 from .findings import SourceLoc
+from .limits import SOURCE_BYTES, TooLarge, read_bounded
 from .registrations import find_registration, is_registering
 from .trace import Kernel
 
@@ -28,7 +29,8 @@ def load_op_contract(op: str, contract: str | None = None):
     try:
         name = normalize_op(op)
     except ValueError:
-        raise TargetError(f"{op!r} is not an op name (expected e.g. aten::_x or aten._x)") from None
+        raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
+                             "identifier, e.g. aten::_x or aten._x)") from None
     if contract is None:
         found = find_contract(name)
         if found is None:
@@ -41,11 +43,59 @@ def load_op_contract(op: str, contract: str | None = None):
 
 
 def load_target(op: str, contract: str | None, source: KernelSource):
-    """The contract and the kernel under test, from ``source`` (a ``sources.KernelSource``)."""
+    """The contract and the kernel under test, from ``source`` (a ``sources.KernelSource``). An unknown op
+    names the contract; the contract's arguments are checked against the op's schema before any trace."""
     from .contract import normalize_op
 
     c = load_op_contract(op, contract)
-    return c, source.kernel(normalize_op(c.op))
+    name = normalize_op(c.op)
+    try:
+        kernel = source.kernel(name)
+    except UnknownOpError as err:
+        raise UnknownOpError(f"{c.file}: [op]: {err}") from None
+    check_arguments(c, kernel)
+    return c, kernel
+
+
+def check_arguments(contract: Any, kernel: Kernel) -> None:
+    """The contract's ``[[args]]`` against the schema of the op (when torch has it): a name the schema lacks,
+    a positional argument at another schema argument's place, or a required schema argument the contract
+    does not give is a contract error naming ``[args.<name>]``, found before any trace (the call would fail
+    inside the kernel and read as the kernel's fault). A kernel with a signature (``--meta``, ``--meta-source``)
+    may lack an argument that has a ``default``: the contract then leaves it out (``trace.call_args``)."""
+    from .contract import normalize_op
+
+    if kernel.op is not None:
+        op = kernel.op
+    else:
+        try:
+            op = C.resolve_op(normalize_op(contract.op))
+        except UnknownOpError:
+            return  # a --meta kernel for an op torch does not have: its signature is the only schema
+    schema = C.op_arguments(op)
+    names = [n for n, _, _ in schema]
+    listed = ", ".join(names) or "none"
+    position = 0
+    for spec in contract.args:
+        where = f"{contract.file}: [args.{spec.name}]"
+        if spec.name not in names:
+            if spec.has_default and kernel.signature is not None:
+                continue
+            raise ContractError(where, f"{op.name()} in torch {C.TORCH_VERSION} has no argument {spec.name!r} "
+                                       f"(its arguments: {listed})")
+        if spec.keyword:
+            continue
+        if position >= len(schema) or schema[position][0] != spec.name or schema[position][1]:
+            at = (f"its argument {position} is {schema[position][0]!r}" + (" (keyword-only)" if schema[position][1]
+                  else "")) if position < len(schema) else f"it takes {len(schema)} arguments"
+            raise ContractError(where, f"passed by position as argument {position} of {op.name()}, but {at}; "
+                                       "list the arguments in the schema's order, or set keyword = true")
+        position += 1
+    given = {spec.name for spec in contract.args}
+    for n, _, has_default in schema:
+        if not has_default and n not in given:
+            raise ContractError(f"{contract.file}: [args]", f"{op.name()} requires the argument {n!r}, which the "
+                                                            f"contract does not give (its arguments: {listed})")
 
 
 def installed_kernel(op_name: str) -> Kernel:
@@ -70,12 +120,40 @@ def installed_kernel(op_name: str) -> Kernel:
     return Kernel(name, call, frozenset(files), None, op, _definition(own))
 
 
-def function_kernel(file: str, func: str) -> Kernel:
-    """``FILE.py:FUNC``: import the file and take the function."""
-    spec = f"{file}:{func}"
-    path = Path(file)
+def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
+    """A kernel file's text and syntax tree, within the limits: a regular file of at most ``SOURCE_BYTES``, text
+    in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
+    nesting included). Reading it runs nothing."""
+    path = Path(path_text)
     if not path.is_file():
-        raise TargetError(f"--meta {spec!r}: no such file {file}")
+        raise TargetError(f"{option} {path_text}: " + ("not a regular file" if path.exists() else "no such file"))
+    try:
+        raw = read_bounded(path, SOURCE_BYTES)
+    except OSError as err:
+        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
+    except TooLarge as err:
+        raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    try:
+        source = importlib.util.decode_source(raw)
+    except UnicodeDecodeError as err:
+        raise TargetError(f"{path_text}: not {err.encoding} text (byte {err.start})") from None
+    except (SyntaxError, LookupError, ValueError) as err:
+        raise TargetError(f"{path_text}: cannot be decoded: {getattr(err, 'msg', err)}") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    except ValueError:  # Python 3.11: a null byte
+        raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
+    except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
+        raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
+    return source, tree
+
+
+def function_kernel(file: str, func: str) -> Kernel:
+    """``FILE.py:FUNC``: import the file (the whole module runs) and take the function."""
+    path = Path(file)
+    read_python(file, "--meta")  # the file's limits, before Python imports it
     mod_name = f"_shapecheck_candidate_{abs(hash(str(path.resolve())))}"
     loader_spec = importlib.util.spec_from_file_location(mod_name, path)
     if loader_spec is None or loader_spec.loader is None:
@@ -86,7 +164,7 @@ def function_kernel(file: str, func: str) -> Kernel:
         loader_spec.loader.exec_module(module)
     except SyntaxError as err:
         raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
-    except Exception as err:  # noqa: BLE001 - any error of the user's module is bad input (exit 2), with its place
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - any error of the user's module (sys.exit too) is bad input
         raise TargetError(f"{_innermost(err, path)}: importing it raised {type(err).__name__}: {err}") from err
     fn = getattr(module, func, None)
     if fn is None or not callable(fn):
@@ -100,14 +178,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     ``register_meta`` and define it, alone, in the installed torch's meta-registration namespace. The
     rest of the file is not executed (it may register ops the installed torch lacks)."""
     path = Path(path_text)
-    try:
-        source = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise TargetError(f"--meta-source {path_text}: cannot read ({err.strerror})") from None
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    source, tree = read_python(path_text, "--meta-source")
     packet = op_name.partition("::")[2].split(".")[0]
     registration = find_registration(tree, op_name)
     if registration is None:
@@ -124,7 +195,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     try:
         code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
-    except Exception as err:  # noqa: BLE001 - defining runs its defaults and annotations: any failure is bad input
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs defaults and annotations: bad input
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
@@ -141,7 +212,7 @@ def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespac
     try:
         exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
         return None
-    except Exception as err:  # noqa: BLE001 - defining runs its annotations and defaults: anything may fail
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs annotations and defaults: anything
         error = f"{type(err).__name__}: {err}"
     installed = namespace.get(helper.name)
     if installed is None:
@@ -191,14 +262,7 @@ def _helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
 def is_registered_in(path_text: str, op_name: str) -> bool:
     """Whether the ``_meta_registrations.py``-style file registers a meta kernel for ``op_name`` (the gate's
     ``--meta-source``: ops the file does not register are checked against the installed torch)."""
-    path = Path(path_text)
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except OSError as err:
-        raise TargetError(f"--meta-source {path_text}: cannot read ({err.strerror})") from None
-    except SyntaxError as err:
-        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
-    return find_registration(tree, op_name) is not None
+    return find_registration(read_python(path_text, "--meta-source")[1], op_name) is not None
 
 
 def _definition(fn: Any) -> SourceLoc | None:

@@ -193,7 +193,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             return _guard_trace(exc, names, kernel)
         except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
             raise
-        except Exception as exc:  # the kernel failed on a valid input: a finding, not a crash of ours
+        except (Exception, SystemExit) as exc:  # the kernel failed on a valid input (sys.exit too): a finding
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
                           _missing_name(exc), tuple(frames))

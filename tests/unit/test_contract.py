@@ -72,3 +72,31 @@ def test_cli_malformed_contract_exits_2_with_one_line(tmp_path):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "paths.general.when" in lines[0]
     assert "Traceback" not in res.stderr and res.stdout == ""
+
+
+@pytest.mark.parametrize("old,new,key", [
+    ('when = "not fast_2603"', "when = \"not fast_2603 and mask == 'boool'\"", "paths.general.when"),
+    ('requires = ["H % Hk == 0"', "requires = [\"rank != 6\", \"H % Hk == 0\"", "domain.requires[0]"),
+    ('fast_2603 = "vec_2603 and not is_causal"', "fast_2603 = \"vec_2603 and dtype != 'float99'\"", "let.fast_2603"),
+])
+def test_unknown_choice_values_are_load_errors_listing_the_known_values(tmp_path, old, new, key):
+    path = tmp_path / "bad.toml"
+    path.write_text(GOOD.replace(old, new, 1))
+    with pytest.raises(ContractError) as info:
+        load_contract(path)
+    assert f"[{key}]" in str(info.value) and "is not a value of the choice" in str(info.value)
+
+
+def test_the_case_limit_is_an_argument_and_names_the_choices(tmp_path):
+    path = tmp_path / "c.toml"
+    path.write_text(GOOD)
+    assert len(list(load_contract(path, max_cases=108).cases())) == 108
+    with pytest.raises(ContractError, match=r"\[choices\]: the choices make 108 cases \(rank: 3 values"):
+        load_contract(path, max_cases=107)
+
+
+def test_op_names_are_ns_name_overload():
+    assert normalize_op("aten::mm.out") == "aten::mm.out" and normalize_op("aten.mm.default") == "aten::mm"
+    for bad in ("aten::mm.default.x", "aten", "aten::", "aten::m m", "torch.ops.aten"):
+        with pytest.raises(ValueError):
+            normalize_op(bad)

@@ -47,3 +47,28 @@ def test_type_errors_are_reported():
 def test_floor_division_and_modulo_follow_python(a, b):
     assert E.evaluate(E.parse("a // b"), {"a": a, "b": b}) == a // b
     assert E.evaluate(E.parse("a % b"), {"a": a, "b": b}) == a % b
+
+
+@pytest.mark.parametrize("text,message", [
+    ("min(L, S, key=abs)", "the keyword argument key= of min()"),
+    ("min(L)", "min() of fewer than two plain arguments"),
+    ("L.bit_length()", "calling a method or an expression (only min() and max() can be called)"),
+    ("eval('1')", "calling eval() (only min() and max() can be called)"),
+    ("query.shape[L]", "an index that is not an integer constant at column"),
+    ("   ", "an empty expression"),
+    (" + ".join(["L"] * 65), "nested deeper than 64 levels"),
+    ("-" * 1990 + "L", "nested deeper than 64 levels"),  # whichever gives up first, Python's parser or ours
+    ("L" * 2001, "an expression longer than 2000 characters"),
+    (str(2**63), "outside int64"),
+])
+def test_messages_say_what_is_wrong(text, message):
+    with pytest.raises(ExprError) as info:
+        E.parse(text)
+    assert message in info.value.message
+
+
+def test_the_largest_int64_literal_parses_and_numbers_stop_at_the_limit():
+    assert E.parse(str(2**63 - 1)) == E.Const(2**63 - 1)
+    assert E.evaluate(E.parse("L * L"), {"L": 2**1000}) == 2**2000
+    with pytest.raises(ExprError, match="2\\*\\*4096"):
+        E.evaluate(E.parse("L * L"), {"L": 2**3000})

@@ -1,0 +1,74 @@
+"""The declarations of a contract as loaded (``contract_load`` builds them; ``contract`` binds them per case):
+dims, case-dependent fields (``Select``), arguments, paths and suppressions, and the constants of the format."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import expr as E
+
+INT32_MAX = 2**31 - 1
+SCHEMA = 1
+OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
+TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "bool", "int64", "int32", "int16", "int8", "uint8")
+ARG_KINDS = ("tensor", "int", "ints", "float", "bool", "str", "none")
+UNSPECIFIED = "unspecified"
+
+
+@dataclass(frozen=True)
+class Dim:
+    name: str
+    min: int
+    max: int
+    dynamic: bool = True
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Select:
+    """A field that depends on the case: the first alternative whose ``when`` holds gives the value."""
+
+    alternatives: tuple[tuple[E.Node, Any], ...]  # (when, value)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    name: str
+    kind: str
+    shape: Any = None  # Node | Select (tensors)
+    dtype: Any = None  # str | Node(choice ref) | Select
+    value: Any = None  # literal | Node | Select (scalars)
+    present: Any = E.TRUE  # Node | Select
+    keyword: bool = False
+    default: Any = None
+    has_default: bool = False
+
+
+@dataclass(frozen=True)
+class OutputDoc:
+    shape: Any  # Node | Select | None
+    what: str
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    id: str
+    era: str
+    when: E.Node
+    outputs: tuple[Any, ...]  # Node | Select | None (unspecified)
+    runtime_outputs: tuple[OutputDoc, ...]
+    source: str = ""
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Suppression:
+    rule: str
+    reason: str
+    case: str | None = None
+    path: str | None = None
+    dims: tuple[str, ...] = ()
+    expires: str | None = None
+    index: int = 0

@@ -1,0 +1,87 @@
+"""The limits on input, in one place. Bad or hostile input over a limit is refused with one line naming the
+file and the key (exit 2), before it can use memory or time without bound.
+
+Every number is far above what a real contract or kernel file needs (the largest value among the shipped
+contracts is noted). docs/contracts.md (Limits) and docs/cli.md list them. Nothing here imports torch, z3 or
+another module of the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+# -- contract files -------------------------------------------------------------------------------------
+CONTRACT_BYTES = 1 << 20  # a contract file (shipped: 9 KB)
+TOML_DEPTH = 32  # tables and arrays nested in one another (shipped: 5)
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # every integer of a contract, dim ranges included
+
+# -- expressions ----------------------------------------------------------------------------------------
+EXPR_CHARS = 2000  # one expression's text (shipped: 99)
+EXPR_DEPTH = 64  # one expression's nesting, e.g. the terms of a + chain (shipped: 6)
+EXPRESSIONS = 4096  # expression fields in one contract (shipped: 74)
+LET_CHAIN = 32  # a let that uses a let that uses a let ... (shipped: 4)
+BOUND_DEPTH = 128  # an expression once lets and argument shapes are substituted (shipped: 8)
+BOUND_NODES = 20_000  # the same, counted in nodes with every let expanded (shipped: 82)
+CONST_BITS = 4096  # any number an expression can reach over the dims' ranges: |n| < 2**4096 (shipped: 40)
+
+# -- cases ----------------------------------------------------------------------------------------------
+DEFAULT_MAX_CASES = 4096  # combinations of choices; --max-cases raises it (shipped: 108)
+EXPRESSIONS_PER_CASE = 256  # cases x expression fields, per allowed case (shipped: 108 x 74 in all)
+BIND_NODES_PER_CASE = 256  # expression nodes bound, counted as done (most expressions bind once for all
+# cases), per allowed case (shipped: 17)
+
+# -- kernel files (--meta, --meta-source) ---------------------------------------------------------------
+SOURCE_BYTES = 16 << 20  # torch/_meta_registrations.py: 300 KB
+
+_max_cases: ContextVar[int] = ContextVar("shapecheck_max_cases", default=DEFAULT_MAX_CASES)
+
+
+def max_cases() -> int:
+    """The case limit in force (``--max-cases``, else ``DEFAULT_MAX_CASES``)."""
+    return _max_cases.get()
+
+
+@contextlib.contextmanager
+def case_limit(n: int | None) -> Iterator[None]:
+    """Contracts loaded inside may have up to ``n`` cases (None: the default)."""
+    token = _max_cases.set(DEFAULT_MAX_CASES if n is None else n)
+    try:
+        yield
+    finally:
+        _max_cases.reset(token)
+
+
+class TooLarge(Exception):
+    """A file over its size limit (the caller names it)."""
+
+
+def read_bounded(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of a file, reading at most ``limit + 1`` of them (a device such as /dev/zero ends too).
+    Raises ``TooLarge`` over the limit and ``OSError`` as ``open`` does."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"larger than the limit of {size_text(limit)}")
+    return data
+
+
+def size_text(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 and n % (1 << 20) == 0 else f"{n} bytes"
+
+
+def int_text(n: int) -> str:
+    """An integer for a message: in full when short, else its order of magnitude (a message stays one short
+    line, and Python refuses to print integers of more than 4300 digits)."""
+    if -(10**30) < n < 10**30:
+        return str(n)
+    return f"{'-' if n < 0 else ''}about 10**{int(abs(n).bit_length() * 0.30103)}"
+
+
+def key_text(key: str) -> str:
+    """A TOML key for a message: bare when it is a bare key, else quoted (newlines and controls escaped)."""
+    if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
+        return key
+    return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
