@@ -1,5 +1,5 @@
-"""``shapecheck gate``: the CI command. Only click is imported here at module level; the gate and torch load
-inside the callback."""
+"""``shapecheck gate``: the CI command. Only click and the shared options (no torch, no z3) are imported here
+at module level; the gate and torch load inside the callback."""
 
 from __future__ import annotations
 
