@@ -175,7 +175,7 @@ def test_collection_does_no_work_names_read_well_and_failures_lead_with_the_find
     assert errors and errors[0].startswith("E       shapecheck.fuzz_report.MetaShapeFailure: meta-shape (SC002)")
     frames = [line for line in out.stdout.splitlines() if ".py:" in line and ": in " in line]
     assert not any("shapecheck/" in line for line in frames), frames  # no traceback entry inside shapecheck
-    assert len(out.stdout.splitlines()) < 40
+    assert len(out.stdout.splitlines()) < 60  # (Hypothesis adds a reproduce_failure blob under CI)
 
 
 # ---------------------------------------------------------------------------------------------------------
