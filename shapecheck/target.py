@@ -160,6 +160,9 @@ def function_kernel(file: str, func: str) -> Kernel:
         raise TargetError(f"{file}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[mod_name] = module
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # as Python runs a script: the file's own folder imports (its sibling modules)
+        sys.path.insert(0, folder)
     try:
         loader_spec.loader.exec_module(module)
     except SyntaxError as err:

@@ -139,3 +139,18 @@ def test_meta_source_finds_torch_library_registrations(op, function):
 def test_meta_source_finds_no_registration_for_another_custom_op():
     assert find_registration(ast.parse(FAKES), "mylib::e") is None
     assert find_registration(ast.parse(FAKES), "mylib::c") is None  # only .out is registered
+
+
+def test_a_meta_file_imports_its_sibling_modules_as_a_script_would(tmp_path):
+    """`--meta FILE:FUNC` puts the file's folder on sys.path: a fake kernel file that imports the library's
+    helpers next to it works (it said "No module named ..." before)."""
+    lib = tmp_path / "lib"  # not the current directory, which Python puts on sys.path anyway
+    lib.mkdir()
+    (lib / "shape_helpers.py").write_text("def out_shape(q):\n    return tuple(q.shape)\n")
+    (lib / "fakes.py").write_text("from shape_helpers import out_shape\n\n\n"
+                                  "def decode_fake(q, k):\n    return q.new_empty(out_shape(q))\n")
+    p = project(tmp_path, "sc_sibling", COPIES)
+    res = run_cli("verify", "op", "sc_sibling::decode", "--import", "mylib_ops.py", "--meta", "lib/fakes.py:decode_fake",
+                  "--contract", "decode.toml", "-j", "1", cwd=p)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert res.stdout.startswith("PASS: sc_sibling::decode") and "kernel: fakes.py:decode_fake" in res.stdout
