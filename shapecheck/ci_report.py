@@ -48,7 +48,8 @@ def _counts(result: RunResult) -> dict[str, int]:
     active = [v for r in runs for v in r.report.violations if not v.suppressed]
     return {"contracts": len(runs), "passed": sum(r.verdict.value == "pass" for r in runs),
             "failed": sum(r.verdict.value == "fail" for r in runs),
-            "inconclusive": sum(r.verdict.value == "inconclusive" for r in runs),
+            "inconclusive": sum(r.verdict.value == "inconclusive" and not r.error for r in runs),
+            "not_run": sum(1 for r in runs if r.error),
             "cases": sum(len(r.report.cases) for r in runs), "violations": len(active),
             "suppressed": sum(1 for r in runs for v in r.report.violations if v.suppressed),
             "stale_suppressions": sum(len(r.stale) for r in runs),
@@ -60,14 +61,16 @@ def summary_line(result: RunResult) -> str:
     k, n = result.shard
     shard = f"shard {k}/{n}: {c['contracts']} of {result.total_contracts} contracts" if n > 1 else \
         f"{c['contracts']} contracts"
-    return (f"{result.command}: {result.verdict.value.upper()} ({shard}: {c['passed']} passed, {c['failed']} failed, "
-            f"{c['inconclusive']} inconclusive; {c['cases']} cases; {c['violations']} violations, "
+    verdict = "ERROR" if result.errors else result.verdict.value.upper()
+    not_run = f", {len(result.errors)} not run (bad input)" if result.errors else ""
+    return (f"{result.command}: {verdict} ({shard}: {c['passed']} passed, {c['failed']} failed, "
+            f"{c['inconclusive']} inconclusive{not_run}; {c['cases']} cases; {c['violations']} violations, "
             f"{c['suppressed']} suppressed, {c['stale_suppressions']} stale suppressions; "
             f"torch {result.torch_version}; {result.seconds:.2f}s)")
 
 
 def _notes(run: ContractRun, cwd: Path) -> list[str]:
-    out = []
+    out = [f"error: {run.error}"] if run.error else []
     if run.kernel_note:
         out.append(f"note: {run.kernel_note}")
     for e in run.expired:
@@ -88,7 +91,8 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
         active = [v for v in r.violations if not v.suppressed]
         sup = [v for v in r.violations if v.suppressed]
         checked = sum(1 for c in r.cases if not c.skipped)
-        lines.append(f"{run.verdict.value.upper():<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
+        label = "ERROR" if run.error else run.verdict.value.upper()
+        lines.append(f"{label:<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
                      f"{len(r.cases) - checked} skipped, {len(active)} violations, {len(sup)} suppressed, "
                      f"{r.seconds:.2f}s; kernel: {r.kernel})")
         for v, cases in group(_shown(active, quiet)) + [(v, [""]) for v in run.stale]:
@@ -151,6 +155,8 @@ def render_github(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
                              f"expired on {e.expires}: {e.matched} violation(s) count again ({e.reason})", cwd))
         if run.kernel_note:
             lines.append(_gh("notice", None, "shapecheck kernel", run.kernel_note, cwd))
+        if run.error:
+            lines.append(_gh("error", SourceLoc(r.contract, 1), "shapecheck (bad input)", run.error, cwd))
     lines.extend(f"{run.verdict.value.upper()}: {run.report.op} ({relpath(run.report.contract, cwd)})"
                  for run in result.runs)
     lines.append(summary_line(result))
@@ -245,12 +251,13 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
                                         "location": _sarif_location(run.suppressed_at(v), cwd)}]
             results.append(res)
         for t in _notes(run, cwd):
-            notes.append({"level": "warning" if "expired" in t else "note", "message": {"text": t}})
+            notes.append({"level": "error" if t.startswith("error:") else "warning" if "expired" in t else "note",
+                          "message": {"text": t}})
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
         "tool": {"driver": {"name": "shapecheck", "version": __version__,
                             "rules": rules}},
         "originalUriBaseIds": base_uris(cwd),
-        "invocations": [{"executionSuccessful": True, "exitCode": result.exit_code,
+        "invocations": [{"executionSuccessful": not result.errors, "exitCode": result.exit_code,
                          "toolExecutionNotifications": notes}],
         "results": results,
         "properties": {"verdict": result.verdict.value, "shard": f"{result.shard[0]}/{result.shard[1]}",
@@ -314,6 +321,11 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
             if sup:
                 ET.SubElement(tc, "system-out").text = "\n".join(
                     f"suppressed: {v.code} {v.kind}: {v.expr} ({v.suppressed})" for v in sup)
+        if run.error:  # the contract could not run: one erroring testcase
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name="contract", file=relpath(r.contract, cwd))
+            ET.SubElement(tc, "error", type="bad input", message=run.error).text = run.error
+            counts["tests"] += 1
+            counts["errors"] += 1
         for v in run.stale:
             tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
                                file=relpath(r.contract, cwd), line=str(v.location.line))

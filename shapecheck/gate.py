@@ -13,6 +13,7 @@ from .config import configured_contract_paths, find_pyproject
 from .contract import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
 from .errors import TargetError, UnknownOpError, UserError
 from .findings import Verdict, Violation
+from .report import Report
 from .results import ContractRun, ExpiredSuppression, GateResult
 from .rules import rules_of
 from .sources import INSTALLED, KernelSource
@@ -92,8 +93,9 @@ def assign_shards(weights: list[tuple[str, int]], n: int) -> dict[str, int]:
 
 def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Path | None = None,
              progress: Callable[[int, int, str], None] | None = None) -> GateResult:
-    """Verify every contract of the shard. Bad input anywhere in the set (a malformed contract, a missing
-    file, an unknown op) raises a ``UserError`` before anything is verified."""
+    """Verify every contract of the shard. A malformed contract or a missing file anywhere in the set raises a
+    ``UserError`` before anything is verified; a contract whose op is unknown or whose kernel cannot be loaded
+    (an import that failed, a schema mismatch) is reported as that contract's error, and the others run."""
     start = time.perf_counter()
     cwd = Path.cwd() if cwd is None else cwd
     k, n = options.shard
@@ -104,7 +106,8 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     contracts = [replace(load_contract(cwd / f), file=str(f)) for f in files]
     weights = {c.file: sum(1 for _ in c.cases()) for c in contracts}
     shard_of = assign_shards(list(weights.items()), n)
-    kernels = [resolve_kernel(c, options.source) for c in contracts]
+    options.source.validate()  # a bad kernel file is bad input for the whole run
+    kernels = [_kernel_or_error(c, options.source) for c in contracts]
 
     from . import _compat as C
     from .verify import Options, verify_contract
@@ -116,6 +119,11 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     done = 0
     runs: list[ContractRun] = []
     for c, (kernel, note) in mine:
+        if kernel is None:  # bad input for this contract alone: reported, the others still run
+            report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, [], [], 0.0, C.TORCH_VERSION, {"error": note})
+            runs.append(ContractRun(c, report, error=note))
+            continue
+
         def on_case(case_id: str, op: str = c.op) -> None:
             nonlocal done
             done += 1
@@ -133,6 +141,14 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         runs.append(run)
     return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, C.TORCH_VERSION,
                       options.source)
+
+
+def _kernel_or_error(contract: Contract, source: KernelSource) -> tuple:
+    """(kernel, note), or (None, the error) when the contract's op or kernel cannot be had."""
+    try:
+        return resolve_kernel(contract, source)
+    except UserError as err:
+        return None, str(err)
 
 
 def resolve_kernel(contract: Contract, source: KernelSource):

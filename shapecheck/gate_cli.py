@@ -119,4 +119,6 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
 
         B.apply(result, baseline)
     emit(result, fmt, outputs, quiet=quiet)
+    for run in result.errors:  # bad input of one contract: the others ran and were reported
+        click.echo(f"shapecheck: error: {run.error}", err=True)
     sys.exit(result.exit_code)

@@ -36,6 +36,7 @@ class ContractRun:
     kernel_note: str = ""  # why the kernel is not the one asked for (--meta-source without this op)
     stale: list[Violation] = field(default_factory=list)  # SC008, located at the [[suppress]] table
     expired: list[ExpiredSuppression] = field(default_factory=list)
+    error: str = ""  # bad input that kept this contract from running (its op unknown, its kernel not loadable)
 
     @functools.cached_property
     def suppress_locs(self) -> list[SourceLoc]:
@@ -84,8 +85,13 @@ class RunResult:
         return Verdict.PASS
 
     @property
+    def errors(self) -> list[ContractRun]:
+        return [r for r in self.runs if r.error]
+
+    @property
     def exit_code(self) -> int:
-        return self.verdict.exit_code
+        """The verdict's code, or 2 when a contract could not run (bad input the others did not stop)."""
+        return 2 if self.errors else self.verdict.exit_code
 
 
 GateResult = RunResult  # the gate's name for it

@@ -31,6 +31,9 @@ class Installed:
     def cli_args(self) -> list[str]:
         return []
 
+    def validate(self) -> None:
+        """Bad input in the source itself, found before any contract uses it (raises TargetError)."""
+
     def __str__(self) -> str:
         return "the installed torch"
 
@@ -60,6 +63,9 @@ class Function:
     def cli_args(self) -> list[str]:
         return ["--meta", f"{self.file}:{self.name}"]
 
+    def validate(self) -> None:
+        """The file is imported when the kernel is loaded; nothing to check before."""
+
     def __str__(self) -> str:
         return f"{self.file}:{self.name}"
 
@@ -83,6 +89,12 @@ class MetaSource:
 
     def cli_args(self) -> list[str]:
         return ["--meta-source", self.file]
+
+    def validate(self) -> None:
+        """The file reads and parses (within the limits); it is never run."""
+        from .target import read_python
+
+        read_python(self.file, "--meta-source")
 
     def __str__(self) -> str:
         return self.file

@@ -367,3 +367,31 @@ def test_ci_files_call_the_gate_with_options_it_has():
     assert args[:2] == ["shapecheck", "gate"]
     ctx = gate.make_context("gate", args[2:])
     assert ctx.params["shard"] == (1, 2) and ctx.params["fmt"] == "github" and ctx.params["sarif"]
+
+
+def test_a_contract_whose_op_is_unknown_is_reported_and_the_others_still_run(tmp_path):
+    """A mixed set: one contract names an op no import registered; it is that contract's error (exit 2 overall,
+    in every format) while the other contract is verified and reported."""
+    good = small_contract(tmp_path / "contracts" / "sdpa.toml")
+    text = good.read_text().replace('op = "aten::_scaled_dot_product_attention_math_for_mps"',
+                                    'op = "mylib::not_imported"', 1)
+    assert text != good.read_text()
+    (tmp_path / "contracts" / "mylib.toml").write_text(text)
+    files = {k: tmp_path / f"out.{k}" for k in ("junit", "sarif", "json")}
+    res = run_cli("gate", tmp_path / "contracts", "-j", "1", "--format", "github",
+                  *(a for k, f in files.items() for a in ("--output", f"{k}={f}")))
+    assert res.returncode == 2, res.stderr
+    assert any(line.startswith("::error") and "mylib::not_imported" in line for line in res.stdout.splitlines())
+    assert f"PASS: {SDPA_MPS}" in res.stdout and "1 not run (bad input)" in res.stdout
+    doc = json.loads(files["json"].read_text())
+    assert doc["exit_code"] == 2 and doc["summary"]["not_run"] == 1
+    by_op = {r["op"]: r for r in doc["reports"]}
+    assert by_op[SDPA_MPS]["verdict"] == "pass" and "unknown op" in by_op["mylib::not_imported"]["error"]
+    sarif = json.loads(files["sarif"].read_text())
+    check_sarif(sarif)
+    inv = sarif["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is False and inv["exitCode"] == 2
+    assert any(n["level"] == "error" and "mylib::not_imported" in n["message"]["text"]
+               for n in inv["toolExecutionNotifications"])
+    suites = ET.parse(files["junit"]).getroot()
+    assert suites.get("errors") == "1"
