@@ -85,18 +85,26 @@ def contract() -> None:
 
 @contract.command("check", epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=False))
+@import_option
 @max_cases_option
-def contract_check(files):
-    """Load and validate contract files, or every *.toml under a directory (every case is bound once)."""
+def contract_check(files, imports):
+    """Load and validate contract files, or every *.toml under a directory (every case is bound once), and
+    check each contract's arguments against its op's schema (a note when the op is not registered yet)."""
     from pathlib import Path
 
     from .contract import load_contract
     from .gate import contract_files
+    from .target import import_modules, schema_note
 
-    for path in contract_files(list(files), Path.cwd()):
+    paths = contract_files(list(files), Path.cwd())
+    import_modules(imports)
+    for path in paths:
         c = load_contract(path)
         n = sum(1 for _ in c.cases())
+        note = schema_note(c)
         click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
+        if note:
+            click.echo(note)
 
 
 def _register_commands() -> None:

@@ -57,6 +57,21 @@ def load_target(op: str, contract: str | None, source: KernelSource):
     return c, kernel
 
 
+def schema_note(contract: Any) -> str:
+    """``contract check``: the contract's arguments against its op's schema (a ContractError when they do not
+    fit), or a note when the op is not registered yet (not imported), so that no "ok" promises what verify
+    would then refuse."""
+    from .contract import normalize_op
+
+    try:
+        op = C.resolve_op(normalize_op(contract.op))
+    except UnknownOpError:
+        return (f"note: {contract.file}: {contract.op} is not registered in this process (pass --import with the "
+                "module that registers it): its arguments were not checked against its schema")
+    check_arguments(contract, Kernel("schema", None, frozenset(), None, op))
+    return ""
+
+
 def check_arguments(contract: Any, kernel: Kernel) -> None:
     """The contract's ``[[args]]`` against the schema of the op (when torch has it): a name the schema lacks,
     a positional argument at another schema argument's place, or a required schema argument the contract

@@ -154,3 +154,16 @@ def test_a_meta_file_imports_its_sibling_modules_as_a_script_would(tmp_path):
                   "--contract", "decode.toml", "-j", "1", cwd=p)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.startswith("PASS: sc_sibling::decode") and "kernel: fakes.py:decode_fake" in res.stdout
+
+
+def test_contract_check_checks_the_schema_and_notes_an_op_not_imported(tmp_path):
+    p = project(tmp_path, "sc_check", COPIES)
+    res = run_cli("contract", "check", "decode.toml", cwd=p)
+    assert res.returncode == 0 and res.stdout.splitlines()[0].startswith("ok: decode.toml: sc_check::decode")
+    assert res.stdout.splitlines()[1].startswith("note: decode.toml: sc_check::decode is not registered")
+    res = run_cli("contract", "check", "decode.toml", "--import", "mylib_ops.py", cwd=p)
+    assert res.returncode == 0 and "note:" not in res.stdout
+    (p / "bad.toml").write_text((p / "decode.toml").read_text().replace('name = "k"', 'name = "kk"'))
+    res = run_cli("contract", "check", "bad.toml", "--import", "mylib_ops.py", cwd=p)
+    assert res.returncode == 2 and "bad.toml: [args.kk]: sc_check::decode" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
