@@ -375,6 +375,13 @@ def installed_meta(op: Any) -> Any | None:
     return fn
 
 
+def kernel_function(op: Any) -> Any | None:
+    """The Python function an op's meta kernel runs (its meta registration, else its torch.library fake
+    function), or None when the kernel is C++: what the result cache fingerprints (``cache_key``)."""
+    fn = installed_meta(op)
+    return fn if fn is not None else fake_kernel(op)
+
+
 def fake_kernel(op: Any) -> Any | None:
     """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
     ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose

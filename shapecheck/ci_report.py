@@ -370,7 +370,27 @@ def _native_text(result: RunResult) -> str:
 
 def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
     """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
-    and JSON (the documented ``verify --format json``); every other combination is the shared one."""
+    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text ends
+    with a line saying which results came from the cache, when any did (``cache_line``)."""
+    text = _render(result, fmt, cwd, context=context, quiet=quiet)
+    line = cache_line(result) if fmt == "text" else ""
+    return f"{text}\n{line}" if line else text
+
+
+def cache_line(result: RunResult) -> str:
+    """One line naming the results answered from the cache (their reports' ``extra["cache"]``), else empty.
+    Nothing else in any format differs from the run that stored them."""
+    hits = [run.report.extra["cache"] for run in result.runs if run.report.extra.get("cache")]
+    if not hits:
+        return ""
+    if result.command == "verify" and len(result.runs) == 1:
+        return (f"cache: the result of the run of {hits[0]['stored_at']}, reused: the kernel and the helpers it "
+                "reaches, the contract, the options, torch and shapecheck are unchanged (--no-cache runs it again)")
+    return (f"cache: {len(hits)} of {len(result.runs)} contracts answered from the cache: their kernels, contracts, "
+            "options, torch and shapecheck are unchanged (--no-cache runs them again)")
+
+
+def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
     if result.command == "verify" and fmt in ("text", "json") and len(result.runs) == 1:
         from .report import render_json as verify_json
         from .report import render_text as verify_text

@@ -10,6 +10,7 @@ import sys
 import click
 
 from .cli_options import (
+    cache_option,
     case_era_options,
     check_outputs,
     contract_option,
@@ -57,21 +58,46 @@ def verify() -> None:
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
 @jobs_option
+@cache_option
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
-                  confirm_export, context, jobs):
+                  confirm_export, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from .results import ContractRun, RunResult
-    from .target import import_modules, load_target
-    from .verify import Options, verify_contract
 
     check_outputs(outputs)
-    import_modules(imports)
+    if imports:  # what registers the ops (it may load torch; the cache key then names its files)
+        from .target import import_modules
+
+        import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
+    key = None
+    if cache:  # nothing up to the answer from the cache imports torch or z3
+        from . import cache as R
+
+        key = R.verify_key(op, contract, source, tuple(imports), {
+            "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
+            "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
+        hit = R.verify_lookup(key) if key is not None else None
+        if hit is not None:
+            from .contract import load_contract
+
+            report = hit.value
+            report.extra["cache"] = hit.to_json()
+            c = load_contract(report.contract)
+            result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
+                               command="verify")
+            emit(result, fmt, outputs, context=context, quiet=quiet)
+            sys.exit(report.exit_code)
+    from .target import load_target
+    from .verify import Options, verify_contract
+
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
                    explore=explore, confirm_export=confirm_export, jobs=jobs)
     c, kernel = load_target(op, contract, source)
     report = verify_contract(c, kernel, opts)
+    if key is not None:
+        R.verify_store(key, c, kernel, report)
     result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
                        command="verify")
     emit(result, fmt, outputs, context=context, quiet=quiet)

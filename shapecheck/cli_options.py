@@ -117,6 +117,13 @@ def jobs_option(f: Callable) -> Callable:
                              "1: none). Reports do not depend on it.")(f)
 
 
+def cache_option(f: Callable) -> Callable:
+    return click.option("--cache/--no-cache", "cache", default=True, show_default=True,
+                        help="Answer from the result cache when the kernel (and the helpers it reaches), the "
+                             "contract, the options, torch and shapecheck are unchanged; store the result "
+                             "otherwise (docs/cache.md).")(f)
+
+
 def case_era_options(f: Callable) -> Callable:
     f = click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")(f)
     return click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")(f)

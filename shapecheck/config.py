@@ -6,6 +6,7 @@ takes precedence over the file.
     contracts = ["shape_contracts/"]   # gate: checked besides the shipped contracts
     imports = ["mylib.ops"]            # what registers the ops (modules, or files relative to this file)
     jobs = 2                           # any option of any command that has it (dashes or underscores)
+    cache = false                      # verify and gate: no result cache (docs/cache.md)
     timeout-ms = 20000
 
     [tool.shapecheck.gate]             # for one command only (verify, gate, fuzz, ref)
@@ -30,7 +31,8 @@ COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"
 OPTIONS = {"imports": "imports", "jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
            "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
            "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
-           "max-elements": "max_elements", "max-side": "max_side", "max-cases": "max_cases"}
+           "max-elements": "max_elements", "max-side": "max_side", "max-cases": "max_cases",
+           "cache": "cache"}
 _PATHS = {"baseline", "meta-source"}
 _PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
 _NOT_OPTIONS = {"contracts"}  # read by the gate itself

@@ -154,3 +154,20 @@ def _op_refs(node: ast.expr, aliases: dict[str, str]) -> list[OpRef]:
     if len(chain) == 3:
         return [OpRef(chain[0], chain[1], chain[2])]
     return []
+
+
+def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The module-level, undecorated functions of the file that ``fdef`` reaches by name (transitively),
+    in file order. Defining a function runs no code of its body."""
+    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    plain.pop(fdef.name, None)
+    wanted: set[str] = set()
+    todo: list[ast.AST] = [fdef]
+    while todo:
+        node = todo.pop()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in plain \
+                    and sub.id not in wanted:
+                wanted.add(sub.id)
+                todo.append(plain[sub.id])
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]

@@ -15,7 +15,7 @@ from . import _compat as C
 from .errors import ContractError, TargetError, UnknownOpError
 from .findings import SourceLoc
 from .limits import SOURCE_BYTES, TooLarge, read_bounded
-from .registrations import find_registration, is_registering
+from .registrations import find_registration, is_registering, plain_helpers
 from .trace import Kernel
 
 if TYPE_CHECKING:  # sources imports this module when it loads a kernel
@@ -208,7 +208,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     filename = str(path.resolve())
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
     # undecorated module-level functions, defined from the file
-    caveats = tuple(c for helper in _helpers(tree, fdef)
+    caveats = tuple(c for helper in plain_helpers(tree, fdef)
                     if (c := _define_helper(helper, source, filename, namespace)) is not None)
     try:
         code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
@@ -258,23 +258,6 @@ def _innermost(err: BaseException, path: Path) -> str:
         if Path(frame.filename).resolve() == path.resolve():
             line = frame.lineno
     return f"{file}:{line}" if line is not None else file
-
-
-def _helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
-    """The module-level, undecorated functions of the file that ``fdef`` reaches by name (transitively),
-    in file order. Defining a function runs no code of its body."""
-    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
-    plain.pop(fdef.name, None)
-    wanted: set[str] = set()
-    todo: list[ast.AST] = [fdef]
-    while todo:
-        node = todo.pop()
-        for sub in ast.walk(node):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in plain \
-                    and sub.id not in wanted:
-                wanted.add(sub.id)
-                todo.append(plain[sub.id])
-    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]
 
 
 def is_registered_in(path_text: str, op_name: str) -> bool:
