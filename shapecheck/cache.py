@@ -33,7 +33,6 @@ import io
 import json
 import os
 import pickle
-import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -103,6 +102,8 @@ def store(kind: str, key_parts: dict[str, Any], deps: tuple[K.Dep, ...], value: 
         _loads(data)  # only what a lookup can read back is stored
     except (pickle.PicklingError, pickle.UnpicklingError, TypeError, AttributeError, RecursionError):
         return False
+    import tempfile
+
     path = _path(kind, digest)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -201,7 +202,7 @@ def _loads(data: bytes) -> Any:
 
 
 def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[str, ...],
-               options: dict[str, Any]) -> dict[str, Any] | None:
+               options: dict[str, Any], *, cwd: Path | None = None) -> dict[str, Any] | None:
     """The key parts of verifying OP against a contract with a kernel source (``sources.KernelSource``) and
     the result-changing ``options`` (``--jobs`` is not one: reports do not depend on it); None when the run
     is not cached (``--explore`` and ``--confirm-export`` results hold torch-side objects) or when the op or
@@ -222,7 +223,8 @@ def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[s
     src = _source_parts(source, name)
     if src is None:
         return None
-    return {"op": name, "contract": contract_file, "contract_digest": K.file_digest(contract_file),
+    digest = K.file_digest(Path(cwd or ".") / contract_file)
+    return {"op": name, "contract": contract_file, "contract_digest": digest,
             "source": src, "imports": [_import_parts(i) for i in imports], "options": options}
 
 
@@ -269,20 +271,20 @@ def _import_parts(spec: str) -> list[str]:
 
 
 def verify_lookup(key_parts: dict[str, Any]) -> Hit | None:
-    hit = lookup("verify", key_parts)
-    if hit is not None and not _is_report(hit.value):
-        return None
-    return hit
-
-
-def _is_report(value: Any) -> bool:
+    """A stored ``(Contract, Report)`` for these key parts (the contract too: binding its cases again would
+    cost more than the rest of a hit), or None."""
+    from .contract import Contract
     from .report import Report
 
-    return isinstance(value, Report)
+    hit = lookup("verify", key_parts)
+    if hit is None or not isinstance(hit.value, tuple) or len(hit.value) != 2:
+        return None
+    contract, report = hit.value
+    return hit if isinstance(contract, Contract) and isinstance(report, Report) else None
 
 
 def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: Any) -> bool:
-    """Store a verify ``Report`` (before anything adds to its ``extra``), with the kernel's dependencies. A
+    """Store a verify ``Report`` and its contract (before anything adds to its ``extra``), with the kernel's dependencies. A
     run whose kernel's helpers cannot all be fingerprinted (the walk's bound) is not stored, nor an
     inconclusive one; errors (exit 2 and 4) never reach here."""
     from . import suppressions
@@ -301,7 +303,7 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
     if kernel.definition is not None:
         shown.add(os.path.realpath(kernel.definition.file))
     future = [s.expires for s in contract.suppressions if s.expires and not suppressions.expired(s)]
-    value = replace(report, torch_version=str(report.torch_version), extra=dict(report.extra))  # torch's str type
+    value = (contract, replace(report, torch_version=str(report.torch_version), extra=dict(report.extra)))
     return store("verify", key_parts, K.unlocated(deps, shown), value, valid_until=min(future, default=None))
 
 

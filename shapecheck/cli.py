@@ -80,11 +80,8 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
             "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
-            from .contract import load_contract
-
-            report = hit.value
+            c, report = hit.value
             report.extra["cache"] = hit.to_json()
-            c = load_contract(report.contract)
             result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
                                command="verify")
             emit(result, fmt, outputs, context=context, quiet=quiet)

@@ -29,6 +29,8 @@ class GateOptions:
     max_traces: int = 64
     timeout_ms: int = 10_000
     jobs: int = 1  # verify's --jobs
+    cache: bool = False  # answer each contract from the result cache when it holds (cache.py); the CLI's default
+    imports: tuple[str, ...] = ()  # the --import specs, named in the cache key
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -107,18 +109,22 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     weights = {c.file: sum(1 for _ in c.cases()) for c in contracts}
     shard_of = assign_shards(list(weights.items()), n)
     options.source.validate()  # a bad kernel file is bad input for the whole run
-    kernels = [_kernel_or_error(c, options.source) for c in contracts]
-
-    from . import _compat as C
-    from .verify import Options, verify_contract
-
-    opts = Options(max_traces=options.max_traces, timeout_ms=options.timeout_ms, full=options.explore,
-                   explore=options.explore, jobs=options.jobs)
-    mine = [(c, kn) for c, kn in zip(contracts, kernels) if shard_of[c.file] == k]
-    total = sum(weights[c.file] for c, _ in mine)
+    mine = [c for c in contracts if shard_of[c.file] == k]
+    total = sum(weights[c.file] for c in mine)
     done = 0
     runs: list[ContractRun] = []
-    for c, (kernel, note) in mine:
+    torch_version = None
+    for c in mine:
+        cached = _from_cache(c, options, cwd)
+        if cached is not None:  # answered without loading the kernel (nor torch, nor z3)
+            runs.append(_judged(c, *cached))
+            done += weights[c.file]
+            continue
+        from . import _compat as C
+        from .verify import verify_contract
+
+        torch_version = C.TORCH_VERSION
+        kernel, note = _kernel_or_error(c, options.source)
         if kernel is None:  # bad input for this contract alone: reported, the others still run
             report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, [], [], 0.0, C.TORCH_VERSION, {"error": note})
             runs.append(ContractRun(c, report, error=note))
@@ -130,17 +136,70 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
             if progress is not None:
                 progress(done, total, f"{op} {case_id}")
 
-        report = verify_contract(c, kernel, opts, on_case)
-        run = ContractRun(c, report, note)
-        judge_suppressions(run)
-        report.extra["kernel_note"] = note or None
-        report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]
-        report.extra["expired_suppressions"] = [
-            {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
-             "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
-        runs.append(run)
-    return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, C.TORCH_VERSION,
+        report = verify_contract(c, kernel, _verify_options(options), on_case)
+        if options.cache:
+            from . import cache as R
+
+            key = R.verify_key(c.op, c.file, options.source, options.imports, _key_options(options), cwd=cwd)
+            if key is not None:
+                R.verify_store(key, c, kernel, report)
+        runs.append(_judged(c, report, note))
+    if torch_version is None:  # every contract from the cache: the version they were checked with
+        torch_version = runs[0].report.torch_version if runs else _torch_version()
+    return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, torch_version,
                       options.source)
+
+
+def _verify_options(options: GateOptions):
+    from .verify import Options
+
+    return Options(max_traces=options.max_traces, timeout_ms=options.timeout_ms, full=options.explore,
+                   explore=options.explore, jobs=options.jobs)
+
+
+def _key_options(options: GateOptions) -> dict:
+    """The result-changing options, as verify's CLI names them (a gate run and a verify run with the same
+    contract path, kernel and options share an entry)."""
+    return {"max_traces": options.max_traces, "timeout_ms": options.timeout_ms, "eras": [], "cases": [],
+            "full": options.explore, "explore": options.explore, "confirm_export": False}
+
+
+def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | None:
+    """(report, kernel note) from the result cache, or None (off, not cacheable, a miss)."""
+    if not options.cache:
+        return None
+    from . import cache as R
+
+    if not R.enabled():
+        return None
+    key = R.verify_key(contract.op, contract.file, options.source, options.imports, _key_options(options), cwd=cwd)
+    hit = R.verify_lookup(key) if key is not None else None
+    if hit is None:
+        return None
+    report = hit.value[1]
+    report.extra["cache"] = hit.to_json()
+    op = normalize_op(contract.op)
+    note = "" if options.source.provides(op) else \
+        f"{options.source} registers no meta kernel for {op}: checked the installed torch's"
+    return report, note
+
+
+def _judged(contract: Contract, report: Report, note: str) -> ContractRun:
+    """A contract's run with its suppressions judged and the gate's fields in its report."""
+    run = ContractRun(contract, report, note)
+    judge_suppressions(run)
+    report.extra["kernel_note"] = note or None
+    report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]
+    report.extra["expired_suppressions"] = [
+        {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
+         "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
+    return run
+
+
+def _torch_version() -> str:
+    from .cache_key import distribution_version
+
+    return distribution_version("torch")
 
 
 def _kernel_or_error(contract: Contract, source: KernelSource) -> tuple:

@@ -12,6 +12,7 @@ import click
 
 from .cli_options import (
     ShardSpec,
+    cache_option,
     check_outputs,
     emit,
     import_option,
@@ -87,8 +88,9 @@ class Progress:
 @timeout_option
 @jobs_option
 @max_cases_option
+@cache_option
 def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard,
-         explore, max_traces, timeout_ms, jobs):
+         explore, max_traces, timeout_ms, jobs, cache):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
     contracts/ plus those listed in pyproject.toml under [tool.shapecheck] contracts."""
     from pathlib import Path
@@ -97,12 +99,14 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
                                      if file)
     check_outputs(outputs)
     from .gate import GateOptions, run_gate
-    from .target import import_modules
 
-    import_modules(imports)
+    if imports:  # what registers the ops (it may load torch; the cache key then names its files)
+        from .target import import_modules
+
+        import_modules(imports)
 
     opts = GateOptions(source=source, shard=shard, explore=explore, max_traces=max_traces,
-                       timeout_ms=timeout_ms, jobs=jobs)
+                       timeout_ms=timeout_ms, jobs=jobs, cache=cache, imports=tuple(imports))
     progress = Progress(sys.stderr)
     try:
         result = run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress)
