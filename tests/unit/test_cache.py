@@ -1,0 +1,346 @@
+"""The result cache: what its key holds (each change misses), what a hit answers (the same reports, one line
+and one JSON field apart), and that a hit loads neither torch nor z3."""
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from shapecheck import cache as R
+from shapecheck import cache_key as K
+from tests.conftest import ROOT, SDPA_CONTRACT, SDPA_MPS
+
+CASE = "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false"
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """The cache on (the suite turns it off), in a folder of this test's own."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(d))
+    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
+    return d
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Dependencies: a kernel, the helpers it reaches, fingerprinted by their source segments
+
+
+def _load(path: Path, name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(path.parent))
+    return module
+
+
+@pytest.fixture
+def toy(tmp_path):
+    """A kernel file whose kernel calls a helper of its own file (which calls one of a sibling module) and
+    reads a module constant; plus a function it never reaches."""
+    tag = abs(hash(str(tmp_path)))
+    (tmp_path / "toy_helpers.py").write_text("def scale(n):\n    return n * 2\n")
+    (tmp_path / "toy_kernel.py").write_text(textwrap.dedent("""\
+        import toy_helpers
+
+        LIMIT = 8
+
+
+        def unrelated():
+            return 0
+
+
+        def helper(n):
+            return toy_helpers.scale(n) + LIMIT
+
+
+        def kernel(x):
+            return helper(x)
+        """))
+    sys.modules.pop("toy_helpers", None)  # each test's own sibling module
+    return tmp_path, _load(tmp_path / "toy_kernel.py", f"toy_kernel_{tag}")
+
+
+def _holds(deps):
+    return K.deps_hold(deps, {d.file: "stored-before-the-edit" for d in deps})  # force a re-parse of every file
+
+
+def test_walk_reaches_helpers_across_files_and_module_values(toy):
+    folder, module = toy
+    deps, complete = K.kernel_dependencies(module.kernel)
+    assert complete
+    names = {(Path(d.file).name, d.qualname) for d in deps}
+    assert {("toy_kernel.py", "kernel"), ("toy_kernel.py", "helper"), ("toy_kernel.py", "=LIMIT"),
+            ("toy_helpers.py", "scale")} <= names
+    assert ("toy_kernel.py", "unrelated") not in names
+    assert _holds(deps)
+
+
+@pytest.mark.parametrize("edit, holds", [
+    (("toy_helpers.py", "n * 2", "n * 3"), False),  # a helper in another file
+    (("toy_kernel.py", "toy_helpers.scale(n) + LIMIT", "toy_helpers.scale(n) + LIMIT + 1"), False),  # a helper
+    (("toy_kernel.py", "return helper(x)", "return helper(x + 1)"), False),  # the kernel itself
+    (("toy_kernel.py", "LIMIT = 8", "LIMIT = 9"), False),  # a module value it reads
+    (("toy_kernel.py", "return 0", "return 1"), True),  # a function it never reaches
+])
+def test_each_reached_definition_is_fingerprinted(toy, edit, holds):
+    folder, module = toy
+    deps, _ = K.kernel_dependencies(module.kernel)
+    file, old, new = edit
+    path = folder / file
+    path.write_text(path.read_text().replace(old, new))
+    assert _holds(deps) is holds
+
+
+def test_moving_the_kernel_misses_only_where_reports_show_its_lines(toy):
+    folder, module = toy
+    deps, _ = K.kernel_dependencies(module.kernel)
+    path = folder / "toy_kernel.py"
+    path.write_text("# a line above everything\n" + path.read_text())
+    assert not _holds(deps)
+    assert _holds(K.unlocated(deps, shown_files=set()))
+
+
+def test_the_installed_kernel_is_fingerprinted_in_torchs_file():
+    from shapecheck import _compat as C
+
+    fn = C.kernel_function(C.resolve_op(SDPA_MPS))
+    deps, complete = K.kernel_dependencies(fn)
+    assert complete
+    mine = [d for d in deps if d.qualname == fn.__qualname__]
+    assert mine and mine[0].file.endswith(os.path.join("torch", "_meta_registrations.py"))
+    assert mine[0].line == fn.__code__.co_firstlineno
+    assert K.deps_hold(deps, {d.file: K.file_digest(d.file) for d in deps})
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The store itself
+
+
+def _store(value="v", **parts):
+    return R.store("t", {"a": 1, **parts}, (), value)
+
+
+def test_round_trip_and_every_key_part_misses(cache_dir):
+    assert _store(value={"x": (1, 2)})
+    assert R.lookup("t", {"a": 1}).value == {"x": (1, 2)}
+    assert R.lookup("t", {"a": 2}) is None
+    assert R.lookup("other", {"a": 1}) is None
+
+
+def test_torch_version_from_the_metadata_is_in_the_key(cache_dir, monkeypatch):
+    assert _store()
+    real = K.distribution_version
+    monkeypatch.setattr(K, "distribution_version", lambda n: "2.14.0" if n == "torch" else real(n))
+    assert R.lookup("t", {"a": 1}) is None
+    monkeypatch.setattr(K, "distribution_version", real)
+    assert R.lookup("t", {"a": 1}) is not None
+
+
+def test_shapecheck_source_is_in_the_key(cache_dir, monkeypatch, tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "m.py").write_text("X = 1\n")
+    monkeypatch.setattr(K, "PACKAGE_DIR", pkg)
+    assert _store()
+    assert R.lookup("t", {"a": 1}) is not None
+    (pkg / "m.py").write_text("X = 2\n")
+    assert R.lookup("t", {"a": 1}) is None
+
+
+def test_given_deps_must_equal_the_stored_ones(cache_dir, toy):
+    _, module = toy
+    deps, _ = K.kernel_dependencies(module.kernel)
+    assert R.store("audit", {"op": "x"}, deps, "r")
+    assert R.lookup("audit", {"op": "x"}, deps).value == "r"
+    assert R.lookup("audit", {"op": "x"}, deps[1:]) is None
+
+
+@pytest.mark.parametrize("damage", [b"", b"garbage", "truncate",
+                                    pickle.dumps({"format": 1, "value": os.system})])
+def test_a_corrupt_or_foreign_entry_is_a_miss(cache_dir, damage):
+    assert _store()
+    (entry,) = (cache_dir / "v1").glob("t-*.entry")
+    data = entry.read_bytes()
+    entry.write_bytes(data[: len(data) // 2] if damage == "truncate" else damage)
+    assert R.lookup("t", {"a": 1}) is None
+
+
+def test_values_the_cache_cannot_read_back_are_not_stored(cache_dir):
+    assert not _store(value=Path.cwd().stat())  # os.stat_result: not a type the cache reads back
+    assert R.lookup("t", {"a": 1}) is None
+
+
+def test_valid_until_ends_an_entry(cache_dir):
+    assert R.store("t", {"a": 1}, (), "v", valid_until="2026-12-05")
+    assert R.lookup("t", {"a": 1}, today="2026-12-05") is not None
+    assert R.lookup("t", {"a": 1}, today="2026-12-06") is None
+
+
+def test_size_is_bounded_least_recently_used_first(cache_dir, monkeypatch):
+    monkeypatch.setenv("SHAPECHECK_CACHE_MAX_MB", str(250_000 / 2**20))
+    for i in range(4):
+        assert R.store("t", {"i": i}, (), b"x" * 100_000)
+    assert [R.lookup("t", {"i": i}) is not None for i in range(4)] == [False, False, True, True]
+
+
+def test_cache_off_by_environment(monkeypatch):
+    monkeypatch.setenv("SHAPECHECK_CACHE", "0")
+    assert not R.enabled()
+    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
+    assert R.enabled()
+
+
+def test_cache_directory(monkeypatch, tmp_path):
+    monkeypatch.delenv("SHAPECHECK_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert R.directory() == tmp_path / "shapecheck"
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path / "x"))
+    assert R.directory() == tmp_path / "x"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# verify op and gate through the command line
+
+
+KERNEL = '''\
+import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+
+
+def _out_shape(query, value):
+    return (*query.shape[:-1], value.shape[-1])
+
+
+@register_meta(aten._scaled_dot_product_attention_math_for_mps)
+def meta_sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, scale=None,
+              enable_gqa=False):
+    if query.shape[-2] <= 8:
+        pass
+    out = query.new_empty(_out_shape(query, value))
+    return out, query.new_empty((*query.shape[:-1], key.shape[-2]))
+
+
+def unrelated():
+    return 0
+'''
+
+
+def _cli(*args, cwd=ROOT):
+    """One in-process run of the command line: (exit code, stdout)."""
+    import contextlib
+    import io
+
+    from shapecheck.cli import main
+
+    out = io.StringIO()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as e:
+            main([str(a) for a in args])
+    finally:
+        os.chdir(old)
+    return e.value.code, out.getvalue()
+
+
+def _verify(tmp_path, kernel, *extra):
+    reports = {f: tmp_path / f"r.{f}" for f in ("sarif", "junit", "json", "github")}
+    code, text = _cli("verify", "op", SDPA_MPS, "--meta-source", kernel, "--case", CASE, "-j", "1",
+                      *(a for f, p in reports.items() for a in ("--output", f"{f}={p}")), *extra)
+    return code, text, {f: p.read_text() for f, p in reports.items()}
+
+
+def _hits(json_text):
+    doc = json.loads(json_text)
+    return [r for r in doc.get("reports", [doc]) if r.get("cache")]
+
+
+def test_verify_hit_changes_only_one_text_line_and_one_json_field(cache_dir, tmp_path):
+    kernel = tmp_path / "regs.py"
+    kernel.write_text(KERNEL)
+    code, text, files = _verify(tmp_path, kernel)
+    assert code == 1 and text.startswith("FAIL:") and "L <= 8" in text and not _hits(files["json"])
+    code2, text2, files2 = _verify(tmp_path, kernel)
+    assert code2 == code
+    lines = text2.splitlines()
+    assert lines[-1].startswith("cache: ") and lines[:-1] == text.splitlines()
+    for fmt in ("sarif", "junit", "github"):
+        assert files2[fmt] == files[fmt], fmt
+    (hit,) = _hits(files2["json"])
+    assert hit["cache"]["hit"] is True
+    doc, doc2 = json.loads(files["json"]), json.loads(files2["json"])
+    del doc2["cache"]
+    assert doc2 == doc
+
+
+def test_verify_misses_on_each_change(cache_dir, tmp_path):
+    kernel = tmp_path / "regs.py"
+    kernel.write_text(KERNEL)
+    contract = tmp_path / "c.toml"
+    contract.write_text(SDPA_CONTRACT.read_text())
+
+    def hit(*extra):
+        return bool(_hits(_verify(tmp_path, kernel, "--contract", contract, *extra)[2]["json"]))
+
+    assert not hit()
+    assert hit()
+    kernel.write_text(KERNEL.replace("return 0", "return 1"))  # a function the kernel does not reach
+    assert hit()
+    kernel.write_text(KERNEL.replace("value.shape[-1])", "value.shape[-1]) ").replace("return 0", "return 1"))
+    assert not hit()  # the helper it calls
+    assert hit()
+    kernel.write_text(kernel.read_text().replace("<= 8", "<= 16"))  # the kernel itself
+    assert not hit()
+    contract.write_text(contract.read_text() + "\n# a comment\n")  # the contract file
+    assert not hit()
+    assert not hit("--timeout-ms", "9000")  # an option
+    assert not hit("--no-cache")  # off: neither read nor written
+    assert hit("--timeout-ms", "9000")
+
+
+def test_a_hit_imports_neither_torch_nor_z3(cache_dir, tmp_path):
+    args = ["verify", "op", SDPA_MPS, "--case", CASE, "-j", "1"]
+    code, _ = _cli(*args)
+    probe = ("import sys\nfrom shapecheck.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+             "    print(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules), e.code, file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ), timeout=120)
+    assert res.stdout.splitlines()[-1].startswith("cache: ")
+    assert res.stderr.strip().splitlines()[-1] == f"[] {code}"
+
+
+def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_path):
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    for name in ("_scaled_dot_product_attention_math_for_mps", "_scaled_dot_product_flash_attention_for_cpu"):
+        (contracts / f"{name}.toml").write_text((SDPA_CONTRACT.parent / f"{name}.toml").read_text())
+    kernel = tmp_path / "regs.py"
+    kernel.write_text(KERNEL)
+
+    def gate():
+        code, out = _cli("gate", contracts, "--meta-source", kernel, "--format", "json", "-j", "1", cwd=tmp_path)
+        doc = json.loads(out)
+        return code, {Path(r["contract"]).stem.split("_scaled_dot_product_")[1]: bool(r.get("cache"))
+                      for r in doc["reports"]}, doc
+
+    code, hits, doc = gate()
+    assert hits == {"attention_math_for_mps": False, "flash_attention_for_cpu": False}
+    code2, hits2, doc2 = gate()
+    assert code2 == code and hits2 == {"attention_math_for_mps": True, "flash_attention_for_cpu": True}
+    assert [r["verdict"] for r in doc2["reports"]] == [r["verdict"] for r in doc["reports"]]
+    kernel.write_text(KERNEL.replace("<= 8", "<= 16"))
+    assert gate()[1] == {"attention_math_for_mps": False, "flash_attention_for_cpu": True}
