@@ -28,6 +28,7 @@ containers, so an entry cannot run code; still, treat the cache directory like t
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import io
 import json
@@ -243,19 +244,28 @@ def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:
     """Which function the file registers for OP and which of the file's helpers come with it (read from its
     syntax, as ``target.source_kernel`` does); their bodies are deps. A file that registers none of OP is the
     installed torch's kernel, as in the gate."""
-    import ast
-
     from .registrations import find_registration, plain_helpers
 
-    try:
-        tree = ast.parse(Path(file).read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = _parsed(os.path.realpath(file), K.file_digest(file))
+    if tree is None:
         return None  # bad input: the run reports it
     reg = find_registration(tree, op)
     if reg is None:
         return {"kind": "installed", "unregistered_in": os.path.realpath(file)}
     return {"kind": "meta-source", "file": os.path.realpath(file), "registered": [reg.fdef.name, reg.fdef.lineno],
             "helpers": [h.name for h in plain_helpers(tree, reg.fdef)]}
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(file: str, digest: str) -> Any:
+    """The syntax tree of a kernel file whose bytes have ``digest``: parsed once per run, however many of the
+    gate's contracts look it up."""
+    import ast
+
+    try:
+        return ast.parse(Path(file).read_bytes())
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _import_parts(spec: str) -> list[str]:

@@ -178,9 +178,9 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
         return None
     report = hit.value[1]
     report.extra["cache"] = hit.to_json()
-    op = normalize_op(contract.op)
-    note = "" if options.source.provides(op) else \
-        f"{options.source} registers no meta kernel for {op}: checked the installed torch's"
+    # the key says whether the source registers the op (resolve_kernel's note, without parsing the file again)
+    note = f"{options.source} registers no meta kernel for {key['op']}: checked the installed torch's" \
+        if "unregistered_in" in key["source"] else ""
     return report, note
 
 
