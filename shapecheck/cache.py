@@ -260,11 +260,12 @@ def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:
 def _parsed(file: str, digest: str) -> Any:
     """The syntax tree of a kernel file whose bytes have ``digest``: parsed once per run, however many of the
     gate's contracts look it up."""
-    import ast
+    from .errors import TargetError
+    from .registrations import read_python
 
     try:
-        return ast.parse(Path(file).read_bytes())
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return read_python(file, "--meta-source")[1]  # within the limits on kernel files
+    except TargetError:
         return None
 
 

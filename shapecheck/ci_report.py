@@ -112,6 +112,8 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     if result.shard[1] > 1 and not result.runs:
         lines.append(f"note: shard {result.shard[0]}/{result.shard[1]} holds none of the "
                      f"{result.total_contracts} contracts")
+    if cache_line(result):
+        lines.append(cache_line(result))
     lines.append(summary_line(result))
     return "\n".join(lines)
 
@@ -370,11 +372,16 @@ def _native_text(result: RunResult) -> str:
 
 def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
     """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
-    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text ends
-    with a line saying which results came from the cache, when any did (``cache_line``)."""
+    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text has
+    one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
+    summary."""
     text = _render(result, fmt, cwd, context=context, quiet=quiet)
-    line = cache_line(result) if fmt == "text" else ""
+    line = cache_line(result) if fmt == "text" and _own_text(result) else ""  # the shared text has it above its summary
     return f"{text}\n{line}" if line else text
+
+
+def _own_text(result: RunResult) -> bool:
+    return result.command == "verify" and len(result.runs) == 1
 
 
 def cache_line(result: RunResult) -> str:
@@ -391,7 +398,7 @@ def cache_line(result: RunResult) -> str:
 
 
 def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
-    if result.command == "verify" and fmt in ("text", "json") and len(result.runs) == 1:
+    if fmt in ("text", "json") and _own_text(result):
         from .report import render_json as verify_json
         from .report import render_text as verify_text
 

@@ -1,4 +1,5 @@
-"""Which function of a source file is registered for which op overload, read from the file's syntax.
+"""Which function of a source file is registered for which op overload, read from the file's syntax (the file
+itself read and parsed within the limits by ``read_python``; nothing in it runs).
 
 ``--meta-source`` must not run the file, so registrations are read from the decorators, the way torch
 applies them at import time (``register_meta``; torch.library's ``register_fake("ns::op")`` and
@@ -17,7 +18,12 @@ whole packet; among equals the later definition wins, as a later registration ov
 from __future__ import annotations
 
 import ast
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TargetError
+from .limits import SOURCE_BYTES, TooLarge, read_bounded
 
 #: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
 #: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
@@ -171,3 +177,39 @@ def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionD
                 wanted.add(sub.id)
                 todo.append(plain[sub.id])
     return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]
+
+
+def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
+    """A kernel file's text and syntax tree, within the limits: a regular file of at most ``SOURCE_BYTES``, text
+    in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
+    nesting included). Reading it runs nothing."""
+    path = Path(path_text)
+    if not path.is_file():
+        raise TargetError(f"{option} {path_text}: " + ("not a regular file" if path.exists() else "no such file"))
+    try:
+        raw = read_bounded(path, SOURCE_BYTES)
+    except OSError as err:
+        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
+    except TooLarge as err:
+        raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    try:
+        source = importlib.util.decode_source(raw)
+    except UnicodeDecodeError as err:
+        raise TargetError(f"{path_text}: not {err.encoding} text (byte {err.start})") from None
+    except (SyntaxError, LookupError, ValueError) as err:
+        raise TargetError(f"{path_text}: cannot be decoded: {getattr(err, 'msg', err)}") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    except ValueError:  # Python 3.11: a null byte
+        raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
+    except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
+        raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
+    return source, tree
+
+
+def is_registered_in(path_text: str, op_name: str) -> bool:
+    """Whether the ``_meta_registrations.py``-style file registers a meta kernel for ``op_name`` (the gate's
+    ``--meta-source``: ops the file does not register are checked against the installed torch)."""
+    return find_registration(read_python(path_text, "--meta-source")[1], op_name) is not None

@@ -83,7 +83,7 @@ class MetaSource:
         return source_kernel(self.file, op)
 
     def provides(self, op: str) -> bool:
-        from .target import is_registered_in
+        from .registrations import is_registered_in
 
         return is_registered_in(self.file, op)
 
@@ -92,7 +92,7 @@ class MetaSource:
 
     def validate(self) -> None:
         """The file reads and parses (within the limits); it is never run."""
-        from .target import read_python
+        from .registrations import read_python
 
         read_python(self.file, "--meta-source")
 

@@ -14,8 +14,13 @@ from typing import TYPE_CHECKING, Any
 from . import _compat as C
 from .errors import ContractError, TargetError, UnknownOpError
 from .findings import SourceLoc
-from .limits import SOURCE_BYTES, TooLarge, read_bounded
-from .registrations import find_registration, is_registering, plain_helpers
+from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
+    find_registration,
+    is_registered_in,
+    is_registering,
+    plain_helpers,
+    read_python,
+)
 from .trace import Kernel
 
 if TYPE_CHECKING:  # sources imports this module when it loads a kernel
@@ -135,36 +140,6 @@ def installed_kernel(op_name: str) -> Kernel:
     return Kernel(name, call, frozenset(files), None, op, _definition(own))
 
 
-def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
-    """A kernel file's text and syntax tree, within the limits: a regular file of at most ``SOURCE_BYTES``, text
-    in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
-    nesting included). Reading it runs nothing."""
-    path = Path(path_text)
-    if not path.is_file():
-        raise TargetError(f"{option} {path_text}: " + ("not a regular file" if path.exists() else "no such file"))
-    try:
-        raw = read_bounded(path, SOURCE_BYTES)
-    except OSError as err:
-        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
-    except TooLarge as err:
-        raise TargetError(f"{option} {path_text}: the file is {err}") from None
-    try:
-        source = importlib.util.decode_source(raw)
-    except UnicodeDecodeError as err:
-        raise TargetError(f"{path_text}: not {err.encoding} text (byte {err.start})") from None
-    except (SyntaxError, LookupError, ValueError) as err:
-        raise TargetError(f"{path_text}: cannot be decoded: {getattr(err, 'msg', err)}") from None
-    try:
-        tree = ast.parse(source, filename=str(path))
-    except SyntaxError as err:
-        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
-    except ValueError:  # Python 3.11: a null byte
-        raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
-    except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
-        raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
-    return source, tree
-
-
 def function_kernel(file: str, func: str) -> Kernel:
     """``FILE.py:FUNC``: import the file (the whole module runs) and take the function."""
     path = Path(file)
@@ -258,12 +233,6 @@ def _innermost(err: BaseException, path: Path) -> str:
         if Path(frame.filename).resolve() == path.resolve():
             line = frame.lineno
     return f"{file}:{line}" if line is not None else file
-
-
-def is_registered_in(path_text: str, op_name: str) -> bool:
-    """Whether the ``_meta_registrations.py``-style file registers a meta kernel for ``op_name`` (the gate's
-    ``--meta-source``: ops the file does not register are checked against the installed torch)."""
-    return find_registration(read_python(path_text, "--meta-source")[1], op_name) is not None
 
 
 def _definition(fn: Any) -> SourceLoc | None:

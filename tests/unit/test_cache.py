@@ -342,5 +342,8 @@ def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_pat
     code2, hits2, doc2 = gate()
     assert code2 == code and hits2 == {"attention_math_for_mps": True, "flash_attention_for_cpu": True}
     assert [r["verdict"] for r in doc2["reports"]] == [r["verdict"] for r in doc["reports"]]
+    code3, text = _cli("gate", contracts, "--meta-source", kernel, "-j", "1", cwd=tmp_path)
+    lines = text.splitlines()
+    assert code3 == code and lines[-2].startswith("cache: 2 of 2 contracts") and lines[-1].startswith("gate: ")
     kernel.write_text(KERNEL.replace("<= 8", "<= 16"))
     assert gate()[1] == {"attention_math_for_mps": False, "flash_attention_for_cpu": True}
