@@ -6,8 +6,10 @@ API (every part torch-free; ``cache_key.kernel_dependencies`` needs the kernel's
 - ``key_parts`` is any JSON-able dict naming what the result depends on besides code: the op, the contract
   file's path and content digest, every option that changes the result. ``cache_key.environment()`` (Python,
   torch, z3, sympy versions, shapecheck's version and source digest) is added by ``store`` and ``lookup``.
-- ``deps`` is what ``cache_key.kernel_dependencies(fn)`` returns for the kernel (its function and every helper it
-  reaches by name, each fingerprinted by its source segment), optionally relaxed with ``cache_key.unlocated``.
+- ``deps`` is what ``kernel_dependencies(fn)`` (``cache_key``'s, re-exported here) returns first for the kernel:
+  its function and every definition it reaches by name, each a ``Dep`` fingerprinted by its source segment;
+  optionally relaxed with ``cache_key.unlocated``. Its second value says whether the walk was complete: an
+  incomplete one must not be stored (part of what the kernel runs would have no fingerprint).
 - ``store(kind, key_parts, deps, value, valid_until=None)`` writes an entry (atomically); ``value`` is any
   picklable object made of shapecheck's torch-free types (``report``, ``findings``, ``contract``, ...) and plain
   containers; a value that holds anything else is not stored (``store`` returns False).
@@ -39,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from . import cache_key as K
+from .cache_key import Dep as Dep  # noqa: F401 - the API: what store and lookup take as deps
+from .cache_key import kernel_dependencies as kernel_dependencies  # noqa: F401 - the API: (deps, complete)
 
 FORMAT = 1  # bump when the entry layout or the meaning of a stored value changes
 DEFAULT_MAX_MB = 256

@@ -26,7 +26,7 @@ import inspect
 import os
 import sys
 import types
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +181,12 @@ def unlocated(deps: tuple[Dep, ...], shown_files: set[str]) -> tuple[Dep, ...]:
 class Walk:
     deps: dict[tuple[str, str, int], Dep]
     complete: bool = True
+    digests: dict[str, str] = field(default_factory=dict)  # per file, hashed once per walk
+
+    def locate(self, file: str, qualname: str, first_line: int | None) -> Dep | None:
+        if file not in self.digests:
+            self.digests[file] = file_digest(file)
+        return _locate(file, self.digests[file], qualname, first_line)
 
 
 def kernel_dependencies(fn: Any, *, limit: int = MAX_DEPENDENCIES) -> tuple[tuple[Dep, ...], bool]:
@@ -209,7 +215,7 @@ def _visit(obj: Any, walk: Walk) -> list[Any]:
         file = _followed_file(obj.__code__.co_filename)
         if file is None:
             return []
-        dep = _locate(file, obj.__qualname__, obj.__code__.co_firstlineno)
+        dep = walk.locate(file, obj.__qualname__, obj.__code__.co_firstlineno)
         if dep is None:  # its definition is not in the file (any more): nothing to compare it with
             walk.complete = False
             return []
@@ -221,7 +227,7 @@ def _visit(obj: Any, walk: Walk) -> list[Any]:
         except TypeError:  # a builtin class
             return []
         if file is not None:
-            dep = _locate(file, obj.__qualname__, None)
+            dep = walk.locate(file, obj.__qualname__, None)
             if dep is not None:
                 walk.deps[(dep.file, dep.qualname, dep.index)] = dep
     return []
@@ -260,7 +266,7 @@ def _reached(fn: types.FunctionType, walk: Walk) -> list[Any]:
         elif isinstance(value, (types.FunctionType, type, functools.partial, types.MethodType)):
             out.append(value)
         elif module_file is not None:
-            dep = _locate(module_file, "=" + name, None)
+            dep = walk.locate(module_file, "=" + name, None)
             if dep is not None:
                 walk.deps[(dep.file, dep.qualname, dep.index)] = dep
     return out
@@ -308,11 +314,11 @@ def _followed_file(filename: str) -> str | None:
     return real
 
 
-def _locate(file: str, qualname: str, first_line: int | None) -> Dep | None:
+def _locate(file: str, digest: str, qualname: str, first_line: int | None) -> Dep | None:
     """The Dep of ``qualname`` in ``file``: the definition a code object starting at ``first_line`` comes from
     (a function compiled without some of its decorators, as ``--meta-source`` defines it, starts at a later
     decorator or at its ``def``), else the last one of that name (a later module-level definition wins)."""
-    found = definitions(file, file_digest(file)).get(qualname, [])
+    found = definitions(file, digest).get(qualname, [])
     if not found:
         return None
     index = len(found) - 1

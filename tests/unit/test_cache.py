@@ -310,17 +310,76 @@ def test_verify_misses_on_each_change(cache_dir, tmp_path):
     assert not hit("--timeout-ms", "9000")  # an option
     assert not hit("--no-cache")  # off: neither read nor written
     assert hit("--timeout-ms", "9000")
+    real = K.distribution_version
+    K.distribution_version = lambda n: "2.14.0" if n == "torch" else real(n)  # another torch, by its metadata
+    try:
+        assert not hit("--timeout-ms", "9000")
+    finally:
+        K.distribution_version = real
+
+
+def test_config_key_turns_the_cache_off(cache_dir, tmp_path):
+    kernel = tmp_path / "regs.py"
+    kernel.write_text(KERNEL)
+    (tmp_path / "pyproject.toml").write_text("[tool.shapecheck.verify]\ncache = false\n")
+    code, _ = _cli("verify", "op", SDPA_MPS, "--meta-source", kernel, "--contract", SDPA_CONTRACT, "--case", CASE,
+                   "-j", "1", cwd=tmp_path)
+    assert code == 1 and not list(cache_dir.rglob("*.entry"))
+
+
+def _report(verdict):
+    from shapecheck.findings import Verdict
+    from shapecheck.report import Report
+
+    return Report(SDPA_MPS, str(SDPA_CONTRACT), "k", Verdict(verdict), [], [], 1.0, "2.13.0")
+
+
+class _Kernel:
+    op = None
+    caveats = ()
+    definition = None
+
+    @staticmethod
+    def fn(x):
+        return x
+
+
+def test_inconclusive_results_are_not_stored(cache_dir, sdpa_contract):
+    assert not R.verify_store({"k": 1}, sdpa_contract, _Kernel(), _report("inconclusive"))
+    assert R.verify_store({"k": 1}, sdpa_contract, _Kernel(), _report("pass"))
+    assert R.verify_lookup({"k": 1}).value[1].verdict.value == "pass"
+
+
+def test_an_entry_ends_after_the_earliest_suppression_expiry_still_ahead(cache_dir, sdpa_contract, monkeypatch):
+    from dataclasses import replace
+
+    from shapecheck.contract_spec import Suppression
+
+    sups = [Suppression("SC001", "r", expires="2026-01-01"), Suppression("SC001", "r", expires="2031-06-01"),
+            Suppression("SC002", "r", expires="2030-03-01"), Suppression("SC002", "r")]
+    monkeypatch.setattr("shapecheck.suppressions.today", lambda: "2028-01-01")
+    assert R.verify_store({"k": 2}, replace(sdpa_contract, suppressions=sups), _Kernel(), _report("pass"))
+    assert R.lookup("verify", {"k": 2}, today="2030-03-01") is not None
+    assert R.lookup("verify", {"k": 2}, today="2030-03-02") is None
+
+
+def _probe(*args, cwd=ROOT):
+    """A fresh process running the command line: (stdout, [torch, z3, sympy: those it imported], exit code)."""
+    probe = ("import sys\nfrom shapecheck.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+             "    print(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules), e.code, file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    loaded, _, code = res.stderr.strip().splitlines()[-1].rpartition(" ")
+    return res.stdout, loaded, int(code)
 
 
 def test_a_hit_imports_neither_torch_nor_z3(cache_dir, tmp_path):
     args = ["verify", "op", SDPA_MPS, "--case", CASE, "-j", "1"]
     code, _ = _cli(*args)
-    probe = ("import sys\nfrom shapecheck.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
-             "    print(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules), e.code, file=sys.stderr)\n")
-    res = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=ROOT,
-                         env=dict(os.environ), timeout=120)
-    assert res.stdout.splitlines()[-1].startswith("cache: ")
-    assert res.stderr.strip().splitlines()[-1] == f"[] {code}"
+    out, loaded, code2 = _probe(*args)
+    assert out.splitlines()[-1].startswith("cache: ")
+    assert (loaded, code2) == ("[]", code)
+    assert _probe(*args, "--no-cache")[1] != "[]"  # the probe sees an import when there is one
 
 
 def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_path):
@@ -345,5 +404,6 @@ def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_pat
     code3, text = _cli("gate", contracts, "--meta-source", kernel, "-j", "1", cwd=tmp_path)
     lines = text.splitlines()
     assert code3 == code and lines[-2].startswith("cache: 2 of 2 contracts") and lines[-1].startswith("gate: ")
+    assert _probe("gate", contracts, "--meta-source", kernel, cwd=tmp_path)[1:] == ("[]", code)
     kernel.write_text(KERNEL.replace("<= 8", "<= 16"))
     assert gate()[1] == {"attention_math_for_mps": False, "flash_attention_for_cpu": True}
