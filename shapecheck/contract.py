@@ -155,6 +155,9 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
         contract = Contract(**read_contract(Path(path), limit))
         if not any(True for _ in contract.cases()):
             raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
+        from .contract_schema import check_sizes
+
+        check_sizes(contract)
     return contract
 
 

@@ -84,7 +84,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
 
     def make_tensor(a):
-        shape = [sizes[i.name] if isinstance(i, E.Var) else i.value for i in a.shape.items]
+        shape = [E.evaluate(i, sizes) for i in a.shape.items]  # a composite size (C * r * r) is static here
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))

@@ -168,6 +168,17 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
     return args, kwargs
 
 
+def made(values: dict[str, Any], convert: Callable[[Any], Any] = lambda t: t) -> Callable[[BoundArg], Any]:
+    """A ``make_tensor`` for ``call_args`` that takes the tensors already made, by argument name (an element
+    of a tensors argument, ``name[i]``, is item i of its list)."""
+    def get(a: BoundArg) -> Any:
+        name, _, index = a.name.partition("[")
+        value = values[name]
+        return convert(value[int(index[:-1])] if index else value)
+
+    return get
+
+
 def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False) -> Trace:
     """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``.
 
