@@ -108,6 +108,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
                 try:
                     if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
                         return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                    if isinstance(x, list):  # a tensors argument: a list of slots
+                        return [fill(i) for i in x]
                     return inputs[x.index] if isinstance(x, _Slot) else x
                 except Exception as err:  # noqa: BLE001 - export would report it as its own failure
                     raise InternalError(f"filling the exported call's arguments failed: "

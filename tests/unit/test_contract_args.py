@@ -12,7 +12,7 @@ from shapecheck import expr as E
 from shapecheck.cli import main
 from shapecheck.contract import load_contract
 from shapecheck.errors import ContractError
-from shapecheck.verify import verify_op
+from shapecheck.verify import Options, verify_op
 
 CAT = """
 schema = 1
@@ -170,6 +170,13 @@ def test_cat_with_a_wrong_output_is_refuted_at_a_point_of_the_element_dims(tmp_p
 def test_stack_takes_its_length_from_a_choice(tmp_path):
     r = verify_op("aten::stack", contract=str(write(tmp_path, STACK)))
     assert r.exit_code == 0 and [c.case for c in r.cases] == ["n=1", "n=2", "n=5"]
+
+
+def test_torch_export_takes_a_tensor_list_and_agrees(tmp_path):
+    path = write(tmp_path, CAT.format(out="(B, L1 + L2 + L3, D)"))
+    r = verify_op("aten::cat", contract=str(path), options=Options(confirm_export=True, export_sample=1))
+    (checked,) = [c.export for c in r.cases if c.export is not None]
+    assert checked.ran and checked.succeeded and checked.agrees, checked
 
 
 def test_concrete_arguments_of_a_tensor_list_follow_each_element_shape(tmp_path):
