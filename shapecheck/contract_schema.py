@@ -118,7 +118,7 @@ def check_sizes(contract: Contract) -> None:
     sizes = composite_sizes(contract)
     if not sizes:
         return
-    from .solver import Bounds, Sat, Solver
+    from .solver import Bounds, Solver
 
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=5000)
     seen: set[tuple[E.Node, E.Node]] = set()
@@ -126,15 +126,45 @@ def check_sizes(contract: Contract) -> None:
         if (case.domain, size) in seen:
             continue
         seen.add((case.domain, size))
-        bad = E.Or((E.Cmp("<", size, E.Const(0)), E.Cmp(">", size, E.Const(L.INT64_MAX))))
-        found = solver.satisfiable([case.domain, bad])
         where = f"{contract.file}: [{key}]"
-        if found.sat is Sat.UNKNOWN:
-            raise ContractError(where, f"cannot decide whether the size {E.to_text(size)} stays within [0, 2**63-1] "
-                                       f"on the domain (z3: {found.reason}) (case {case.id})")
-        if found.sat is Sat.SAT:
-            point = solver.small_model([case.domain, bad]) or found.model
-            at = ", ".join(f"{n}={point[n]}" for n in sorted(E.free_names(size), key=list(point).index))
-            raise ContractError(where, f"the size {E.to_text(size)} is {E.evaluate(size, point)} at {at} (case "
-                                       f"{case.id}): a size must stay within [0, 2**63-1] wherever the domain "
-                                       "holds; add a [domain] requires or narrow the dims' ranges")
+        for divisor in _divisors(size):
+            point = _point(solver, [case.domain, E.Cmp("==", divisor, E.Const(0))], where, size, case)
+            if point is not None:
+                raise ContractError(where, f"the size {E.to_text(size)} divides by zero at {_at(point, size)} (case "
+                                           f"{case.id}): add a [domain] requires or narrow the dims' ranges")
+        bad = E.Or((E.Cmp("<", size, E.Const(0)), E.Cmp(">", size, E.Const(L.INT64_MAX))))
+        point = _point(solver, [case.domain, bad], where, size, case)
+        if point is not None:
+            raise ContractError(where, f"the size {E.to_text(size)} is {E.evaluate(size, point)} at "
+                                       f"{_at(point, size)} (case {case.id}): a size must stay within [0, 2**63-1] "
+                                       "wherever the domain holds; add a [domain] requires or narrow the dims' ranges")
+
+
+def _divisors(node: E.Node) -> list[E.Node]:
+    """The right operands of the ``//`` and ``%`` in an expression."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, E.Arith) and n.op in ("//", "%") and not isinstance(n.right, E.Const):
+            out.append(n.right)
+        todo.extend(E._children(n))
+    return out
+
+
+def _point(solver: Any, conds: list[E.Node], where: str, size: E.Node, case: Any) -> dict[str, int] | None:
+    """The least point where ``conds`` hold, None where none does; z3 undecided is a contract error (the
+    trace would rest on a size nobody checked)."""
+    from .solver import Sat
+
+    found = solver.satisfiable(conds)
+    if found.sat is Sat.UNKNOWN:
+        raise ContractError(where, f"cannot decide whether the size {E.to_text(size)} is a valid size on the domain "
+                                   f"(z3: {found.reason}) (case {case.id})")
+    if found.sat is Sat.UNSAT:
+        return None
+    return solver.small_model(conds) or found.model
+
+
+def _at(point: dict[str, int], size: E.Node) -> str:
+    names = E.free_names(size)
+    return ", ".join(f"{n}={v}" for n, v in point.items() if n in names)

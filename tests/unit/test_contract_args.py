@@ -557,3 +557,10 @@ def test_a_composite_size_is_accepted_exactly_when_it_is_a_size_on_the_whole_dom
             assert all(point[k] == v for k, v in shown.items()), (str(err), point)
         else:
             assert not negative, (size, negative[0])
+
+
+def test_a_size_that_divides_by_zero_on_the_domain_is_a_contract_error(tmp_path, capsys):
+    path = shuffle(tmp_path, shape="(N, C * r * r, H // (W - 1), W)", out="(N, C, H // (W - 1) * r, W * r)")
+    assert refused(path, "aten::pixel_shuffle", capsys) == (
+        f"{path}: [args.self.shape]: the size H // (W - 1) divides by zero at H=1, W=1 (case dtype=float32,r=1): "
+        "add a [domain] requires or narrow the dims' ranges")
