@@ -381,7 +381,10 @@ def op_argument_types(op: Any) -> tuple[tuple[str, str, Any], ...]:
     order. ``real_type`` tells SymInt from int (``type`` says int for both)."""
     out = []
     for a in op._schema.arguments:
-        default = a.default_value if a.has_default_value() else NO_DEFAULT
+        try:
+            default = a.default_value if a.has_default_value() else NO_DEFAULT
+        except Exception:  # noqa: BLE001 - a default torch cannot give back in Python: left unchecked
+            default = NO_DEFAULT
         out.append((a.name, _type_text(a.real_type), default))
     return tuple(out)
 

@@ -333,6 +333,8 @@ def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) ->
     if not (isinstance(length, E.Const) and type(length.value) is int and length.value >= 0):
         raise b.err(f"{key}.length", f"expected a non-negative integer fixed by the choices, found "
                                      f"{E.to_text(length)}")
+    if length.value > L.TENSOR_LIST:
+        raise b.err(f"{key}.length", f"a list of {length.value} tensors, over the limit of {L.TENSOR_LIST}")
     if spec.shapes is None:
         return (_input_shape(b, spec.shape, f"{key}.shape", shapes),) * length.value
     if len(spec.shapes) < length.value:

@@ -215,6 +215,8 @@ def test_drawn_examples_of_a_tensor_list_meet_the_contract_on_the_real_op(tmp_pa
      "them) (case dtype=float32)"),
     ('length = "B"\nshape = "(B, L1, D)"',
      "[args.tensors.length]: expected a non-negative integer fixed by the choices, found B (case dtype=float32)"),
+    ('length = 2000\nshape = "(B, L1, D)"',
+     "[args.tensors.length]: a list of 2000 tensors, over the limit of 1024 (case dtype=float32)"),
     ('shape = "(B, L1, D)"',
      "[args.tensors]: a tensors argument needs 'length', 'dtype' and one of 'shapes' (one per element) or 'shape' "
      "(every element)"),
