@@ -49,7 +49,8 @@ def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any], ...], n
                                                       f"kind ({_CONTRACT_KIND.get(base, base)})")
         elif base not in KIND_TYPES.get(spec.kind, ()):
             want = _CONTRACT_KIND.get(base)
-            fix = f"use kind = \"{want}\"" if want else "the contract language has no kind for it"
+            fix = f"use kind = \"{want}\"" if want else \
+                "the contract language has no kind for it" + ("; kind = \"none\" passes None" if optional else "")
             raise ContractError(f"{where}.kind]", f"the schema says {typ}, not a {spec.kind} argument: {fix}")
         bound = [c.arg(spec.name) for c in cases]
         absent = next((c for c, a in zip(cases, bound) if not a.present), None)

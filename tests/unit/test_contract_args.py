@@ -190,6 +190,10 @@ def test_concrete_arguments_of_a_tensor_list_follow_each_element_shape(tmp_path)
     args = make_arguments(case, {"B": 2, "L1": 0, "L2": 3, "L3": 1, "D": 5})
     assert [tuple(t.shape) for t in args["tensors"]] == [(2, 0, 5), (2, 3, 5), (2, 1, 5)]
     assert all(t.dtype == torch.float32 for t in args["tensors"]) and args["dim"] == 1
+    from shapecheck.examples import Example
+
+    ex = Example(case, (("B", 2), ("L1", 0), ("L2", 3), ("L3", 1), ("D", 5)), 0)
+    assert ex.shape("tensors[1]") == (2, 3, 5) and ex.shape("tensors") is None
 
 
 def test_drawn_examples_of_a_tensor_list_meet_the_contract_on_the_real_op(tmp_path):
@@ -420,6 +424,14 @@ def test_a_scalar_type_argument_takes_a_dtype_from_a_choice(tmp_path, capsys):
     path = write(tmp_path, NEW_ZEROS.format(kind="str", present="true"), "str.toml")
     assert refused(path, "aten::new_zeros", capsys) == (
         f'{path}: [args.dtype.kind]: the schema says ScalarType?, not a str argument: use kind = "dtype"')
+
+
+def test_a_schema_type_the_language_has_no_kind_for(tmp_path, capsys):
+    extra = '\n[[args]]\nname = "device"\nkind = "str"\nvalue = "\'cpu\'"\nkeyword = true\n'
+    path = write(tmp_path, NEW_ZEROS.format(kind="dtype", present="true") + extra)
+    assert refused(path, "aten::new_zeros", capsys) == (
+        f'{path}: [args.device.kind]: the schema says Device?, not a str argument: the contract language has no '
+        'kind for it; kind = "none" passes None')
 
 
 def test_only_an_optional_tensor_may_be_absent(tmp_path, capsys):
