@@ -376,16 +376,17 @@ def _type_text(t: Any) -> str:
     return _TYPE_KINDS.get(kind, str(t))
 
 
-def op_argument_types(op: Any) -> tuple[tuple[str, str, Any], ...]:
-    """The op's schema arguments: (name, type as the schema writes it, default value or ``NO_DEFAULT``), in
-    order. ``real_type`` tells SymInt from int (``type`` says int for both)."""
+def op_argument_types(op: Any) -> tuple[tuple[str, str, Any, int | None], ...]:
+    """The op's schema arguments: (name, type as the schema writes it, default value or ``NO_DEFAULT``, the N
+    of a fixed-size list such as ``int[2]`` or None), in order. ``real_type`` tells SymInt from int (``type``
+    says int for both)."""
     out = []
     for a in op._schema.arguments:
         try:
             default = a.default_value if a.has_default_value() else NO_DEFAULT
         except Exception:  # noqa: BLE001 - a default torch cannot give back in Python: left unchecked
             default = NO_DEFAULT
-        out.append((a.name, _type_text(a.real_type), default))
+        out.append((a.name, _type_text(a.real_type), default, a.N))
     return tuple(out)
 
 

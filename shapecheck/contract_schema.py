@@ -31,17 +31,17 @@ _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tenso
                   "ScalarType": "dtype", "Scalar": "int, float or bool"}
 
 
-def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any], ...], no_default: Any) -> None:
-    """Each ``[[args]]`` entry the schema names against its schema type: ``(name, type, default)`` per schema
-    argument (``_compat.op_argument_types``; ``no_default`` marks an argument without one). Arguments the
-    schema lacks are ``target.check_arguments``'s."""
-    types = {name: (t, d) for name, t, d in schema}
+def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any, int | None], ...], no_default: Any) -> None:
+    """Each ``[[args]]`` entry the schema names against its schema type: ``(name, type, default, N)`` per
+    schema argument (``_compat.op_argument_types``; ``no_default`` marks an argument without a default, N the
+    size of a fixed-size list). Arguments the schema lacks are ``target.check_arguments``'s."""
+    types = {name: (t, d, n) for name, t, d, n in schema}
     cases = list(contract.cases())
     for spec in contract.args:
         if spec.name not in types:
             continue
         where = f"{contract.file}: [args.{spec.name}"
-        typ, default = types[spec.name]
+        typ, default, size = types[spec.name]
         base, optional = typ.removesuffix("?"), typ.endswith("?")
         if spec.kind == "none":
             if not optional and default is not None:
@@ -60,10 +60,24 @@ def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any], ...], n
         dims = next((a.expr for a in bound if a.expr is not None), None)
         if dims is not None and base in ("int", "int[]"):
             raise ContractError(f"{where}.kind]", _not_symint(contract, typ, dims))
+        if size is not None and spec.kind == "ints":
+            _check_list_size(contract, spec.name, typ, size, default, zip(cases, bound))
         if spec.has_default and default is not no_default and _simple(default) \
                 and _norm(default) != _norm(spec.default):
             raise ContractError(f"{where}.default]", f"the schema's default is {_text(default)}, not "
                                                      f"{_text(spec.default)}")
+
+
+def _check_list_size(contract: Contract, name: str, typ: str, size: int, default: Any, bound: Any) -> None:
+    """An ``int[N]`` argument takes N values, or 1 (repeated), or its default."""
+    for case, a in bound:
+        value = a.value if a.expr is None else a.expr.items if isinstance(a.expr, E.TupleE) else None
+        if not a.present or value is None or len(value) in (1, size) or \
+                (isinstance(default, list) and list(value) == default):
+            continue
+        raise ContractError(f"{contract.file}: [args.{name}.value]",
+                            f"the schema says {typ.replace('[]', f'[{size}]', 1)}: {size} values (or 1, repeated), "
+                            f"found {len(value)}{_in(case)}")
 
 
 def _not_symint(contract: Contract, typ: str, value: E.Node) -> str:
@@ -131,14 +145,19 @@ def check_sizes(contract: Contract) -> None:
         for divisor in _divisors(size):
             point = _point(solver, [case.domain, E.Cmp("==", divisor, E.Const(0))], where, size, case)
             if point is not None:
-                raise ContractError(where, f"the size {E.to_text(size)} divides by zero at {_at(point, size)} (case "
-                                           f"{case.id}): add a [domain] requires or narrow the dims' ranges")
+                raise ContractError(where, f"the size {E.to_text(size)} divides by zero at {_at(point, size)}"
+                                           f"{_in(case)}: add a [domain] requires or narrow the dims' ranges")
         bad = E.Or((E.Cmp("<", size, E.Const(0)), E.Cmp(">", size, E.Const(L.INT64_MAX))))
         point = _point(solver, [case.domain, bad], where, size, case)
         if point is not None:
             raise ContractError(where, f"the size {E.to_text(size)} is {E.evaluate(size, point)} at "
-                                       f"{_at(point, size)} (case {case.id}): a size must stay within [0, 2**63-1] "
+                                       f"{_at(point, size)}{_in(case)}: a size must stay within [0, 2**63-1] "
                                        "wherever the domain holds; add a [domain] requires or narrow the dims' ranges")
+
+
+def _in(case: Any) -> str:
+    """`` (case rank=4,...)`` for a message, nothing for a contract without choices."""
+    return f" (case {case.id})" if case.id else ""
 
 
 def _divisors(node: E.Node) -> list[E.Node]:
@@ -160,7 +179,7 @@ def _point(solver: Any, conds: list[E.Node], where: str, size: E.Node, case: Any
     found = solver.satisfiable(conds)
     if found.sat is Sat.UNKNOWN:
         raise ContractError(where, f"cannot decide whether the size {E.to_text(size)} is a valid size on the domain "
-                                   f"(z3: {found.reason}) (case {case.id})")
+                                   f"(z3: {found.reason}){_in(case)}")
     if found.sat is Sat.UNSAT:
         return None
     return solver.small_model(conds) or found.model

@@ -3,6 +3,7 @@ ScalarType arguments) and the contract's arguments checked against the op's sche
 mismatch is a contract error naming the file and key (exit 2 at `contract check` and at `verify`), never
 SC007."""
 
+import re
 import textwrap
 
 import pytest
@@ -565,8 +566,8 @@ def test_a_composite_size_is_accepted_exactly_when_it_is_a_size_on_the_whole_dom
                 return  # an empty domain is refused for its own reason
             assert negative, str(err)
             assert "[args.x.shape]: the size" in str(err)
-            at = str(err).split(" at ")[1].split(" (case")[0]
-            shown = dict((k, int(v)) for k, v in (kv.split("=") for kv in at.split(", ")))
+            shown = {k: int(v) for k, v in re.findall(r"(\w+)=(-?\d+)", str(err).split(" at ")[1].split(":")[0])}
+            assert shown and set(shown) <= {"A", "B"}
             point = min(negative, key=lambda p: (p["A"], p["B"]))  # the least model, dims in declared order
             assert all(point[k] == v for k, v in shown.items()), (str(err), point)
         else:
@@ -578,3 +579,45 @@ def test_a_size_that_divides_by_zero_on_the_domain_is_a_contract_error(tmp_path,
     assert refused(path, "aten::pixel_shuffle", capsys) == (
         f"{path}: [args.self.shape]: the size H // (W - 1) divides by zero at H=1, W=1 (case dtype=float32,r=1): "
         "add a [domain] requires or narrow the dims' ranges")
+
+
+POOL = """
+schema = 1
+op = "aten::avg_pool2d"
+
+[dims]
+N = {{ max = 8 }}
+C = {{ max = 8 }}
+H = {{ min = 2, max = 64 }}
+W = {{ min = 2, max = 64 }}
+
+[[args]]
+name = "self"
+kind = "tensor"
+shape = "(N, C, H, W)"
+dtype = "float32"
+
+[[args]]
+name = "kernel_size"
+kind = "ints"
+value = {kernel}
+
+[[args]]
+name = "stride"
+kind = "ints"
+value = []
+
+[[paths]]
+id = "pool"
+when = "true"
+outputs = ["(N, C, H // 2, W // 2)"]
+"""
+
+
+def test_a_fixed_size_int_list_takes_its_size_or_one_value(tmp_path, capsys):
+    for kernel in ("[2]", "[2, 2]"):  # one value is repeated; stride = [] is the schema's default
+        path = write(tmp_path, POOL.format(kernel=kernel), "ok.toml")
+        assert verify_op("aten::avg_pool2d", contract=str(path)).exit_code == 0
+    path = write(tmp_path, POOL.format(kernel="[2, 2, 2]"))
+    assert refused(path, "aten::avg_pool2d", capsys) == (
+        f"{path}: [args.kernel_size.value]: the schema says int[2]: 2 values (or 1, repeated), found 3")
