@@ -360,6 +360,36 @@ def op_arguments(op: Any) -> tuple[tuple[str, bool, bool], ...]:
     return tuple((a.name, bool(a.kwarg_only), bool(a.has_default_value())) for a in op._schema.arguments)
 
 
+_TYPE_KINDS = {"TensorType": "Tensor", "IntType": "int", "SymIntType": "SymInt", "FloatType": "float",
+               "BoolType": "bool", "StringType": "str", "ScalarTypeType": "ScalarType", "NumberType": "Scalar",
+               "LayoutType": "Layout", "DeviceObjType": "Device", "MemoryFormatType": "MemoryFormat"}
+NO_DEFAULT = object()
+
+
+def _type_text(t: Any) -> str:
+    """A schema argument type as the schema writes it: ``Tensor?``, ``SymInt[]``, ``ScalarType?``, ``int``."""
+    kind = t.kind()
+    if kind == "OptionalType":
+        return _type_text(t.getElementType()) + "?"
+    if kind == "ListType":
+        return _type_text(t.getElementType()) + "[]"
+    return _TYPE_KINDS.get(kind, str(t))
+
+
+def op_argument_types(op: Any) -> tuple[tuple[str, str, Any, int | None], ...]:
+    """The op's schema arguments: (name, type as the schema writes it, default value or ``NO_DEFAULT``, the N
+    of a fixed-size list such as ``int[2]`` or None), in order. ``real_type`` tells SymInt from int (``type``
+    says int for both)."""
+    out = []
+    for a in op._schema.arguments:
+        try:
+            default = a.default_value if a.has_default_value() else NO_DEFAULT
+        except Exception:  # noqa: BLE001 - a default torch cannot give back in Python: left unchecked
+            default = NO_DEFAULT
+        out.append((a.name, _type_text(a.real_type), default, a.N))
+    return tuple(out)
+
+
 def installed_meta(op: Any) -> Any | None:
     """The Python meta function registered for an op, if any."""
     from torch._C import DispatchKey

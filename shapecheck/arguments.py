@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .compiled import compiled
-from .contract import BoundCase
+from .contract import BoundArg, BoundCase
 
 MASK_KEEP = 0.75
 """The probability that a mask keeps an element: a bool mask is True there, an additive mask finite. Mostly
@@ -45,21 +45,11 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
         if not a.present or a.kind == "none":
             out[a.name] = None
         elif a.kind == "tensor":
-            shape = compiled(a.shape)(dims) if a.shape is not None else None
-            dtype = DTYPES[a.dtype]
-            if device is None:
-                out[a.name] = torch.empty(shape, dtype=dtype)
-            elif device != "cpu":
-                out[a.name] = torch.empty(shape, dtype=dtype, device=device)
-            elif dtype.is_floating_point and "mask" in a.name:
-                keep = torch.rand(shape, generator=gen) < MASK_KEEP
-                out[a.name] = torch.randn(shape, generator=gen).masked_fill(~keep, float("-inf")).to(dtype)
-            elif dtype.is_floating_point:
-                out[a.name] = torch.randn(shape, generator=gen).to(dtype)
-            elif dtype == torch.bool:
-                out[a.name] = torch.rand(shape, generator=gen) < MASK_KEEP
-            else:
-                out[a.name] = torch.randint(-8, 9, shape, generator=gen).to(dtype)
+            out[a.name] = _tensor(a, dims, gen, device)
+        elif a.kind == "tensors":
+            out[a.name] = [_tensor(e, dims, gen, device) for e in a.elements()]
+        elif a.kind == "dtype":
+            out[a.name] = DTYPES[a.value]
         elif a.expr is not None:
             from .trace import concrete_size
 
@@ -67,3 +57,25 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
         else:
             out[a.name] = a.value
     return out
+
+
+def _tensor(a: BoundArg, dims: Mapping[str, int], gen: Any, device: str | None) -> Any:
+    """One tensor argument (or element of a tensors argument) at ``dims``: see ``make_arguments``."""
+    import torch
+
+    from ._compat import DTYPES
+
+    shape = compiled(a.shape)(dims) if a.shape is not None else None
+    dtype = DTYPES[a.dtype]
+    if device is None:
+        return torch.empty(shape, dtype=dtype)
+    if device != "cpu":
+        return torch.empty(shape, dtype=dtype, device=device)
+    if dtype.is_floating_point and "mask" in a.name:
+        keep = torch.rand(shape, generator=gen) < MASK_KEEP
+        return torch.randn(shape, generator=gen).masked_fill(~keep, float("-inf")).to(dtype)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < MASK_KEEP
+    return torch.randint(-8, 9, shape, generator=gen).to(dtype)

@@ -97,6 +97,12 @@ class BoundArg:
     has_default: bool = False
     # an int (or ints) argument given by dims, e.g. a SymInt size: the expression, traced as SymInts
     expr: E.Node | None = None
+    shapes: tuple[E.TupleE, ...] | None = None  # a tensors argument: one shape per element
+
+    def elements(self) -> tuple[BoundArg, ...]:
+        """A tensors argument's elements, each a present tensor argument named ``name[i]``."""
+        return tuple(BoundArg(f"{self.name}[{i}]", "tensor", True, shape=s, dtype=self.dtype)
+                     for i, s in enumerate(self.shapes or ()))
 
 
 @dataclass(frozen=True)
@@ -149,6 +155,9 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
         contract = Contract(**read_contract(Path(path), limit))
         if not any(True for _ in contract.cases()):
             raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
+        from .contract_schema import check_sizes
+
+        check_sizes(contract)
     return contract
 
 
@@ -285,6 +294,67 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
     raise ContractError(where, "only an int or ints argument may use dims; other values may only use choices")
 
 
+def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> BoundArg:
+    """One argument of the case; a tensor's shape is added to ``shapes`` (later fields may use it)."""
+    key, file = f"args.{spec.name}", b.c.file
+    common = dict(keyword=spec.keyword, default=spec.default, has_default=spec.has_default)
+    present = b.condition(b.pick(spec.present, f"{key}.present"), f"{key}.present")
+    if present not in (E.TRUE, E.FALSE):
+        raise ContractError(f"{file}: [{key}.present]", "'present' may only use choices")
+    if present == E.FALSE:
+        return BoundArg(spec.name, spec.kind, False, **common)
+    if spec.kind in ("tensor", "tensors"):
+        dtype = b.pick(spec.dtype, f"{key}.dtype")
+        if isinstance(dtype, E.Var):
+            dtype = b.values[dtype.name].value
+        if dtype not in TENSOR_DTYPES:
+            raise ContractError(f"{file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
+        if spec.kind == "tensors":
+            return BoundArg(spec.name, "tensors", True, dtype=dtype, shapes=_bind_list(b, spec, shapes), **common)
+        shape = _input_shape(b, spec.shape, f"{key}.shape", shapes)
+        shapes[spec.name] = shape
+        return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, **common)
+    value = b.pick(spec.value, f"{key}.value")
+    expr = None
+    if spec.kind == "dtype":
+        value = b.values[value.name].value if isinstance(value, E.Var) else value
+        if value not in TENSOR_DTYPES:
+            raise ContractError(f"{file}: [{key}.value]", f"unknown dtype {value!r}")
+    elif isinstance(value, E.Node):
+        value = b.scalar(value, f"{key}.value", shapes)
+        value, expr = _scalar_value(b.c, spec, value, key)
+    return BoundArg(spec.name, spec.kind, True, value=value, expr=expr, **common)
+
+
+def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) -> tuple[E.TupleE, ...]:
+    """The element shapes of a tensors argument: ``length`` (choices only) of them."""
+    key = f"args.{spec.name}"
+    length = b.scalar(b.pick(spec.length, f"{key}.length"), f"{key}.length")
+    if not (isinstance(length, E.Const) and type(length.value) is int and length.value >= 0):
+        raise b.err(f"{key}.length", f"expected a non-negative integer fixed by the choices, found "
+                                     f"{E.to_text(length)}")
+    if length.value > L.TENSOR_LIST:
+        raise b.err(f"{key}.length", f"a list of {length.value} tensors, over the limit of {L.TENSOR_LIST}")
+    if spec.shapes is None:
+        return (_input_shape(b, spec.shape, f"{key}.shape", shapes),) * length.value
+    if len(spec.shapes) < length.value:
+        raise b.err(f"{key}.shapes", f"{len(spec.shapes)} shapes for a list of length {length.value}: give one "
+                                     "shape per element (or 'shape' for all of them)")
+    return tuple(_input_shape(b, s, f"{key}.shapes[{j}]", shapes) for j, s in enumerate(spec.shapes[:length.value]))
+
+
+def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.TupleE:
+    """An input tensor's shape: a tuple of integer expressions over dims and choices (``C * r * r``); a size
+    that can be negative on the domain is refused before any trace (``contract_schema.check_sizes``)."""
+    shape = b.scalar(b.pick(value, key), key, shapes)
+    if not isinstance(shape, E.TupleE):
+        raise b.err(key, f"expected a shape, found {E.to_text(shape)}")
+    for item in shape.items:  # each an integer expression (binding checked it)
+        if isinstance(item, E.Const) and item.value < 0:
+            raise b.err(key, f"a size cannot be negative, found {E.to_text(item)} in {E.to_text(shape)}")
+    return shape
+
+
 def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None) -> BoundCase | None:
     """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``."""
     b = _CaseBinder(contract, values, memo)
@@ -295,36 +365,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
         key = f"let.{name}"
         b.values[name] = b.scalar(b.pick(val, key), key)
     shapes: dict[str, E.TupleE] = {}
-    args = []
-    for spec in contract.args:
-        key = f"args.{spec.name}"
-        present = b.condition(b.pick(spec.present, f"{key}.present"), f"{key}.present")
-        if present not in (E.TRUE, E.FALSE):
-            raise ContractError(f"{contract.file}: [{key}.present]", "'present' may only use choices")
-        if present == E.FALSE:
-            args.append(BoundArg(spec.name, spec.kind, False, keyword=spec.keyword, default=spec.default,
-                                 has_default=spec.has_default))
-            continue
-        if spec.kind == "tensor":
-            shape = b.scalar(b.pick(spec.shape, f"{key}.shape"), f"{key}.shape", shapes)
-            if not isinstance(shape, E.TupleE):
-                raise ContractError(f"{contract.file}: [{key}.shape]", f"expected a shape, found {E.to_text(shape)}")
-            dtype = b.pick(spec.dtype, f"{key}.dtype")
-            if isinstance(dtype, E.Var):
-                dtype = values[dtype.name]
-            if dtype not in TENSOR_DTYPES:
-                raise ContractError(f"{contract.file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
-            shapes[spec.name] = shape
-            args.append(BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, keyword=spec.keyword,
-                                 default=spec.default, has_default=spec.has_default))
-        else:
-            value = b.pick(spec.value, f"{key}.value")
-            expr = None
-            if isinstance(value, E.Node):
-                value = b.scalar(value, f"{key}.value", shapes)
-                value, expr = _scalar_value(contract, spec, value, key)
-            args.append(BoundArg(spec.name, spec.kind, True, value=value, keyword=spec.keyword,
-                                 default=spec.default, has_default=spec.has_default, expr=expr))
+    args = [_bind_arg(b, spec, shapes) for spec in contract.args]
     domain = E.conj([b.condition(node, key, shapes) for key, node in contract.requires])
     paths = []
     for p in contract.paths:
@@ -339,7 +380,9 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
             shape = b.pick(d.shape, f"{key}.runtime_outputs[{j}].shape") if d.shape is not None else None
             docs.append((None if shape is None else b.scalar(shape, f"{key}.runtime_outputs[{j}]", shapes), d.what))
         paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source))
-    used = set().union(*(b.measure(x)[3] for x in [*shapes.values(), *(a.expr for a in args if a.expr is not None)]))
+    inputs = [*shapes.values(), *(s for a in args if a.shapes for s in a.shapes),
+              *(a.expr for a in args if a.expr is not None)]
+    used = set().union(*(b.measure(x)[3] for x in inputs))
     dims = tuple(d for d in contract.dims if d.name in used)
     return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims)
 

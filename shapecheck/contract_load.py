@@ -16,16 +16,17 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from . import contract_args as A
 from . import contract_spec as S
 from . import expr as E
 from . import limits as L
+from .contract_spec import short
 from .errors import ContractError, ExprError
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _RESERVED = {"true", "false", "True", "False", "min", "max"}
 TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress"}
-ARG_KEYS = {"name", "kind", "shape", "dtype", "value", "present", "keyword", "default", "doc"}
 PATH_KEYS = {"id", "era", "when", "outputs", "runtime_outputs", "source", "doc"}
 SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "expires"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "an array",
@@ -111,14 +112,6 @@ def check_toml(where: str, data: dict) -> None:
 
 # ---------------------------------------------------------------------------------------------------------
 # Typed access to the keys, and the expressions
-
-
-def short(value: Any) -> str:
-    """A value for a message: as TOML writes it for a boolean, else its repr, cut to 80 characters."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    text = L.int_text(value) if isinstance(value, int) else repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class Reader:
@@ -244,7 +237,7 @@ def build(r: Reader) -> dict[str, Any]:
     check_case_count(r, 0)
     dom = r.table(d.get("domain", {}), "domain", {"requires", "exclude"})
     lets = load_lets(r, d.get("let", {}))
-    args = load_args(r, d["args"])
+    args = A.load_args(r, d["args"])
     requires = tuple(r.expr_list(dom.get("requires", []), "domain.requires"))
     exclude = tuple(r.expr_list(dom.get("exclude", []), "domain.exclude"))
     for key, node in exclude:
@@ -336,72 +329,6 @@ def load_lets(r: Reader, table: Any) -> tuple[tuple[str, Any], ...]:
         out.append((name, value))
         r.names[name] = "let"
     return tuple(out)
-
-
-def load_args(r: Reader, items: Any) -> tuple[S.ArgSpec, ...]:
-    r.want(items, "args", list)
-    if not items:
-        raise r.err("args", "expected a non-empty array of [[args]] tables")
-    for a in items:
-        if isinstance(a, dict) and a.get("kind") == "tensor" and isinstance(a.get("name"), str):
-            r.tensor_args.add(a["name"])
-    seen: set[str] = set()
-    return tuple(load_arg(r, i, a, seen) for i, a in enumerate(items))
-
-
-def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
-    key = f"args[{i}]"
-    r.table(a, key, ARG_KEYS, {"name", "kind"})
-    name = r.want(a["name"], f"{key}.name", str)
-    if not _IDENT.fullmatch(name) or name in seen:  # a keyword is fine: schemas have 'from'; passed by keyword
-        raise r.err(f"{key}.name", f"expected a new identifier, found {short(name)}")
-    seen.add(name)
-    key = f"args.{name}"
-    kind = r.want(a["kind"], f"{key}.kind", str)
-    if kind not in S.ARG_KINDS:
-        raise r.err(f"{key}.kind", f"expected one of {', '.join(S.ARG_KINDS)}, found {short(kind)}")
-    r.want(a.get("doc", ""), f"{key}.doc", str)
-    present = r.selectable(a.get("present", True), f"{key}.present", r.parse)
-    spec: dict[str, Any] = dict(name=name, kind=kind, present=present,
-                                keyword=r.want(a.get("keyword", False), f"{key}.keyword", bool))
-    if "default" in a:
-        default = r.want(a["default"], f"{key}.default", int, float, bool, str, list)
-        if isinstance(default, list):
-            for j, x in enumerate(default):
-                r.want(x, f"{key}.default[{j}]", int)
-            default = tuple(default)
-        spec.update(default=default, has_default=True)
-    if kind == "tensor":
-        if "shape" not in a or "dtype" not in a:
-            raise r.err(key, "a tensor argument needs 'shape' and 'dtype'")
-        spec["shape"] = r.selectable(a["shape"], f"{key}.shape", r.parse)
-        spec["dtype"] = r.selectable(a["dtype"], f"{key}.dtype", lambda v, k: dtype_leaf(r, v, k))
-    elif kind != "none":
-        if "value" not in a:
-            raise r.err(key, f"a {kind} argument needs 'value'")
-        spec["value"] = r.selectable(a["value"], f"{key}.value", lambda v, k: value_leaf(r, v, k))
-    return S.ArgSpec(**spec)
-
-
-def dtype_leaf(r: Reader, value: Any, key: str) -> Any:
-    r.want(value, key, str)
-    if r.names.get(value) == "choice":
-        return E.Var(value)
-    if value not in S.TENSOR_DTYPES:
-        raise r.err(key, f"unknown dtype {short(value)} (known: {', '.join(S.TENSOR_DTYPES)}, or a choice name)")
-    return value
-
-
-def value_leaf(r: Reader, value: Any, key: str) -> Any:
-    if isinstance(value, str):
-        return r.parse(value, key)
-    if isinstance(value, (int, float, bool)):
-        return value
-    if isinstance(value, list) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in value):
-        # an int list (kind = "ints"): literals or expressions, one per element
-        return E.TupleE(tuple(E.Const(x) if isinstance(x, int) else r.parse(x, f"{key}[{j}]")
-                              for j, x in enumerate(value)))
-    raise r.err(key, f"expected a literal, a list of ints or an expression string, found {short(value)}")
 
 
 def output_leaf(r: Reader, value: Any, key: str) -> Any:

@@ -8,12 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import expr as E
+from . import limits as L
 
 INT32_MAX = 2**31 - 1
 SCHEMA = 1
 OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "bool", "int64", "int32", "int16", "int8", "uint8")
-ARG_KINDS = ("tensor", "int", "ints", "float", "bool", "str", "none")
+ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "bool", "str", "dtype", "none")
 UNSPECIFIED = "unspecified"
 
 
@@ -37,7 +38,9 @@ class Select:
 class ArgSpec:
     name: str
     kind: str
-    shape: Any = None  # Node | Select (tensors)
+    shape: Any = None  # Node | Select (a tensor; every element of a tensors argument)
+    shapes: Any = None  # tuple of Node | Select: element i of a tensors argument
+    length: Any = None  # Node | Select: the number of elements of a tensors argument
     dtype: Any = None  # str | Node(choice ref) | Select
     value: Any = None  # literal | Node | Select (scalars)
     present: Any = E.TRUE  # Node | Select
@@ -72,3 +75,11 @@ class Suppression:
     dims: tuple[str, ...] = ()
     expires: str | None = None
     index: int = 0
+
+
+def short(value: Any) -> str:
+    """A value for a message: as TOML writes it for a boolean, else its repr, cut to 80 characters."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    text = L.int_text(value) if isinstance(value, int) else repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

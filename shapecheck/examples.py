@@ -14,7 +14,7 @@ from typing import Any
 
 from . import expr as E
 from .compiled import compiled
-from .contract import BoundCase, BoundPath, Contract, case_id
+from .contract import BoundArg, BoundCase, BoundPath, Contract, case_id
 from .errors import ExprError
 
 
@@ -45,8 +45,7 @@ class Example:
     @functools.cached_property
     def _shapes(self) -> dict[str, tuple[int, ...]]:
         values = self.values
-        return {a.name: compiled(a.shape)(values) for a in self.case.args
-                if a.present and a.kind == "tensor" and a.shape is not None}
+        return {a.name: compiled(a.shape)(values) for a in input_tensors(self.case)}
 
     def text(self) -> str:
         """``case;dims;seed=N``: what ``parse_example`` and ``shapecheck fuzz op --example`` read back."""
@@ -180,8 +179,20 @@ def relevant_dims(case: BoundCase, paths: Iterable[BoundPath]) -> tuple[str, ...
     return tuple(d.name for d in case.contract.dims if d.name in used)
 
 
+def input_tensors(case: BoundCase) -> list[BoundArg]:
+    """The case's input tensors: each present tensor argument, and each element of a tensors argument
+    (named ``name[i]``)."""
+    out: list[BoundArg] = []
+    for a in case.args:
+        if a.present and a.kind == "tensor" and a.shape is not None:
+            out.append(a)
+        elif a.present and a.kind == "tensors":
+            out.extend(a.elements())
+    return out
+
+
 def implied_shapes(case: BoundCase, paths: Iterable[BoundPath]) -> list[E.TupleE]:
-    shapes = [a.shape for a in case.args if a.present and a.kind == "tensor" and a.shape is not None]
+    shapes = [a.shape for a in input_tensors(case)]
     for p in paths:
         for o in (*p.outputs, *(s for s, _ in p.runtime_outputs)):
             if isinstance(o, E.TupleE) and o not in shapes:

@@ -84,7 +84,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
 
     def make_tensor(a):
-        shape = [sizes[i.name] if isinstance(i, E.Var) else i.value for i in a.shape.items]
+        shape = [E.evaluate(i, sizes) for i in a.shape.items]  # a composite size (C * r * r) is static here
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
@@ -108,6 +108,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
                 try:
                     if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
                         return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                    if isinstance(x, list):  # a tensors argument: a list of slots
+                        return [fill(i) for i in x]
                     return inputs[x.index] if isinstance(x, _Slot) else x
                 except Exception as err:  # noqa: BLE001 - export would report it as its own failure
                     raise InternalError(f"filling the exported call's arguments failed: "

@@ -19,7 +19,7 @@ from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure, descr
 from .fuzz_runtime import runtime_checks
 from .plan import DEFAULT_MAX_ELEMENTS
 from .runtime import live_runtime_suppressions, reference_for
-from .trace import Kernel, NotApplicable, call_args, concrete_size
+from .trace import Kernel, NotApplicable, call_args, concrete_size, made
 
 _PROBE = object()  # stands for a tensor argument when probing the kernel's signature
 
@@ -127,7 +127,7 @@ def _meta_checks(checker: Checker, ex: Example, holding: dict[str, list[BoundPat
 
 
 def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, where: str) -> list[Any]:
-    pos, kw = call_args(kernel, ex.case, lambda a: args[a.name], lambda a: concrete_size(a, ex.values))
+    pos, kw = call_args(kernel, ex.case, made(args), lambda a: concrete_size(a, ex.values))
     try:
         result = kernel.fn(*pos, **kw)
     except Exception as err:  # the kernel failed on a valid input: a finding

@@ -26,6 +26,7 @@ LET_CHAIN = 32  # a let that uses a let that uses a let ... (shipped: 4)
 BOUND_DEPTH = 128  # an expression once lets and argument shapes are substituted (shipped: 8)
 BOUND_NODES = 20_000  # the same, counted in nodes with every let expanded (shipped: 82)
 CONST_BITS = 4096  # any number an expression can reach over the dims' ranges: |n| < 2**4096 (shipped: 40)
+TENSOR_LIST = 1024  # elements of one tensors argument (shipped: none; docs/examples/cat.toml: 3)
 
 # -- cases ----------------------------------------------------------------------------------------------
 DEFAULT_MAX_CASES = 4096  # combinations of choices; --max-cases raises it (shipped: 108)

@@ -22,7 +22,7 @@ from .runtime import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values
 from .runtime import accepted_by as accepted_by
 from .runtime import live_runtime_suppressions as live_runtime_suppressions
 from .solver import Bounds, Sat, Solver, restrict
-from .trace import Kernel, call_args
+from .trace import Kernel, call_args, made
 
 REF_RULES = RUNTIME_RULES
 SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
@@ -205,7 +205,7 @@ def _compare_mps(case: BoundCase, named: dict[str, Any], out0, finding) -> list[
 
     op = C.resolve_op(normalize_op(case.contract.op))
     kernel = Kernel("mps", lambda *a, **k: None, frozenset())
-    args, kwargs = call_args(kernel, case, lambda a: named[a.name].to("mps"))
+    args, kwargs = call_args(kernel, case, made(named, lambda t: t.to("mps")))
     real0 = op(*args, **kwargs)[0].cpu()
     out = []
     if tuple(real0.shape) != tuple(out0.shape):

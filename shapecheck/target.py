@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _compat as C
+from .contract_schema import check_schema
 from .errors import ContractError, TargetError, UnknownOpError
 from .findings import SourceLoc
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
@@ -116,6 +117,7 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
         if not has_default and n not in given:
             raise ContractError(f"{contract.file}: [args]", f"{op.name()} requires the argument {n!r}, which the "
                                                             f"contract does not give (its arguments: {listed})")
+    check_schema(contract, C.op_argument_types(op), C.NO_DEFAULT)
 
 
 def installed_kernel(op_name: str) -> Kernel:

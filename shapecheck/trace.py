@@ -17,7 +17,7 @@ from . import _compat as C
 from . import expr as E
 from . import translate as T
 from .contract import BoundArg, BoundCase
-from .errors import ShapecheckError, TargetError
+from .errors import ShapecheckError
 from .findings import SourceLoc
 
 
@@ -142,6 +142,10 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
             value = None
         elif a.kind == "tensor":
             value = make_tensor(a)
+        elif a.kind == "tensors":
+            value = [make_tensor(e) for e in a.elements()]
+        elif a.kind == "dtype":
+            value = C.DTYPES[a.value]
         elif a.expr is not None:
             if make_size is None:
                 raise NotApplicable(f"{a.name} = {E.to_text(a.expr)} is built from dims, which this check "
@@ -164,6 +168,17 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
     return args, kwargs
 
 
+def made(values: dict[str, Any], convert: Callable[[Any], Any] = lambda t: t) -> Callable[[BoundArg], Any]:
+    """A ``make_tensor`` for ``call_args`` that takes the tensors already made, by argument name (an element
+    of a tensors argument, ``name[i]``, is item i of its list)."""
+    def get(a: BoundArg) -> Any:
+        name, _, index = a.name.partition("[")
+        value = values[name]
+        return convert(value[int(index[:-1])] if index else value)
+
+    return get
+
+
 def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False) -> Trace:
     """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``.
 
@@ -175,13 +190,13 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
             C.assume(a, syms)
-        env.mark_baseline()
 
-        def make_tensor(a: BoundArg) -> Any:
-            dims = [syms[i.name] if isinstance(i, E.Var) else _const(i) for i in a.shape.items]
-            return env.tensor(dims, a.dtype)
+        def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
+            return env.tensor([C.sym_value(i, syms) for i in a.shape.items], a.dtype)
 
+        # the inputs are made before the baseline: what torch records about a composite size is ours
         args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
+        env.mark_baseline()
         returns: list[SourceLoc] = []
         try:
             if track_return:
@@ -235,12 +250,6 @@ def _missing_name(exc: BaseException) -> bool:
     owner = getattr(exc, "obj", None)
     return isinstance(exc, AttributeError) and inspect.ismodule(owner) \
         and (owner.__name__ == "torch" or owner.__name__.startswith("torch."))
-
-
-def _const(node: E.Node) -> int:
-    if isinstance(node, E.Const) and isinstance(node.value, int):
-        return node.value
-    raise TargetError(f"a tensor size must be a dim or an integer, found {E.to_text(node)}")
 
 
 def _renamed(expr: Any, names: dict) -> str:

@@ -38,6 +38,7 @@ BASES = (
     Base("hostile::rows", BASES_DIR / "rows.toml", ("--meta", f"{BASES_DIR / 'kernels.py'}:rows"),
          ("N", "D", "K", "pad", "mode", "P", "rows", "x")),
     Base("aten::mm", BASES_DIR / "mm.toml", (), ("M", "K", "N", "dtype", "self", "mat2")),
+    Base("aten::cat", BASES_DIR / "cat.toml", (), ("B", "L", "D", "r", "n", "dtype", "total")),
 )
 
 
