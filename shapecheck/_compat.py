@@ -360,6 +360,47 @@ def op_arguments(op: Any) -> tuple[tuple[str, bool, bool], ...]:
     return tuple((a.name, bool(a.kwarg_only), bool(a.has_default_value())) for a in op._schema.arguments)
 
 
+def schema_arguments(op: Any) -> tuple[tuple[str, str, bool, bool, Any], ...]:
+    """The op's schema arguments as (name, type in schema notation, keyword-only, has a default, default).
+
+    The notation (``SymInt`` vs ``int``, ``int[2]``, ``Tensor?``) is read with torchgen's schema parser, which
+    ships with torch: ``Argument.type`` says ``int`` for a SymInt and drops list sizes."""
+    types: list[str] | None = None
+    try:
+        from torchgen.model import FunctionSchema
+
+        types = [str(a.type) for a in FunctionSchema.parse(str(op._schema)).arguments.flat_all]
+    except Exception:  # noqa: BLE001 - torchgen missing or a schema it cannot read: torch's own type text
+        types = None
+    arguments = op._schema.arguments
+    if types is None or len(types) != len(arguments):
+        types = [str(a.type) for a in arguments]
+    return tuple((a.name, t, bool(a.kwarg_only), bool(a.has_default_value()),
+                  a.default_value if a.has_default_value() else None) for a, t in zip(arguments, types))
+
+
+def with_fake_context(fn: Any, op: Any) -> Any:
+    """``fn`` called with ``torch.library.get_ctx()`` answering as it does for a fake kernel that the
+    dispatcher runs under a FakeTensorMode (torch/_subclasses/fake_tensor.py, torch 2.13): a ``FakeImplCtx``
+    of the active fake mode, so that ``ctx.new_dynamic_size()`` makes an unbacked size. Without a fake mode
+    (meta tensors) the getter is left as it is."""
+    import functools
+
+    from torch._guards import detect_fake_mode
+    from torch._library.fake_impl import FakeImplCtx, set_ctx_getter
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        mode = detect_fake_mode((args, kwargs))
+        if mode is None:
+            return fn(*args, **kwargs)
+        ctx = FakeImplCtx(mode, op)
+        with set_ctx_getter(lambda: ctx):
+            return fn(*args, **kwargs)
+
+    return call
+
+
 def installed_meta(op: Any) -> Any | None:
     """The Python meta function registered for an op, if any."""
     from torch._C import DispatchKey
