@@ -379,6 +379,30 @@ def schema_arguments(op: Any) -> tuple[tuple[str, str, bool, bool, Any], ...]:
                   a.default_value if a.has_default_value() else None) for a, t in zip(arguments, types))
 
 
+def schema_text(op: Any) -> str:
+    """The op's schema as torch prints it: ``aten::addmm(Tensor self, ...) -> Tensor``."""
+    return str(op._schema)
+
+
+def first_sample_that_runs(op: Any, builders: Iterator[Any], limit: int) -> int | None:
+    """The index of the first of ``builders`` (at most ``limit`` tried) whose call of ``op`` returns.
+    ``builder(tensor)`` gives (args, kwargs), ``tensor(shape, dtype)`` making a fake tensor of concrete sizes.
+    Run under one FakeTensorMode with a ShapeEnv, as the dispatcher runs a fake kernel (``get_ctx`` works)."""
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    with quiet_torch_logging(), mode, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for index, build in enumerate(builders):
+            if index >= limit:
+                return None
+            args, kwargs = build(lambda shape, dtype: torch.empty(shape, dtype=DTYPES[dtype]))
+            try:
+                op(*args, **kwargs)
+                return index
+            except Exception:  # noqa: BLE001, S112 - a sample the kernel refuses (any error): try the next one
+                continue
+    return None
+
+
 def with_fake_context(fn: Any, op: Any) -> Any:
     """``fn`` called with ``torch.library.get_ctx()`` answering as it does for a fake kernel that the
     dispatcher runs under a FakeTensorMode (torch/_subclasses/fake_tensor.py, torch 2.13): a ``FakeImplCtx``
