@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import expr as E
-from .errors import InternalError, TargetError, UserError
+from .errors import ExprError, InternalError, TargetError, UserError
 
 #: concrete sizes of the sample call: tensor dims, and SymInt arguments (small, so narrow/new_empty accept them)
 TENSOR_SIZE, SYMINT_SIZE = 8, 2
@@ -405,7 +405,7 @@ def _holds_at_corners(node: E.Node, contract: Any) -> bool:
     bounds = [(contract.dim(d).min, contract.dim(d).max) for d in dims]
     try:
         return all(E.evaluate(node, dict(zip(dims, corner))) for corner in itertools.product(*bounds))
-    except (ArithmeticError, ValueError, TypeError):
+    except (ExprError, ArithmeticError):  # undefined at a corner (a division by a dim that may be 0)
         return False
 
 
@@ -445,7 +445,7 @@ def render(op_name: str, args: list[Arg], names: _Names, head: str, traced: Trac
               "[dims]  # TODO: each dim's range (min = 0 where empty tensors are allowed; a max where the op has one)"]
     for a in args:
         for i, d in enumerate(a.dims):
-            lines.append(f"{d} = {{ min = {0 if a.symbolic else 1}, doc = {_toml(_dim_doc(a, i))} }}")
+            lines.append(f"{d} = {{ min = 1, doc = {_toml(_dim_doc(a, i))} }}")
     if names.choices:
         lines += ["", "[choices]"]
         for n, values in names.choices.items():

@@ -34,7 +34,7 @@ def load_op_contract(op: str, contract: str | None = None):
         raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
                              "identifier, e.g. aten::_x or aten._x)") from None
     if contract is None:
-        found = find_contract(name)
+        found = find_contract(name, _contract_search())
         if found is None:
             raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
         contract = str(found)
@@ -42,6 +42,16 @@ def load_op_contract(op: str, contract: str | None = None):
     if normalize_op(c.op) != name:
         raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
     return c
+
+
+def _contract_search() -> list[Path]:
+    """Where an op's contract is looked for: the directories ``[tool.shapecheck] contracts`` of the nearest
+    pyproject.toml names (a project's own contracts), then the shipped ones."""
+    from .config import configured_contract_paths, find_pyproject
+    from .contract import shipped_contracts_dir
+
+    pyproject = find_pyproject(Path.cwd())
+    return [*(configured_contract_paths(pyproject) if pyproject is not None else []), shipped_contracts_dir()]
 
 
 def load_target(op: str, contract: str | None, source: KernelSource):
@@ -382,6 +392,8 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
             name, where = path.stem, path
         else:
             name, where = spec, None
+            if str(Path.cwd()) not in sys.path and "" not in sys.path:
+                sys.path.append(str(Path.cwd()))  # as `python -m` does: a package in the current directory imports
         try:
             if where is not None and _imported(where) is not None:
                 continue  # already imported, under any name (its ops are registered once)
