@@ -497,7 +497,7 @@ def _render_arg(a: Arg) -> list[str]:
         out.append(f"value = {_toml(a.value)}")
     if a.keyword_only:
         out.append("keyword = true")
-    if a.todo:
+    if a.todo and not (a.choice is not None and a.kind == "int"):  # a choice's TODO is on the choice's line
         out.append(f"# TODO: {a.todo}")
     out.append(f"doc = {_toml('schema: ' + a.type + ' ' + a.name)}")
     return out
