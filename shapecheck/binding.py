@@ -80,6 +80,29 @@ def bind(schema: tuple[SchemaArg, ...], signature: inspect.Signature, given: Map
     return args, kwargs
 
 
+def schema_signature(schema: tuple[SchemaArg, ...]) -> inspect.Signature:
+    """The op's own calling convention as a signature: what ``bind`` gives for it is a valid call of the op
+    (``torch.export`` calls the op, and the dispatcher then calls the kernel under test)."""
+    P = inspect.Parameter
+    return inspect.Signature([P(s.name, P.KEYWORD_ONLY if s.keyword_only else P.POSITIONAL_OR_KEYWORD)
+                              for s in schema])
+
+
+def rebind(schema: tuple[SchemaArg, ...], signature: inspect.Signature, args: tuple, kwargs: dict[str, Any]
+           ) -> tuple[list[Any], dict[str, Any]]:
+    """A call of the op (as the dispatcher passes it on) as a call of a kernel with ``signature``."""
+    in_order = [s.name for s in schema if not s.keyword_only]
+    given = {**dict(zip(in_order, args)), **kwargs}
+    defaults = {s.name: s.default for s in schema if s.has_default}
+
+    def may_omit(name: str) -> bool:
+        value = given[name]
+        plain = value is None or isinstance(value, (bool, int, float, str, list, tuple))
+        return value is None or (plain and name in defaults and value == defaults[name])
+
+    return bind(schema, signature, given, may_omit)
+
+
 def _missing(name: str, value: Any, why: str = "") -> str:
     text = "a tensor" if hasattr(value, "shape") else repr(value)  # never a fake tensor's symbol names
     return f"the kernel takes no argument {name!r}" + (f" ({why})" if why else "") + f" (case needs {name}={text})"

@@ -176,9 +176,11 @@ def _project(tmp_path, ns, out="unspecified"):
 def test_a_third_party_fake_with_its_own_parameter_names_binds_by_position_and_renamed_keyword(tmp_path):
     p = _project(tmp_path, "bind_rename")
     res = run_cli("verify", "op", "bind_rename::dilate", "--meta", "ops.py:dilate_fake", "--contract", "dilate.toml",
-                  "-j", "1", cwd=p)
+                  "-j", "1", "--confirm-export", cwd=p)
     assert res.returncode == 0 and res.stdout.startswith("PASS: bind_rename::dilate"), res.stdout + res.stderr
     assert "2 cases checked, 0 skipped" in res.stdout
+    # torch.export calls the op by its schema; the dispatcher's call reaches the fake rebound to its names
+    assert res.stdout.count("export succeeded") == 2 and res.stdout.count("agrees with shapecheck's pass") == 2
 
 
 def test_a_fake_without_a_place_for_an_argument_is_skipped_with_the_reason_and_is_inconclusive(tmp_path):
@@ -265,3 +267,45 @@ def test_a_file_that_registers_an_op_again_is_one_clear_line_exit_2(tmp_path, fl
     (line,) = res.stderr.strip().splitlines()
     assert f"{flag} copy_ops.py:" in line and "copy_ops.py:4 (lib = torch.library.Library(\"bind_clash\", \"DEF\"))" in line
     assert "registers what is registered already" in line and "import the library once" in line
+
+
+CUSTOM_OP = textwrap.dedent('''
+    import torch
+
+
+    @torch.library.custom_op("{ns}::decode", mutates_args=())
+    def decode(q: torch.Tensor) -> torch.Tensor:
+        return q.clone()
+
+
+    @decode.register_fake
+    def decode_fake(q):
+        return q.new_empty(q.shape)
+''')
+
+
+def test_a_custom_op_defined_twice_by_two_files_loads(tmp_path):
+    """torch 2.13 lets a second ``custom_op("ns::op")`` replace the first: a copy of the library given to --meta
+    next to --import of the original is no clash."""
+    (tmp_path / "lib_ops.py").write_text(CUSTOM_OP.format(ns="bind_twice"))
+    (tmp_path / "copy_ops.py").write_text(CUSTOM_OP.format(ns="bind_twice"))
+    (tmp_path / "c.toml").write_text(DECODE.format(ns="bind_twice"))
+    res = run_cli("verify", "op", "bind_twice::decode", "--import", "lib_ops.py", "--meta", "copy_ops.py:decode_fake",
+                  "--contract", "c.toml", "-j", "1", cwd=tmp_path)
+    assert res.returncode == 0 and "kernel: copy_ops.py:decode_fake" in res.stdout, res.stdout + res.stderr
+
+
+def test_a_meta_source_fake_gets_its_context_too(tmp_path):
+    (tmp_path / "fakes.py").write_text(textwrap.dedent('''
+        import torch
+
+        @torch.library.register_fake("bind_src::nonzero_rows")
+        def nonzero_fake(x):
+            n = torch.library.get_ctx().new_dynamic_size()
+            return x.new_empty((n, x.size(1)))
+    '''))
+    (tmp_path / "ops.py").write_text(OPS.format(ns="bind_src"))
+    (tmp_path / "nonzero.toml").write_text(NONZERO.format(ns="bind_src", out="unspecified"))
+    res = run_cli("verify", "op", "bind_src::nonzero_rows", "--import", "ops.py", "--meta-source", "fakes.py",
+                  "--contract", "nonzero.toml", "-j", "1", cwd=tmp_path)
+    assert res.returncode == 0 and "kernel: fakes.py:nonzero_fake" in res.stdout, res.stdout + res.stderr
