@@ -25,7 +25,8 @@ from typing import Any
 from . import expr as E
 from .errors import ExprError, InternalError, TargetError, UserError
 
-#: concrete sizes of the sample call: tensor dims, and SymInt arguments (small, so narrow/new_empty accept them)
+#: concrete sizes of the sample call: tensor dims and SymInt[] entries (equal, so that view/expand/layer_norm's
+#: sizes match the tensors'), and a SymInt argument (small, so that narrow's start + length fits)
 TENSOR_SIZE, SYMINT_SIZE = 8, 2
 #: tensor (rank, dtype) tried by the sample call, nearest the common case first
 TENSOR_TRIES = ((2, "float32"), (1, "float32"), (3, "float32"), (4, "float32"), (0, "float32"), (5, "float32"),
@@ -229,7 +230,7 @@ def _sample_value(a: Arg, chosen: tuple | None, tensor: Any) -> Any:
         rank, dtype = chosen
         return [tensor((TENSOR_SIZE,) * rank, dtype) for _ in range(2)]
     if a.kind == "ints" and a.symbolic:
-        return [SYMINT_SIZE] * chosen[0]
+        return [TENSOR_SIZE] * chosen[0]
     if a.kind == "int" and a.symbolic:
         return SYMINT_SIZE
     return a.value if a.kind != "none" else None
@@ -314,7 +315,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
 
     contract = _must_load(text)
     case = next(iter(contract.cases()))
-    point = {d: (SYMINT_SIZE if a.symbolic else TENSOR_SIZE) for a in args for d in a.dims}
+    point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
     out = Traced()
     if sum(1 for _ in contract.cases()) > 1:
         out.todos.append(f"traced on the case {case.id}; other cases may return other shapes (verify reports "
