@@ -43,8 +43,11 @@ def bind(schema: tuple[SchemaArg, ...], signature: inspect.Signature, given: Map
     by_name = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
     in_order = [s for s in schema if not s.keyword_only]
     capacity = len(in_order) if var_positional else min(len(in_order), len(positional))
+    kwargs: dict[str, Any] = {}
     for s in in_order[capacity:]:
-        if s.name in given and not may_omit(s.name):
+        if s.name in given and (s.name in by_name or var_keyword):
+            kwargs[s.name] = given[s.name]  # the kernel takes it by keyword only
+        elif s.name in given and not may_omit(s.name):
             raise Unbindable(_missing(s.name, given[s.name], f"it takes {len(positional)} positional arguments and "
                                                              f"the schema's {s.name!r} is argument "
                                                              f"{in_order.index(s)}"))
@@ -57,7 +60,6 @@ def bind(schema: tuple[SchemaArg, ...], signature: inspect.Signature, given: Map
             args.append(positional[i].default)  # left out by the contract: the kernel's own default
         else:
             args.append(s.default)
-    kwargs: dict[str, Any] = {}
     keyword_schema = [s for s in schema if s.keyword_only]
     keyword_params = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
     for j, s in enumerate(keyword_schema):

@@ -43,6 +43,14 @@ def test_a_gap_without_a_kernel_default_takes_the_schemas_and_keyword_only_binds
     assert args == ["T", [3], [], False] and kwargs == {"s": 0.5}
 
 
+def test_a_positional_schema_argument_the_kernel_takes_by_keyword_only_goes_by_keyword():
+    def kernel(inp, ks, *, ceil_mode=False):
+        ...
+
+    assert bind(SCHEMA, _sig(kernel), {"self": "T", "kernel_size": [2], "ceil_mode": True}, lambda n: False) == \
+        (["T", [2]], {"ceil_mode": True})
+
+
 def test_a_value_the_kernel_has_no_place_for_is_unbindable_unless_it_may_be_left_out():
     def kernel(inp):
         ...
