@@ -77,21 +77,32 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     args = [plan_arg(n, t, kw, has, default, ranks.get(n)) for n, t, kw, has, default in schema]
     for a in args:
         if ranks.get(a.name) is not None and a.kind not in ("tensor", "tensors", "ints"):
-            raise UserError(f"--rank {a.name}={ranks[a.name]}: {a.name} is a {a.type}, which has no rank")
+            raise UserError(f"--rank {a.name}={ranks[a.name]}: the schema says {a.name} is {a.type}, which has "
+                            "no rank")
     _sample_ranks(op, args)
     names = _Names(args)
     _name_dims(args, names)
     head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
            f"#   {C.schema_text(op)}\n"
     text = render(name, args, names, head, Traced())
-    if not trace or any(a.kind == "tensors" for a in args):
-        note = "" if trace else "not traced (--no-trace)"
-        return render(name, args, names, head, Traced(todos=[note] if note else [
-            "the op takes a tensor list: trace it once `kind = \"tensors\"` loads, then fill the outputs"]))
-    traced = trace_draft(name, text, args)
+    lists = any(a.kind == "tensors" for a in args)
+    if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
+        return render(name, args, names, head, Traced(todos=[
+            "the outputs: this shapecheck cannot load `kind = \"tensors\"` yet, so the kernel was not traced"]))
+    traced = trace_draft(name, text, args) if trace else Traced(todos=["the outputs: not traced (--no-trace)"])
     final = render(name, args, names, head, traced)
     _must_load(final)
     return final
+
+
+def _loads(text: str) -> bool:
+    from .errors import ContractError
+
+    try:
+        _load_text(text)
+        return True
+    except ContractError:
+        return False
 
 
 def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, default: Any,
