@@ -375,14 +375,17 @@ def _is_dim_equality(node: E.Node) -> bool:
 
 
 def _finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
-    from .trace import OutputKind
+    from .trace import OutputKind, exprs_dims
 
     for o in t.outputs:
         if o.kind in (OutputKind.TENSOR, OutputKind.INT):
             out.outputs.append(o.formula)
-        else:
-            out.outputs.append(None)
-            out.todos.append(f"output {len(out.outputs) - 1}: {o.text or 'not a size'} (left unspecified)")
+            continue
+        out.outputs.append(None)
+        made = o.exprs is not None and not exprs_dims(o.exprs) <= set(contract.dim_names)
+        what = "a data-dependent size the kernel made (no dim can name it)" if made else \
+            "a size outside the contract language" if o.kind is OutputKind.UNSUPPORTED else f"a {o.text}"
+        out.todos.append(f"output {len(out.outputs) - 1} is {what}: left unspecified")
     seen = {r for r, _ in out.requires}
     facts = [(part, where(a.loc)) for a in t.asserts if a.expr is not None for part in _conjuncts(a.expr)]
     facts += [(E.compare("==", E.Var(n), node), "") for n, node, _ in t.replacements if node is not None]
