@@ -390,6 +390,71 @@ def op_argument_types(op: Any) -> tuple[tuple[str, str, Any, int | None], ...]:
     return tuple(out)
 
 
+def schema_arguments(op: Any) -> tuple[tuple[str, str, bool, bool, Any], ...]:
+    """The op's schema arguments as (name, type in schema notation, keyword-only, has a default, default).
+
+    The notation (``SymInt`` vs ``int``, ``int[2]``, ``Tensor?``) is read with torchgen's schema parser, which
+    ships with torch: ``Argument.type`` says ``int`` for a SymInt and drops list sizes."""
+    types: list[str] | None = None
+    try:
+        from torchgen.model import FunctionSchema
+
+        types = [str(a.type) for a in FunctionSchema.parse(str(op._schema)).arguments.flat_all]
+    except Exception:  # noqa: BLE001 - torchgen missing or a schema it cannot read: torch's own type text
+        types = None
+    arguments = op._schema.arguments
+    if types is None or len(types) != len(arguments):
+        types = [str(a.type) for a in arguments]
+    return tuple((a.name, t, bool(a.kwarg_only), bool(a.has_default_value()),
+                  a.default_value if a.has_default_value() else None) for a, t in zip(arguments, types))
+
+
+def schema_text(op: Any) -> str:
+    """The op's schema as torch prints it: ``aten::addmm(Tensor self, ...) -> Tensor``."""
+    return str(op._schema)
+
+
+def first_sample_that_runs(op: Any, builders: Iterator[Any], limit: int) -> int | None:
+    """The index of the first of ``builders`` (at most ``limit`` tried) whose call of ``op`` returns.
+    ``builder(tensor)`` gives (args, kwargs), ``tensor(shape, dtype)`` making a fake tensor of concrete sizes.
+    Run under one FakeTensorMode with a ShapeEnv, as the dispatcher runs a fake kernel (``get_ctx`` works)."""
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    with quiet_torch_logging(), mode, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for index, build in enumerate(builders):
+            if index >= limit:
+                return None
+            args, kwargs = build(lambda shape, dtype: torch.empty(shape, dtype=DTYPES[dtype]))
+            try:
+                op(*args, **kwargs)
+                return index
+            except Exception:  # noqa: BLE001, S112 - a sample the kernel refuses (any error): try the next one
+                continue
+    return None
+
+
+def with_fake_context(fn: Any, op: Any) -> Any:
+    """``fn`` called with ``torch.library.get_ctx()`` answering as it does for a fake kernel that the
+    dispatcher runs under a FakeTensorMode (torch/_subclasses/fake_tensor.py, torch 2.13): a ``FakeImplCtx``
+    of the active fake mode, so that ``ctx.new_dynamic_size()`` makes an unbacked size. Without a fake mode
+    (meta tensors) the getter is left as it is."""
+    import functools
+
+    from torch._guards import detect_fake_mode
+    from torch._library.fake_impl import FakeImplCtx, set_ctx_getter
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        mode = detect_fake_mode((args, kwargs))
+        if mode is None:
+            return fn(*args, **kwargs)
+        ctx = FakeImplCtx(mode, op)
+        with set_ctx_getter(lambda: ctx):
+            return fn(*args, **kwargs)
+
+    return call
+
+
 def installed_meta(op: Any) -> Any | None:
     """The Python meta function registered for an op, if any."""
     from torch._C import DispatchKey

@@ -10,6 +10,7 @@ import sys
 import click
 
 from .cli_options import (
+    RankSpec,
     cache_option,
     case_era_options,
     check_outputs,
@@ -128,6 +129,38 @@ def contract_check(files, imports):
         click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
         if note:
             click.echo(note)
+
+
+@contract.command("draft", epilog=EXIT_HELP)
+@click.argument("op")
+@import_option
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the draft to this file (default: print it).")
+@click.option("--rank", "ranks", type=RankSpec(), multiple=True, metavar="ARG=N",
+              help="The rank of a tensor argument (the length of a SymInt[] or Tensor[] one); repeatable. "
+                   "Default: from a sample call of the meta kernel.")
+@click.option("--no-trace", is_flag=True, help="Do not trace the meta kernel: outputs unspecified, no requires.")
+def contract_draft(op, imports, out, ranks, no_trace):
+    """Write a starting contract for OP from its schema: one [[args]] per argument, fresh dims per tensor
+    dimension, choices for dtypes, bools and ints, and a single path with the outputs the meta kernel gives at
+    a sample point (traced symbolically). '# TODO' marks what a person must decide. The draft passes
+    `contract check` as written."""
+    from pathlib import Path
+
+    from .draft import draft_contract
+    from .errors import UserError
+    from .target import import_modules
+
+    import_modules(imports)
+    text = draft_contract(op, dict(ranks), trace=not no_trace)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"--out {out}: cannot write ({err.strerror or err})") from None
+    click.echo(f"wrote {out}; next: shapecheck contract check {out}")
 
 
 def _register_commands() -> None:

@@ -49,6 +49,20 @@ class FunctionSpec(_Pair):
         return Function(left, right)
 
 
+class RankSpec(_Pair):
+    """``ARG=N`` -> (ARG, N) with 0 <= N <= 16."""
+
+    name = "ARG=N"
+    sep = "="
+    expected = "ARG=N, a schema argument and its rank (0 to 16), e.g. self=4"
+
+    def build(self, left, right):
+        n = int(right)
+        if not left.isidentifier() or not 0 <= n <= 16:
+            raise ValueError
+        return left, n
+
+
 class ShardSpec(_Pair):
     """``K/N`` -> (K, N) with 1 <= K <= N."""
 

@@ -84,6 +84,9 @@ def default_map(cwd: Path | None = None) -> dict[str, Any]:
         for part in click_path[:-1]:
             node = node.setdefault(part, {})
         node[click_path[-1]] = values
+    # contract check and contract draft load ops too: the shared table's imports (and case limit) apply
+    loads = {k: v for k, v in _params(pyproject, shared, "tool.shapecheck").items() if k in ("imports", "max_cases")}
+    out["contract"] = {"check": dict(loads), "draft": {k: v for k, v in loads.items() if k == "imports"}}
     return out
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import _compat as C
 from . import expr as E
+from .binding import rebind, schema_signature
 from .contract import BoundCase
 from .errors import InternalError, ShapecheckError
 from .findings import Verdict, Violation
@@ -95,7 +96,9 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         dyn_specs.append(spec)
         return _Slot(len(tensors) - 1)
 
-    args, kwargs = call_args(kernel, case, make_tensor, _SizeSlot)
+    # the op is called as the op is (by its schema); the dispatcher then calls the kernel, rebound to its signature
+    as_op = replace(kernel, signature=schema_signature(kernel.schema)) if kernel.schema is not None else kernel
+    args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
     missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
                for n in E.free_names(x.arg.expr) if n not in dim_at}
     if missing:
@@ -122,6 +125,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
 
     def candidate(*a: Any, **kw: Any) -> Any:
         reached.append(True)
+        if kernel.schema is not None and kernel.signature is not None:
+            a, kw = rebind(kernel.schema, kernel.signature, a, kw)
         return kernel.fn(*a, **kw)
 
     install = contextlib.nullcontext() if kernel.op is not None else C.meta_kernel_installed(op, candidate)

@@ -350,6 +350,10 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
     size translates and by exhaustion where its dims take few values; else SC005."""
     where, want, dims = c.where, c.want, [d.name for d in c.case.dims]
     expr = f"{where} = {got.text}"
+    if got.exprs and not exprs_dims(got.exprs) <= set(dims):  # a size the kernel made (ctx.new_dynamic_size())
+        return c.finding("SC005", f"{where}: a data-dependent size", f"{where} has a data-dependent size that the kernel made "
+                         "(e.g. with torch.library.get_ctx().new_dynamic_size()): no contract dim can name it; "
+                         "nothing is proved about it (write \"unspecified\" for this output)")
     if got.exprs:
         for point in probe_points(c.case, c.solver, c.premises, sorted(exprs_dims(got.exprs))):
             have = values_at(got.exprs, point)

@@ -55,7 +55,7 @@ class Function:
     def kernel(self, op: str) -> Any:
         from .target import function_kernel
 
-        return function_kernel(self.file, self.name)
+        return function_kernel(self.file, self.name, op)
 
     def provides(self, op: str) -> bool:
         return True

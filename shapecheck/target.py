@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import os
 import sys
 import textwrap
 import traceback
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _compat as C
+from .binding import SchemaArg
 from .contract_schema import check_schema
 from .errors import ContractError, TargetError, UnknownOpError
 from .findings import SourceLoc
@@ -38,7 +40,7 @@ def load_op_contract(op: str, contract: str | None = None):
         raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
                              "identifier, e.g. aten::_x or aten._x)") from None
     if contract is None:
-        found = find_contract(name)
+        found = find_contract(name, _contract_search())
         if found is None:
             raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
         contract = str(found)
@@ -46,6 +48,16 @@ def load_op_contract(op: str, contract: str | None = None):
     if normalize_op(c.op) != name:
         raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
     return c
+
+
+def _contract_search() -> list[Path]:
+    """Where an op's contract is looked for: the directories ``[tool.shapecheck] contracts`` of the nearest
+    pyproject.toml names (a project's own contracts), then the shipped ones."""
+    from .config import configured_contract_paths, find_pyproject
+    from .contract import shipped_contracts_dir
+
+    pyproject = find_pyproject(Path.cwd())
+    return [*(configured_contract_paths(pyproject) if pyproject is not None else []), shipped_contracts_dir()]
 
 
 def load_target(op: str, contract: str | None, source: KernelSource):
@@ -142,10 +154,35 @@ def installed_kernel(op_name: str) -> Kernel:
     return Kernel(name, call, frozenset(files), None, op, _definition(own))
 
 
-def function_kernel(file: str, func: str) -> Kernel:
-    """``FILE.py:FUNC``: import the file (the whole module runs) and take the function."""
+def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
+    """``FILE.py:FUNC``: import the file (the whole module runs, once: a file already imported, by ``--import``
+    or as part of its package, is reused, so its ops are not registered twice) and take the function. With
+    ``op_name`` (an op torch knows once the file is imported) the function binds by the op's schema."""
     path = Path(file)
     read_python(file, "--meta")  # the file's limits, before Python imports it
+    module = _imported(path)
+    if module is None:
+        module = _import_file(file, path)
+    fn = getattr(module, func, None)
+    if fn is None or not callable(fn):
+        found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
+        raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
+    op = _op_or_none(op_name)
+    return Kernel(f"{path.name}:{func}", C.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                  _signature(fn), None, _definition(fn), schema=_schema(op))
+
+
+def _imported(path: Path) -> Any:
+    """The module already imported from ``path`` in this process, if any."""
+    target = path.resolve()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith(".py") and Path(file).resolve() == target:
+            return module
+    return None
+
+
+def _import_file(file: str, path: Path) -> Any:
     mod_name = f"_shapecheck_candidate_{abs(hash(str(path.resolve())))}"
     loader_spec = importlib.util.spec_from_file_location(mod_name, path)
     if loader_spec is None or loader_spec.loader is None:
@@ -158,14 +195,52 @@ def function_kernel(file: str, func: str) -> Kernel:
     try:
         loader_spec.loader.exec_module(module)
     except SyntaxError as err:
+        sys.modules.pop(mod_name, None)
         raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
     except (Exception, SystemExit) as err:  # noqa: BLE001 - any error of the user's module (sys.exit too) is bad input
+        sys.modules.pop(mod_name, None)
+        clash = registration_clash(err)
+        if clash is not None:
+            raise TargetError(f"--meta {file}: {clash}; the ops it defines are already registered in this process "
+                              "(another module, or this file under another name): import the library once "
+                              "(--import) and name the fake with --meta-source FILE, or put the fake in a file "
+                              "that registers nothing") from err
         raise TargetError(f"{_innermost(err, path)}: importing it raised {type(err).__name__}: {err}") from err
-    fn = getattr(module, func, None)
-    if fn is None or not callable(fn):
-        found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
-        raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
-    return Kernel(f"{path.name}:{func}", fn, frozenset({str(path.resolve())}), _signature(fn), None, _definition(fn))
+    return module
+
+
+def registration_clash(err: BaseException) -> str | None:
+    """``file:line (the line) -> torch: first sentence`` when ``err`` was raised by torch.library while the
+    user's line registered something (an op defined twice, a second ``Library(ns, "DEF")``), else None."""
+    frames = traceback.extract_tb(err.__traceback__)
+    mine = [i for i, f in enumerate(frames) if not f.filename.startswith((C.TORCH_DIR, C.SHAPECHECK_DIR))
+            and "importlib" not in f.filename and "<frozen" not in f.filename]
+    if not isinstance(err, RuntimeError) or not mine or mine[-1] == len(frames) - 1:
+        return None
+    below = frames[mine[-1] + 1].filename
+    if not below.startswith((os.path.join(C.TORCH_DIR, "library.py"), os.path.join(C.TORCH_DIR, "_library"))):
+        return None
+    user = frames[mine[-1]]
+    said = str(err).strip().split(". ")[0].splitlines()[0] if str(err).strip() else type(err).__name__
+    return f"{user.filename}:{user.lineno} ({(user.line or '').strip()}) registers what is registered already " \
+           f"(torch: {said})"
+
+
+def _op_or_none(op_name: str | None) -> Any:
+    from .contract import normalize_op
+
+    if op_name is None:
+        return None
+    try:
+        return C.resolve_op(normalize_op(op_name))
+    except (UnknownOpError, ValueError):
+        return None  # an op torch does not know: the function's parameters bind by the contract's names
+
+
+def _schema(op: Any) -> tuple[SchemaArg, ...] | None:
+    if op is None:
+        return None
+    return tuple(SchemaArg(n, t, kw, has, default) for n, t, kw, has, default in C.schema_arguments(op))
 
 
 def source_kernel(path_text: str, op_name: str) -> Kernel:
@@ -194,8 +269,9 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
-    return Kernel(f"{path.name}:{fdef.name}", fn, frozenset({str(path.resolve())}), _signature(fn), None, loc,
-                  caveats)
+    op = _op_or_none(op_name)
+    return Kernel(f"{path.name}:{fdef.name}", C.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                  _signature(fn), None, loc, caveats, schema=_schema(op))
 
 
 def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict) -> tuple | None:
@@ -270,14 +346,19 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
             name, where = path.stem, path
         else:
             name, where = spec, None
+            if str(Path.cwd()) not in sys.path and "" not in sys.path:
+                sys.path.append(str(Path.cwd()))  # as `python -m` does: a package in the current directory imports
         try:
-            if where is not None and name in sys.modules and getattr(sys.modules[name], "__file__", None) \
-                    and Path(sys.modules[name].__file__).resolve() == where.resolve():
-                continue  # already imported (its ops are registered once)
+            if where is not None and _imported(where) is not None:
+                continue  # already imported, under any name (its ops are registered once)
             importlib.import_module(name)
         except SyntaxError as err:
             raise TargetError(f"--import {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
         except Exception as err:  # noqa: BLE001 - the user's module failed: bad input, with its own line
+            clash = registration_clash(err)
+            if clash is not None:
+                raise TargetError(f"--import {spec}: {clash}; another module (or this one under another name) "
+                                  "registered these ops first: import the library once") from err
             raise TargetError(f"--import {spec}: {_innermost_any(err)}{type(err).__name__}: {err}") from err
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from . import _compat as C
 from . import expr as E
 from . import translate as T
+from .binding import SchemaArg, Unbindable, bind
 from .contract import BoundArg, BoundCase
 from .errors import ShapecheckError
 from .findings import SourceLoc
@@ -34,6 +35,8 @@ class Kernel:
     # why what runs is not exactly the kernel asked for (a helper the file could not define here): each
     # makes the verdict inconclusive
     caveats: tuple[tuple[SourceLoc, str], ...] = ()
+    # the op's schema, for a function kernel of an op torch knows: arguments bind by it (``binding``)
+    schema: tuple[SchemaArg, ...] | None = None
 
 
 class NotApplicable(Exception):
@@ -130,41 +133,52 @@ Trace = Finished | Guarded | Failed
 
 def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any],
               make_size: Callable[[BoundArg], Any] | None = None) -> tuple[list, dict]:
-    """Positional and keyword arguments for the kernel, adapted to its signature. ``make_size`` gives the
-    value of an int(s) argument that the contract builds from dims; without it such a case is not
-    applicable (a check that has no sizes for it)."""
+    """Positional and keyword arguments for the kernel. A function kernel of an op torch knows is bound by the
+    op's schema (``binding``); otherwise by the contract's argument names and ``keyword`` flags, adapted to its
+    signature. ``make_size`` gives the value of an int(s) argument that the contract builds from dims;
+    without it such a case is not applicable (a check that has no sizes for it)."""
+    values: dict[str, Any] = {}
+    for a in case.args:
+        if not a.present or a.kind == "none":
+            values[a.name] = None
+        elif a.kind == "tensor":
+            values[a.name] = make_tensor(a)
+        elif a.kind == "tensors":
+            values[a.name] = [make_tensor(e) for e in a.elements()]
+        elif a.kind == "dtype":
+            values[a.name] = C.DTYPES[a.value]
+        elif a.expr is not None:
+            if make_size is None:
+                raise NotApplicable(f"{a.name} = {E.to_text(a.expr)} is built from dims, which this check "
+                                    "cannot give it")
+            values[a.name] = make_size(a)
+        else:
+            values[a.name] = a.value
+    spec = {a.name: a for a in case.args}
+
+    def may_omit(name: str) -> bool:
+        a, value = spec[name], values[name]
+        return value is None or (a.has_default and a.expr is None and a.kind not in ("tensor", "tensors") and value == a.default)
+
+    if kernel.schema is not None and kernel.signature is not None:
+        try:
+            return bind(kernel.schema, kernel.signature, values, may_omit)
+        except Unbindable as why:
+            raise NotApplicable(str(why)) from None
     params = kernel.signature.parameters if kernel.signature is not None else None
     takes_kwargs = params is not None and any(p.kind == p.VAR_KEYWORD for p in params.values())
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     for a in case.args:
-        if not a.present or a.kind == "none":
-            value = None
-        elif a.kind == "tensor":
-            value = make_tensor(a)
-        elif a.kind == "tensors":
-            value = [make_tensor(e) for e in a.elements()]
-        elif a.kind == "dtype":
-            value = C.DTYPES[a.value]
-        elif a.expr is not None:
-            if make_size is None:
-                raise NotApplicable(f"{a.name} = {E.to_text(a.expr)} is built from dims, which this check "
-                                    "cannot give it")
-            if params is not None and a.name not in params and not takes_kwargs:
-                raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}="
-                                    f"{E.to_text(a.expr)})")
-            value = make_size(a)
-        else:
-            value = a.value
         if params is not None and a.name not in params and not takes_kwargs:
-            omitted_ok = value is None or (a.has_default and value == a.default)
-            if omitted_ok:
+            if may_omit(a.name):
                 continue
-            raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}={value!r})")
+            shown = E.to_text(a.expr) if a.expr is not None else repr(values[a.name])
+            raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}={shown})")
         if a.keyword:
-            kwargs[a.name] = value
+            kwargs[a.name] = values[a.name]
         else:
-            args.append(value)
+            args.append(values[a.name])
     return args, kwargs
 
 
