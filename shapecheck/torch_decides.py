@@ -1,0 +1,176 @@
+"""What torch decides on its own (SC016), and the kernel's guard_or_false/guard_or_true as torch means them.
+
+z3 settles many guards that torch's own static reasoning cannot: ``2 * (H // 2) - 2 >= H`` is false for every
+H, but torch's value ranges do not show it. torch.export then installs the guard and rejects the ``Dim``
+range, while shapecheck's proof says nothing is wrong. For every guard, kernel assert and guard_or_* fallback
+that z3 settles over the region, torch's own answer is asked too (``_compat.static_decision``: the static
+evaluation export applies against its ``Dim`` ranges, through the compatibility module). z3 settles it and
+torch cannot: **SC016**. The installed torch cannot answer: SC005, never a pass.
+
+A guard_or_false/guard_or_true fallback that torch decides, under export's ranges, the way the unbacked trace
+assumed is no guard at all: export traces the fallback side for every size, so the obligation is that the
+fallback's outputs are the contract's on the whole region (the caller keeps the trace as a leaf, and the output
+obligations check it there, the points where the condition really holds included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from . import _compat as C
+from . import expr as E
+from .contract import BoundCase
+from .findings import Violation
+from .solver import Outcome, Solver
+
+#: torch.export never traces sizes 0 and 1 of a dynamic dim: its backed sizes start at 2
+_EXPORT_MIN = 2
+
+FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but torch cannot see it, so torch.export "
+             "installs the guard: remove the branch for these arguments, or compute the value without a guard "
+             "(torch.sym_ite(cond, a, b), torch.sym_min/sym_max), which export traces without installing one")
+FIX_ASSERT = ("the check always holds over the contract's domain (z3 proves it), but torch cannot see it, so "
+              "torch.export installs it as a guard: remove it from the meta kernel, or state the fact as a "
+              "contract precondition that export can express as a Dim range or a derived Dim")
+
+
+class TorchView:
+    """One case as torch.export sees it: each dim a backed size with the ``Dim`` range the domain implies
+    (from 2 up for a dynamic dim), the requires' equalities as derived dims, the other requires as facts."""
+
+    def __init__(self, case: BoundCase, solver: Solver):
+        self.case, self.solver = case, solver
+        self._ranges: dict[str, tuple[int, int]] | None = None
+        self._domain: dict[str, tuple[int, int]] = {}
+        self.derived: dict[str, E.Node] = {}
+        self.facts: list[E.Node] = []
+        for part in _conjuncts(case.domain):
+            eq = _definition(part, set(case.contract.dim_names), self.derived)
+            if eq is not None:
+                self.derived[eq[0]] = eq[1]
+            elif part != E.TRUE:
+                self.facts.append(part)
+
+    def domain_range(self, name: str) -> tuple[int, int]:
+        """A dim's least and greatest value in the domain (the requires included): the Dim range export gets."""
+        if name not in self._domain:
+            d = self.case.contract.dim(name)
+            lo = self.solver.extreme([self.case.domain], name, lowest=True)
+            hi = self.solver.extreme([self.case.domain], name, lowest=False)
+            self._domain[name] = (d.min if lo is None else lo, d.max if hi is None else hi)
+        return self._domain[name]
+
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        if self._ranges is None:
+            out = {}
+            for d in self.case.dims:
+                lo, hi = self.domain_range(d.name)
+                if d.dynamic and hi >= _EXPORT_MIN:
+                    lo = max(lo, _EXPORT_MIN)
+                out[d.name] = (lo, hi)
+            self._ranges = out
+        return self._ranges
+
+    def decides(self, expr, pc: list[E.Node]) -> bool | None:
+        """torch's answer for a condition (its sympy expression or a contract expression) in the region
+        ``pc``: True/False, or None when torch would install a guard. Raises C.TorchCannotSay."""
+        return C.static_decision(expr, self.ranges(), self.derived, self.facts + list(pc))
+
+    def guarded_dynamic(self, names: set[str]) -> bool:
+        return self.case.contract.guard_free and any(d.dynamic for d in self.case.contract.dims if d.name in names)
+
+    def span(self, names) -> str:
+        return ", ".join(f"{n} in [{self.domain_range(n)[0]}, {self.domain_range(n)[1]}]" for n in sorted(names))
+
+
+def _conjuncts(node: E.Node) -> list[E.Node]:
+    return [p for a in node.args for p in _conjuncts(a)] if isinstance(node, E.And) else [node]
+
+
+def _definition(part: E.Node, dims: set[str], known: dict[str, E.Node]) -> tuple[str, E.Node] | None:
+    """``X == expr`` (either side), X a dim not in expr and not defined yet: X is a derived dim."""
+    if not (isinstance(part, E.Cmp) and part.op == "=="):
+        return None
+    for a, b in ((part.left, part.right), (part.right, part.left)):
+        if isinstance(a, E.Var) and a.name in dims and a.name not in known and a.name not in E.free_names(b) \
+                and not (E.free_names(b) & set(known)):
+            return a.name, b
+    return None
+
+
+def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code_text: str, loc, what: str,
+                   dims: set[str], node: E.Node | None) -> Violation | None:
+    """z3 settled ``expr`` to ``value`` over the region ``pc``: SC016 when torch cannot decide it, SC005 when
+    the installed torch cannot say; None when torch decides it as z3 does."""
+    if not view.guarded_dynamic(dims):
+        return None
+    case = view.case
+    try:
+        says = view.decides(expr, pc)
+    except C.TorchCannotSay as err:
+        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+                         message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
+                         f"(as torch.export must) is unknown: {err}")
+    if says is value:
+        return None
+    if says is not None:
+        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+                         message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "
+                         f"{says} under export's Dim ranges")
+    span = view.span(dims)
+    shown = [p for p in pc if view.solver.implies([case.domain], p).outcome is not Outcome.PROVED]
+    region = f" where {E.to_text(E.conj(shown))}" if shown else ""
+    return Violation(
+        code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
+        counterexample={},
+        fix=FIX_ASSERT if what == "assert" else FIX_GUARD,
+        message=f"the {what} {code_text} is always {str(value).lower()} for {span}{region} (proved by z3); torch "
+        f"cannot prove it from the Dim ranges, so torch.export installs the guard and rejects the Dim range")
+
+
+def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violation | None:
+    """A guard the kernel raised (``trace.Guarded``) that z3 settles to ``value`` over ``pc``."""
+    expr = t.guard_expr if t.guard_expr is not None else t.guard
+    what = "guard_or_* condition" if t.fallback_value is not None else "guard"
+    return torch_question(view, expr, pc, value, code_text=E.to_text(t.guard), loc=t.loc, what=what,
+                          dims=E.free_names(t.guard), node=t.guard)
+
+
+def assert_findings(view: TorchView, leaf, solver: Solver) -> list[Violation]:
+    """The kernel asserts of a finished trace that z3 proves and torch cannot (SC016)."""
+    found = []
+    premises = [view.case.domain, *leaf.pc]
+    for a in leaf.trace.asserts:
+        if a.expr is None or not view.guarded_dynamic(E.free_names(a.expr)):
+            continue
+        try:
+            says = view.decides(a.sym if a.sym is not None else a.expr, leaf.pc)
+        except C.TorchCannotSay:
+            says = None  # asked again below, where the answer is reported
+        if says is True or solver.implies(premises, a.expr).outcome is not Outcome.PROVED:
+            continue  # torch decides it, or z3 does not (SC004/SC005 from the leaf obligations)
+        v = torch_question(view, a.sym if a.sym is not None else a.expr, leaf.pc, True, code_text=E.to_text(a.expr),
+                           loc=a.loc, what="assert", dims=E.free_names(a.expr), node=a.expr)
+        if v is not None:
+            found.append(v)
+    return found
+
+
+def fallback_note(v: Violation, leaves) -> Violation:
+    """An SC002 at a point where a guard_or_* fallback of the leaf covering it took the side its condition does
+    not have there (a fallback torch decides for every size export traces, so the leaf stood for the whole
+    region): say so, with that point."""
+    if v.code != "SC002" or not v.counterexample:
+        return v
+    for leaf in leaves:
+        if E.evaluate(E.conj(leaf.pc), v.counterexample) is not True:
+            continue
+        for fb in leaf.trace.fallbacks:
+            if fb.guard is not None and E.evaluate(fb.guard, v.counterexample) is (not fb.value):
+                at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
+                return replace(v, message=(
+                    f"{v.message}; at {at} the kernel's guard_or_{str(fb.value).lower()}({E.to_text(fb.guard)}) "
+                    f"takes its fallback side ({fb.value}, as torch.export does for every size, since torch "
+                    f"decides it from the Dim ranges) although the condition is {not fb.value} there: the "
+                    f"fallback must give the contract's outputs on the whole domain"))
+    return v
