@@ -91,8 +91,8 @@ RULES: dict[str, Rule] = _rules(
     Rule("SC016", "guard-torch-cannot-discharge",
          "z3 proves a guard, assert or guard_or_* condition settled over the domain, but torch's own reasoning cannot "
          "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, "verify",
-         "remove the branch z3 proves dead, or compute the value without a guard (torch.sym_ite, sym_min/sym_max) "
-         "so that export installs none"),
+         "remove the branch where z3 proves it dead (a condition on the static arguments in front of it), or "
+         "compute the value without a guard (torch.sym_min/sym_max) so that export installs none"),
 )
 del E, INC, N
 

@@ -26,9 +26,10 @@ from .solver import Outcome, Solver
 #: torch.export never traces sizes 0 and 1 of a dynamic dim: its backed sizes start at 2
 _EXPORT_MIN = 2
 
-FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but torch cannot see it, so torch.export "
-             "installs the guard: remove the branch for these arguments, or compute the value without a guard "
-             "(torch.sym_ite(cond, a, b), torch.sym_min/sym_max), which export traces without installing one")
+FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but torch cannot see it from the Dim "
+             "ranges, so torch.export installs the guard: remove the branch where it is dead (put a condition on "
+             "the op's static arguments in front of it that holds only where the branch can be taken), or compute "
+             "the value without a guard with torch.sym_min/torch.sym_max, whose bounds torch's value ranges follow")
 FIX_ASSERT = ("the check always holds over the contract's domain (z3 proves it), but torch cannot see it, so "
               "torch.export installs it as a guard: remove it from the meta kernel, or state the fact as a "
               "contract precondition that export can express as a Dim range or a derived Dim")
@@ -74,7 +75,14 @@ class TorchView:
     def decides(self, expr, pc: list[E.Node]) -> bool | None:
         """torch's answer for a condition (its sympy expression or a contract expression) in the region
         ``pc``: True/False, or None when torch would install a guard. Raises C.TorchCannotSay."""
-        return C.static_decision(expr, self.ranges(), self.derived, self.facts + list(pc))
+        derived, facts = dict(self.derived), list(self.facts)
+        for part in pc:  # an earlier guard: an equality is a replacement in torch, the rest an axiom
+            eq = _definition(part, set(self.case.contract.dim_names), derived)
+            if eq is not None:
+                derived[eq[0]] = eq[1]
+            else:
+                facts.append(part)
+        return C.static_decision(expr, self.ranges(), derived, facts)
 
     def guarded_dynamic(self, names: set[str]) -> bool:
         return self.case.contract.guard_free and any(d.dynamic for d in self.case.contract.dims if d.name in names)
@@ -102,9 +110,12 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
                    dims: set[str], node: E.Node | None) -> Violation | None:
     """z3 settled ``expr`` to ``value`` over the region ``pc``: SC016 when torch cannot decide it, SC005 when
     the installed torch cannot say; None when torch decides it as z3 does."""
+    case = view.case
     if not view.guarded_dynamic(dims):
         return None
-    case = view.case
+    shown = [p for p in pc if view.solver.implies([case.domain], p).outcome is not Outcome.PROVED]
+    if shown:
+        return None  # settled only on one side of an earlier branch: that guard is the finding (SC001)
     try:
         says = view.decides(expr, pc)
     except C.TorchCannotSay as err:
@@ -118,13 +129,11 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
                          message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "
                          f"{says} under export's Dim ranges")
     span = view.span(dims)
-    shown = [p for p in pc if view.solver.implies([case.domain], p).outcome is not Outcome.PROVED]
-    region = f" where {E.to_text(E.conj(shown))}" if shown else ""
     return Violation(
         code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
         counterexample={},
         fix=FIX_ASSERT if what == "assert" else FIX_GUARD,
-        message=f"the {what} {code_text} is always {str(value).lower()} for {span}{region} (proved by z3); torch "
+        message=f"the {what} {code_text} is always {str(value).lower()} for {span} (proved by z3); torch "
         f"cannot prove it from the Dim ranges, so torch.export installs the guard and rejects the Dim range")
 
 
