@@ -509,6 +509,11 @@ def to_sympy(node: E.Node, syms: dict[str, Any]) -> Any:
     raise TorchCannotSay(f"no sympy form for {E.to_text(node)}")
 
 
+def _static_env() -> Any:
+    """A fresh ShapeEnv for one static question: no guards, replacements or axioms of its own."""
+    return ShapeEnv()
+
+
 def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict[str, E.Node],
                     facts: list[E.Node]) -> bool | None:
     """What ``ShapeEnv._maybe_evaluate_static`` (the check torch makes before it installs a guard, and again
@@ -523,8 +528,7 @@ def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict
         from torch.utils._sympy.value_ranges import ValueRanges
     except ImportError as err:  # pragma: no cover - depends on the torch release
         raise TorchCannotSay(f"this torch ({TORCH_VERSION}) lacks {err.name}") from None
-    env = ShapeEnv()
-    evaluate = getattr(env, "_maybe_evaluate_static", None)
+    evaluate = getattr(_static_env(), "_maybe_evaluate_static", None)
     if evaluate is None:  # pragma: no cover - depends on the torch release
         raise TorchCannotSay(f"this torch ({TORCH_VERSION}) has no ShapeEnv._maybe_evaluate_static")
     syms = {n: sympy.Symbol(f"s_{n}", integer=True, positive=True if lo >= 1 else None,
