@@ -3,7 +3,7 @@ the fields that must not drift, and compared with ``tests/golden/<rule>.json``.
 
 Each example lives in ``tests/golden/examples/``:
 
-- SC001-SC005, SC007: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
+- SC001-SC005, SC007, SC016: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
@@ -92,6 +92,7 @@ EXAMPLES = [
     Example("SC005", _verify("new_empty.toml", "sc005_inconclusive.py"), 3),
     Example("SC006", _verify("sc006_unreachable_path.toml"), 0),  # reported, but an unreachable path fails nothing
     Example("SC007", _verify("new_empty.toml", "sc007_kernel_error.py"), 1),
+    Example("SC016", _verify("new_empty.toml", "sc016_guard_torch_cannot_discharge.py"), 1),
     Example("SC008", ("gate", f"{EXAMPLES_DIR}/sc008_stale_suppression.toml", "--json", "{json}", "-j", "1"), 1),
     Example("SC010", _ref("sc010_dispatch_mismatch.toml"), 1),
     Example("SC011", _ref("sc011_runtime_output_shape.toml"), 1),
