@@ -15,7 +15,7 @@ from .findings import Violation
 from .obligations import Leaf, leaf_obligations, probe_points
 from .report import PathCheck
 from .solver import Decision, Sat, Solver, restrict
-from .torch_decides import TorchView, assert_findings, settled_guard
+from .torch_decides import TorchView, settled_guard
 from .trace import (
     Failed,
     Finished,
@@ -111,8 +111,7 @@ class _Explorer(_CaseFindings):
                 if pending is None:
                     leaf = Leaf(pc, t)
                     run.leaves.append(leaf)
-                    for v in leaf_obligations(self.case, leaf, self.solver) + assert_findings(self.view, leaf,
-                                                                                              self.solver):
+                    for v in leaf_obligations(self.case, leaf, self.solver):
                         self.add(v)
                     continue
                 t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export

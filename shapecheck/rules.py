@@ -89,7 +89,7 @@ RULES: dict[str, Rule] = _rules(
          "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
          "order and returns another)"),
     Rule("SC016", "guard-torch-cannot-discharge",
-         "z3 proves a guard, assert or guard_or_* condition settled over the domain, but torch's own reasoning cannot "
+         "z3 proves a guard or guard_or_* condition settled over the domain, but torch's own reasoning cannot "
          "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, "verify",
          "remove the branch where z3 proves it dead (a condition on the static arguments in front of it), or "
          "compute the value without a guard (torch.sym_min/sym_max) so that export installs none"),

@@ -2,8 +2,8 @@
 
 z3 settles many guards that torch's own static reasoning cannot: ``2 * (H // 2) - 2 >= H`` is false for every
 H, but torch's value ranges do not show it. torch.export then installs the guard and rejects the ``Dim``
-range, while shapecheck's proof says nothing is wrong. For every guard, kernel assert and guard_or_* fallback
-that z3 settles over the region, torch's own answer is asked too (``_compat.static_decision``: the static
+range, while shapecheck's proof says nothing is wrong. For every guard and guard_or_* fallback that z3
+settles over the region, torch's own answer is asked too (``_compat.static_decision``: the static
 evaluation export applies against its ``Dim`` ranges, through the compatibility module). z3 settles it and
 torch cannot: **SC016**. The installed torch cannot answer: SC005, never a pass.
 
@@ -23,6 +23,10 @@ from .contract import BoundCase
 from .findings import Violation
 from .solver import Outcome, Solver
 
+# A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
+# so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
+# (checked with torch.export on tests/kernels/size_helpers.py).
+
 #: torch.export never traces sizes 0 and 1 of a dynamic dim: its backed sizes start at 2
 _EXPORT_MIN = 2
 
@@ -30,10 +34,6 @@ FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but 
              "ranges, so torch.export installs the guard: remove the branch where it is dead (put a condition on "
              "the op's static arguments in front of it that holds only where the branch can be taken), or compute "
              "the value without a guard with torch.sym_min/torch.sym_max, whose bounds torch's value ranges follow")
-FIX_ASSERT = ("the check always holds over the contract's domain (z3 proves it), but torch cannot see it, so "
-              "torch.export installs it as a guard: remove it from the meta kernel, or state the fact as a "
-              "contract precondition that export can express as a Dim range or a derived Dim")
-
 
 class TorchView:
     """One case as torch.export sees it: each dim a backed size with the ``Dim`` range the domain implies
@@ -132,7 +132,7 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
     return Violation(
         code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
         counterexample={},
-        fix=FIX_ASSERT if what == "assert" else FIX_GUARD,
+        fix=FIX_GUARD,
         message=f"the {what} {code_text} is always {str(value).lower()} for {span} (proved by z3); torch "
         f"cannot prove it from the Dim ranges, so torch.export installs the guard and rejects the Dim range")
 
@@ -143,26 +143,6 @@ def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violatio
     what = "guard_or_* condition" if t.fallback_value is not None else "guard"
     return torch_question(view, expr, pc, value, code_text=E.to_text(t.guard), loc=t.loc, what=what,
                           dims=E.free_names(t.guard), node=t.guard)
-
-
-def assert_findings(view: TorchView, leaf, solver: Solver) -> list[Violation]:
-    """The kernel asserts of a finished trace that z3 proves and torch cannot (SC016)."""
-    found = []
-    premises = [view.case.domain, *leaf.pc]
-    for a in leaf.trace.asserts:
-        if a.expr is None or not view.guarded_dynamic(E.free_names(a.expr)):
-            continue
-        try:
-            says = view.decides(a.sym if a.sym is not None else a.expr, leaf.pc)
-        except C.TorchCannotSay:
-            says = None  # asked again below, where the answer is reported
-        if says is True or solver.implies(premises, a.expr).outcome is not Outcome.PROVED:
-            continue  # torch decides it, or z3 does not (SC004/SC005 from the leaf obligations)
-        v = torch_question(view, a.sym if a.sym is not None else a.expr, leaf.pc, True, code_text=E.to_text(a.expr),
-                           loc=a.loc, what="assert", dims=E.free_names(a.expr), node=a.expr)
-        if v is not None:
-            found.append(v)
-    return found
 
 
 def fallback_note(v: Violation, leaves) -> Violation:
