@@ -21,6 +21,7 @@ from . import _compat as C
 from . import expr as E
 from .contract import BoundCase
 from .findings import Violation
+from .simplify import conjuncts, definition
 from .solver import Outcome, Solver
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
@@ -45,8 +46,8 @@ class TorchView:
         self._domain: dict[str, tuple[int, int]] = {}
         self.derived: dict[str, E.Node] = {}
         self.facts: list[E.Node] = []
-        for part in _conjuncts(case.domain):
-            eq = _definition(part, set(case.contract.dim_names), self.derived)
+        for part in conjuncts(case.domain):
+            eq = definition(part, set(case.contract.dim_names), self.derived)
             if eq is not None:
                 self.derived[eq[0]] = eq[1]
             elif part != E.TRUE:
@@ -77,7 +78,7 @@ class TorchView:
         ``pc``: True/False, or None when torch would install a guard. Raises C.TorchCannotSay."""
         derived, facts = dict(self.derived), list(self.facts)
         for part in pc:  # an earlier guard: an equality is a replacement in torch, the rest an axiom
-            eq = _definition(part, set(self.case.contract.dim_names), derived)
+            eq = definition(part, set(self.case.contract.dim_names), derived)
             if eq is not None:
                 derived[eq[0]] = eq[1]
             else:
@@ -89,21 +90,6 @@ class TorchView:
 
     def span(self, names) -> str:
         return ", ".join(f"{n} in [{self.domain_range(n)[0]}, {self.domain_range(n)[1]}]" for n in sorted(names))
-
-
-def _conjuncts(node: E.Node) -> list[E.Node]:
-    return [p for a in node.args for p in _conjuncts(a)] if isinstance(node, E.And) else [node]
-
-
-def _definition(part: E.Node, dims: set[str], known: dict[str, E.Node]) -> tuple[str, E.Node] | None:
-    """``X == expr`` (either side), X a dim not in expr and not defined yet: X is a derived dim."""
-    if not (isinstance(part, E.Cmp) and part.op == "=="):
-        return None
-    for a, b in ((part.left, part.right), (part.right, part.left)):
-        if isinstance(a, E.Var) and a.name in dims and a.name not in known and a.name not in E.free_names(b) \
-                and not (E.free_names(b) & set(known)):
-            return a.name, b
-    return None
 
 
 def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code_text: str, loc, what: str,

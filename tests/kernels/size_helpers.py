@@ -19,3 +19,17 @@ def scales_round_up_wrong(x, scale):
     """Checks blocks of 64 columns: false wherever the contract's 128-column blocks differ."""
     torch._check(scale.size(0) == round_up(x.size(1) / 64, 4))
     return x.new_empty((x.size(0), x.size(1)))
+
+
+def unshuffle_channels(x, ph, pw):
+    """Pixel-shuffle style: the channels split into blocks of PH * PW, a relation the contract states."""
+    c, r, s = x.size(1), ph.size(0), pw.size(0)
+    torch._check(c % (r * s) == 0)
+    return x.new_empty((x.size(0), c // (r * s), x.size(2) * r, x.size(3) * s))
+
+
+def unshuffle_channels_wrong(x, ph, pw):
+    """Checks blocks of PH * PH: false wherever PH != PW."""
+    c, r = x.size(1), ph.size(0)
+    torch._check(c % (r * r) == 0)
+    return x.new_empty((x.size(0), c // (r * pw.size(0)), x.size(2) * r, x.size(3) * pw.size(0)))
