@@ -92,7 +92,6 @@ EXAMPLES = [
     Example("SC005", _verify("new_empty.toml", "sc005_inconclusive.py"), 3),
     Example("SC006", _verify("sc006_unreachable_path.toml"), 0),  # reported, but an unreachable path fails nothing
     Example("SC007", _verify("new_empty.toml", "sc007_kernel_error.py"), 1),
-    Example("SC016", _verify("new_empty.toml", "sc016_guard_torch_cannot_discharge.py"), 1),
     Example("SC008", ("gate", f"{EXAMPLES_DIR}/sc008_stale_suppression.toml", "--json", "{json}", "-j", "1"), 1),
     Example("SC010", _ref("sc010_dispatch_mismatch.toml"), 1),
     Example("SC011", _ref("sc011_runtime_output_shape.toml"), 1),
@@ -102,6 +101,7 @@ EXAMPLES = [
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
+    Example("SC016", _verify("new_empty.toml", "sc016_guard_torch_cannot_discharge.py"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
