@@ -51,7 +51,7 @@ def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.No
     from . import translate as T
 
     defs = definitions(premises)
-    if not full and not (E.free_names(claim) & set(defs)):
+    if not full and not (E.free_names(claim) & (set(defs) | set(divisors(premises)))):
         return None
     names = E.free_names(claim) | set(defs) | {n for v in defs.values() for n in E.free_names(v)}
     try:
@@ -59,9 +59,38 @@ def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.No
 
         syms = {n: sympy.Symbol(n, integer=True) for n in names}
         value = C.to_sympy(claim, syms).xreplace({syms[n]: C.to_sympy(v, syms) for n, v in defs.items()})
+        value = _divisible(value, premises, syms, set(defs))
         if full and value not in (sympy.true, sympy.false) and sympy.count_ops(value) <= _MAX_OPS:
             value = sympy.simplify(value)
         out = T.to_node(value, {s: n for n, s in syms.items()})
     except (C.TorchCannotSay, T.Unsupported, RecursionError, TypeError, ValueError, AttributeError):
         return None
     return None if out == claim else out
+
+
+def divisors(premises: list[E.Node]) -> dict[str, E.Node]:
+    """``X % Y == 0`` among the premises, X a name: X -> Y (X is a multiple of Y)."""
+    found: dict[str, E.Node] = {}
+    for p in premises:
+        for part in conjuncts(p):
+            if isinstance(part, E.Cmp) and part.op == "==" and part.right == E.Const(0) \
+                    and isinstance(part.left, E.Arith) and part.left.op == "%" and isinstance(part.left.left, E.Var) \
+                    and part.left.left.name not in E.free_names(part.left.right):
+                found.setdefault(part.left.left.name, part.left.right)
+    return found
+
+
+def _divisible(value, premises: list[E.Node], syms: dict, defined: set[str]):
+    """With ``X % Y == 0`` known, X is Y * q for some integer q: when the claim then no longer depends on q
+    (``(H // Hk) * Hk == H``), that is its value; else the claim as it was."""
+    import sympy
+
+    from . import _compat as C
+
+    known = {x: y for x, y in divisors(premises).items() if x in syms and x not in defined
+             and E.free_names(y) <= set(syms)}
+    if not known or value in (sympy.true, sympy.false):
+        return value
+    fresh = {x: sympy.Symbol(f"_q_{x}", integer=True) for x in known}
+    tried = value.xreplace({syms[x]: C.to_sympy(y, syms) * fresh[x] for x, y in known.items()})
+    return tried if tried in (sympy.true, sympy.false) else value

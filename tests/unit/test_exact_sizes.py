@@ -1,6 +1,7 @@
 """Size arithmetic made exact before z3: float true division of sizes inside floor/ceil/int and round-up helpers
 (translate._quotient), and obligations simplified with the contract's own equalities (simplify.py)."""
 
+import functools
 import math
 
 from hypothesis import given, settings
@@ -95,16 +96,25 @@ def test_simplified_is_the_claim_under_the_definitions_and_none_without_them():
     assert simplified([E.parse("H >= 1")], E.parse("H % 2 == 0"), full=False) is None
 
 
+SHUFFLE = [E.parse("Ci == Co * PH * PW")]
+CLAIMS = [E.parse(t) for t in ("Ci % (PH * PW) == 0", "Ci // PH // PW == Co + c", "(Ci + c) % PH == 0",
+                                "Ci // (PH * c * c + 1) >= Co")]
+
+
+@functools.cache
+def simplified_claims():
+    return [(claim, simplified(SHUFFLE, claim)) for claim in CLAIMS]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(1, 50), st.integers(-5, 5))
 def test_simplification_keeps_the_claims_value_wherever_the_premises_hold(co, ph, pw, c):
-    premises = [E.parse("Ci == Co * PH * PW")]
     point = {"Co": co, "PH": ph, "PW": pw, "Ci": co * ph * pw, "c": c}
-    for text in ("Ci % (PH * PW) == 0", "Ci // PH // PW == Co + c", "(Ci + c) % PH == 0", "Ci // (PH * c * c + 1) >= Co"):
-        claim = E.parse(text)
-        alt = simplified(premises, claim)
+    pairs = simplified_claims()
+    assert any(alt is not None for _, alt in pairs)
+    for claim, alt in pairs:
         if alt is not None:
-            assert E.evaluate(alt, point) == E.evaluate(claim, point), text
+            assert E.evaluate(alt, point) == E.evaluate(claim, point), E.to_text(claim)
 
 
 def test_pixel_shuffle_check_over_four_dynamic_dims_is_proved():
@@ -115,3 +125,12 @@ def test_pixel_shuffle_check_over_four_dynamic_dims_is_proved():
     (v,) = bad.violations
     p = v.counterexample
     assert v.code == "SC004" and p["Ci"] % (p["PH"] * p["PW"]) == 0 and p["Ci"] % (p["PH"] ** 2) != 0
+
+
+def test_known_divisibility_settles_what_follows_from_it():
+    """With H % Hk == 0 required, (H // Hk) * Hk == H holds: H is Hk times an integer."""
+    solver = Solver([Bounds(n, 1, 2**31 - 1) for n in ("H", "Hk")], timeout_ms=2000)
+    requires = E.parse("H % Hk == 0")
+    assert simplified([requires], E.parse("H // Hk * Hk == H"), full=False) == E.TRUE
+    assert solver.implies([requires], E.parse("H // Hk * Hk == H")).outcome is Outcome.PROVED
+    assert simplified([requires], E.parse("H // Hk >= 2"), full=False) is None  # depends on the multiple
