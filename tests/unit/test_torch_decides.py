@@ -63,7 +63,9 @@ def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(
     sc016, sc001 = by_case(pool_report, "SC016"), by_case(pool_report, "SC001")
     assert case_id(True, 3, 2, 0) in sc016 and case_id(True, 3, 2, 1) in sc016
     assert sc016 | sc001 == failing and not sc016 & sc001
-    assert pool_report.verdict == Verdict.FAIL and not by_case(pool_report, "SC005")
+    assert not by_case(pool_report, "SC005") and not by_case(pool_report, "SC002")
+    # the shipped contract accepts these findings with reasons (the gate over contracts/ passes)
+    assert all(v.suppressed for v in pool_report.violations) and pool_report.verdict == Verdict.PASS
 
 
 def test_sc016_names_the_guard_its_line_and_no_counterexample(pool_report):
@@ -94,7 +96,7 @@ def test_suggested_rewrites_pass_verify_and_export(fn, ceil_cases_failing):
     for k, p in [(2, 0), (2, 1), (3, 0), (3, 1)]:
         fails = export_fails(True, k, 2, p, getattr(module, fn)) is not None
         assert fails == ((k, p) in ceil_cases_failing) == (case_id(True, k, 2, p) in found)
-    assert (r.verdict == Verdict.PASS) == (not ceil_cases_failing)
+    assert bool(r.violations) == bool(ceil_cases_failing)
 
 
 # ---------------------------------------------------------------------------------------------------------
