@@ -33,3 +33,12 @@ def plain_branch(x):
         return x.new_empty(x.shape)
     b, rows, e = x.shape
     return x.new_empty((b, rows, e))
+
+
+def hidden_dead_fallback(self, size):
+    """For aten::new_empty (tests/golden/examples/new_empty.toml): guard_or_false on a condition false for every
+    N, as the trace assumed, but torch cannot decide it from N's Dim range: export installs it (SC016)."""
+    n = size[0]
+    if guard_or_false(2 * (n // 2) - 2 >= n):
+        return self.new_empty((n - 1,))
+    return self.new_empty(size)

@@ -177,3 +177,25 @@ def test_guard_or_false_that_export_installs_stays_sc001():
     r = run("branch_with_guard_or_false")
     assert r.verdict == Verdict.FAIL and any(v.code == "SC001" and v.expr == "L > 8" for v in r.violations)
     assert run("settled_guard_or_true").verdict == Verdict.PASS
+
+
+def test_guard_or_false_settled_by_z3_but_not_by_torch_is_sc016_as_export_says():
+    import torch
+    from torch.export import Dim, export
+    from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+    r = verify_op("aten::new_empty", contract=str(ROOT / "tests" / "golden" / "examples" / "new_empty.toml"),
+                  meta=f"{EMPTY_KERNELS}:hidden_dead_fallback")
+    assert r.verdict == Verdict.FAIL and [v.code for v in r.violations] == ["SC016"]
+    assert "guard_or_* condition 2 * (N // 2) - 2 >= N is always false" in r.violations[0].message
+
+    class Same(torch.nn.Module):
+        def forward(self, x):
+            n = x.size(0)
+            if guard_or_false(2 * (n // 2) - 2 >= n):
+                return x.new_empty((n - 1,))
+            return x.new_empty((n,))
+
+    C.reset_dynamo()
+    with pytest.raises(Exception, match="Not all values of N"):
+        export(Same(), (torch.randn(5),), dynamic_shapes={"x": {0: Dim("N", min=1)}}, strict=True)
