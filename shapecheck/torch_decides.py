@@ -44,6 +44,7 @@ class TorchView:
         self.case, self.solver = case, solver
         self._ranges: dict[str, tuple[int, int]] | None = None
         self._domain: dict[str, tuple[int, int]] = {}
+        self._constrained = E.free_names(case.domain)
         self.derived: dict[str, E.Node] = {}
         self.facts: list[E.Node] = []
         for part in conjuncts(case.domain):
@@ -57,6 +58,9 @@ class TorchView:
         """A dim's least and greatest value in the domain (the requires included): the Dim range export gets."""
         if name not in self._domain:
             d = self.case.contract.dim(name)
+            if name not in self._constrained:  # no requires reads it: its declared range
+                self._domain[name] = (d.min, d.max)
+                return self._domain[name]
             lo = self.solver.extreme([self.case.domain], name, lowest=True)
             hi = self.solver.extreme([self.case.domain], name, lowest=False)
             self._domain[name] = (d.min if lo is None else lo, d.max if hi is None else hi)
