@@ -103,9 +103,9 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
     case = view.case
     if not view.guarded_dynamic(dims):
         return None
-    shown = [p for p in pc if view.solver.implies([case.domain], p).outcome is not Outcome.PROVED]
-    if shown:
-        return None  # settled only on one side of an earlier branch: that guard is the finding (SC001)
+    if any(view.guarded_dynamic(E.free_names(p)) and view.solver.implies([case.domain], p).outcome
+           is not Outcome.PROVED for p in pc):
+        return None  # settled only on one side of an earlier branch on a dynamic dim: that is the finding (SC001)
     try:
         says = view.decides(expr, pc)
     except C.TorchCannotSay as err:
