@@ -205,7 +205,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             except T.Unsupported:
                 node = None
             asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files)),
-                                  T.with_dim_names(expr, names)))
+                                  T.with_dim_names(expr, names) if node is None else None))
         refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
         replacements = []
         for s, repl in env.replacements().items():
