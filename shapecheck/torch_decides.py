@@ -36,6 +36,7 @@ FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but 
              "the op's static arguments in front of it that holds only where the branch can be taken), or compute "
              "the value without a guard with torch.sym_min/torch.sym_max, whose bounds torch's value ranges follow")
 
+
 class TorchView:
     """One case as torch.export sees it: each dim a backed size with the ``Dim`` range the domain implies
     (from 2 up for a dynamic dim), the requires' equalities as derived dims, the other requires as facts."""
