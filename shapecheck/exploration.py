@@ -15,6 +15,7 @@ from .findings import Violation
 from .obligations import Leaf, leaf_obligations, probe_points
 from .report import PathCheck
 from .solver import Decision, Sat, Solver, restrict
+from .torch_decides import TorchView, settled_guard
 from .trace import (
     Failed,
     Finished,
@@ -87,6 +88,7 @@ class _Explorer(_CaseFindings):
         super().__init__(case, solver)
         self.kernel, self.options, self.roots = kernel, options, roots
         self.work: list[list[E.Node]] = [[]]
+        self.view = TorchView(case, solver)
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -105,7 +107,7 @@ class _Explorer(_CaseFindings):
                 self.failed(t, pc)
                 continue
             if isinstance(t, Finished):
-                pending = unsettled_fallback(t, self.solver, self.premises + pc)
+                pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add)
                 if pending is None:
                     leaf = Leaf(pc, t)
                     run.leaves.append(leaf)
@@ -145,6 +147,10 @@ class _Explorer(_CaseFindings):
             self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
             return None
         verdict, pos, neg = self.solver.decide(self.premises + pc, t.guard)
+        if verdict in (Decision.TRUE, Decision.FALSE):
+            found = settled_guard(self.view, t, pc, verdict is Decision.TRUE)
+            if found is not None:
+                self.add(found)
         if verdict is Decision.TRUE:
             self.work.append(pc + [t.guard])
         elif verdict is Decision.FALSE:
@@ -243,17 +249,44 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
                      f"counterexample and true at the witness")
 
 
-def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node]) -> Guarded | None:
-    """The first guard_or_* fallback of a finished trace that the region does not settle the way torch
-    assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf)."""
+def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node], view: TorchView | None = None,
+                       pc: list[E.Node] = (), report=None) -> Guarded | None:
+    """The first guard_or_* fallback of a finished trace that export would install as a guard, as a guard
+    trace; None when the trace stands as a leaf over its whole region.
+
+    A fallback stands when the region settles it the way torch assumed (and torch decides it too, else SC016
+    through ``report``), or when torch decides it that way under export's Dim ranges: export then traces the
+    fallback side for every size, and the leaf's outputs are checked on the whole region (the points where the
+    condition really holds included)."""
     for fb in t.fallbacks:
-        if fb.guard is not None:
-            verdict = solver.decide(conds, fb.guard)[0]
-            if verdict is Decision.EMPTY or (verdict is Decision.TRUE and fb.value) \
-                    or (verdict is Decision.FALSE and not fb.value):
+        verdict = solver.decide(conds, fb.guard)[0] if fb.guard is not None else None
+        if verdict is Decision.EMPTY:
+            continue
+        settled = verdict is (Decision.TRUE if fb.value else Decision.FALSE)
+        if view is None:
+            if settled:
                 continue
-        return as_guard(fb)
+            return as_guard(fb)
+        guard = as_guard(fb)
+        if settled:
+            found = settled_guard(view, guard, list(pc), fb.value)
+            if found is not None and report is not None:
+                report(found)
+            continue
+        if fb.expr is not None and _torch_takes(view, fb, list(pc)):
+            continue
+        return guard
     return None
+
+
+def _torch_takes(view: TorchView, fb, pc: list[E.Node]) -> bool:
+    """Whether torch decides the fallback's condition the way the trace assumed, from export's Dim ranges."""
+    from . import _compat as C
+
+    try:
+        return view.decides(fb.expr, pc) is fb.value
+    except C.TorchCannotSay:
+        return False  # explored as the guard it may be
 
 
 def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:

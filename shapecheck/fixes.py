@@ -19,6 +19,8 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 def _suggest(v: Violation, run, solver: Solver) -> str:
     if v.code == "SC002" and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {E.to_text(v.expected)}"
+    if v.code == "SC016":
+        return v.fix or v.rule.fix
     if v.code != "SC001":
         return v.rule.fix
     formula = _path_independent_out0(run, solver)

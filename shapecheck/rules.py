@@ -88,6 +88,11 @@ RULES: dict[str, Rule] = _rules(
          "(dtype, memory layout, or a shape no contract path covers)", E, "fuzz",
          "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
          "order and returns another)"),
+    Rule("SC016", "guard-torch-cannot-discharge",
+         "z3 proves a guard or guard_or_* condition settled over the domain, but torch's own reasoning cannot "
+         "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, "verify",
+         "remove the branch where z3 proves it dead (a condition on the static arguments in front of it), or "
+         "compute the value without a guard (torch.sym_min/sym_max) so that export installs none"),
 )
 del E, INC, N
 

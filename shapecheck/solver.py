@@ -238,14 +238,24 @@ class Solver(_Session):
         """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
         if conclusion == E.TRUE:
             return Result(Outcome.PROVED)
-        r = self.satisfiable([*premises, E.negate(conclusion)])
+        premises = list(premises)
+        # the premises' own definitions substituted first (Ci == Co * PH * PW makes Ci % (PH * PW) == 0 true),
+        # sympy's simplification too where z3 still gives up: nonlinear facts z3 alone leaves unknown
+        r = _again(self, premises, conclusion, negated=True, full=False) or \
+            self.satisfiable([*premises, E.negate(conclusion)])
+        if r.sat is Sat.UNKNOWN:
+            r = _again(self, premises, conclusion, negated=True) or r
         outcome = {Sat.SAT: Outcome.REFUTED, Sat.UNSAT: Outcome.PROVED, Sat.UNKNOWN: Outcome.UNKNOWN}[r.sat]
         return Result(outcome, r.model, r.reason)
 
     def decide(self, premises: list[E.Node], cond: E.Node) -> tuple[Decision, SatResult, SatResult]:
         """Whether the premises decide cond, with the query for each side (its model, or z3's reason)."""
-        pos = self.satisfiable([*premises, cond])
-        neg = self.satisfiable([*premises, E.negate(cond)])
+        pos = _again(self, premises, cond, negated=False, full=False) or self.satisfiable([*premises, cond])
+        if pos.sat is Sat.UNKNOWN:
+            pos = _again(self, premises, cond, negated=False) or pos
+        neg = _again(self, premises, cond, negated=True, full=False) or self.satisfiable([*premises, E.negate(cond)])
+        if neg.sat is Sat.UNKNOWN:
+            neg = _again(self, premises, cond, negated=True) or neg
         if Sat.UNKNOWN in (pos.sat, neg.sat):
             return Decision.UNKNOWN, pos, neg
         if pos.sat is Sat.SAT and neg.sat is Sat.SAT:
@@ -255,6 +265,25 @@ class Solver(_Session):
         if neg.sat is Sat.SAT:
             return Decision.FALSE, pos, neg
         return Decision.EMPTY, pos, neg
+
+
+def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, full: bool = True) -> SatResult | None:
+    """The query ``premises and cond`` (``not cond`` when negated) with cond simplified by the premises'
+    definitions; None when simplification changes nothing. The premises stay, so a model is a model of the
+    original query; z3 may still say unknown."""
+    from .simplify import simplified
+
+    alt = simplified(premises, cond, full)
+    if alt is None:
+        return None
+    r = solver.satisfiable([*premises, E.negate(alt) if negated else alt])
+    if r.sat is Sat.SAT:  # a model must show the original claim's side there (its divisors non-zero)
+        try:
+            if E.evaluate(cond, r.model) is not (not negated):
+                return None
+        except (E.ExprError, ZeroDivisionError, KeyError):
+            return None
+    return r
 
 
 class CachedSolver(Solver):

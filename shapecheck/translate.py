@@ -77,15 +77,18 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     if atom is not None:
         return atom
     name = type(expr).__name__
-    if name in ("CeilToInt", "FloorToInt", "TruncToInt") and len(expr.args) == 1 \
-            and type(expr.args[0]).__name__ == "IntTrueDiv":
-        return _rounded_division(name, *(to_node(x, names) for x in expr.args[0].args))
+    if name in ("CeilToInt", "FloorToInt", "TruncToInt") and len(expr.args) == 1:
+        quotient = _quotient(expr.args[0], names)
+        if quotient is not None:
+            return _rounded_division(name, *quotient)
     if name == "ToFloat" and len(expr.args) == 1 and expr.args[0].is_integer:
         # float(n) of an integer is n itself below 2**53; only comparisons and float-free arithmetic on it
         # translate (a float constant in a product does not), so the number keeps its meaning
         return to_node(expr.args[0], names)
     if isinstance(expr, sympy.core.relational.Relational):
         mixed = _int_vs_number(expr, names)
+        if mixed is None:
+            mixed = _quotients_compared(expr, names)
         if mixed is not None:
             return mixed
     if isinstance(expr, sympy.Piecewise):  # torch.sym_ite(c, a, b) -> Piecewise((a, c), (b, True))
@@ -120,6 +123,56 @@ def _atom(expr: Any, names: dict[Any, str]) -> E.Node | None:
     if expr is int_oo or expr is -int_oo or isinstance(expr, sympy.Rational):
         raise Unsupported(f"the number {expr}")
     return None
+
+
+def _quotient(expr: Any, names: dict[Any, str]) -> tuple[E.Node, E.Node] | None:
+    """A float expression of sizes built from true divisions (``K / 128``), sums, products, ``float()`` of an
+    integer and integer-valued float constants, as one exact quotient ``(numerator, denominator)`` of integer
+    expressions: ``(K / 128 + 3) / 4`` is ``(K + 384, 512)``, so ``math.floor`` of it is ``(K + 384) // 512``.
+    Python computes it in floats, which agrees while the values stay below 2**53 (as for ``math.ceil(a / b)``;
+    docs/how-it-works.md). None when the expression is anything else (a float constant such as 0.5 included)."""
+    name = type(expr).__name__
+    if name in ("IntTrueDiv", "FloatTrueDiv") and len(expr.args) == 2:
+        a, b = (_quotient(x, names) for x in expr.args)
+        if a is None or b is None:
+            return None
+        return E.arith("*", a[0], b[1]), E.arith("*", a[1], b[0])
+    if name == "ToFloat" and len(expr.args) == 1:
+        return _quotient(expr.args[0], names)
+    if isinstance(expr, sympy.Float):
+        return (E.Const(int(expr)), E.Const(1)) if expr.is_finite and float(expr).is_integer() else None
+    if isinstance(expr, (sympy.Add, sympy.Mul)):
+        parts = [_quotient(x, names) for x in expr.args]
+        if any(p is None for p in parts):
+            return None
+        parts.sort(key=lambda p: isinstance(p[0], E.Const))  # people write the constant last: K + 384
+        num, den = parts[0]
+        for n, d in parts[1:]:
+            if isinstance(expr, sympy.Mul):
+                num, den = E.arith("*", num, n), E.arith("*", den, d)
+            elif den == d:
+                num = E.arith("+", num, n)
+            else:
+                num, den = E.arith("+", E.arith("*", num, d), E.arith("*", n, den)), E.arith("*", den, d)
+        return num, den
+    if getattr(expr, "is_integer", False) or isinstance(expr, (bool, int)):
+        try:
+            return to_node(expr, names), E.Const(1)
+        except Unsupported:
+            return None
+    return None
+
+
+def _quotients_compared(expr: Any, names: dict[Any, str]) -> E.Node | None:
+    """A relation with a float side that ``_quotient`` expresses exactly (``S == round_up(K / 128, 4)``):
+    ``n1 / d1 op n2 / d2`` is ``n1 * d2 op n2 * d1`` for positive constant denominators. None otherwise."""
+    op = _REL_OPS.get(type(expr).__name__)
+    if op is None or all(getattr(x, "is_integer", False) for x in expr.args):
+        return None
+    (n1, d1), (n2, d2) = (_quotient(x, names) or (None, None) for x in expr.args)
+    if n1 is None or n2 is None or not all(isinstance(d, E.Const) and d.value > 0 for d in (d1, d2)):
+        return None
+    return E.normalize_cmp(E.Cmp(op, E.arith("*", n1, d2), E.arith("*", n2, d1)))
 
 
 def _rounded_division(name: str, a: E.Node, b: E.Node) -> E.Node:

@@ -18,6 +18,7 @@ from .obligations import output_obligations, path_name
 from .report import CaseResult, Report
 from .solver import Bounds, CachedSolver, Sat, Solver, restrict
 from .sources import KernelSource
+from .torch_decides import fallback_note
 from .trace import Kernel, NotApplicable, Trace
 
 
@@ -104,6 +105,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     except NotApplicable as why:
         return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
     checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
+    found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
     run.paths.extend(checks)
     run.violations.extend(found)
     _unexplored(run, solver, options)

@@ -37,3 +37,10 @@ def wants_3d(x):  # SC007
     if x.dim() != 3:
         raise ValueError("expected a 3-D input")
     return x
+
+
+def dead_branch(x):  # SC016
+    n = x.size(0)
+    if 2 * (n // 2) - 2 >= n:  # false for every n, but torch's value ranges cannot show it
+        return x.new_empty((16, x.size(1)))
+    return x.new_empty(((n + 15) // 16 * 16, x.size(1)))

@@ -3,7 +3,7 @@ the fields that must not drift, and compared with ``tests/golden/<rule>.json``.
 
 Each example lives in ``tests/golden/examples/``:
 
-- SC001-SC005, SC007: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
+- SC001-SC005, SC007, SC016: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
@@ -101,6 +101,7 @@ EXAMPLES = [
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
+    Example("SC016", _verify("new_empty.toml", "sc016_guard_torch_cannot_discharge.py"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
