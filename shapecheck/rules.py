@@ -30,7 +30,7 @@ class Rule:
     name: str
     summary: str  # what a finding means, one line
     severity: Severity
-    reported_by: str  # the command whose runs report it: verify (also gate and fuzz), gate, ref (also fuzz), fuzz
+    reported_by: str  # the command whose runs report it: verify (also gate and fuzz), gate, ref (also fuzz), fuzz, audit
     fix: str = ""  # the default fix suggestion; verify's fixes module refines some from what it explored
 
     @property
@@ -88,6 +88,28 @@ RULES: dict[str, Rule] = _rules(
          "(dtype, memory layout, or a shape no contract path covers)", E, "fuzz",
          "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
          "order and returns another)"),
+    Rule("SC030", "audit-constant-comparison",
+         "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
+         "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "
+         "it a documented precondition the op checks"),
+    Rule("SC031", "audit-zero-one", "the kernel special-cases a size of 0 or 1 that the op accepts on both sides",
+         E, "audit", "return the general shape for sizes 0 and 1 too, or use guard_or_false where the special "
+         "case is only an optimisation"),
+    Rule("SC032", "audit-specialization", "the kernel needs a size's concrete value (int(), a Python loop "
+         "over a size)", E, "audit", "keep the SymInt: pass the size itself, or use torch.sym_max/sym_min/sym_ite"),
+    Rule("SC033", "audit-modulo", "the kernel branches on a size modulo or divided by a constant (alignment)", E,
+         "audit", "compute the aligned size arithmetically ((x + 7) // 8 * 8) instead of branching on it"),
+    Rule("SC034", "audit-data-dependent", "the kernel's shapes depend on tensor data (.item(), nonzero) and "
+         "it guards on them", E, "audit", "declare the data-dependent size (torch.library.get_ctx()."
+         "new_dynamic_size()) and check it with torch._check instead of branching"),
+    Rule("SC035", "audit-undischargeable", "a guard that holds for every input, which torch cannot decide "
+         "from its own facts: under unbacked sizes it raises", E, "audit",
+         "state the fact with torch._check before the branch, or drop the always-true test"),
+    Rule("SC036", "audit-kernel-error", "the kernel raises under symbolic sizes on inputs it accepts at static "
+         "sizes", E, "audit", "make the kernel work on SymInts (no .item(), no Python-int-only APIs on sizes)"),
+    Rule("SC037", "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
+         "accepts both sides", E, "audit", "return a shape that does not depend on the relation, or make the "
+         "relation a precondition (torch._check) if the op demands it"),
 )
 del E, INC, N
 
@@ -99,7 +121,7 @@ def rule(code: str) -> Rule:
 def rules_of(command: str) -> dict[str, Rule]:
     """The rules a command's runs report (``verify`` also covers the gate, which runs verify)."""
     commands = {"verify": {"verify"}, "gate": {"verify", "gate"}, "ref": {"ref"},
-                "fuzz": {"verify", "ref", "fuzz"}}[command]
+                "fuzz": {"verify", "ref", "fuzz"}, "audit": {"audit"}}[command]
     return {c: r for c, r in RULES.items() if r.reported_by in commands}
 
 
