@@ -36,6 +36,9 @@ class AuditOptions:
     timeout_ms: int = 2000
 
 
+_REGISTERED: dict[str, frozenset[str]] = {}  # --import spec -> the op names importing it registered
+
+
 @dataclass(frozen=True)
 class _Item:
     id: str  # the op name (parallel.map_cases hands out items by ``id``)
@@ -184,9 +187,13 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from .target import import_modules
 
     start = time.monotonic()
-    before = set(C.all_op_names())
-    import_modules(imports)
-    extra = set(C.all_op_names()) - before
+    extra: set[str] = set()
+    for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)
+        if spec not in _REGISTERED:
+            before = set(C.all_op_names())
+            import_modules([spec])
+            _REGISTERED[spec] = frozenset(set(C.all_op_names()) - before)
+        extra |= _REGISTERED[spec]
     namespaces = {"aten"} | {n.partition("::")[0] for n in extra}
     names = enumerate_ops(patterns, namespaces, extra)
     k, n = shard

@@ -200,6 +200,10 @@ class Explorer:
                      "discharge it from its own facts")
             return
         verdict = self.solver.decide(pc, t.guard)[0]
+        if verdict in (Decision.TRUE, Decision.FALSE) and self.solver.decide([], t.guard)[0] is verdict:
+            self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
+                     f"{text} is {verdict is Decision.TRUE} for every input (z3 proves it), but torch cannot "
+                     "decide it from its own facts: under unbacked sizes it raises")
         if verdict is Decision.TRUE:
             self.work.append(pc + [t.guard])
         elif verdict is Decision.FALSE:

@@ -9,6 +9,8 @@ Each example lives in ``tests/golden/examples/``:
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
+- SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
+  kernel per audit class (its ``relation`` op demands a relation: no finding);
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
   whose reference agrees with the math by construction, the example plants wrong values in the reference.
@@ -79,6 +81,12 @@ def _verify(contract: str, kernel: str | None = None) -> tuple[str, ...]:
             "--format", "json", "-j", "1")
 
 
+def _audit(op: str) -> tuple[str, ...]:
+    """``audit`` of one op of the custom-op library whose kernels are written one per audit class."""
+    return ("audit", "--import", f"{EXAMPLES_DIR}/audit_classes.py", "--ops", f"auditex::{op}.default",
+            "--format", "json", "-j", "1")
+
+
 def _ref(contract: str) -> tuple[str, ...]:
     return ("ref", "check", SDPA_MPS, "--contract", f"{EXAMPLES_DIR}/{contract}", "--examples", "2", "--seed", "0",
             "--format", "json")
@@ -101,6 +109,14 @@ EXAMPLES = [
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
+    Example("SC030", _audit("constant_comparison"), 1),
+    Example("SC031", _audit("zero_one"), 1),
+    Example("SC032", _audit("specialization"), 1),
+    Example("SC033", _audit("modulo"), 1),
+    Example("SC034", _audit("data_dependent"), 1),
+    Example("SC035", _audit("undischargeable"), 1),
+    Example("SC036", _audit("kernel_error"), 1),
+    Example("SC037", _audit("dim_branch"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
@@ -154,6 +170,11 @@ def reduce(args: tuple[str, ...], code: int, doc: dict) -> dict:
     if args[0] == "ref":
         findings = [_ref_finding(f) for f in doc["findings"]]
         suppressed = [_ref_finding(f) for f in doc["suppressed"]]
+    elif args[0] == "audit":
+        findings = [{"code": f["code"], "op": f["op"], "expr": f["expr"],
+                     "file": _file((f.get("location") or {}).get("file")), "line": (f.get("location") or {}).get("line")}
+                    for f in doc["findings"]]
+        suppressed = []
     elif args[0] == "fuzz":
         findings = [{"code": f["code"], "case": f["case"], "check": f["check"]} for f in doc["failures"]]
         suppressed = []
