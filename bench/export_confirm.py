@@ -54,7 +54,7 @@ def confirm(op_name: str, finding: dict) -> str:
             return op(*full, **kwargs)
 
     shapes = []
-    for (name, tree), i in zip(tensors, tensor_positions, strict=True):
+    for _name, tree in tensors:
         spec = {axis: sizes.setdefault(d, Dim(d, min=2)) for axis, d in enumerate(tree[1]) if d in guard_dims}
         shapes.append(spec or None)
     C.reset_dynamo()
