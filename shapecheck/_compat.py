@@ -9,6 +9,7 @@ a comment says otherwise. Nothing outside this module imports from ``torch._*`` 
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import logging
 import os
@@ -514,6 +515,7 @@ def is_functional(op: Any) -> bool:
                                              for a in schema.arguments)
 
 
+@functools.cache
 def opinfo_db() -> list[Any] | None:
     """torch's OpInfo database (``torch.testing._internal.common_methods_invocations.op_db``), or None when the
     installed torch's testing package cannot load it (it needs numpy and expecttest)."""

@@ -32,7 +32,7 @@ CRASHES = {"aten::_thnn_differentiable_gru_cell_backward.default": "segfaults (t
 @dataclass(frozen=True)
 class AuditOptions:
     max_traces: int = 12
-    seconds_per_op: float = 2.0
+    seconds_per_op: float | None = None  # a wall-clock bound makes a record depend on the machine's load
     timeout_ms: int = 2000
 
 
@@ -108,7 +108,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     shapecheck itself is a ``not-run`` record with the error."""
     from . import _compat as C
     from .audit_explore import Explorer
-    from .audit_inputs import from_schema
+    from .audit_inputs import from_opinfo, from_schema
 
     start = time.monotonic()
     rec: dict[str, Any] = {"op": name, "kernel": "", "definition": None, "inputs": None, "example": "",
@@ -120,10 +120,10 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         kernel = load_kernel(name, source)
         rec["kernel"] = kernel.name
         rec["definition"] = _loc(kernel.definition)
-        inputs = from_schema(name, C.resolve_op(name), kernel.fn)
+        inputs = from_opinfo(name, kernel.fn) or from_schema(name, C.resolve_op(name), kernel.fn)
         if inputs is None:
             rec["status"] = "no-inputs"
-            rec["notes"].append("no schema-derived example that the kernel accepts at static sizes")
+            rec["notes"].append("no OpInfo sample or schema-derived example that the kernel accepts at static sizes")
             return _timed(rec, start)
         rec["inputs"], rec["example"] = inputs.origin, inputs.describe()
         st = Explorer(kernel, inputs, options.max_traces, options.seconds_per_op, options.timeout_ms).run()

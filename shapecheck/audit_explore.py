@@ -93,13 +93,14 @@ def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> T
 class Explorer:
     """A work list of assumption sets for one op; each is traced once, up to ``max_traces`` or ``seconds``."""
 
-    def __init__(self, kernel: Kernel, inputs: Inputs, max_traces: int = 16, seconds: float = 3.0,
+    def __init__(self, kernel: Kernel, inputs: Inputs, max_traces: int = 16, seconds: float | None = None,
                  timeout_ms: int = 2000):
         self.kernel, self.inputs = kernel, inputs
         self.example = dict(inputs.dims())
         self.dims = list(self.example)
         self.solver = Solver([Bounds(d, MIN_SIZE, MAX_SIZE) for d in self.dims], timeout_ms)
-        self.max_traces, self.deadline = max_traces, time.monotonic() + seconds
+        self.max_traces = max_traces
+        self.deadline = float("inf") if seconds is None else time.monotonic() + seconds
         self.state = OpAudit(inputs)
         self.work: list[list[E.Node]] = [[]]
         self.seen: set[tuple] = set()

@@ -181,6 +181,22 @@ def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> Inputs | Non
 # From OpInfo samples
 
 
+def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Inputs | None:
+    """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
+    underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
+    db = C.opinfo_db()
+    packet = op_name.partition("::")[2].partition(".")[0]
+    for info in db or ():
+        names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
+        if packet not in names:
+            continue
+        for sample in C.opinfo_samples(info, limit):
+            inputs = from_sample(op_name, sample)
+            if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
+                return inputs
+    return None
+
+
 def from_sample(name: str, sample: tuple[Any, tuple, dict]) -> Inputs | None:
     """An OpInfo sample (input, args, kwargs) as inputs: its tensors' dims named ``self_0``, ``arg1_0``, or
     after the keyword; every other value kept as it is. None when a tensor has a dtype outside the audit's."""

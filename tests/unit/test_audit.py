@@ -161,3 +161,21 @@ def test_schema_inputs_name_each_dim_after_its_argument_and_axis():
     assert [d for d, _ in inputs.dims()] == ["self_0", "self_1", "mat2_0", "mat2_1"]
     view = from_schema("aten::view.default", C.resolve_op("aten::view.default"), installed_kernel("aten::view").fn)
     assert [d for d, _ in view.dims()][-1].startswith("size_")  # a SymInt[] argument's entries are dims too
+
+
+def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
+    """torch's OpInfo database needs numpy and expecttest, which this venv lacks: a stand-in with the same
+    interface (name, aten_name, sample_inputs) checks the path."""
+    import types
+
+    import torch
+
+    from shapecheck import _compat as C
+    from shapecheck.audit import audit_op
+
+    sample = types.SimpleNamespace(input=torch.zeros(2, 5), args=(torch.zeros(5, 7),), kwargs={})
+    info = types.SimpleNamespace(name="mm", aten_name="mm", sample_inputs=lambda device, dtype, requires_grad: [sample])
+    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    rec = audit_op("aten::mm.default")
+    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], arg0=float32[arg0_0, arg0_1]"
+    assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == arg0_0"]
