@@ -59,7 +59,9 @@ def confirm(op_name: str, finding: dict) -> str:
         shapes.append(spec or None)
     C.reset_dynamo()
     try:
-        ep = export(M(), tuple(real_args[i] for i in tensor_positions), dynamic_shapes=(tuple(shapes),), strict=False)
+        with C.quiet_torch_logging():
+                ep = export(M(), tuple(real_args[i] for i in tensor_positions), dynamic_shapes=(tuple(shapes),),
+                        strict=False)
     except Exception as err:  # noqa: BLE001 - export's failure is the confirmation
         first = (str(err).strip().splitlines() or [""])[0]
         return f"export fails: {type(err).__name__}: {first[:160]}"
