@@ -179,3 +179,15 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     rec = audit_op("aten::mm.default")
     assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], arg0=float32[arg0_0, arg0_1]"
     assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == arg0_0"]
+
+
+def test_records_do_not_depend_on_jobs(library):
+    """Forked workers give the same records as one process (timings aside)."""
+    from shapecheck.audit import run_audit
+
+    forked = {r["op"]: r for r in run_audit(("auditex::*",), (LIBRARY,), jobs=2).records}
+
+    def strip(recs: dict) -> dict:
+        return {op: {k: v for k, v in r.items() if k != "seconds"} for op, r in recs.items()}
+
+    assert strip(forked) == strip(library)
