@@ -7,7 +7,7 @@ them by ``--shard``, audits them in ``--jobs`` processes and ranks the findings.
 A record: ``op``, ``kernel`` (its name), ``definition`` (file:line of the kernel function, when Python),
 ``inputs`` (``schema`` or ``opinfo``), ``example`` (the call), ``status`` (``clean``, ``relation-only``,
 ``findings``, ``inconclusive``, ``no-inputs``, ``not-run``), ``findings``, ``requires``, ``notes``, ``traces``,
-``seconds``.
+``paths`` (the first finished traces: their region and output shapes), ``seconds``.
 """
 
 from __future__ import annotations
@@ -131,6 +131,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         rec["notes"].append(f"not run: {type(err).__name__}: {str(err)[:300]}")
         return _timed(rec, start)
     rec["traces"] = st.traces
+    rec["paths"] = st.paths
     rec["findings"] = [{"code": f.code, "class": f.cls, "expr": f.expr, "location": _loc(f.loc),
                         "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
                        for f in sorted(st.findings, key=lambda f: (RANK[f.cls], f.expr))]

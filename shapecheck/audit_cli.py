@@ -30,9 +30,11 @@ AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a
               help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
 @click.option("--max-traces", type=click.IntRange(1, 1000), default=12, show_default=True,
               help="Traces per op when exploring its guards.")
+@click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
+              "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
 @jobs_option
-def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, quiet, jobs):
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
     from pathlib import Path
@@ -54,6 +56,11 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard, AuditOptions(max_traces=max_traces))
     if baseline:
         apply_baseline(run, baseline)
+    if draft_dir:
+        from .audit_draft import write_drafts
+
+        n = write_drafts(run, source, draft_dir)
+        click.echo(f"audit: {n} draft contracts written under {draft_dir}", err=True)
     for out_fmt, file in parsed:
         try:
             Path(file).write_text(render(run, out_fmt, quiet=quiet) + "\n", encoding="utf-8")

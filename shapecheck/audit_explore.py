@@ -59,6 +59,7 @@ class OpAudit:
     notes: list[str] = field(default_factory=list)  # what was left unresolved (a z3 unknown, the trace bound)
     traces: int = 0
     leaves: int = 0
+    paths: list[dict] = field(default_factory=list)  # the first finished traces: {"when", "outputs"} in dim names
 
 
 def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> Trace:
@@ -119,6 +120,10 @@ class Explorer:
                 pending = unsettled_fallback(t, self.solver, pc)
                 if pending is None:
                     st.leaves += 1
+                    if len(st.paths) < 8:
+                        st.paths.append({"when": E.to_text(E.conj(pc)) if pc else "true",
+                                         "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
+                                                     for o in t.outputs]})
                     continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)

@@ -191,3 +191,20 @@ def test_records_do_not_depend_on_jobs(library):
         return {op: {k: v for k, v in r.items() if k != "seconds"} for op, r in recs.items()}
 
     assert strip(forked) == strip(library)
+
+
+def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
+    """``--draft``: mm's draft holds its inferred relation as a requires and its traced output; verify then
+    proves the installed kernel against it. A kernel with a finding gets a draft per traced path."""
+    monkeypatch.chdir(ROOT)
+    code, _, err = _audit_cli("--import", LIBRARY, "--ops", "aten::mm.default", "--ops", "auditex::zero_one*",
+                              "--draft", str(tmp_path), "-j", "1", "-q")
+    assert code == 1 and "2 draft contracts written" in err
+    mm = (tmp_path / "aten" / "mm.default.toml").read_text(encoding="utf-8")
+    assert 'requires = ["self_1 == mat2_0"]' in mm and 'outputs = ["(self_0, mat2_1)"]' in mm
+    assert 'when = "x_0 != 1"' in (tmp_path / "auditex" / "zero_one.default.toml").read_text(encoding="utf-8")
+    from shapecheck.cli import main
+
+    with pytest.raises(SystemExit) as done, contextlib.redirect_stdout(io.StringIO()):
+        main(["verify", "op", "aten::mm", "--contract", str(tmp_path / "aten" / "mm.default.toml"), "-j", "1"])
+    assert done.value.code == 0
