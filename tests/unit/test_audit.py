@@ -208,3 +208,24 @@ def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as done, contextlib.redirect_stdout(io.StringIO()):
         main(["verify", "op", "aten::mm", "--contract", str(tmp_path / "aten" / "mm.default.toml"), "-j", "1"])
     assert done.value.code == 0
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_a_guard_and_its_negation_have_one_class(op):
+    """The two sides of a branch are one guard: whichever side torch's expression names, the class is the
+    same, and a comparison of one dim with c is a 0/1 case exactly when it splits the sizes at 0 or 1."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from shapecheck import expr as E
+    from shapecheck.audit_classify import classify_guard
+
+    @given(st.integers(min_value=-3, max_value=40), st.sampled_from(["x", "x * y", "max(1, x)"]))
+    def check(c, left):
+        guard = E.Cmp(op, E.parse(left), E.Const(c))
+        cls = classify_guard(guard)
+        assert classify_guard(E.negate(guard)) == cls
+        boundary = c - 1 if op in ("<", ">=") else c
+        assert (cls == "zero-one") == (boundary in (0, 1))
+
+    check()
