@@ -185,24 +185,31 @@ def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Input
     """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
     underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
     db = C.opinfo_db()
+    if not db:
+        return None
     packet = op_name.partition("::")[2].partition(".")[0]
+    schema = [name for name, _, keyword, _ in C.schema_arguments(C.resolve_op(op_name)) if not keyword]
     for info in db or ():
         names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
         if packet not in names:
             continue
         for sample in C.opinfo_samples(info, limit):
-            inputs = from_sample(op_name, sample)
+            inputs = from_sample(op_name, sample, schema)
             if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
                 return inputs
     return None
 
 
-def from_sample(name: str, sample: tuple[Any, tuple, dict]) -> Inputs | None:
-    """An OpInfo sample (input, args, kwargs) as inputs: its tensors' dims named ``self_0``, ``arg1_0``, or
-    after the keyword; every other value kept as it is. None when a tensor has a dtype outside the audit's."""
+def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = ()) -> Inputs | None:
+    """An OpInfo sample (input, args, kwargs) as inputs. Each positional value takes the name of the schema's
+    argument at its place (``arg<i>`` past them), each keyword its own, so that tensors' dims read
+    ``self_0``, ``other_1``; every other value is kept as it is. None when a tensor has a dtype outside the
+    audit's."""
     first, args, kwargs = sample
+    names = [*schema, *(f"arg{i}" for i in range(len(args) + 1))]
+    names = [n for n in names if n not in kwargs]
     out = []
-    for arg_name, value, keyword in [("self", first, False)] + [(f"arg{i}", v, False) for i, v in enumerate(args)] \
+    for arg_name, value, keyword in [(names[0], first, False)] + [(names[i + 1], v, False) for i, v in enumerate(args)] \
             + [(k, v, True) for k, v in kwargs.items()]:
         tree = _sample_tree(arg_name, value)
         if tree is None:

@@ -177,8 +177,8 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     info = types.SimpleNamespace(name="mm", aten_name="mm", sample_inputs=lambda device, dtype, requires_grad: [sample])
     monkeypatch.setattr(C, "opinfo_db", lambda: [info])
     rec = audit_op("aten::mm.default")
-    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], arg0=float32[arg0_0, arg0_1]"
-    assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == arg0_0"]
+    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], mat2=float32[mat2_0, mat2_1]"
+    assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
 
 
 def test_records_do_not_depend_on_jobs(library):
