@@ -188,34 +188,49 @@ def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Input
     if not db:
         return None
     packet = op_name.partition("::")[2].partition(".")[0]
-    schema = [name for name, _, keyword, _ in C.schema_arguments(C.resolve_op(op_name)) if not keyword]
+    arguments = C.schema_arguments(C.resolve_op(op_name))
+    schema = [name for name, _, keyword, _ in arguments if not keyword]
+    types = {name: t for name, t, _, _ in arguments}
     for info in db or ():
         names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
         if packet not in names:
             continue
         for sample in C.opinfo_samples(info, limit):
-            inputs = from_sample(op_name, sample, schema)
+            inputs = from_sample(op_name, sample, schema, types)
             if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
                 return inputs
     return None
 
 
-def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = ()) -> Inputs | None:
+def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = (),
+                types: dict[str, str] | None = None) -> Inputs | None:
     """An OpInfo sample (input, args, kwargs) as inputs. Each positional value takes the name of the schema's
     argument at its place (``arg<i>`` past them), each keyword its own, so that tensors' dims read
     ``self_0``, ``other_1``; every other value is kept as it is. None when a tensor has a dtype outside the
-    audit's."""
+    audit's. A value the schema types ``SymInt`` (``SymInt[]``) is a size (sizes) of its own, as in a
+    schema-derived example: ``n=10`` for an fft is the dim ``n``, not the constant 10."""
     first, args, kwargs = sample
     names = [*schema, *(f"arg{i}" for i in range(len(args) + 1))]
     names = [n for n in names if n not in kwargs]
     out = []
     for arg_name, value, keyword in [(names[0], first, False)] + [(names[i + 1], v, False) for i, v in enumerate(args)] \
             + [(k, v, True) for k, v in kwargs.items()]:
-        tree = _sample_tree(arg_name, value)
+        tree = _sizes(arg_name, value, (types or {}).get(arg_name, "")) or _sample_tree(arg_name, value)
         if tree is None:
             return None
         out.append((arg_name, keyword, tree))
     return Inputs(name, "opinfo", tuple(out))
+
+
+def _sizes(name: str, value: Any, type_text: str) -> Tree | None:
+    """A sample's value for a ``SymInt`` or ``SymInt[]`` argument as sizes (dims); None otherwise."""
+    base = type_text.rstrip("?")
+    if base == "SymInt" and isinstance(value, int) and not isinstance(value, bool):
+        return ("sym", name, value)
+    if base.startswith("SymInt[") and isinstance(value, (list, tuple)) and value \
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return ("list", tuple(("sym", f"{name}_{i}", v) for i, v in enumerate(value)))
+    return None
 
 
 def _sample_tree(name: str, value: Any) -> Tree | None:
