@@ -229,3 +229,22 @@ def test_a_guard_and_its_negation_have_one_class(op):
         assert (cls == "zero-one") == (boundary in (0, 1))
 
     check()
+
+
+def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
+    """A sample's value for a SymInt[] argument (view's size) is sizes of its own, as in a schema-derived
+    example: the relation to the input's dims is inferred, instead of a comparison with a constant."""
+    import types
+
+    import torch
+
+    from shapecheck import _compat as C
+    from shapecheck.audit import audit_op
+
+    sample = types.SimpleNamespace(input=torch.zeros(2, 3), args=((6,),), kwargs={})
+    info = types.SimpleNamespace(name="view", aten_name="view",
+                                 sample_inputs=lambda device, dtype, requires_grad: [sample])
+    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    rec = audit_op("aten::view.default")
+    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], size=[size_0]"
+    assert rec["findings"] == [] and rec["requires"] and all("6" not in r["expr"] for r in rec["requires"])
