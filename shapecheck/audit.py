@@ -13,6 +13,7 @@ A record: ``op``, ``kernel`` (its name), ``definition`` (file:line of the kernel
 from __future__ import annotations
 
 import fnmatch
+import functools
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -98,9 +99,28 @@ def load_kernel(name: str, source: Any) -> Any:
     the installed torch's (a fake kernel for a custom op)."""
     from .target import installed_kernel
 
-    if source is not None and source.provides(name):
+    if source is not None and _provides(source, name):
         return _adapted(source.kernel(name))
     return installed_kernel(name)
+
+
+def _provides(source: Any, name: str) -> bool:
+    """Whether ``source`` has a kernel for the op; a ``--meta-source`` file is parsed once, not once per op."""
+    from .registrations import split_op
+    from .sources import MetaSource
+
+    if not isinstance(source, MetaSource):
+        return source.provides(name)
+    ns, packet, overload = split_op(name)
+    return any(ref.matches(ns, packet, overload) for ref in _registered(source.file))
+
+
+@functools.cache
+def _registered(file: str) -> tuple:
+    from .registrations import registrations
+    from .target import read_python
+
+    return tuple(ref for reg in registrations(read_python(file, "--meta-source")[1]) for ref in reg.ops)
 
 
 def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions()) -> dict[str, Any]:
