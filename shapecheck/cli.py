@@ -168,7 +168,7 @@ def _register_commands() -> None:
     import importlib
     import importlib.util
 
-    for module, attr in (("gate_cli", "gate"), ("fuzz_cli", "fuzz"), ("ref_cli", "ref")):
+    for module, attr in (("gate_cli", "gate"), ("fuzz_cli", "fuzz"), ("ref_cli", "ref"), ("audit_cli", "audit")):
         name = f"{__package__}.{module}"
         if importlib.util.find_spec(name) is not None:
             cli.add_command(getattr(importlib.import_module(name), attr))

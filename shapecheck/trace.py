@@ -226,35 +226,44 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
                           _missing_name(exc), tuple(frames))
-        outputs = tuple(_output(x, names) for x in (result if isinstance(result, (tuple, list)) else (result,)))
-        asserts = []
-        for expr, frames in env.kernel_asserts():
+        return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
+
+
+def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], returned_at: SourceLoc | None,
+                   locate: Callable[..., SourceLoc | None] | None = None) -> Finished:
+    """A kernel's return value and what the trace environment recorded, in dim names; ``locate(frames, files)``
+    names an assert's line (the innermost frame in ``files`` by default)."""
+    outputs = tuple(_output(x, names) for x in (result if isinstance(result, (tuple, list)) else (result,)))
+    asserts = []
+    for expr, frames in env.kernel_asserts():
+        try:
+            node = T.to_node(expr, names)
+        except T.Unsupported:
+            node = None
+        asserts.append(Assert(node, _renamed(expr, names), (locate or C.kernel_frame)(frames, set(files)),
+                              T.with_dim_names(expr, names) if node is None else None))
+    refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
+    replacements = []
+    for s, repl in env.replacements().items():
+        if s in names:
             try:
-                node = T.to_node(expr, names)
+                replacements.append((names[s], T.to_node(repl, names), _renamed(repl, names)))
             except T.Unsupported:
-                node = None
-            asserts.append(Assert(node, _renamed(expr, names), C.kernel_frame(frames, set(kernel.files)),
-                                  T.with_dim_names(expr, names) if node is None else None))
-        refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
-        replacements = []
-        for s, repl in env.replacements().items():
-            if s in names:
-                try:
-                    replacements.append((names[s], T.to_node(repl, names), _renamed(repl, names)))
-                except T.Unsupported:
-                    replacements.append((names[s], None, _renamed(repl, names)))
-        fallbacks = []
-        for expr, value, loc in env.fallbacks:
-            try:
-                node = T.to_node(expr, names)
-            except T.Unsupported:
-                node = None
-            fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
-            if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
-                fallbacks.append(fb)
-        return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
-                        replacements=tuple(replacements), returned_at=returns[-1] if returns else None,
-                        fallbacks=tuple(fallbacks))
+                replacements.append((names[s], None, _renamed(repl, names)))
+    fallbacks = []
+    for expr, value, loc in env.fallbacks:
+        try:
+            node = T.to_node(expr, names)
+        except T.Unsupported:
+            node = None
+        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
+        if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
+            fallbacks.append(fb)
+    return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
+                    replacements=tuple(replacements), returned_at=returned_at,
+                    fallbacks=tuple(fallbacks))
+
+
 
 
 def _missing_name(exc: BaseException) -> bool:

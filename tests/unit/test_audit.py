@@ -1,0 +1,250 @@
+"""``shapecheck audit``: the classification pinned on small kernels written for each class (a custom-op library
+imported as a user would), the seed regression found with no contract, the report formats, the baseline and
+the shards. In-process: torch is imported once."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+
+from tests.conftest import KERNELS, ROOT, SDPA_MPS
+
+LIBRARY = "tests/golden/examples/audit_classes.py"
+
+#: op of the library -> (its one finding's class, the line of its kernel that guards)
+EXPECTED = {
+    "constant_comparison": ("constant-comparison", "if x.shape[0] <= 8:"),
+    "zero_one": ("zero-one", "if x.shape[0] == 1:"),
+    "specialization": ("specialization", "n = int(x.shape[0])"),
+    "modulo": ("modulo", "if x.shape[0] % 8 == 0:"),
+    "data_dependent": ("data-dependent", "if n > 2:"),
+    "undischargeable": ("undischargeable", "if 2 * (a // 2) - 2 < a:"),
+    "kernel_error": ("kernel-error", "cache = {x.shape[1]: \"seen\"}"),
+    "dim_branch": ("dim-branch", "if x.shape[0] <= y.shape[0]:"),
+}
+
+
+@pytest.fixture(scope="module")
+def library():
+    from shapecheck.audit import run_audit
+
+    return {r["op"]: r for r in run_audit(("auditex::*",), (LIBRARY,), jobs=1).records}
+
+
+def _line_of(text: str) -> int:
+    lines = (ROOT / LIBRARY).read_text(encoding="utf-8").splitlines()
+    return next(i for i, t in enumerate(lines, 1) if t.strip().startswith(text))
+
+
+def test_every_op_of_an_imported_library_is_audited(library):
+    assert set(library) == {f"auditex::{name}.default" for name in [*EXPECTED, "relation"]}
+    assert all(r["inputs"] == "schema" and r["example"].startswith("x=float32[x_0, x_1]") for r in library.values())
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_class_is_found_at_its_line_with_real_points(name, library):
+    from shapecheck.audit_classify import CLASSES
+
+    rec = library[f"auditex::{name}.default"]
+    cls, text = EXPECTED[name]
+    assert rec["status"] == "findings"
+    assert [f["class"] for f in rec["findings"]] == [cls], rec["findings"]
+    f = rec["findings"][0]
+    assert f["code"] == CLASSES[cls]
+    assert f["location"]["file"].endswith("audit_classes.py") and f["location"]["line"] == _line_of(text)
+    assert set(f["counterexample"]) == {"x_0", "x_1", "y_0", "y_1"}
+    if f["witness"] is not None:  # a branch: the two sides are points where the guard differs
+        assert f["witness"] != f["counterexample"]
+
+
+def test_a_relation_the_op_demands_is_an_inferred_requires_not_a_finding(library):
+    rec = library["auditex::relation.default"]
+    assert rec["status"] == "relation-only" and rec["findings"] == []
+    (req,) = rec["requires"]
+    assert req["expr"] == "x_1 == y_0"
+    assert req["location"]["line"] == _line_of("if x.shape[1] != y.shape[0]:")
+    assert "inner sizes differ" in req["evidence"]
+
+
+def test_the_seed_regression_is_a_constant_comparison_at_its_line_with_no_contract():
+    from shapecheck.audit import audit_op
+    from shapecheck.sources import MetaSource
+
+    rec = audit_op(f"{SDPA_MPS}.default", MetaSource(str(KERNELS / "regressed_registrations.py")))
+    found = {f["expr"]: f for f in rec["findings"]}
+    seed = found["query_1 <= 8"]  # L <= 8: a 3-D query's axis 1 is L
+    assert seed["class"] == "constant-comparison" and seed["code"] == "SC030"
+    assert seed["location"]["line"] == 64 and seed["location"]["text"] == "(query_seq_len <= 8)"
+    assert seed["counterexample"]["query_1"] == 9 and seed["witness"]["query_1"] <= 8
+    installed = audit_op(f"{SDPA_MPS}.default")
+    assert installed["status"] == "clean" and installed["findings"] == []
+
+
+@pytest.mark.parametrize(("text", "cls"), [
+    ("L <= 8", "constant-comparison"), ("E == 64 or E == 96", "constant-comparison"), ("L == 1", "zero-one"),
+    ("L > 1", "zero-one"), ("L >= 2", "zero-one"), ("L * H == 0", "zero-one"), ("L < 3", "constant-comparison"),
+    ("L <= S", "dim-branch"), ("2 * L == S", "dim-branch"), ("L + 8 <= S", "constant-comparison"),
+    ("L % 8 == 0", "modulo"), ("L // 16 == S", "modulo"), ("max(1, L) != 1", "zero-one"),
+])
+def test_a_guard_is_classified_by_its_form(text, cls):
+    from shapecheck import expr as E
+    from shapecheck.audit_classify import classify_guard
+
+    assert classify_guard(E.parse(text)) == cls
+
+
+def _audit_cli(*args: str) -> tuple[int, str, str]:
+    from shapecheck.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(["audit", *args])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_baseline_records_today_and_fails_only_on_new_findings(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    base = tmp_path / "audit-baseline.json"
+    code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::zero_one*", "--baseline", str(base), "-j", "1")
+    assert code == 0 and base.is_file() and "1 in the baseline" in out
+    code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::zero_one*", "--ops", "auditex::modulo*",
+                              "--baseline", str(base), "-j", "1", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["summary"]["new_findings"] == 1 and doc["summary"]["baselined"] == 1
+    assert [f["code"] for f in doc["findings"] if not f.get("baselined")] == ["SC033"]
+
+
+def test_sarif_and_github_carry_the_rule_line_and_counterexample(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::modulo*", "-j", "1", "--format", "sarif")
+    sarif = json.loads(out)
+    (res,) = sarif["runs"][0]["results"]
+    assert code == 1 and res["ruleId"] == "SC033"
+    assert {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {f"SC03{i}" for i in range(8)}
+    assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == _line_of("if x.shape[0] % 8 == 0:")
+    assert res["properties"]["counterexample"]["x_0"] % 8 != 0
+    code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::modulo*", "-j", "1", "--format", "github")
+    assert out.startswith("::error file=tests/golden/examples/audit_classes.py,line=")
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, err = _audit_cli("--import", str(tmp_path / "missing.py"), "--ops", "auditex::*")
+    assert code == 2 and "missing.py" in err and len(err.strip().splitlines()) == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]", encoding="utf-8")
+    code, out, err = _audit_cli("--import", LIBRARY, "--ops", "auditex::zero_one*", "--baseline", str(bad), "-j", "1")
+    assert code == 2 and "not an audit baseline" in err
+
+
+def test_shards_split_the_op_list_without_overlap():
+    from shapecheck.audit import run_audit
+
+    runs = [run_audit(("auditex::*",), (LIBRARY,), jobs=1, shard=(k, 3)) for k in (1, 2, 3)]
+    ops = [r["op"] for run in runs for r in run.records]
+    assert sorted(ops) == sorted(set(ops)) and len(ops) == 9 and all(run.total_ops == 9 for run in runs)
+
+
+def test_schema_inputs_name_each_dim_after_its_argument_and_axis():
+    from shapecheck import _compat as C
+    from shapecheck.audit_inputs import from_schema
+    from shapecheck.target import installed_kernel
+
+    inputs = from_schema("aten::mm.default", C.resolve_op("aten::mm.default"), installed_kernel("aten::mm").fn)
+    assert [d for d, _ in inputs.dims()] == ["self_0", "self_1", "mat2_0", "mat2_1"]
+    view = from_schema("aten::view.default", C.resolve_op("aten::view.default"), installed_kernel("aten::view").fn)
+    assert [d for d, _ in view.dims()][-1].startswith("size_")  # a SymInt[] argument's entries are dims too
+
+
+def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
+    """torch's OpInfo database needs numpy and expecttest, which this venv lacks: a stand-in with the same
+    interface (name, aten_name, sample_inputs) checks the path."""
+    import types
+
+    import torch
+
+    from shapecheck import _compat as C
+    from shapecheck.audit import audit_op
+
+    sample = types.SimpleNamespace(input=torch.zeros(2, 5), args=(torch.zeros(5, 7),), kwargs={})
+    info = types.SimpleNamespace(name="mm", aten_name="mm", sample_inputs=lambda device, dtype, requires_grad: [sample])
+    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    rec = audit_op("aten::mm.default")
+    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], mat2=float32[mat2_0, mat2_1]"
+    assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
+
+
+def test_records_do_not_depend_on_jobs(library):
+    """Forked workers give the same records as one process (timings aside)."""
+    from shapecheck.audit import run_audit
+
+    forked = {r["op"]: r for r in run_audit(("auditex::*",), (LIBRARY,), jobs=2).records}
+
+    def strip(recs: dict) -> dict:
+        return {op: {k: v for k, v in r.items() if k != "seconds"} for op, r in recs.items()}
+
+    assert strip(forked) == strip(library)
+
+
+def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
+    """``--draft``: mm's draft holds its inferred relation as a requires and its traced output; verify then
+    proves the installed kernel against it. A kernel with a finding gets a draft per traced path."""
+    monkeypatch.chdir(ROOT)
+    code, _, err = _audit_cli("--import", LIBRARY, "--ops", "aten::mm.default", "--ops", "auditex::zero_one*",
+                              "--draft", str(tmp_path), "-j", "1", "-q")
+    assert code == 1 and "2 draft contracts written" in err
+    mm = (tmp_path / "aten" / "mm.default.toml").read_text(encoding="utf-8")
+    assert 'requires = ["self_1 == mat2_0"]' in mm and 'outputs = ["(self_0, mat2_1)"]' in mm
+    assert 'when = "x_0 != 1"' in (tmp_path / "auditex" / "zero_one.default.toml").read_text(encoding="utf-8")
+    from shapecheck.cli import main
+
+    with pytest.raises(SystemExit) as done, contextlib.redirect_stdout(io.StringIO()):
+        main(["verify", "op", "aten::mm", "--contract", str(tmp_path / "aten" / "mm.default.toml"), "-j", "1"])
+    assert done.value.code == 0
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
+def test_a_guard_and_its_negation_have_one_class(op):
+    """The two sides of a branch are one guard: whichever side torch's expression names, the class is the
+    same, and a comparison of one dim with c is a 0/1 case exactly when it splits the sizes at 0 or 1."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from shapecheck import expr as E
+    from shapecheck.audit_classify import classify_guard
+
+    @given(st.integers(min_value=-3, max_value=40), st.sampled_from(["x", "x * y", "max(1, x)"]))
+    def check(c, left):
+        guard = E.Cmp(op, E.parse(left), E.Const(c))
+        cls = classify_guard(guard)
+        assert classify_guard(E.negate(guard)) == cls
+        boundary = c - 1 if op in ("<", ">=") else c
+        assert (cls == "zero-one") == (boundary in (0, 1))
+
+    check()
+
+
+def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
+    """A sample's value for a SymInt[] argument (view's size) is sizes of its own, as in a schema-derived
+    example: the relation to the input's dims is inferred, instead of a comparison with a constant."""
+    import types
+
+    import torch
+
+    from shapecheck import _compat as C
+    from shapecheck.audit import audit_op
+
+    sample = types.SimpleNamespace(input=torch.zeros(2, 3), args=((6,),), kwargs={})
+    info = types.SimpleNamespace(name="view", aten_name="view",
+                                 sample_inputs=lambda device, dtype, requires_grad: [sample])
+    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    rec = audit_op("aten::view.default")
+    assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], size=[size_0]"
+    assert rec["findings"] == [] and rec["requires"] and all("6" not in r["expr"] for r in rec["requires"])
