@@ -55,9 +55,10 @@ def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[st
     under FakeTensorMode (a Python meta registration or decomposition, a fake kernel, a C++ Meta or composite
     kernel), that matches one of ``patterns`` (all when none), sorted."""
     from . import _compat as C
+    from . import _compat_audit as CA
 
     out = []
-    for raw in C.all_op_names():
+    for raw in CA.all_op_names():
         ns = raw.partition("::")[0]
         if ns not in namespaces and raw not in extra:
             continue
@@ -71,7 +72,7 @@ def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[st
             op = C.resolve_op(raw)
         except Exception:  # noqa: BLE001 - a name torch lists but cannot resolve: not an op to audit
             continue
-        if C.is_functional(op) and C.has_meta_kernel(op):
+        if CA.is_functional(op) and C.has_meta_kernel(op):
             out.append(name)
     return sorted(set(out))
 
@@ -204,6 +205,7 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
               jobs: int = 0, shard: tuple[int, int] = (1, 1), options: AuditOptions = AuditOptions()) -> AuditRun:
     """Audit every matching op (the installed torch's aten ops, and every op the imports register)."""
     from . import _compat as C
+    from . import _compat_audit as CA
     from .parallel import map_cases
     from .target import import_modules
 
@@ -211,9 +213,9 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     extra: set[str] = set()
     for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)
         if spec not in _REGISTERED:
-            before = set(C.all_op_names())
+            before = set(CA.all_op_names())
             import_modules([spec])
-            _REGISTERED[spec] = frozenset(set(C.all_op_names()) - before)
+            _REGISTERED[spec] = frozenset(set(CA.all_op_names()) - before)
         extra |= _REGISTERED[spec]
     namespaces = {"aten"} | {n.partition("::")[0] for n in extra}
     names = enumerate_ops(patterns, namespaces, extra)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _compat as C
+from . import _compat_audit as CA
 from . import expr as E
 from .audit_classify import CLASSES, RELATION, classify_guard, raw_class
 from .audit_inputs import Inputs, materialize, static_error
@@ -76,19 +77,19 @@ def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> T
             result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
             t = _guard_trace(exc, names, kernel)
-            loc = C.audit_frame(list(t.frames), kernel.files)
+            loc = CA.audit_frame(list(t.frames), kernel.files)
             if isinstance(t, Guarded):
                 return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr)
             return Failed(t.error, loc, frames=t.frames)
         except C.DATA_ERRORS as exc:
             frames = C.exception_frames(exc)
             return Failed(f"data-dependent: {type(exc).__name__}: {_first_line(exc)}",
-                          C.audit_frame(frames, kernel.files), frames=tuple(frames))
+                          CA.audit_frame(frames, kernel.files), frames=tuple(frames))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.audit_frame(frames, kernel.files),
+            return Failed(f"{type(exc).__name__}: {_first_line(exc)}", CA.audit_frame(frames, kernel.files),
                           _missing_name(exc), tuple(frames))
-        return finished_trace(env, result, names, kernel.files, None, locate=C.audit_frame)
+        return finished_trace(env, result, names, kernel.files, None, locate=CA.audit_frame)
 
 
 class Explorer:

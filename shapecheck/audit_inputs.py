@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _compat as C
+from . import _compat_audit as CA
 
 EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
 RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
@@ -96,7 +97,7 @@ def static_error(call: Callable[..., Any], inputs: Inputs, point: dict[str, int]
     raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
     tensors' data (``nonzero``) accepts the sizes."""
     try:
-        with C.static_mode():
+        with CA.static_mode():
             args, kwargs = at_point(inputs, point)
             call(*args, **kwargs)
     except C.DATA_ERRORS:
@@ -189,7 +190,7 @@ def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> Inputs | Non
 def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Inputs | None:
     """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
     underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
-    db = C.opinfo_db()
+    db = CA.opinfo_db()
     if not db:
         return None
     packet = op_name.partition("::")[2].partition(".")[0]
@@ -200,7 +201,7 @@ def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Input
         names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
         if packet not in names:
             continue
-        for sample in C.opinfo_samples(info, limit):
+        for sample in CA.opinfo_samples(info, limit):
             inputs = from_sample(op_name, sample, schema, types)
             if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
                 return inputs
@@ -243,7 +244,7 @@ def _sample_tree(name: str, value: Any) -> Tree | None:
         items = [_sample_tree(f"{name}_{i}", v) for i, v in enumerate(value)]
         return None if any(t is None for t in items) else ("list", tuple(items))
     if C.is_tensor(value):
-        facts = C.tensor_facts(value)
+        facts = CA.tensor_facts(value)
         if facts is None:
             return None
         shape, dtype = facts

@@ -281,11 +281,11 @@ def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node], view: T
 
 def _torch_takes(view: TorchView, fb, pc: list[E.Node]) -> bool:
     """Whether torch decides the fallback's condition the way the trace assumed, from export's Dim ranges."""
-    from . import _compat as C
+    from . import _compat_static as CS
 
     try:
         return view.decides(fb.expr, pc) is fb.value
-    except C.TorchCannotSay:
+    except CS.TorchCannotSay:
         return False  # explored as the guard it may be
 
 

@@ -47,7 +47,7 @@ def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.No
     """The claim with the premises' definitions substituted (torch's integer functions simplify as they are
     built) and, when ``full``, simplified by sympy; None when nothing changes or it cannot be done (a form torch's
     sympy functions or the translation back do not take). Without ``full``, only a claim over a defined dim."""
-    from . import _compat as C
+    from . import _compat_static as CS
     from . import translate as T
 
     defs = definitions(premises)
@@ -58,12 +58,12 @@ def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.No
         import sympy
 
         syms = {n: sympy.Symbol(n, integer=True) for n in names}
-        value = C.to_sympy(claim, syms).xreplace({syms[n]: C.to_sympy(v, syms) for n, v in defs.items()})
+        value = CS.to_sympy(claim, syms).xreplace({syms[n]: CS.to_sympy(v, syms) for n, v in defs.items()})
         value = _divisible(value, premises, syms, set(defs))
         if full and value not in (sympy.true, sympy.false) and sympy.count_ops(value) <= _MAX_OPS:
             value = sympy.simplify(value)
         out = T.to_node(value, {s: n for n, s in syms.items()})
-    except (C.TorchCannotSay, T.Unsupported, RecursionError, TypeError, ValueError, AttributeError):
+    except (CS.TorchCannotSay, T.Unsupported, RecursionError, TypeError, ValueError, AttributeError):
         return None
     return None if out == claim else out
 
@@ -85,12 +85,12 @@ def _divisible(value, premises: list[E.Node], syms: dict, defined: set[str]):
     (``(H // Hk) * Hk == H``), that is its value; else the claim as it was."""
     import sympy
 
-    from . import _compat as C
+    from . import _compat_static as CS
 
     known = {x: y for x, y in divisors(premises).items() if x in syms and x not in defined
              and E.free_names(y) <= set(syms)}
     if not known or value in (sympy.true, sympy.false):
         return value
     fresh = {x: sympy.Symbol(f"_q_{x}", integer=True) for x in known}
-    tried = value.xreplace({syms[x]: C.to_sympy(y, syms) * fresh[x] for x, y in known.items()})
+    tried = value.xreplace({syms[x]: CS.to_sympy(y, syms) * fresh[x] for x, y in known.items()})
     return tried if tried in (sympy.true, sympy.false) else value

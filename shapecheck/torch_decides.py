@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import _compat as C
+from . import _compat_static as CS
 from . import expr as E
 from .contract import BoundCase
 from .findings import Violation
@@ -80,7 +80,7 @@ class TorchView:
 
     def decides(self, expr, pc: list[E.Node]) -> bool | None:
         """torch's answer for a condition (its sympy expression or a contract expression) in the region
-        ``pc``: True/False, or None when torch would install a guard. Raises C.TorchCannotSay."""
+        ``pc``: True/False, or None when torch would install a guard. Raises CS.TorchCannotSay."""
         derived, facts = dict(self.derived), list(self.facts)
         for part in pc:  # an earlier guard: an equality is a replacement in torch, the rest an axiom
             eq = definition(part, set(self.case.contract.dim_names), derived)
@@ -88,7 +88,7 @@ class TorchView:
                 derived[eq[0]] = eq[1]
             else:
                 facts.append(part)
-        return C.static_decision(expr, self.ranges(), derived, facts)
+        return CS.static_decision(expr, self.ranges(), derived, facts)
 
     def guarded_dynamic(self, names: set[str]) -> bool:
         return self.case.contract.guard_free and any(d.dynamic for d in self.case.contract.dims if d.name in names)
@@ -109,7 +109,7 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
         return None  # settled only on one side of an earlier branch on a dynamic dim: that is the finding (SC001)
     try:
         says = view.decides(expr, pc)
-    except C.TorchCannotSay as err:
+    except CS.TorchCannotSay as err:
         return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
                          f"(as torch.export must) is unknown: {err}")

@@ -6,6 +6,7 @@ import itertools
 import pytest
 
 from shapecheck import _compat as C
+from shapecheck import _compat_static as CS
 from shapecheck import expr as E
 from shapecheck.findings import Verdict
 from shapecheck.verify import Options, verify_op
@@ -108,16 +109,16 @@ def test_static_decision_is_torchs_value_range_reasoning():
 
     h = sympy.Symbol("H", integer=True)
     ranges = {"H": (2, 2**31 - 1), "C": (2, 100), "Ci": (2, 400)}
-    assert C.static_decision(h >= 1, ranges, {}, []) is True
-    assert C.static_decision(E.parse("H * C == 0"), ranges, {}, []) is False
-    assert C.static_decision(E.parse("2 * (H // 2) - 2 >= H"), ranges, {}, []) is None  # z3 proves it false
-    assert C.static_decision(E.parse("Ci == 4 * C"), ranges, {"Ci": E.parse("4 * C")}, []) is True
-    assert C.static_decision(E.parse("H <= 8"), ranges, {}, [E.parse("H <= 8")]) is True  # an earlier guard
+    assert CS.static_decision(h >= 1, ranges, {}, []) is True
+    assert CS.static_decision(E.parse("H * C == 0"), ranges, {}, []) is False
+    assert CS.static_decision(E.parse("2 * (H // 2) - 2 >= H"), ranges, {}, []) is None  # z3 proves it false
+    assert CS.static_decision(E.parse("Ci == 4 * C"), ranges, {"Ci": E.parse("4 * C")}, []) is True
+    assert CS.static_decision(E.parse("H <= 8"), ranges, {}, [E.parse("H <= 8")]) is True  # an earlier guard
 
 
 def test_torch_that_cannot_answer_is_inconclusive_never_pass(monkeypatch):
     """Without torch's static evaluation the obligation is SC005, not a pass and not SC016."""
-    monkeypatch.setattr(C, "_static_env", lambda: object())  # a torch without ShapeEnv._maybe_evaluate_static
+    monkeypatch.setattr(CS, "_static_env", lambda: object())  # a torch without ShapeEnv._maybe_evaluate_static
     r = verify_op("aten::avg_pool2d", contract=POOL, options=Options(cases=(case_id(True, 3, 2, 0),)))
     assert r.verdict == Verdict.INCONCLUSIVE
     assert not by_case(r, "SC016") and any("torch" in v.message for v in r.violations if v.code == "SC005")
