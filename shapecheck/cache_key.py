@@ -213,8 +213,9 @@ def _visit(obj: Any, walk: Walk) -> list[Any]:
     obj = _unwrap(obj)
     if isinstance(obj, types.FunctionType):
         file = _followed_file(obj.__code__.co_filename)
-        if file is None:
-            return []
+        if file is None:  # not followed (torch's or shapecheck's own wrapper): the function it wraps is
+            wrapped = getattr(obj, "__wrapped__", None)
+            return [wrapped] if wrapped is not None else []
         dep = walk.locate(file, obj.__qualname__, obj.__code__.co_firstlineno)
         if dep is None:  # its definition is not in the file (any more): nothing to compare it with
             walk.complete = False

@@ -170,12 +170,12 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
 
     import torch
 
-    from shapecheck import _compat as C
+    from shapecheck import _compat_audit as CA
     from shapecheck.audit import audit_op
 
     sample = types.SimpleNamespace(input=torch.zeros(2, 5), args=(torch.zeros(5, 7),), kwargs={})
     info = types.SimpleNamespace(name="mm", aten_name="mm", sample_inputs=lambda device, dtype, requires_grad: [sample])
-    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    monkeypatch.setattr(CA, "opinfo_db", lambda: [info])
     rec = audit_op("aten::mm.default")
     assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], mat2=float32[mat2_0, mat2_1]"
     assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
@@ -238,13 +238,13 @@ def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
 
     import torch
 
-    from shapecheck import _compat as C
+    from shapecheck import _compat_audit as CA
     from shapecheck.audit import audit_op
 
     sample = types.SimpleNamespace(input=torch.zeros(2, 3), args=((6,),), kwargs={})
     info = types.SimpleNamespace(name="view", aten_name="view",
                                  sample_inputs=lambda device, dtype, requires_grad: [sample])
-    monkeypatch.setattr(C, "opinfo_db", lambda: [info])
+    monkeypatch.setattr(CA, "opinfo_db", lambda: [info])
     rec = audit_op("aten::view.default")
     assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], size=[size_0]"
     assert rec["findings"] == [] and rec["requires"] and all("6" not in r["expr"] for r in rec["requires"])

@@ -49,7 +49,9 @@ def test_kinds_choices_and_keyword_only_arguments_follow_the_schema(tmp_path):
     assert data["paths"][0]["outputs"] == ["(A0, A1, A2 // 2, A3 // 2)"]
     assert "# TODO: traced on the case" in text  # ceil_mode=true may give another shape: said, not hidden
     report = verify_contract(contract, installed_kernel("aten::avg_pool2d"), Options(jobs=1))
-    assert report.violations and {v.code for v in report.violations} == {"SC002"}
+    # SC002 on the ceil-mode cases the single path does not cover; SC016 where torch cannot decide the ceil
+    # branch that z3 proves dead (kernel 2, stride 2, padding 0: torch.export fails there too)
+    assert report.violations and "SC002" in {v.code for v in report.violations} <= {"SC002", "SC016"}
     assert all("ceil_mode=true" in v.case for v in report.violations)  # the traced case's path holds
     addmm = tomllib.loads(draft_contract("aten::addmm"))
     assert [(a["name"], a.get("keyword", False)) for a in addmm["args"]][-2:] == [("beta", True), ("alpha", True)]
