@@ -309,6 +309,9 @@ class _OutputCheck:
 
 def _compare_output(c: _OutputCheck, got) -> Violation | None:
     where, want = c.where, c.want
+    if got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType":
+        return c.finding("SC019", f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
+                         f"tensor on path {c.path}{c.suffix}", c.point())
     if got is None or got.kind is OutputKind.OTHER:
         what = "nothing" if got is None else f"a {got.text}"
         return c.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
