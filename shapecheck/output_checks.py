@@ -174,16 +174,18 @@ class _Check:
                                 f"cannot translate {where}'s strides {got.stride_text}", None)
         sub = {f: E.Var(n) for f, n in renames.items()}
         have = tuple(E.bind(s, sub) for s in got.strides)
-        if len(have) != len(want):
+        if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
             return None  # a rank mismatch is SC002's
         sizes = shape.items
+        # strides are compared where the shape is the contract's; elsewhere the shape is SC002's finding
+        same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
         pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
         if spec.match == "dense":
             pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
             claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
         else:
             claim = E.conj(pairs)
-        premises = self.premises + self.size_bounds()
+        premises = self.premises + self.size_bounds() + [same]
         d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
         text = f"{where} strides {_tuple(have)}, contract {spec.layout} {_tuple(want)}"
         if d.status is Status.PROVED:
