@@ -319,9 +319,10 @@ def _output(x: Any, names: dict) -> Output:
         dtype = _dtype(x)
         raw = [C.symbol_of(v) for v in x.stride()]
         strides = tuple(_node_or_none(v, names) for v in raw)
+        # torch's text (a costly rename) only for strides outside the contract language
+        text = "" if None not in strides else f"({', '.join(_renamed(v, names) for v in raw)})"
         return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)),
-                      strides=None if None in strides else strides,
-                      stride_text=f"({', '.join(_renamed(v, names) for v in raw)})")
+                      strides=None if None in strides else strides, stride_text=text)
     if isinstance(x, int) or C.is_symint(x):
         try:
             return Output(OutputKind.INT, scalar=T.to_node(C.symbol_of(x), names), text=str(x))
