@@ -18,7 +18,7 @@ from .contract_outputs import BoundOutput
 from .findings import Violation
 from .obligations import Leaf, Obligation, Status, _compare_output, _OutputCheck, discharge, path_name
 from .report import PathCheck
-from .solver import Sat, Solver, restrict
+from .solver import Outcome, Sat, Solver, restrict
 from .trace import FRESH, OutputKind
 
 INT64_MAX = 2**63 - 1
@@ -177,7 +177,6 @@ class _Check:
         if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
             return None  # a rank mismatch is SC002's
         sizes = shape.items
-        # strides are compared where the shape is the contract's; elsewhere the shape is SC002's finding
         same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
         pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
         if spec.match == "dense":
@@ -188,7 +187,9 @@ class _Check:
         floor = {d.name: d.min for d in self.case.contract.dims}
         if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
             return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
-        premises = self.premises + self.size_bounds() + [same]
+        premises = self.premises + self.size_bounds()
+        if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
+            return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
         d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
         if d.status is Status.PROVED:
             return None
