@@ -7,6 +7,9 @@ Each example lives in ``tests/golden/examples/``:
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
+- SC017-SC019: a kernel file checked with ``verify op golden::attn --meta FILE:kernel`` against
+  ``outputs.toml`` (output tables: dtype, layout, an output that is None);
+- SC020: a custom op with a fake (``--import``) whose data-dependent size excludes 0 and 1;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
@@ -79,6 +82,11 @@ def _verify(contract: str, kernel: str | None = None) -> tuple[str, ...]:
             "--format", "json", "-j", "1")
 
 
+def _outputs(kernel: str) -> tuple[str, ...]:
+    return ("verify", "op", "golden::attn", "--contract", f"{EXAMPLES_DIR}/outputs.toml", "--meta",
+            f"{EXAMPLES_DIR}/{kernel}:kernel", "--format", "json", "-j", "1")
+
+
 def _ref(contract: str) -> tuple[str, ...]:
     return ("ref", "check", SDPA_MPS, "--contract", f"{EXAMPLES_DIR}/{contract}", "--examples", "2", "--seed", "0",
             "--format", "json")
@@ -101,6 +109,12 @@ EXAMPLES = [
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
+    Example("SC017", _outputs("sc017_output_dtype_mismatch.py"), 1),
+    Example("SC018", _outputs("sc018_output_layout_mismatch.py"), 1),
+    Example("SC019", _outputs("sc019_output_presence_mismatch.py"), 1),
+    Example("SC020", ("verify", "op", "golden::keep_positive", "--contract",
+                      f"{EXAMPLES_DIR}/sc020_dynamic_size_range.toml", "--import",
+                      f"{EXAMPLES_DIR}/sc020_dynamic_size_range.py", "--format", "json", "-j", "1"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
