@@ -190,7 +190,7 @@ def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict
             size = E.Const(max(size.value, 1))
         elif not (isinstance(size, E.Var) and floor.get(size.name, -1) >= 1):
             size = E.Call("max", (size, E.Const(1)))
-        acc = E.arith("*", acc, size)
+        acc = E.arith("*", size, acc)
     return tuple(out)
 
 

@@ -156,10 +156,11 @@ def _sizes(self: _Check, got, notes: list[str]):
             return self.finding("SC005", text, f"z3 could not compare the range of {n} ({d.reason})", None)
         if d.status is Status.REFUTED:
             point = self.least([runtime, E.negate(allowed)], [n]) or restrict(d.point, self.dims + [n])
-            return self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
-                                f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
-                                f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
-                                f"program fails its runtime assertion there", point, (n,))
+            found = self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
+                                 f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
+                                 f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
+                                 f"program fails its runtime assertion there", point, (n,))
+            return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh))
         wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
         if wider.sat is Sat.SAT:
             notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
@@ -174,7 +175,8 @@ def _layout(self: _Check, got, shape: E.TupleE, renames: dict[str, str]) -> Viol
         return self.finding("SC005", f"{where} strides {got.stride_text}",
                             f"cannot translate {where}'s strides {got.stride_text}", None)
     sub = {f: E.Var(n) for f, n in renames.items()}
-    have = tuple(E.bind(s, sub) for s in got.strides)
+    floor = {d.name: d.min for d in self.case.contract.dims}
+    have = tuple(_drop_max(E.bind(s, sub), floor) for s in got.strides)
     if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
         return None  # a rank mismatch is SC002's
     sizes = shape.items
@@ -185,7 +187,6 @@ def _layout(self: _Check, got, shape: E.TupleE, renames: dict[str, str]) -> Viol
         claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
     else:
         claim = E.conj(pairs)
-    floor = {d.name: d.min for d in self.case.contract.dims}
     if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
         return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
     premises = self.premises + self.size_bounds()
@@ -231,6 +232,18 @@ def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
         else:
             return None
     return const, tuple(sorted(factors))
+
+
+def _drop_max(node: E.Node, floor: dict[str, int]) -> E.Node:
+    """``max(x, 1)`` -> ``x`` for a dim ``x`` whose least value is at least 1 (torch's contiguous strides take
+    ``max(size, 1)``): equal on the whole domain, and readable."""
+    if isinstance(node, E.Call) and node.fn == "max" and len(node.args) == 2 and E.Const(1) in node.args:
+        x = node.args[0] if node.args[1] == E.Const(1) else node.args[1]
+        if isinstance(x, E.Var) and floor.get(x.name, 0) >= 1:
+            return x
+    if isinstance(node, E.Arith):
+        return E.arith(node.op, _drop_max(node.left, floor), _drop_max(node.right, floor))
+    return node
 
 
 def _tuple(items) -> str:

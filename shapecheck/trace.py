@@ -105,6 +105,7 @@ class Finished:
     # and the kernel's asserts that mention them (what it claims about their values)
     fresh: tuple[tuple[str, int | None, int | None], ...] = ()
     fresh_facts: tuple[E.Node | None, ...] = ()
+    fresh_at: tuple[tuple[str, SourceLoc | None], ...] = ()  # where the kernel created each
 
 
 @dataclass(frozen=True)
@@ -236,7 +237,9 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                 fallbacks.append(fb)
         return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                         replacements=tuple(replacements), returned_at=returns[-1] if returns else None,
-                        fallbacks=tuple(fallbacks), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts))
+                        fallbacks=tuple(fallbacks), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
+                        fresh_at=tuple((n, C.kernel_frame(env.created_at(s), set(kernel.files)))
+                                       for s, n in fresh.items()))
 
 
 FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
