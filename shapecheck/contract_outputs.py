@@ -181,16 +181,20 @@ def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict
     product of the sizes of the dims inside it, each size at least 1 (``empty``'s rule, so a size-0 dim does
     not zero the strides outside it). ``floor``: each name's least value (a name known to be >= 1 needs no
     ``max(., 1)``)."""
-    out: list[E.Node] = [E.Const(1)] * len(sizes)
-    acc: E.Node = E.Const(1)
-    for d in reversed(order):
-        out[d] = acc
+    factors: list[E.Node] = []
+    for d in order:
         size = sizes[d]
         if isinstance(size, E.Const):
             size = E.Const(max(size.value, 1))
         elif not (isinstance(size, E.Var) and floor.get(size.name, -1) >= 1):
             size = E.Call("max", (size, E.Const(1)))
-        acc = E.arith("*", size, acc)
+        factors.append(size)
+    out: list[E.Node] = [E.Const(1)] * len(sizes)
+    for k, d in enumerate(order):
+        acc: E.Node = E.Const(1)
+        for f in factors[k + 1:]:  # outermost first: (0, 2, 1, 3) of (B, H, L, E) gives L * H * E for dim 0
+            acc = E.arith("*", acc, f)
+        out[d] = acc
     return tuple(out)
 
 
