@@ -103,6 +103,11 @@ class _Check:
             out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
                                     f"{path_name(self.path)} in case {self.case.id}", self.least()))
+        if spec.sizes and got.kind is not OutputKind.TENSOR:  # the shape is checked here, not by SC002's loop
+            why = f"cannot translate {where}'s shape: {got.text}" if got.kind is OutputKind.UNSUPPORTED else \
+                f"{where} should be a tensor with data-dependent sizes, the kernel returned {got.formula}"
+            return out + [self.finding("SC005" if got.kind is OutputKind.UNSUPPORTED else "SC002",
+                                       f"{where}: {got.formula}", why, self.least())]
         if got.kind is not OutputKind.TENSOR or spec.shape is None:
             return out
         shape, renames = got.shape, {}
@@ -132,7 +137,9 @@ def _sizes(self: _Check, got, notes: list[str]):
     where, renames = self.where, {}
     ranges = {name: (lo, hi) for name, lo, hi in self.leaf.trace.fresh}
     for n, lo, hi in self.spec.sizes:
-        at = next(i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x))
+        at = next((i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x)), None)
+        if at is None:
+            continue  # this case's shape does not use the size
         have = got.shape.items[at] if at < len(got.shape.items) else None
         if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
             shown = "nothing" if have is None else E.to_text(have)
@@ -142,6 +149,12 @@ def _sizes(self: _Check, got, notes: list[str]):
                                 self.least())
         renames[have.name] = n
     sub = {f: E.Var(n) for f, n in renames.items()}
+    unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
+                 if x.startswith(FRESH)} - set(renames)
+    if None in self.leaf.trace.fresh_facts or unmatched:
+        return self.finding("SC005", f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
+                            f"size in a way shapecheck cannot read ({', '.join(sorted(unmatched)) or 'untranslated'})",
+                            None)
     for fresh, n in renames.items():
         lo, hi = next((lo, hi) for m, lo, hi in self.spec.sizes if m == n)
         flo, fhi = ranges.get(fresh, (None, None))
@@ -177,6 +190,8 @@ def _layout(self: _Check, got, shape: E.TupleE, renames: dict[str, str]) -> Viol
     sub = {f: E.Var(n) for f, n in renames.items()}
     floor = {d.name: d.min for d in self.case.contract.dims}
     have = tuple(_drop_max(E.bind(s, sub), floor) for s in got.strides)
+    if any(n.startswith(FRESH) for h in have for n in E.free_names(h)):
+        return None  # a data-dependent size the contract does not name: SC005 on the shape already
     if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
         return None  # a rank mismatch is SC002's
     sizes = shape.items

@@ -178,6 +178,17 @@ def test_a_range_wider_than_the_runtimes_is_a_note_not_a_failure(filter_ops, tmp
     assert any("wider than the runtime's [0, N // 2]" in n for n in r.cases[0].notes)
 
 
+def test_a_data_dependent_size_the_contract_does_not_name_is_inconclusive(filter_ops, tmp_path):
+    text = (KERNELS / "filter_ops_fixed.toml").read_text()
+    plain = text.replace('{ shape = "(n, D)", sizes = { n = { min = "0", max = "N" } }, dtype = "float32", '
+                         'layout = "contiguous" }', '{ shape = "(N, D)", layout = "contiguous" }')
+    assert plain != text
+    (tmp_path / "plain.toml").write_text(plain)
+    r = verify_op("sc_filter::keep_positive_fixed", contract=str(tmp_path / "plain.toml"), options=Options(jobs=1))
+    assert r.verdict == Verdict.INCONCLUSIVE and codes(r) == {"SC005"}
+    assert "data-dependent size" in r.violations[0].message
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Loading
 
