@@ -21,8 +21,6 @@ from .report import PathCheck
 from .solver import Outcome, Sat, Solver, restrict
 from .trace import FRESH, OutputKind
 
-INT64_MAX = 2**63 - 1
-
 
 def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...], checks: list[PathCheck],
                      definition=None, notes: list[str] | None = None) -> list[Violation]:
@@ -86,7 +84,10 @@ class _Check:
         spec, where = self.spec, self.where
         is_none = got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType"
         if spec.absent:
-            if got is None or is_none:
+            if got is None:
+                return [self.finding("SC019", f"{where}: nothing, runtime None", f"{where} is missing: the kernel "
+                                     f"returns fewer outputs; the runtime returns None there", self.least())]
+            if is_none:
                 return []
             what = f"a tensor {got.formula}" if got.is_tensor or got.kind is OutputKind.TENSOR else f"a {got.text}"
             return [self.finding("SC019", f"{where}: {what}, runtime None",
@@ -97,7 +98,11 @@ class _Check:
                                  f"{where} is None, but the runtime returns a tensor on path {path_name(self.path)}",
                                  self.least())]
         if got is None or got.kind is OutputKind.OTHER:
-            return []  # a missing output is SC002's (shape) finding
+            if not spec.sizes:
+                return []  # a missing output is SC002's finding (the shape loop)
+            what = "nothing" if got is None else f"a {got.text}"
+            return [self.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
+                                 self.least())]
         out: list[Violation] = []
         if spec.dtype is not None and got.dtype is not None and got.dtype != spec.dtype:
             out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
