@@ -202,6 +202,18 @@ def test_efficient_padded_logsumexp_is_proved(stripped):
     assert any(p.path == "cutlass-lse" and p.status == "proved" for c in r.cases for p in c.paths)
 
 
+@pytest.mark.parametrize("op, path, expr", [
+    (EFFICIENT, "cutlass-chunked-no-lse", "output 1: a tensor (B, H, 0), runtime None"),
+    (CUDNN, "cudnn-no-stats", "output 1: a tensor (B, H, L, 1), runtime None"),
+    (OVERRIDEABLE, "xpu-onednn", "output 1: a tensor (B, H, L), runtime None"),
+])
+def test_findings_F4_F6_a_tensor_where_the_runtime_returns_none(op, path, expr, stripped):
+    found = [v for v in stripped(op).violations if v.code == "SC019"]
+    assert found and {(v.path, v.expr) for v in found} == {(path, expr)}
+    if op == EFFICIENT:  # the chunked runtime: B > 65535, every case without compute_log_sumexp
+        assert len(found) == 12 and all(v.counterexample["B"] == 65536 for v in found)
+
+
 def test_flash_for_cpu_passes_guard_free(stripped):
     r = stripped(CPU)
     assert not r.violations and all(c.traces == 1 and c.meta_paths == 1 for c in r.cases)
