@@ -222,3 +222,27 @@ def test_output_tables_bind_per_case():
     assert [E.evaluate(s, dict(B=2, H=3, L=5, E=7)) for s in out.strides] == [105, 7, 21, 1]
     assert specs["dtype=float16"][2].absent and c.cases().__next__().paths[0].outputs[2] is None
     assert list(itertools.islice(c.cases(), 1))[0].paths[0].outputs[0] == E.parse("(B, H, L, E)")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The shipped CPU flash contract against the real CPU kernel (the runtime this machine has)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("sizes", [dict(B=1, H=1, L=1, S=1, E=8), dict(B=2, H=3, L=5, S=7, E=8),
+                                   dict(B=3, H=2, L=1, S=4, E=16)])
+def test_cpu_flash_contract_states_the_real_kernels_dtypes_and_strides(dtype, sizes):
+    from shapecheck.contract import bind_case
+    from tests.conftest import ROOT
+
+    c = load_contract(ROOT / "contracts" / "aten" / "_scaled_dot_product_flash_attention_for_cpu.toml")
+    case = bind_case(c, dict(dtype=dtype, is_causal=False, mask="none"))
+    point = dict(sizes, Hk=sizes["H"], Ev=sizes["E"])
+    t = getattr(torch, dtype)
+    q = torch.randn(point["B"], point["H"], point["L"], point["E"]).to(t)
+    k = torch.randn(point["B"], point["H"], point["S"], point["E"]).to(t)
+    outs = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, k.clone())
+    for spec, real in zip(case.paths[0].specs, outs):
+        assert tuple(real.shape) == E.evaluate(spec.shape, point)
+        assert str(real.dtype) == f"torch.{spec.dtype}"
+        assert real.stride() == tuple(E.evaluate(s, point) for s in spec.strides)
