@@ -170,6 +170,11 @@ class TraceEnv:
             out.append((ra.expr, frames))
         return out
 
+    def created_at(self, sym: Any) -> list[traceback.FrameSummary]:
+        """The stack where an unbacked size was created (a fake's ``new_dynamic_size()``); [] if unknown."""
+        stack = getattr(self.shape_env, "var_to_stack", {}).get(sym)
+        return list(stack.summary()) if stack is not None else []
+
     def ranges(self) -> dict[Any, tuple[int | None, int | None]]:
         out = {}
         for sym, vr in self.shape_env.var_to_range.items():

@@ -18,6 +18,7 @@ from typing import Any
 from . import expr as E
 from . import limits as L
 from .contract_load import read_contract
+from .contract_outputs import BoundOutput, bind_output
 from .contract_spec import (  # noqa: F401 - re-exported: the declarations are part of the contract module's API
     ARG_KINDS,
     INT32_MAX,
@@ -28,6 +29,7 @@ from .contract_spec import (  # noqa: F401 - re-exported: the declarations are p
     ArgSpec,
     Dim,
     OutputDoc,
+    OutputSpec,
     PathSpec,
     Select,
     Suppression,
@@ -113,6 +115,7 @@ class BoundPath:
     outputs: tuple[E.Node | None, ...]  # TupleE or scalar node, None = unspecified
     runtime_outputs: tuple[tuple[E.Node | None, str], ...]
     source: str
+    specs: tuple[BoundOutput | None, ...] = ()  # per output: what a table (or "none") states beyond the shape
 
 
 @dataclass(frozen=True)
@@ -371,15 +374,19 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     for p in contract.paths:
         key = f"paths.{p.id}"
         when = b.condition(p.when, f"{key}.when", shapes)
-        outs = []
+        outs, specs = [], []
         for j, o in enumerate(p.outputs):
             o = b.pick(o, f"{key}.outputs[{j}]")
-            outs.append(None if o is None else b.scalar(o, f"{key}.outputs[{j}]", shapes))
+            spec = bind_output(b, o, f"{key}.outputs[{j}]", shapes) if isinstance(o, OutputSpec) else None
+            if spec is not None:  # a shape with data-dependent sizes is checked by output_checks alone
+                o = None if spec.sizes else spec.shape
+            specs.append(spec)
+            outs.append(None if o is None else o if spec is not None else b.scalar(o, f"{key}.outputs[{j}]", shapes))
         docs = []
         for j, d in enumerate(p.runtime_outputs):
             shape = b.pick(d.shape, f"{key}.runtime_outputs[{j}].shape") if d.shape is not None else None
             docs.append((None if shape is None else b.scalar(shape, f"{key}.runtime_outputs[{j}]", shapes), d.what))
-        paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source))
+        paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source, tuple(specs)))
     inputs = [*shapes.values(), *(s for a in args if a.shapes for s in a.shapes),
               *(a.expr for a in args if a.expr is not None)]
     used = set().union(*(b.measure(x)[3] for x in inputs))

@@ -20,6 +20,7 @@ from . import contract_args as A
 from . import contract_spec as S
 from . import expr as E
 from . import limits as L
+from .contract_outputs import output_leaf
 from .contract_spec import short
 from .errors import ContractError, ExprError
 
@@ -331,10 +332,6 @@ def load_lets(r: Reader, table: Any) -> tuple[tuple[str, Any], ...]:
     return tuple(out)
 
 
-def output_leaf(r: Reader, value: Any, key: str) -> Any:
-    if value == S.UNSPECIFIED:
-        return None
-    return r.parse(value, key)
 
 
 def load_paths(r: Reader, items: Any) -> tuple[S.PathSpec, ...]:
@@ -359,14 +356,15 @@ def load_path(r: Reader, i: int, p: Any, seen: set[tuple[str, str]]) -> S.PathSp
     when = r.parse(p["when"], f"{key}.when")
     outs = r.want(p["outputs"], f"{key}.outputs", list)
     if not outs:
-        raise r.err(f"{key}.outputs", "expected a non-empty list of shapes or 'unspecified'")
+        raise r.err(f"{key}.outputs", "expected a non-empty list of shapes, tables, 'none' or 'unspecified'")
     leaf = lambda v, k: output_leaf(r, v, k)  # noqa: E731
     outputs = tuple(r.selectable(o, f"{key}.outputs[{j}]", leaf) for j, o in enumerate(outs))
+    doc_leaf = lambda v, k: None if v == S.UNSPECIFIED else r.parse(v, k)  # noqa: E731
     docs = []
     for j, o in enumerate(r.want(p.get("runtime_outputs", []), f"{key}.runtime_outputs", list)):
         k = f"{key}.runtime_outputs[{j}]"
         r.table(o, k, {"shape", "what"}, {"what"})
-        shape = r.selectable(o["shape"], f"{k}.shape", leaf) if "shape" in o else None
+        shape = r.selectable(o["shape"], f"{k}.shape", doc_leaf) if "shape" in o else None
         docs.append(S.OutputDoc(shape, r.want(o["what"], f"{k}.what", str)))
     source = r.want(p.get("source", ""), f"{key}.source", str)
     return S.PathSpec(pid, era, when, outputs, tuple(docs), source, r.want(p.get("doc", ""), f"{key}.doc", str))

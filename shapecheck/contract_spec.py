@@ -83,3 +83,33 @@ def short(value: Any) -> str:
         return "true" if value else "false"
     text = L.int_text(value) if isinstance(value, int) else repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+# what an output entry of a path may state besides its shape (``contract_outputs`` reads it)
+ABSENT = "none"  # the runtime returns None for this output
+OUTPUT_DTYPES = TENSOR_DTYPES + ("uint64", "uint32", "uint16", "complex64", "complex128", "float8_e4m3fn",
+                                 "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
+STRIDE_MATCHES = ("exact", "dense")
+
+
+@dataclass(frozen=True)
+class DynamicSize:
+    """A data-dependent output size (``nonzero``'s count): a name used in the output's shape, with the range
+    of values the runtime can give it, as expressions over dims."""
+
+    name: str
+    min: E.Node
+    max: E.Node
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """An output entry written as a table (or ``"none"``): its shape and what else the runtime guarantees."""
+
+    shape: Any = None  # Node (None: unspecified)
+    dtype: Any = None  # str | Node | Select; None: not stated
+    layout: Any = None  # "contiguous" | ("like", arg) | E.TupleE (a dim order) | None: not stated
+    strides: Any = None  # Node | Select (explicit strides over dims)
+    strides_match: str = "exact"  # exact: every stride; dense: torch's is_contiguous rule (size-1 dims free)
+    sizes: tuple[DynamicSize, ...] = ()
+    absent: bool = False  # the runtime returns None

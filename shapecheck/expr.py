@@ -1,6 +1,7 @@
 """The dim-expression language of contracts: text -> a small typed tree -> text, binding and evaluation.
 
 The language: names, integers, ``+ - * // %``, ``min``/``max``, comparisons, ``and/or/not``, ``x in (...)``,
+``a if cond else b``,
 string and boolean literals (for case values such as ``mask == 'bool'``), and for shapes: tuples
 ``(B, H, L, E)``, ``query.shape``, indexing/slicing with integer constants and ``+`` to concatenate.
 Text is parsed with :mod:`ast` into a syntax tree that is walked against a whitelist: nothing is ever
@@ -88,8 +89,8 @@ class Not(Node):
 
 @dataclass(frozen=True)
 class Ite(Node):
-    """``then if cond else other``, from torch's ``sym_ite`` (a sympy Piecewise). Traces produce it; the
-    contract language does not have it (the parser rejects conditional expressions)."""
+    """``then if cond else other``: a contract's conditional expression, or torch's ``sym_ite`` (a sympy
+    Piecewise) from a trace."""
 
     cond: Node
     then: Node
@@ -226,6 +227,8 @@ class _Parser:
             if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args):
                 raise self.fail(node, f"{node.func.id}() of fewer than two plain arguments")
             return Call(node.func.id, tuple(self.visit(a) for a in node.args))
+        if isinstance(node, ast.IfExp):
+            return Ite(self.visit(node.test), self.visit(node.body), self.visit(node.orelse))
         if isinstance(node, ast.Tuple):
             return TupleE(tuple(self.visit(e) for e in node.elts))
         if isinstance(node, ast.Attribute):
@@ -365,6 +368,8 @@ def bind(node: Node, values: Mapping[str, Node], shapes: Mapping[str, TupleE] | 
             return disj([_want_bool(go(a), n) for a in n.args])
         if isinstance(n, Ite):
             cond, then, other = _want_bool(go(n.cond), n), go(n.then), go(n.other)
+            if _kind(then) != _kind(other):
+                raise ExprError(to_text(n), f"the two sides differ in kind: {to_text(then)}, {to_text(other)}")
             if cond == TRUE or then == other:
                 return then
             return other if cond == FALSE else Ite(cond, then, other)

@@ -23,7 +23,7 @@ from .contract import BoundCase
 from .findings import Violation
 from .report import PathCheck
 from .solver import Outcome, Sat, Solver, restrict
-from .trace import Finished, OutputKind, exprs_dims, values_at
+from .trace import FRESH, Finished, OutputKind, exprs_dims, values_at
 
 
 @dataclass
@@ -309,12 +309,20 @@ class _OutputCheck:
 
 def _compare_output(c: _OutputCheck, got) -> Violation | None:
     where, want = c.where, c.want
+    if got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType":
+        return c.finding("SC019", f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
+                         f"tensor on path {c.path}{c.suffix}", c.point())
     if got is None or got.kind is OutputKind.OTHER:
         what = "nothing" if got is None else f"a {got.text}"
         return c.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
                          c.point())
     if got.kind is OutputKind.UNSUPPORTED:
         return _untranslated_output(c, got)
+    fresh = sorted(n for n in E.free_names(got.shape if got.kind is OutputKind.TENSOR else got.scalar)
+                   if n.startswith(FRESH))
+    if fresh:  # a size the kernel created (new_dynamic_size): only an output table's `sizes` can state it
+        return c.finding("SC005", f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
+                         f"{c.path} does not name: state it with `sizes` in an output table", c.point())
     if isinstance(want, E.TupleE):
         if got.kind is not OutputKind.TENSOR:
             return c.finding("SC002", f"{where} = {got.text}",

@@ -29,6 +29,7 @@ class CaseResult:
     path_map: Any = None  # explore.PathMap with --explore
     export: Any = None  # export_check.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
+    notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
 
     def to_json(self) -> dict[str, Any]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
@@ -37,7 +38,7 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]}
+                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
 
 
 @dataclass
@@ -204,6 +205,7 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
         lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
     for c in skipped[:3]:
         lines.append(f"note: skipped {c.case}: {c.skipped}")
+    lines.extend(f"note: {n}" for n in dict.fromkeys(n for c in report.cases for n in c.notes))
     return lines
 
 

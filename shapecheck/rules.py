@@ -93,6 +93,21 @@ RULES: dict[str, Rule] = _rules(
          "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, "verify",
          "remove the branch where z3 proves it dead (a condition on the static arguments in front of it), or "
          "compute the value without a guard (torch.sym_min/sym_max) so that export installs none"),
+    Rule("SC017", "output-dtype-mismatch",
+         "an output's dtype differs from the dtype the contract's path states for the case", E, "verify",
+         "return the runtime's dtype for every input dtype (e.g. float32 statistics for half inputs, but the "
+         "input's dtype for float64)"),
+    Rule("SC018", "output-layout-mismatch",
+         "an output's strides differ from the layout the contract's path states, somewhere in the domain", E,
+         "verify", "allocate the output in the runtime's memory order (e.g. empty((B, L, H, E)).transpose(1, 2) "
+         "where the runtime does that), not contiguous"),
+    Rule("SC019", "output-presence-mismatch",
+         "the kernel returns a tensor where the runtime returns None, or None where the runtime returns a tensor",
+         E, "verify", "return None exactly where the runtime returns an undefined tensor"),
+    Rule("SC020", "dynamic-size-range",
+         "a data-dependent output size's range in the fake misses values the runtime can return", E, "verify",
+         "create the size with torch.library.get_ctx().new_dynamic_size() (minimum 0), not the deprecated "
+         "create_unbacked_symint() (minimum 2), and bound it with torch._check only where the runtime does"),
     Rule("SC030", "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "

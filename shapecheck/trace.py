@@ -61,6 +61,8 @@ class Output:
     exprs: tuple[Any, ...] | None = field(default=None, repr=False)
     is_tensor: bool = False
     items: tuple[E.Node | None, ...] | None = None  # unsupported tensor: each size translated where it can be
+    strides: tuple[E.Node, ...] | None = None  # a tensor's strides, where every one translated
+    stride_text: str = ""  # torch's strides as text (for messages, and when they did not translate)
 
     @property
     def formula(self) -> str:
@@ -102,6 +104,11 @@ class Finished:
     replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
     returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
     fallbacks: tuple[Fallback, ...] = ()  # in the order the kernel asked
+    # data-dependent sizes the kernel created (named FRESH + torch's name): (name, least, greatest or None),
+    # and the kernel's asserts that mention them (what it claims about their values)
+    fresh: tuple[tuple[str, int | None, int | None], ...] = ()
+    fresh_facts: tuple[E.Node | None, ...] = ()
+    fresh_at: tuple[tuple[str, SourceLoc | None], ...] = ()  # where the kernel created each
 
 
 @dataclass(frozen=True)
@@ -232,38 +239,55 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
 def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], returned_at: SourceLoc | None,
                    locate: Callable[..., SourceLoc | None] | None = None) -> Finished:
     """A kernel's return value and what the trace environment recorded, in dim names; ``locate(frames, files)``
-    names an assert's line (the innermost frame in ``files`` by default)."""
-    outputs = tuple(_output(x, names) for x in (result if isinstance(result, (tuple, list)) else (result,)))
-    asserts = []
+    names an assert's line (the innermost frame in ``files`` by default). Sizes the kernel created (data-dependent
+    ones) are named ``?u0`` and kept apart: their range, the facts the kernel stated about them, where each was made."""
+    locate = locate or C.kernel_frame
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    fresh = _fresh_sizes(env, results, names)
+    outputs = tuple(_output(x, names | fresh) for x in results)
+    asserts, facts = [], []
     for expr, frames in env.kernel_asserts():
-        try:
-            node = T.to_node(expr, names)
-        except T.Unsupported:
-            node = None
-        asserts.append(Assert(node, _renamed(expr, names), (locate or C.kernel_frame)(frames, set(files)),
-                              T.with_dim_names(expr, names) if node is None else None))
+        if T.free_symbols(expr) & set(fresh):  # a claim about a data-dependent size, not about the dims
+            facts.append(_node_or_none(expr, names | fresh))
+            continue
+        asserts.append(Assert(_node_or_none(expr, names), _renamed(expr, names), locate(frames, set(files)),
+                              T.with_dim_names(expr, names) if _node_or_none(expr, names) is None else None))
     refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
     replacements = []
     for s, repl in env.replacements().items():
         if s in names:
-            try:
-                replacements.append((names[s], T.to_node(repl, names), _renamed(repl, names)))
-            except T.Unsupported:
-                replacements.append((names[s], None, _renamed(repl, names)))
+            replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
     fallbacks = []
     for expr, value, loc in env.fallbacks:
-        try:
-            node = T.to_node(expr, names)
-        except T.Unsupported:
-            node = None
-        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
+        fb = Fallback(_node_or_none(expr, names), _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
         if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
             fallbacks.append(fb)
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
-                    fallbacks=tuple(fallbacks))
+                    fallbacks=tuple(fallbacks), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
+                    fresh_at=tuple((n, locate(env.created_at(s), set(files))) for s, n in fresh.items()))
 
 
+FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
+
+
+def _fresh_sizes(env: Any, results: Any, names: dict) -> dict:
+    """The unbacked sizes in the outputs' sizes and strides that are not dims: the kernel created them (a
+    data-dependent size, ``new_dynamic_size``) -> their names."""
+    found: dict = {}
+    ranges = env.ranges()
+    for x in results:
+        if C.is_tensor(x):
+            for v in (*x.shape, *x.stride()):
+                for s in sorted(T.free_symbols(C.symbol_of(v)), key=str):
+                    if s not in names and s in ranges:
+                        found.setdefault(s, f"{FRESH}{s}")
+    return found
+
+
+def _fresh_ranges(env: Any, fresh: dict) -> tuple[tuple[str, int | None, int | None], ...]:
+    ranges = env.ranges()
+    return tuple((name, *ranges[s]) for s, name in fresh.items())
 
 
 def _missing_name(exc: BaseException) -> bool:
@@ -312,17 +336,26 @@ def _output(x: Any, names: dict) -> Output:
         try:
             items = tuple(T.to_node(C.symbol_of(d), names) for d in x.shape)
         except T.Unsupported as err:
-            return Output(OutputKind.UNSUPPORTED, text=str(err), is_tensor=True,
+            return Output(OutputKind.UNSUPPORTED, text=str(err), is_tensor=True, dtype=_dtype(x),
                           exprs=tuple(T.with_dim_names(C.symbol_of(d), names) for d in x.shape),
                           items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
-        dtype = str(x.dtype).replace("torch.", "")
-        return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)))
+        dtype = _dtype(x)
+        raw = [C.symbol_of(v) for v in x.stride()]
+        strides = tuple(_node_or_none(v, names) for v in raw)
+        # torch's text (a costly rename) only for strides outside the contract language
+        text = "" if None not in strides else f"({', '.join(_renamed(v, names) for v in raw)})"
+        return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)),
+                      strides=None if None in strides else strides, stride_text=text)
     if isinstance(x, int) or C.is_symint(x):
         try:
             return Output(OutputKind.INT, scalar=T.to_node(C.symbol_of(x), names), text=str(x))
         except T.Unsupported as err:
             return Output(OutputKind.UNSUPPORTED, text=str(err), exprs=(T.with_dim_names(C.symbol_of(x), names),))
     return Output(OutputKind.OTHER, text=type(x).__name__)
+
+
+def _dtype(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
 
 
 def guard_dims(t: Guarded) -> set[str]:

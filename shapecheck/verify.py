@@ -15,6 +15,7 @@ from .errors import UserError
 from .exploration import CaseRun, explore_case
 from .findings import Verdict, Violation, verdict_of
 from .obligations import output_obligations, path_name
+from .output_checks import spec_obligations
 from .report import CaseResult, Report
 from .solver import Bounds, CachedSolver, Sat, Solver, restrict
 from .sources import KernelSource
@@ -38,7 +39,10 @@ class Options:
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
-    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms)
+    from .contract_outputs import size_names
+
+    sizes = [Bounds(n, 0, 2**63 - 1) for n in size_names(contract)]  # data-dependent output sizes
+    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims] + sizes, timeout_ms)
 
 
 def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options(),
@@ -105,6 +109,8 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     except NotApplicable as why:
         return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
     checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
+    notes: list[str] = []
+    found += spec_obligations(case, run.leaves, solver, options.eras, checks, kernel.definition, notes)
     found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
     run.paths.extend(checks)
     run.violations.extend(found)
@@ -119,7 +125,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         pmap = path_map(run, solver, path_name)
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
-                       run.truncated, run.shared_with, pmap, outputs=outputs), run.violations)
+                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
 
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:

@@ -7,6 +7,9 @@ Each example lives in ``tests/golden/examples/``:
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
+- SC017-SC019: a kernel file checked with ``verify op golden::attn --meta FILE:kernel`` against
+  ``outputs.toml`` (output tables: dtype, layout, an output that is None);
+- SC020: a custom op with a fake (``--import``) whose data-dependent size excludes 0 and 1;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
@@ -85,6 +88,9 @@ def _audit(op: str) -> tuple[str, ...]:
     """``audit`` of one op of the custom-op library whose kernels are written one per audit class."""
     return ("audit", "--import", f"{EXAMPLES_DIR}/audit_classes.py", "--ops", f"auditex::{op}.default",
             "--format", "json", "-j", "1")
+def _outputs(kernel: str) -> tuple[str, ...]:
+    return ("verify", "op", "golden::attn", "--contract", f"{EXAMPLES_DIR}/outputs.toml", "--meta",
+            f"{EXAMPLES_DIR}/{kernel}:kernel", "--format", "json", "-j", "1")
 
 
 def _ref(contract: str) -> tuple[str, ...]:
@@ -110,6 +116,12 @@ EXAMPLES = [
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
     Example("SC016", _verify("new_empty.toml", "sc016_guard_torch_cannot_discharge.py"), 1),
+    Example("SC017", _outputs("sc017_output_dtype_mismatch.py"), 1),
+    Example("SC018", _outputs("sc018_output_layout_mismatch.py"), 1),
+    Example("SC019", _outputs("sc019_output_presence_mismatch.py"), 1),
+    Example("SC020", ("verify", "op", "golden::keep_positive", "--contract",
+                      f"{EXAMPLES_DIR}/sc020_dynamic_size_range.toml", "--import",
+                      f"{EXAMPLES_DIR}/sc020_dynamic_size_range.py", "--format", "json", "-j", "1"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),

@@ -23,7 +23,8 @@ CONTRACT = WORK / "contract.toml"
 #: every field an expression can be in, in the rows base: (table path, key)
 FIELDS = (("paths", 0, "when"), ("domain", "requires", 0), ("domain", "exclude", 0), ("let", "rows"),
           ("let", "P", 1, "value"), ("args", 0, "shape"), ("args", 1, "value"), ("args", 2, "present"),
-          ("paths", 0, "outputs", 0), ("paths", 0, "runtime_outputs", 0, "shape"), ("args", 0, "dtype", 0, "when"))
+          ("paths", 0, "outputs", 0), ("paths", 0, "runtime_outputs", 0, "shape"), ("args", 0, "dtype", 0, "when"),
+          ("paths", 0, "outputs", 0, "shape"), ("paths", 0, "outputs", 0, "dtype"), ("paths", 0, "outputs", 0, "layout"))
 
 
 def fuzz_settings(ci_examples: int):

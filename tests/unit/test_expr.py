@@ -29,7 +29,7 @@ def test_case_values_fold():
 
 @pytest.mark.parametrize("text", [
     "__import__('os').system('true')", "L ** 2", "L / 2", "x.size(0)", "lambda: 1", "[L for L in S]",
-    "L if S else E", "query.stride", "L[1:2:3]", "1.5 + L", "f(L)", "L @ S", "L << 1",
+    "L if S", "query.stride", "L[1:2:3]", "1.5 + L", "f(L)", "L @ S", "L << 1",
 ])
 def test_rejects_everything_outside_the_language(text):
     with pytest.raises(ExprError):
@@ -41,6 +41,18 @@ def test_type_errors_are_reported():
         E.bind(E.parse("L + 'bool'"), {})
     with pytest.raises(ExprError):
         E.bind(E.parse("(L, S) == 2"), {})
+    with pytest.raises(ExprError):  # a conditional needs a condition, and two sides of one kind
+        E.bind(E.parse("L if S else E"), {})
+    with pytest.raises(ExprError):
+        E.bind(E.parse("L if S > 1 else 'x'"), {})
+
+
+def test_a_conditional_folds_on_choices_and_stays_over_dims():
+    pick = E.parse("'float32' if dtype == 'float64' else dtype")
+    assert E.bind(pick, {"dtype": E.Const("float64")}) == E.Const("float32")
+    assert E.bind(pick, {"dtype": E.Const("float16")}) == E.Const("float16")
+    stride = E.bind(E.parse("1 if L == 1 else E"), {})
+    assert E.to_text(stride) == "(1 if L == 1 else E)" and E.evaluate(stride, {"L": 2, "E": 5}) == 5
 
 
 @given(st.integers(-50, 50), st.integers(-50, 50).filter(lambda v: v != 0))

@@ -30,7 +30,7 @@ OVERRIDEABLE = "aten::_scaled_dot_product_fused_attention_overrideable"
 # op -> (cases, path ids, verdict without suppressions)
 FAMILY = {
     FLASH: (12, ("fa2", "fa2-debug-mask"), Verdict.FAIL),
-    EFFICIENT: (24, ("cutlass-lse", "cutlass-no-lse", "cutlass-chunked-no-lse"), Verdict.PASS),
+    EFFICIENT: (24, ("cutlass-lse", "cutlass-no-lse", "cutlass-chunked-no-lse"), Verdict.FAIL),
     CUDNN: (16, ("cudnn-stats", "cudnn-no-stats"), Verdict.FAIL),
     CPU: (24, ("cpu-flash",), Verdict.PASS),
     OVERRIDEABLE: (9, ("xpu-onednn",), Verdict.FAIL),
@@ -177,24 +177,41 @@ def test_flash_finding_F1_debug_mask(stripped):
 @pytest.mark.parametrize("op", [CUDNN, OVERRIDEABLE])
 def test_findings_F2_F3_guard_on_E_equals_Ev(op, stripped):
     r = stripped(op)
-    assert {(v.code, v.expr) for v in r.violations} == {("SC001", "E == Ev")}
-    assert len(r.violations) == FAMILY[op][0]  # every case, the later ones stopped at the shared first guard
-    v = r.violations[0]
+    guards = [v for v in r.violations if v.code == "SC001"]
+    assert {(v.code, v.expr) for v in guards} == {("SC001", "E == Ev")}
+    assert len(guards) == FAMILY[op][0]  # every case, the later ones stopped at the shared first guard
+    v = guards[0]
     assert v.dims == ("E", "Ev") and "tuple(query.shape) == res_shape" in v.location.text
     assert v.counterexample["E"] != v.counterexample["Ev"] and v.witness["E"] == v.witness["Ev"]
     first = r.cases[0]
-    assert first.meta_paths == 2 and all(p.status == "proved" for p in first.paths if p.status != "unreachable")
+    assert first.meta_paths == 2
+    # both leaves prove every output, except output 1 where the runtime returns None (F5, F6: SC019)
+    refuted = {p.path for p in first.paths if p.status == "refuted"}
+    assert all(p.status in ("proved", "refuted", "unreachable") for p in first.paths)
+    assert refuted == {v.path for v in r.violations if v.code == "SC019" and v.case == first.case}
 
 
 def test_efficient_padded_logsumexp_is_proved(stripped):
     """The meta's math.ceil(L / 32) * 32 is translated exactly and equals the contract's (L + 31) // 32 * 32."""
     r = stripped(EFFICIENT)
-    assert not r.violations
+    assert {(v.code, v.path) for v in r.violations} == {("SC019", "cutlass-chunked-no-lse")}  # F4
     for c in r.cases:
         statuses = {p.path: p.status for p in c.paths}
         assert statuses["cutlass-lse"] in ("proved", "unreachable")
         assert statuses["cutlass-no-lse"] in ("proved", "unreachable")
     assert any(p.path == "cutlass-lse" and p.status == "proved" for c in r.cases for p in c.paths)
+
+
+@pytest.mark.parametrize("op, path, expr", [
+    (EFFICIENT, "cutlass-chunked-no-lse", "output 1: a tensor (B, H, 0), runtime None"),
+    (CUDNN, "cudnn-no-stats", "output 1: a tensor (B, H, L, 1), runtime None"),
+    (OVERRIDEABLE, "xpu-onednn", "output 1: a tensor (B, H, L), runtime None"),
+])
+def test_findings_F4_F6_a_tensor_where_the_runtime_returns_none(op, path, expr, stripped):
+    found = [v for v in stripped(op).violations if v.code == "SC019"]
+    assert found and {(v.path, v.expr) for v in found} == {(path, expr)}
+    if op == EFFICIENT:  # the chunked runtime: B > 65535, every case without compute_log_sumexp
+        assert len(found) == 12 and all(v.counterexample["B"] == 65536 for v in found)
 
 
 def test_flash_for_cpu_passes_guard_free(stripped):
@@ -234,25 +251,28 @@ def _lse(query):
     return torch.empty(query.size(0), query.size(1), query.size(2), dtype=torch.float32)
 
 
+def _u64():
+    return torch.empty(2, dtype=torch.uint64), torch.empty((), dtype=torch.uint64)
+
+
 def flash_max_q_is_S(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
     S = key.size(2)
-    return (torch.empty_like(query), _lse(query), None, None, S, S,
-            torch.empty(2, dtype=torch.int64), torch.empty((), dtype=torch.int64), torch.empty(0))
+    return (torch.empty_like(query), _lse(query), None, None, S, S, *_u64(), torch.empty(0, dtype=query.dtype))
 
 
 def flash_runtime(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
     S = key.size(2)
-    debug = torch.empty(B, H, (L + 127) // 128 * 128, (S + 127) // 128 * 128) if return_debug_mask else torch.empty(0)
-    return (torch.empty(B, H, L, value.size(3)), _lse(query), None, None, L, S,
-            torch.empty(2, dtype=torch.int64), torch.empty((), dtype=torch.int64), debug)
+    debug = torch.empty(B, H, (L + 127) // 128 * 128, (S + 127) // 128 * 128, dtype=query.dtype) \
+        if return_debug_mask else torch.empty(0, dtype=query.dtype)
+    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype), _lse(query), None, None, L, S, *_u64(), debug)
 
 
 def _efficient(query, value, compute_log_sumexp, pad):
     B, H, L, E = query.shape
     lse = torch.empty(B, H, pad(L) if compute_log_sumexp else 0, dtype=torch.float32)
-    return (torch.empty(B, H, L, value.size(3)), lse, torch.empty((), dtype=torch.int64),
+    return (torch.empty(B, L, H, value.size(3), dtype=query.dtype).transpose(1, 2), lse, torch.empty((), dtype=torch.int64),
             torch.empty((), dtype=torch.int64))
 
 
@@ -270,7 +290,7 @@ def efficient_runtime(query, key, value, attn_bias, compute_log_sumexp, dropout_
 
 def _cudnn(query, key, value, stats):
     B, H, L, E = query.shape
-    return (torch.empty(B, H, L, value.size(3)), stats, None, None, L, key.size(2),
+    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype), stats, None, None, L, key.size(2),
             torch.empty((), dtype=torch.int64), torch.empty((), dtype=torch.int64), None)
 
 
@@ -341,10 +361,13 @@ def test_efficient_mutants_of_the_lse_padding(kernels, fn):
 
 
 def test_efficient_runtime_kernel_proves_the_padded_lse(kernels, stripped_dir):
-    """Written with // the same obligation is proved, as the meta kernel's math.ceil is."""
+    """Written with // the same obligation is proved, as the meta kernel's math.ceil is. Like the meta kernel,
+    it returns an empty log_sumexp where the chunked runtime (B > 65535) returns None (F4): branching on B
+    would be a guard."""
     r = run(EFFICIENT, kernels, "efficient_runtime", contract=stripped_dir / contract_file(EFFICIENT).name)
-    assert r.verdict == Verdict.PASS and not r.violations
-    assert {p.status for c in r.cases for p in c.paths} == {"proved", "unreachable"}
+    assert {(v.code, v.path) for v in r.violations} == {("SC019", "cutlass-chunked-no-lse")}
+    statuses = {p.path: p.status for c in r.cases for p in c.paths if p.status != "unreachable"}
+    assert statuses == {"cutlass-lse": "proved", "cutlass-no-lse": "proved", "cutlass-chunked-no-lse": "refuted"}
 
 
 def test_cudnn_mutant_with_3d_stats(kernels):

@@ -53,9 +53,9 @@ def test_wrong_precondition_is_a_dispatch_mismatch(tmp_path):
 
 def test_wrong_output_shape_is_found(tmp_path):
     c = _contract(tmp_path, 'id = "general"\nera = "2026-03"\nsource = "Attention.mm: sdpa_general_mps (MPSGraph)"\n'
-                  'when = "not fast_2603"\noutputs = ["query.shape[:-1] + (Ev,)"',
+                  'when = "not fast_2603"\noutputs = [{ shape = "query.shape[:-1] + (Ev,)"',
                   'id = "general"\nera = "2026-03"\nsource = "Attention.mm: sdpa_general_mps (MPSGraph)"\n'
-                  'when = "not fast_2603"\noutputs = ["query.shape[:-1] + (E,)"')
+                  'when = "not fast_2603"\noutputs = [{ shape = "query.shape[:-1] + (E,)"')
     r = ref_check(c, eras=("2026-03",), examples=24)
     bad = [f for f in r.findings if f.code == "SC011" and f.path == "general"]
     assert bad and all(f.sizes["E"] != f.sizes["Ev"] for f in bad)

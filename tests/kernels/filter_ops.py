@@ -1,0 +1,29 @@
+"""Custom ops whose output size only the data decides (a filter that keeps the positive rows), registered with
+torch.library as their authors write them; verified through the dispatcher with ``--import``. The runtime
+keeps 0 to N rows. Contract: ``filter_ops.toml`` (and ``filter_ops_fixed.toml``)."""
+
+import torch
+
+
+@torch.library.custom_op("sc_filter::keep_positive", mutates_args=())
+def keep_positive(x: torch.Tensor) -> torch.Tensor:
+    return x[x[:, 0] > 0]
+
+
+@keep_positive.register_fake
+def _(x):
+    # the deprecated API: its size has a minimum of 2, so an exported program fails when 0 or 1 rows remain
+    n = torch.library.get_ctx().create_unbacked_symint()
+    return x.new_empty((n, x.shape[1]))
+
+
+@torch.library.custom_op("sc_filter::keep_positive_fixed", mutates_args=())
+def keep_positive_fixed(x: torch.Tensor) -> torch.Tensor:
+    return x[x[:, 0] > 0]
+
+
+@keep_positive_fixed.register_fake
+def _(x):
+    n = torch.library.get_ctx().new_dynamic_size()
+    torch._check(n <= x.shape[0])
+    return x.new_empty((n, x.shape[1]))
