@@ -332,9 +332,13 @@ def run(op, kernels, fn, contract=None, cases=()):
 
 
 def only_sc002(report):
+    """The mutant's SC002 findings, once the findings every kernel written like torch's meta has are set aside:
+    a tensor output 1 where the runtime returns None (SC019: efficient's chunked path, cuDNN without stats)."""
     assert report.verdict == Verdict.FAIL
-    assert {v.code for v in report.violations} == {"SC002"}, [(v.code, v.expr) for v in report.violations]
-    return report.violations
+    found = [v for v in report.violations
+             if not (v.code == "SC019" and v.path in ("cutlass-chunked-no-lse", "cudnn-no-stats"))]
+    assert {v.code for v in found} == {"SC002"}, [(v.code, v.expr) for v in found]
+    return found
 
 
 def test_flash_mutant_max_q_is_S(kernels):
@@ -372,7 +376,7 @@ def test_efficient_runtime_kernel_proves_the_padded_lse(kernels, stripped_dir):
 
 def test_cudnn_mutant_with_3d_stats(kernels):
     vs = only_sc002(run(CUDNN, kernels, "cudnn_stats_3d", cases=("dtype=float16,is_causal=false",)))
-    assert {v.path for v in vs} == {"cudnn-stats"}  # output 1 is unspecified on cudnn-no-stats
+    assert {v.path for v in vs} == {"cudnn-stats"}  # output 1 is None on cudnn-no-stats (SC019, set aside)
     assert "contract (B, H, L, 1)" in vs[0].expr and "rank 3" in vs[0].message
 
 
