@@ -29,6 +29,7 @@ from .contract_spec import (  # noqa: F401 - re-exported: the declarations are p
     Dim,
     OutputDoc,
     PathSpec,
+    RejectSpec,
     Select,
     Suppression,
 )
@@ -49,6 +50,7 @@ class Contract:
     guard_free: bool = True
     suppressions: tuple[Suppression, ...] = ()
     doc: str = ""
+    rejects: tuple[RejectSpec, ...] = ()
 
     @property
     def dim_names(self) -> tuple[str, ...]:
@@ -83,6 +85,30 @@ class Contract:
                 out.append(bound)
         return tuple(out)
 
+    def excluded_reject_cases(self) -> tuple[BoundCase, ...]:
+        """The cases the domain excludes that a ``[[rejects]]`` names with its ``case``: each holds those
+        rejects only (its domain is empty)."""
+        return self._excluded_reject_cases
+
+    @functools.cached_property
+    def _excluded_reject_cases(self) -> tuple[BoundCase, ...]:
+        if not any(r.case is not None for r in self.rejects):
+            return ()
+        names = [n for n, _ in self.choices]
+        kept = {c.id for c in self.cases()}
+        memo: dict = {"budget": [L.BIND_NODES_PER_CASE * L.max_cases()]}
+        out = []
+        for combo in itertools.product(*(vals for _, vals in self.choices)):
+            values = dict(zip(names, combo))
+            if case_id(values) in kept:
+                continue
+            b = _CaseBinder(self, values, memo)
+            if any(r.case is not None and b.condition(r.case, f"rejects.{r.id}.case") == E.TRUE for r in self.rejects):
+                bound = bind_case(self, values, memo, excluded=True)
+                if bound is not None and bound.rejects:
+                    out.append(bound)
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class BoundArg:
@@ -97,7 +123,20 @@ class BoundArg:
     has_default: bool = False
     # an int (or ints) argument given by dims, e.g. a SymInt size: the expression, traced as SymInts
     expr: E.Node | None = None
+    low: E.Node | None = None  # integer tensors: the values drawn lie in [low, high)
+    high: E.Node | None = None
 
+
+@dataclass(frozen=True)
+class BoundReject:
+    """A ``[[rejects]]`` region in one case: ``when`` over dims (with the dims' ranges)."""
+
+    id: str
+    kind: str
+    when: E.Node
+    message: str
+    source: str
+    text: str = ""  # the region as the contract writes it: its case and its when
 
 @dataclass(frozen=True)
 class BoundPath:
@@ -119,6 +158,8 @@ class BoundCase:
     domain: E.Node  # the requires, bound; dim ranges are separate
     paths: tuple[BoundPath, ...]
     dims: tuple[Dim, ...] = field(default=())  # the dims that appear in the case's arguments
+    rejects: tuple[BoundReject, ...] = ()  # the [[rejects]] regions in this case (outside its domain)
+    excluded: bool = False  # a case the domain excludes, bound for its rejects only
 
     @property
     def id(self) -> str:
@@ -285,11 +326,13 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
     raise ContractError(where, "only an int or ints argument may use dims; other values may only use choices")
 
 
-def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None) -> BoundCase | None:
-    """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``."""
+def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None, *,
+              excluded: bool = False) -> BoundCase | None:
+    """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``. ``excluded``: bind a
+    case the domain excludes, for the ``[[rejects]]`` that name it with their ``case`` (its domain is false)."""
     b = _CaseBinder(contract, values, memo)
     for key, node in contract.exclude:
-        if b.condition(node, key) == E.TRUE:
+        if not excluded and b.condition(node, key) == E.TRUE:
             return None
     for name, val in contract.lets:
         key = f"let.{name}"
@@ -315,8 +358,10 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
             if dtype not in TENSOR_DTYPES:
                 raise ContractError(f"{contract.file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
             shapes[spec.name] = shape
+            low, high = (None if x is None else b.scalar(b.pick(x, f"{key}.{n}"), f"{key}.{n}", shapes)
+                         for n, x in (("low", spec.low), ("high", spec.high)))
             args.append(BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, keyword=spec.keyword,
-                                 default=spec.default, has_default=spec.has_default))
+                                 default=spec.default, has_default=spec.has_default, low=low, high=high))
         else:
             value = b.pick(spec.value, f"{key}.value")
             expr = None
@@ -325,7 +370,11 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
                 value, expr = _scalar_value(contract, spec, value, key)
             args.append(BoundArg(spec.name, spec.kind, True, value=value, keyword=spec.keyword,
                                  default=spec.default, has_default=spec.has_default, expr=expr))
-    domain = E.conj([b.condition(node, key, shapes) for key, node in contract.requires])
+    requires = [b.condition(node, key, shapes) for key, node in contract.requires]
+    rejects = _bind_rejects(b, contract, shapes, excluded)
+    # a reject region is not part of the domain: taken out (unless a requires already says so)
+    outside = [E.negate(r.when) for r in rejects]
+    domain = E.FALSE if excluded else E.conj(requires + [n for n in outside if n not in requires])
     paths = []
     for p in contract.paths:
         key = f"paths.{p.id}"
@@ -340,8 +389,27 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
             docs.append((None if shape is None else b.scalar(shape, f"{key}.runtime_outputs[{j}]", shapes), d.what))
         paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source))
     used = set().union(*(b.measure(x)[3] for x in [*shapes.values(), *(a.expr for a in args if a.expr is not None)]))
+    used |= set().union(*(b.measure(r.when)[3] for r in rejects))
     dims = tuple(d for d in contract.dims if d.name in used)
-    return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims)
+    return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims, rejects, excluded)
+
+
+def _bind_rejects(b: _CaseBinder, contract: Contract, shapes: Mapping[str, E.TupleE],
+                  excluded: bool) -> tuple[BoundReject, ...]:
+    """The ``[[rejects]]`` regions of the case: those whose ``case`` holds (every case of the domain for one
+    without ``case``; only the named ones in an excluded case) and whose ``when`` is not false."""
+    out = []
+    for r in contract.rejects:
+        key = f"rejects.{r.id}"
+        if r.case is None and excluded:
+            continue
+        if r.case is not None and b.condition(r.case, f"{key}.case") != E.TRUE:
+            continue
+        when = b.condition(r.when, f"{key}.when", shapes)
+        if when != E.FALSE:
+            text = " and ".join(E.to_text(x) for x in (r.case, r.when) if x is not None and x != E.TRUE)
+            out.append(BoundReject(r.id, r.kind, when, r.message, r.source, text or "true"))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -88,6 +88,10 @@ RULES: dict[str, Rule] = _rules(
          "(dtype, memory layout, or a shape no contract path covers)", E, "fuzz",
          "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
          "order and returns another)"),
+    Rule("SC021", "meta-accepts-rejected-input",
+         "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
+         "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
+         "message, so that export and compile refuse the input instead of the device"),
 )
 del E, INC, N
 

@@ -79,6 +79,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                                                             first.pop(case.id, None))
         results.append(result)
         violations.extend(found)
+    violations.extend(_excluded_rejects(contract, kernel, solver, options))
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
     violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
@@ -107,6 +108,11 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     run.paths.extend(checks)
     run.violations.extend(found)
     _unexplored(run, solver, options)
+    if case.rejects:
+        from .rejects import reject_obligations
+
+        first = next((leaf.trace for leaf in run.leaves if not leaf.pc), None)
+        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, first))
     from .fixes import suggest_fixes
 
     run.violations = suggest_fixes(run, solver)
@@ -118,6 +124,21 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
                        run.truncated, run.shared_with, pmap, outputs=outputs), run.violations)
+
+
+def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver, options: Options) -> list[Violation]:
+    """SC021 in the cases the domain excludes and a ``[[rejects]]`` names (``rejects``)."""
+    from .rejects import reject_obligations
+
+    found = []
+    for case in contract.excluded_reject_cases():
+        if options.cases and not any(s in case.id for s in options.cases):
+            continue
+        try:
+            found.extend(reject_obligations(kernel, case, solver, options.max_traces))
+        except NotApplicable:
+            continue
+    return found
 
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
