@@ -86,24 +86,21 @@ class Contract:
         return tuple(out)
 
     def excluded_reject_cases(self) -> tuple[BoundCase, ...]:
-        """The cases the domain excludes that a ``[[rejects]]`` names with its ``case``: each holds those
-        rejects only (its domain is empty)."""
+        """The cases a ``[[rejects]]`` rejects whole (a ``case`` and no ``when``), which are therefore not in the
+        domain (``cases``), and which ``[domain] exclude`` does not drop: each holds the rejects that name it
+        with their ``case`` (its domain is empty)."""
         return self._excluded_reject_cases
 
     @functools.cached_property
     def _excluded_reject_cases(self) -> tuple[BoundCase, ...]:
-        if not any(r.case is not None for r in self.rejects):
+        if not any(r.case is not None and r.when == E.TRUE for r in self.rejects):
             return ()
         names = [n for n, _ in self.choices]
-        kept = {c.id for c in self.cases()}
         memo: dict = {"budget": [L.BIND_NODES_PER_CASE * L.max_cases()]}
         out = []
         for combo in itertools.product(*(vals for _, vals in self.choices)):
             values = dict(zip(names, combo))
-            if case_id(values) in kept:
-                continue
-            b = _CaseBinder(self, values, memo)
-            if any(r.case is not None and b.condition(r.case, f"rejects.{r.id}.case") == E.TRUE for r in self.rejects):
+            if _whole_case_rejected(_CaseBinder(self, values, memo), self):
                 bound = bind_case(self, values, memo, excluded=True)
                 if bound is not None and bound.rejects:
                     out.append(bound)
@@ -328,12 +325,15 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
 
 def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None, *,
               excluded: bool = False) -> BoundCase | None:
-    """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``. ``excluded``: bind a
-    case the domain excludes, for the ``[[rejects]]`` that name it with their ``case`` (its domain is false)."""
+    """Fix the choices; None when the case is excluded (by ``[domain] exclude``, or wholly rejected by a
+    ``[[rejects]]``). ``memo``: see ``_CaseBinder``. ``excluded``: bind a wholly rejected case, for the
+    ``[[rejects]]`` that name it with their ``case`` (its domain is false)."""
     b = _CaseBinder(contract, values, memo)
     for key, node in contract.exclude:
-        if not excluded and b.condition(node, key) == E.TRUE:
+        if b.condition(node, key) == E.TRUE:
             return None
+    if not excluded and _whole_case_rejected(b, contract):
+        return None
     for name, val in contract.lets:
         key = f"let.{name}"
         b.values[name] = b.scalar(b.pick(val, key), key)
@@ -392,6 +392,12 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     used |= set().union(*(b.measure(r.when)[3] for r in rejects))
     dims = tuple(d for d in contract.dims if d.name in used)
     return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims, rejects, excluded)
+
+
+def _whole_case_rejected(b: _CaseBinder, contract: Contract) -> bool:
+    """Whether a ``[[rejects]]`` with a ``case`` and no ``when`` takes the whole case out of the domain."""
+    return any(r.case is not None and r.when == E.TRUE and b.condition(r.case, f"rejects.{r.id}.case") == E.TRUE
+               for r in contract.rejects)
 
 
 def _bind_rejects(b: _CaseBinder, contract: Contract, shapes: Mapping[str, E.TupleE],

@@ -40,7 +40,9 @@ class RefFinding:
 
     @property
     def kind(self) -> str:
-        return REF_RULES[self.code].name
+        from .rules import RULES
+
+        return RULES[self.code].name
 
     def to_json(self) -> dict[str, Any]:
         return {"code": self.code, "kind": self.kind, "era": self.era, "path": self.path, "case": self.case,
@@ -162,18 +164,21 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
         return RefFinding(code, p.era, p.id, case.id, dict(sizes), message)
 
     got = ref.select_path(args, p.era)
-    if got != want_path:
+    if got is not None and got != want_path:  # None: a reference without paths (the op's eager kernel)
         found.append(finding("SC010", f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
     try:
-        out0, out1 = ref.run(args, p.era, want_path)[:2]
+        outs = ref.run(args, p.era, want_path)
     except ref.rejects as err:
-        found.append(finding("SC014", f"{type(err).__name__}: {str(err).splitlines()[0][:240]}"))
+        found.append(finding("SC014", f"{type(err).__name__}: {_first(err)}"))
         return found
+    out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
+    if getattr(ref, "compares_all_outputs", False):
+        found.extend(_against_meta(case, sizes, outs, finding))
     if p.outputs[0] is not None:
         expected = E.evaluate(p.outputs[0], sizes)
         if tuple(out0.shape) != tuple(expected):
             found.append(finding("SC011", f"output 0 is {tuple(out0.shape)}, the contract says {tuple(expected)}"))
-    if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None:
+    if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None and out1 is not None:
         doc1 = E.evaluate(p.runtime_outputs[1][0], sizes)
         if tuple(out1.shape) != tuple(doc1):
             found.append(finding("SC013", f"output 1 is {tuple(out1.shape)}, the contract documents {tuple(doc1)} "
@@ -190,8 +195,40 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     return found
 
 
-def _reference(contract: Contract) -> RuntimeReference:
-    ref, why = reference_for(contract.op)
+def _first(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0][:240] if text else ""
+
+
+def _meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
+    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``; raises what it raises."""
+    from . import _compat as C
+    from .arguments import make_arguments
+    from .contract import normalize_op
+
+    return C.call_op(C.resolve_op(normalize_op(case.contract.op)), make_arguments(case, sizes, 0, "meta"))
+
+
+def _against_meta(case: BoundCase, sizes: dict[str, int], real: tuple[Any, ...], finding) -> list[RefFinding]:
+    """The real kernel's outputs against the meta kernel's: shape, dtype, significant strides (SC015), or the
+    meta kernel raising where the real one does not (SC007)."""
+    from .runtime import outputs_differ
+
+    try:
+        meta = _meta_outputs(case, sizes)
+    except Exception as err:  # the meta kernel refuses an input the real kernel takes
+        return [finding("SC007", f"the meta kernel raises {type(err).__name__} where the runtime runs: {_first(err)}")]
+    if len(meta) != len(real):
+        return [finding("SC015", f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]
+    for j, (m, r) in enumerate(zip(meta, real)):
+        why = outputs_differ(m, r)
+        if why is not None:
+            return [finding("SC015", f"output {j} of the meta kernel has {why}")]
+    return []
+
+
+def _reference(contract: Contract, device: str = "cpu") -> RuntimeReference:
+    ref, why = reference_for(contract.op, device=device)
     if ref is None:
         raise TargetError(f"{contract.file}: {why}")
     return ref
@@ -221,12 +258,14 @@ def mps_available() -> bool:
     return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
 
 
-def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0) -> RefReport:
-    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference_for``)."""
-    ref = _reference(contract)
+def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0,
+              device: str = "cpu") -> RefReport:
+    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference_for``);
+    with the op's eager kernel, also every ``[[rejects]]`` region (``refcheck_rejects``)."""
+    ref = _reference(contract, device)
     start = time.perf_counter()
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
-    mps = mps_available()
+    mps = mps_available() and not getattr(ref, "compares_all_outputs", False)
     runs = []
     for p in contract.paths:
         if eras and p.era not in eras:
@@ -246,10 +285,15 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
                 run.note = run.note or f"not modelled by the reference: {str(err).splitlines()[0][:80]}"
                 continue
             run.points += 1
+    if getattr(ref, "compares_all_outputs", False):
+        from .refcheck_rejects import check_rejects
+
+        runs.extend(check_rejects(contract, ref, examples, seed, solver))
     unexercised = _suppress(contract, runs)
     failing = any(not f.suppressed for r in runs for f in r.findings)
     verdict = "fail" if failing else ("pass" if any(r.points for r in runs) else "inconclusive")
-    note = "real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran"
+    note = ("real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran") \
+        if not getattr(ref, "compares_all_outputs", False) else f"{ref.describe(())}, against the meta kernel"
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
 
 

@@ -377,9 +377,15 @@ def compare_values(got: Any, want: Any, atol: float, rtol: float) -> ValueMismat
     return ValueMismatch(int((~close).sum()), close.numel(), idx, want[idx].item(), a[idx].item(), err)
 
 
+COMPARED_RULES = ("SC015", "SC021")
+"""Rules of the meta kernel against the real one that ``fuzz op`` and ``ref check`` also report from a runtime
+run (an eager reference): their ``[[suppress]]`` tables are read the same way."""
+
+
 def live_runtime_suppressions(contract: Contract) -> list:
-    """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014) that have not expired."""
-    return suppressions.in_force(contract.suppressions, RUNTIME_RULES)
+    """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014, and SC015/SC021 as a runtime run
+    finds them) that have not expired."""
+    return suppressions.in_force(contract.suppressions, [*RUNTIME_RULES, *COMPARED_RULES])
 
 
 def accepted_by(suppressions: list, rule: str, path: str, case_id: str):
