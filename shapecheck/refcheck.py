@@ -18,6 +18,7 @@ from . import expr as E
 from .boundaries import interesting_values as _interesting
 from .contract import BoundCase, BoundPath, Contract
 from .errors import TargetError
+from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
 from .runtime import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .runtime import accepted_by as accepted_by
 from .runtime import live_runtime_suppressions as live_runtime_suppressions
@@ -25,41 +26,6 @@ from .solver import Bounds, Sat, Solver, restrict
 from .trace import Kernel, call_args
 
 REF_RULES = RUNTIME_RULES
-SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
-
-
-@dataclass(frozen=True)
-class RefFinding:
-    code: str
-    era: str
-    path: str
-    case: str
-    sizes: dict[str, int]
-    message: str
-    suppressed: str = ""  # the reason, when a contract suppression matches
-
-    @property
-    def kind(self) -> str:
-        from .rules import RULES
-
-        return RULES[self.code].name
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "kind": self.kind, "era": self.era, "path": self.path, "case": self.case,
-                "sizes": self.sizes, "message": self.message, "suppressed": self.suppressed or None}
-
-
-@dataclass
-class PathRun:
-    era: str
-    path: str
-    points: int = 0
-    findings: list[RefFinding] = field(default_factory=list)
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"era": self.era, "path": self.path, "points": self.points, "failed": len(self.findings),
-                "note": self.note or None}
 
 
 @dataclass
@@ -169,7 +135,7 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     try:
         outs = ref.run(args, p.era, want_path)
     except ref.rejects as err:
-        found.append(finding("SC014", f"{type(err).__name__}: {_first(err)}"))
+        found.append(finding("SC014", f"{type(err).__name__}: {first_line(err)}"))
         return found
     out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
     if getattr(ref, "compares_all_outputs", False):
@@ -195,29 +161,15 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     return found
 
 
-def _first(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0][:240] if text else ""
-
-
-def _meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
-    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``; raises what it raises."""
-    from . import _compat as C
-    from .arguments import make_arguments
-    from .contract import normalize_op
-
-    return C.call_op(C.resolve_op(normalize_op(case.contract.op)), make_arguments(case, sizes, 0, "meta"))
-
-
 def _against_meta(case: BoundCase, sizes: dict[str, int], real: tuple[Any, ...], finding) -> list[RefFinding]:
     """The real kernel's outputs against the meta kernel's: shape, dtype, significant strides (SC015), or the
     meta kernel raising where the real one does not (SC007)."""
     from .runtime import outputs_differ
 
     try:
-        meta = _meta_outputs(case, sizes)
+        meta = meta_outputs(case, sizes)
     except Exception as err:  # the meta kernel refuses an input the real kernel takes
-        return [finding("SC007", f"the meta kernel raises {type(err).__name__} where the runtime runs: {_first(err)}")]
+        return [finding("SC007", f"the meta kernel raises {type(err).__name__} where the runtime runs: {first_line(err)}")]
     if len(meta) != len(real):
         return [finding("SC015", f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]
     for j, (m, r) in enumerate(zip(meta, real)):

@@ -10,8 +10,9 @@ import random
 from typing import Any
 
 from . import expr as E
+from .boundaries import interesting_values
 from .contract import BoundCase, BoundReject, Contract
-from .refcheck import SIDE_CAP, PathRun, RefFinding, _first, _meta_outputs, interesting_values
+from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
 from .runtime import RuntimeReference
 from .solver import Solver, restrict
 
@@ -45,7 +46,7 @@ def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: ra
     """Points of the region: each case's least point and boundary targets, then random ones, up to ``examples``."""
     targets: list[tuple[int, list[E.Node]]] = [(i, []) for i in range(len(holding))]
     for i, (case, r) in enumerate(holding):
-        values = interesting_values(r.when, {d.name: d for d in case.dims})
+        values = interesting_values(r.when, {d.name: d for d in case.dims}, SIDE_CAP)
         targets += [(i, [E.Cmp("==", E.Var(n), E.Const(v))]) for n, vs in sorted(values.items()) for v in sorted(vs)]
     rng.shuffle(targets)
     while holding and len(targets) < 4 * examples:
@@ -84,9 +85,9 @@ def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[s
                                       f"({r.text}) says it refuses: the contract is wrong there"))
     except ref.rejects as err:
         if r.message and r.message not in str(err):
-            notes.add(f"the runtime raises {type(err).__name__}: {_first(err)[:80]} (not {r.message!r})")
+            notes.add(f"the runtime raises {type(err).__name__}: {first_line(err)[:80]} (not {r.message!r})")
     try:
-        _meta_outputs(case, sizes)
+        meta_outputs(case, sizes)
     except Exception:
         return found  # the meta kernel refuses it too
     found.append(finding("SC021", f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "

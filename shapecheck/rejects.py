@@ -81,7 +81,7 @@ class _Region:
             if isinstance(t, Finished):
                 pending = unsettled_fallback(t, self.solver, premises + pc)
                 if pending is None:
-                    if self.accepts(t, premises + pc):
+                    if _accepts(self, t, premises + pc):
                         return  # one counterexample per region and case
                     continue
                 t = pending
@@ -116,53 +116,54 @@ class _Region:
             work.append(pc + [t.guard])
         return True
 
-    def accepts(self, t: Finished, conds: list[E.Node]) -> bool:
-        """Whether the finished trace accepts a point of ``conds``: if so, SC021 (or SC005) is recorded."""
-        accepted = list(conds)
-        untranslated = []
-        for a in t.asserts:
-            if a.expr is not None:
-                accepted.append(a.expr)
-            elif a.sym is not None:
-                untranslated.append(a)
-            else:
-                self.inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
-                return True
-        for name, lo, hi in t.refinements:
-            accepted += [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
-            accepted += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
-        for name, node, raw in t.replacements:
-            if node is None:
-                self.inconclusive(raw, None, f"cannot translate the replacement {name} -> {raw}")
-                return True
-            accepted.append(E.Cmp("==", E.Var(name), node))
-        result = self.solver.satisfiable(accepted)
-        if result.sat is Sat.UNSAT:
-            return False
-        if result.sat is Sat.UNKNOWN:
-            self.inconclusive(E.to_text(self.reject.when), t.returned_at, f"z3 could not decide whether the "
-                              f"kernel accepts part of the region ({result.reason})")
-            return True
-        point = restrict(self.solver.small_model(accepted) or result.model, self.dims)
-        checks = [_holds(a.sym)(point) for a in untranslated]
-        if any(c is not True for c in checks):
-            # an assert outside the contract language that the point does not satisfy: not proved either way
-            self.inconclusive(untranslated[0].raw, untranslated[0].loc, "the kernel's runtime assert "
-                              f"{untranslated[0].raw} is outside the contract language; whether it rejects the "
-                              "whole region is not proved")
-            return True
-        self.found.append(self.violation(t, point))
-        return True
 
-    def violation(self, t: Finished, point: dict[str, int]) -> Violation:
-        r = self.reject
-        said = f" with {r.message!r}" if r.message else ""
-        return Violation(
-            code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
-            dims=tuple(sorted(E.free_names(r.when))), location=t.returned_at or self.kernel.definition,
-            counterexample=point,
-            message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input and "
-                    f"returns {', '.join(o.formula for o in t.outputs) or 'nothing'} at the counterexample")
+def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> bool:
+    """Whether the finished trace accepts a point of ``conds``: if so, SC021 (or SC005) is recorded."""
+    accepted = list(conds)
+    untranslated = []
+    for a in t.asserts:
+        if a.expr is not None:
+            accepted.append(a.expr)
+        elif a.sym is not None:
+            untranslated.append(a)
+        else:
+            self.inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
+            return True
+    for name, lo, hi in t.refinements:
+        accepted += [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
+        accepted += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
+    for name, node, raw in t.replacements:
+        if node is None:
+            self.inconclusive(raw, None, f"cannot translate the replacement {name} -> {raw}")
+            return True
+        accepted.append(E.Cmp("==", E.Var(name), node))
+    result = self.solver.satisfiable(accepted)
+    if result.sat is Sat.UNSAT:
+        return False
+    if result.sat is Sat.UNKNOWN:
+        self.inconclusive(E.to_text(self.reject.when), t.returned_at, f"z3 could not decide whether the "
+                          f"kernel accepts part of the region ({result.reason})")
+        return True
+    point = restrict(self.solver.small_model(accepted) or result.model, self.dims)
+    checks = [_holds(a.sym)(point) for a in untranslated]
+    if any(c is not True for c in checks):
+        # an assert outside the contract language that the point does not satisfy: not proved either way
+        self.inconclusive(untranslated[0].raw, untranslated[0].loc, "the kernel's runtime assert "
+                          f"{untranslated[0].raw} is outside the contract language; whether it rejects the "
+                          "whole region is not proved")
+        return True
+    self.found.append(_violation(self, t, point))
+    return True
+
+def _violation(self: _Region, t: Finished, point: dict[str, int]) -> Violation:
+    r = self.reject
+    said = f" with {r.message!r}" if r.message else ""
+    return Violation(
+        code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        dims=tuple(sorted(E.free_names(r.when))), location=t.returned_at or self.kernel.definition,
+        counterexample=point,
+        message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input and "
+                f"returns {', '.join(o.formula for o in t.outputs) or 'nothing'} at the counterexample")
 
 
 def reject_obligations(kernel: Kernel, case: BoundCase, solver: Solver, max_traces: int,
