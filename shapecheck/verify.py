@@ -59,7 +59,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
-    if options.cases and not selected:
+    if options.cases and not selected and not any(any(s in c.id for s in options.cases)
+                                                  for c in contract.excluded_reject_cases()):
         raise UserError(f"{contract.file}: no case id contains {' or '.join(map(repr, options.cases))} "
                         f"(--case); `shapecheck verify op OP --format json` lists the case ids")
     first: dict = {}
@@ -87,7 +88,9 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = suppressions.apply(contract.suppressions, violations)
-    if not any(not r.skipped for r in results):
+    rejects_checked = any(not options.cases or any(s in c.id for s in options.cases)
+                          for c in contract.excluded_reject_cases())
+    if not any(not r.skipped for r in results) and not rejects_checked:
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = verdict_of(violations)
