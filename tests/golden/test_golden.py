@@ -7,6 +7,8 @@ Each example lives in ``tests/golden/examples/``:
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
+- SC021: a kernel file for ``aten::index_select`` checked against ``sc021_index_select.toml``, whose
+  ``[[rejects]]`` region (a 2-D index) the kernel accepts;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
@@ -98,6 +100,9 @@ EXAMPLES = [
     Example("SC012", _ref("sc012_runtime_values.toml"), 1, plant="_values_off"),
     Example("SC013", _ref("sc013_runtime_output1_shape.toml"), 1),
     Example("SC014", _ref("sc014_runtime_rejects.toml"), 1),
+    Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
+                      "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
+                      "-j", "1"), 1),
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
