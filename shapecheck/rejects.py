@@ -44,6 +44,7 @@ class _Region:
     max_traces: int
     found: list[Violation] = field(default_factory=list)
     traces: int = 0
+    accepting: list[tuple[dict[str, int], Finished]] = field(default_factory=list)  # (least point, trace)
 
     @property
     def dims(self) -> list[str]:
@@ -81,44 +82,50 @@ class _Region:
             if isinstance(t, Finished):
                 pending = unsettled_fallback(t, self.solver, premises + pc)
                 if pending is None:
-                    if _accepts(self, t, premises + pc):
-                        return  # one counterexample per region and case
+                    if _accepts(self, t, premises + pc) == "stop":
+                        return
                     continue
                 t = pending
-            if not self.branch(t, premises + pc, pc, work):
+            if not _branch(self, t, premises + pc, pc, work):
                 return
+        if self.accepting:  # one finding per region and case: the least point where some trace accepts
+            order = [d.name for d in self.case.dims]
+            point, t = min(self.accepting, key=lambda a: tuple(a[0].get(n, 0) for n in order))
+            self.found.append(_violation(self, t, point))
 
-    def branch(self, t: Guarded, conds: list[E.Node], pc: list[E.Node], work: list[list[E.Node]]) -> bool:
-        """Queue the sides of a guard the region does not decide; False when exploration cannot go on."""
-        if t.guard is None:
-            self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
+
+def _branch(self: _Region, t: Guarded, conds: list[E.Node], pc: list[E.Node], work: list[list[E.Node]]) -> bool:
+    """Queue the sides of a guard the region does not decide; False when exploration cannot go on."""
+    if t.guard is None:
+        self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
+        return False
+    text = E.to_text(t.guard)
+    if t.guard in pc or E.negate(t.guard) in pc:
+        self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
+        return False
+    if t.is_specialization:
+        at = self.solver.small_model(conds)
+        if at is None:
+            self.inconclusive(text, t.loc, "could not find a point of the region")
             return False
-        text = E.to_text(t.guard)
-        if t.guard in pc or E.negate(t.guard) in pc:
-            self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
-            return False
-        if t.is_specialization:
-            at = self.solver.small_model(conds)
-            if at is None:
-                self.inconclusive(text, t.loc, "could not find a point of the region")
-                return False
-            value = E.Const(E.evaluate(t.guard, at))
-            work.append(pc + [E.Cmp("!=", t.guard, value)])
-            work.append(pc + [E.Cmp("==", t.guard, value)])
-            return True
-        verdict, pos, neg = self.solver.decide(conds, t.guard)
-        if verdict is Decision.UNKNOWN:
-            self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
-            return False
-        if verdict in (Decision.FALSE, Decision.BOTH):
-            work.append(pc + [E.negate(t.guard)])
-        if verdict in (Decision.TRUE, Decision.BOTH):
-            work.append(pc + [t.guard])
+        value = E.Const(E.evaluate(t.guard, at))
+        work.append(pc + [E.Cmp("!=", t.guard, value)])
+        work.append(pc + [E.Cmp("==", t.guard, value)])
         return True
+    verdict, pos, neg = self.solver.decide(conds, t.guard)
+    if verdict is Decision.UNKNOWN:
+        self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
+        return False
+    if verdict in (Decision.FALSE, Decision.BOTH):
+        work.append(pc + [E.negate(t.guard)])
+    if verdict in (Decision.TRUE, Decision.BOTH):
+        work.append(pc + [t.guard])
+    return True
 
 
-def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> bool:
-    """Whether the finished trace accepts a point of ``conds``: if so, SC021 (or SC005) is recorded."""
+def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> str | None:
+    """Where the finished trace accepts a point of ``conds``, its least such point joins ``self.accepting``;
+    "stop" when that cannot be decided (SC005 is recorded)."""
     accepted = list(conds)
     untranslated = []
     for a in t.asserts:
@@ -128,22 +135,22 @@ def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> bool:
             untranslated.append(a)
         else:
             self.inconclusive(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
-            return True
+            return "stop"
     for name, lo, hi in t.refinements:
         accepted += [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
         accepted += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
     for name, node, raw in t.replacements:
         if node is None:
             self.inconclusive(raw, None, f"cannot translate the replacement {name} -> {raw}")
-            return True
+            return "stop"
         accepted.append(E.Cmp("==", E.Var(name), node))
     result = self.solver.satisfiable(accepted)
     if result.sat is Sat.UNSAT:
-        return False
+        return None
     if result.sat is Sat.UNKNOWN:
         self.inconclusive(E.to_text(self.reject.when), t.returned_at, f"z3 could not decide whether the "
                           f"kernel accepts part of the region ({result.reason})")
-        return True
+        return "stop"
     point = restrict(self.solver.small_model(accepted) or result.model, self.dims)
     checks = [_holds(a.sym)(point) for a in untranslated]
     if any(c is not True for c in checks):
@@ -151,9 +158,9 @@ def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> bool:
         self.inconclusive(untranslated[0].raw, untranslated[0].loc, "the kernel's runtime assert "
                           f"{untranslated[0].raw} is outside the contract language; whether it rejects the "
                           "whole region is not proved")
-        return True
-    self.found.append(_violation(self, t, point))
-    return True
+        return "stop"
+    self.accepting.append((point, t))
+    return None
 
 def _violation(self: _Region, t: Finished, point: dict[str, int]) -> Violation:
     r = self.reject

@@ -100,12 +100,12 @@ EXAMPLES = [
     Example("SC012", _ref("sc012_runtime_values.toml"), 1, plant="_values_off"),
     Example("SC013", _ref("sc013_runtime_output1_shape.toml"), 1),
     Example("SC014", _ref("sc014_runtime_rejects.toml"), 1),
-    Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
-                      "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
-                      "-j", "1"), 1),
     Example("SC015", ("fuzz", "op", SDPA_MPS, "--meta", f"{EXAMPLES_DIR}/sc015_meta_runtime_mismatch.py:kernel",
                       "--case", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false", "--era", "current",
                       "--examples", "5", "--seed", "0", "--no-verify-examples", "--format", "json"), 1),
+    Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
+                      "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
+                      "-j", "1"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
