@@ -18,9 +18,8 @@ from bench_gate import SHIPPED, gate  # noqa: E402
 
 def without_obligations(text: str) -> str:
     """Every [[rejects]] a dispatcher limit (its kind line replaced or added); SC021 suppressions dropped."""
-    text = re.sub(r'(?m)^kind = "runtime-check"\n', "", text)
+    text = re.sub(r'(?m)^kind = "(runtime-check|dispatcher-limit)"\n', "", text)
     text = re.sub(r"(?m)^\[\[rejects\]\]\n", '[[rejects]]\nkind = "dispatcher-limit"\n', text)
-    text = re.sub(r'(?m)^kind = "dispatcher-limit"\nkind = "dispatcher-limit"\n', 'kind = "dispatcher-limit"\n', text)
     return re.sub(r'\[\[suppress\]\]\nrule = "SC021"\n(?:[a-z]+ = .*\n)*', "", text)
 
 

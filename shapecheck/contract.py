@@ -187,6 +187,7 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
         contract = Contract(**read_contract(Path(path), limit))
         if not any(True for _ in contract.cases()):
             raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
+        contract.excluded_reject_cases()  # bound now: their errors are load errors too
     return contract
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from . import expr as E
 from .contract import BoundCase, BoundReject
-from .exploration import unsettled_fallback
+from .exploration import pc_key, unsettled_fallback
 from .findings import SourceLoc, Violation
 from .obligations import _holds
 from .solver import Decision, Sat, Solver, restrict
@@ -44,7 +44,8 @@ class _Region:
     max_traces: int
     found: list[Violation] = field(default_factory=list)
     traces: int = 0
-    accepting: list[tuple[dict[str, int], Finished]] = field(default_factory=list)  # (least point, trace)
+    accepting: list[tuple[list[E.Node], Finished]] = field(default_factory=list)  # (where it accepts, trace)
+    points: list[tuple[dict[str, int], Finished]] = field(default_factory=list)  # (a point it accepts, trace)
 
     @property
     def dims(self) -> list[str]:
@@ -57,7 +58,7 @@ class _Region:
         self.found.append(Violation(code="SC005", case=self.case.id, path=f"rejects.{self.reject.id}", expr=expr,
                                     location=loc, counterexample={}, message=f"{self.where()}: {why}"))
 
-    def run(self, first: Trace | None) -> None:
+    def run(self, cache: dict[tuple[str, ...], Trace]) -> None:
         premises = [self.reject.when]
         base = self.solver.satisfiable(premises)
         if base.sat is Sat.UNSAT:
@@ -72,7 +73,10 @@ class _Region:
                                   f"({self.max_traces} traces, --max-traces): nothing is proved there")
                 return
             pc = work.pop()
-            t = first if (not pc and first is not None) else trace_case(self.kernel, self.case, pc)
+            key = pc_key(pc)
+            t = cache.get(key)
+            if t is None:
+                t = cache[key] = trace_case(self.kernel, self.case, pc)
             self.traces += 1
             if isinstance(t, Failed):
                 if t.missing_name:
@@ -84,14 +88,13 @@ class _Region:
                 if pending is None:
                     if _accepts(self, t, premises + pc) == "stop":
                         return
+                    if self.accepting or self.points:
+                        break  # one counterexample per region and case
                     continue
                 t = pending
             if not _branch(self, t, premises + pc, pc, work):
                 return
-        if self.accepting:  # one finding per region and case: the least point where some trace accepts
-            order = [d.name for d in self.case.dims]
-            point, t = min(self.accepting, key=lambda a: tuple(a[0].get(n, 0) for n in order))
-            self.found.append(_violation(self, t, point))
+        _report(self)
 
 
 def _branch(self: _Region, t: Guarded, conds: list[E.Node], pc: list[E.Node], work: list[list[E.Node]]) -> bool:
@@ -116,9 +119,16 @@ def _branch(self: _Region, t: Guarded, conds: list[E.Node], pc: list[E.Node], wo
     if verdict is Decision.UNKNOWN:
         self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
         return False
-    if verdict in (Decision.FALSE, Decision.BOTH):
+    if verdict is Decision.BOTH:
+        # the side holding the region's least point is explored first (the last pushed is popped first):
+        # the first trace that accepts is then where the least counterexample usually lies
+        at = self.solver.small_model(conds)
+        first = t.guard if at is not None and E.evaluate(t.guard, at) is True else E.negate(t.guard)
+        work.append(pc + [E.negate(first)])
+        work.append(pc + [first])
+    elif verdict is Decision.FALSE:
         work.append(pc + [E.negate(t.guard)])
-    if verdict in (Decision.TRUE, Decision.BOTH):
+    elif verdict is Decision.TRUE:
         work.append(pc + [t.guard])
     return True
 
@@ -151,6 +161,9 @@ def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> str | None:
         self.inconclusive(E.to_text(self.reject.when), t.returned_at, f"z3 could not decide whether the "
                           f"kernel accepts part of the region ({result.reason})")
         return "stop"
+    if not untranslated:
+        self.accepting.append((accepted, t))
+        return None
     point = restrict(self.solver.small_model(accepted) or result.model, self.dims)
     checks = [_holds(a.sym)(point) for a in untranslated]
     if any(c is not True for c in checks):
@@ -159,8 +172,26 @@ def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> str | None:
                           f"{untranslated[0].raw} is outside the contract language; whether it rejects the "
                           "whole region is not proved")
         return "stop"
-    self.accepting.append((point, t))
+    self.points.append((point, t))
     return None
+
+
+def _report(self: _Region) -> None:
+    """One finding per region and case: the least point where some finished trace accepts (one z3 query over
+    the union of the traces' accepting regions)."""
+    points = list(self.points)
+    if self.accepting:
+        union = E.disj([E.conj(conds) for conds, _ in self.accepting])
+        point = restrict(self.solver.small_model([union]) or {}, self.dims)
+        t = next((t for conds, t in self.accepting if E.evaluate(E.conj(conds), point) is True), None)
+        if t is not None:
+            points.append((point, t))
+        else:  # z3 gave no model of a satisfiable union: take each trace's own
+            points += [(restrict(self.solver.satisfiable(c).model, self.dims), t) for c, t in self.accepting]
+    if points:
+        order = [d.name for d in self.case.dims]
+        point, t = min(points, key=lambda a: tuple(a[0].get(n, 0) for n in order))
+        self.found.append(_violation(self, t, point))
 
 def _violation(self: _Region, t: Finished, point: dict[str, int]) -> Violation:
     r = self.reject
@@ -174,14 +205,16 @@ def _violation(self: _Region, t: Finished, point: dict[str, int]) -> Violation:
 
 
 def reject_obligations(kernel: Kernel, case: BoundCase, solver: Solver, max_traces: int,
-                       first: Trace | None = None) -> list[Violation]:
-    """SC021 (and SC005) for each runtime-check ``[[rejects]]`` region of ``case``. ``first``: the case's
-    unassumed trace, when the domain's exploration already made it (it does not depend on the domain)."""
+                       cache: dict[tuple[str, ...], Trace] | None = None) -> list[Violation]:
+    """SC021 (and SC005) for each runtime-check ``[[rejects]]`` region of ``case``. ``cache``: the traces
+    already made for the case, by assumptions (the domain's exploration's: a trace does not depend on the
+    domain); the regions' own traces join it."""
+    cache = {} if cache is None else cache
     found: list[Violation] = []
     for r in case.rejects:
         if r.kind != "runtime-check":
             continue
         region = _Region(kernel, case, r, solver, max_traces)
-        region.run(first)
+        region.run(cache)
         found.extend(region.found)
     return found

@@ -114,8 +114,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     if case.rejects:
         from .rejects import reject_obligations
 
-        first = next((leaf.trace for leaf in run.leaves if not leaf.pc), None)
-        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, first))
+        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache))
     from .fixes import suggest_fixes
 
     run.violations = suggest_fixes(run, solver)

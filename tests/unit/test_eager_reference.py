@@ -73,6 +73,12 @@ def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_i
     assert shipped.verdict == "pass", shipped.failures
 
 
+def test_an_op_without_a_cpu_kernel_is_fuzzed_with_a_note_that_there_is_no_reference():
+    flash = "aten::_scaled_dot_product_flash_attention"
+    r = fuzz_op(flash, options=FuzzOptions(examples=3, seed=0, verify_examples=False, cases=("mode=eval",)))
+    assert r.verdict == "pass" and "no runtime reference" in r.reference and "checks 2 and 3 skipped" in r.reference
+
+
 def test_device_cuda_without_a_gpu_is_a_clear_usage_error():
     import torch
 
