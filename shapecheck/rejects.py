@@ -27,6 +27,7 @@ from .contract import BoundCase, BoundReject
 from .exploration import pc_key, unsettled_fallback
 from .findings import SourceLoc, Violation
 from .obligations import _holds
+from .rules import RULES
 from .solver import Decision, Sat, Solver, restrict
 from .trace import Failed, Finished, Guarded, Kernel, Trace, trace_case
 
@@ -199,7 +200,7 @@ def _violation(self: _Region, t: Finished, point: dict[str, int]) -> Violation:
     return Violation(
         code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
         dims=tuple(sorted(E.free_names(r.when))), location=t.returned_at or self.kernel.definition,
-        counterexample=point,
+        counterexample=point, fix=RULES[RULE].fix,
         message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input and "
                 f"returns {', '.join(o.formula for o in t.outputs) or 'nothing'} at the counterexample")
 

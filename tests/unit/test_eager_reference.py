@@ -73,6 +73,18 @@ def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_i
     assert shipped.verdict == "pass", shipped.failures
 
 
+def test_ref_check_compares_every_output_with_the_meta_kernel(permuted):
+    from shapecheck.contract import load_contract
+    from shapecheck.refcheck import ref_check
+
+    bad = ref_check(load_contract(permuted / "heads_first.toml"), examples=6, seed=0)
+    assert bad.verdict == "fail" and {f.code for f in bad.findings} == {"SC015"}
+    assert all(f.sizes["H"] > 1 and f.sizes["S"] > 1 for f in bad.findings)
+    assert "strides" in bad.findings[0].message
+    good = ref_check(load_contract(permuted / "heads_first_fixed.toml"), examples=6, seed=0)
+    assert good.verdict == "pass" and good.paths[0].points == 6
+
+
 def test_an_op_without_a_cpu_kernel_is_fuzzed_with_a_note_that_there_is_no_reference():
     flash = "aten::_scaled_dot_product_flash_attention"
     r = fuzz_op(flash, options=FuzzOptions(examples=3, seed=0, verify_examples=False, cases=("mode=eval",)))

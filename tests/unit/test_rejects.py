@@ -167,3 +167,12 @@ def test_ref_check_samples_the_reject_region_on_the_real_kernel(index_select):
     assert region.points == 4 and {f.code for f in region.findings} == {"SC021"}
     assert all(f.sizes and "index_rank=2" in f.case for f in region.findings)
     assert report.verdict == "fail" and report.exit_code == 1
+
+
+def test_ref_check_notes_a_runtime_message_the_reject_does_not_name(tmp_path, index_select):
+    wrong = tmp_path / "index_select.toml"
+    wrong.write_text(index_select.read_text().replace('message = "Index is supposed to be a vector"',
+                                                      'message = "index must be 1-D"'))
+    report = ref_check(load_contract(wrong), examples=2, seed=0)
+    region = next(r for r in report.paths if r.path == "rejects.index-not-a-vector")
+    assert "Index is supposed to be a vector" in region.note and "(not 'index must be 1-D')" in region.note
