@@ -359,8 +359,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
             if dtype not in TENSOR_DTYPES:
                 raise ContractError(f"{contract.file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
             shapes[spec.name] = shape
-            low, high = (None if x is None else b.scalar(b.pick(x, f"{key}.{n}"), f"{key}.{n}", shapes)
-                         for n, x in (("low", spec.low), ("high", spec.high)))
+            low, high = (_int_bound(b, x, f"{key}.{n}", shapes) for n, x in (("low", spec.low), ("high", spec.high)))
             args.append(BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, keyword=spec.keyword,
                                  default=spec.default, has_default=spec.has_default, low=low, high=high))
         else:
@@ -393,6 +392,16 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     used |= set().union(*(b.measure(r.when)[3] for r in rejects))
     dims = tuple(d for d in contract.dims if d.name in used)
     return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims, rejects, excluded)
+
+
+def _int_bound(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.Node | None:
+    """An integer tensor's ``low`` or ``high``: an integer expression over dims (None when not given)."""
+    if value is None:
+        return None
+    node = b.scalar(b.pick(value, key), key, shapes)
+    if E._kind(node) != "int":
+        raise b.err(key, f"expected an integer expression, found {E.to_text(node)}")
+    return node
 
 
 def _whole_case_rejected(b: _CaseBinder, contract: Contract) -> bool:

@@ -176,3 +176,11 @@ def test_ref_check_notes_a_runtime_message_the_reject_does_not_name(tmp_path, in
     report = ref_check(load_contract(wrong), examples=2, seed=0)
     region = next(r for r in report.paths if r.path == "rejects.index-not-a-vector")
     assert "Index is supposed to be a vector" in region.note and "(not 'index must be 1-D')" in region.note
+
+
+def test_an_index_bound_must_be_an_integer_expression(tmp_path):
+    bad = tmp_path / "index_select.toml"
+    bad.write_text(INDEX_SELECT.read_text().replace('high = "D"', 'high = "(D, 1)"'))
+    with pytest.raises(ContractError) as err:
+        load_contract(bad)
+    assert "[args.index.high]" in str(err.value) and "integer expression" in str(err.value)
