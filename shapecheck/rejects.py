@@ -80,8 +80,9 @@ class _Region:
                 t = cache[key] = trace_case(self.kernel, self.case, pc)
             self.traces += 1
             if isinstance(t, Failed):
-                if t.missing_name:
-                    self.inconclusive(t.error, t.loc, f"the kernel cannot run here: {t.error}")
+                if t.missing_name or t.error.startswith("data-dependent guard:"):
+                    # not the kernel refusing the input: a name it lacks, or a guard torch did not expose
+                    self.inconclusive(t.error, t.loc, f"the kernel cannot be traced here: {t.error}")
                     return
                 continue  # the kernel raises on the whole of pc: rejected
             if isinstance(t, Finished):
