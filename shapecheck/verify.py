@@ -80,7 +80,9 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                                                             first.pop(case.id, None))
         results.append(result)
         violations.extend(found)
-    violations.extend(_excluded_rejects(contract, kernel, solver, options))
+    for result, found in _excluded_rejects(contract, kernel, solver, options):
+        results.append(result)
+        violations.extend(found)
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
     violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
@@ -88,9 +90,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = suppressions.apply(contract.suppressions, violations)
-    rejects_checked = any(not options.cases or any(s in c.id for s in options.cases)
-                          for c in contract.excluded_reject_cases())
-    if not any(not r.skipped for r in results) and not rejects_checked:
+    if not any(not r.skipped for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = verdict_of(violations)
@@ -128,19 +128,24 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
                        run.truncated, run.shared_with, pmap, outputs=outputs), run.violations)
 
 
-def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver, options: Options) -> list[Violation]:
-    """SC021 in the cases the domain excludes and a ``[[rejects]]`` names (``rejects``)."""
+def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
+                      options: Options) -> list[tuple[CaseResult, list[Violation]]]:
+    """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
+    a result (no paths) and its findings, so that every report format lists them as cases."""
     from .rejects import reject_obligations
 
-    found = []
+    out = []
     for case in contract.excluded_reject_cases():
         if options.cases and not any(s in case.id for s in options.cases):
             continue
+        cache: dict = {}
         try:
-            found.extend(reject_obligations(kernel, case, solver, options.max_traces))
-        except NotApplicable:
+            found = reject_obligations(kernel, case, solver, options.max_traces, cache)
+        except NotApplicable as why:
+            out.append((CaseResult(case.id, Verdict.PASS, skipped=str(why)), []))
             continue
-    return found
+        out.append((CaseResult(case.id, verdict_of(found), traces=len(cache)), found))
+    return out
 
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
