@@ -32,6 +32,10 @@ from .solver import Decision, Sat, Solver, restrict
 from .trace import Failed, Finished, Guarded, Kernel, Trace, trace_case
 
 RULE = "SC021"
+_NOT_A_REFUSAL = ("data-dependent guard:", "UnsupportedOperatorException", "DynamicOutputShapeException",
+                  "DataDependentOutputException", "UnsupportedFakeTensorException")
+"""Errors of a trace (``Failed.error`` starts with the exception's name) that are the tracing's limits rather
+than the kernel refusing the input: in a reject region they are inconclusive, never a proof that it raises."""
 
 
 @dataclass
@@ -80,8 +84,9 @@ class _Region:
                 t = cache[key] = trace_case(self.kernel, self.case, pc)
             self.traces += 1
             if isinstance(t, Failed):
-                if t.missing_name or t.error.startswith("data-dependent guard:"):
-                    # not the kernel refusing the input: a name it lacks, or a guard torch did not expose
+                if t.missing_name or t.error.startswith(_NOT_A_REFUSAL):
+                    # not the kernel refusing the input: a name it lacks, a guard torch did not expose, or
+                    # what fake tensors cannot do (which says nothing about the input)
                     self.inconclusive(t.error, t.loc, f"the kernel cannot be traced here: {t.error}")
                     return
                 continue  # the kernel raises on the whole of pc: rejected
