@@ -29,7 +29,7 @@ from .findings import SourceLoc, Violation
 from .obligations import _holds
 from .rules import RULES
 from .solver import Decision, Sat, Solver, restrict
-from .trace import Failed, Finished, Guarded, Kernel, Trace, trace_case
+from .trace import Failed, Finished, Guarded, Kernel, Trace, call_args, concrete_size, trace_case
 
 RULE = "SC021"
 _NOT_A_REFUSAL = ("data-dependent guard:", "UnsupportedOperatorException", "DynamicOutputShapeException",
@@ -71,6 +71,9 @@ class _Region:
         if base.sat is Sat.UNKNOWN:
             self.inconclusive(E.to_text(self.reject.when), None, f"z3 could not decide the region ({base.reason})")
             return
+        least = self.solver.small_model(premises)
+        if least is not None and _accepts_at(self, restrict(least, self.dims)):
+            return  # a concrete counterexample: no trace needed
         work: list[list[E.Node]] = [[]]
         while work:
             if self.traces >= self.max_traces:
@@ -181,6 +184,30 @@ def _accepts(self: _Region, t: Finished, conds: list[E.Node]) -> str | None:
         return "stop"
     self.points.append((point, t))
     return None
+
+
+def _accepts_at(self: _Region, point: dict[str, int]) -> bool:
+    """Run the kernel on meta tensors at one point of the region (concrete sizes, as an eager call on the meta
+    device): if it returns, it accepts that input, and the point is the counterexample (SC021)."""
+    from .arguments import make_arguments
+
+    args = make_arguments(self.case, point, 0, "meta")
+    try:
+        pos, kw = call_args(self.kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
+        out = self.kernel.fn(*pos, **kw)
+    except Exception:  # it raises there, or cannot be called so: the symbolic exploration decides
+        return False
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)
+    r = self.reject
+    said = f" with {r.message!r}" if r.message else ""
+    self.found.append(Violation(
+        code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        dims=tuple(sorted(E.free_names(r.when))), location=self.kernel.definition, counterexample=point,
+        fix=RULES[RULE].fix,
+        message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input: at the "
+                f"counterexample (the region's least point) it returns {shapes or 'nothing'}"))
+    return True
 
 
 def _report(self: _Region) -> None:

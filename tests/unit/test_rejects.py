@@ -133,6 +133,11 @@ def test_a_symbolic_check_is_proved_on_the_region_and_a_missing_one_gives_a_poin
             if size[0] > 64:
                 torch._check(size[0] % 8 == 0)
             return self.new_empty(size)
+
+        def only_up_to_64(self, size):
+            if size[0] <= 64:
+                torch._check(size[0] % 8 == 0)
+            return self.new_empty(size)
     '''))
     ok = verify_op("aten::new_empty", contract=str(c), meta=f"{kernels}:checks", options=Options(jobs=1))
     assert ok.verdict.value == "pass", ok.violations
@@ -143,6 +148,10 @@ def test_a_symbolic_check_is_proved_on_the_region_and_a_missing_one_gives_a_poin
                      options=Options(jobs=1))
     sc021 = [v for v in half.violations if v.code == "SC021"]
     assert sc021 and all(v.counterexample["N"] <= 64 and v.counterexample["N"] % 8 for v in sc021)
+    # it raises at the region's least point (N=1), so the symbolic exploration finds where it accepts
+    upper = verify_op("aten::new_empty", contract=str(c), meta=f"{kernels}:only_up_to_64", options=Options(jobs=1))
+    sc021 = [v for v in upper.violations if v.code == "SC021"]
+    assert sc021 and sc021[0].counterexample == {"N": 65} and "(N,)" in sc021[0].message
     # a dispatcher limit puts no obligation on the meta kernel
     d = contract(tmp_path, '[[rejects]]\nid = "mult"\nkind = "dispatcher-limit"\nwhen = "N % 8 != 0"\n')
     assert verify_op("aten::new_empty", contract=str(d), meta=f"{kernels}:forgets",
