@@ -582,3 +582,43 @@ def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
         else:
             op.py_kernels.pop(DispatchKey.Meta, None)
         op._dispatch_cache.clear()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Eager kernels (the runtime reference of any op with one)
+
+_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
+
+
+def eager_kernel_key(op: Any, device: str) -> str | None:
+    """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
+    a composite kernel that runs on every device; None when it has none."""
+    name = op.name()
+    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+    return next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
+
+
+def device_available(device: str) -> str | None:
+    """None when tensors can be made on ``device`` here, else why not."""
+    if device == "cpu":
+        return None
+    if device == "cuda":
+        return None if torch.cuda.is_available() else "no CUDA device is available (torch.cuda.is_available() is False)"
+    return f"unknown device {device!r} (cpu or cuda)"
+
+
+def call_op(op: Any, args: dict[str, Any]) -> tuple[Any, ...]:
+    """Call ``op`` with its arguments by schema name (arguments the schema lacks are left out when None);
+    its outputs as a tuple."""
+    names = {a.name for a in op._schema.arguments}
+    kwargs = {k: v for k, v in args.items() if k in names}
+    out = op(**kwargs)
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def significant_strides(x: Any) -> tuple[int | None, ...] | None:
+    """A tensor's strides where they matter, as torch's fake-tensor cross-check compares them: the stride of
+    every dim of size > 1 (None for the others); None for an empty tensor, whose strides never matter."""
+    if x.numel() == 0:
+        return None
+    return tuple(int(st) if int(sz) > 1 else None for sz, st in zip(x.shape, x.stride()))

@@ -27,7 +27,8 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
 
     On the cpu: floating tensors are randn; bool tensors (masks) are True with probability ``MASK_KEEP``; a
     floating tensor whose name contains "mask" is an additive mask, randn where kept and -inf elsewhere;
-    integer tensors are in [-8, 8].
+    integer tensors are in [-8, 8], or in the argument's [low, high) where the contract gives them
+    (an index: ``high`` the size it indexes; an empty range draws ``low``).
 
     Why additive masks mix both: a mask of the query dtype reaches the op either as a converted bool mask
     (0 / -inf: F.sdpa converts bool masks before calling the op, mps-sdpa-facts 3.1) or as a bias (finite
@@ -78,4 +79,6 @@ def _tensor(a: BoundArg, dims: Mapping[str, int], gen: Any, device: str | None) 
         return torch.randn(shape, generator=gen).to(dtype)
     if dtype == torch.bool:
         return torch.rand(shape, generator=gen) < MASK_KEEP
-    return torch.randint(-8, 9, shape, generator=gen).to(dtype)
+    low = -8 if a.low is None else compiled(a.low)(dims)
+    high = 9 if a.high is None else compiled(a.high)(dims)
+    return torch.randint(low, max(high, low + 1), shape, generator=gen).to(dtype)

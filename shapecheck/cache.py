@@ -182,8 +182,8 @@ def _evict(folder: Path, limit: int) -> None:
 
 #: modules whose classes an entry may hold: shapecheck's data modules that import neither torch nor z3
 _MODULES = frozenset(f"shapecheck.{m}" for m in (
-    "cache_key", "contract", "contract_spec", "contract_load", "expr", "findings", "report", "results", "rules",
-    "sources", "limits"))
+    "cache_key", "contract", "contract_spec", "contract_load", "contract_args", "contract_outputs",
+    "contract_rejects", "expr", "findings", "report", "results", "rules", "sources", "limits"))
 _GLOBALS = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("builtins", "tuple"), ("builtins", "list"),
                       ("builtins", "dict"), ("builtins", "bytes"), ("builtins", "complex"), ("builtins", "slice"),
                       ("builtins", "range"), ("collections", "OrderedDict"), ("copyreg", "_reconstructor"),

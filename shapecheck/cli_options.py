@@ -248,3 +248,21 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
             pass
     if fmt == "github" and not any(f == "-" for _, f in outputs):
         click.echo(render_error("github", command, message, exit_code))
+
+
+def device_option(f: Callable) -> Callable:
+    return click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+                        help="Where the op's eager kernel runs when it is the runtime reference (cuda: a GPU; "
+                             "exit 2 where there is none). metal_ref runs on cpu only.")(f)
+
+
+def check_device(device: str) -> None:
+    """Stop with a usage error (exit 2) when ``device`` cannot be used here."""
+    if device == "cpu":
+        return
+    from . import _compat as C
+    from .errors import UserError
+
+    why = C.device_available(device)
+    if why is not None:
+        raise UserError(f"--device {device}: {why}")

@@ -31,6 +31,7 @@ from .contract_spec import (  # noqa: F401 - re-exported: the declarations are p
     OutputDoc,
     OutputSpec,
     PathSpec,
+    RejectSpec,
     Select,
     Suppression,
 )
@@ -51,6 +52,7 @@ class Contract:
     guard_free: bool = True
     suppressions: tuple[Suppression, ...] = ()
     doc: str = ""
+    rejects: tuple[RejectSpec, ...] = ()
 
     @property
     def dim_names(self) -> tuple[str, ...]:
@@ -85,6 +87,27 @@ class Contract:
                 out.append(bound)
         return tuple(out)
 
+    def excluded_reject_cases(self) -> tuple[BoundCase, ...]:
+        """The cases a ``[[rejects]]`` rejects whole (a ``case`` and no ``when``), which are therefore not in the
+        domain (``cases``), and which ``[domain] exclude`` does not drop: each holds the rejects that name it
+        with their ``case`` (its domain is empty)."""
+        return self._excluded_reject_cases
+
+    @functools.cached_property
+    def _excluded_reject_cases(self) -> tuple[BoundCase, ...]:
+        if not any(r.case is not None and r.when == E.TRUE for r in self.rejects):
+            return ()
+        names = [n for n, _ in self.choices]
+        memo: dict = {"budget": [L.BIND_NODES_PER_CASE * L.max_cases()]}
+        out = []
+        for combo in itertools.product(*(vals for _, vals in self.choices)):
+            values = dict(zip(names, combo))
+            if _whole_case_rejected(_CaseBinder(self, values, memo), self):
+                bound = bind_case(self, values, memo, excluded=True)
+                if bound is not None and bound.rejects:
+                    out.append(bound)
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class BoundArg:
@@ -99,6 +122,8 @@ class BoundArg:
     has_default: bool = False
     # an int (or ints) argument given by dims, e.g. a SymInt size: the expression, traced as SymInts
     expr: E.Node | None = None
+    low: E.Node | None = None  # integer tensors: the values drawn lie in [low, high)
+    high: E.Node | None = None
     shapes: tuple[E.TupleE, ...] | None = None  # a tensors argument: one shape per element
 
     def elements(self) -> tuple[BoundArg, ...]:
@@ -106,6 +131,17 @@ class BoundArg:
         return tuple(BoundArg(f"{self.name}[{i}]", "tensor", True, shape=s, dtype=self.dtype)
                      for i, s in enumerate(self.shapes or ()))
 
+
+@dataclass(frozen=True)
+class BoundReject:
+    """A ``[[rejects]]`` region in one case: ``when`` over dims (with the dims' ranges)."""
+
+    id: str
+    kind: str
+    when: E.Node
+    message: str
+    source: str
+    text: str = ""  # the region as the contract writes it: its case and its when
 
 @dataclass(frozen=True)
 class BoundPath:
@@ -128,6 +164,8 @@ class BoundCase:
     domain: E.Node  # the requires, bound; dim ranges are separate
     paths: tuple[BoundPath, ...]
     dims: tuple[Dim, ...] = field(default=())  # the dims that appear in the case's arguments
+    rejects: tuple[BoundReject, ...] = ()  # the [[rejects]] regions in this case (outside its domain)
+    excluded: bool = False  # a case the domain excludes, bound for its rejects only
 
     @property
     def id(self) -> str:
@@ -161,6 +199,7 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
         from .contract_schema import check_sizes
 
         check_sizes(contract)
+        contract.excluded_reject_cases()  # bound now: their errors are load errors too
     return contract
 
 
@@ -316,7 +355,8 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
             return BoundArg(spec.name, "tensors", True, dtype=dtype, shapes=_bind_list(b, spec, shapes), **common)
         shape = _input_shape(b, spec.shape, f"{key}.shape", shapes)
         shapes[spec.name] = shape
-        return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, **common)
+        low, high = (_int_bound(b, x, f"{key}.{n}", shapes) for n, x in (("low", spec.low), ("high", spec.high)))
+        return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, low=low, high=high, **common)
     value = b.pick(spec.value, f"{key}.value")
     expr = None
     if spec.kind == "dtype":
@@ -358,18 +398,27 @@ def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.Tu
     return shape
 
 
-def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None) -> BoundCase | None:
-    """Fix the choices; None when the case is excluded. ``memo``: see ``_CaseBinder``."""
+def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None, *,
+              excluded: bool = False) -> BoundCase | None:
+    """Fix the choices; None when the case is excluded (by ``[domain] exclude``, or wholly rejected by a
+    ``[[rejects]]``). ``memo``: see ``_CaseBinder``. ``excluded``: bind a wholly rejected case, for the
+    ``[[rejects]]`` that name it with their ``case`` (its domain is false)."""
     b = _CaseBinder(contract, values, memo)
     for key, node in contract.exclude:
         if b.condition(node, key) == E.TRUE:
             return None
+    if not excluded and _whole_case_rejected(b, contract):
+        return None
     for name, val in contract.lets:
         key = f"let.{name}"
         b.values[name] = b.scalar(b.pick(val, key), key)
     shapes: dict[str, E.TupleE] = {}
     args = [_bind_arg(b, spec, shapes) for spec in contract.args]
-    domain = E.conj([b.condition(node, key, shapes) for key, node in contract.requires])
+    requires = [b.condition(node, key, shapes) for key, node in contract.requires]
+    rejects = _bind_rejects(b, contract, shapes, excluded)
+    # a reject region is not part of the domain: taken out (unless a requires already says so)
+    outside = [E.negate(r.when) for r in rejects]
+    domain = E.FALSE if excluded else E.conj(requires + [n for n in outside if n not in requires])
     paths = []
     for p in contract.paths:
         key = f"paths.{p.id}"
@@ -390,8 +439,43 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     inputs = [*shapes.values(), *(s for a in args if a.shapes for s in a.shapes),
               *(a.expr for a in args if a.expr is not None)]
     used = set().union(*(b.measure(x)[3] for x in inputs))
+    used |= set().union(*(b.measure(r.when)[3] for r in rejects))
     dims = tuple(d for d in contract.dims if d.name in used)
-    return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims)
+    return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims, rejects, excluded)
+
+
+def _int_bound(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.Node | None:
+    """An integer tensor's ``low`` or ``high``: an integer expression over dims (None when not given)."""
+    if value is None:
+        return None
+    node = b.scalar(b.pick(value, key), key, shapes)
+    if E._kind(node) != "int":
+        raise b.err(key, f"expected an integer expression, found {E.to_text(node)}")
+    return node
+
+
+def _whole_case_rejected(b: _CaseBinder, contract: Contract) -> bool:
+    """Whether a ``[[rejects]]`` with a ``case`` and no ``when`` takes the whole case out of the domain."""
+    return any(r.case is not None and r.when == E.TRUE and b.condition(r.case, f"rejects.{r.id}.case") == E.TRUE
+               for r in contract.rejects)
+
+
+def _bind_rejects(b: _CaseBinder, contract: Contract, shapes: Mapping[str, E.TupleE],
+                  excluded: bool) -> tuple[BoundReject, ...]:
+    """The ``[[rejects]]`` regions of the case: those whose ``case`` holds (every case of the domain for one
+    without ``case``; only the named ones in an excluded case) and whose ``when`` is not false."""
+    out = []
+    for r in contract.rejects:
+        key = f"rejects.{r.id}"
+        if r.case is None and excluded:
+            continue
+        if r.case is not None and b.condition(r.case, f"{key}.case") != E.TRUE:
+            continue
+        when = b.condition(r.when, f"{key}.when", shapes)
+        if when != E.FALSE:
+            text = " and ".join(E.to_text(x) for x in (r.case, r.when) if x is not None and x != E.TRUE)
+            out.append(BoundReject(r.id, r.kind, when, r.message, r.source, text or "true"))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Reading a contract's ``[[args]]`` (``contract_load.build`` calls ``load_args``): each argument's kind and the
 fields that kind needs, with every error naming the file and the key.
 
-Kinds: ``tensor`` (``shape``, ``dtype``; absent where ``present`` is false), ``tensors`` (a ``Tensor[]``:
+Kinds: ``tensor`` (``shape``, ``dtype``, for integer tensors ``low``/``high``; absent where ``present`` is false), ``tensors`` (a ``Tensor[]``:
 ``length`` and ``shapes`` or ``shape``, ``dtype``), ``int`` and ``ints`` (literals, choices or dims), ``float``,
 ``bool``, ``str``, ``dtype`` (a ``ScalarType``: a dtype name or a choice) and ``none``.
 """
@@ -19,9 +19,10 @@ if TYPE_CHECKING:  # the reader of contract_load, which imports this module
     from .contract_load import Reader
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-ARG_KEYS = {"name", "kind", "shape", "shapes", "length", "dtype", "value", "present", "keyword", "default", "doc"}
+ARG_KEYS = {"name", "kind", "shape", "shapes", "length", "dtype", "value", "present", "keyword", "default", "doc",
+            "low", "high"}
 #: the keys each kind may use besides name, kind, present, keyword, default and doc
-KIND_KEYS = {"tensor": {"shape", "dtype"}, "tensors": {"length", "shape", "shapes", "dtype"}, "none": set()}
+KIND_KEYS = {"tensor": {"shape", "dtype", "low", "high"}, "tensors": {"length", "shape", "shapes", "dtype"}, "none": set()}
 
 
 def load_args(r: Reader, items: Any) -> tuple[S.ArgSpec, ...]:
@@ -47,7 +48,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
     if kind not in S.ARG_KINDS:
         raise r.err(f"{key}.kind", f"expected one of {', '.join(S.ARG_KINDS)}, found {short(kind)}")
     allowed = KIND_KEYS.get(kind, {"value"})
-    for k in ("shape", "shapes", "length", "dtype", "value"):
+    for k in ("shape", "shapes", "length", "dtype", "value", "low", "high"):
         if k in a and k not in allowed:
             raise r.err(f"{key}.{k}", f"a {kind} argument takes no {k!r} (its keys: "
                                       f"{', '.join(sorted(allowed | {'present', 'keyword', 'default', 'doc'}))})")
@@ -67,6 +68,9 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
             raise r.err(key, "a tensor argument needs 'shape' and 'dtype'")
         spec["shape"] = r.selectable(a["shape"], f"{key}.shape", r.parse)
         spec["dtype"] = r.selectable(a["dtype"], f"{key}.dtype", lambda v, k: dtype_leaf(r, v, k))
+        for bound in ("low", "high"):  # integer tensors: the values drawn, low <= v < high
+            if bound in a:
+                spec[bound] = r.selectable(a[bound], f"{key}.{bound}", r.parse)
     elif kind == "tensors":
         spec.update(tensor_list(r, a, key))
     elif kind == "dtype":

@@ -27,7 +27,8 @@ from .errors import ContractError, ExprError
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 _RESERVED = {"true", "false", "True", "False", "min", "max"}
-TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress"}
+TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress",
+            "rejects"}
 PATH_KEYS = {"id", "era", "when", "outputs", "runtime_outputs", "source", "doc"}
 SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "expires"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "an array",
@@ -249,9 +250,12 @@ def build(r: Reader) -> dict[str, Any]:
     meta = r.table(d.get("meta", {}), "meta", {"guard_free"})
     guard_free = r.want(meta.get("guard_free", True), "meta.guard_free", bool)
     sup = load_suppressions(r, d.get("suppress", []))
+    from .contract_rejects import load_rejects
+
+    rejects = load_rejects(r, d.get("rejects", []))
     check_case_count(r, r.expressions)
     return dict(file=r.where, op=op, dims=dims, choices=choices, requires=requires, exclude=exclude, lets=lets,
-                args=args, paths=paths, guard_free=guard_free, suppressions=sup, doc=doc)
+                args=args, paths=paths, guard_free=guard_free, suppressions=sup, doc=doc, rejects=rejects)
 
 
 def load_dims(r: Reader, table: Any) -> tuple[S.Dim, ...]:

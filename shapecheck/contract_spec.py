@@ -47,6 +47,8 @@ class ArgSpec:
     keyword: bool = False
     default: Any = None
     has_default: bool = False
+    low: Any = None  # integer tensors: the least value drawn (Node | Select; None: -8)
+    high: Any = None  # integer tensors: values drawn below this (Node | Select; None: 9)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,27 @@ class PathSpec:
     when: E.Node
     outputs: tuple[Any, ...]  # Node | Select | None (unspecified)
     runtime_outputs: tuple[OutputDoc, ...]
+    source: str = ""
+    doc: str = ""
+
+
+REJECT_KINDS = ("runtime-check", "dispatcher-limit")
+
+
+@dataclass(frozen=True)
+class RejectSpec:
+    """A region of the input space where the runtime raises (``[[rejects]]``; ``contract_rejects`` loads it).
+
+    ``case``: a choice-only condition naming the cases the region lies in (also cases the domain excludes);
+    None: every case of the domain. ``when``: the region within those cases, over dims and choices.
+    ``kind``: ``runtime-check`` (the op itself raises: the meta kernel must raise too, SC021) or
+    ``dispatcher-limit`` (the dispatcher never routes there; the op itself may run: no obligation)."""
+
+    id: str
+    when: E.Node
+    case: E.Node | None = None
+    kind: str = "runtime-check"
+    message: str = ""
     source: str = ""
     doc: str = ""
 

@@ -39,6 +39,14 @@ class CaseRun:
     truncated: bool = False
     paths: list[PathCheck] = field(default_factory=list)
     shared_with: str = ""
+    # every trace made, by its assumptions (``pc_key``): a trace does not depend on the domain, so the
+    # [[rejects]] regions of the case (``rejects``) reuse them
+    trace_cache: dict[tuple[str, ...], Trace] = field(default_factory=dict)
+
+
+def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
+    """The key of a trace's assumptions in ``CaseRun.trace_cache``."""
+    return tuple(E.to_text(n) for n in pc)
 
 
 def dynamic(case: BoundCase, names: set[str]) -> bool:
@@ -103,6 +111,7 @@ class _Explorer(_CaseFindings):
             else:
                 t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
             run.traces += 1
+            run.trace_cache[pc_key(pc)] = t
             if isinstance(t, Failed):
                 self.failed(t, pc)
                 continue

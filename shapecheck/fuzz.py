@@ -63,6 +63,7 @@ class FuzzOptions:
     max_side: int = DEFAULT_MAX_SIDE
     verify_examples: bool = True  # run verify first; its counterexamples become explicit examples
     from_verify: str | None = None  # take the counterexamples from this ``verify --format json`` file instead
+    device: str = "cpu"  # where the op's eager kernel runs, when it is the runtime reference
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -140,7 +141,8 @@ def prepare(contract: Contract, kernel: Kernel, options: FuzzOptions = FuzzOptio
     for era in options.eras:
         if era not in contract.eras:
             raise TargetError(f"--era {era!r}: the contract has eras {', '.join(contract.eras)}")
-    checker = Checker(contract, kernel, eras=options.eras, max_elements=options.max_elements, replay=replay)
+    checker = Checker(contract, kernel, eras=options.eras, max_elements=options.max_elements, replay=replay,
+                      device=options.device)
 
     def wanted(case: BoundCase) -> bool:
         if options.cases and not any(s in case.id for s in options.cases):
@@ -248,7 +250,7 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
     from .strategies import parse_example
 
     c, kernel = load_target(op, contract, source or from_options(meta, meta_source))
-    checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements)
+    checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements, device=options.device)
     examples = []
     for text in texts:
         try:

@@ -28,13 +28,14 @@ class Checker:
     """Runs the three checks on one example; raises a FuzzFailure subclass on the first that fails."""
 
     def __init__(self, contract: Contract, kernel: Kernel, *, eras: tuple[str, ...] = (),
-                 max_elements: int = DEFAULT_MAX_ELEMENTS, replay: Callable[[str], str] | None = None):
+                 max_elements: int = DEFAULT_MAX_ELEMENTS, replay: Callable[[str], str] | None = None,
+                 device: str = "cpu"):
         self.contract = contract
         self.kernel = kernel
         self.eras = eras or contract.eras
         self.max_elements = max_elements
         self.replay = replay
-        self.reference, why = reference_for(contract.op)
+        self.reference, why = reference_for(contract.op, device=device)
         if self.reference is None:
             self.reference_note = f"{why}: checks 2 and 3 skipped"
         else:
@@ -79,7 +80,7 @@ class Checker:
             for p in ps:
                 self.paths[f"{p.id}@{era}"] += 1
         fail = _Fail(self, ex, holding)
-        out0 = _meta_checks(self, ex, holding, fail)
+        outs = _meta_checks(self, ex, holding, fail)
         if self.reference is None:
             return
         if largest_tensor(ex) > self.max_elements:
@@ -93,11 +94,12 @@ class Checker:
             if era not in self.reference.eras:
                 self.notes[f"{era}: the reference has no such era"] += 1
                 continue
-            runtime_checks(self, ex, era, holding[era], args, out0, fail)
+            runtime_checks(self, ex, era, holding[era], args, outs, fail)
 
 
-def _meta_checks(checker: Checker, ex: Example, holding: dict[str, list[BoundPath]], fail: _Fail) -> Any:
-    """Check 1: the meta kernel on meta tensors and under a static FakeTensorMode; returns its output 0."""
+def _meta_checks(checker: Checker, ex: Example, holding: dict[str, list[BoundPath]], fail: _Fail) -> list[Any]:
+    """Check 1: the meta kernel on meta tensors and under a static FakeTensorMode; returns its outputs (on
+    meta tensors)."""
     dims = ex.values
     start = time.perf_counter()
     outs = _call(checker.kernel, ex.arguments("meta"), ex, fail, "meta")
@@ -123,7 +125,7 @@ def _meta_checks(checker: Checker, ex: Example, holding: dict[str, list[BoundPat
         if describe(a) != describe(b) or dtype_name(a) != dtype_name(b):
             raise fail("fake-shape", f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
                        f"output {j} under FakeTensorMode differs from the meta tensor run")
-    return outs[0] if outs else None
+    return outs
 
 
 def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, where: str) -> list[Any]:

@@ -11,8 +11,10 @@ import sys
 import click
 
 from .cli_options import (
+    check_device,
     check_outputs,
     contract_option,
+    device_option,
     emit,
     import_option,
     kernel_source,
@@ -51,18 +53,20 @@ def fuzz() -> None:
               help="Run verify first and retry its counterexamples as explicit examples.")
 @click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
               help="Take the explicit examples from a saved 'verify op --format json' report instead.")
+@device_option
 @output_options()
 @max_cases_option
 def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
-                verify_examples, from_verify, fmt, outputs, quiet):
+                verify_examples, from_verify, device, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).
 
     Each example checks (1) the meta kernel's output shapes, on meta tensors and under FakeTensorMode,
     against the contract; (2) the runtime reference's dispatch against the contract's paths and its output 0
     against the meta kernel's (shape, dtype, density); (3) the reference's values against the float64 math.
     Runtime findings carry the rule codes of `ref check` (SC010-SC014), whose [[suppress]] tables apply.
-    Checks 2 and 3 need a reference (metal_ref for aten::_scaled_dot_product_attention_math_for_mps) and are
-    skipped, with a note, for other ops.
+    Checks 2 and 3 need a reference: metal_ref for aten::_scaled_dot_product_attention_math_for_mps, the op's
+    own eager kernel (on --device) for any other op with one, which is compared output by output (shape,
+    dtype, significant strides, which side raises); they are skipped, with a note, for ops with neither.
     """
     from .adapters import fuzz_result
     from .fuzz import FuzzOptions, check_examples, fuzz_op
@@ -70,11 +74,12 @@ def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path
     from .target import import_modules, load_op_contract
 
     check_outputs(outputs)
+    check_device(device)
     import_modules(imports)
 
     options = FuzzOptions(examples=examples, seed=seed, eras=tuple(eras), cases=tuple(cases), path=path,
                           max_elements=max_elements or DEFAULT_MAX_ELEMENTS, max_side=max_side or DEFAULT_MAX_SIDE,
-                          verify_examples=verify_examples and not explicit, from_verify=from_verify)
+                          verify_examples=verify_examples and not explicit, from_verify=from_verify, device=device)
     if explicit:
         report = check_examples(op, explicit, contract=contract, source=source, options=options)
     else:

@@ -21,13 +21,15 @@ if TYPE_CHECKING:
 
 
 def runtime_checks(checker: Checker, ex: Example, era: str, holding: list[BoundPath], args: Mapping[str, Any],
-                   out0: Any, fail: Fail) -> None:
+                   outs: list[Any], fail: Fail) -> None:
     """Checks 2 and 3 in one era of the runtime, in ``ref check``'s order: dispatch (SC010), the runtime
-    accepts the input (SC014), output 0 (SC011), values (SC012). A deviation the contract accepts with a
-    ``[[suppress]]`` of that rule, as ``ref check`` reads it, is a note."""
+    accepts the input (SC014), output 0 (SC011), values (SC012). ``outs``: the meta kernel's outputs. A
+    reference that is the real op (``compares_all_outputs``) compares every output, strides included. A
+    deviation the contract accepts with a ``[[suppress]]`` of that rule, as ``ref check`` reads it, is a note."""
     ref, ids = checker.reference, [p.id for p in holding]
+    out0 = outs[0] if outs else None
     try:
-        rpath, ref0, error = _run(checker, args, era)
+        rpath, real, error = _run(checker, args, era)
     except Unmodelled as err:
         checker.notes[f"{era}: not modelled by the reference: {str(err).splitlines()[0][:80]}"] += 1
         return
@@ -42,7 +44,8 @@ def runtime_checks(checker: Checker, ex: Example, era: str, holding: list[BoundP
         what = f"{era}: the runtime rejects the input ({type(error).__name__})"
         claim = [pid] if pid in ids else ids
         if ids and not _accepted(checker, "SC014", claim, ex, f"{what} on contract path {'/'.join(claim)}"):
-            raise fail("runtime", "outputs", type(error).__name__, f"the runtime ({era}, {rpath}) raises "
+            where = f"{era}, {rpath}" if rpath is not None else ref.describe(())
+            raise fail("runtime", "outputs", type(error).__name__, f"the runtime ({where}) raises "
                        f"{type(error).__name__} on an input contract path {'/'.join(claim)} admits: "
                        f"{str(error).strip().splitlines()[0][:200]}", "SC014") from error
         if not ids:
@@ -50,6 +53,10 @@ def runtime_checks(checker: Checker, ex: Example, era: str, holding: list[BoundP
         return
     if not ids:
         checker.notes[f"{era}: the runtime takes {rpath} where no contract path holds"] += 1
+    ref0 = real[0]
+    if getattr(ref, "compares_all_outputs", False):
+        _all_outputs(checker, ex, ids, outs, real, fail)
+        return
     want = f"{describe(ref0)} {dtype_name(ref0)} {density(ref0)}"
     got = f"{describe(out0)} {dtype_name(out0)} {density(out0)}"
     if want != got:
@@ -63,14 +70,45 @@ def runtime_checks(checker: Checker, ex: Example, era: str, holding: list[BoundP
     _values(checker, ex, era, rpath, args, ref0, fail)
 
 
+def _all_outputs(checker: Checker, ex: Example, ids: list[str], outs: list[Any], real: tuple[Any, ...],
+                 fail: Fail) -> None:
+    """Every output of the meta kernel against the real kernel's: shape (SC011 for output 0 on a contract
+    path), dtype and significant strides (SC015), as torch's fake-tensor cross-check compares them."""
+    from .runtime import outputs_differ
+
+    ref = checker.reference
+    if len(outs) != len(real):
+        raise fail("runtime", f"{len(real)} outputs", f"{len(outs)} outputs", f"the meta kernel returns "
+                   f"{len(outs)} outputs, the runtime ({ref.describe(())}) {len(real)}")
+    for j, (m, r) in enumerate(zip(outs, real)):
+        why = outputs_differ(m, r)
+        if why is None:
+            continue
+        shape = why.startswith("shape")
+        code = "SC011" if shape and ids and j == 0 else None
+        if code and _accepted(checker, "SC011", ids, ex, f"the runtime's output {j} differs from the contract"):
+            continue
+        if code is None and _accepted(checker, "SC015", ids, ex, f"output {j} of the meta kernel differs "
+                                                                  "from the runtime's"):
+            continue
+        raise fail("runtime", _layout(r), _layout(m), f"output {j} of the meta kernel has {why} "
+                   f"({ref.describe(())})", code)
+
+
+def _layout(x: Any) -> str:
+    if not hasattr(x, "stride"):
+        return describe(x)
+    return f"{describe(x)} {dtype_name(x)} strides {tuple(x.stride())}"
+
+
 def _run(checker: Checker, args: Mapping[str, Any], era: str) -> tuple[str | None, Any, BaseException | None]:
-    """(the runtime's path, its output 0, None), or (its path or None, None, what it raised where the real
+    """(the runtime's path, its outputs, None), or (its path or None, None, what it raised where the real
     op raises too); ``Unmodelled`` propagates."""
     ref, rpath = checker.reference, None
     start = time.perf_counter()
     try:
         rpath = ref.select_path(args, era)
-        return rpath, ref.run(args, era, rpath)[0], None
+        return rpath, tuple(ref.run(args, era, rpath)), None
     except ref.rejects as err:
         return rpath, None, err
     finally:

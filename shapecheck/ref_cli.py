@@ -1,4 +1,5 @@
-"""``shapecheck ref check``: check the contract's paths against the metal_ref ports (and real MPS if present)."""
+"""``shapecheck ref check``: check the contract's paths against the op's runtime reference (the metal_ref ports,
+and real MPS if present; or the op's own eager kernel)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,18 @@ import sys
 
 import click
 
-from .cli_options import check_outputs, contract_option, emit, max_cases_option, output_options
+from .cli_options import (
+    check_device,
+    check_outputs,
+    contract_option,
+    device_option,
+    emit,
+    import_option,
+    max_cases_option,
+    output_options,
+)
 
-REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC014) not accepted by a
+REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC015, SC021) not accepted by a
 [[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
 reference, unknown era, usage), 4 internal error (a bug in shapecheck)."""
 
@@ -20,29 +30,35 @@ def ref() -> None:
 
 @ref.command("check", epilog=REF_HELP)
 @click.argument("op")
+@import_option
 @contract_option
 @click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
 @click.option("--examples", type=click.IntRange(1, 10_000), default=24, show_default=True,
               help="Inputs per contract path (boundary values first).")
 @click.option("--seed", type=int, default=0, show_default=True)
+@device_option
 @output_options()
 @max_cases_option
-def ref_check_cmd(op, contract, eras, examples, seed, fmt, outputs, quiet):
-    """Run every path of OP's contract on inputs that satisfy its precondition, with the metal_ref ports:
-    dispatch, output-0 shape, values against float64 math, and the documented output 1."""
+def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outputs, quiet):
+    """Run every path of OP's contract on inputs that satisfy its precondition, with the op's runtime
+    reference. metal_ref (the MPS op): dispatch, output-0 shape, values against float64 math, and the
+    documented output 1. The op's own eager kernel (any op with one, on --device): every output against the
+    meta kernel (shape, dtype, significant strides, which side raises), and the [[rejects]] regions."""
     from . import _compat as C
     from .adapters import ref_result
     from .errors import TargetError
     from .refcheck import ref_check
-    from .target import load_op_contract
+    from .target import import_modules, load_op_contract
 
     check_outputs(outputs)
+    check_device(device)
+    import_modules(imports)
 
     c = load_op_contract(op, contract)
     path = c.file
     unknown = [e for e in eras if e not in c.eras]
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
-    report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed)
+    report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed, device=device)
     emit(ref_result(c, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

@@ -18,6 +18,7 @@ from . import expr as E
 from .boundaries import interesting_values as _interesting
 from .contract import BoundCase, BoundPath, Contract
 from .errors import TargetError
+from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
 from .runtime import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .runtime import accepted_by as accepted_by
 from .runtime import live_runtime_suppressions as live_runtime_suppressions
@@ -25,39 +26,6 @@ from .solver import Bounds, Sat, Solver, restrict
 from .trace import Kernel, call_args, made
 
 REF_RULES = RUNTIME_RULES
-SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
-
-
-@dataclass(frozen=True)
-class RefFinding:
-    code: str
-    era: str
-    path: str
-    case: str
-    sizes: dict[str, int]
-    message: str
-    suppressed: str = ""  # the reason, when a contract suppression matches
-
-    @property
-    def kind(self) -> str:
-        return REF_RULES[self.code].name
-
-    def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "kind": self.kind, "era": self.era, "path": self.path, "case": self.case,
-                "sizes": self.sizes, "message": self.message, "suppressed": self.suppressed or None}
-
-
-@dataclass
-class PathRun:
-    era: str
-    path: str
-    points: int = 0
-    findings: list[RefFinding] = field(default_factory=list)
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"era": self.era, "path": self.path, "points": self.points, "failed": len(self.findings),
-                "note": self.note or None}
 
 
 @dataclass
@@ -96,8 +64,10 @@ def interesting_values(node: E.Node, dims: dict[str, Any]) -> dict[str, set[int]
 
 
 def points_for_path(contract: Contract, era: str, path_id: str, examples: int, seed: int,
-                    solver: Solver) -> list[tuple[BoundCase, BoundPath, dict[str, int]]]:
-    """Inputs inside domain /\\ when of one path: boundary targets first, then random points."""
+                    solver: Solver, spread: bool = False) -> list[tuple[BoundCase, BoundPath, dict[str, int]]]:
+    """Inputs inside domain /\\ when of one path: boundary targets first, then random points (one dim drawn,
+    the others least; ``spread``: every dim drawn, for a runtime whose output depends on them all together,
+    such as a real kernel's strides)."""
     rng = random.Random(f"{seed}:{era}:{path_id}")
     reach = []
     for case in contract.cases():
@@ -123,11 +93,11 @@ def points_for_path(contract: Contract, era: str, path_id: str, examples: int, s
             seen_targets.add(key)
             ordered.append((i, extra))
     ordered += [t for t in targets if t not in ordered]
-    while len(ordered) < examples:
+    while len(ordered) < examples + (len(targets) if spread else 0):  # spread: examples random points too
         i = rng.randrange(len(reach))
         case, _ = reach[i]
-        d = rng.choice(case.dims)
-        ordered.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64))))]))
+        drawn = case.dims if spread else [rng.choice(case.dims)]
+        ordered.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64)))) for d in drawn]))
     points = []
     seen: set[tuple] = set()
     for i, extra in ordered:
@@ -162,18 +132,21 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
         return RefFinding(code, p.era, p.id, case.id, dict(sizes), message)
 
     got = ref.select_path(args, p.era)
-    if got != want_path:
+    if got is not None and got != want_path:  # None: a reference without paths (the op's eager kernel)
         found.append(finding("SC010", f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
     try:
-        out0, out1 = ref.run(args, p.era, want_path)[:2]
+        outs = ref.run(args, p.era, want_path)
     except ref.rejects as err:
-        found.append(finding("SC014", f"{type(err).__name__}: {str(err).splitlines()[0][:240]}"))
+        found.append(finding("SC014", f"{type(err).__name__}: {first_line(err)}"))
         return found
+    out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
+    if getattr(ref, "compares_all_outputs", False):
+        found.extend(_against_meta(case, sizes, outs, finding))
     if p.outputs[0] is not None:
         expected = E.evaluate(p.outputs[0], sizes)
         if tuple(out0.shape) != tuple(expected):
             found.append(finding("SC011", f"output 0 is {tuple(out0.shape)}, the contract says {tuple(expected)}"))
-    if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None:
+    if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None and out1 is not None:
         doc1 = E.evaluate(p.runtime_outputs[1][0], sizes)
         if tuple(out1.shape) != tuple(doc1):
             found.append(finding("SC013", f"output 1 is {tuple(out1.shape)}, the contract documents {tuple(doc1)} "
@@ -190,8 +163,26 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     return found
 
 
-def _reference(contract: Contract) -> RuntimeReference:
-    ref, why = reference_for(contract.op)
+def _against_meta(case: BoundCase, sizes: dict[str, int], real: tuple[Any, ...], finding) -> list[RefFinding]:
+    """The real kernel's outputs against the meta kernel's: shape, dtype, significant strides (SC015), or the
+    meta kernel raising where the real one does not (SC007)."""
+    from .runtime import outputs_differ
+
+    try:
+        meta = meta_outputs(case, sizes)
+    except Exception as err:  # the meta kernel refuses an input the real kernel takes
+        return [finding("SC007", f"the meta kernel raises {type(err).__name__} where the runtime runs: {first_line(err)}")]
+    if len(meta) != len(real):
+        return [finding("SC015", f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]
+    for j, (m, r) in enumerate(zip(meta, real)):
+        why = outputs_differ(m, r)
+        if why is not None:
+            return [finding("SC015", f"output {j} of the meta kernel has {why}")]
+    return []
+
+
+def _reference(contract: Contract, device: str = "cpu") -> RuntimeReference:
+    ref, why = reference_for(contract.op, device=device)
     if ref is None:
         raise TargetError(f"{contract.file}: {why}")
     return ref
@@ -221,12 +212,14 @@ def mps_available() -> bool:
     return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
 
 
-def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0) -> RefReport:
-    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference_for``)."""
-    ref = _reference(contract)
+def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0,
+              device: str = "cpu") -> RefReport:
+    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference_for``);
+    with the op's eager kernel, also every ``[[rejects]]`` region (``refcheck_rejects``)."""
+    ref = _reference(contract, device)
     start = time.perf_counter()
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
-    mps = mps_available()
+    mps = mps_available() and not getattr(ref, "compares_all_outputs", False)
     runs = []
     for p in contract.paths:
         if eras and p.era not in eras:
@@ -236,7 +229,8 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
         if not ref.has_path(p.era, p.id):
             run.note = f"{ref.name} has no port for {p.id} in era {p.era}"
             continue
-        points = points_for_path(contract, p.era, p.id, examples, seed, solver)
+        points = points_for_path(contract, p.era, p.id, examples, seed, solver,
+                                 spread=getattr(ref, "compares_all_outputs", False))
         if not points:
             run.note = "no input satisfies the path's precondition in any case"
         for k, (case, bp, sizes) in enumerate(points):
@@ -246,10 +240,15 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
                 run.note = run.note or f"not modelled by the reference: {str(err).splitlines()[0][:80]}"
                 continue
             run.points += 1
+    if getattr(ref, "compares_all_outputs", False):
+        from .refcheck_rejects import check_rejects
+
+        runs.extend(check_rejects(contract, ref, examples, seed, solver))
     unexercised = _suppress(contract, runs)
     failing = any(not f.suppressed for r in runs for f in r.findings)
     verdict = "fail" if failing else ("pass" if any(r.points for r in runs) else "inconclusive")
-    note = "real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran"
+    note = ("real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran") \
+        if not getattr(ref, "compares_all_outputs", False) else f"{ref.describe(())}, against the meta kernel"
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
 
 

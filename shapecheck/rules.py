@@ -108,6 +108,10 @@ RULES: dict[str, Rule] = _rules(
          "a data-dependent output size's range in the fake misses values the runtime can return", E, "verify",
          "create the size with torch.library.get_ctx().new_dynamic_size() (minimum 0), not the deprecated "
          "create_unbacked_symint() (minimum 2), and bound it with torch._check only where the runtime does"),
+    Rule("SC021", "meta-accepts-rejected-input",
+         "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
+         "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
+         "message, so that export and compile refuse the input instead of the device"),
     Rule("SC030", "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "

@@ -7,8 +7,9 @@ of ``rejects`` where the real op raises too, or ``Unmodelled``), gives the float
 included). ``reference_for(op)`` finds the reference of an op. Both commands report what they find with the
 rule codes of ``RUNTIME_RULES`` and read the contract's ``[[suppress]]`` tables for them the same way.
 
-Today there is one reference, ``MetalReference`` (``metal_ref``: array-code ports of the Apple MPS attention
-paths, on CPU). Another runtime, such as an op's own eager kernel on CPU, fits behind the same interface.
+Two references: ``MetalReference`` (``metal_ref``: array-code ports of the Apple MPS attention paths, on CPU)
+for the MPS op, and ``EagerReference`` (the op's own eager kernel, on cpu or cuda) for any op with a kernel
+for the device.
 """
 
 from __future__ import annotations
@@ -236,18 +237,118 @@ def score_rounding(args: Mapping[str, Any], dtype: str) -> float:
     return math.expm1(eps * s_max) * float(v.abs().max())
 
 
-REFERENCES: list[type[RuntimeReference]] = [MetalReference]
-"""The runtime references, asked in order by ``reference_for``."""
+class _EveryEra(tuple):
+    """The eras of a reference that is the installed runtime itself: it answers for every era."""
+
+    def __contains__(self, era: object) -> bool:
+        return True
+
+
+class EagerReference(RuntimeReference):
+    """The op's own eager kernel on ``device`` (cpu, or cuda where one exists): the real runtime, for any op
+    with a kernel for the device (its own, or a composite one).
+
+    It has no notion of the contract's paths (``select_path`` gives None: dispatch is not checked) and no
+    float64 oracle (``expected`` is None: values are not checked). What it checks is the meta kernel against
+    the real one at every drawn point (``fuzz op``, ``ref check``): every output's shape, significant strides
+    and dtype, and whether each raises. Whatever the real op raises counts as the op refusing the input."""
+
+    name = "eager"
+    compares_all_outputs = True  # every output against the meta kernel's, strides included
+    rejects = (Exception,)
+
+    def __init__(self, op: str, device: str = "cpu") -> None:
+        from . import _compat as C
+        from .contract import normalize_op
+
+        self.op_name, self.device = op, device
+        self.op = C.resolve_op(normalize_op(op))
+        self.eras = _EveryEra()
+
+    @classmethod
+    def available(cls, op: str, device: str = "cpu") -> str | None:
+        from . import _compat as C
+        from .contract import normalize_op
+        from .errors import UserError
+
+        why = C.device_available(device)
+        if why is not None:
+            return why
+        try:
+            resolved = C.resolve_op(normalize_op(op))
+        except (UserError, ValueError):
+            return f"{op} is not a registered op"
+        if C.eager_kernel_key(resolved, device) is None:
+            return f"{op} has no {device} kernel"
+        return None
+
+    def describe(self, eras: tuple[str, ...]) -> str:
+        return f"the op's eager kernel on {self.device}"
+
+    def has_path(self, era: str, path_id: str) -> bool:
+        return True
+
+    def arguments(self, case: BoundCase, dims: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
+        args = make_arguments(case, dims, seed, "cpu")
+        if self.device == "cpu":
+            return args
+        return {k: v.to(self.device) if hasattr(v, "to") and hasattr(v, "dtype") else v for k, v in args.items()}
+
+    def select_path(self, args: Mapping[str, Any], era: str) -> str | None:  # type: ignore[override]
+        return None
+
+    def run(self, args: Mapping[str, Any], era: str, path: str | None = None) -> tuple[Any, ...]:
+        from . import _compat as C
+
+        return C.call_op(self.op, dict(args))
+
+    def expected(self, args: Mapping[str, Any], era: str, path: str) -> Any | None:
+        return None
+
+    def tolerance(self, args: Mapping[str, Any], dtype: str) -> tuple[float, float]:
+        return TOLERANCES.get(dtype, (1e-5, 1e-5))
+
+
+REFERENCES: list[type[RuntimeReference]] = [MetalReference, EagerReference]
+"""The runtime references, asked in order by ``reference_for``: metal_ref for the MPS op (which has no CPU
+kernel), then the op's own eager kernel."""
 
 
 def reference_for(op: str, *, device: str = "cpu") -> tuple[RuntimeReference | None, str]:
     """The runtime reference of ``op`` (``ns::name`` or ``ns.name``) on ``device``, and ``""``; or None and
-    why there is none (``"no runtime reference for OP"``)."""
+    why there is none (``"no runtime reference for OP"``, with each reference's reason)."""
     op = op.replace(".", "::", 1) if "::" not in op else op
+    whys = []
     for ref in REFERENCES:
-        if ref.available(op, device) is None:
-            return ref(), ""
-    return None, f"no runtime reference for {op}" + ("" if device == "cpu" else f" on {device}")
+        why = ref.available(op, device)
+        if why is None:
+            return (ref(op, device) if ref is EagerReference else ref()), ""
+        whys.append(why)
+    return None, (f"no runtime reference for {op}" + ("" if device == "cpu" else f" on {device}")
+                  + f" ({whys[-1]})" if whys else "")
+
+
+def outputs_differ(meta: Any, real: Any) -> str | None:
+    """How a meta kernel's output differs from the real kernel's (shape, dtype, significant strides: what
+    torch's fake-tensor cross-check compares), or None. Tensors only; other outputs compare by value."""
+    from . import _compat as C
+
+    if not (C.is_tensor(meta) and C.is_tensor(real)):
+        if C.is_tensor(meta) != C.is_tensor(real):
+            return f"{_kind(meta)} where the runtime returns {_kind(real)}"
+        return None if meta == real or real is None or meta is None else f"{meta!r} where the runtime returns {real!r}"
+    if tuple(meta.shape) != tuple(real.shape):
+        return f"shape {tuple(meta.shape)} where the runtime's is {tuple(real.shape)}"
+    if meta.dtype != real.dtype:
+        return f"dtype {str(meta.dtype)[6:]} where the runtime's is {str(real.dtype)[6:]}"
+    ms, rs = C.significant_strides(meta), C.significant_strides(real)
+    if ms != rs:
+        return f"strides {tuple(meta.stride())} where the runtime's are {tuple(real.stride())}"
+    return None
+
+
+def _kind(x: Any) -> str:
+    return "None" if x is None else ("a tensor" if hasattr(x, "dtype") else type(x).__name__)
 
 
 @dataclass(frozen=True)
@@ -276,9 +377,15 @@ def compare_values(got: Any, want: Any, atol: float, rtol: float) -> ValueMismat
     return ValueMismatch(int((~close).sum()), close.numel(), idx, want[idx].item(), a[idx].item(), err)
 
 
+COMPARED_RULES = ("SC015", "SC021")
+"""Rules of the meta kernel against the real one that ``fuzz op`` and ``ref check`` also report from a runtime
+run (an eager reference): their ``[[suppress]]`` tables are read the same way."""
+
+
 def live_runtime_suppressions(contract: Contract) -> list:
-    """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014) that have not expired."""
-    return suppressions.in_force(contract.suppressions, RUNTIME_RULES)
+    """The contract's ``[[suppress]]`` tables for runtime rules (SC010-SC014, and SC015/SC021 as a runtime run
+    finds them) that have not expired."""
+    return suppressions.in_force(contract.suppressions, [*RUNTIME_RULES, *COMPARED_RULES])
 
 
 def accepted_by(suppressions: list, rule: str, path: str, case_id: str):

@@ -64,7 +64,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
-    if options.cases and not selected:
+    if options.cases and not selected and not any(any(s in c.id for s in options.cases)
+                                                  for c in contract.excluded_reject_cases()):
         raise UserError(f"{contract.file}: no case id contains {' or '.join(map(repr, options.cases))} "
                         f"(--case); `shapecheck verify op OP --format json` lists the case ids")
     first: dict = {}
@@ -82,6 +83,9 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             on_case(case.id)
         result, found = done.pop(case.id, None) or _run_case(kernel, case, solver, options, roots,
                                                             first.pop(case.id, None))
+        results.append(result)
+        violations.extend(found)
+    for result, found in _excluded_rejects(contract, kernel, solver, options):
         results.append(result)
         violations.extend(found)
     if not options.cases:
@@ -115,6 +119,10 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     run.paths.extend(checks)
     run.violations.extend(found)
     _unexplored(run, solver, options)
+    if case.rejects:
+        from .rejects import reject_obligations
+
+        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache))
     from .fixes import suggest_fixes
 
     run.violations = suggest_fixes(run, solver)
@@ -126,6 +134,26 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
                        run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+
+
+def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
+                      options: Options) -> list[tuple[CaseResult, list[Violation]]]:
+    """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
+    a result (no paths) and its findings, so that every report format lists them as cases."""
+    from .rejects import reject_obligations
+
+    out = []
+    for case in contract.excluded_reject_cases():
+        if options.cases and not any(s in case.id for s in options.cases):
+            continue
+        cache: dict = {}
+        try:
+            found = reject_obligations(kernel, case, solver, options.max_traces, cache)
+        except NotApplicable as why:
+            out.append((CaseResult(case.id, Verdict.PASS, skipped=str(why)), []))
+            continue
+        out.append((CaseResult(case.id, verdict_of(found), traces=len(cache)), found))
+    return out
 
 
 def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:

@@ -10,6 +10,8 @@ Each example lives in ``tests/golden/examples/``:
 - SC017-SC019: a kernel file checked with ``verify op golden::attn --meta FILE:kernel`` against
   ``outputs.toml`` (output tables: dtype, layout, an output that is None);
 - SC020: a custom op with a fake (``--import``) whose data-dependent size excludes 0 and 1;
+- SC021: a kernel file for ``aten::index_select`` checked against ``sc021_index_select.toml``, whose
+  ``[[rejects]]`` region (a 2-D index) the kernel accepts;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
@@ -122,6 +124,9 @@ EXAMPLES = [
     Example("SC020", ("verify", "op", "golden::keep_positive", "--contract",
                       f"{EXAMPLES_DIR}/sc020_dynamic_size_range.toml", "--import",
                       f"{EXAMPLES_DIR}/sc020_dynamic_size_range.py", "--format", "json", "-j", "1"), 1),
+    Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
+                      "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
+                      "-j", "1"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),

@@ -27,12 +27,13 @@ CUDNN = "aten::_scaled_dot_product_cudnn_attention"
 CPU = "aten::_scaled_dot_product_flash_attention_for_cpu"
 OVERRIDEABLE = "aten::_scaled_dot_product_fused_attention_overrideable"
 
-# op -> (cases, path ids, verdict without suppressions)
+# op -> (cases, path ids, verdict without suppressions); every meta kernel but the XPU one accepts inputs the
+# runtime rejects (SC021, finding F7)
 FAMILY = {
     FLASH: (12, ("fa2", "fa2-debug-mask"), Verdict.FAIL),
     EFFICIENT: (24, ("cutlass-lse", "cutlass-no-lse", "cutlass-chunked-no-lse"), Verdict.FAIL),
     CUDNN: (16, ("cudnn-stats", "cudnn-no-stats"), Verdict.FAIL),
-    CPU: (24, ("cpu-flash",), Verdict.PASS),
+    CPU: (24, ("cpu-flash",), Verdict.FAIL),
     OVERRIDEABLE: (9, ("xpu-onednn",), Verdict.FAIL),
 }
 
@@ -146,11 +147,15 @@ def test_installed_kernel_verdict_without_suppressions(op, stripped):
     assert len(r.cases) == FAMILY[op][0] and not any(c.skipped for c in r.cases)
 
 
+def shape_findings(r):
+    """The findings other than SC021 (finding F7, test_finding_F7_rejected_inputs)."""
+    return [v for v in r.violations if v.code != "SC021"]
+
+
 def test_flash_finding_F1_debug_mask(stripped):
     r = stripped(FLASH)
-    assert {v.code for v in r.violations} == {"SC001", "SC002"}
-    assert all("mode=debug" in v.case for v in r.violations)
-    assert all(c.verdict == Verdict.PASS for c in r.cases if "mode=debug" not in c.case)
+    assert {v.code for v in shape_findings(r)} == {"SC001", "SC002"}
+    assert all("mode=debug" in v.case for v in shape_findings(r))
 
     guards = by_expr(r, "SC001")
     assert set(guards) == {"E > 64", "S <= 128", "S <= 256"}
@@ -177,7 +182,7 @@ def test_flash_finding_F1_debug_mask(stripped):
 @pytest.mark.parametrize("op", [CUDNN, OVERRIDEABLE])
 def test_findings_F2_F3_guard_on_E_equals_Ev(op, stripped):
     r = stripped(op)
-    guards = [v for v in r.violations if v.code == "SC001"]
+    guards = [v for v in shape_findings(r) if v.code == "SC001"]
     assert {(v.code, v.expr) for v in guards} == {("SC001", "E == Ev")}
     assert len(guards) == FAMILY[op][0]  # every case, the later ones stopped at the shared first guard
     v = guards[0]
@@ -194,7 +199,7 @@ def test_findings_F2_F3_guard_on_E_equals_Ev(op, stripped):
 def test_efficient_padded_logsumexp_is_proved(stripped):
     """The meta's math.ceil(L / 32) * 32 is translated exactly and equals the contract's (L + 31) // 32 * 32."""
     r = stripped(EFFICIENT)
-    assert {(v.code, v.path) for v in r.violations} == {("SC019", "cutlass-chunked-no-lse")}  # F4
+    assert {(v.code, v.path) for v in shape_findings(r)} == {("SC019", "cutlass-chunked-no-lse")}  # F4
     for c in r.cases:
         statuses = {p.path: p.status for p in c.paths}
         assert statuses["cutlass-lse"] in ("proved", "unreachable")
@@ -216,7 +221,31 @@ def test_findings_F4_F6_a_tensor_where_the_runtime_returns_none(op, path, expr, 
 
 def test_flash_for_cpu_passes_guard_free(stripped):
     r = stripped(CPU)
-    assert not r.violations and all(c.traces == 1 and c.meta_paths == 1 for c in r.cases)
+    assert not shape_findings(r) and all(c.traces == 1 and c.meta_paths == 1 for c in r.cases)
+
+
+# op -> {[[rejects]] id: its counterexample's dims that are not 1}
+F7 = {
+    FLASH: {"gqa-heads": {"Hk": 2}, "value-head-dim": {"Ev": 2}, "head-dim-multiple-of-8": {},
+            "head-dim-at-most-256": {"E": 257}},
+    EFFICIENT: {"heads-equal": {"Hk": 2}, "head-dim-alignment": {}, "bias-alignment": {}},
+    CUDNN: {"gqa-heads": {"Hk": 2}, "head-dim-multiple-of-8": {}},
+    CPU: {"same-head-size": {"Ev": 2}},
+}
+
+
+@pytest.mark.parametrize("op", list(F7))
+def test_finding_F7_rejected_inputs(op, stripped):
+    """Each runtime check of the family is a [[rejects]] region the meta kernel accepts, in every case it
+    lies in, with the least point of the region as counterexample; cudnn's E, Ev <= 256 is a dispatcher limit."""
+    r = stripped(op)
+    found = [v for v in r.violations if v.code == "SC021"]
+    assert {v.path.removeprefix("rejects.") for v in found} == set(F7[op])
+    for v in found:
+        rid = v.path.removeprefix("rejects.")
+        want = {d: 1 for d in DIMS if d in v.counterexample} | F7[op][rid]
+        assert v.counterexample == want, (rid, v.case, v.counterexample)
+    assert "head-dim-at-most-256" not in {v.path for v in found if op == CUDNN}
 
 
 @pytest.mark.parametrize("op", list(FAMILY))
@@ -264,6 +293,11 @@ def flash_max_q_is_S(query, key, value, dropout_p=0.0, is_causal=False, return_d
 def flash_runtime(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
     S = key.size(2)
+    # mha_fwd's TORCH_CHECKs
+    torch._check(E % 8 == 0, lambda: "head_size must be a multiple of 8")
+    torch._check(E <= 256, lambda: "FlashAttention forward only supports head dimension at most 256")
+    torch._check(H % key.size(1) == 0, lambda: "Number of heads in key/value must divide number of heads in query")
+    torch._check(value.size(3) == E, lambda: "v must have shape")
     debug = torch.empty(B, H, (L + 127) // 128 * 128, (S + 127) // 128 * 128, dtype=query.dtype) \
         if return_debug_mask else torch.empty(0, dtype=query.dtype)
     return (torch.empty(B, H, L, value.size(3), dtype=query.dtype), _lse(query), None, None, L, S, *_u64(), debug)
@@ -285,6 +319,11 @@ def efficient_unpadded(query, key, value, attn_bias, compute_log_sumexp, dropout
 
 
 def efficient_runtime(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, scale=None):
+    align = 4 if query.dtype == torch.float32 else 8
+    torch._check(key.size(1) == query.size(1))
+    torch._check(query.size(3) % align == 0)
+    if attn_bias is not None:
+        torch._check(key.size(2) % align == 0)
     return _efficient(query, value, compute_log_sumexp, lambda L: (L + 31) // 32 * 32)
 
 
@@ -302,6 +341,9 @@ def cudnn_stats_3d(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0
 def cudnn_runtime(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
                   return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
+    torch._check(H % key.size(1) == 0)
+    torch._check(E % 8 == 0)
+    torch._check(value.size(3) % 8 == 0)
     stats = torch.empty(B, H, L, 1, dtype=torch.float32) if compute_log_sumexp else None
     return _cudnn(query, key, value, stats)
 
@@ -333,9 +375,11 @@ def run(op, kernels, fn, contract=None, cases=()):
 
 def only_sc002(report):
     """The mutant's SC002 findings, once the findings every kernel written like torch's meta has are set aside:
-    a tensor output 1 where the runtime returns None (SC019: efficient's chunked path, cuDNN without stats)."""
+    a tensor output 1 where the runtime returns None (SC019: efficient's chunked path, cuDNN without stats),
+    and SC021, suppressed (the mutants, like torch's kernels, accept what the runtime rejects: finding F7)."""
     assert report.verdict == Verdict.FAIL
-    found = [v for v in report.violations
+    assert all(v.suppressed for v in report.violations if v.code == "SC021")
+    found = [v for v in shape_findings(report)
              if not (v.code == "SC019" and v.path in ("cutlass-chunked-no-lse", "cudnn-no-stats"))]
     assert {v.code for v in found} == {"SC002"}, [(v.code, v.expr) for v in found]
     return found

@@ -96,10 +96,10 @@ def test_guard_only_mutant_passes_fuzzing_and_verify_catches_it():
     assert v.verdict.value == "fail" and l8 and l8[0].counterexample["L"] == 9
 
 
-def test_other_ops_get_shape_checks_and_a_note_that_there_is_no_runtime_reference(tmp_path):
+def test_other_ops_get_shape_checks_and_their_own_eager_kernel_as_reference(tmp_path):
     toy = str(toy_contract_file())
     r = fuzz_op("aten::mm", contract=toy, options=FuzzOptions(examples=60, seed=1, max_elements=4096))
-    assert r.verdict == "pass" and "checks 2 and 3 skipped" in r.reference
+    assert r.verdict == "pass" and r.reference == "the op's eager kernel on cpu"
     assert set(r.paths) == {"small@default", "large@default"}
     bad = tmp_path / "mm_meta.py"
     bad.write_text("def mm(self, mat2):\n    return self.new_empty((self.shape[0], self.shape[1]))\n")
