@@ -15,6 +15,7 @@ from typing import Any
 
 from . import _compat as C
 from . import _compat_audit as CA
+from . import _compat_schema as CL
 
 EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
 RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
@@ -115,7 +116,7 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
     """One argument's tree for a schema-derived example; None when no value can be made for its type."""
     optional = type_text.endswith("?")
     base = type_text.rstrip("?")
-    if default is not C.NO_DEFAULT and base != "Tensor":
+    if default is not CL.NO_DEFAULT and base != "Tensor":
         return _with_sizes(name, base, default)
     if base == "Tensor":
         return ("const", None) if optional else _tensor(name, rank, dtype)
@@ -158,8 +159,8 @@ def _length(base: str, rank: int) -> int:
 
 
 def _arguments(op: Any) -> list[tuple[str, str, bool, Any]]:
-    """(name, schema type text, keyword-only, default or ``C.NO_DEFAULT``) of each schema argument."""
-    return [(name, t, kw, default if has else C.NO_DEFAULT) for name, t, kw, has, default in C.schema_arguments(op)]
+    """(name, schema type text, keyword-only, default or ``CL.NO_DEFAULT``) of each schema argument."""
+    return [(name, t, kw, default if has else CL.NO_DEFAULT) for name, t, kw, has, default in CL.schema_arguments(op)]
 
 
 def schema_candidates(op_name: str, op: Any) -> Iterator[Inputs]:

@@ -61,6 +61,7 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     """A starting contract for ``op_name`` (``ns::name[.overload]``, registered in this process) as TOML text.
     ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name."""
     from . import _compat as C
+    from . import _compat_schema as CL
     from .contract import normalize_op
 
     try:
@@ -68,7 +69,7 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     except ValueError:
         raise TargetError(f"unknown op {op_name!r}: not an op name (expected ns::name[.overload])") from None
     op = C.resolve_op(name)
-    schema = C.schema_arguments(op)
+    schema = CL.schema_arguments(op)
     ranks = dict(ranks or {})
     unknown = sorted(set(ranks) - {n for n, *_ in schema})
     if unknown:
@@ -83,7 +84,7 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     names = _Names(args)
     _name_dims(args, names)
     head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
-           f"#   {C.schema_text(op)}\n"
+           f"#   {CL.schema_text(op)}\n"
     text = render(name, args, names, head, Traced())
     lists = any(a.kind == "tensors" for a in args)
     if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
@@ -177,7 +178,7 @@ def _ranked(a: Arg) -> bool:
 def _sample_ranks(op: Any, args: list[Arg]) -> None:
     """Each ranked argument's rank (and a tensor's dtype) from the first combination the kernel accepts at
     concrete sizes; a rank no call settles gets a default and a TODO."""
-    from . import _compat as C
+    from . import _compat_schema as CL
 
     ranked = [a for a in args if _ranked(a)]
     tries = []
@@ -195,7 +196,7 @@ def _sample_ranks(op: Any, args: list[Arg]) -> None:
             tried.append(combo)
             yield _builder(args, ranked, combo)
 
-    found = C.first_sample_that_runs(op, builders(), SAMPLE_CALLS) if ranked else None
+    found = CL.first_sample_that_runs(op, builders(), SAMPLE_CALLS) if ranked else None
     for a, (rank, dtype) in zip(ranked, tried[found] if found is not None else [(None, None)] * len(ranked)):
         if a.rank is not None:
             a.rank_from = a.rank_from or "--rank"

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _compat as C
+from . import _compat_schema as CL
 from .binding import SchemaArg
 from .contract_schema import check_schema
 from .errors import ContractError, TargetError, UnknownOpError
@@ -129,7 +130,7 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
         if not has_default and n not in given:
             raise ContractError(f"{contract.file}: [args]", f"{op.name()} requires the argument {n!r}, which the "
                                                             f"contract does not give (its arguments: {listed})")
-    check_schema(contract, C.op_argument_types(op), C.NO_DEFAULT)
+    check_schema(contract, CL.op_argument_types(op), CL.NO_DEFAULT)
 
 
 def installed_kernel(op_name: str) -> Kernel:
@@ -168,7 +169,7 @@ def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
     op = _op_or_none(op_name)
-    return Kernel(f"{path.name}:{func}", C.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+    return Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
                   _signature(fn), None, _definition(fn), schema=_schema(op))
 
 
@@ -240,7 +241,7 @@ def _op_or_none(op_name: str | None) -> Any:
 def _schema(op: Any) -> tuple[SchemaArg, ...] | None:
     if op is None:
         return None
-    return tuple(SchemaArg(n, t, kw, has, default) for n, t, kw, has, default in C.schema_arguments(op))
+    return tuple(SchemaArg(n, t, kw, has, default) for n, t, kw, has, default in CL.schema_arguments(op))
 
 
 def source_kernel(path_text: str, op_name: str) -> Kernel:
@@ -270,7 +271,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     op = _op_or_none(op_name)
-    return Kernel(f"{path.name}:{fdef.name}", C.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+    return Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
                   _signature(fn), None, loc, caveats, schema=_schema(op))
 
 

@@ -15,7 +15,7 @@ MODULES = {p.stem: p for p in PKG.glob("*.py")}
 #: the modules that may import torch or z3 when they load (everything else defers it to a function body)
 #: the compatibility layer: the only modules that touch torch internals (``_compat`` and its parts, which build
 #: on it and nothing above it)
-COMPAT = {"_compat", "_compat_static", "_compat_audit"}
+COMPAT = {"_compat", "_compat_static", "_compat_audit", "_compat_schema"}
 LOADS_TORCH = set(COMPAT)
 LOADS_Z3 = {"solver"}
 #: what the compatibility module may build on: nothing above it
