@@ -76,13 +76,10 @@ def test_piecewise_from_sym_ite_translates_and_proves(lv, sv):
     assert r.outcome == Outcome.REFUTED and r.model["L"] > 8 and r.model["S"] != r.model["L"]
 
 
-def test_conditionals_stay_out_of_the_contract_language():
-    import pytest
-
-    from shapecheck.errors import ExprError
-
-    with pytest.raises(ExprError):
-        E.parse("L if L <= 8 else S")
+def test_a_conditional_is_an_expression_of_the_contract_language_with_pythons_meaning():
+    """``a if cond else b`` (output dtypes per case, docs/contracts.md)."""
+    node = E.parse("L if L <= 8 else S")
+    assert [E.evaluate(node, {"L": L, "S": 5}) for L in (8, 9)] == [8, 5]
 
 
 @settings(max_examples=200, deadline=None)
