@@ -102,9 +102,12 @@ class _Explorer(_CaseFindings):
                 t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
             run.traces += 1
             if isinstance(t, Failed):
-                self.failed(t, pc)
-                continue
-            if isinstance(t, Finished):
+                pending = unsettled_fallback(t, self.solver, self.premises + pc, helpers_only=True)
+                if pending is None:
+                    self.failed(t, pc)
+                    continue
+                t = pending  # the kernel raised on the side torch's own helper assumed: explore both
+            elif isinstance(t, Finished):
                 pending = unsettled_fallback(t, self.solver, self.premises + pc)
                 if pending is None:
                     leaf = Leaf(pc, t)
@@ -130,6 +133,10 @@ class _Explorer(_CaseFindings):
                            counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
 
     def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        if t.helper and (t.guard is None or t.is_specialization):
+            self.inconclusive(t.guard_raw, t.loc, f"torch's own helper assumed {t.guard_raw} is {t.fallback_value} "
+                              "(guard_or_false/guard_or_true) and shapecheck cannot explore the other side")
+            return None
         if t.guard is None:
             found = refute_untranslated(self.case, t, self.solver, self.premises + pc)
             if found is not None and self.key(found.code, found.expr, found.location) not in self.seen:
@@ -186,7 +193,9 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
     text = E.to_text(t.guard)
     gdims = tuple(sorted(E.free_names(t.guard)))
     conds = ex.premises + pc
-    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims))
+    # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
+    # holds only where the assumption does, but the branch is torch's, not the kernel's
+    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims)) and not t.helper
     if violating and ex.key("SC001", text, t.loc) not in ex.seen:
         via = ("" if t.fallback_value is None else
                f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
@@ -243,10 +252,15 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
                      f"counterexample and true at the witness")
 
 
-def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node]) -> Guarded | None:
+def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node],
+                       helpers_only: bool = False) -> Guarded | None:
     """The first guard_or_* fallback of a finished trace that the region does not settle the way torch
-    assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf)."""
+    assumed, as a guard trace; None when every fallback is settled (the trace stands as a leaf).
+    ``helpers_only``: only torch's own helpers' fallbacks (a failed trace: where the helper's assumption
+    fails, the kernel may not raise)."""
     for fb in t.fallbacks:
+        if helpers_only and fb.own:
+            continue
         if fb.guard is not None:
             verdict = solver.decide(conds, fb.guard)[0]
             if verdict is Decision.EMPTY or (verdict is Decision.TRUE and fb.value) \
