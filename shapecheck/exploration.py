@@ -271,13 +271,16 @@ def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node]
 
 
 def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:
-    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim."""
+    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim; empty unless the guarded side's
+    range really is narrower than the dim's range where the guard is reached (a guard such as ``L % 2 == 0``
+    excludes points, not a range)."""
     if len(gdims) != 1:
         return ""
     name = gdims[0]
-    d = case.contract.dim(name)
     lo = solver.extreme(premises + [guard], name, lowest=True)
     hi = solver.extreme(premises + [guard], name, lowest=False)
-    if lo is None or hi is None:
+    lo0 = solver.extreme(premises, name, lowest=True)
+    hi0 = solver.extreme(premises, name, lowest=False)
+    if None in (lo, hi, lo0, hi0) or (lo, hi) == (lo0, hi0):
         return ""
-    return f"restricts {name} from [{d.min}, {d.max}] to [{lo}, {hi}] on the guarded side"
+    return f"restricts {name} from [{lo0}, {hi0}] to [{lo}, {hi}] on the guarded side"

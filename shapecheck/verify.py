@@ -106,6 +106,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
     run.paths.extend(checks)
     run.violations.extend(found)
+    from .replay import replay
+
+    run.violations = replay(kernel, case, run.violations)
     _unexplored(run, solver, options)
     from .fixes import suggest_fixes
 

@@ -33,3 +33,28 @@ def test_a_wrong_broadcast_is_found_at_a_real_point():
         b, bo = v.counterexample["B"], v.counterexample["Bo"]
         want = (b, bo, 3) if "outer" in v.case else (max(b, bo), 1, 3)
         assert want != (b, 1, 3)
+
+
+def test_a_finding_that_does_not_reproduce_is_inconclusive_not_a_violation(monkeypatch):
+    """With torch's broadcasting answers ignored again (the old root cause), the analysis claims SC002 at B=1,
+    Bo=2; the kernel at exactly that point returns the contract's shape, so the replay turns it into SC005."""
+    from shapecheck import _compat as C
+
+    monkeypatch.setattr(C, "_LAYOUT_HELPERS", C._LAYOUT_HELPERS + (C.os.path.join(C.TORCH_DIR, "_refs"),))
+    r = verify_op("aten::linalg_cross", contract=CROSS)
+    assert r.verdict == Verdict.INCONCLUSIVE
+    assert not [v for v in r.violations if v.code in ("SC001", "SC002", "SC004")]
+    stale = [v for v in r.violations if "did not reproduce at" in v.message]
+    assert stale and all(v.code == "SC005" for v in stale)
+    assert any(v.counterexample == {"B": 1, "Bo": 2} and "as the contract says" in v.message for v in stale)
+
+
+def test_replay_sees_the_reported_behaviour():
+    from shapecheck import sources
+    from shapecheck.replay import run_at
+    from shapecheck.target import load_target
+
+    c, k = load_target("aten::linalg_cross", CROSS, sources.from_options(f"{AK}:cross_keeps_self_shape", None))
+    shared = next(case for case in c.cases() if "shared" in case.id)
+    assert run_at(k, shared, {"B": 1, "Bo": 2}).outputs == ((1, 1, 3),)
+    assert run_at(k, shared, {"B": 2, "Bo": 3}).error.startswith("RuntimeError")

@@ -1,0 +1,166 @@
+"""Every counterexample is replayed before it is reported: the kernel runs at the reported point with static
+sizes under FakeTensorMode (and at the other side of a guard), and the run must show the reported behaviour.
+
+- SC002: the output differs from the contract's there;
+- SC001: the two sides run differently, first at the guard's line (the kernel's own bytecode, and torch's
+  shape logic it calls from that line);
+- SC003: the specialised value differs between the two points;
+- SC004 and SC007: the kernel raises there.
+
+A finding that does not reproduce is never reported as a violation: it becomes SC005, "did not reproduce
+at ...", with what the replay saw.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from . import expr as E
+from .contract import BoundCase
+from .findings import Violation
+from .trace import Kernel, call_args, concrete_size
+
+REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
+
+
+@dataclass(frozen=True)
+class Run:
+    """The kernel at one point of the domain, with static sizes."""
+
+    outputs: tuple[Any, ...]  # shapes (tuples), ints, or None for anything else
+    error: str | None  # the exception it raised
+    steps: tuple[tuple, ...]  # what ran, in order (``_compat.static_run``)
+    made_at: tuple[Any, ...] = ()  # per output: the kernel line that made it (a SourceLoc) or None
+
+
+def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
+    from . import _compat as C
+
+    def make_args(empty):
+        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
+                         lambda a: concrete_size(a, point))
+
+    result, error, steps, origin = C.static_run(kernel.fn, make_args, set(kernel.files))
+    outs = result if isinstance(result, (tuple, list)) else (result,)
+    if error is not None:
+        return Run((), error, tuple(steps))
+    return Run(tuple(C.output_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
+
+
+class Replayer:
+    """Replays one case's findings; runs are cached by point."""
+
+    def __init__(self, kernel: Kernel, case: BoundCase):
+        self.kernel, self.case = kernel, case
+        self.dims = [d.name for d in case.dims]
+        self.runs: dict[tuple, Run] = {}
+
+    def at(self, point: dict[str, int]) -> Run:
+        key = tuple(point.get(n) for n in self.dims)
+        if key not in self.runs:
+            self.runs[key] = run_at(self.kernel, self.case, point)
+        return self.runs[key]
+
+    def complete(self, point: dict[str, int] | None) -> bool:
+        return point is not None and all(n in point for n in self.dims)
+
+    def why_not(self, v: Violation) -> str | None:
+        """None when the finding reproduces; else what the replay saw instead."""
+        cex = v.counterexample
+        run = self.at(cex)
+        if v.code in ("SC004", "SC007"):
+            return None if run.error is not None else f"the kernel returned {_shown(run.outputs)} without raising"
+        if v.code == "SC002":
+            return _output_differs(v, run)
+        if v.code == "SC003":
+            return _specialises(v)
+        if v.code == "SC001":
+            if not self.complete(v.witness):
+                return "no point on the other side of the guard"
+            return _branches(v, run, self.at(v.witness))
+        return None
+
+
+def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list[Violation]:
+    """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
+    r = Replayer(kernel, case)
+    out = []
+    for v in violations:
+        if v.code not in REPLAYED or not r.complete(v.counterexample):
+            out.append(v)
+            continue
+        try:
+            why = r.why_not(v)
+        except Exception as err:  # a point the kernel cannot even be called with: nothing is confirmed
+            why = f"the replay itself failed ({type(err).__name__}: {err})"
+        if why is None:
+            out.append(_placed(v, r))
+            continue
+        at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
+        out.append(replace(v, code="SC005", fix="", message=f"{v.code} did not reproduce at {at}: {why} "
+                           f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "
+                           f"{v.message}"))
+    return out
+
+
+def _shown(outputs: tuple) -> str:
+    return ", ".join("?" if o is None else str(o) for o in outputs) or "nothing"
+
+
+def _output_differs(v: Violation, run: Run) -> str | None:
+    if run.error is not None:
+        return f"the kernel raised {run.error}"
+    m = re.match(r"output (\d+)", v.expr)
+    if m is None or v.expected is None:
+        return None  # nothing more precise to compare: kept as found
+    j = int(m.group(1))
+    want = E.evaluate(v.expected, v.counterexample)
+    have = run.outputs[j] if j < len(run.outputs) else None
+    if have != (tuple(want) if isinstance(want, (tuple, list)) else want):
+        return None
+    return f"output {j} is {have}, as the contract says"
+
+
+def _specialises(v: Violation) -> str | None:
+    if v.node is None:
+        return None  # torch's own expression, already evaluated at two real points
+    at = E.evaluate(v.node, v.counterexample)
+    if v.witness is None:  # a replacement or a condition: false at the counterexample
+        return None if at is False or (at is not True and at is not None) else f"{v.expr} holds there"
+    other = E.evaluate(v.node, v.witness)
+    return None if at != other else f"{v.expr} is {at} at both points"
+
+
+def _branches(v: Violation, a: Run, b: Run) -> str | None:
+    """The two runs diverge after both ran the guard's line (the branch itself, or a value computed there
+    that decides later code, as ``E in (64, 96, 128)`` does)."""
+    if a.error != b.error and (a.error is None or b.error is None):
+        return None
+    n = 0
+    for x, y in zip(a.steps, b.steps):
+        if x[:3] != y[:3]:
+            break
+        n += 1
+    else:
+        if len(a.steps) == len(b.steps):
+            return "the two sides of the guard run the same code"
+    if v.location is None:
+        return None
+    line = v.location.line
+    if any(step[3] == line for step in a.steps[:n]):
+        return None
+    first = a.steps[n][3] if n < len(a.steps) else b.steps[n][3] if n < len(b.steps) else "the end"
+    return f"the two sides first run differently at line {first}, before the guard's line {line}"
+
+
+def _placed(v: Violation, r: Replayer) -> Violation:
+    """SC002 at the kernel line that made the output (seen in the replay), not the kernel's ``def``."""
+    m = re.match(r"output (\d+)", v.expr)
+    if v.code != "SC002" or m is None:
+        return v
+    made = r.at(v.counterexample).made_at
+    j = int(m.group(1))
+    loc = made[j] if j < len(made) else None
+    return v if loc is None else replace(v, location=loc)
