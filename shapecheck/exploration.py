@@ -87,12 +87,13 @@ class _Explorer(_CaseFindings):
         super().__init__(case, solver)
         self.kernel, self.options, self.roots = kernel, options, roots
         self.work: list[list[E.Node]] = [[]]
+        self.budget = options.max_traces
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
         run = self.state
         while self.work:
-            if run.traces >= self.options.max_traces:
+            if run.traces >= self.budget:
                 run.truncated = True
                 break
             pc = self.work.pop()
@@ -206,17 +207,25 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
             restricts=restriction(ex.solver, ex.case, conds, t.guard, gdims),
             message=f"the kernel branches on {text}, which does not hold on the whole range of "
             f"{', '.join(gdims)}{via}"))
-    # the shortcut only where the case's verdict is already fail: its first guard is a violation
+    # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
+    # violation that an earlier case explored): the case is still explored, so that every output obligation
+    # is checked, but to a quarter of the trace bound; --full explores it in full
     if violating and not pc and ex.roots is not None and not (ex.options.full or ex.options.explore):
         sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
         if sig in ex.roots:
             ex.state.shared_with = ex.roots[sig]
-            return "stop"
-        ex.roots[sig] = ex.case.id
+            ex.budget = min(ex.budget, shared_budget(ex.options.max_traces))
+        else:
+            ex.roots[sig] = ex.case.id
     # explore both sides: the false side first is popped last
     ex.work.append(pc + [E.negate(t.guard)])
     ex.work.append(pc + [t.guard])
     return None
+
+
+def shared_budget(max_traces: int) -> int:
+    """The trace bound of a case whose first violating guard repeats an earlier case's (default mode)."""
+    return min(max_traces, max(8, max_traces // 4))
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:

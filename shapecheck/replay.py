@@ -2,8 +2,8 @@
 sizes under FakeTensorMode (and at the other side of a guard), and the run must show the reported behaviour.
 
 - SC002: the output differs from the contract's there;
-- SC001: the two sides run differently, first at the guard's line (the kernel's own bytecode, and torch's
-  shape logic it calls from that line);
+- SC001: both sides reach the guard's line (the kernel's own bytecode, or torch's shape logic it calls
+  from that line), where the guard's value differs;
 - SC003: the specialised value differs between the two points;
 - SC004 and SC007: the kernel raises there.
 
@@ -134,25 +134,19 @@ def _specialises(v: Violation) -> str | None:
 
 
 def _branches(v: Violation, a: Run, b: Run) -> str | None:
-    """The two runs diverge after both ran the guard's line (the branch itself, or a value computed there
-    that decides later code, as ``E in (64, 96, 128)`` does)."""
-    if a.error != b.error and (a.error is None or b.error is None):
-        return None
-    n = 0
-    for x, y in zip(a.steps, b.steps):
-        if x[:3] != y[:3]:
-            break
-        n += 1
-    else:
-        if len(a.steps) == len(b.steps):
-            return "the two sides of the guard run the same code"
+    """Both points reach the guard's line (the kernel's own, or torch's shape logic called from it), and the
+    guard has a different value at them: the kernel decides on it there (a branch, or a value such as
+    ``E in (64, 96, 128)`` that export turns into a guard)."""
     if v.location is None:
         return None
     line = v.location.line
-    if any(step[3] == line for step in a.steps[:n]):
-        return None
-    first = a.steps[n][3] if n < len(a.steps) else b.steps[n][3] if n < len(b.steps) else "the end"
-    return f"the two sides first run differently at line {first}, before the guard's line {line}"
+    for run, name in ((a, "counterexample"), (b, "other side")):
+        if not any(step[3] == line for step in run.steps):
+            why = f" (it raised {run.error})" if run.error else ""
+            return f"the kernel does not reach the guard's line {line} at the {name}{why}"
+    if v.node is not None and E.evaluate(v.node, v.counterexample) == E.evaluate(v.node, v.witness):
+        return f"{v.expr} has the same value at both points"
+    return None
 
 
 def _placed(v: Violation, r: Replayer) -> Violation:

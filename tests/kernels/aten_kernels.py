@@ -13,3 +13,24 @@ def cross_keeps_self_shape(self, other, *, dim=-1):
     """A planted mistake: the output keeps self's shape, as if other never broadcast self."""
     torch.broadcast_shapes(self.shape, other.shape)  # the broadcast is computed, then ignored
     return self.new_empty(self.shape)
+
+
+def ceil_planted_in_a_later_case(self, size):
+    """new_empty with a guard on N in every case (the first guard), and a planted wrong ceil formula behind
+    W <= 16 in the float16 case only (tests/kernels/hidden_case.toml)."""
+    n, w = size
+    if n <= 8:
+        rows = n
+    else:
+        rows = n
+    if self.dtype == torch.float16 and w <= 16:
+        return self.new_empty([rows, (w + 1) // 2])
+    return self.new_empty([rows, w])
+
+
+def branch_excluding_a_point(self, size):
+    """A guard that excludes a point, not a range (N = 2 of [1, 4096]): it restricts no dim's range."""
+    n, w = size
+    if n % 4096 != 2:
+        return self.new_empty([n, w])
+    return self.new_empty([n, w])
