@@ -476,98 +476,22 @@ def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
         op._dispatch_cache.clear()
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Replaying a finding at static sizes
+@contextlib.contextmanager
+def candidate_installed(op: Any, fn: Any) -> Iterator[None]:
+    """``fn`` as the op's shape function for the duration: a custom op's fake implementation (torch.library,
+    which FakeTensor consults before the meta table) when it has one, else the Python Meta kernel."""
+    from torch._library.simple_registry import singleton
+    from torch._library.utils import Kernel as LibKernel
 
-
-# torch's shape logic, followed line by line when a finding is replayed (a guard inside a helper the kernel
-# calls); FakeTensor's dispatch machinery is not followed
-_SHAPE_LOGIC = tuple(os.path.join(TORCH_DIR, p) for p in ("_refs", "_decomp", "_meta_registrations.py",
-                                                          os.path.join("nn", "functional.py")))
-
-
-class _Origins(torch.overrides.TorchFunctionMode):
-    """Which kernel line made each tensor: the innermost frame in the kernel's files when a torch function
-    (or Tensor method) returned it."""
-
-    def __init__(self, files: set[str]) -> None:
-        super().__init__()
-        self.files = files
-        self.made: dict[int, SourceLoc] = {}
-
-    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        import linecache
-        import sys
-
-        out = func(*args, **(kwargs or {}))
-        frame = sys._getframe(1)
-        while frame is not None and os.path.abspath(frame.f_code.co_filename) not in self.files:
-            frame = frame.f_back
-        if frame is not None:
-            loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
-                            linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
-            for x in out if isinstance(out, (tuple, list)) else (out,):
-                if isinstance(x, torch.Tensor):
-                    self.made[id(x)] = loc
-        return out
-
-
-def static_run(fn: Any, make_args: Any, files: set[str] | frozenset[str]) -> tuple[Any, str | None, list[tuple], Any]:
-    """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
-    ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
-    steps are the bytecode offsets the kernel's own files ran and the lines of torch's shape logic, each
-    with the kernel line active at the time, in order; ``origin(x)`` is the kernel line that made the output
-    tensor ``x`` (or None)."""
-    import sys
-
-    own = {os.path.abspath(f) for f in files}
-    steps: list[tuple] = []
-    current = [0]
-
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        path = frame.f_code.co_filename
-        if path in own_codes:
-            if event in ("opcode", "line"):
-                current[0] = frame.f_lineno
-                steps.append((path, frame.f_lineno, frame.f_lasti, current[0]))
-        elif event == "line":
-            steps.append((path, frame.f_lineno, -1, current[0]))
-        return local
-
-    own_codes: set[str] = set()
-
-    def global_(frame: Any, event: str, arg: Any) -> Any:
-        path = frame.f_code.co_filename
-        if path in own_codes or os.path.abspath(path) in own:
-            own_codes.add(path)
-            frame.f_trace_opcodes = True
-            return local
-        if path.startswith(_SHAPE_LOGIC):
-            return local
-        return None
-
-    mode = static_fake_mode()
-    origins = _Origins(own)
-    result, error = None, None
-    previous = sys.gettrace()
-    with mode:
-        args, kwargs = make_args(lambda shape, dtype: torch.empty(tuple(shape), dtype=DTYPES[dtype]))
-        sys.settrace(global_)
-        try:
-            with origins:
-                result = fn(*args, **kwargs)
-        except Exception as exc:  # the kernel raised at this point: what the replay observes
-            text = str(exc).strip()
-            error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
-        finally:
-            sys.settrace(previous)
-    return result, error, steps, lambda x: origins.made.get(id(x))
-
-
-def output_value(x: Any) -> Any:
-    """A kernel output at static sizes: a tensor's shape as a tuple, an int, else None."""
-    if isinstance(x, torch.Tensor):
-        return tuple(int(d) for d in x.shape)
-    if isinstance(x, (int, torch.SymInt)) and not isinstance(x, bool):
-        return int(x)
-    return None
+    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    if holder is None or getattr(holder, "kernel", None) is None or not hasattr(holder, "kernels"):
+        with meta_kernel_installed(op, fn):
+            yield
+        return
+    entry = LibKernel(fn, "shapecheck: the candidate kernel")
+    holder.kernels.append(entry)
+    try:
+        with meta_kernel_installed(op, fn):
+            yield
+    finally:
+        holder.kernels.remove(entry)

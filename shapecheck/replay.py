@@ -13,13 +13,16 @@ at ...", with what the replay saw.
 
 from __future__ import annotations
 
+import linecache
+import os
 import re
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import expr as E
 from .contract import BoundCase
-from .findings import Violation
+from .findings import SourceLoc, Violation
 from .trace import Kernel, call_args, concrete_size
 
 REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
@@ -36,17 +39,101 @@ class Run:
 
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
-    from . import _compat as C
-
     def make_args(empty):
         return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
                          lambda a: concrete_size(a, point))
 
-    result, error, steps, origin = C.static_run(kernel.fn, make_args, set(kernel.files))
+    result, error, steps, origin = static_run(kernel.fn, make_args, set(kernel.files))
     outs = result if isinstance(result, (tuple, list)) else (result,)
     if error is not None:
         return Run((), error, tuple(steps))
-    return Run(tuple(C.output_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
+    return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
+
+
+def _value(x: Any) -> Any:
+    """A kernel output at static sizes: a tensor's shape as a tuple, an int, else None."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return tuple(int(d) for d in x.shape)
+    if isinstance(x, (int, torch.SymInt)) and not isinstance(x, bool):
+        return int(x)
+    return None
+
+
+def _shape_logic() -> tuple[str, ...]:
+    """torch's shape logic, followed line by line in a replay (a guard inside a helper the kernel calls);
+    FakeTensor's dispatch machinery is not followed."""
+    from . import _compat as C
+
+    return tuple(os.path.join(C.TORCH_DIR, p) for p in ("_refs", "_decomp", "_meta_registrations.py",
+                                                        os.path.join("nn", "functional.py")))
+
+
+def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | None, list[tuple], Any]:
+    """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
+    ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
+    steps are the bytecode offsets the kernel's own files ran and the lines of torch's shape logic, each
+    with the kernel line active at the time, in order; ``origin(x)`` is the kernel line that made the output
+    tensor ``x`` (or None)."""
+    import torch
+
+    from . import _compat as C
+
+    own = {os.path.abspath(f) for f in files}
+    logic = _shape_logic()
+    steps: list[tuple] = []
+    current = [0]
+    own_codes: set[str] = set()
+    made: dict[int, SourceLoc] = {}
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename in own_codes:
+            if event in ("opcode", "line"):
+                current[0] = frame.f_lineno
+                steps.append((frame.f_code.co_filename, frame.f_lineno, frame.f_lasti, current[0]))
+        elif event == "line":
+            steps.append((frame.f_code.co_filename, frame.f_lineno, -1, current[0]))
+        return local
+
+    def global_(frame: Any, event: str, arg: Any) -> Any:
+        path = frame.f_code.co_filename
+        if path in own_codes or os.path.abspath(path) in own:
+            own_codes.add(path)
+            frame.f_trace_opcodes = True
+            return local
+        return local if path.startswith(logic) else None
+
+    class Origins(torch.overrides.TorchFunctionMode):
+        """Which kernel line made each tensor: the innermost kernel frame when a torch function returned it."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename not in own_codes:
+                frame = frame.f_back
+            if frame is not None:
+                loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                                linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+                for x in out if isinstance(out, (tuple, list)) else (out,):
+                    if isinstance(x, torch.Tensor):
+                        made[id(x)] = loc
+            return out
+
+    result, error = None, None
+    previous = sys.gettrace()
+    with C.static_fake_mode():
+        args, kwargs = make_args(lambda shape, dtype: torch.empty(tuple(shape), dtype=C.DTYPES[dtype]))
+        sys.settrace(global_)
+        try:
+            with Origins():
+                result = fn(*args, **kwargs)
+        except Exception as exc:  # the kernel raised at this point: what the replay observes
+            text = str(exc).strip()
+            error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+        finally:
+            sys.settrace(previous)
+    return result, error, steps, lambda x: made.get(id(x))
 
 
 class Replayer:

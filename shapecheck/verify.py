@@ -162,18 +162,35 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
 
     op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
     cases = {c.id: c for c in contract.cases()}
-    passing = 0
+    sample = export_sample([cases[r.case] for r in results if r.verdict == Verdict.PASS and not r.skipped
+                            and r.case in cases], options.export_sample)
     out = []
     for r in results:
-        wanted = r.verdict != Verdict.PASS or (not r.skipped and passing < options.export_sample)
+        wanted = r.verdict != Verdict.PASS or r.case in sample
         if wanted and not r.skipped:
-            if r.verdict == Verdict.PASS:
-                passing += 1
             case = cases.get(r.case) or bind_case(contract, {})
             mine = [v for v in violations if v.case == r.case]
             r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
         out.append(r)
     return out
+
+
+def export_sample(passing: list[BoundCase], least: int) -> set[str]:
+    """The passing cases to export: every value of every choice at least once (an index tensor's rank, a
+    mask kind), then the first ones up to ``least``."""
+    chosen: list[str] = []
+    covered: set[tuple] = set()
+    for case in passing:
+        new = {(k, repr(v)) for k, v in case.values.items()} - covered
+        if new:
+            chosen.append(case.id)
+            covered |= new
+    for case in passing:
+        if len(chosen) >= least:
+            break
+        if case.id not in chosen:
+            chosen.append(case.id)
+    return set(chosen)
 
 
 def verify_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
