@@ -319,7 +319,9 @@ def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
 
 
 def _shape_text(v: Violation) -> str:
-    return E.to_text(v.expected) if v.expected is not None else "the contract's shape"
+    from .simplify import shown
+
+    return shown(v.expected) if v.expected is not None else "the contract's shape"
 
 
 def _is_bool(node: E.Node) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from . import expr as E
 from .findings import Violation
 from .pathmap import unpin
+from .simplify import shown
 from .solver import Outcome, Solver
 from .trace import OutputKind
 
@@ -18,7 +19,7 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 
 def _suggest(v: Violation, run, solver: Solver) -> str:
     if v.code == "SC002" and v.expected is not None:
-        return f"return the contract's shape on path {v.path}: {E.to_text(v.expected)}"
+        return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
     if v.code != "SC001":
         return v.rule.fix
     formula = _path_independent_out0(run, solver)
@@ -84,7 +85,7 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
                 ok = False
                 break
         if ok:
-            return E.to_text(cand)
+            return shown(cand)
     return None
 
 

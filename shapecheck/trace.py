@@ -62,10 +62,12 @@ class Output:
     @property
     def formula(self) -> str:
         """The shape (or integer) in the contract language where it translated, else torch's text."""
+        from .simplify import shown
+
         if self.kind is OutputKind.TENSOR:
-            return E.to_text(self.shape)
+            return shown(self.shape)
         if self.kind is OutputKind.INT:
-            return E.to_text(self.scalar)
+            return shown(self.scalar)
         return self.text
 
 

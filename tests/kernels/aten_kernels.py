@@ -34,3 +34,17 @@ def branch_excluding_a_point(self, size):
     if n % 4096 != 2:
         return self.new_empty([n, w])
     return self.new_empty([n, w])
+
+
+def two_formulas_behind_one_return(self, size):
+    """Two output formulas leave through one return statement: (W + 1) // 2 where W > 2, W itself below."""
+    n, w = size
+    half = (w + 1) // 2 if w > 2 else w
+    return self.new_empty([n, half])
+
+
+def conv_forgets_the_padding(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """A planted mistake: the output size ignores the padding ((H - k) // s + 1)."""
+    n, h, w = input.shape[0], input.shape[2], input.shape[3]
+    k, s = weight.shape[2], stride[0]
+    return input.new_empty([n, weight.shape[0], (h - k) // s + 1, (w - k) // s + 1])
