@@ -27,8 +27,8 @@ class Options:
     timeout_ms: int = 10_000  # per z3 query
     eras: tuple[str, ...] = ()  # empty: every era
     cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
-    # False: a case whose very first guard repeats a violating first guard of an earlier case is not
-    # explored further (its verdict is already fail; its report lists that guard only).
+    # False: a case whose very first guard repeats a violating first guard of an earlier case is explored
+    # to a quarter of max_traces (its verdict is already fail; its outputs are still checked).
     full: bool = False
     explore: bool = False  # build the path map of every case (implies full)
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
