@@ -495,3 +495,17 @@ def candidate_installed(op: Any, fn: Any) -> Iterator[None]:
             yield
     finally:
         holder.kernels.remove(entry)
+
+
+def exception_functions(exc: BaseException) -> set[str]:
+    """The names of the functions an exception passed through (its traceback, and its causes')."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            names.add(tb.tb_frame.f_code.co_name)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return names

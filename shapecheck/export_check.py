@@ -210,9 +210,17 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
                 raise ours from err
             text = str(err).strip()
+            if "Constraints violated" not in text and _CONSTRAINT_REPORT in C.exception_functions(err):
+                text = (f"{text} (raised while export reported a constraint violation, in torch's "
+                        f"{_CONSTRAINT_REPORT})").strip()
             return False, f"{type(err).__name__}: {text[:600]}"
         finally:
             C.reset_dynamo()
+
+
+# where torch.export raises a constraint violation (a guard on a dynamic Dim); in torch 2.13 it can fail while
+# formatting the violation (a StopIteration for a derived Dim), which is still the violation
+_CONSTRAINT_REPORT = "_suggest_or_raise_constraint_violation"
 
 
 def _shapecheck_error(err: BaseException) -> ShapecheckError | None:
@@ -261,12 +269,17 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], ke
     if result.verdict == Verdict.INCONCLUSIVE:
         return ExportResult(True, ok, None, message, "shapecheck was inconclusive: nothing to agree with", sizes)
     agrees = ok == (result.verdict == Verdict.PASS)
-    why = "" if agrees else explain(case, violations, ok, message, solver)
+    def retry(at: dict[str, int]) -> tuple[bool | None, str]:
+        return run_export(kernel, op, case, at, classes, specs)
+
+    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes)
     return ExportResult(True, ok, agrees, message, why, sizes)
 
 
-def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver) -> str:
-    """Why export and shapecheck disagree on a case."""
+def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver,
+            retry: Any = None, example: dict[str, int] | None = None) -> str:
+    """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
+    again at other example sizes (an experiment that can establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
         return _equal_dims(case, message, solver) or f"not explained; export said: {first_line(message)}"
     reasons = []
@@ -284,6 +297,9 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                         f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so export sees "
                         f"no guard. shapecheck models size 1 and reaches both sides ({seen})")
                     continue
+                other = _other_side(case, v, solver, ge2, retry, example)
+                if other:
+                    reasons.append(other)
         elif v.code == "SC002":
             reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
                            f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
@@ -291,6 +307,31 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
             reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
+
+
+def _other_side(case: BoundCase, v: Violation, solver: Solver, ge2: list[E.Node], retry: Any,
+                example: dict[str, int] | None) -> str:
+    """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
+    side. If that fails, the cause is established: export followed the example's side."""
+    if retry is None or example is None or not _is_bool(v.node):
+        return ""
+    side = E.evaluate(v.node, example)
+    if not isinstance(side, bool):
+        return ""
+    other = E.negate(v.node) if side else v.node
+    keep = [E.Cmp("==", E.Var(n), E.Const(x)) for n, x in example.items() if n not in v.dims]
+    at = solver.small_model([case.domain, *ge2, other, *keep])
+    if at is None:
+        return ""
+    at = restrict(at, [d.name for d in case.dims])
+    ok, msg = retry(at)
+    if ok is not False or not (_CONSTRAINT_REPORT in msg or "Constraints violated" in msg
+                               or any(re.search(rf"\b{re.escape(n)}\b", msg) for n in v.dims)):
+        return ""  # export's failure must name a dim of the guard: else it may have another cause
+    show = lambda p: ", ".join(f"{k}={p[k]}" for k in v.dims if k in p)  # noqa: E731
+    return (f"{v.code} `{v.expr}`: export followed the example sizes' side of the guard ({show(example)}: "
+            f"{str(side).lower()}) and accepted it; exported again at sizes on the other side ({show(at)}), it "
+            f"fails: {first_line(msg)}")
 
 
 def first_line(message: str) -> str:

@@ -185,6 +185,14 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list
         if why is None:
             out.append(_placed(v, r))
             continue
+        run = r.at(v.counterexample)
+        if v.code == "SC002" and run.error is not None:
+            # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
+            # size, say): a kernel error at a domain point, which the replay did show
+            out.append(replace(v, code="SC007", fix="", path=None, expected=None, expr=run.error,
+                               message=f"the kernel raised {run.error} at the counterexample (static sizes under "
+                               f"FakeTensorMode; the symbolic trace returned {v.expr})"))
+            continue
         at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
         out.append(replace(v, code="SC005", fix="", message=f"{v.code} did not reproduce at {at}: {why} "
                            f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "

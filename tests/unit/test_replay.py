@@ -1,6 +1,8 @@
 """Counterexamples are real: torch's own helpers (broadcasting) answer guard_or_false under unbacked sizes, and
 a trace holds only where that answer does; every reported counterexample is replayed at static sizes."""
 
+import pytest
+
 from shapecheck.findings import Verdict
 from shapecheck.verify import verify_op
 from tests.conftest import KERNELS, ROOT
@@ -58,3 +60,35 @@ def test_replay_sees_the_reported_behaviour():
     shared = next(case for case in c.cases() if "shared" in case.id)
     assert run_at(k, shared, {"B": 1, "Bo": 2}).outputs == ((1, 1, 3),)
     assert run_at(k, shared, {"B": 2, "Bo": 3}).error.startswith("RuntimeError")
+
+
+def _kernels():
+    import ast
+
+    gold = ROOT / "tests" / "golden" / "examples"
+    out = [(f"golden/{p.name}", "aten::new_empty", str(gold / "new_empty.toml"), f"{p}:kernel", ())
+           for p in sorted(gold.glob("sc00*.py"))]
+    hidden = str(KERNELS / "hidden_case.toml")
+    for fn, op in (("cross_broadcast", "linalg_cross"), ("cross_keeps_self_shape", "linalg_cross"),
+                   ("conv_forgets_the_padding", "convolution"), ("ceil_planted_in_a_later_case", None),
+                   ("branch_excluding_a_point", None), ("two_formulas_behind_one_return", None)):
+        contract = str(ROOT / "contracts" / "aten" / f"{op}.toml") if op else hidden
+        out.append((fn, f"aten::{op or 'new_empty'}", contract, f"{AK}:{fn}", ()))
+    for name in ("pixel_shuffle", "index_select", "convolution", "constant_pad_nd", "linalg_cross"):
+        out.append((name, f"aten::{name}", str(ROOT / "contracts" / "aten" / f"{name}.toml"), None, ()))
+    sdpa = KERNELS / "sdpa_kernels.py"
+    case = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
+    for node in ast.parse(sdpa.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            out.append((node.name, "aten::_scaled_dot_product_attention_math_for_mps", None, f"{sdpa}:{node.name}",
+                        (case,)))
+    return out
+
+
+@pytest.mark.parametrize(("label", "op", "contract", "meta", "cases"), _kernels(), ids=[k[0] for k in _kernels()])
+def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_reproduce(label, op, contract, meta,
+                                                                                         cases):
+    from shapecheck.verify import Options
+
+    r = verify_op(op, contract=contract, meta=meta, options=Options(jobs=1, cases=cases))
+    assert not [v.message for v in r.violations if "did not reproduce" in v.message]
