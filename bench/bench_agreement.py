@@ -113,8 +113,11 @@ def main() -> None:
         if r.verdict == Verdict.FAIL:
             again += replayed_again(r, t.contract, t.meta, t.meta_source)
         exported = [c for c in r.cases if c.export is not None and c.export.ran]
-        for c in exported:
+        for c in [c for c in r.cases if c.export is not None]:
             x = c.export
+            if not x.ran:  # export could not say anything about this kernel: the reason, not a verdict
+                rows.append((t.label, c.case or "-", c.verdict.value, "not run", "-", x.message))
+                continue
             outcome = "succeeded" if x.succeeded else "failed"
             agree = {True: "yes", False: "NO", None: "-"}[x.agrees]
             why = x.explanation if x.agrees is False else ""
@@ -138,11 +141,13 @@ def _cell(text: str) -> str:
 def render(rows, stale, again, disagree, unexplained, kernels, seconds, quick) -> str:
     from shapecheck import _compat as C
 
-    lines = [f"{kernels} kernels, {len(rows)} exported cases, {seconds:.0f} s on this machine (torch "
+    lines = [f"{kernels} kernels, {sum(r[3] != 'not run' for r in rows)} exported cases, {seconds:.0f} s on this machine (torch "
              f"{C.TORCH_VERSION}{'; --quick' if quick else ''}).", "",
              f"- disagreements: {disagree}, unexplained: **{unexplained}** (target 0)",
              f"- findings that did not reproduce (SC005 'did not reproduce at'): **{stale}**; FAIL counterexamples "
              f"that do not reproduce when replayed again: **{again}** (target 0)", "",
+             "verify is the case's verdict before the contract's suppressions (an accepted SC001 still disagrees "
+             "with an export that succeeds); `not run` rows give the reason export said nothing.", "",
              "| kernel | case | verify | export | agree | explanation |", "|---|---|---|---|---|---|"]
     for kernel, case, verdict, outcome, agree, why in rows:
         lines.append(f"| {_cell(kernel)} | {_cell(case)} | {verdict} | {outcome} | {agree} | {_cell(why)} |")

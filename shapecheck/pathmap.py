@@ -1,8 +1,8 @@
 """The path map of a meta kernel over a case's domain: finished traces (leaves) -> meta paths with readable
 regions, example points, output shapes, overlaps with the contract's paths, and shape-polymorphism breaks.
 
-A meta path is the set of leaves that left the kernel through the same return statement with the same output
-formulas (as the report shows them, through ``simplify.shown``). Its region is the union of the leaves' path conditions, simplified with z3.
+A meta path is the set of leaves that left the kernel through the same return statement and whose outputs one
+formula set gives, each on its own region (``_clusters``); its formulas are shown through ``simplify.shown``. Its region is the union of the leaves' path conditions, simplified with z3.
 """
 
 from __future__ import annotations
@@ -84,22 +84,14 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
     case = run.case
     dims = [d.name for d in case.dims]
     domain = case.domain
-    groups: dict[tuple, list] = {}
     order = list(case.contract.dim_names)
-    for leaf in run.leaves:
-        t = leaf.trace
-        ret = (t.returned_at.file, t.returned_at.line) if t.returned_at else None
-        # one meta path per return statement and output formulas: two formulas behind one return line
-        # (a ceil branch inside it) are two paths
-        key = (ret, tuple((o.kind, unpin(o, leaf.pc, order).formula) for o in t.outputs))
-        groups.setdefault(key, []).append(leaf)
     paths = []
-    for i, (_, leaves) in enumerate(sorted(groups.items(), key=lambda kv: _first_line(kv[1])), 1):
+    for i, (rep, leaves) in enumerate(sorted(_clusters(run.leaves, solver, domain, order),
+                                             key=lambda kv: _first_line(kv[1])), 1):
         terms = [list(leaf.pc) for leaf in leaves]
         simple = simplify_dnf(solver, domain, terms)
         region = E.disj([E.conj(t) for t in simple]) if simple else E.FALSE
         example = restrict(solver.small_model([domain, region]), dims)
-        rep = min(leaves, key=lambda lf: len(lf.pc))
         shown = [unpin(o, rep.pc, order) for o in rep.trace.outputs]
         outputs = tuple(o.formula for o in shown)
         overlaps = []
@@ -116,6 +108,54 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
     covered = rest.sat is Sat.UNSAT
     uncovered = None if covered else restrict(solver.small_model([domain, E.negate(union)]), dims)
     return PathMap(case.id, tuple(paths), tuple(breaks), covered, uncovered, run.truncated, run.traces)
+
+
+def _clusters(leaves, solver: Solver, domain, order) -> list[tuple]:
+    """Leaves -> meta paths: (the leaf whose formulas are shown, the leaves). Leaves share a path when they
+    left through the same return statement and one formula set gives every leaf's outputs on that leaf's
+    own region (torch writes ``E`` where the region has ``E == Ev``: one path). Two formulas that differ on a
+    leaf's region (a ceil branch before one return) are two paths."""
+    by_return: dict[tuple | None, list] = {}
+    for leaf in leaves:
+        r = leaf.trace.returned_at
+        by_return.setdefault((r.file, r.line) if r else None, []).append(leaf)
+    out: list[tuple] = []
+    for group in by_return.values():
+        clusters: list[list] = []  # [rep, members]
+        for leaf in sorted(group, key=lambda lf: len(lf.pc)):
+            for cl in clusters:
+                if _explains(solver, domain, cl[0], leaf, order):
+                    cl[1].append(leaf)
+                    break
+                if all(_explains(solver, domain, leaf, m, order) for m in cl[1]):
+                    cl[0] = leaf
+                    cl[1].append(leaf)
+                    break
+            else:
+                clusters.append([leaf, [leaf]])
+        out.extend((rep, members) for rep, members in clusters)
+    return out
+
+
+def _explains(solver: Solver, domain, rep, leaf, order) -> bool:
+    """``rep``'s output formulas equal ``leaf``'s on ``leaf``'s region."""
+    a, b = rep.trace.outputs, leaf.trace.outputs
+    if len(a) != len(b):
+        return False
+    conds = []
+    for x, y in zip(a, b):
+        x, y = unpin(x, rep.pc, order), unpin(y, leaf.pc, order)
+        if x.kind is not y.kind:
+            return False
+        if x.formula == y.formula:
+            continue
+        if x.kind is OutputKind.TENSOR and len(x.shape.items) == len(y.shape.items):
+            conds += [E.compare("==", p, q) for p, q in zip(x.shape.items, y.shape.items)]
+        elif x.kind is OutputKind.INT:
+            conds.append(E.compare("==", x.scalar, y.scalar))
+        else:
+            return False
+    return not conds or solver.implies([domain, *leaf.pc], E.conj(conds)).outcome == Outcome.PROVED
 
 
 def _first_line(leaves) -> int:
