@@ -8,6 +8,7 @@ over its leaves (``obligations``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import expr as E
 from .contract import BoundCase
@@ -45,7 +46,7 @@ def dynamic(case: BoundCase, names: set[str]) -> bool:
 
 
 def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
-                 roots: dict[tuple, str] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+                 roots: dict[tuple, Any] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
     """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
     ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
     if isinstance(first, NotApplicable):
@@ -87,13 +88,12 @@ class _Explorer(_CaseFindings):
         super().__init__(case, solver)
         self.kernel, self.options, self.roots = kernel, options, roots
         self.work: list[list[E.Node]] = [[]]
-        self.budget = options.max_traces
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
         run = self.state
         while self.work:
-            if run.traces >= self.budget:
+            if run.traces >= self.options.max_traces:
                 run.truncated = True
                 break
             pc = self.work.pop()
@@ -119,6 +119,8 @@ class _Explorer(_CaseFindings):
                 t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
             if self.guarded(t, pc) == "stop":
                 break
+        if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
+            self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
         return run
 
     def failed(self, t: Failed, pc: list[E.Node]) -> None:
@@ -208,13 +210,17 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
             message=f"the kernel branches on {text}, which does not hold on the whole range of "
             f"{', '.join(gdims)}{via}"))
     # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
-    # violation that an earlier case explored): the case is still explored, so that every output obligation
-    # is checked, but to a quarter of the trace bound; --full explores it in full
+    # violation that an earlier case explored): the case is traced straight on the regions of that case's
+    # finished traces, so that every output obligation is checked without exploring its guards one by one
+    # (a guard of its own on such a region is still explored); --full explores it guard by guard
     if violating and not pc and ex.roots is not None and not (ex.options.full or ex.options.explore):
         sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
         if sig in ex.roots:
             ex.state.shared_with = ex.roots[sig]
-            ex.budget = min(ex.budget, shared_budget(ex.options.max_traces))
+            regions = ex.roots.get(("leaves", ex.roots[sig]))
+            if regions is not None:
+                ex.work = _shared_regions(ex, regions)
+                return None
         else:
             ex.roots[sig] = ex.case.id
     # explore both sides: the false side first is popped last
@@ -223,9 +229,15 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
     return None
 
 
-def shared_budget(max_traces: int) -> int:
-    """The trace bound of a case whose first violating guard repeats an earlier case's (default mode)."""
-    return min(max_traces, max(8, max_traces // 4))
+def _shared_regions(ex: _Explorer, regions: list[list[E.Node]]) -> list[list[E.Node]]:
+    """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
+    the end), and the rest of the domain when they do not cover it."""
+    conds = ex.premises
+    mine = [list(r) for r in regions if ex.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
+    rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
+    if ex.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
+        mine.append([rest])
+    return list(reversed(mine))
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:

@@ -25,7 +25,7 @@ class CaseResult:
     paths: tuple[PathCheck, ...] = ()
     skipped: str = ""
     truncated: bool = False
-    shared_with: str = ""  # its first violating guard was explored in that case first: explored to a smaller bound
+    shared_with: str = ""  # its first violating guard was explored in that case first: traced on its regions
     path_map: Any = None  # explore.PathMap with --explore
     export: Any = None  # export_check.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
@@ -217,10 +217,9 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
     if shared:
         left = [c for c in shared if c.truncated]
         lines.append(f"note: {len(shared)} case(s) share their first violating guard with an earlier case (e.g. "
-                     f"{shared[0].case} with {shared[0].shared_with}) and were explored to a quarter of the trace "
-                     f"bound; " + (f"{len(left)} of them left part of the domain unexplored (paths 'partial'), "
-                                   f"e.g. {left[0].case}: --full explores every case in full" if left else
-                                   "none left part of its domain unexplored"))
+                     f"{shared[0].case} with {shared[0].shared_with}): their outputs were checked on that case's "
+                     f"regions, their guards were not explored one by one (--full does)"
+                     + (f"; {len(left)} of them stopped at the trace bound, e.g. {left[0].case}" if left else ""))
     for c in skipped[:3]:
         lines.append(f"note: skipped {c.case}: {c.skipped}")
     return lines

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from . import expr as E
 from . import sources, suppressions
@@ -27,8 +28,8 @@ class Options:
     timeout_ms: int = 10_000  # per z3 query
     eras: tuple[str, ...] = ()  # empty: every era
     cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
-    # False: a case whose very first guard repeats a violating first guard of an earlier case is explored
-    # to a quarter of max_traces (its verdict is already fail; its outputs are still checked).
+    # False: a case whose very first guard repeats a violating first guard of an earlier case is traced on
+    # that case's leaf regions (its verdict is already fail; its outputs are still all checked).
     full: bool = False
     explore: bool = False  # build the path map of every case (implies full)
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
@@ -56,7 +57,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
     violations: list[Violation] = []
-    roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
+    roots: dict[tuple, Any] = {}  # first violating guard -> the case explored in full; ("leaves", case) -> its regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
     if options.cases and not selected:
