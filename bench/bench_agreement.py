@@ -32,6 +32,7 @@ ATEN = ROOT / "contracts" / "aten"
 KERNELS = ROOT / "tests" / "kernels"
 GOLDEN = ROOT / "tests" / "golden" / "examples"
 MPS = "aten::_scaled_dot_product_attention_math_for_mps"
+MPS_CONTRACT = ATEN / "_scaled_dot_product_attention_math_for_mps.toml"
 SMALL = ("rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false",
          "rank=3,mask=none,is_causal=false,dtype=float16,enable_gqa=false",
          "rank=5,mask=float,is_causal=true,dtype=bfloat16,enable_gqa=true")
@@ -62,9 +63,9 @@ def targets(quick: bool) -> list[Target]:
     rel = lambda p: str(p.relative_to(ROOT))  # noqa: E731
     for name in _functions(KERNELS / "sdpa_kernels.py") + [f"fuzz_mutants:{n}" for n in _functions(KERNELS / "fuzz_mutants.py")]:
         file, fn = ("fuzz_mutants.py", name.split(":")[1]) if ":" in name else ("sdpa_kernels.py", name)
-        out.append(Target(f"{file}:{fn}", MPS, meta=f"{rel(KERNELS / file)}:{fn}", cases=SMALL))
-    out.append(Target("regressed_registrations.py", MPS, meta_source=rel(KERNELS / "regressed_registrations.py"),
-                      cases=SMALL))
+        out.append(Target(f"{file}:{fn}", MPS, str(MPS_CONTRACT), meta=f"{rel(KERNELS / file)}:{fn}", cases=SMALL))
+    out.append(Target("regressed_registrations.py", MPS, str(MPS_CONTRACT),
+                      meta_source=rel(KERNELS / "regressed_registrations.py"), cases=SMALL))
     aten = {"cross_broadcast": "linalg_cross", "cross_keeps_self_shape": "linalg_cross",
             "ceil_planted_in_a_later_case": None, "branch_excluding_a_point": None,
             "two_formulas_behind_one_return": None, "conv_forgets_the_padding": "convolution"}
