@@ -50,6 +50,10 @@ TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx", "experimental", "symbolic_shapes.py"),
                                                           ("fx", "experimental", "sym_node.py"),
                                                           ("fx", "experimental", "recording.py"))}
+# torch's layout logic (is_contiguous_or_false, strides of empty_like, ...) and the prims' argument checks
+# (_broadcast_in_dim_meta validates a shape it is given): their guard_or_* answers pick a layout or skip a
+# check, never a size
+_LAYOUT_HELPERS = (os.path.join(TORCH_DIR, "_prims_common") + os.sep, os.path.join(TORCH_DIR, "_prims") + os.sep)
 SHAPECHECK_DIR = os.path.dirname(os.path.abspath(__file__))
 
 DTYPES = {
@@ -84,27 +88,34 @@ def quiet_torch_logging() -> Iterator[None]:
 class _FallbackRecorder:
     """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
     where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
-    guard machinery: the kernel asked, not torch's own layout helpers (is_contiguous_or_false, ...)."""
+    guard machinery: the kernel asked. A fallback that torch's own helpers asked for (``_broadcast_shapes``,
+    ``is_contiguous_or_false``, ...) is kept too, flagged as not the kernel's own, at the kernel line that called
+    the helper: the trace's outputs hold only where torch's assumption does."""
 
     def __init__(self, files: set[str] | frozenset[str]) -> None:
         self.files = {os.path.abspath(f) for f in files}
-        self.found: list[tuple[sympy.Basic, bool, SourceLoc]] = []
+        self.found: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
 
     def __call__(self, expr: Any, assumed: bool) -> None:
         import linecache
         import sys
 
         frame = sys._getframe(1)
+        own = True
         while frame is not None:
             path = os.path.abspath(frame.f_code.co_filename)
             if path in self.files:
                 text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
                 self.found.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, frame.f_lineno,
-                                                                  frame.f_code.co_name, text)))
+                                                                  frame.f_code.co_name, text), own))
                 return
             if path not in _GUARD_MACHINERY:
-                return  # torch's own helper asked: framework logic, not the kernel's branch
+                if own and path.startswith(_LAYOUT_HELPERS):
+                    return  # contiguity, strides, memory format: decides the layout, never a size
+                own = False  # torch's own helper asked (broadcasting...): not the kernel's branch, but the
+                # trace's sizes hold only where torch's answer does
             frame = frame.f_back
+        self.found.append((expr, bool(assumed), None, False))
 
 
 class TraceEnv:
@@ -120,7 +131,7 @@ class TraceEnv:
         # unbacked, torch answers with the fallback and goes on; with example values (torch.export) the
         # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
         recorder = _FallbackRecorder(files)
-        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc]] = recorder.found
+        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
         if files and hasattr(self.shape_env, "_log_suppressed_dde"):
             self.shape_env._log_suppressed_dde = recorder
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
@@ -528,3 +539,36 @@ def significant_strides(x: Any) -> tuple[int | None, ...] | None:
     if x.numel() == 0:
         return None
     return tuple(int(st) if int(sz) > 1 else None for sz, st in zip(x.shape, x.stride()))
+@contextlib.contextmanager
+def candidate_installed(op: Any, fn: Any) -> Iterator[None]:
+    """``fn`` as the op's shape function for the duration: a custom op's fake implementation (torch.library,
+    which FakeTensor consults before the meta table) when it has one, else the Python Meta kernel."""
+    from torch._library.simple_registry import singleton
+    from torch._library.utils import Kernel as LibKernel
+
+    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    if holder is None or getattr(holder, "kernel", None) is None or not hasattr(holder, "kernels"):
+        with meta_kernel_installed(op, fn):
+            yield
+        return
+    entry = LibKernel(fn, "shapecheck: the candidate kernel")
+    holder.kernels.append(entry)
+    try:
+        with meta_kernel_installed(op, fn):
+            yield
+    finally:
+        holder.kernels.remove(entry)
+
+
+def exception_functions(exc: BaseException) -> set[str]:
+    """The names of the functions an exception passed through (its traceback, and its causes')."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            names.add(tb.tb_frame.f_code.co_name)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return names

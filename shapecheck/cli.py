@@ -51,7 +51,7 @@ def verify() -> None:
 @timeout_option
 @case_era_options
 @max_cases_option
-@click.option("--full", is_flag=True, help="Explore every case in full, even after a repeated first guard.")
+@click.option("--full", is_flag=True, help="Explore every case guard by guard, also one whose first guard repeats an earlier case's.")
 @click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
               "overlapping contract paths, shape-polymorphism breaks.")
 @click.option("--confirm-export", is_flag=True, help="Also run torch.export(strict=True) on failing cases and a "

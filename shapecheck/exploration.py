@@ -8,6 +8,7 @@ over its leaves (``obligations``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import expr as E
 from .contract import BoundCase
@@ -54,7 +55,7 @@ def dynamic(case: BoundCase, names: set[str]) -> bool:
 
 
 def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
-                 roots: dict[tuple, str] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+                 roots: dict[tuple, Any] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
     """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
     ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
     if isinstance(first, NotApplicable):
@@ -113,9 +114,13 @@ class _Explorer(_CaseFindings):
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
             if isinstance(t, Failed):
-                self.failed(t, pc)
-                continue
-            if isinstance(t, Finished):
+                pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add,
+                                             helpers_only=True)
+                if pending is None:
+                    self.failed(t, pc)
+                    continue
+                t = pending  # the kernel raised on the side torch's own helper assumed: explore both
+            elif isinstance(t, Finished):
                 pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add)
                 if pending is None:
                     leaf = Leaf(pc, t)
@@ -126,6 +131,8 @@ class _Explorer(_CaseFindings):
                 t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
             if self.guarded(t, pc) == "stop":
                 break
+        if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
+            self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
         return run
 
     def failed(self, t: Failed, pc: list[E.Node]) -> None:
@@ -141,6 +148,10 @@ class _Explorer(_CaseFindings):
                            counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
 
     def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        if t.helper and (t.guard is None or t.is_specialization):
+            self.inconclusive(t.guard_raw, t.loc, f"torch's own helper assumed {t.guard_raw} is {t.fallback_value} "
+                              "(guard_or_false/guard_or_true) and shapecheck cannot explore the other side")
+            return None
         if t.guard is None:
             found = refute_untranslated(self.case, t, self.solver, self.premises + pc)
             if found is not None and self.key(found.code, found.expr, found.location) not in self.seen:
@@ -201,7 +212,9 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
     text = E.to_text(t.guard)
     gdims = tuple(sorted(E.free_names(t.guard)))
     conds = ex.premises + pc
-    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims))
+    # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
+    # holds only where the assumption does, but the branch is torch's, not the kernel's
+    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims)) and not t.helper
     if violating and ex.key("SC001", text, t.loc) not in ex.seen:
         via = ("" if t.fallback_value is None else
                f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
@@ -212,17 +225,35 @@ def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
             restricts=restriction(ex.solver, ex.case, conds, t.guard, gdims),
             message=f"the kernel branches on {text}, which does not hold on the whole range of "
             f"{', '.join(gdims)}{via}"))
-    # the shortcut only where the case's verdict is already fail: its first guard is a violation
+    # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
+    # violation that an earlier case explored): the case is traced straight on the regions of that case's
+    # finished traces, so that every output obligation is checked without exploring its guards one by one
+    # (a guard of its own on such a region is still explored); --full explores it guard by guard
     if violating and not pc and ex.roots is not None and not (ex.options.full or ex.options.explore):
         sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
         if sig in ex.roots:
             ex.state.shared_with = ex.roots[sig]
-            return "stop"
-        ex.roots[sig] = ex.case.id
+            regions = ex.roots.get(("leaves", ex.roots[sig]))
+            if regions is not None:
+                ex.work = _shared_regions(ex, regions)
+                return None
+        else:
+            ex.roots[sig] = ex.case.id
     # explore both sides: the false side first is popped last
     ex.work.append(pc + [E.negate(t.guard)])
     ex.work.append(pc + [t.guard])
     return None
+
+
+def _shared_regions(ex: _Explorer, regions: list[list[E.Node]]) -> list[list[E.Node]]:
+    """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
+    the end), and the rest of the domain when they do not cover it."""
+    conds = ex.premises
+    mine = [list(r) for r in regions if ex.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
+    rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
+    if ex.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
+        mine.append([rest])
+    return list(reversed(mine))
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
@@ -258,16 +289,19 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
                      f"counterexample and true at the witness")
 
 
-def unsettled_fallback(t: Finished, solver: Solver, conds: list[E.Node], view: TorchView | None = None,
-                       pc: list[E.Node] = (), report=None) -> Guarded | None:
-    """The first guard_or_* fallback of a finished trace that export would install as a guard, as a guard
-    trace; None when the trace stands as a leaf over its whole region.
+def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node], view: TorchView | None = None,
+                       pc: list[E.Node] = (), report=None, helpers_only: bool = False) -> Guarded | None:
+    """The first guard_or_* fallback of a trace that export would install as a guard, as a guard trace; None
+    when the trace stands as a leaf over its whole region.
 
     A fallback stands when the region settles it the way torch assumed (and torch decides it too, else SC016
     through ``report``), or when torch decides it that way under export's Dim ranges: export then traces the
     fallback side for every size, and the leaf's outputs are checked on the whole region (the points where the
-    condition really holds included)."""
+    condition really holds included). ``helpers_only``: only torch's own helpers' fallbacks (a failed trace:
+    where the helper's assumption fails, the kernel may not raise)."""
     for fb in t.fallbacks:
+        if helpers_only and fb.own:
+            continue
         verdict = solver.decide(conds, fb.guard)[0] if fb.guard is not None else None
         if verdict is Decision.EMPTY:
             continue
@@ -299,13 +333,16 @@ def _torch_takes(view: TorchView, fb, pc: list[E.Node]) -> bool:
 
 
 def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:
-    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim."""
+    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim; empty unless the guarded side's
+    range really is narrower than the dim's range where the guard is reached (a guard such as ``L % 2 == 0``
+    excludes points, not a range)."""
     if len(gdims) != 1:
         return ""
     name = gdims[0]
-    d = case.contract.dim(name)
     lo = solver.extreme(premises + [guard], name, lowest=True)
     hi = solver.extreme(premises + [guard], name, lowest=False)
-    if lo is None or hi is None:
+    lo0 = solver.extreme(premises, name, lowest=True)
+    hi0 = solver.extreme(premises, name, lowest=False)
+    if None in (lo, hi, lo0, hi0) or (lo, hi) == (lo0, hi0):
         return ""
-    return f"restricts {name} from [{d.min}, {d.max}] to [{lo}, {hi}] on the guarded side"
+    return f"restricts {name} from [{lo0}, {hi0}] to [{lo}, {hi}] on the guarded side"

@@ -7,6 +7,7 @@ from dataclasses import replace
 from . import expr as E
 from .findings import Violation
 from .pathmap import unpin
+from .simplify import shown
 from .solver import Outcome, Solver
 from .trace import OutputKind
 
@@ -18,7 +19,7 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 
 def _suggest(v: Violation, run, solver: Solver) -> str:
     if v.code == "SC002" and v.expected is not None:
-        return f"return the contract's shape on path {v.path}: {E.to_text(v.expected)}"
+        return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
     if v.code == "SC016":
         return v.fix or v.rule.fix
     if v.code != "SC001":
@@ -27,7 +28,38 @@ def _suggest(v: Violation, run, solver: Solver) -> str:
     if formula is not None:
         return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
                 "return that path-independent shape without branching")
+    if _sides_agree(v, run, solver):
+        return (f"the branch on {v.expr} changes no output: its two sides return the same shapes under the same "
+                "other conditions; remove it (the outputs differ by other branches of this case)")
     return _narrowest_dims(v, run, solver)
+
+
+def _sides_agree(v: Violation, run, solver: Solver) -> bool:
+    """True when every pair of finished traces that differ only in this guard's side returns the same
+    outputs (proved over the rest of their region), and there is at least one such pair."""
+    if v.node is None:
+        return False
+    g, ng = v.node, E.negate(v.node)
+    pairs = 0
+    for a in run.leaves:
+        if g not in a.pc:
+            continue
+        rest = [c for c in a.pc if c != g]
+        for b in run.leaves:
+            if ng not in b.pc or [c for c in b.pc if c != ng] != rest:
+                continue
+            pairs += 1
+            outs_a, outs_b = a.trace.outputs, b.trace.outputs
+            if len(outs_a) != len(outs_b):
+                return False
+            for x, y in zip(outs_a, outs_b):
+                if x.kind is not OutputKind.TENSOR or y.kind is not OutputKind.TENSOR \
+                        or len(x.shape.items) != len(y.shape.items):
+                    return False
+                eq = E.conj([E.compare("==", i, j) for i, j in zip(x.shape.items, y.shape.items)])
+                if solver.implies([run.case.domain, *rest], eq).outcome != Outcome.PROVED:
+                    return False
+    return pairs > 0
 
 
 def _path_independent_out0(run, solver: Solver) -> str | None:
@@ -55,7 +87,7 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
                 ok = False
                 break
         if ok:
-            return E.to_text(cand)
+            return shown(cand)
     return None
 
 

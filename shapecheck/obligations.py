@@ -22,6 +22,7 @@ from . import expr as E
 from .contract import BoundCase
 from .findings import Violation
 from .report import PathCheck
+from .simplify import shown
 from .solver import Outcome, Sat, Solver, restrict
 from .trace import FRESH, Finished, OutputKind, exprs_dims, values_at
 
@@ -326,10 +327,10 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
     if isinstance(want, E.TupleE):
         if got.kind is not OutputKind.TENSOR:
             return c.finding("SC002", f"{where} = {got.text}",
-                             f"{where} should be a tensor of shape {E.to_text(want)}, the kernel returned an int",
+                             f"{where} should be a tensor of shape {shown(want)}, the kernel returned an int",
                              c.point())
         have = got.shape
-        expr = f"{where} = {E.to_text(have)}, contract {E.to_text(want)}"
+        expr = f"{where} = {shown(have)}, contract {shown(want)}"
         if len(have.items) != len(want.items):
             return c.finding("SC002", expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
                              f"rank {len(want.items)}{c.suffix}", restrict(c.solver.small_model(c.premises),
@@ -337,10 +338,10 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
         eq = E.conj([E.compare("==", a, b) for a, b in zip(have.items, want.items)])
     else:
         if got.kind is not OutputKind.INT:
-            return c.finding("SC002", f"{where} = {got.text}", f"{where} should be the integer {E.to_text(want)}",
+            return c.finding("SC002", f"{where} = {got.text}", f"{where} should be the integer {shown(want)}",
                              c.point())
         have = got.scalar
-        expr = f"{where} = {E.to_text(have)}, contract {E.to_text(want)}"
+        expr = f"{where} = {shown(have)}, contract {shown(want)}"
         eq = E.compare("==", have, want)
     d = discharge(Obligation(tuple(c.premises), eq), c.case, c.solver)
     if d.status is Status.PROVED:

@@ -1,8 +1,8 @@
 """The path map of a meta kernel over a case's domain: finished traces (leaves) -> meta paths with readable
 regions, example points, output shapes, overlaps with the contract's paths, and shape-polymorphism breaks.
 
-A meta path is the set of leaves that left the kernel through the same return statement with outputs of the
-same ranks. Its region is the union of the leaves' path conditions, simplified with z3.
+A meta path is the set of leaves that left the kernel through the same return statement and whose outputs one
+formula set gives, each on its own region (``_clusters``); its formulas are shown through ``simplify.shown``. Its region is the union of the leaves' path conditions, simplified with z3.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class MetaPath:
     outputs: tuple[str, ...]
     overlaps: tuple[Overlap, ...]
     traces: int
-    out0: Any = field(default=None, repr=False, compare=False)
+    outs: tuple = field(default=(), repr=False, compare=False)  # the outputs (unpinned), for breaks
     terms: tuple = field(default=(), repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -46,17 +46,21 @@ class MetaPath:
 
 @dataclass(frozen=True)
 class Break:
-    """Two meta paths whose output-0 formulas disagree at some input: an exported graph traced on one path
-    computes the wrong shape on the other, even if each path is right on its own region."""
+    """Two meta paths whose formulas for one output disagree at some input: an exported graph traced on one
+    path computes the wrong shape on the other, even if each path is right on its own region."""
 
     a: str
     b: str
     point: dict[str, int]
-    a_out0: tuple
-    b_out0: tuple
+    a_out0: Any  # the output's value on each path at ``point`` (output ``output``, 0 unless said)
+    b_out0: Any
+    output: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {"paths": [self.a, self.b], "point": self.point, "out0": [list(self.a_out0), list(self.b_out0)]}
+        def v(x):
+            return list(x) if isinstance(x, tuple) else x
+        return {"paths": [self.a, self.b], "point": self.point, "output": self.output,
+                "out0": [v(self.a_out0), v(self.b_out0)]}
 
 
 @dataclass(frozen=True)
@@ -80,20 +84,14 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
     case = run.case
     dims = [d.name for d in case.dims]
     domain = case.domain
-    groups: dict[tuple, list] = {}
-    for leaf in run.leaves:
-        t = leaf.trace
-        ret = (t.returned_at.file, t.returned_at.line) if t.returned_at else None
-        key = (ret, tuple((o.kind, len(o.shape.items) if o.shape is not None else None) for o in t.outputs))
-        groups.setdefault(key, []).append(leaf)
+    order = list(case.contract.dim_names)
     paths = []
-    for i, (_, leaves) in enumerate(sorted(groups.items(), key=lambda kv: _first_line(kv[1])), 1):
+    for i, (rep, leaves) in enumerate(sorted(_clusters(run.leaves, solver, domain, order),
+                                             key=lambda kv: _first_line(kv[1])), 1):
         terms = [list(leaf.pc) for leaf in leaves]
         simple = simplify_dnf(solver, domain, terms)
         region = E.disj([E.conj(t) for t in simple]) if simple else E.FALSE
         example = restrict(solver.small_model([domain, region]), dims)
-        rep = min(leaves, key=lambda lf: len(lf.pc))
-        order = list(case.contract.dim_names)
         shown = [unpin(o, rep.pc, order) for o in rep.trace.outputs]
         outputs = tuple(o.formula for o in shown)
         overlaps = []
@@ -102,15 +100,62 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
             if hit.sat is not Sat.SAT:
                 continue
             overlaps.append(_out0_overlap(solver, case, p, leaves, dims, path_name(p)))
-        out0 = shown[0] if shown else None
         paths.append(MetaPath(f"m{i}", rep.trace.returned_at, E.to_text(region), example, outputs, tuple(overlaps),
-                              len(leaves), out0, tuple(tuple(t) for t in simple)))
+                              len(leaves), tuple(shown), tuple(tuple(t) for t in simple)))
     breaks = _breaks(solver, domain, paths, dims)
     union = E.disj([E.conj(list(t)) for p in paths for t in p.terms]) if paths else E.FALSE
     rest = solver.satisfiable([domain, E.negate(union)])
     covered = rest.sat is Sat.UNSAT
     uncovered = None if covered else restrict(solver.small_model([domain, E.negate(union)]), dims)
     return PathMap(case.id, tuple(paths), tuple(breaks), covered, uncovered, run.truncated, run.traces)
+
+
+def _clusters(leaves, solver: Solver, domain, order) -> list[tuple]:
+    """Leaves -> meta paths: (the leaf whose formulas are shown, the leaves). Leaves share a path when they
+    left through the same return statement and one formula set gives every leaf's outputs on that leaf's
+    own region (torch writes ``E`` where the region has ``E == Ev``: one path). Two formulas that differ on a
+    leaf's region (a ceil branch before one return) are two paths."""
+    by_return: dict[tuple | None, list] = {}
+    for leaf in leaves:
+        r = leaf.trace.returned_at
+        by_return.setdefault((r.file, r.line) if r else None, []).append(leaf)
+    out: list[tuple] = []
+    for group in by_return.values():
+        clusters: list[list] = []  # [rep, members]
+        for leaf in sorted(group, key=lambda lf: len(lf.pc)):
+            for cl in clusters:
+                if _explains(solver, domain, cl[0], leaf, order):
+                    cl[1].append(leaf)
+                    break
+                if all(_explains(solver, domain, leaf, m, order) for m in cl[1]):
+                    cl[0] = leaf
+                    cl[1].append(leaf)
+                    break
+            else:
+                clusters.append([leaf, [leaf]])
+        out.extend((rep, members) for rep, members in clusters)
+    return out
+
+
+def _explains(solver: Solver, domain, rep, leaf, order) -> bool:
+    """``rep``'s output formulas equal ``leaf``'s on ``leaf``'s region."""
+    a, b = rep.trace.outputs, leaf.trace.outputs
+    if len(a) != len(b):
+        return False
+    conds = []
+    for x, y in zip(a, b):
+        x, y = unpin(x, rep.pc, order), unpin(y, leaf.pc, order)
+        if x.kind is not y.kind:
+            return False
+        if x.formula == y.formula:
+            continue
+        if x.kind is OutputKind.TENSOR and len(x.shape.items) == len(y.shape.items):
+            conds += [E.compare("==", p, q) for p, q in zip(x.shape.items, y.shape.items)]
+        elif x.kind is OutputKind.INT:
+            conds.append(E.compare("==", x.scalar, y.scalar))
+        else:
+            return False
+    return not conds or solver.implies([domain, *leaf.pc], E.conj(conds)).outcome == Outcome.PROVED
 
 
 def _first_line(leaves) -> int:
@@ -141,22 +186,39 @@ def _out0_overlap(solver: Solver, case, p, leaves, dims, name) -> Overlap:
 
 
 def _breaks(solver: Solver, domain, paths: list[MetaPath], dims) -> list[Break]:
+    """Each pair of meta paths whose formulas differ for some output somewhere in the domain: the first such
+    output, with the least point where they differ."""
     out = []
     for i, a in enumerate(paths):
         for b in paths[i + 1:]:
-            if a.out0 is None or b.out0 is None or a.out0.kind is not OutputKind.TENSOR or b.out0.kind is not OutputKind.TENSOR:
-                continue
-            sa, sb = a.out0.shape, b.out0.shape
-            if len(sa.items) != len(sb.items):
-                point = restrict(solver.small_model([domain]), dims)
-            else:
-                eq = E.conj([E.compare("==", x, y) for x, y in zip(sa.items, sb.items)])
-                r = solver.implies([domain], eq)
-                if r.outcome != Outcome.REFUTED:
-                    continue
-                point = restrict(solver.small_model([domain, E.negate(eq)]), dims)
-            out.append(Break(a.id, b.id, point, E.evaluate(sa, point), E.evaluate(sb, point)))
+            for j, (x, y) in enumerate(zip(a.outs, b.outs)):
+                found = _differ(solver, domain, x, y, dims)
+                if found is not None:
+                    point, vx, vy = found
+                    out.append(Break(a.id, b.id, point, vx, vy, j))
+                    break
     return out
+
+
+def _differ(solver: Solver, domain, x, y, dims) -> tuple | None:
+    """(point, x there, y there) where two outputs differ, or None (equal everywhere, or not comparable)."""
+    if x is None or y is None or x.kind is not y.kind:
+        return None
+    if x.kind is OutputKind.TENSOR:
+        sx, sy = x.shape, y.shape
+        if len(sx.items) != len(sy.items):
+            point = restrict(solver.small_model([domain]), dims)
+            return point, E.evaluate(sx, point), E.evaluate(sy, point)
+        eq = E.conj([E.compare("==", p, q) for p, q in zip(sx.items, sy.items)])
+    elif x.kind is OutputKind.INT:
+        sx, sy = x.scalar, y.scalar
+        eq = E.compare("==", sx, sy)
+    else:
+        return None
+    if solver.implies([domain], eq).outcome != Outcome.REFUTED:
+        return None
+    point = restrict(solver.small_model([domain, E.negate(eq)]), dims)
+    return point, E.evaluate(sx, point), E.evaluate(sy, point)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -305,8 +367,8 @@ def render_path_map(pm: PathMap) -> list[str]:
             extra = f" (e.g. {_pt(o.counterexample)})" if o.counterexample else ""
             lines.append(f"      overlaps {o.path}: {verdict}{extra}")
     for b in pm.breaks:
-        lines.append(f"  shape-polymorphism break: {b.a} and {b.b} give different output 0 at {_pt(b.point)}: "
-                     f"{b.a_out0} vs {b.b_out0}")
+        lines.append(f"  shape-polymorphism break: {b.a} and {b.b} give different output {b.output} at "
+                     f"{_pt(b.point)}: {b.a_out0} vs {b.b_out0}")
     return lines
 
 

@@ -25,7 +25,7 @@ class CaseResult:
     paths: tuple[PathCheck, ...] = ()
     skipped: str = ""
     truncated: bool = False
-    shared_with: str = ""  # exploration stopped at a first guard already explored in that case
+    shared_with: str = ""  # its first violating guard was explored in that case first: traced on its regions
     path_map: Any = None  # explore.PathMap with --explore
     export: Any = None  # export_check.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
@@ -82,7 +82,7 @@ def group(violations: list[Violation]) -> list[tuple[Violation, list[str]]]:
     groups: dict[tuple, tuple[Violation, list[str]]] = {}
     for v in violations:
         loc = (v.location.file, v.location.line) if v.location else None
-        key = (v.code, v.path, v.expr, loc, v.suppressed)
+        key = (v.code, v.path, v.expr, loc, v.suppressed, v.fix)  # each case keeps its own fix
         if key in groups:
             groups[key][1].append(v.case)
         else:
@@ -146,8 +146,19 @@ def _what_to_change(groups: list[tuple[Violation, list[str]]]) -> list[str]:
         n = len({c for _, cases in found for c in cases})
         what = "; ".join(dict.fromkeys(f"{v.code} {v.expr}" for v, _ in found))
         lines.append(f"  {where}: {what} ({n} case{'s' if n != 1 else ''})")
-        lines.extend(f"      fix: {fix}" for fix in dict.fromkeys(v.fix for v, _ in found if v.fix))
+        fixes: dict[str, list[str]] = {}
+        for v, cases in found:
+            if v.fix:
+                fixes.setdefault(v.fix, []).extend(cases)
+        for fix, cases in fixes.items():
+            whose = "" if len(fixes) == 1 else f" [{_cases_text(cases)}]"
+            lines.append(f"      fix{whose}: {fix}")
     return lines
+
+
+def _cases_text(cases: list[str]) -> str:
+    cases = list(dict.fromkeys(cases))
+    return ", ".join(c or "the case" for c in cases[:2]) + (f" and {len(cases) - 2} more" if len(cases) > 2 else "")
 
 
 def _finding_block(v: Violation, cases: list[str], context: int) -> list[str]:
@@ -199,10 +210,17 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
                 lines.append(f"      {x.message.splitlines()[0][:200]}")
             if x.explanation:
                 lines.append(f"      why: {x.explanation}")
-    trunc = [c.case for c in report.cases if c.truncated]
+    trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
     if trunc:
         lines.append("")
         lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
+    shared = [c for c in report.cases if c.shared_with]
+    if shared:
+        left = [c for c in shared if c.truncated]
+        lines.append(f"note: {len(shared)} case(s) share their first violating guard with an earlier case (e.g. "
+                     f"{shared[0].case} with {shared[0].shared_with}): their outputs were checked on that case's "
+                     f"regions, their guards were not explored one by one (--full does)"
+                     + (f"; {len(left)} of them stopped at the trace bound, e.g. {left[0].case}" if left else ""))
     for c in skipped[:3]:
         lines.append(f"note: skipped {c.case}: {c.skipped}")
     lines.extend(f"note: {n}" for n in dict.fromkeys(n for c in report.cases for n in c.notes))

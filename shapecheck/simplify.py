@@ -1,96 +1,106 @@
-"""Obligations simplified with the contract's own equalities before z3 gives up on them.
+"""The one simplifier for formulas shown to people: an expression tree (contract language) is built into a
+sympy expression by our own code (never a parsed string), which folds constants and collects terms, and is
+read back into a tree. ``shown(node)`` is the text every report uses for output and contract formulas:
+``(H + 2 - 3 + 2 - 1) // 2 + 1`` reads ``(H - 2) // 2 + 1``... as sympy folds it.
 
-z3 is incomplete on nonlinear integer arithmetic: with ``requires = ["Ci == Co * PH * PW"]`` it cannot prove
-``Ci % (PH * PW) == 0`` (z3 says unknown, even with minutes). Substituting the premises' definitions
-(``X == expr``, X a dim not in expr) into the claim and letting torch's integer functions and sympy simplify it
-gives ``True``. The simplified claim is equivalent to the claim wherever the premises hold (a substitution of
-equals, then an equivalence-preserving simplification of integer expressions with Python's semantics), so the
-caller keeps the premises and asks z3 again: a model is still a model of the original query, and an unknown
-stays unknown.
+Integer semantics are kept: ``a // b`` is ``floor(a / b)`` and ``a % b`` is sympy's ``Mod`` (Python's sign
+convention), both exact over the integers. The simplified tree is used only when it is shorter than the
+original; anything sympy cannot read back (a fraction outside a floor, say) leaves the original as it was.
 """
 
 from __future__ import annotations
 
+import functools
+
+import sympy
+
 from . import expr as E
 
-_MAX_OPS = 400  # sympy's simplify on anything larger costs more than it can save
+
+class _Unsupported(Exception):
+    pass
 
 
-def conjuncts(node: E.Node) -> list[E.Node]:
-    return [p for a in node.args for p in conjuncts(a)] if isinstance(node, E.And) else [node]
+def shown(node: E.Node | None) -> str:
+    """``node`` as report text, simplified."""
+    return "" if node is None else E.to_text(simplified(node))
 
 
-def definition(part: E.Node, dims: set[str] | None, known: dict[str, E.Node]) -> tuple[str, E.Node] | None:
-    """``X == expr`` (either side), X a dim (any name when ``dims`` is None) not in expr and not defined yet,
-    expr over no defined dim: X is defined by expr."""
-    if not (isinstance(part, E.Cmp) and part.op == "=="):
-        return None
-    for a, b in ((part.left, part.right), (part.right, part.left)):
-        if isinstance(a, E.Var) and (dims is None or a.name in dims) and a.name not in known \
-                and a.name not in E.free_names(b) and not (E.free_names(b) & set(known)) \
-                and not any(a.name in E.free_names(v) for v in known.values()):
-            return a.name, b
-    return None
-
-
-def definitions(premises: list[E.Node]) -> dict[str, E.Node]:
-    found: dict[str, E.Node] = {}
-    for p in premises:
-        for part in conjuncts(p):
-            d = definition(part, None, found)
-            if d is not None:
-                found[d[0]] = d[1]
-    return found
-
-
-def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.Node | None:
-    """The claim with the premises' definitions substituted (torch's integer functions simplify as they are
-    built) and, when ``full``, simplified by sympy; None when nothing changes or it cannot be done (a form torch's
-    sympy functions or the translation back do not take). Without ``full``, only a claim over a defined dim."""
-    from . import _compat_static as CS
-    from . import translate as T
-
-    defs = definitions(premises)
-    if not full and not (E.free_names(claim) & (set(defs) | set(divisors(premises)))):
-        return None
-    names = E.free_names(claim) | set(defs) | {n for v in defs.values() for n in E.free_names(v)}
+@functools.lru_cache(maxsize=4096)
+def simplified(node: E.Node) -> E.Node:
+    if isinstance(node, E.TupleE):
+        return E.TupleE(tuple(simplified(i) for i in node.items))
     try:
-        import sympy
-
-        syms = {n: sympy.Symbol(n, integer=True) for n in names}
-        value = CS.to_sympy(claim, syms).xreplace({syms[n]: CS.to_sympy(v, syms) for n, v in defs.items()})
-        value = _divisible(value, premises, syms, set(defs))
-        if full and value not in (sympy.true, sympy.false) and sympy.count_ops(value) <= _MAX_OPS:
-            value = sympy.simplify(value)
-        out = T.to_node(value, {s: n for n, s in syms.items()})
-    except (CS.TorchCannotSay, T.Unsupported, RecursionError, TypeError, ValueError, AttributeError):
-        return None
-    return None if out == claim else out
+        back = _from_sympy(_to_sympy(node))
+    except (_Unsupported, TypeError, ValueError, ZeroDivisionError, RecursionError):
+        return node
+    return back if len(E.to_text(back)) < len(E.to_text(node)) else node
 
 
-def divisors(premises: list[E.Node]) -> dict[str, E.Node]:
-    """``X % Y == 0`` among the premises, X a name: X -> Y (X is a multiple of Y)."""
-    found: dict[str, E.Node] = {}
-    for p in premises:
-        for part in conjuncts(p):
-            if isinstance(part, E.Cmp) and part.op == "==" and part.right == E.Const(0) \
-                    and isinstance(part.left, E.Arith) and part.left.op == "%" and isinstance(part.left.left, E.Var) \
-                    and part.left.left.name not in E.free_names(part.left.right):
-                found.setdefault(part.left.left.name, part.left.right)
-    return found
+def _to_sympy(n: E.Node) -> sympy.Expr:
+    if isinstance(n, E.Const) and isinstance(n.value, int) and not isinstance(n.value, bool):
+        return sympy.Integer(n.value)
+    if isinstance(n, E.Var):
+        return sympy.Symbol(n.name, integer=True)
+    if isinstance(n, E.Neg):
+        return -_to_sympy(n.operand)
+    if isinstance(n, E.Arith):
+        a, b = _to_sympy(n.left), _to_sympy(n.right)
+        if n.op == "+":
+            return a + b
+        if n.op == "-":
+            return a - b
+        if n.op == "*":
+            return a * b
+        if b == 0:
+            raise _Unsupported("division by zero")
+        if n.op == "//":
+            return sympy.floor(a / b)
+        if n.op == "%":
+            return sympy.Mod(a, b)
+    if isinstance(n, E.Call) and n.fn in ("min", "max"):
+        args = [_to_sympy(a) for a in n.args]
+        return sympy.Min(*args) if n.fn == "min" else sympy.Max(*args)
+    raise _Unsupported(type(n).__name__)
 
 
-def _divisible(value, premises: list[E.Node], syms: dict, defined: set[str]):
-    """With ``X % Y == 0`` known, X is Y * q for some integer q: when the claim then no longer depends on q
-    (``(H // Hk) * Hk == H``), that is its value; else the claim as it was."""
-    import sympy
+def _from_sympy(x: sympy.Basic) -> E.Node:
+    if isinstance(x, sympy.Integer):
+        return E.Const(int(x))
+    if isinstance(x, sympy.Symbol):
+        return E.Var(x.name)
+    if isinstance(x, sympy.Add):
+        terms = sorted(x.args, key=lambda t: (t.is_number, sympy.default_sort_key(t)))
+        out = _from_sympy(terms[0])
+        for t in terms[1:]:
+            coeff, rest = t.as_coeff_Mul()
+            if coeff.is_negative:
+                out = E.Arith("-", out, _from_sympy(-t))
+            else:
+                out = E.Arith("+", out, _from_sympy(t))
+        return out
+    if isinstance(x, sympy.Mul):
+        coeff, rest = x.as_coeff_Mul()
+        if not coeff.is_Integer:
+            raise _Unsupported("a fraction outside a floor")
+        factors = [f for f in sympy.Mul.make_args(rest)]
+        if coeff == -1:
+            return E.Neg(_product(factors))
+        return _product(factors) if coeff == 1 else E.Arith("*", E.Const(int(coeff)), _product(factors))
+    if isinstance(x, sympy.Pow) and x.exp.is_Integer and int(x.exp) >= 1:
+        return _product([x.base] * int(x.exp))
+    if isinstance(x, sympy.floor):
+        num, den = sympy.fraction(sympy.together(x.args[0]))
+        return E.Arith("//", _from_sympy(num), _from_sympy(den))
+    if isinstance(x, sympy.Mod):
+        return E.Arith("%", _from_sympy(x.args[0]), _from_sympy(x.args[1]))
+    if isinstance(x, (sympy.Min, sympy.Max)):
+        return E.Call("min" if isinstance(x, sympy.Min) else "max", tuple(_from_sympy(a) for a in x.args))
+    raise _Unsupported(type(x).__name__)
 
-    from . import _compat_static as CS
 
-    known = {x: y for x, y in divisors(premises).items() if x in syms and x not in defined
-             and E.free_names(y) <= set(syms)}
-    if not known or value in (sympy.true, sympy.false):
-        return value
-    fresh = {x: sympy.Symbol(f"_q_{x}", integer=True) for x in known}
-    tried = value.xreplace({syms[x]: CS.to_sympy(y, syms) * fresh[x] for x, y in known.items()})
-    return tried if tried in (sympy.true, sympy.false) else value
+def _product(factors: list) -> E.Node:
+    out = _from_sympy(factors[0])
+    for f in factors[1:]:
+        out = E.Arith("*", out, _from_sympy(f))
+    return out

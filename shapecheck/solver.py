@@ -271,7 +271,7 @@ def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, 
     """The query ``premises and cond`` (``not cond`` when negated) with cond simplified by the premises'
     definitions; None when simplification changes nothing. The premises stay, so a model is a model of the
     original query; z3 may still say unknown."""
-    from .simplify import simplified
+    from .premises import simplified
 
     alt = simplified(premises, cond, full)
     if alt is None:

@@ -21,7 +21,7 @@ from . import _compat_static as CS
 from . import expr as E
 from .contract import BoundCase
 from .findings import Violation
-from .simplify import conjuncts, definition
+from .premises import conjuncts, definition
 from .solver import Outcome, Solver
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,

@@ -67,10 +67,12 @@ class Output:
     @property
     def formula(self) -> str:
         """The shape (or integer) in the contract language where it translated, else torch's text."""
+        from .simplify import shown
+
         if self.kind is OutputKind.TENSOR:
-            return E.to_text(self.shape)
+            return shown(self.shape)
         if self.kind is OutputKind.INT:
-            return E.to_text(self.scalar)
+            return shown(self.scalar)
         return self.text
 
 
@@ -92,6 +94,7 @@ class Fallback:
     value: bool
     loc: SourceLoc | None
     expr: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols
+    own: bool = True  # False: torch's own helper (broadcasting, layout) asked, called from the kernel's ``loc``
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,7 @@ class Guarded:
     frames: tuple[Any, ...] = field(default=(), repr=False)
     guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
     fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
+    helper: bool = False  # a Fallback of torch's own helper: its sides are explored, it is not the kernel's guard
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,7 @@ class Failed:
     loc: SourceLoc | None
     missing_name: bool = False
     frames: tuple[Any, ...] = field(default=(), repr=False)
+    fallbacks: tuple[Fallback, ...] = ()  # guard_or_* answers torch gave before the kernel raised
 
 
 Trace = Finished | Guarded | Failed
@@ -232,7 +237,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         except (Exception, SystemExit) as exc:  # the kernel failed on a valid input (sys.exit too): a finding
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
-                          _missing_name(exc), tuple(frames))
+                          _missing_name(exc), tuple(frames), _fallbacks(env, names))
         return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
 
 
@@ -257,15 +262,24 @@ def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], re
     for s, repl in env.replacements().items():
         if s in names:
             replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
-    fallbacks = []
-    for expr, value, loc in env.fallbacks:
-        fb = Fallback(_node_or_none(expr, names), _renamed(expr, names), value, loc, T.with_dim_names(expr, names))
-        if all((f.raw, f.value, f.loc) != (fb.raw, fb.value, fb.loc) for f in fallbacks):
-            fallbacks.append(fb)
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
-                    fallbacks=tuple(fallbacks), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
+                    fallbacks=_fallbacks(env, names), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
                     fresh_at=tuple((n, locate(env.created_at(s), set(files))) for s, n in fresh.items()))
+
+
+def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
+    """The guard_or_* answers torch gave during the call, each once, in order."""
+    fallbacks: list[Fallback] = []
+    for expr, value, loc, own in env.fallbacks:
+        try:
+            node = T.to_node(expr, names)
+        except T.Unsupported:
+            node = None
+        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own)
+        if all((f.raw, f.value, f.loc, f.own) != (fb.raw, fb.value, fb.loc, fb.own) for f in fallbacks):
+            fallbacks.append(fb)
+    return tuple(fallbacks)
 
 
 FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
@@ -372,7 +386,7 @@ def as_guard(fb: Fallback) -> Guarded:
     """A kernel's fallback seen as what it is under example sizes: a guard at the kernel's line."""
     is_bool = fb.guard is None or isinstance(fb.guard, (E.Cmp, E.And, E.Or, E.Not)) or fb.guard in (E.TRUE, E.FALSE)
     return Guarded(fb.guard, fb.raw, fb.loc, is_specialization=not is_bool, guard_expr=fb.expr,
-                   fallback_value=fb.value)
+                   fallback_value=fb.value, helper=not fb.own)
 
 
 def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from . import expr as E
 from . import sources, suppressions
@@ -29,8 +30,8 @@ class Options:
     timeout_ms: int = 10_000  # per z3 query
     eras: tuple[str, ...] = ()  # empty: every era
     cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
-    # False: a case whose very first guard repeats a violating first guard of an earlier case is not
-    # explored further (its verdict is already fail; its report lists that guard only).
+    # False: a case whose very first guard repeats a violating first guard of an earlier case is traced on
+    # that case's leaf regions (its verdict is already fail; its outputs are still all checked).
     full: bool = False
     explore: bool = False  # build the path map of every case (implies full)
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
@@ -61,7 +62,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
     violations: list[Violation] = []
-    roots: dict[tuple, str] = {}  # first violating guard -> the case explored in full
+    roots: dict[tuple, Any] = {}  # first violating guard -> the case explored in full; ("leaves", case) -> its regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
     if options.cases and not selected and not any(any(s in c.id for s in options.cases)
@@ -118,6 +119,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
     run.paths.extend(checks)
     run.violations.extend(found)
+    from .replay import replay
+
+    run.violations = replay(kernel, case, run.violations)
     _unexplored(run, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
@@ -195,18 +199,35 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
 
     op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
     cases = {c.id: c for c in contract.cases()}
-    passing = 0
+    sample = export_sample([cases[r.case] for r in results if r.verdict == Verdict.PASS and not r.skipped
+                            and r.case in cases], options.export_sample)
     out = []
     for r in results:
-        wanted = r.verdict != Verdict.PASS or (not r.skipped and passing < options.export_sample)
+        wanted = r.verdict != Verdict.PASS or r.case in sample
         if wanted and not r.skipped:
-            if r.verdict == Verdict.PASS:
-                passing += 1
             case = cases.get(r.case) or bind_case(contract, {})
             mine = [v for v in violations if v.case == r.case]
             r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
         out.append(r)
     return out
+
+
+def export_sample(passing: list[BoundCase], least: int) -> set[str]:
+    """The passing cases to export: every value of every choice at least once (an index tensor's rank, a
+    mask kind), then the first ones up to ``least``."""
+    chosen: list[str] = []
+    covered: set[tuple] = set()
+    for case in passing:
+        new = {(k, repr(v)) for k, v in case.values.items()} - covered
+        if new:
+            chosen.append(case.id)
+            covered |= new
+    for case in passing:
+        if len(chosen) >= least:
+            break
+        if case.id not in chosen:
+            chosen.append(case.id)
+    return set(chosen)
 
 
 def verify_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,

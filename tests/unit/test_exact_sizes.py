@@ -11,7 +11,7 @@ from shapecheck import _compat as C
 from shapecheck import expr as E
 from shapecheck import translate as T
 from shapecheck.findings import Verdict
-from shapecheck.simplify import simplified
+from shapecheck.premises import simplified
 from shapecheck.solver import Bounds, Outcome, Solver
 from shapecheck.verify import verify_op
 from tests.conftest import KERNELS

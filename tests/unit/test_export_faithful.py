@@ -1,0 +1,81 @@
+"""--confirm-export as the contract means it: requires as Dim ranges and derived Dims, the candidate kernel
+installed for custom ops too, a sample of passing cases over every choice value, and explanations only
+where their cause is established."""
+
+from shapecheck import export_check as X
+from shapecheck.contract import load_contract
+from shapecheck.findings import Verdict
+from shapecheck.verify import Options, export_sample, make_solver, verify_op
+from tests.conftest import KERNELS, ROOT
+
+ATEN = ROOT / "contracts" / "aten"
+
+
+def _specs(name: str, case_id: str):
+    c = load_contract(ATEN / f"{name}.toml")
+    case = next(k for k in c.cases() if k.id == case_id)
+    solver = make_solver(c, 10_000)
+    return X.export_dims(case, solver, X.equal_classes(case, solver))
+
+
+def test_an_equality_of_requires_becomes_a_derived_dim():
+    specs = _specs("pixel_shuffle", "r=2")
+    assert specs["Ci"].base == "C" and (specs["Ci"].a, specs["Ci"].b) == (4, 0)
+    assert specs["Ci"].text() == "4 * C" and specs["C"].base is None
+    assert _specs("pixel_shuffle", "r=3")["Ci"].a == 9
+
+
+def test_an_inequality_of_requires_becomes_a_dim_minimum():
+    specs = _specs("convolution", "k=3,p=0,s=1")
+    assert (specs["H"].lo, specs["W"].lo) == (3, 3) and specs["N"].lo == 1
+    assert _specs("convolution", "k=3,p=1,s=1")["H"].lo == 1
+
+
+def test_pixel_shuffle_exports_with_the_derived_dim_and_agrees():
+    r = verify_op("aten::pixel_shuffle", contract=str(ATEN / "pixel_shuffle.toml"),
+                  options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS
+    for c in r.cases:
+        assert c.export.ran and c.export.succeeded and c.export.agrees, c.export.message
+        assert c.export.example["C" if "C" in c.export.example else "Ci"] >= 2
+
+
+def test_the_sample_covers_every_choice_value():
+    c = load_contract(ATEN / "convolution.toml")
+    cases = list(c.cases())
+    chosen = export_sample(cases, 2)
+    values = {(k, v) for case in cases if case.id in chosen for k, v in case.values.items()}
+    assert values == {(k, v) for case in cases for k, v in case.values.items()}
+    assert len(chosen) < len(cases)
+    idx = load_contract(ATEN / "index_select.toml")
+    assert export_sample(list(idx.cases()), 1) == {k.id for k in idx.cases()}  # the 0-d and the 1-d index
+
+
+def test_a_candidate_for_a_custom_op_is_the_kernel_export_runs():
+    import tests.kernels.custom_rows  # noqa: F401 - registers screplay::rows with its guarded fake
+
+    contract = str(KERNELS / "custom_rows.toml")
+    good = verify_op("screplay::rows", contract=contract, meta=f"{KERNELS / 'custom_rows.py'}:candidate",
+                     options=Options(jobs=1, confirm_export=True))
+    assert good.verdict == Verdict.PASS
+    x = good.cases[0].export
+    assert x.ran and x.succeeded and x.agrees, x.message
+    bad = verify_op("screplay::rows", contract=contract, options=Options(jobs=1, confirm_export=True))
+    y = bad.cases[0].export
+    assert bad.verdict == Verdict.FAIL and y.ran and y.succeeded is False and y.agrees
+
+
+def test_an_export_failure_without_an_established_cause_is_not_explained():
+    c = load_contract(ATEN / "constant_pad_nd.toml")
+    case = next(iter(c.cases()))
+    why = X.explain(case, [], False, "SomeError: something export said\nmore", make_solver(c, 10_000))
+    assert why == "not explained; export said: SomeError: something export said"
+
+
+def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guard():
+    r = verify_op("aten::linalg_cross", contract=str(ATEN / "linalg_cross.toml"),
+                  options=Options(jobs=1, confirm_export=True))
+    shared = next(c for c in r.cases if "shared" in c.case)
+    x = shared.export
+    assert r.verdict == Verdict.PASS and x.succeeded is False and x.agrees is False
+    assert "must always be equal" in x.explanation and "allows them to differ" in x.explanation

@@ -1,0 +1,89 @@
+"""No hidden findings in the default mode, and exact messages: each case's own fix, `restricts` only when a
+range shrinks, SC002 at the line that built the output."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from shapecheck.findings import Verdict
+from shapecheck.report import render_text
+from shapecheck.verify import Options, verify_op
+from tests.conftest import KERNELS
+
+HIDDEN = str(KERNELS / "hidden_case.toml")
+AK = KERNELS / "aten_kernels.py"
+PLANTED = f"{AK}:ceil_planted_in_a_later_case"
+
+
+def _line(text: str) -> int:
+    return next(i for i, t in enumerate(AK.read_text().splitlines(), 1) if text in t)
+
+
+def test_a_later_case_sharing_the_first_guard_still_gets_its_output_obligations_checked():
+    default = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1))
+    full = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1, full=True))
+    later = next(c for c in default.cases if c.case == "dtype=float16")
+    assert later.shared_with == "dtype=float32"
+    for r in (default, full):
+        bad = [v for v in r.violations if v.code == "SC002"]
+        assert [v.case for v in bad] == ["dtype=float16"]
+        assert bad[0].counterexample["W"] <= 16 and bad[0].location.line == _line("(w + 1) // 2])")
+    assert {(v.code, v.case, v.expr) for v in default.violations} == {(v.code, v.case, v.expr) for v in full.violations}
+    text = render_text(default)
+    assert "share their first violating guard" in text and "--full" not in text.split("note:")[0]
+
+
+def test_each_case_keeps_its_own_fix_for_a_shared_guard():
+    r = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1))
+    fixes = {v.case: v.fix for v in r.violations if v.code == "SC001" and v.expr == "N <= 8"}
+    assert "every explored branch returns output 0 = (N, W)" in fixes["dtype=float32"]
+    assert "changes no output" in fixes["dtype=float16"]
+    text = render_text(r)
+    assert "fix [dtype=float32]:" in text and "fix [dtype=float16]:" in text
+
+
+def test_restricts_only_when_the_range_shrinks():
+    r = verify_op("aten::new_empty", contract=HIDDEN, meta=f"{AK}:branch_excluding_a_point",
+                  options=Options(jobs=1, cases=("dtype=float32",)))
+    g = [v for v in r.violations if v.code == "SC001"]
+    assert r.verdict == Verdict.FAIL and len(g) == 1 and g[0].restricts == ""
+    assert "range:" not in render_text(r)
+    r = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1, cases=("dtype=float32",)))
+    g = next(v for v in r.violations if v.code == "SC001")
+    assert g.restricts == "restricts N from [1, 4096] to [1, 8] on the guarded side"
+
+
+def test_explore_splits_one_return_line_by_output_formula_and_reports_the_break():
+    from shapecheck.verify import explore_op
+
+    r = explore_op("aten::new_empty", contract=HIDDEN, meta=f"{AK}:two_formulas_behind_one_return",
+                   options=Options(jobs=1, cases=("dtype=float32",), max_traces=16))
+    pm = r.cases[0].path_map
+    assert len(pm.paths) == 2 and len({p.returned_at.line for p in pm.paths}) == 1
+    assert sorted(p.outputs for p in pm.paths) == [("(N, (W + 1) // 2)",), ("(N, W)",)]
+    (b,) = pm.breaks
+    assert b.output == 0 and b.point["W"] == 2 and {b.a_out0, b.b_out0} == {(1, 1), (1, 2)}
+
+
+def test_formulas_are_shown_simplified_through_one_simplifier():
+    from shapecheck import expr as E
+    from shapecheck.simplify import shown
+
+    assert shown(E.parse("(H + 2 - 3 + 2 - 1) // 2 + 1")) == "H // 2 + 1"
+    assert shown(E.parse("(H + 2 * 1 - 3) // 2 + 1")) == "(H - 1) // 2 + 1"
+    assert shown(E.parse("(N + 15) // 16 * 16")) == "(N + 15) // 16 * 16"  # not longer than it was
+    r = verify_op("aten::convolution", contract=str(KERNELS.parent.parent / "contracts" / "aten" / "convolution.toml"),
+                  meta=f"{AK}:conv_forgets_the_padding", options=Options(jobs=1, cases=("k=3,p=1,s=2",)))
+    v = next(v for v in r.violations if v.code == "SC002")
+    assert "(H - 1) // 2 + 1" in v.expr and "2 - 3" not in v.expr and "(H - 1) // 2 + 1" in v.fix
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-3, 3), st.integers(1, 4), st.integers(-5, 5), st.integers(-50, 50), st.integers(-50, 50))
+def test_the_simplifier_keeps_the_value(a, b, c, h, w):
+    from shapecheck import expr as E
+    from shapecheck.simplify import simplified
+
+    for text in (f"(H * {a} + {c} - W) // {b} + {c}", f"(H + {c}) % {b} * {a} + W", f"max(H + {c}, W * {a}) - {c}",
+                 f"min(H, {c}) + (W - {c} + {c}) // {b}"):
+        node = E.parse(text.replace("+ -", "- "))
+        assert E.evaluate(simplified(node), {"H": h, "W": w}) == E.evaluate(node, {"H": h, "W": w})

@@ -1,0 +1,94 @@
+"""Counterexamples are real: torch's own helpers (broadcasting) answer guard_or_false under unbacked sizes, and
+a trace holds only where that answer does; every reported counterexample is replayed at static sizes."""
+
+import pytest
+
+from shapecheck.findings import Verdict
+from shapecheck.verify import verify_op
+from tests.conftest import KERNELS, ROOT
+
+CROSS = str(ROOT / "contracts" / "aten" / "linalg_cross.toml")
+AK = KERNELS / "aten_kernels.py"
+
+
+def test_linalg_cross_broadcast_of_two_dynamic_dims_passes():
+    """_broadcast_shapes assumes `B == 1` is false under unbacked sizes: the first trace's (B, 1, 3) held only
+    where B != 1, and was compared with the contract at B=1, Bo=2 (a false SC002 and SC004). Both sides of
+    torch's answer are explored now."""
+    r = verify_op("aten::linalg_cross", contract=CROSS)
+    assert r.verdict == Verdict.PASS, [v.message for v in r.violations]
+    shared = next(c for c in r.cases if "shared" in c.case)
+    assert shared.traces > 1 and all(p.status == "proved" for p in shared.paths)
+
+
+def test_a_candidate_built_on_broadcast_shapes_passes():
+    r = verify_op("aten::linalg_cross", contract=CROSS, meta=f"{AK}:cross_broadcast")
+    assert r.verdict == Verdict.PASS, [v.message for v in r.violations]
+
+
+def test_a_wrong_broadcast_is_found_at_a_real_point():
+    r = verify_op("aten::linalg_cross", contract=CROSS, meta=f"{AK}:cross_keeps_self_shape")
+    assert r.verdict == Verdict.FAIL
+    bad = [v for v in r.violations if v.code == "SC002"]
+    assert bad and not [v for v in r.violations if v.code == "SC004"]
+    for v in bad:  # the kernel's output really differs there
+        b, bo = v.counterexample["B"], v.counterexample["Bo"]
+        want = (b, bo, 3) if "outer" in v.case else (max(b, bo), 1, 3)
+        assert want != (b, 1, 3)
+
+
+def test_a_finding_that_does_not_reproduce_is_inconclusive_not_a_violation(monkeypatch):
+    """With torch's broadcasting answers ignored again (the old root cause), the analysis claims SC002 at B=1,
+    Bo=2; the kernel at exactly that point returns the contract's shape, so the replay turns it into SC005."""
+    from shapecheck import _compat as C
+
+    monkeypatch.setattr(C, "_LAYOUT_HELPERS", C._LAYOUT_HELPERS + (C.os.path.join(C.TORCH_DIR, "_refs"),))
+    r = verify_op("aten::linalg_cross", contract=CROSS)
+    assert r.verdict == Verdict.INCONCLUSIVE
+    assert not [v for v in r.violations if v.code in ("SC001", "SC002", "SC004")]
+    stale = [v for v in r.violations if "did not reproduce at" in v.message]
+    assert stale and all(v.code == "SC005" for v in stale)
+    assert any(v.counterexample == {"B": 1, "Bo": 2} and "as the contract says" in v.message for v in stale)
+
+
+def test_replay_sees_the_reported_behaviour():
+    from shapecheck import sources
+    from shapecheck.replay import run_at
+    from shapecheck.target import load_target
+
+    c, k = load_target("aten::linalg_cross", CROSS, sources.from_options(f"{AK}:cross_keeps_self_shape", None))
+    shared = next(case for case in c.cases() if "shared" in case.id)
+    assert run_at(k, shared, {"B": 1, "Bo": 2}).outputs == ((1, 1, 3),)
+    assert run_at(k, shared, {"B": 2, "Bo": 3}).error.startswith("RuntimeError")
+
+
+def _kernels():
+    import ast
+
+    gold = ROOT / "tests" / "golden" / "examples"
+    out = [(f"golden/{p.name}", "aten::new_empty", str(gold / "new_empty.toml"), f"{p}:kernel", ())
+           for p in sorted(gold.glob("sc00*.py"))]
+    hidden = str(KERNELS / "hidden_case.toml")
+    for fn, op in (("cross_broadcast", "linalg_cross"), ("cross_keeps_self_shape", "linalg_cross"),
+                   ("conv_forgets_the_padding", "convolution"), ("ceil_planted_in_a_later_case", None),
+                   ("branch_excluding_a_point", None), ("two_formulas_behind_one_return", None)):
+        contract = str(ROOT / "contracts" / "aten" / f"{op}.toml") if op else hidden
+        out.append((fn, f"aten::{op or 'new_empty'}", contract, f"{AK}:{fn}", ()))
+    for name in ("pixel_shuffle", "index_select", "convolution", "constant_pad_nd", "linalg_cross"):
+        out.append((name, f"aten::{name}", str(ROOT / "contracts" / "aten" / f"{name}.toml"), None, ()))
+    sdpa = KERNELS / "sdpa_kernels.py"
+    case = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
+    for node in ast.parse(sdpa.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
+            out.append((node.name, "aten::_scaled_dot_product_attention_math_for_mps", None, f"{sdpa}:{node.name}",
+                        (case,)))
+    return out
+
+
+@pytest.mark.parametrize(("label", "op", "contract", "meta", "cases"), _kernels(), ids=[k[0] for k in _kernels()])
+def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_reproduce(label, op, contract, meta,
+                                                                                         cases):
+    from shapecheck.verify import Options
+
+    r = verify_op(op, contract=contract, meta=meta, options=Options(jobs=1, cases=cases))
+    assert not [v.message for v in r.violations if "did not reproduce" in v.message]
