@@ -511,7 +511,8 @@ def eager_kernel_key(op: Any, device: str) -> str | None:
     """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
     a composite kernel that runs on every device; None when it has none."""
     name = op.name()
-    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd",
+            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
     return next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
 
 

@@ -35,6 +35,7 @@ class AuditOptions:
     max_traces: int = 12
     seconds_per_op: float | None = None  # a wall-clock bound makes a record depend on the machine's load
     timeout_ms: int = 2000
+    cache: bool = True  # answer an op from the result cache while its kernel, torch and shapecheck are unchanged
 
 
 _REGISTERED: dict[str, frozenset[str]] = {}  # --import spec -> the op names importing it registered
@@ -139,6 +140,10 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         return _timed(rec, start)
     try:
         kernel = load_kernel(name, source)
+        cached = _cache_key(name, kernel, options)
+        hit = _lookup(cached)
+        if hit is not None:
+            return hit
         rec["kernel"] = kernel.name
         rec["definition"] = _loc(kernel.definition)
         inputs = from_opinfo(name, kernel.fn) or from_schema(name, C.resolve_op(name), kernel.fn)
@@ -160,7 +165,44 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     rec["notes"] = list(st.notes)
     rec["status"] = "findings" if st.findings else "inconclusive" if st.notes else \
         "relation-only" if st.requires else "clean"
-    return _timed(rec, start)
+    rec = _timed(rec, start)
+    if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
+        from . import cache
+
+        cache.store("audit", cached[0], cached[1], rec)
+    return rec
+
+
+def _cache_key(name: str, kernel: Any, options: AuditOptions) -> tuple[dict[str, Any], tuple] | None:
+    """(key parts, kernel dependencies) of one op's record, or None when it is not cached: the cache is off,
+    or the walk from the kernel's function could not fingerprint everything it reaches. The key holds the
+    op, the kernel's name (installed, a --meta-source function, a custom op's fake), the options and whether
+    torch's OpInfo samples load (they change the inputs); ``cache`` adds torch's and shapecheck's versions and
+    source. A C++ kernel has no Python function: torch's version is its fingerprint."""
+    from . import cache
+
+    if not (options.cache and cache.enabled()):
+        return None
+    from . import _compat_audit as CA
+
+    fn = cache.kernel_function(kernel)
+    deps, complete = cache.kernel_dependencies(fn) if fn is not None else ((), True)
+    if not complete:
+        return None
+    parts = {"op": name, "kernel": kernel.name, "max_traces": options.max_traces, "timeout_ms": options.timeout_ms,
+             "seconds_per_op": options.seconds_per_op, "opinfo": CA.opinfo_db() is not None}
+    return parts, deps
+
+
+def _lookup(cached: tuple[dict[str, Any], tuple] | None) -> dict[str, Any] | None:
+    if cached is None:
+        return None
+    from . import cache
+
+    hit = cache.lookup("audit", cached[0], cached[1])
+    if hit is None or not isinstance(hit.value, dict):
+        return None
+    return {**hit.value, "cached": True}
 
 
 def _timed(rec: dict[str, Any], start: float) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .cli_options import ShardSpec, import_option, jobs_option
+from .cli_options import ShardSpec, cache_option, import_option, jobs_option
 
 AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
 --import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
@@ -33,8 +33,9 @@ AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a
 @click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
               "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
+@cache_option
 @jobs_option
-def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, jobs):
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
     from pathlib import Path
@@ -53,7 +54,12 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
-    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard, AuditOptions(max_traces=max_traces))
+    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard,
+                    AuditOptions(max_traces=max_traces, cache=cache))
+    hits = sum(bool(r.get("cached")) for r in run.records)
+    if hits:
+        click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
+                   "audit them all again)", err=True)
     if baseline:
         apply_baseline(run, baseline)
     if draft_dir:

@@ -307,7 +307,7 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
 
     if report.verdict == Verdict.INCONCLUSIVE:  # a z3 timeout may not repeat: run it again next time
         return False
-    fn = _kernel_function(kernel)
+    fn = kernel_function(kernel)
     deps: tuple[K.Dep, ...] = ()
     if fn is not None:
         deps, complete = K.kernel_dependencies(fn)
@@ -322,7 +322,7 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
     return store("verify", key_parts, K.unlocated(deps, shown), value, valid_until=min(future, default=None))
 
 
-def _kernel_function(kernel: Any) -> Any:
+def kernel_function(kernel: Any) -> Any:
     """The Python function whose source is the kernel: the one ``--meta``/``--meta-source`` gave, or the
     installed torch's meta (or torch.library fake) function; None for a kernel written in C++."""
     if kernel.op is None:

@@ -216,7 +216,9 @@ def _visit(obj: Any, walk: Walk) -> list[Any]:
         if file is None:  # not followed (torch's or shapecheck's own wrapper): the function it wraps is
             wrapped = getattr(obj, "__wrapped__", None)
             return [wrapped] if wrapped is not None else []
-        dep = walk.locate(file, obj.__qualname__, obj.__code__.co_firstlineno)
+        # the code's own name: functools.wraps copies the wrapped function's __qualname__ onto a wrapper
+        qualname = getattr(obj.__code__, "co_qualname", obj.__qualname__)
+        dep = walk.locate(file, qualname, obj.__code__.co_firstlineno)
         if dep is None:  # its definition is not in the file (any more): nothing to compare it with
             walk.complete = False
             return []

@@ -487,7 +487,10 @@ def shipped_contracts_dir() -> Path:
     the top-level ``contracts/`` folder it is built from)."""
     from importlib.resources import files
 
-    return Path(str(files("shapecheck.contracts")))
+    try:
+        return Path(str(files("shapecheck.contracts")))
+    except ModuleNotFoundError:  # run from a source checkout that is not installed (python -m shapecheck there)
+        return Path(__file__).resolve().parent.parent / "contracts"
 
 
 def normalize_op(op: str) -> str:

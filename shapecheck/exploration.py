@@ -113,23 +113,8 @@ class _Explorer(_CaseFindings):
                 t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
-            if isinstance(t, Failed):
-                pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add,
-                                             helpers_only=True)
-                if pending is None:
-                    self.failed(t, pc)
-                    continue
-                t = pending  # the kernel raised on the side torch's own helper assumed: explore both
-            elif isinstance(t, Finished):
-                pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add)
-                if pending is None:
-                    leaf = Leaf(pc, t)
-                    run.leaves.append(leaf)
-                    for v in leaf_obligations(self.case, leaf, self.solver):
-                        self.add(v)
-                    continue
-                t = pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
-            if self.guarded(t, pc) == "stop":
+            t = _as_guard_or_recorded(self, t, pc)
+            if t is not None and self.guarded(t, pc) == "stop":
                 break
         if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
             self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
@@ -180,6 +165,24 @@ class _Explorer(_CaseFindings):
         elif verdict is Decision.BOTH:
             return _branch(self, t, pc)
         return None
+
+
+def _as_guard_or_recorded(ex: _Explorer, t: Trace, pc: list[E.Node]) -> Guarded | None:
+    """The guard to explore next; None when ``t`` was recorded: a failure, or a leaf with its obligations."""
+    if isinstance(t, Failed):
+        pending = unsettled_fallback(t, ex.solver, ex.premises + pc, ex.view, pc, ex.add, helpers_only=True)
+        if pending is None:
+            ex.failed(t, pc)
+        return pending  # the kernel raised on the side torch's own helper assumed: explore both
+    if isinstance(t, Finished):
+        pending = unsettled_fallback(t, ex.solver, ex.premises + pc, ex.view, pc, ex.add)
+        if pending is None:
+            leaf = Leaf(pc, t)
+            ex.state.leaves.append(leaf)
+            for v in leaf_obligations(ex.case, leaf, ex.solver):
+                ex.add(v)
+        return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
+    return t
 
 
 def _specialization(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> None:
@@ -306,6 +309,10 @@ def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node]
         if verdict is Decision.EMPTY:
             continue
         settled = verdict is (Decision.TRUE if fb.value else Decision.FALSE)
+        if not fb.own:  # torch's own helper (broadcasting): both sides are traced, as eager takes either
+            if settled:
+                continue
+            return as_guard(fb)
         if view is None:
             if settled:
                 continue

@@ -35,7 +35,7 @@ class Verdict(enum.StrEnum):
 
 
 #: fields of a Violation that are in-process only (expression nodes): never in JSON
-_NODES = ("node", "expected")
+_NODES = ("node", "expected", "fallback")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +57,7 @@ class Violation:
     fix: str = ""  # a suggested fix
     node: Any = None  # the guard/assert/obligation as an expression node, when it translated
     expected: Any = None  # SC002: the contract's shape (or integer) node for the output
+    fallback: Any = None  # SC002 on a guard_or_* fallback side: the fallback (export's side, not eager's)
 
     @property
     def rule(self) -> Rule:

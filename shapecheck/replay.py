@@ -128,7 +128,7 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
         try:
             with Origins():
                 result = fn(*args, **kwargs)
-        except Exception as exc:  # the kernel raised at this point: what the replay observes
+        except (Exception, SystemExit) as exc:  # the kernel raised (or exited) at this point: what the replay observes
             text = str(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
         finally:
@@ -178,15 +178,21 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list
         if v.code not in REPLAYED or not r.complete(v.counterexample):
             out.append(v)
             continue
+        if v.fallback is not None and E.evaluate(v.fallback.guard, v.counterexample) is (not v.fallback.value):
+            # the output of a guard_or_* fallback side where its condition is really the other way: static sizes
+            # take the condition's side (eager's), export takes the fallback's for every size; the point is
+            # reproduced by the condition's value there, the fallback's outputs by the trace itself
+            out.append(v)
+            continue
         try:
             why = r.why_not(v)
-        except Exception as err:  # a point the kernel cannot even be called with: nothing is confirmed
-            why = f"the replay itself failed ({type(err).__name__}: {err})"
-        if why is None:
-            out.append(_placed(v, r))
-            continue
-        run = r.at(v.counterexample)
-        if v.code == "SC002" and run.error is not None:
+            if why is None:
+                out.append(_placed(v, r))
+                continue
+            run = r.at(v.counterexample)
+        except Exception as err:  # a point the kernel cannot even be called with (inputs too large to build, say)
+            why, run = f"the replay itself failed ({type(err).__name__}: {str(err)[:200]})", None
+        if v.code == "SC002" and run is not None and run.error is not None:
             # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
             # size, say): a kernel error at a domain point, which the replay did show
             out.append(replace(v, code="SC007", fix="", path=None, expected=None, expr=run.error,

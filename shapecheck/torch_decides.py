@@ -70,7 +70,12 @@ class TorchView:
     def ranges(self) -> dict[str, tuple[int, int]]:
         if self._ranges is None:
             out = {}
-            for d in self.case.dims:
+            # the case's dims and every dim a requires reads (a root dim of no input: Ci == C * r * r)
+            read = set().union(*(E.free_names(n) for n in self.derived.values())) if self.derived else set()
+            wanted = {d.name for d in self.case.dims} | read
+            for d in self.case.contract.dims:
+                if d.name not in wanted:
+                    continue
                 lo, hi = self.domain_range(d.name)
                 if d.dynamic and hi >= _EXPORT_MIN:
                     lo = max(lo, _EXPORT_MIN)
@@ -148,7 +153,7 @@ def fallback_note(v: Violation, leaves) -> Violation:
         for fb in leaf.trace.fallbacks:
             if fb.guard is not None and E.evaluate(fb.guard, v.counterexample) is (not fb.value):
                 at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
-                return replace(v, message=(
+                return replace(v, fallback=fb, message=(
                     f"{v.message}; at {at} the kernel's guard_or_{str(fb.value).lower()}({E.to_text(fb.guard)}) "
                     f"takes its fallback side ({fb.value}, as torch.export does for every size, since torch "
                     f"decides it from the Dim ranges) although the condition is {not fb.value} there: the "

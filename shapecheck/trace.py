@@ -305,9 +305,12 @@ def _fresh_ranges(env: Any, fresh: dict) -> tuple[tuple[str, int | None, int | N
 
 
 def _missing_name(exc: BaseException) -> bool:
-    """A NameError, or an AttributeError of a torch module (the kernel calls an API this torch lacks)."""
+    """A NameError, an AttributeError of a torch module or an ImportError from torch (the kernel calls an API
+    this torch lacks)."""
     if isinstance(exc, NameError):
         return True
+    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "torch":
+        return True  # `from torch... import X` of a name this torch lacks (a kernel written for another torch)
     owner = getattr(exc, "obj", None)
     return isinstance(exc, AttributeError) and inspect.ismodule(owner) \
         and (owner.__name__ == "torch" or owner.__name__.startswith("torch."))

@@ -248,3 +248,49 @@ def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
     rec = audit_op("aten::view.default")
     assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], size=[size_0]"
     assert rec["findings"] == [] and rec["requires"] and all("6" not in r["expr"] for r in rec["requires"])
+
+
+REGS = '''import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+
+
+def _rows(a):
+    return a.shape[0]
+
+
+@register_meta(aten.mm.default)
+def meta_mm(a, b):
+    torch._check(a.shape[1] == b.shape[0])
+    return a.new_empty((_rows(a), b.shape[1]))
+'''
+
+
+def test_an_ops_record_comes_from_the_cache_until_its_kernel_or_a_helper_changes(tmp_path, monkeypatch):
+    """The per-op cache: the same record (but for ``cached``), answered while the kernel and the helpers it
+    reaches are unchanged; an edited helper misses; ``cache=False`` neither reads nor writes."""
+    from shapecheck.audit import AuditOptions, audit_op
+    from shapecheck.sources import MetaSource
+
+    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path / "cache"))
+    regs = tmp_path / "regs.py"
+    regs.write_text(REGS)
+
+    def audit(**kw):
+        return audit_op("aten::mm.default", MetaSource(str(regs)), AuditOptions(**kw))
+
+    def same(a, b):
+        drop = ("cached", "seconds")
+        return {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+    first = audit()
+    assert first["kernel"].startswith("regs.py:meta_mm") and "cached" not in first
+    second = audit()
+    assert second["cached"] is True and same(first, second)
+    assert "cached" not in audit(cache=False)
+    regs.write_text(REGS.replace("return a.shape[0]", "return a.size(0)"))  # the helper it reaches
+    third = audit()
+    assert "cached" not in third and same(first, third)
+    assert audit()["cached"] is True
