@@ -89,6 +89,7 @@ def _adapted(kernel: Any) -> Any:
     var_positional = any(p.kind == p.VAR_POSITIONAL for p in params.values())
     fn = kernel.fn
 
+    @functools.wraps(fn)  # __wrapped__: the cache's walk reaches the file's function through this wrapper
     def call(*args: Any, **kwargs: Any) -> Any:
         args = args if var_positional else args[:positional]
         return fn(*args, **{k: v for k, v in kwargs.items() if k in params})
@@ -187,7 +188,7 @@ def _cache_key(name: str, kernel: Any, options: AuditOptions) -> tuple[dict[str,
 
     fn = cache.kernel_function(kernel)
     deps, complete = cache.kernel_dependencies(fn) if fn is not None else ((), True)
-    if not complete:
+    if not complete or (fn is not None and not deps):  # a Python kernel whose source the walk did not see
         return None
     parts = {"op": name, "kernel": kernel.name, "max_traces": options.max_traces, "timeout_ms": options.timeout_ms,
              "seconds_per_op": options.seconds_per_op, "opinfo": CA.opinfo_db() is not None}
