@@ -126,6 +126,11 @@ class Explorer:
                                          "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
                                                      for o in t.outputs]})
                     continue
+                if pending.helper and pending.guard is not None and not pending.is_specialization:
+                    # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
+                    # takes the helper's fallback rather than a guard, so both are explored and nothing is found
+                    self.work += [pc + [E.negate(pending.guard)], pc + [pending.guard]]
+                    continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
             if isinstance(t, Failed):

@@ -282,6 +282,14 @@ def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
     return tuple(fallbacks)
 
 
+def _strides(x: Any) -> tuple:
+    """A tensor's strides; () for a layout that has none (sparse CSR/CSC/BSR/BSC): no layout is stated of it."""
+    try:
+        return tuple(x.stride())
+    except RuntimeError:
+        return ()
+
+
 FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
 
 
@@ -292,7 +300,7 @@ def _fresh_sizes(env: Any, results: Any, names: dict) -> dict:
     ranges = env.ranges()
     for x in results:
         if C.is_tensor(x):
-            for v in (*x.shape, *x.stride()):
+            for v in (*x.shape, *_strides(x)):
                 for s in sorted(T.free_symbols(C.symbol_of(v)), key=str):
                     if s not in names and s in ranges:
                         found.setdefault(s, f"{FRESH}{s}")
@@ -357,8 +365,8 @@ def _output(x: Any, names: dict) -> Output:
                           exprs=tuple(T.with_dim_names(C.symbol_of(d), names) for d in x.shape),
                           items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
         dtype = _dtype(x)
-        raw = [C.symbol_of(v) for v in x.stride()]
-        strides = tuple(_node_or_none(v, names) for v in raw)
+        raw = [C.symbol_of(v) for v in _strides(x)]
+        strides = tuple(_node_or_none(v, names) for v in raw) if raw or x.dim() == 0 else (None,)
         # torch's text (a costly rename) only for strides outside the contract language
         text = "" if None not in strides else f"({', '.join(_renamed(v, names) for v in raw)})"
         return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)),
