@@ -201,9 +201,10 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
     cases = {c.id: c for c in contract.cases()}
     sample = export_sample([cases[r.case] for r in results if r.verdict == Verdict.PASS and not r.skipped
                             and r.case in cases], options.export_sample)
+    rejected = {c.id for c in contract.excluded_reject_cases()}  # no domain point: nothing for export to run
     out = []
     for r in results:
-        wanted = r.verdict != Verdict.PASS or r.case in sample
+        wanted = (r.verdict != Verdict.PASS or r.case in sample) and r.case not in rejected
         if wanted and not r.skipped:
             case = cases.get(r.case) or bind_case(contract, {})
             mine = [v for v in violations if v.case == r.case]

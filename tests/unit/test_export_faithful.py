@@ -82,3 +82,13 @@ def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guar
     x = shared.export
     assert r.verdict == Verdict.PASS and x.succeeded is False and x.agrees is False
     assert "must always be equal" in x.explanation and "allows them to differ" in x.explanation
+
+
+def test_cases_wholly_rejected_by_a_rejects_table_are_not_exported():
+    """index_select's 2-D index cases are a [[rejects]] region with no domain point: no export for them (it
+    used to try binding a case of no choices and fail), the others are confirmed."""
+    r = verify_op("aten::index_select", contract=str(ATEN / "index_select.toml"),
+                  options=Options(jobs=1, confirm_export=True))
+    exported = [c for c in r.cases if c.export is not None]
+    assert exported and all("index_rank=2" not in c.case for c in exported)
+    assert all(c.export.agrees for c in exported if c.export.ran), [c.export.message for c in exported]
