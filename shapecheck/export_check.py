@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Any
@@ -23,6 +24,12 @@ from .findings import Verdict, Violation
 from .report import CaseResult
 from .solver import Decision, Outcome, Sat, Solver, restrict
 from .trace import Kernel, call_args
+
+EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
+
+
+class _TooLarge(Exception):
+    pass
 
 
 @dataclass(frozen=True)
@@ -165,6 +172,9 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
         dtype = C.DTYPES[a.dtype]
+        if math.prod(shape) > EXAMPLE_ELEMENTS:
+            raise _TooLarge(f"not run: the example input {a.name} would be {tuple(shape)} "
+                            f"({math.prod(shape)} elements, over {EXAMPLE_ELEMENTS})")
         t = torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
         tensors.append(t)
@@ -173,7 +183,10 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
 
     # the op is called as the op is (by its schema); the dispatcher then calls the kernel, rebound to its signature
     as_op = replace(kernel, signature=schema_signature(kernel.schema)) if kernel.schema is not None else kernel
-    args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
+    try:
+        args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
+    except _TooLarge as why:
+        return None, str(why)
     missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
                for n in E.free_names(x.arg.expr) if n not in dim_at}
     if missing:
