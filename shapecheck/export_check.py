@@ -323,6 +323,13 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
         elif v.code == "SC002":
             reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
                            f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
+        elif v.code in ("SC017", "SC018", "SC019"):
+            what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
+            reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
+                           "meta kernel; the traced graph is consistent with it")
+        elif v.code == "SC021":
+            reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
+                           "accepts them too (the finding is that export succeeds where the device would refuse)")
         elif v.code == "SC007":
             reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
