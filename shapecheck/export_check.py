@@ -32,6 +32,16 @@ class _TooLarge(Exception):
     pass
 
 
+def _example_tensor(name: str, shape: list[int], dtype: Any) -> Any:
+    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements."""
+    import torch
+
+    if math.prod(shape) > EXAMPLE_ELEMENTS:
+        raise _TooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
+                        f"over {EXAMPLE_ELEMENTS})")
+    return torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
+
+
 @dataclass(frozen=True)
 class ExportResult:
     ran: bool
@@ -163,7 +173,6 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     dims = {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
     tensors: list[Any] = []
     dyn_specs: list[dict[int, Any]] = []
-
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
 
     def make_tensor(a):
@@ -171,11 +180,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
-        dtype = C.DTYPES[a.dtype]
-        if math.prod(shape) > EXAMPLE_ELEMENTS:
-            raise _TooLarge(f"not run: the example input {a.name} would be {tuple(shape)} "
-                            f"({math.prod(shape)} elements, over {EXAMPLE_ELEMENTS})")
-        t = torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
+        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype])
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
         tensors.append(t)
         dyn_specs.append(spec)
