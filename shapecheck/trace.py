@@ -255,8 +255,9 @@ def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], re
         if T.free_symbols(expr) & set(fresh):  # a claim about a data-dependent size, not about the dims
             facts.append(_node_or_none(expr, names | fresh))
             continue
-        asserts.append(Assert(_node_or_none(expr, names), _renamed(expr, names), locate(frames, set(files)),
-                              T.with_dim_names(expr, names) if _node_or_none(expr, names) is None else None))
+        node = _node_or_none(expr, names)
+        asserts.append(Assert(node, _renamed(expr, names), locate(frames, set(files)),
+                              T.with_dim_names(expr, names) if node is None else None))
     refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
     replacements = []
     for s, repl in env.replacements().items():
