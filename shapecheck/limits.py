@@ -9,7 +9,9 @@ another module of the package.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
 
@@ -59,14 +61,49 @@ class TooLarge(Exception):
     """A file over its size limit (the caller names it)."""
 
 
+class NotRegularFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a socket, a directory): refused before any byte is
+    read, so that a FIFO cannot hang a run and ``/dev/zero`` cannot fill memory. An ``OSError``: callers that
+    report "cannot read" report it too, with its ``strerror``."""
+
+
 def read_bounded(path: str | os.PathLike, limit: int) -> bytes:
-    """The bytes of a file, reading at most ``limit + 1`` of them (a device such as /dev/zero ends too).
-    Raises ``TooLarge`` over the limit and ``OSError`` as ``open`` does."""
-    with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
+    """The bytes of a regular file of at most ``limit`` bytes: the one reader for every file shapecheck reads
+    (contracts, kernel files, config, baselines, cache entries).
+
+    The file is opened without blocking (a FIFO opens at once) and without following a final symlink to
+    anything but a regular file: ``fstat`` on the open descriptor decides, so nothing can swap the file between
+    the check and the read. Raises ``NotRegularFile`` for anything else, ``TooLarge`` over the limit (read at
+    most ``limit + 1`` bytes), and ``OSError`` as ``open`` does."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(errno.EINVAL, f"not a regular file ({_kind(st.st_mode)})", str(path))
+        if st.st_size > limit:
+            raise TooLarge(f"larger than the limit of {size_text(limit)}")
+        chunks, total = [], 0
+        while total <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if len(data) > limit:  # it grew while being read
         raise TooLarge(f"larger than the limit of {size_text(limit)}")
     return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory")):
+        if test(mode):
+            return name
+    return "not a file"
 
 
 def size_text(n: int) -> str:
