@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .cli_options import ShardSpec, cache_option, import_option, jobs_option
+from .cli_options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
 
 AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
 --import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
@@ -41,7 +41,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     from pathlib import Path
 
     from .audit import AuditOptions, run_audit
-    from .audit_report import apply_baseline, render
+    from .audit_report import apply_baseline, load_baseline, render
     from .errors import UserError
     from .sources import MetaSource
 
@@ -51,6 +51,8 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         if not sep or out_fmt not in ("text", "json", "sarif", "github") or not file:
             raise click.BadParameter(f"{spec!r}: expected FORMAT=FILE", param_hint="--output")
         parsed.append((out_fmt, file))
+    check_outputs(tuple(parsed))
+    known = load_baseline(baseline) if baseline else None  # bad input before any work
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
@@ -61,7 +63,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
                    "audit them all again)", err=True)
     if baseline:
-        apply_baseline(run, baseline)
+        apply_baseline(run, baseline, known)
     if draft_dir:
         from .audit_draft import write_drafts
 

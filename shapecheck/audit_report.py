@@ -141,12 +141,15 @@ def fingerprint(rec: dict[str, Any], f: dict[str, Any]) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
-def apply_baseline(run: Any, file: str) -> None:
+def apply_baseline(run: Any, file: str, known: set[str] | None = None) -> None:
     """With no file yet: record every finding in it (the run then passes: today's findings are accepted).
-    Otherwise: mark the findings it holds as baselined; only the others fail the run."""
+    Otherwise: mark the findings it holds (``known``, when read before the run) as baselined; only the others
+    fail the run."""
     path = Path(file)
     run.baseline = file
-    if not path.exists():
+    if known is None:
+        known = load_baseline(file)
+    if known is None:
         entries = sorted(({"fingerprint": fingerprint(rec, f), "rule": f["code"], "op": rec["op"], "expr": f["expr"]}
                           for rec, f in run.findings(active=False)), key=lambda e: (e["op"], e["rule"], e["expr"]))
         try:
@@ -155,8 +158,6 @@ def apply_baseline(run: Any, file: str) -> None:
         except OSError as err:
             raise UserError(f"--baseline {file}: cannot write ({err.strerror})") from None
         known = {e["fingerprint"] for e in entries}
-    else:
-        known = _load(path, file)
     for rec in run.records:
         for f in rec["findings"]:
             if fingerprint(rec, f) in known:
@@ -164,13 +165,17 @@ def apply_baseline(run: Any, file: str) -> None:
                 run.accepted += 1
 
 
+def load_baseline(file: str) -> set[str] | None:
+    """The fingerprints of the audit baseline ``file``, or None when there is nothing by that name yet (the
+    run will write it); bad input naming the file when it is not an audit baseline."""
+    path = Path(file)
+    return _load(path, file) if path.exists() or path.is_symlink() else None
+
+
 def _load(path: Path, file: str) -> set[str]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UserError(f"--baseline {file}: cannot read ({err.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise UserError(f"--baseline {file}: not an audit baseline ({err})") from None
+    from .limits import BASELINE_BYTES, read_json
+
+    doc = read_json(file, BASELINE_BYTES, "--baseline", "an audit baseline")
     entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == BASELINE_VERSION \
         and doc.get("tool") == "shapecheck audit" else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .errors import UserError
 from .findings import Violation, verdict_of
+from .limits import BASELINE_BYTES, read_json
 from .paths import locate
 from .results import ContractRun, RunResult
 
@@ -51,12 +52,8 @@ def write(result: RunResult, file: str) -> int:
 
 
 def load(file: str) -> set[str]:
-    try:
-        doc = json.loads(Path(file).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UserError(f"--baseline {file}: cannot read ({err.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise UserError(f"--baseline {file}: not a shapecheck baseline ({err})") from None
+    """The fingerprints a baseline file holds (bad input naming the file when it is not one)."""
+    doc = read_json(file, BASELINE_BYTES, "--baseline", "a shapecheck baseline")
     entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == VERSION else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
                                                 for e in entries):
@@ -64,10 +61,11 @@ def load(file: str) -> set[str]:
     return {e["fingerprint"] for e in entries}
 
 
-def apply(result: RunResult, file: str) -> int:
+def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
     """Mark the run's findings that the baseline holds as accepted (like a suppression), and recompute each
-    contract's verdict: only new findings fail. The number of findings the baseline accepted."""
-    known = load(file)
+    contract's verdict: only new findings fail. The number of findings the baseline accepted. ``known``: the
+    baseline's fingerprints when already loaded (the gate reads it before any work)."""
+    known = load(file) if known is None else known
     accepted = 0
     for run in result.runs:
         marked = []

@@ -18,6 +18,7 @@ from .paths import base_uris, locate
 from .report import group, relpath
 from .results import ContractRun, RunResult
 from .rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from .suppressions import contract_text
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -35,11 +36,8 @@ def where(v: Violation, run: ContractRun) -> SourceLoc:
     line = 1
     if v.path:
         pid = v.path.split("@")[0]
-        try:
-            src = Path(run.contract.file).read_text(encoding="utf-8").splitlines()
-            line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
-        except OSError:
-            pass
+        src = contract_text(run.contract.file).splitlines()
+        line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
     return SourceLoc(run.contract.file, line, "", "")
 
 

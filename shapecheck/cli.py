@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map())
+        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

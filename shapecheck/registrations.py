@@ -192,6 +192,8 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
         raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
     except TooLarge as err:
         raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    if _parsed and _parsed[0] == raw:  # the gate reads the file once per contract: parsed once
+        return _parsed[1], _parsed[2]
     try:
         source = importlib.util.decode_source(raw)
     except UnicodeDecodeError as err:
@@ -206,7 +208,13 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
         raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
     except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
         raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
+    _parsed[:] = [raw, source, tree]
     return source, tree
+
+
+#: the bytes, text and tree of the last file ``read_python`` parsed (one: a tree is about 150 times its file);
+#: the tree is shared, so nothing may change it
+_parsed: list = []
 
 
 def is_registered_in(path_text: str, op_name: str) -> bool:
