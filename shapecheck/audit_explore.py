@@ -31,6 +31,7 @@ from .trace import (
     _guard_trace,
     _missing_name,
     finished_trace,
+    kernel_failure,
 )
 
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
@@ -85,7 +86,9 @@ def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> T
             frames = C.exception_frames(exc)
             return Failed(f"data-dependent: {type(exc).__name__}: {_first_line(exc)}",
                           CA.audit_frame(frames, kernel.files), frames=tuple(frames))
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
+        except BaseException as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
+            if not kernel_failure(exc):
+                raise
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {_first_line(exc)}", CA.audit_frame(frames, kernel.files),
                           _missing_name(exc), tuple(frames))

@@ -19,7 +19,7 @@ from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure, descr
 from .fuzz_runtime import runtime_checks
 from .plan import DEFAULT_MAX_ELEMENTS
 from .runtime import live_runtime_suppressions, reference_for
-from .trace import Kernel, NotApplicable, call_args, concrete_size, made
+from .trace import Kernel, NotApplicable, call_args, concrete_size, kernel_failure, made
 
 _PROBE = object()  # stands for a tensor argument when probing the kernel's signature
 
@@ -132,7 +132,9 @@ def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, whe
     pos, kw = call_args(kernel, ex.case, made(args), lambda a: concrete_size(a, ex.values))
     try:
         result = kernel.fn(*pos, **kw)
-    except Exception as err:  # the kernel failed on a valid input: a finding
+    except BaseException as err:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
+        if not kernel_failure(err):
+            raise
         raise fail("kernel-error", "outputs", f"{type(err).__name__}",
                    f"the meta kernel raised {type(err).__name__} on {where} tensors: "
                    f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}") from err

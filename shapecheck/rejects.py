@@ -29,7 +29,17 @@ from .findings import SourceLoc, Violation
 from .obligations import _holds
 from .rules import RULES
 from .solver import Decision, Sat, Solver, restrict
-from .trace import Failed, Finished, Guarded, Kernel, Trace, call_args, concrete_size, trace_case
+from .trace import (
+    Failed,
+    Finished,
+    Guarded,
+    Kernel,
+    Trace,
+    call_args,
+    concrete_size,
+    kernel_failure,
+    trace_case,
+)
 
 RULE = "SC021"
 _NOT_A_REFUSAL = ("data-dependent guard:", "UnsupportedOperatorException", "DynamicOutputShapeException",
@@ -195,7 +205,9 @@ def _accepts_at(self: _Region, point: dict[str, int]) -> bool:
     try:
         pos, kw = call_args(self.kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
         out = self.kernel.fn(*pos, **kw)
-    except Exception:  # it raises there, or cannot be called so: the symbolic exploration decides
+    except BaseException as exc:  # noqa: BLE001 - it raises there, or cannot be called so: the exploration decides
+        if not kernel_failure(exc):
+            raise
         return False
     outs = out if isinstance(out, (tuple, list)) else (out,)
     shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)
