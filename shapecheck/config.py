@@ -192,3 +192,15 @@ def _short(value: Any) -> str:
     """A value for a message, cut to 60 characters (TOML's spelling of a boolean)."""
     text = ("true" if value else "false") if isinstance(value, bool) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def option_origin(name: str, flag: str) -> str:
+    """Where the running command's parameter ``name`` came from, for a message: ``flag`` (the command line),
+    or ``PYPROJECT: [tool.shapecheck] KEY`` when the project file gave it (click's default map), so that an
+    error never names an option the user did not pass."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    if source is not click.core.ParameterSource.DEFAULT_MAP:
+        return flag
+    key = next((k for k, v in OPTIONS.items() if v == name), name)
+    return f"{find_pyproject(Path.cwd()) or 'pyproject.toml'}: [tool.shapecheck] {key}:"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import TargetError
-from .limits import SOURCE_BYTES, TooLarge, read_bounded
+from .limits import SOURCE_BYTES, NotRegularFile, TooLarge, read_bounded
 
 #: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
 #: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
@@ -184,10 +184,12 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
     in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
     nesting included). Reading it runs nothing."""
     path = Path(path_text)
-    if not path.is_file():
-        raise TargetError(f"{option} {path_text}: " + ("not a regular file" if path.exists() else "no such file"))
+    if not path.exists() and not path.is_symlink():
+        raise TargetError(f"{option} {path_text}: no such file")
     try:
         raw = read_bounded(path, SOURCE_BYTES)
+    except NotRegularFile as err:
+        raise TargetError(f"{option} {path_text}: {err.strerror}") from None
     except OSError as err:
         raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
     except TooLarge as err:

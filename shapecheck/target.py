@@ -336,11 +336,15 @@ def _signature(fn: Any) -> inspect.Signature | None:
 def import_modules(specs: tuple[str, ...] | list[str]) -> None:
     """``--import MODULE_OR_FILE``: import what registers the ops (a custom-op library, a file of fake
     kernels) before the op is resolved. A file is imported with its folder on ``sys.path``, as Python runs a
-    script. Any failure is bad input naming the module and the line of its own code that raised."""
+    script. Any failure is bad input naming the module and the line of its own code that raised, and where the
+    module was named (``--import``, or the project file's ``imports``)."""
+    from .config import option_origin
+
+    option = option_origin("imports", "--import")
     for spec in specs:
         path = Path(spec)
         if spec.endswith(".py") or path.is_file():
-            read_python(spec, "--import")  # the file's limits (a FIFO, a device, its size), before Python reads it
+            read_python(spec, option)  # the file's limits (a FIFO, a device, its size), before Python reads it
             folder = str(path.resolve().parent)
             if folder not in sys.path:
                 sys.path.insert(0, folder)
@@ -354,13 +358,13 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
                 continue  # already imported, under any name (its ops are registered once)
             importlib.import_module(name)
         except SyntaxError as err:
-            raise TargetError(f"--import {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
+            raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
         except BaseException as err:  # noqa: BLE001 - the user's module failed (sys.exit and Ctrl-C too): bad input
             clash = registration_clash(err)
             if clash is not None:
-                raise TargetError(f"--import {spec}: {clash}; another module (or this one under another name) "
+                raise TargetError(f"{option} {spec}: {clash}; another module (or this one under another name) "
                                   "registered these ops first: import the library once") from err
-            raise TargetError(f"--import {spec}: {_innermost_any(err)}{_raised(err)}") from err
+            raise TargetError(f"{option} {spec}: {_innermost_any(err)}{_raised(err)}") from err
 
 
 def _raised(err: BaseException) -> str:
