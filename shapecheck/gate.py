@@ -49,6 +49,7 @@ def contract_files(paths: list[str], cwd: Path) -> list[Path]:
         if pyproject is not None:
             roots += configured_contract_paths(pyproject)
     for r in roots:
+        _resolved(r)  # a symlink loop is named as one
         if not r.exists():
             raise UserError(f"{display(r, cwd)}: no such contract file or directory")
     files: dict[Path, Path] = {}
@@ -62,8 +63,10 @@ def contract_files(paths: list[str], cwd: Path) -> list[Path]:
 
 
 def display(path: Path, cwd: Path) -> str:
-    """``path`` relative to ``cwd`` when it lies under it, else absolute."""
-    p = _resolved(path if path.is_absolute() else cwd / path)
+    """``path`` relative to ``cwd`` when it lies under it, else absolute; named as the user names it (its
+    folder resolved, not the file: a symlink to ``/dev/zero`` is named by its own name)."""
+    p = path if path.is_absolute() else cwd / path
+    p = _resolved(p.parent) / p.name
     try:
         return str(p.relative_to(cwd.resolve()))
     except ValueError:

@@ -371,7 +371,7 @@ def _raised(err: BaseException) -> str:
     """``SystemExit: 0`` (what a module's import raised, for a message); a module that exits or is interrupted
     while it is imported has not registered its ops, so nothing after it could be checked."""
     text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
-    if isinstance(err, (SystemExit, KeyboardInterrupt)):
+    if not isinstance(err, Exception):  # sys.exit(), Ctrl-C, a BaseException of the module's own
         text += " (the module stopped before it was imported: nothing can be checked)"
     return text
 
