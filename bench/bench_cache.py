@@ -68,7 +68,8 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench_cache_") as tmp:
         tmp = Path(tmp)
-        env = dict(os.environ, SHAPECHECK_CACHE="1", SHAPECHECK_CACHE_DIR=str(tmp / "cache"))
+        env = dict(os.environ, SHAPECHECK_CACHE="1", SHAPECHECK_CACHE_DIR=str(tmp / "cache"),
+                   XDG_CONFIG_HOME=str(tmp / "config"))  # a key file of its own
         verify = ["verify", "op", OP]
         rows.append(("(a) verify op SDPA-MPS, --no-cache", *median_run([*verify, "--no-cache"], env, args.repeat)))
         rows.append(("(a) verify op SDPA-MPS, cold (empty cache: runs, stores)", *run(verify, env)))

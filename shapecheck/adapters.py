@@ -31,7 +31,7 @@ def _cases(violations: list[Violation], everything: str) -> list[CaseResult]:
 
 def _run(contract: Contract, report: Report, seconds: float, torch: str, source: KernelSource, command: str,
          native: Any) -> RunResult:
-    return RunResult([ContractRun(contract, report)], 1, (1, 1), seconds, torch, source, command=command,
+    return RunResult([ContractRun(contract.info, report)], 1, (1, 1), seconds, torch, source, command=command,
                      native=native)
 
 

@@ -16,7 +16,7 @@ import fnmatch
 import functools
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from .audit_classify import RANK
 from .errors import UserError
@@ -29,6 +29,47 @@ STATUSES = ("findings", "relation-only", "clean", "inconclusive", "no-inputs", "
 #: never called, each reported as not run with the reason
 CRASHES = {"aten::_thnn_differentiable_gru_cell_backward.default": "segfaults (torch 2.13.0) on schema-derived "
                                                                      "inputs under FakeTensorMode: not called"}
+
+
+class AuditLoc(TypedDict):
+    file: str
+    line: int
+    function: str
+    text: str
+
+
+#: one finding of an op's record ("class" is a keyword, hence the functional form)
+AuditFinding = TypedDict("AuditFinding", {"code": str, "class": str, "expr": str, "location": AuditLoc | None,
+                                          "counterexample": dict[str, int], "witness": dict[str, int] | None,
+                                          "message": str})
+
+
+class AuditRequire(TypedDict):
+    expr: str
+    location: AuditLoc | None
+    evidence: str
+
+
+class AuditPath(TypedDict):
+    when: str
+    outputs: list[str | None]
+
+
+class AuditRecord(TypedDict):
+    """One op's record, as the result cache reads it back (the module docstring says what each key means)."""
+
+    op: str
+    kernel: str
+    definition: AuditLoc | None
+    inputs: str | None
+    example: str
+    status: str
+    findings: list[AuditFinding]
+    requires: list[AuditRequire]
+    notes: list[str]
+    traces: int
+    paths: NotRequired[list[AuditPath]]
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -171,7 +212,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
         from . import cache
 
-        cache.store("audit", cached[0], cached[1], rec)
+        cache.store("audit", cached[0], cached[1] + cache.loaded_files(), rec, AuditRecord)
     return rec
 
 
@@ -201,8 +242,8 @@ def _lookup(cached: tuple[dict[str, Any], tuple] | None) -> dict[str, Any] | Non
         return None
     from . import cache
 
-    hit = cache.lookup("audit", cached[0], cached[1])
-    if hit is None or not isinstance(hit.value, dict):
+    hit = cache.lookup("audit", cached[0], AuditRecord, cached[1])
+    if hit is None:
         return None
     return {**hit.value, "cached": True}
 
@@ -253,6 +294,10 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from .parallel import map_cases
     from .target import import_modules
 
+    if options.cache:  # checked once, before any op: a malformed setting is bad input (exit 2)
+        from . import cache
+
+        options = replace(options, cache=cache.enabled())
     start = time.monotonic()
     extra: set[str] = set()
     for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)

@@ -30,11 +30,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import limits as L
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 #: functions and classes followed per kernel; past it the walk stops and says so (``Walk.complete``)
 MAX_DEPENDENCIES = 2000
 _STDLIB = os.path.realpath(os.path.dirname(os.__file__)) + os.sep  # site-packages may lie under it
 _DISTRIBUTIONS = ("torch", "z3-solver", "sympy")
+WHOLE_FILE = "*"  # a Dep's qualname for a file known by all of its bytes (``loaded_files``)
+PROJECT_FILE_BYTES = 256 << 20  # a project module's file (an extension module may be large)
 
 
 @dataclass(frozen=True)
@@ -89,16 +93,26 @@ def environment() -> dict[str, str]:
     """The key parts every cached result shares."""
     from . import __version__
 
-    out = {"python": sys.version, "shapecheck": __version__, "shapecheck_source": source_digest(PACKAGE_DIR)}
+    out = {"python": sys.version, "shapecheck": __version__, "shapecheck_source": source_digest(PACKAGE_DIR),
+           "distributions": installed_distributions()}
     out.update({d: distribution_version(d) for d in _DISTRIBUTIONS})
     return out
 
 
-def file_digest(path: str | Path) -> str:
-    """sha256 of a file's bytes, or ``-`` when it cannot be read (a missing file is a change, not an error)."""
+def installed_distributions() -> str:
+    """sha256 of the names and versions of every distribution installed on ``sys.path`` (their ``*.dist-info``
+    folders): code in ``site-packages`` is known by its version, so installing, upgrading or removing any
+    package changes every key."""
+    names = sorted({dist for entry in sys.path or ["."] for dist in _dist_infos(entry or ".")})
+    return hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def file_digest(path: str | Path, limit: int = L.SOURCE_BYTES) -> str:
+    """sha256 of a regular file's bytes, or ``-`` when it cannot be read, is not a regular file or is over
+    ``limit`` (a missing file is a change, not an error; a FIFO or a device is never read)."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(L.read_bounded(path, limit)).hexdigest()
+    except (OSError, L.TooLarge):
         return "-"
 
 
@@ -113,9 +127,9 @@ def definitions(path: str, digest: str) -> dict[str, list[tuple[int, str, frozen
     whose bytes have ``digest`` (the key of the memo). Module-level assignments are ``=name``. A file that does
     not parse defines nothing (each Dep on it then fails)."""
     try:
-        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+        text = L.read_bounded(path, L.SOURCE_BYTES).decode("utf-8", errors="surrogateescape")
         tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    except (OSError, L.TooLarge, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     lines = text.splitlines(keepends=True)
     out: dict[str, list[tuple[int, str, frozenset[int]]]] = {}
@@ -150,14 +164,20 @@ def definitions(path: str, digest: str) -> dict[str, list[tuple[int, str, frozen
 
 def deps_hold(deps: tuple[Dep, ...], files: dict[str, str]) -> bool:
     """Whether every dependency still holds. ``files`` maps each file to the digest of its bytes when the deps
-    were taken: an unchanged file needs no parsing; a changed one is parsed and each definition compared."""
+    were taken: an unchanged file needs no parsing; a changed one is parsed and each definition compared (a
+    whole-file dependency holds only while the file's bytes are unchanged). A file that cannot be read now
+    holds nothing."""
     current = {f: file_digest(f) for f in files}
     for dep in deps:
         now = current.get(dep.file) or file_digest(dep.file)
-        if now == files.get(dep.file):
-            continue
         if now == "-":
             return False
+        if dep.qualname == WHOLE_FILE:
+            if now != dep.digest:
+                return False
+            continue
+        if now == files.get(dep.file):
+            continue
         found = definitions(dep.file, now).get(dep.qualname, [])
         if dep.index >= len(found):
             return False
@@ -171,6 +191,32 @@ def unlocated(deps: tuple[Dep, ...], shown_files: set[str]) -> tuple[Dep, ...]:
     """The deps with their line kept only for the files a report shows lines of (``shown_files``): moving a
     helper in another file changes no report."""
     return tuple(d if d.file in shown_files else replace(d, line=None) for d in deps)
+
+
+def loaded_files() -> tuple[Dep, ...]:
+    """A whole-file ``Dep`` for the source of every module now loaded that is the project's own code: neither
+    the standard library, nor installed in ``site-packages`` (known by its distribution's version, part of
+    ``environment``), nor shapecheck. Taken after the kernel ran, it covers what the static walk cannot follow:
+    a helper reached through a module-level table, ``getattr`` on a module, ``importlib.import_module``, an
+    import inside the kernel's body, an ``lru_cache``-wrapped helper or a callable object."""
+    out: dict[str, Dep] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        real = _project_file(file) if isinstance(file, str) else None
+        if real is not None and real not in out:
+            out[real] = Dep(real, WHOLE_FILE, 0, None, file_digest(real, PROJECT_FILE_BYTES))
+    return tuple(out[f] for f in sorted(out))
+
+
+def _project_file(filename: str) -> str | None:
+    """The real path of a module's file (source, bytecode or extension) when it is the project's own code."""
+    if not filename or filename.startswith("<"):
+        return None
+    real = os.path.realpath(filename)
+    if f"{os.sep}site-packages{os.sep}" in real or f"{os.sep}dist-packages{os.sep}" in real \
+            or real.startswith(_STDLIB) or real.startswith(str(PACKAGE_DIR) + os.sep) or not os.path.isfile(real):
+        return None
+    return real
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -84,7 +84,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
             c, report = hit.value
             report.extra["cache"] = hit.to_json()
             result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
-                               command="verify")
+                               command="verify")  # c: the cached ContractInfo
             emit(result, fmt, outputs, context=context, quiet=quiet)
             sys.exit(report.exit_code)
     from .target import load_target
@@ -96,7 +96,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     report = verify_contract(c, kernel, opts)
     if key is not None:
         R.verify_store(key, c, kernel, report)
-    result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
+    result = RunResult([ContractRun(c.info, report)], 1, (1, 1), report.seconds, report.torch_version, source,
                        command="verify")
     emit(result, fmt, outputs, context=context, quiet=quiet)
     sys.exit(report.exit_code)

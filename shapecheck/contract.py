@@ -27,6 +27,7 @@ from .contract_spec import (  # noqa: F401 - re-exported: the declarations are p
     TENSOR_DTYPES,
     UNSPECIFIED,
     ArgSpec,
+    ContractInfo,
     Dim,
     OutputDoc,
     OutputSpec,
@@ -53,6 +54,10 @@ class Contract:
     suppressions: tuple[Suppression, ...] = ()
     doc: str = ""
     rejects: tuple[RejectSpec, ...] = ()
+
+    @property
+    def info(self) -> ContractInfo:
+        return ContractInfo(self.file, self.op, self.suppressions)
 
     @property
     def dim_names(self) -> tuple[str, ...]:

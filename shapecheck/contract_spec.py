@@ -100,6 +100,16 @@ class Suppression:
     index: int = 0
 
 
+@dataclass(frozen=True)
+class ContractInfo:
+    """What a report needs of its contract once the run is over: the file, the op and the suppressions (the
+    result cache stores this, not the whole contract)."""
+
+    file: str
+    op: str
+    suppressions: tuple[Suppression, ...] = ()
+
+
 def short(value: Any) -> str:
     """A value for a message: as TOML writes it for a boolean, else its repr, cut to 80 characters."""
     if isinstance(value, bool):

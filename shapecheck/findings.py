@@ -5,9 +5,10 @@ give. A leaf module: it imports only the rule registry, so every renderer can lo
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .codec import TRANSIENT
 from .rules import FAILING, RULES, Rule
 
 
@@ -55,9 +56,9 @@ class Violation:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
-    node: Any = None  # the guard/assert/obligation as an expression node, when it translated
-    expected: Any = None  # SC002: the contract's shape (or integer) node for the output
-    fallback: Any = None  # SC002 on a guard_or_* fallback side: the fallback (export's side, not eager's)
+    node: Any = field(default=None, metadata=TRANSIENT)  # the guard/assert/obligation as an expression node
+    expected: Any = field(default=None, metadata=TRANSIENT)  # SC002: the contract's shape (or integer) node
+    fallback: Any = field(default=None, metadata=TRANSIENT)  # SC002 on a guard_or_* fallback side: export's side
 
     @property
     def rule(self) -> Rule:

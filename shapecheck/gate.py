@@ -139,7 +139,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         kernel, note = _kernel_or_error(c, options.source)
         if kernel is None:  # bad input for this contract alone: reported, the others still run
             report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, [], [], 0.0, C.TORCH_VERSION, {"error": note})
-            runs.append(ContractRun(c, report, error=note))
+            runs.append(ContractRun(c.info, report, error=note))
             continue
 
         def on_case(case_id: str, op: str = c.op) -> None:
@@ -198,7 +198,7 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
 
 def _judged(contract: Contract, report: Report, note: str) -> ContractRun:
     """A contract's run with its suppressions judged and the gate's fields in its report."""
-    run = ContractRun(contract, report, note)
+    run = ContractRun(contract.info, report, note)
     judge_suppressions(run)
     report.extra["kernel_note"] = note or None
     report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]

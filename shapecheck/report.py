@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .codec import TRANSIENT
 from .findings import SourceLoc, Verdict, Violation
 
 
@@ -26,8 +27,8 @@ class CaseResult:
     skipped: str = ""
     truncated: bool = False
     shared_with: str = ""  # its first violating guard was explored in that case first: traced on its regions
-    path_map: Any = None  # explore.PathMap with --explore
-    export: Any = None  # export_check.ExportResult with --confirm-export
+    path_map: Any = field(default=None, metadata=TRANSIENT)  # explore.PathMap with --explore
+    export: Any = field(default=None, metadata=TRANSIENT)  # export_check.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
     notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
 
@@ -51,7 +52,7 @@ class Report:
     violations: list[Violation] = field(default_factory=list)
     seconds: float = 0.0
     torch_version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, metadata=TRANSIENT)
 
     @property
     def exit_code(self) -> int:

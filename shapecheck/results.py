@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import suppressions
-from .contract import Contract
+from .contract_spec import ContractInfo
 from .findings import SourceLoc, Verdict, Violation
 from .report import Report
 from .sources import INSTALLED, Installed, KernelSource
@@ -31,7 +31,7 @@ class ExpiredSuppression:
 
 @dataclass
 class ContractRun:
-    contract: Contract
+    contract: ContractInfo  # a loaded contract's ``info``, or the result cache's copy of it
     report: Report
     kernel_note: str = ""  # why the kernel is not the one asked for (--meta-source without this op)
     stale: list[Violation] = field(default_factory=list)  # SC008, located at the [[suppress]] table

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # sources imports this module when it loads a kernel
 
 def load_op_contract(op: str, contract: str | None = None):
     """OP's contract: ``contract`` when given (it must be for OP), else ``contracts/<ns>/<op>.toml``."""
+    from .config import contract_search
     from .contract import find_contract, load_contract, normalize_op
 
     try:
@@ -42,7 +43,7 @@ def load_op_contract(op: str, contract: str | None = None):
         raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
                              "identifier, e.g. aten::_x or aten._x)") from None
     if contract is None:
-        found = find_contract(name, _contract_search())
+        found = find_contract(name, contract_search())
         if found is None:
             raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
         contract = str(found)
@@ -50,16 +51,6 @@ def load_op_contract(op: str, contract: str | None = None):
     if normalize_op(c.op) != name:
         raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
     return c
-
-
-def _contract_search() -> list[Path]:
-    """Where an op's contract is looked for: the directories ``[tool.shapecheck] contracts`` of the nearest
-    pyproject.toml names (a project's own contracts), then the shipped ones."""
-    from .config import configured_contract_paths, find_pyproject
-    from .contract import shipped_contracts_dir
-
-    pyproject = find_pyproject(Path.cwd())
-    return [*(configured_contract_paths(pyproject) if pyproject is not None else []), shipped_contracts_dir()]
 
 
 def load_target(op: str, contract: str | None, source: KernelSource):

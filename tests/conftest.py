@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Its folder is a fresh one per session all the same, so that a test never touches the user's cache.
 os.environ["SHAPECHECK_CACHE"] = "0"
 os.environ["SHAPECHECK_CACHE_DIR"] = tempfile.mkdtemp(prefix="shapecheck-test-cache-")
+os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="shapecheck-test-config-"))  # its key file
 KERNELS = ROOT / "tests" / "kernels"
 SDPA_MPS = "aten::_scaled_dot_product_attention_math_for_mps"
 SDPA_CONTRACT = ROOT / "contracts" / "aten" / "_scaled_dot_product_attention_math_for_mps.toml"
@@ -30,3 +31,15 @@ def sdpa_contract():
     from shapecheck.contract import load_contract
 
     return load_contract(SDPA_CONTRACT)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """The cache on (the suite turns it off), in a folder of this test's own, with a key file of its own."""
+    d = tmp_path / "cache"
+    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(d))
+    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("SHAPECHECK_CACHE_SECRET", raising=False)
+    monkeypatch.delenv("SHAPECHECK_CACHE_MAX_MB", raising=False)
+    return d

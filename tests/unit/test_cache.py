@@ -3,11 +3,11 @@ and one JSON field apart), and that a hit loads neither torch nor z3."""
 
 import json
 import os
-import pickle
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import TypedDict
 
 import pytest
 
@@ -16,15 +16,6 @@ from shapecheck import cache_key as K
 from tests.conftest import ROOT, SDPA_CONTRACT, SDPA_MPS
 
 CASE = "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false"
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """The cache on (the suite turns it off), in a folder of this test's own."""
-    d = tmp_path / "cache"
-    monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(d))
-    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
-    return d
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -128,24 +119,38 @@ def test_the_installed_kernel_is_fingerprinted_in_torchs_file():
 # The store itself
 
 
-def _store(value="v", **parts):
-    return R.store("t", {"a": 1, **parts}, (), value)
+class Rec(TypedDict):
+    x: list[int]
+
+
+def _store(value=None, **parts):
+    return R.store("t", {"a": 1, **parts}, (), {"x": [1, 2]} if value is None else value, Rec)
+
+
+def _lookup(**parts):
+    return R.lookup("t", {"a": 1, **parts}, Rec)
 
 
 def test_round_trip_and_every_key_part_misses(cache_dir):
-    assert _store(value={"x": (1, 2)})
-    assert R.lookup("t", {"a": 1}).value == {"x": (1, 2)}
-    assert R.lookup("t", {"a": 2}) is None
-    assert R.lookup("other", {"a": 1}) is None
+    assert _store()
+    assert _lookup().value == {"x": [1, 2]}
+    assert _lookup(a=2) is None
+    assert R.lookup("other", {"a": 1}, Rec) is None
 
 
 def test_torch_version_from_the_metadata_is_in_the_key(cache_dir, monkeypatch):
     assert _store()
     real = K.distribution_version
     monkeypatch.setattr(K, "distribution_version", lambda n: "2.14.0" if n == "torch" else real(n))
-    assert R.lookup("t", {"a": 1}) is None
+    assert _lookup() is None
     monkeypatch.setattr(K, "distribution_version", real)
-    assert R.lookup("t", {"a": 1}) is not None
+    assert _lookup() is not None
+
+
+def test_installing_any_package_is_in_the_key(cache_dir, monkeypatch):
+    assert _store()
+    monkeypatch.setattr(K, "installed_distributions", lambda: "another set")
+    assert _lookup() is None
 
 
 def test_shapecheck_source_is_in_the_key(cache_dir, monkeypatch, tmp_path):
@@ -154,45 +159,37 @@ def test_shapecheck_source_is_in_the_key(cache_dir, monkeypatch, tmp_path):
     (pkg / "m.py").write_text("X = 1\n")
     monkeypatch.setattr(K, "PACKAGE_DIR", pkg)
     assert _store()
-    assert R.lookup("t", {"a": 1}) is not None
+    assert _lookup() is not None
     (pkg / "m.py").write_text("X = 2\n")
-    assert R.lookup("t", {"a": 1}) is None
+    assert _lookup() is None
 
 
 def test_given_deps_must_equal_the_stored_ones(cache_dir, toy):
     _, module = toy
     deps, _ = K.kernel_dependencies(module.kernel)
-    assert R.store("audit", {"op": "x"}, deps, "r")
-    assert R.lookup("audit", {"op": "x"}, deps).value == "r"
-    assert R.lookup("audit", {"op": "x"}, deps[1:]) is None
+    assert R.store("audit", {"op": "x"}, deps, {"x": [3]}, Rec)
+    assert R.lookup("audit", {"op": "x"}, Rec, deps).value == {"x": [3]}
+    assert R.lookup("audit", {"op": "x"}, Rec, deps[1:]) is None
 
 
-@pytest.mark.parametrize("damage", [b"", b"garbage", "truncate",
-                                    pickle.dumps({"format": 1, "value": os.system})])
-def test_a_corrupt_or_foreign_entry_is_a_miss(cache_dir, damage):
-    assert _store()
-    (entry,) = (cache_dir / "v1").glob("t-*.entry")
-    data = entry.read_bytes()
-    entry.write_bytes(data[: len(data) // 2] if damage == "truncate" else damage)
-    assert R.lookup("t", {"a": 1}) is None
-
-
-def test_values_the_cache_cannot_read_back_are_not_stored(cache_dir):
-    assert not _store(value=Path.cwd().stat())  # os.stat_result: not a type the cache reads back
-    assert R.lookup("t", {"a": 1}) is None
+def test_values_the_codec_does_not_write_are_not_stored(cache_dir):
+    assert not _store(value=Path.cwd().stat())  # os.stat_result: not data
+    assert not _store(value={"x": [float("nan")]})
+    assert not _store(value={"x": ["1"]})  # not what the schema says
+    assert _lookup() is None
 
 
 def test_valid_until_ends_an_entry(cache_dir):
-    assert R.store("t", {"a": 1}, (), "v", valid_until="2026-12-05")
-    assert R.lookup("t", {"a": 1}, today="2026-12-05") is not None
-    assert R.lookup("t", {"a": 1}, today="2026-12-06") is None
+    assert R.store("t", {"a": 1}, (), {"x": []}, Rec, valid_until="2026-12-05")
+    assert R.lookup("t", {"a": 1}, Rec, today="2026-12-05") is not None
+    assert R.lookup("t", {"a": 1}, Rec, today="2026-12-06") is None
 
 
 def test_size_is_bounded_least_recently_used_first(cache_dir, monkeypatch):
     monkeypatch.setenv("SHAPECHECK_CACHE_MAX_MB", str(250_000 / 2**20))
     for i in range(4):
-        assert R.store("t", {"i": i}, (), b"x" * 100_000)
-    assert [R.lookup("t", {"i": i}) is not None for i in range(4)] == [False, False, True, True]
+        assert R.store("t", {"i": i}, (), {"x": [7] * 50_000}, Rec)
+    assert [R.lookup("t", {"i": i}, Rec) is not None for i in range(4)] == [False, False, True, True]
 
 
 def test_cache_off_by_environment(monkeypatch):
@@ -359,8 +356,8 @@ def test_an_entry_ends_after_the_earliest_suppression_expiry_still_ahead(cache_d
             Suppression("SC002", "r", expires="2030-03-01"), Suppression("SC002", "r")]
     monkeypatch.setattr("shapecheck.suppressions.today", lambda: "2028-01-01")
     assert R.verify_store({"k": 2}, replace(sdpa_contract, suppressions=sups), _Kernel(), _report("pass"))
-    assert R.lookup("verify", {"k": 2}, today="2030-03-01") is not None
-    assert R.lookup("verify", {"k": 2}, today="2030-03-02") is None
+    assert R.lookup("verify", {"k": 2}, R.VerifyEntry, today="2030-03-01") is not None
+    assert R.lookup("verify", {"k": 2}, R.VerifyEntry, today="2030-03-02") is None
 
 
 def _probe(*args, cwd=ROOT):
