@@ -169,10 +169,10 @@ def load_baseline(file: str) -> set[str] | None:
     """The fingerprints of the audit baseline ``file``, or None when there is nothing by that name yet (the
     run will write it); bad input naming the file when it is not an audit baseline."""
     path = Path(file)
-    return _load(path, file) if path.exists() or path.is_symlink() else None
+    return _load(file) if path.exists() or path.is_symlink() else None
 
 
-def _load(path: Path, file: str) -> set[str]:
+def _load(file: str) -> set[str]:
     from .limits import BASELINE_BYTES, read_json
 
     doc = read_json(file, BASELINE_BYTES, "--baseline", "an audit baseline")

@@ -242,6 +242,7 @@ def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]
 def emit_error(argv: list[str], message: str, exit_code: int) -> None:
     """Write every requested report as a failed run (see ``ci_report.render_error``); --format github also
     prints an ``::error`` line. Never raises: the error itself is what matters."""
+    import os
     from pathlib import Path
 
     from .ci_report import render_error
@@ -251,9 +252,10 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
     command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
     written: set[str] = set()
     for out_fmt, file in outputs:
-        if file != "-" and file in written:
+        where = file if file == "-" else os.path.realpath(file)
+        if file != "-" and where in written:
             continue  # two reports asked of one file: the first is written (check_outputs refuses the run)
-        written.add(file)
+        written.add(where)
         text = render_error(out_fmt, command, message, exit_code)
         try:
             if file == "-":

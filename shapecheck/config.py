@@ -61,18 +61,17 @@ def table(pyproject: Path) -> dict[str, Any]:
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as err:
         raise UserError(f"{pyproject}: cannot read it as TOML ({err})") from None
     found: Any = data
-    for i, key in enumerate(("tool", "shapecheck")):
+    for key, where in (("tool", "tool"), ("shapecheck", "tool.shapecheck")):
         found = found.get(key, {})
         if not isinstance(found, dict):
-            raise UserError(f"{pyproject}: [{'.'.join(('tool', 'shapecheck')[:i + 1])}]: expected a table, found "
-                            f"{_type_name(found)} {_short(found)}")
+            raise UserError(f"{pyproject}: [{where}]: expected a table, found {_type_name(found)} {_short(found)}")
     return found
 
 
 def configured_contract_paths(pyproject: Path) -> list[Path]:
     """``[tool.shapecheck] contracts = [...]``, relative to the pyproject file."""
     entries = table(pyproject).get("contracts", [])
-    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+    if not isinstance(entries, list) or not all(isinstance(e, str) and "\x00" not in e for e in entries):
         raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
     return [pyproject.parent / e for e in entries]
 
@@ -186,6 +185,8 @@ def check_value(where: str, value: Any, param: click.Parameter) -> None:
     for at, item in items:
         if not isinstance(item, types) or (isinstance(item, bool) and bool not in types):
             raise UserError(f"{at}: expected {wanted}, found {_type_name(item)} {_short(item)}")
+        if isinstance(item, str) and "\x00" in item:  # no command-line value can hold one (a path would crash)
+            raise UserError(f"{at}: a string with a NUL character, {_short(item)}")
         try:
             param.type.convert(item, param, None)
         except click.BadParameter as err:

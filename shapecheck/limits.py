@@ -14,6 +14,7 @@ import os
 import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 # -- contract files -------------------------------------------------------------------------------------
 CONTRACT_BYTES = 1 << 20  # a contract file (shipped: 9 KB)
@@ -120,7 +121,7 @@ def read_input(path: str | os.PathLike, limit: int, name: str) -> bytes:
         raise UserError(f"{name}: the file is {err}") from None
 
 
-def read_json(path: str | os.PathLike, limit: int, option: str, what: str) -> object:
+def read_json(path: str | os.PathLike, limit: int, option: str, what: str) -> Any:
     """A JSON file the user names (a baseline, a report), read by ``read_input``: bad input naming the option and
     the file when it is not ``what`` (JSON that does not parse, integers of thousands of digits, nesting too
     deep for Python's parser)."""

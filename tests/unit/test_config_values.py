@@ -56,6 +56,8 @@ def with_config(tmp_path: Path, text: str) -> Path:
     ('[tool.shapecheck.gate]\nera = ["x"]\n', "[tool.shapecheck.gate] era", "the command has no option --era"),
     ("[tool.shapecheck.fuzz]\nexamples = {a = 1}\n", "[tool.shapecheck.fuzz] examples", "expected an integer, found a table"),
     ("[tool.shapecheck]\nverify = 3\n", "[tool.shapecheck.verify]", "expected a table, found an integer"),
+    ('[tool.shapecheck]\nbaseline = "a\\u0000b"\n', "[tool.shapecheck] baseline", "a NUL character"),
+    ('[tool.shapecheck]\noutput = ["json=a\\u0000b"]\n', "[tool.shapecheck] output[0]", "a NUL character"),
 ])
 def test_a_config_value_of_the_wrong_type_names_the_file_and_the_key(tmp_path, text, key, words):
     code, out, err = shapecheck(with_config(tmp_path, text), "contract", "check", "nothing.toml")
@@ -118,3 +120,8 @@ def test_a_new_option_is_checked_by_its_click_type():
     config.check_value("p.toml: tag", ["a", "b"], many)
     with pytest.raises(UserError, match=r"tag\[1\]: 'c' is not one of"):
         config.check_value("p.toml: tag", ["a", "c"], many)
+
+
+def test_contract_directories_with_a_nul_character_are_bad_input(tmp_path):
+    code, out, err = shapecheck(with_config(tmp_path, '[tool.shapecheck]\ncontracts = ["a\\u0000b"]\n'), "gate")
+    assert code == 2 and "[tool.shapecheck] contracts: expected a list of paths" in err, (code, out, err)
