@@ -268,6 +268,9 @@ CONFIG = {"jobs": 1, "timeout-ms": 2000, "max-traces": 8, "cache": False, "max-c
           "verify": {"context": 1, "era": ["default"], "output": ["json=verify.json"]},
           "gate": {"baseline": "b.json", "output": ["sarif=gate.sarif"]},
           "fuzz": {"seed": 1, "examples": 2, "max-side": 8}, "ref": {"examples": 2}}
+#: what a path in a project file may hold (the keys that name files, and the FORMAT=FILE of output)
+HOSTILE_PATHS = ("", "\x00", "a\x00b", "/dev/zero", "/", "..", ".", "-", "=", "json=", "json=\x00", "json=-",
+                 "sarif=/dev/null", "~/x", "a" * 5000, "\udcff", "x.py:f", "mylib", "nonexistent.py")
 CONFIG_KEYS = ("jobs", "timeout-ms", "timeout_ms", "max-traces", "cache", "max-cases", "format", "output", "quiet",
                "context", "baseline", "meta-source", "era", "examples", "seed", "max-elements", "max-side",
                "imports", "contracts", "verify", "gate", "fuzz", "ref", "audit", "tool", "shapecheck")
@@ -282,7 +285,7 @@ def hostile_configs(draw) -> bytes:
     doc: dict = {"project": {"name": "p"}, "tool": {"shapecheck": table}}
     for _ in range(draw(st.integers(1, 3))):
         places = [p for p in _places(doc["tool"]) if p[0] == "shapecheck"] if isinstance(doc["tool"], dict) else []
-        kind = draw(st.sampled_from(["value", "value", "key", "unknown key", "delete", "table", "top"]))
+        kind = draw(st.sampled_from(["value", "value", "key", "path", "unknown key", "delete", "table", "top"]))
         path = ("tool",) + draw(st.sampled_from(places)) if places else ("tool",)
         parent, last = _get(doc, path[:-1]), path[-1]
         node = _get(doc, path)
@@ -291,6 +294,10 @@ def hostile_configs(draw) -> bytes:
             parent[last] = draw(toml_values(("a", "b")))
         elif kind == "key":
             target[draw(st.sampled_from(CONFIG_KEYS))] = draw(toml_values(("a", "b")))
+        elif kind == "path":  # a key that names files, with a hostile path (or a list of them)
+            path_text = st.sampled_from(HOSTILE_PATHS)
+            target[draw(st.sampled_from(["baseline", "meta-source", "output", "imports", "contracts", "format"]))] = \
+                draw(st.one_of(path_text, st.lists(path_text, max_size=3)))
         elif kind == "unknown key":
             target[draw(st.text(max_size=12))] = draw(toml_values(("a", "b")))
         elif kind == "delete":
