@@ -28,7 +28,7 @@ from typing import Any
 import click
 
 from .errors import UserError
-from .limits import CONFIG_BYTES, read_input
+from .limits import CONFIG_BYTES, key_text, read_input
 
 #: command tables and the click path of each command
 COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
@@ -132,7 +132,7 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
         if name in _NOT_OPTIONS:
             continue
         if name not in OPTIONS:
-            raise UserError(f"{pyproject}: [{where}] {key}: not an option shapecheck reads from a project file "
+            raise UserError(f"{pyproject}: [{where}] {key_text(key)}: not an option shapecheck reads from a project file "
                             f"(known: contracts, {', '.join(sorted(OPTIONS))})")
         param = params.get(OPTIONS[name])
         if param is None:

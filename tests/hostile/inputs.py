@@ -284,7 +284,8 @@ def hostile_configs(draw) -> bytes:
     table = copy.deepcopy(CONFIG)
     doc: dict = {"project": {"name": "p"}, "tool": {"shapecheck": table}}
     for _ in range(draw(st.integers(1, 3))):
-        places = [p for p in _places(doc["tool"]) if p[0] == "shapecheck"] if isinstance(doc["tool"], dict) else []
+        tool = doc.setdefault("tool", {})
+        places = [p for p in _places(tool) if p[0] == "shapecheck"] if isinstance(tool, dict) else []
         kind = draw(st.sampled_from(["value", "value", "key", "path", "unknown key", "delete", "table", "top"]))
         path = ("tool",) + draw(st.sampled_from(places)) if places else ("tool",)
         parent, last = _get(doc, path[:-1]), path[-1]
@@ -302,9 +303,8 @@ def hostile_configs(draw) -> bytes:
             target[draw(st.text(max_size=12))] = draw(toml_values(("a", "b")))
         elif kind == "delete":
             del parent[last]
-        elif kind == "table" and isinstance(doc["tool"], dict) and isinstance(doc["tool"].get("shapecheck"), dict):
-            doc["tool"]["shapecheck"][draw(st.sampled_from(["verify", "gate", "fuzz", "ref"]))] = \
-                draw(toml_values(("a", "b")))
+        elif kind == "table" and isinstance(tool, dict) and isinstance(tool.get("shapecheck"), dict):
+            tool["shapecheck"][draw(st.sampled_from(["verify", "gate", "fuzz", "ref"]))] = draw(toml_values(("a", "b")))
         elif kind == "top":
             doc[draw(st.sampled_from(["tool", "project"]))] = draw(toml_values(("a", "b")))
     return _edited(draw, write_toml(doc).encode("utf-8"))

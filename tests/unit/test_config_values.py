@@ -58,6 +58,9 @@ def with_config(tmp_path: Path, text: str) -> Path:
     ("[tool.shapecheck]\nverify = 3\n", "[tool.shapecheck.verify]", "expected a table, found an integer"),
     ('[tool.shapecheck]\nbaseline = "a\\u0000b"\n', "[tool.shapecheck] baseline", "a NUL character"),
     ('[tool.shapecheck]\noutput = ["json=a\\u0000b"]\n', "[tool.shapecheck] output[0]", "a NUL character"),
+    # a key with a character str.splitlines breaks at (found by the fuzzer: two lines on stderr)
+    ('[tool.shapecheck]\n"\\u001e" = 1\n', '[tool.shapecheck] "\\x1e"', "not an option"),
+    ('[tool.shapecheck]\n"a\\u2028b" = 1\n', '[tool.shapecheck] "a\\u2028b"', "not an option"),
 ])
 def test_a_config_value_of_the_wrong_type_names_the_file_and_the_key(tmp_path, text, key, words):
     code, out, err = shapecheck(with_config(tmp_path, text), "contract", "check", "nothing.toml")
@@ -125,3 +128,10 @@ def test_a_new_option_is_checked_by_its_click_type():
 def test_contract_directories_with_a_nul_character_are_bad_input(tmp_path):
     code, out, err = shapecheck(with_config(tmp_path, '[tool.shapecheck]\ncontracts = ["a\\u0000b"]\n'), "gate")
     assert code == 2 and "[tool.shapecheck] contracts: expected a list of paths" in err, (code, out, err)
+
+
+def test_an_error_message_is_one_line_whatever_it_quotes():
+    from shapecheck.cli import _one_line
+
+    for text in ("a\nb", "a\x1eb", "a\u2028b", "a\x0bb\x0cc\x1cd\x1de\x85f\u2029g\rh"):
+        assert len(_one_line(f"file {text}: bad").splitlines()) == 1
