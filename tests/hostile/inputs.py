@@ -377,8 +377,8 @@ def hostile_baselines(draw, command: str) -> bytes:
                 draw(json_values())
         elif kind == "delete" and isinstance(parent, dict):
             del parent[last]
-        elif kind == "duplicate" and isinstance(doc.get("findings"), list) and doc["findings"]:
-            doc["findings"] = doc["findings"] * draw(st.integers(2, 5000))
+        elif kind == "duplicate" and isinstance(doc, dict):  # many findings (a copy each: never a product)
+            doc["findings"] = [copy.deepcopy(BASELINES[command]["findings"][0]) for _ in range(draw(st.integers(2, 5000)))]
         elif kind == "top":
             doc = draw(json_values())
             if not isinstance(doc, dict):
