@@ -81,9 +81,18 @@ def _dist_infos(folder: str) -> tuple[str, ...]:
 
 
 def source_digest(root: Path = PACKAGE_DIR) -> str:
-    """sha256 over the ``.py`` files under ``root`` (relative names and bytes, in name order)."""
+    """sha256 over the ``.py`` files under ``root`` (relative names and bytes, in name order). Memoized per
+    process by the files' names, sizes and modification times (a gate asks once per contract)."""
+    paths = sorted(root.rglob("*.py"))
+    stamp = tuple((str(p), st.st_size, st.st_mtime_ns) for p in paths for st in (p.stat(),))
+    return _source_digest(root, stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _source_digest(root: Path, stamp: tuple[tuple[str, int, int], ...]) -> str:
     h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for name, _, _ in stamp:
+        path = Path(name)
         h.update(str(path.relative_to(root)).encode() + b"\0")
         h.update(path.read_bytes() + b"\0")
     return h.hexdigest()
