@@ -11,18 +11,19 @@ import pytest
 from tests.conftest import ROOT
 
 PKG = ROOT / "shapecheck"
-MODULES = {p.stem: p for p in PKG.glob("*.py")}
+MODULES = {".".join(p.relative_to(PKG).with_suffix("").parts).removesuffix(".__init__"): p
+           for p in PKG.rglob("*.py")}
 #: the modules that may import torch or z3 when they load (everything else defers it to a function body)
 #: the compatibility layer: the only modules that touch torch internals (``_compat`` and its parts, which build
 #: on it and nothing above it)
-COMPAT = {"_compat", "_compat_static", "_compat_audit", "_compat_schema"}
+COMPAT = {"_torch.core", "_torch.static", "_torch.audit", "_torch.schema"}
 LOADS_TORCH = set(COMPAT)
-LOADS_Z3 = {"solver"}
+LOADS_Z3 = {"logic.solver"}
 #: what the compatibility module may build on: nothing above it
-COMPAT_MAY_IMPORT = {"errors", "expr", "findings", "rules"}
+COMPAT_MAY_IMPORT = {"errors", "logic.expr", "findings", "rules"}
 
 
-def imports(path: Path) -> tuple[set[str], set[str], set[str]]:
+def imports(path: Path, name: str = "") -> tuple[set[str], set[str], set[str]]:
     """(package modules imported when the module loads, package modules imported inside functions, external
     top-level names imported when it loads). ``if TYPE_CHECKING:`` blocks do not count."""
     eager, lazy, external = set(), set(), set()
@@ -32,8 +33,12 @@ def imports(path: Path) -> tuple[set[str], set[str], set[str]]:
             if isinstance(child, ast.If) and getattr(child.test, "id", "") == "TYPE_CHECKING":
                 continue
             nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            if isinstance(child, ast.ImportFrom) and child.level == 1:
-                names = [child.module.split(".")[0]] if child.module else [a.name for a in child.names]
+            if isinstance(child, ast.ImportFrom) and child.level >= 1:
+                package = name.split(".")[:-1] if path.name != "__init__.py" else name.split(".")
+                base = package[:len(package) - child.level + 1] if child.level > 1 else package
+                where = base + (child.module.split(".") if child.module else [])
+                names = [".".join(where + [a.name]) if ".".join(where + [a.name]) in MODULES
+                         else ".".join(where) for a in child.names]
                 (lazy if in_function else eager).update(n for n in names if n in MODULES)
             elif isinstance(child, ast.ImportFrom) and child.level == 0 and not in_function:
                 external.add(child.module)
@@ -45,7 +50,7 @@ def imports(path: Path) -> tuple[set[str], set[str], set[str]]:
     return eager, lazy, external
 
 
-GRAPH = {name: imports(path) for name, path in MODULES.items()}
+GRAPH = {name: imports(path, name) for name, path in MODULES.items()}
 
 
 def test_no_import_cycles_lazy_imports_included():
@@ -99,9 +104,9 @@ def test_compat_imports_nothing_above_it(name):
 
 
 @pytest.mark.parametrize("code", [
-    "import shapecheck.ci_report, shapecheck.rules, shapecheck.findings, shapecheck.report",
-    "from shapecheck.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
-    "from shapecheck.cli import main\ntry:\n    main(['gate', '--help'])\nexcept SystemExit:\n    pass",
+    "import shapecheck.render.ci, shapecheck.rules, shapecheck.findings, shapecheck.result.report",
+    "from shapecheck.cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+    "from shapecheck.cli.main import main\ntry:\n    main(['gate', '--help'])\nexcept SystemExit:\n    pass",
 ])
 def test_renderers_and_help_load_neither_torch_nor_z3(code):
     probe = code + "\nimport sys\nprint(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules))"
@@ -121,11 +126,13 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
     import shapecheck
 
     assert shapecheck.__all__ == sorted(PUBLIC)
-    homes = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "pytest_entry",
-             "fuzz_given": "pytest_entry", "load_contract": "contract", "Contract": "contract", "Report": "report",
+    homes = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
+             "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.model",
+             "Contract": "contract.model", "Report": "result.report",
              "Verdict": "findings", "Violation": "findings", "SourceLoc": "findings", "RULES": "rules",
              "Rule": "rules", "ContractError": "errors", "ShapecheckError": "errors", "UserError": "errors",
-             "Function": "sources", "Installed": "sources", "MetaSource": "sources", "KernelSource": "sources"}
+             "Function": "kernel.sources", "Installed": "kernel.sources", "MetaSource": "kernel.sources",
+             "KernelSource": "kernel.sources"}
     for name, module in homes.items():
         assert getattr(shapecheck, name) is getattr(importlib.import_module(f"shapecheck.{module}"), name), name
     with pytest.raises(AttributeError):
@@ -140,7 +147,7 @@ def test_import_shapecheck_loads_neither_torch_nor_z3():
 
 
 #: the one exemption: the expression parser reads best as one class
-LONG_ALLOWED = {("expr", "_Parser")}
+LONG_ALLOWED = {("logic.expr", "_Parser")}
 
 
 def test_modules_and_their_functions_stay_small():

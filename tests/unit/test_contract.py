@@ -1,6 +1,6 @@
 import pytest
 
-from shapecheck.contract import load_contract, normalize_op
+from shapecheck.contract.model import load_contract, normalize_op
 from shapecheck.errors import ContractError
 from tests.conftest import SDPA_CONTRACT, run_cli
 

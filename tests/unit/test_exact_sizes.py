@@ -7,13 +7,13 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import _compat as C
-from shapecheck import expr as E
-from shapecheck import translate as T
+from shapecheck._torch import core as C
+from shapecheck._torch import translate as T
 from shapecheck.findings import Verdict
-from shapecheck.premises import simplified
-from shapecheck.solver import Bounds, Outcome, Solver
-from shapecheck.verify import verify_op
+from shapecheck.logic import expr as E
+from shapecheck.logic.solver import Bounds, Outcome, Solver
+from shapecheck.prove.premises import simplified
+from shapecheck.prove.verify import verify_op
 from tests.conftest import KERNELS
 
 HELPERS = KERNELS / "size_helpers.py"

@@ -9,13 +9,13 @@ import torch
 from hypothesis import given, settings
 
 import metal_ref
-from shapecheck import runtime
-from shapecheck.contract import load_contract
-from shapecheck.fuzz import FuzzOptions, check_examples, fuzz_op
-from shapecheck.fuzz_report import render_text
-from shapecheck.refcheck import check_point, ref_check
-from shapecheck.runtime import EagerReference, MetalReference, RuntimeReference, reference_for
-from shapecheck.strategies import cases, example_at
+from shapecheck.contract.model import load_contract
+from shapecheck.runtime import reference as runtime
+from shapecheck.runtime.fuzz import FuzzOptions, check_examples, fuzz_op
+from shapecheck.runtime.fuzz_report import render_text
+from shapecheck.runtime.refcheck import check_point, ref_check
+from shapecheck.runtime.reference import EagerReference, MetalReference, RuntimeReference, reference_for
+from shapecheck.search.strategies import cases, example_at
 from tests.conftest import SDPA_CONTRACT, SDPA_MPS
 
 SDPA = load_contract(SDPA_CONTRACT)

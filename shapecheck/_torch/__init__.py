@@ -1,0 +1,1 @@
+"""The only door into torch internals (ShapeEnv, FakeTensorMode, symbolic contexts, schemas, sympy <-> expressions)."""
