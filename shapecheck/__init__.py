@@ -7,6 +7,7 @@ module that defines it. Those that need torch or z3 are imported on first use (P
 
 from typing import TYPE_CHECKING
 
+from ._version import __version__ as __version__
 from .contract.model import Contract as Contract
 from .contract.model import load_contract as load_contract
 from .errors import ContractError as ContractError
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
     from .prove.verify import verify_op as verify_op
     from .pytest_entry import fuzz_given as fuzz_given
     from .pytest_entry import fuzz_test as fuzz_test
-
-__version__ = "0.1.0"
 
 #: public name -> the module that defines it, for the names loaded on first use
 _LAZY = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",

@@ -87,7 +87,7 @@ def source_digest(root: Path = PACKAGE_DIR) -> str:
 
 def environment() -> dict[str, str]:
     """The key parts every cached result shares."""
-    from .. import __version__
+    from .._version import __version__
 
     out = {"python": sys.version, "shapecheck": __version__, "shapecheck_source": source_digest(PACKAGE_DIR)}
     out.update({d: distribution_version(d) for d in _DISTRIBUTIONS})

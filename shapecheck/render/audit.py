@@ -92,7 +92,7 @@ def render_github(run: Any) -> str:
 
 
 def to_sarif(run: Any) -> dict[str, Any]:
-    from .. import __version__
+    from .._version import __version__
 
     cwd = Path.cwd()
     reported = rules_of("audit")

@@ -231,7 +231,7 @@ def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
 
 def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
-    from .. import __version__
+    from .._version import __version__
 
     reported = rules_of(_RULE_SETS.get(result.command, "gate"))
     ids = sorted(reported)
@@ -425,7 +425,7 @@ def render_error(fmt: str, command: str, message: str, exit_code: int) -> str:
     """The report of a run that stopped before a verdict, so that CI uploads show the real error: SARIF with a
     failed invocation and its notification, JUnit with one erroring testcase, JSON with the error, a GitHub
     ``::error`` line; text is empty (the error line is on stderr)."""
-    from .. import __version__
+    from .._version import __version__
 
     tool = f"shapecheck {command}".strip()
     if fmt == "sarif":
