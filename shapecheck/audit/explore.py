@@ -19,6 +19,7 @@ from ..findings import SourceLoc
 from ..logic import expr as E
 from ..logic.solver import Bounds, Decision, Solver, restrict
 from ..prove.explore import unsettled_fallback
+from ..prove.premises import simplified
 from ..trace.run import (
     Failed,
     Finished,
@@ -100,7 +101,7 @@ class Explorer:
         self.kernel, self.inputs = kernel, inputs
         self.example = dict(inputs.dims())
         self.dims = list(self.example)
-        self.solver = Solver([Bounds(d, MIN_SIZE, MAX_SIZE) for d in self.dims], timeout_ms)
+        self.solver = Solver([Bounds(d, MIN_SIZE, MAX_SIZE) for d in self.dims], timeout_ms, simplified)
         self.max_traces = max_traces
         self.deadline = float("inf") if seconds is None else time.monotonic() + seconds
         self.state = OpAudit(inputs)

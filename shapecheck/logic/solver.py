@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import z3
@@ -56,6 +56,11 @@ class Decision(enum.Enum):
     BOTH = "both"  # each side has a point
     EMPTY = "empty"  # the premises themselves are empty
     UNKNOWN = "unknown"  # z3 could not say
+
+
+#: ``(premises, claim, full) -> an equivalent claim wherever the premises hold, or None`` (``prove.premises.simplified``):
+#: what a solver asks z3 again with when z3 alone says unknown, or first when the claim names a defined dim
+Simplifier = Callable[[list[E.Node], E.Node, bool], "E.Node | None"]
 
 
 @dataclass(frozen=True)
@@ -122,8 +127,9 @@ def to_z3(node: E.Node, variables: dict[str, z3.ArithRef], side: list) -> z3.Exp
 class _Session:
     """One incremental z3 solver holding the dims' bounds; each query runs inside push/pop."""
 
-    def __init__(self, dims: Iterable[Bounds], timeout_ms: int = 10_000):
+    def __init__(self, dims: Iterable[Bounds], timeout_ms: int = 10_000, simplify: Simplifier | None = None):
         self.dims = {d.name: d for d in dims}
+        self.simplify = simplify
         self.vars = {name: z3.Int(name) for name in self.dims}
         self.timeout_ms = timeout_ms
         self.queries = 0
@@ -269,11 +275,11 @@ class Solver(_Session):
 
 def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, full: bool = True) -> SatResult | None:
     """The query ``premises and cond`` (``not cond`` when negated) with cond simplified by the premises'
-    definitions; None when simplification changes nothing. The premises stay, so a model is a model of the
-    original query; z3 may still say unknown."""
-    from ..prove.premises import simplified
-
-    alt = simplified(premises, cond, full)
+    definitions (the solver's ``simplify``); None when simplification changes nothing or the solver has none.
+    The premises stay, so a model is a model of the original query; z3 may still say unknown."""
+    if solver.simplify is None:
+        return None
+    alt = solver.simplify(premises, cond, full)
     if alt is None:
         return None
     r = solver.satisfiable([*premises, E.negate(alt) if negated else alt])

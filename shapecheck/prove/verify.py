@@ -42,9 +42,10 @@ class Options:
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
     from ..contract.outputs import size_names
+    from .premises import simplified
 
     sizes = [Bounds(n, 0, 2**63 - 1) for n in size_names(contract)]  # data-dependent output sizes
-    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims] + sizes, timeout_ms)
+    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims] + sizes, timeout_ms, simplified)
 
 
 def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options(),
