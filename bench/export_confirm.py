@@ -26,9 +26,9 @@ def confirm(op_name: str, finding: dict) -> str:
 
     from shapecheck._torch import core as C
     from shapecheck.audit.inputs import at_point, from_schema
-    from shapecheck.audit.run import load_kernel
+    from shapecheck.audit.run import audit_kernel
 
-    kernel = load_kernel(op_name, None)
+    kernel = audit_kernel(op_name, None)
     inputs = from_schema(op_name, C.resolve_op(op_name), kernel.fn)
     example = dict(inputs.dims())
     point = {d: (v if v >= 2 else example[d]) for d, v in finding["counterexample"].items()}

@@ -82,13 +82,13 @@ def write_drafts(run: Any, source: Any, directory: str) -> int:
     from ..contract.model import load_contract
     from ..errors import ShapecheckError, UserError
     from .inputs import from_opinfo, from_schema
-    from .run import load_kernel
+    from .run import audit_kernel
 
     written = 0
     for rec in run.records:
         if rec["status"] in ("no-inputs", "not-run"):
             continue
-        kernel = load_kernel(rec["op"], source)
+        kernel = audit_kernel(rec["op"], source)
         inputs = from_opinfo(rec["op"], kernel.fn) or from_schema(rec["op"], C.resolve_op(rec["op"]), kernel.fn)
         text = draft_text(rec, inputs) if inputs is not None else None
         if text is None:

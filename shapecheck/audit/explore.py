@@ -16,6 +16,7 @@ from typing import Any
 from .._torch import audit as CA
 from .._torch import core as C
 from ..findings import SourceLoc
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Decision, Solver, restrict
 from ..prove.explore import unsettled_fallback
@@ -24,7 +25,6 @@ from ..trace.run import (
     Failed,
     Finished,
     Guarded,
-    Kernel,
     Trace,
     _first_line,
     _guard_trace,

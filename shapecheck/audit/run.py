@@ -97,13 +97,13 @@ def _adapted(kernel: Any) -> Any:
     return replace(kernel, fn=call)
 
 
-def load_kernel(name: str, source: Any) -> Any:
+def audit_kernel(name: str, source: Any) -> Any:
     """The kernel under audit: the file's function where ``--meta-source`` registers one for the op, else
     the installed torch's (a fake kernel for a custom op)."""
-    from ..kernel.load import installed_kernel
+    from ..kernel.load import installed_kernel, load_kernel
 
     if source is not None and _provides(source, name):
-        return _adapted(source.kernel(name))
+        return _adapted(load_kernel(source, name))
     return installed_kernel(name)
 
 
@@ -140,7 +140,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         rec["notes"].append(CRASHES[name])
         return _timed(rec, start)
     try:
-        kernel = load_kernel(name, source)
+        kernel = audit_kernel(name, source)
         cached = _cache_key(name, kernel, options)
         hit = _lookup(cached)
         if hit is not None:

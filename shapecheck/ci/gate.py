@@ -213,14 +213,14 @@ def _kernel_or_error(contract: Contract, source: KernelSource) -> tuple:
 def resolve_kernel(contract: Contract, source: KernelSource):
     """(kernel, note): the source's kernel for the contract's op, else the installed torch's kernel (noted); the
     contract's arguments checked against the op's schema."""
-    from ..kernel.load import check_arguments
+    from ..kernel.load import check_arguments, load_kernel
 
     op = normalize_op(contract.op)
     try:
         if source.provides(op):
-            kernel, note = source.kernel(op), ""
+            kernel, note = load_kernel(source, op), ""
         else:
-            kernel = INSTALLED.kernel(op)
+            kernel = load_kernel(INSTALLED, op)
             note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
     except UnknownOpError as err:
         raise UnknownOpError(f"{contract.file}: [op]: {err}") from None

@@ -1,4 +1,6 @@
-"""Find the kernel under test: the installed meta kernel, ``--meta FILE.py:FUNC`` or ``--meta-source FILE``."""
+"""Load the kernel under test from its source (``load_kernel``): the installed meta kernel, ``--meta FILE.py:FUNC``
+or ``--meta-source FILE``; an op's contract (``load_op_contract``) and the check of its arguments against the
+op's schema."""
 
 from __future__ import annotations
 
@@ -10,14 +12,13 @@ import sys
 import textwrap
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._torch import core as C
 from .._torch import schema as CL
 from ..contract.schema import check_schema
-from ..errors import ContractError, TargetError, UnknownOpError
+from ..errors import ContractError, InternalError, TargetError, UnknownOpError
 from ..findings import SourceLoc
-from ..trace.run import Kernel
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
     find_registration,
@@ -26,9 +27,7 @@ from .registrations import (  # noqa: F401 - read_python and is_registered_in: r
     plain_helpers,
     read_python,
 )
-
-if TYPE_CHECKING:  # sources imports this module when it loads a kernel
-    from .sources import KernelSource
+from .sources import Function, Installed, Kernel, KernelSource, MetaSource
 
 
 def load_op_contract(op: str, contract: str | None = None):
@@ -69,7 +68,7 @@ def load_target(op: str, contract: str | None, source: KernelSource):
     c = load_op_contract(op, contract)
     name = normalize_op(c.op)
     try:
-        kernel = source.kernel(name)
+        kernel = load_kernel(source, name)
     except UnknownOpError as err:
         raise UnknownOpError(f"{c.file}: [op]: {err}") from None
     check_arguments(c, kernel)
@@ -131,6 +130,18 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
             raise ContractError(f"{contract.file}: [args]", f"{op.name()} requires the argument {n!r}, which the "
                                                             f"contract does not give (its arguments: {listed})")
     check_schema(contract, CL.op_argument_types(op), CL.NO_DEFAULT)
+
+
+def load_kernel(source: KernelSource, op: str) -> Kernel:
+    """The kernel ``source`` has for ``op`` (an op name as ``normalize_op`` gives it)."""
+    match source:
+        case Installed():
+            return installed_kernel(op)
+        case Function(file=file, name=name):
+            return function_kernel(file, name, op)
+        case MetaSource(file=file):
+            return source_kernel(file, op)
+    raise InternalError(f"not a kernel source: {source!r}")
 
 
 def installed_kernel(op_name: str) -> Kernel:

@@ -1,29 +1,29 @@
-"""Where the kernel under test comes from: ``Installed | Function | MetaSource``.
+"""The kernel under test: where it comes from (``Installed | Function | MetaSource``) and what is loaded from it
+(``Kernel``).
 
 Every command takes a ``KernelSource``; the command line builds one from ``--meta`` / ``--meta-source``
-(``cli_options.kernel_source``). Adding a kind of source is one class here with ``kernel`` (load it for an
-op), ``provides`` (whether it has a kernel for an op; the gate falls back to the installed torch's) and
-``cli_args`` (the options that select it again, for replay commands).
+(``cli.options.kernel_source``). Adding a kind of source is one class here with ``provides`` (whether it has a
+kernel for an op; the gate falls back to the installed torch's) and ``cli_args`` (the options that select it
+again, for replay commands), plus its case in ``kernel.load.load_kernel``, which loads it.
 
-This module imports nothing heavy: loading happens in ``target`` when ``kernel`` is called.
+This module is data: it imports nothing heavy and loads nothing.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import TargetError
+from ..findings import SourceLoc
+from .binding import SchemaArg
 
 
 @dataclass(frozen=True)
 class Installed:
     """The op as the installed torch dispatches it under FakeTensorMode (its registered meta kernel)."""
-
-    def kernel(self, op: str) -> Any:
-        from .load import installed_kernel
-
-        return installed_kernel(op)
 
     def provides(self, op: str) -> bool:
         return True
@@ -52,11 +52,6 @@ class Function:
             raise TargetError(f"--meta {spec!r}: expected FILE.py:FUNC")
         return cls(file, func)
 
-    def kernel(self, op: str) -> Any:
-        from .load import function_kernel
-
-        return function_kernel(self.file, self.name, op)
-
     def provides(self, op: str) -> bool:
         return True
 
@@ -76,11 +71,6 @@ class MetaSource:
     nothing else in the file runs."""
 
     file: str
-
-    def kernel(self, op: str) -> Any:
-        from .load import source_kernel
-
-        return source_kernel(self.file, op)
 
     def provides(self, op: str) -> bool:
         from .registrations import is_registered_in
@@ -114,3 +104,24 @@ def from_options(meta: str | None = None, meta_source: str | None = None) -> Ker
     if meta_source:
         return MetaSource(meta_source)
     return INSTALLED
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A kernel under test: how to call it and which files count as 'the kernel's own lines'."""
+
+    name: str
+    fn: Callable[..., Any]
+    files: frozenset[str]
+    signature: inspect.Signature | None = None
+    op: Any = None  # the OpOverload when the kernel is reached through the op
+    definition: SourceLoc | None = None  # where the kernel function is defined (for findings without a line)
+    # why what runs is not exactly the kernel asked for (a helper the file could not define here): each
+    # makes the verdict inconclusive
+    caveats: tuple[tuple[SourceLoc, str], ...] = ()
+    # the op's schema, for a function kernel of an op torch knows: arguments bind by it (``binding``)
+    schema: tuple[SchemaArg, ...] | None = None
+
+
+class NotApplicable(Exception):
+    """The case needs an argument the kernel does not take (e.g. enable_gqa=True for an older kernel)."""

@@ -12,21 +12,11 @@ from typing import Any
 
 from ..contract.model import BoundCase
 from ..findings import Violation
+from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
-from ..trace.run import (
-    Failed,
-    Finished,
-    Guarded,
-    Kernel,
-    NotApplicable,
-    Trace,
-    as_guard,
-    guard_dims,
-    guard_value_at,
-    trace_case,
-)
+from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from .obligations import Leaf, leaf_obligations, probe_points
 from .torch_decides import TorchView, settled_guard
 

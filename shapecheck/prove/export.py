@@ -20,10 +20,11 @@ from ..contract.model import BoundCase
 from ..errors import InternalError, ShapecheckError
 from ..findings import Verdict, Violation
 from ..kernel.binding import rebind, schema_signature
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
-from ..trace.run import Kernel, call_args
+from ..trace.run import call_args
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 

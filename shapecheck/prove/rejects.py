@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 
 from ..contract.model import BoundCase, BoundReject
 from ..findings import SourceLoc, Violation
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..rules import RULES
-from ..trace.run import Failed, Finished, Guarded, Kernel, Trace, call_args, concrete_size, trace_case
+from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 

@@ -22,8 +22,9 @@ from typing import Any
 
 from ..contract.model import BoundCase
 from ..findings import SourceLoc, Violation
+from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..trace.run import Kernel, call_args, concrete_size
+from ..trace.run import call_args, concrete_size
 
 REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
 

@@ -14,11 +14,11 @@ from ..contract.model import BoundCase, Contract
 from ..errors import UserError
 from ..findings import Verdict, Violation, verdict_of
 from ..kernel import sources
-from ..kernel.sources import KernelSource
+from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
 from ..result.report import CaseResult, Report
-from ..trace.run import Kernel, NotApplicable, Trace
+from ..trace.run import Trace
 from .explore import CaseRun, explore_case
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations

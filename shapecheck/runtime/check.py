@@ -12,11 +12,12 @@ from typing import Any
 
 from .._torch import core as C
 from ..contract.model import BoundCase, BoundPath, Contract
+from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
 from ..search.examples import Example, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
-from ..trace.run import Kernel, NotApplicable, call_args, concrete_size, made
+from ..trace.run import call_args, concrete_size, made
 from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure, describe, dtype_name, fmt_value
 from .fuzz_runtime import runtime_checks
 from .reference import live_runtime_suppressions, reference_for

@@ -29,7 +29,7 @@ from ..contract.model import BoundCase, Contract
 from ..errors import TargetError
 from ..findings import Violation
 from ..kernel.load import load_target
-from ..kernel.sources import INSTALLED, KernelSource, from_options
+from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
 from ..search.strategies import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_SIDE,
@@ -37,7 +37,6 @@ from ..search.strategies import (
     cases,
     example_at,
 )
-from ..trace.run import Kernel
 from .check import Checker as Checker
 from .fuzz_report import CHECKS as CHECKS
 from .fuzz_report import Failure as Failure

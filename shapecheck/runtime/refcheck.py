@@ -16,10 +16,11 @@ from typing import Any
 
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..errors import TargetError
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Sat, Solver, restrict
 from ..search.boundaries import interesting_values as _interesting
-from ..trace.run import Kernel, call_args, made
+from ..trace.run import call_args, made
 from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .reference import accepted_by as accepted_by

@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..contract.model import BoundCase
-from .run import Failed, Finished, Guarded, Kernel, NotApplicable, Trace, trace_case
+from ..kernel.sources import Kernel, NotApplicable
+from .run import Failed, Finished, Guarded, Trace, trace_case
 
 MIN_CASES = 8  # below this, a fork costs more than it saves
 

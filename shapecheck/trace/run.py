@@ -18,29 +18,9 @@ from .._torch import translate as T
 from ..contract.model import BoundArg, BoundCase
 from ..errors import ShapecheckError
 from ..findings import SourceLoc
-from ..kernel.binding import SchemaArg, Unbindable, bind
+from ..kernel.binding import Unbindable, bind
+from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
-
-
-@dataclass(frozen=True)
-class Kernel:
-    """A kernel under test: how to call it and which files count as 'the kernel's own lines'."""
-
-    name: str
-    fn: Callable[..., Any]
-    files: frozenset[str]
-    signature: inspect.Signature | None = None
-    op: Any = None  # the OpOverload when the kernel is reached through the op
-    definition: SourceLoc | None = None  # where the kernel function is defined (for findings without a line)
-    # why what runs is not exactly the kernel asked for (a helper the file could not define here): each
-    # makes the verdict inconclusive
-    caveats: tuple[tuple[SourceLoc, str], ...] = ()
-    # the op's schema, for a function kernel of an op torch knows: arguments bind by it (``binding``)
-    schema: tuple[SchemaArg, ...] | None = None
-
-
-class NotApplicable(Exception):
-    """The case needs an argument the kernel does not take (e.g. enable_gqa=True for an older kernel)."""
 
 
 class OutputKind(enum.Enum):

@@ -8,9 +8,10 @@ import sys
 import pytest
 
 from shapecheck.errors import UserError
+from shapecheck.kernel.sources import NotApplicable
 from shapecheck.prove.verify import Options, verify_op
 from shapecheck.trace import parallel
-from shapecheck.trace.run import Finished, NotApplicable
+from shapecheck.trace.run import Finished
 from tests.conftest import KERNELS, SDPA_MPS
 
 K = f"{KERNELS / 'sdpa_kernels.py'}"
