@@ -87,7 +87,7 @@ def replayed_again(report, contract_path, meta, meta_source) -> int:
     from shapecheck.prove.replay import REPLAYED, Replayer
 
     _, kernel = load_target(report.op, contract_path, sources.from_options(meta, meta_source))
-    from shapecheck.contract.model import load_contract
+    from shapecheck.contract.load import load_contract
 
     cases = {c.id: c for c in load_contract(report.contract).cases()}
     bad = 0

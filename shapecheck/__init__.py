@@ -8,8 +8,8 @@ module that defines it. Those that need torch or z3 are imported on first use (P
 from typing import TYPE_CHECKING
 
 from ._version import __version__ as __version__
+from .contract.load import load_contract as load_contract
 from .contract.model import Contract as Contract
-from .contract.model import load_contract as load_contract
 from .errors import ContractError as ContractError
 from .errors import ShapecheckError as ShapecheckError
 from .errors import UserError as UserError

@@ -27,6 +27,6 @@ def run_cli(*args, timeout=300, cwd=ROOT):
 
 @pytest.fixture(scope="session")
 def sdpa_contract():
-    from shapecheck.contract.model import load_contract
+    from shapecheck.contract.load import load_contract
 
     return load_contract(SDPA_CONTRACT)

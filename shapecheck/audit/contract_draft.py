@@ -62,7 +62,7 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name."""
     from .._torch import core as C
     from .._torch import schema as CL
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     try:
         name = normalize_op(op_name)
@@ -426,7 +426,7 @@ def _holds_at_corners(node: E.Node, contract: Any) -> bool:
 
 
 def _load_text(text: str) -> Any:
-    from ..contract.model import load_contract
+    from ..contract.load import load_contract
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "draft.toml"

@@ -79,7 +79,7 @@ def draft_text(rec: dict[str, Any], inputs: Any) -> str | None:
 def write_drafts(run: Any, source: Any, directory: str) -> int:
     """One ``DIR/<ns>/<name>.<overload>.toml`` per op with a draft that loads back; the number written."""
     from .._torch import core as C
-    from ..contract.model import load_contract
+    from ..contract.load import load_contract
     from ..errors import ShapecheckError, UserError
     from .inputs import from_opinfo, from_schema
     from .run import audit_kernel

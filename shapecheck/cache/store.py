@@ -182,7 +182,7 @@ def _evict(folder: Path, limit: int) -> None:
 
 #: modules whose classes an entry may hold: shapecheck's data modules that import neither torch nor z3
 _MODULES = frozenset(f"shapecheck.{m}" for m in (
-    "cache.key", "contract.model", "contract.spec", "contract.load", "contract.args", "contract.outputs",
+    "cache.key", "contract.model", "contract.spec", "contract.load", "contract.outputs",
     "contract.rejects", "logic.expr", "findings", "result.report", "result.run", "rules", "kernel.sources",
     "limits"))
 _GLOBALS = frozenset({("builtins", "set"), ("builtins", "frozenset"), ("builtins", "tuple"), ("builtins", "list"),
@@ -213,7 +213,7 @@ def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[s
     the result-changing ``options`` (``--jobs`` is not one: reports do not depend on it); None when the run
     is not cached (``--explore`` and ``--confirm-export`` results hold torch-side objects) or when the op or
     contract cannot be found (the run itself then reports the error)."""
-    from ..contract.model import find_contract, normalize_op
+    from ..contract.find import find_contract, normalize_op
 
     if options.get("explore") or options.get("confirm_export"):
         return None

@@ -10,7 +10,9 @@ from pathlib import Path
 
 from ..config import configured_contract_paths, find_pyproject
 from ..contract import suppressions
-from ..contract.model import Contract, discover, load_contract, normalize_op, shipped_contracts_dir
+from ..contract.find import discover, normalize_op, shipped_contracts_dir
+from ..contract.load import load_contract
+from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
 from ..findings import Verdict, Violation
 from ..kernel.sources import INSTALLED, KernelSource

@@ -117,7 +117,7 @@ def contract_check(files, imports):
     from pathlib import Path
 
     from ..ci.gate import contract_files
-    from ..contract.model import load_contract
+    from ..contract.load import load_contract
     from ..kernel.load import import_modules, schema_note
 
     paths = contract_files(list(files), Path.cwd())

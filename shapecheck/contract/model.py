@@ -1,5 +1,5 @@
-"""Contracts: the validated ``Contract`` (loaded from TOML by ``contract_load``); a contract x one combination
-of choices -> ``BoundCase``.
+"""Contracts: the validated ``Contract`` (read from TOML by ``contract.load``); a contract x one combination of
+choices -> ``BoundCase``.
 
 A contract declares dims (named sizes with ranges), choices (the discrete case values), arguments (how
 each argument is built from dims and choices), paths (runtime code paths: ``when`` + output shapes) and
@@ -12,13 +12,11 @@ import functools
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
-from .load import read_contract
 from .outputs import BoundOutput, bind_output
 from .spec import (  # noqa: F401 - re-exported: the declarations are part of the contract module's API
     ARG_KINDS,
@@ -185,22 +183,6 @@ def case_id(values: Mapping[str, Any]) -> str:
         return str(v)
 
     return ",".join(f"{k}={fmt(v)}" for k, v in values.items())
-
-
-def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract:
-    """Read and validate a contract file, binding every case once (type errors surface here, with their key).
-    Raises ContractError naming the file and key. ``max_cases``: the case limit (default: ``--max-cases``,
-    else ``limits.DEFAULT_MAX_CASES``)."""
-    limit = L.max_cases() if max_cases is None else max_cases
-    with L.case_limit(limit):
-        contract = Contract(**read_contract(Path(path), limit))
-        if not any(True for _ in contract.cases()):
-            raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
-        from .schema import check_sizes
-
-        check_sizes(contract)
-        contract.excluded_reject_cases()  # bound now: their errors are load errors too
-    return contract
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -476,54 +458,3 @@ def _bind_rejects(b: _CaseBinder, contract: Contract, shapes: Mapping[str, E.Tup
             text = " and ".join(E.to_text(x) for x in (r.case, r.when) if x is not None and x != E.TRUE)
             out.append(BoundReject(r.id, r.kind, when, r.message, r.source, text or "true"))
     return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Finding contracts
-
-
-def shipped_contracts_dir() -> Path:
-    """The contracts that ship with shapecheck: the package data ``shapecheck.contracts`` (in a checkout,
-    the top-level ``contracts/`` folder it is built from)."""
-    from importlib.resources import files
-
-    try:
-        return Path(str(files("shapecheck.contracts")))
-    except ModuleNotFoundError:  # run from a source checkout that is not installed (python -m shapecheck there)
-        return Path(__file__).resolve().parent.parent.parent / "contracts"
-
-
-def normalize_op(op: str) -> str:
-    """``aten._x``, ``aten::_x``, ``torch.ops.aten._x.default`` -> ``aten::_x`` (overload kept if not default).
-    Parsed, never walked: ``ns::name[.overload]``, each part an identifier; ValueError for anything else."""
-    text = op.strip()
-    if text.startswith("torch.ops."):
-        text = text[len("torch.ops."):]
-    if "::" not in text:
-        text = text.replace(".", "::", 1)
-    m = OP_NAME.fullmatch(text)
-    if m is None:
-        raise ValueError(op)
-    ns, name, overload = m.groups()
-    return f"{ns}::{name}" + (f".{overload}" if overload and overload != "default" else "")
-
-
-def find_contract(op: str, search: list[Path] | None = None) -> Path | None:
-    name = normalize_op(op)
-    ns, _, rest = name.partition("::")
-    for base in search or [shipped_contracts_dir()]:
-        for cand in (base / ns / f"{rest}.toml", base / f"{ns}.{rest}.toml", base / f"{ns}::{rest}.toml"):
-            if cand.is_file():
-                return cand
-    return None
-
-
-def discover(paths: list[Path]) -> list[Path]:
-    """Contract files under the given files or directories, sorted."""
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir():
-            out.extend(sorted(p.rglob("*.toml")))
-        else:
-            out.append(p)
-    return out

@@ -32,7 +32,8 @@ from .sources import Function, Installed, Kernel, KernelSource, MetaSource
 
 def load_op_contract(op: str, contract: str | None = None):
     """OP's contract: ``contract`` when given (it must be for OP), else ``contracts/<ns>/<op>.toml``."""
-    from ..contract.model import find_contract, load_contract, normalize_op
+    from ..contract.find import find_contract, normalize_op
+    from ..contract.load import load_contract
 
     try:
         name = normalize_op(op)
@@ -54,7 +55,7 @@ def _contract_search() -> list[Path]:
     """Where an op's contract is looked for: the directories ``[tool.shapecheck] contracts`` of the nearest
     pyproject.toml names (a project's own contracts), then the shipped ones."""
     from ..config import configured_contract_paths, find_pyproject
-    from ..contract.model import shipped_contracts_dir
+    from ..contract.find import shipped_contracts_dir
 
     pyproject = find_pyproject(Path.cwd())
     return [*(configured_contract_paths(pyproject) if pyproject is not None else []), shipped_contracts_dir()]
@@ -63,7 +64,7 @@ def _contract_search() -> list[Path]:
 def load_target(op: str, contract: str | None, source: KernelSource):
     """The contract and the kernel under test, from ``source`` (a ``sources.KernelSource``). An unknown op
     names the contract; the contract's arguments are checked against the op's schema before any trace."""
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     c = load_op_contract(op, contract)
     name = normalize_op(c.op)
@@ -79,7 +80,7 @@ def schema_note(contract: Any) -> str:
     """``contract check``: the contract's arguments against its op's schema (a ContractError when they do not
     fit), or a note when the op is not registered yet (not imported), so that no "ok" promises what verify
     would then refuse."""
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     try:
         op = C.resolve_op(normalize_op(contract.op))
@@ -96,7 +97,7 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
     does not give is a contract error naming ``[args.<name>]``, found before any trace (the call would fail
     inside the kernel and read as the kernel's fault). A kernel with a signature (``--meta``, ``--meta-source``)
     may lack an argument that has a ``default``: the contract then leaves it out (``trace.call_args``)."""
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     if kernel.op is not None:
         op = kernel.op
@@ -239,7 +240,7 @@ def registration_clash(err: BaseException) -> str | None:
 
 
 def _op_or_none(op_name: str | None) -> Any:
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     if op_name is None:
         return None

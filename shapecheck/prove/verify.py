@@ -196,7 +196,8 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
 
 def _confirm_exports(contract, kernel, results, violations, solver, options):
     from .._torch import core as C
-    from ..contract.model import bind_case, normalize_op
+    from ..contract.find import normalize_op
+    from ..contract.model import bind_case
     from .export import confirm
 
     op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))

@@ -52,7 +52,7 @@ def first_line(err: BaseException) -> str:
 def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
     """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``; raises what it raises."""
     from .._torch import core as C
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
     from ..trace.arguments import make_arguments
 
     return C.call_op(C.resolve_op(normalize_op(case.contract.op)), make_arguments(case, sizes, 0, "meta"))

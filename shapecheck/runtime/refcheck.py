@@ -193,7 +193,7 @@ def _compare_mps(case: BoundCase, named: dict[str, Any], out0, finding) -> list[
     import torch
 
     from .._torch import core as C
-    from ..contract.model import normalize_op
+    from ..contract.find import normalize_op
 
     op = C.resolve_op(normalize_op(case.contract.op))
     kernel = Kernel("mps", lambda *a, **k: None, frozenset())

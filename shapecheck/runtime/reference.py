@@ -259,7 +259,7 @@ class EagerReference(RuntimeReference):
 
     def __init__(self, op: str, device: str = "cpu") -> None:
         from .._torch import core as C
-        from ..contract.model import normalize_op
+        from ..contract.find import normalize_op
 
         self.op_name, self.device = op, device
         self.op = C.resolve_op(normalize_op(op))
@@ -268,7 +268,7 @@ class EagerReference(RuntimeReference):
     @classmethod
     def available(cls, op: str, device: str = "cpu") -> str | None:
         from .._torch import core as C
-        from ..contract.model import normalize_op
+        from ..contract.find import normalize_op
         from ..errors import UserError
 
         why = C.device_available(device)

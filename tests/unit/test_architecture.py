@@ -127,7 +127,7 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
 
     assert shapecheck.__all__ == sorted(PUBLIC)
     homes = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
-             "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.model",
+             "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.load",
              "Contract": "contract.model", "Report": "result.report",
              "Verdict": "findings", "Violation": "findings", "SourceLoc": "findings", "RULES": "rules",
              "Rule": "rules", "ContractError": "errors", "ShapecheckError": "errors", "UserError": "errors",

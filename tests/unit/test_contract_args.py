@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shapecheck.cli.main import main
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
 from shapecheck.logic import expr as E
 from shapecheck.prove.verify import Options, verify_op

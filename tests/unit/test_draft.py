@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from shapecheck.audit.contract_draft import draft_contract, plan_arg
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.contract.spec import ARG_KINDS
 from shapecheck.errors import UserError
 from shapecheck.kernel.load import installed_kernel

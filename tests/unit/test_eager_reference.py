@@ -74,7 +74,7 @@ def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_i
 
 
 def test_ref_check_compares_every_output_with_the_meta_kernel(permuted):
-    from shapecheck.contract.model import load_contract
+    from shapecheck.contract.load import load_contract
     from shapecheck.runtime.refcheck import ref_check
 
     bad = ref_check(load_contract(permuted / "heads_first.toml"), examples=6, seed=0)

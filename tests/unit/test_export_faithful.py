@@ -2,7 +2,7 @@
 installed for custom ops too, a sample of passing cases over every choice value, and explanations only
 where their cause is established."""
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.prove import export as X
 from shapecheck.prove.verify import Options, export_sample, make_solver, verify_op

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from shapecheck.contract import suppressions
-from shapecheck.contract.model import bind_case, load_contract
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.model import bind_case
 from shapecheck.findings import Verdict
 from shapecheck.logic import expr as E
 from shapecheck.prove.verify import Options, verify_op

@@ -93,7 +93,7 @@ def comparable(report: dict) -> dict:
 
 
 def test_gate_over_the_shipped_contracts_passes(tmp_path):
-    from shapecheck.contract.model import discover, shipped_contracts_dir
+    from shapecheck.contract.find import discover, shipped_contracts_dir
 
     out = tmp_path / "gate.json"
     res = run_cli("gate", "--json", out)
@@ -283,7 +283,7 @@ def test_a_suppression_of_a_fixed_finding_fails_the_passing_kernel(tmp_path):
 
 def test_default_set_is_shipped_plus_pyproject_configured(tmp_path):
     from shapecheck.ci.gate import contract_files
-    from shapecheck.contract.model import discover, shipped_contracts_dir
+    from shapecheck.contract.find import discover, shipped_contracts_dir
 
     project = tmp_path / "proj"
     small_contract(project / "shape" / "x.toml")

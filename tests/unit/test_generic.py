@@ -1,6 +1,6 @@
 """The engine on contracts other than SDPA: a toy op with a padded output, ceil division, scalar outputs."""
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.kernel.load import function_kernel
 from shapecheck.prove.verify import Options, verify_contract

@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.contract.outputs import dense_strides
 from shapecheck.errors import ContractError
 from shapecheck.findings import Verdict

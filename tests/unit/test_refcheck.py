@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.logic.solver import Bounds, Solver
 from shapecheck.runtime.refcheck import mps_available, points_for_path, ref_check
 from tests.conftest import SDPA_CONTRACT, run_cli

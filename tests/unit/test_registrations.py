@@ -79,7 +79,7 @@ def test_no_registration_for_another_overload_or_namespace(op):
 
 def _gate(meta_source: str | None):
     from shapecheck.ci.gate import GateOptions, run_gate
-    from shapecheck.contract.model import shipped_contracts_dir
+    from shapecheck.contract.find import shipped_contracts_dir
     from shapecheck.kernel.sources import from_options
 
     return run_gate([str(shipped_contracts_dir())], GateOptions(source=from_options(meta_source=meta_source)),

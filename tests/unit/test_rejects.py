@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
 from shapecheck.logic import expr as E
 from shapecheck.prove.verify import Options, verify_op

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 
 import metal_ref
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.runtime import reference as runtime
 from shapecheck.runtime.fuzz import FuzzOptions, check_examples, fuzz_op
 from shapecheck.runtime.fuzz_report import render_text

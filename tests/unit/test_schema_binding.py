@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from shapecheck.contract.model import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.kernel.binding import SchemaArg, Unbindable, bind
 from shapecheck.kernel.load import function_kernel
 from shapecheck.prove.verify import Options, verify_contract

@@ -12,7 +12,8 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from shapecheck.contract.model import bind_case, load_contract
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.model import bind_case
 from shapecheck.logic import expr as E
 from shapecheck.search.strategies import (
     DEFAULT_MAX_ELEMENTS,
