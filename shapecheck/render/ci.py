@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from ..findings import SourceLoc, Violation
-from ..paths import base_uris, locate
-from ..result.report import group, relpath
+from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, RunResult
 from ..rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from .text import group
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 FORMATS = ("text", "json", "github", "sarif", "junit")
@@ -399,8 +399,8 @@ def cache_line(result: RunResult) -> str:
 
 def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
     if fmt in ("text", "json") and _own_text(result):
-        from ..result.report import render_json as verify_json
-        from ..result.report import render_text as verify_text
+        from .text import render_json as verify_json
+        from .text import render_text as verify_text
 
         report = result.runs[0].report
         return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from shapecheck.findings import Verdict
 from shapecheck.prove.verify import Options, verify_op
-from shapecheck.result.report import render_text
+from shapecheck.render.text import render_text
 from tests.conftest import KERNELS
 
 HIDDEN = str(KERNELS / "hidden_case.toml")
