@@ -17,6 +17,7 @@ from ..findings import SourceLoc, Violation
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, RunResult
 from ..rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from .runtime import fuzz_text, ref_text
 from .text import group
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -362,11 +363,7 @@ _RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref", "fuzz": "f
 def _native_text(result: RunResult) -> str:
     """The text report of fuzz and ref check, as each has always printed it."""
     if result.command == "fuzz":
-        from ..runtime.fuzz_report import render_text as fuzz_text
-
         return fuzz_text(result.native)
-    from ..runtime.refcheck import render_text as ref_text
-
     return ref_text(result.native)
 
 

@@ -25,6 +25,7 @@ from hypothesis import example as hyp_example
 from hypothesis import seed as hyp_seed
 from hypothesis.errors import InvalidArgument
 
+from .._torch import core as C
 from ..contract.model import BoundCase, Contract
 from ..errors import TargetError
 from ..findings import Violation
@@ -194,7 +195,8 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
     return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, "fail" if failures else "pass",
                       seed, checker.count, len(prep.explicit), seconds, timings, tuple(failures),
                       dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
-                      checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)))
+                      checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
+                      torch=C.TORCH_VERSION)
 
 
 def _leaves(group: BaseException) -> list[BaseException]:
@@ -268,4 +270,5 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
     seconds = time.perf_counter() - start
     return FuzzReport(c.op, c.file, kernel.name, "fail" if failures else "pass", 0, checker.count, len(examples),
                       seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
-                      dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note)
+                      dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note,
+                      torch=C.TORCH_VERSION)

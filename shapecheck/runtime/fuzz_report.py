@@ -5,10 +5,8 @@ shrinks and reports each kind separately).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
-
-from .._torch import core as C
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
@@ -59,7 +57,7 @@ class FuzzReport:
     reference: str  # what checks 2 and 3 ran against, or why they were skipped
     verify: str = ""  # the verify verdict that supplied explicit examples, if any
     replay: str = ""  # a command that replays the whole run
-    torch: str = C.TORCH_VERSION
+    torch: str = field(kw_only=True)  # the torch version the run used
 
     @property
     def examples_per_second(self) -> float:
@@ -135,38 +133,3 @@ def density(x: Any) -> str:
     if not hasattr(x, "is_contiguous"):
         return "-"
     return "contiguous" if x.is_contiguous() else f"strided{tuple(x.stride())}"
-
-
-def render_text(report: Any) -> str:
-    """The text report: a verdict line, the run's figures, then each failure (with the runtime rule of a runtime
-    finding, as ``ref check`` names it) and its replay command."""
-    from ..rules import RULES
-
-    verdict = "PASS" if report.verdict == "pass" else "FAIL"
-    lines = [f"{verdict}: {report.op} fuzzed against {report.contract} (kernel: {report.kernel}; "
-             f"{report.examples} examples, {report.examples_per_second:.1f} examples/s, {report.seconds:.2f}s"
-             + (f", seed {report.seed}" if report.replay else "") + ")"]
-    if report.explicit or report.verify:
-        lines.append(f"  explicit examples: {report.explicit}" + (f" (verify: {report.verify})" if report.verify else ""))
-    lines.append(f"  reference: {report.reference}")
-    total = sum(report.timings.values()) or 1.0
-    lines.append("  time: " + ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in report.timings.items()))
-    if report.paths:
-        lines.append("  contract paths hit: " + ", ".join(f"{k} {v}" for k, v in report.paths.items()))
-    if report.notes:
-        lines.append("  notes (not failures):")
-        lines += [f"    {n:6d}  {text}" for text, n in report.notes.items()]
-    if report.replay:
-        lines.append(f"  replay the run: {report.replay}")
-    for f in report.failures:
-        lines += ["", f"{f.check}" + (f" ({f.code} {RULES[f.code].name})" if f.code else "") + f": {f.message}",
-                  f"  example:  {f.example}",
-                  f"  case:     {f.case}",
-                  f"  dims:     {', '.join(f'{k}={v}' for k, v in f.dims.items())}",
-                  f"  paths:    {'; '.join(e + ': ' + (', '.join(p) or '-') for e, p in f.paths.items())}"]
-        if f.runtime_paths:
-            lines.append(f"  runtime:  {'; '.join(f'{e}: {p}' for e, p in f.runtime_paths.items())}")
-        lines += [f"  expected: {f.expected}", f"  got:      {f.got}"]
-        if f.replay:
-            lines.append(f"  replay:   {f.replay}")
-    return "\n".join(lines)

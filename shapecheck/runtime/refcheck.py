@@ -269,29 +269,3 @@ def _suppress(contract: Contract, runs: list[PathRun]) -> list[str]:
     ran = {r.path for r in runs if r.points}
     return [f"suppress[{s.index}] {s.rule} {s.path or ''}".strip() for s in live
             if s.index not in used and (not s.path or s.path in ran)]
-
-
-def render_text(report: RefReport) -> str:
-    lines = [f"{report.verdict.upper()}: ref check of {report.op} against {report.contract} "
-             f"({sum(p.points for p in report.paths)} inputs, {len(report.findings)} findings, "
-             f"{len(report.suppressed)} suppressed, {report.seconds:.1f}s; {report.mps})"]
-    for p in report.paths:
-        active = [f for f in p.findings if not f.suppressed]
-        state = "ok" if not active else f"{len(active)} finding(s)"
-        if len(active) != len(p.findings):
-            state += f", {len(p.findings) - len(active)} suppressed"
-        lines.append(f"  {p.path}@{p.era}: {p.points} inputs, {state}" + (f" ({p.note})" if p.note else ""))
-    groups: dict[tuple, list[RefFinding]] = {}
-    for f in report.findings + report.suppressed:
-        groups.setdefault((f.code, f.era, f.path, f.message.split(",")[0][:60], f.suppressed), []).append(f)
-    for (code, era, path, _, why), fs in groups.items():
-        f = fs[0]
-        lines.append("")
-        lines.append(f"{code} {f.kind} on {path}@{era}: {f.message}" + (" [suppressed]" if why else ""))
-        lines.append(f"  case:  {f.case}" + (f" (+{len(fs) - 1} more inputs)" if len(fs) > 1 else ""))
-        lines.append(f"  sizes: {', '.join(f'{k}={v}' for k, v in f.sizes.items())}")
-        if why:
-            lines.append(f"  why accepted: {why}")
-    for u in report.unexercised:
-        lines.append(f"note: {u} matched no input in this run (inputs are sampled; try more --examples)")
-    return "\n".join(lines)
