@@ -1,10 +1,10 @@
 """Fuzzing: examples drawn from a contract, run on the kernel under test and on the op's runtime reference
-(``runtime.reference_for``: ``metal_ref`` for the MPS attention op) -> ``FuzzReport``.
+(``reference.reference_for``: ``metal_ref`` for the MPS attention op) -> ``FuzzReport``.
 
 Each example checks (1) the meta kernel's output shapes, on ``meta`` tensors and under a static FakeTensorMode,
-against the contract's paths (``fuzz_check``); (2) the runtime's dispatch against the contract and its output 0
-against the meta kernel's (shape, dtype, density); (3) the runtime's values against the float64 math
-(``fuzz_runtime``, with ``ref check``'s rule codes). Proofs (``verify``) cover every size of the meta kernel;
+against the contract's paths; (2) the runtime's dispatch against the contract and its output 0 against the meta
+kernel's (shape, dtype, density); (3) the runtime's values against the float64 math, with ``ref check``'s rule
+codes (all three in ``check.Checker``). Proofs (``verify``) cover every size of the meta kernel;
 this covers what proofs cannot: that the contract and the meta kernel match the runtime. This module holds
 the run: options, explicit examples from verify, the Hypothesis search, the replay commands and the pytest
 entry points.

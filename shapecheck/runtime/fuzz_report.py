@@ -107,29 +107,3 @@ class ValueFailure(FuzzFailure):
 
 FAILURE_TYPES = {"kernel-error": KernelErrorFailure, "meta-shape": MetaShapeFailure,
                   "fake-shape": FakeShapeFailure, "runtime": RuntimeFailure, "values": ValueFailure}
-
-
-def describe(x: Any) -> str:
-    """An output as a report shows it: a tensor's shape, an integer, 'nothing' or a type name."""
-    import torch
-
-    if isinstance(x, torch.Tensor):
-        return str(tuple(int(d) for d in x.shape))
-    if isinstance(x, (int, torch.SymInt)):
-        return str(int(x))
-    return "nothing" if x is None else type(x).__name__
-
-
-def fmt_value(v: Any) -> str:
-    return str(tuple(v)) if isinstance(v, tuple) else str(v)
-
-
-def dtype_name(x: Any) -> str:
-    return str(x.dtype).replace("torch.", "") if hasattr(x, "dtype") else "-"
-
-
-def density(x: Any) -> str:
-    # The contract language states no strides, so only density is compared (both sides are dense tensors).
-    if not hasattr(x, "is_contiguous"):
-        return "-"
-    return "contiguous" if x.is_contiguous() else f"strided{tuple(x.stride())}"
