@@ -117,7 +117,7 @@ class _Check:
             return out
         shape, renames = got.shape, {}
         if spec.sizes:
-            sized = _sizes(self, got, notes)
+            sized = self._sizes(got, notes)
             if isinstance(sized, Violation):
                 return out + [sized]
             shape, renames = sized
@@ -126,7 +126,7 @@ class _Check:
             if v is not None:
                 return out + [v]
         if spec.strides is not None:
-            v = _layout(self, got, shape, renames)
+            v = self._layout(got, shape, renames)
             if v is not None:
                 out.append(v)
         return out
@@ -134,101 +134,100 @@ class _Check:
     def size_bounds(self) -> list[E.Node]:
         return [E.conj([E.Cmp("<=", lo, E.Var(n)), E.Cmp("<=", E.Var(n), hi)]) for n, lo, hi in self.spec.sizes]
 
+    def _sizes(self, got, notes: list[str]):
+        """Each data-dependent size of the contract matched with the kernel's size at its place: SC020 where the
+        kernel's range misses a value the runtime can give. -> (the kernel's shape in the contract's names,
+        fresh name -> contract name), or the finding."""
+        where, renames = self.where, {}
+        ranges = {name: (lo, hi) for name, lo, hi in self.leaf.trace.fresh}
+        for n, lo, hi in self.spec.sizes:
+            at = next((i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x)), None)
+            if at is None:
+                continue  # this case's shape does not use the size
+            have = got.shape.items[at] if at < len(got.shape.items) else None
+            if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
+                shown = "nothing" if have is None else E.to_text(have)
+                return self.finding("SC020", f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
+                                    f"{E.to_text(hi)}]", f"{where}'s size {at} is {shown}, not a data-dependent size: "
+                                    f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]",
+                                    self.least())
+            renames[have.name] = n
+        sub = {f: E.Var(n) for f, n in renames.items()}
+        unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
+                     if x.startswith(FRESH)} - set(renames)
+        if None in self.leaf.trace.fresh_facts or unmatched:
+            return self.finding("SC005", f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
+                                f"size in a way shapecheck cannot read ({', '.join(sorted(unmatched)) or 'untranslated'})",
+                                None)
+        for fresh, n in renames.items():
+            lo, hi = next((lo, hi) for m, lo, hi in self.spec.sizes if m == n)
+            flo, fhi = ranges.get(fresh, (None, None))
+            facts = [E.bind(f, sub) for f in self.leaf.trace.fresh_facts if f is not None and fresh in E.free_names(f)]
+            allowed = E.conj([E.Cmp(">=", E.Var(n), E.Const(flo if flo is not None else 0))]
+                             + ([E.Cmp("<=", E.Var(n), E.Const(fhi))] if fhi is not None else []) + facts)
+            runtime = E.conj([E.Cmp("<=", lo, E.Var(n)), E.Cmp("<=", E.Var(n), hi)])
+            kernel = f"[{flo}, {'inf' if fhi is None else fhi}]" + "".join(f" with {E.to_text(f)}" for f in facts)
+            d = discharge(Obligation(tuple(self.premises + [runtime]), allowed), self.case, self.solver)
+            text = f"{where} size {n}: kernel {kernel}, runtime [{E.to_text(lo)}, {E.to_text(hi)}]"
+            if d.status is Status.UNKNOWN:
+                return self.finding("SC005", text, f"z3 could not compare the range of {n} ({d.reason})", None)
+            if d.status is Status.REFUTED:
+                point = self.least([runtime, E.negate(allowed)], [n]) or restrict(d.point, self.dims + [n])
+                found = self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
+                                     f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
+                                     f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
+                                     f"program fails its runtime assertion there", point, (n,))
+                return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh))
+            wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
+            if wider.sat is Sat.SAT:
+                notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
+                             f"ranges over {kernel} in the kernel, wider than the runtime's [{E.to_text(lo)}, "
+                             f"{E.to_text(hi)}] (precision, not a failure)")
+        return E.bind(got.shape, sub), renames
 
-def _sizes(self: _Check, got, notes: list[str]):
-    """Each data-dependent size of the contract matched with the kernel's size at its place: SC020 where the
-    kernel's range misses a value the runtime can give. -> (the kernel's shape in the contract's names,
-    fresh name -> contract name), or the finding."""
-    where, renames = self.where, {}
-    ranges = {name: (lo, hi) for name, lo, hi in self.leaf.trace.fresh}
-    for n, lo, hi in self.spec.sizes:
-        at = next((i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x)), None)
-        if at is None:
-            continue  # this case's shape does not use the size
-        have = got.shape.items[at] if at < len(got.shape.items) else None
-        if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
-            shown = "nothing" if have is None else E.to_text(have)
-            return self.finding("SC020", f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
-                                f"{E.to_text(hi)}]", f"{where}'s size {at} is {shown}, not a data-dependent size: "
-                                f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]",
-                                self.least())
-        renames[have.name] = n
-    sub = {f: E.Var(n) for f, n in renames.items()}
-    unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
-                 if x.startswith(FRESH)} - set(renames)
-    if None in self.leaf.trace.fresh_facts or unmatched:
-        return self.finding("SC005", f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
-                            f"size in a way shapecheck cannot read ({', '.join(sorted(unmatched)) or 'untranslated'})",
-                            None)
-    for fresh, n in renames.items():
-        lo, hi = next((lo, hi) for m, lo, hi in self.spec.sizes if m == n)
-        flo, fhi = ranges.get(fresh, (None, None))
-        facts = [E.bind(f, sub) for f in self.leaf.trace.fresh_facts if f is not None and fresh in E.free_names(f)]
-        allowed = E.conj([E.Cmp(">=", E.Var(n), E.Const(flo if flo is not None else 0))]
-                         + ([E.Cmp("<=", E.Var(n), E.Const(fhi))] if fhi is not None else []) + facts)
-        runtime = E.conj([E.Cmp("<=", lo, E.Var(n)), E.Cmp("<=", E.Var(n), hi)])
-        kernel = f"[{flo}, {'inf' if fhi is None else fhi}]" + "".join(f" with {E.to_text(f)}" for f in facts)
-        d = discharge(Obligation(tuple(self.premises + [runtime]), allowed), self.case, self.solver)
-        text = f"{where} size {n}: kernel {kernel}, runtime [{E.to_text(lo)}, {E.to_text(hi)}]"
+    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Violation | None:
+        spec, where = self.spec, self.where
+        want = spec.strides
+        if got.strides is None:
+            return self.finding("SC005", f"{where} strides {got.stride_text}",
+                                f"cannot translate {where}'s strides {got.stride_text}", None)
+        sub = {f: E.Var(n) for f, n in renames.items()}
+        floor = {d.name: d.min for d in self.case.contract.dims}
+        have = tuple(_drop_max(E.bind(s, sub), floor) for s in got.strides)
+        if any(n.startswith(FRESH) for h in have for n in E.free_names(h)):
+            return None  # a data-dependent size the contract does not name: SC005 on the shape already
+        if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
+            return None  # a rank mismatch is SC002's
+        sizes = shape.items
+        same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
+        pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
+        if spec.match == "dense":
+            pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
+            claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
+        else:
+            claim = E.conj(pairs)
+        if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
+            return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
+        premises = self.premises + self.size_bounds()
+        if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
+            return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
+        d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
+        if d.status is Status.PROVED:
+            return None
+        text = f"{where} strides {_tuple(have)}, contract {spec.layout} {_tuple(want)}"
         if d.status is Status.UNKNOWN:
-            return self.finding("SC005", text, f"z3 could not compare the range of {n} ({d.reason})", None)
-        if d.status is Status.REFUTED:
-            point = self.least([runtime, E.negate(allowed)], [n]) or restrict(d.point, self.dims + [n])
-            found = self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
-                                 f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
-                                 f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
-                                 f"program fails its runtime assertion there", point, (n,))
-            return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh))
-        wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
-        if wider.sat is Sat.SAT:
-            notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
-                         f"ranges over {kernel} in the kernel, wider than the runtime's [{E.to_text(lo)}, "
-                         f"{E.to_text(hi)}] (precision, not a failure)")
-    return E.bind(got.shape, sub), renames
-
-def _layout(self: _Check, got, shape: E.TupleE, renames: dict[str, str]) -> Violation | None:
-    spec, where = self.spec, self.where
-    want = spec.strides
-    if got.strides is None:
-        return self.finding("SC005", f"{where} strides {got.stride_text}",
-                            f"cannot translate {where}'s strides {got.stride_text}", None)
-    sub = {f: E.Var(n) for f, n in renames.items()}
-    floor = {d.name: d.min for d in self.case.contract.dims}
-    have = tuple(_drop_max(E.bind(s, sub), floor) for s in got.strides)
-    if any(n.startswith(FRESH) for h in have for n in E.free_names(h)):
-        return None  # a data-dependent size the contract does not name: SC005 on the shape already
-    if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
-        return None  # a rank mismatch is SC002's
-    sizes = shape.items
-    same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
-    pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
-    if spec.match == "dense":
-        pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
-        claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
-    else:
-        claim = E.conj(pairs)
-    if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
-        return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
-    premises = self.premises + self.size_bounds()
-    if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
-        return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
-    d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
-    if d.status is Status.PROVED:
-        return None
-    text = f"{where} strides {_tuple(have)}, contract {spec.layout} {_tuple(want)}"
-    if d.status is Status.UNKNOWN:
-        return self.finding("SC005", text, f"z3 could not prove {where}'s strides ({d.reason})", None)
-    # a point where every size of the output is at least 2: no size-1 dim hides the difference
-    wide = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
-    names = [n for _, n in renames.items()]
-    model = self.solver.small_model(premises + [E.negate(claim)] + wide) or \
-        self.solver.small_model(premises + [E.negate(claim)]) or d.point
-    point = restrict(model, self.dims + names)
-    at = {k: v for k, v in model.items()}
-    return self.finding("SC018", text, f"{where} has strides {E.evaluate(E.TupleE(have), at)} but the "
-                        f"runtime's {spec.layout} ({spec.match} comparison) gives "
-                        f"{E.evaluate(E.TupleE(want), at)} for shape {E.evaluate(shape, at)} on path "
-                        f"{path_name(self.path)}", point, tuple(sorted(set().union(*map(E.free_names, have + want)))))
+            return self.finding("SC005", text, f"z3 could not prove {where}'s strides ({d.reason})", None)
+        # a point where every size of the output is at least 2: no size-1 dim hides the difference
+        wide = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
+        names = [n for _, n in renames.items()]
+        model = self.solver.small_model(premises + [E.negate(claim)] + wide) or \
+            self.solver.small_model(premises + [E.negate(claim)]) or d.point
+        point = restrict(model, self.dims + names)
+        at = {k: v for k, v in model.items()}
+        return self.finding("SC018", text, f"{where} has strides {E.evaluate(E.TupleE(have), at)} but the "
+                            f"runtime's {spec.layout} ({spec.match} comparison) gives "
+                            f"{E.evaluate(E.TupleE(want), at)} for shape {E.evaluate(shape, at)} on path "
+                            f"{path_name(self.path)}", point, tuple(sorted(set().union(*map(E.free_names, have + want)))))
 
 
 def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
@@ -275,5 +274,5 @@ def _walk(node: E.Node) -> list[E.Node]:
     while todo:
         n = todo.pop()
         out.append(n)
-        todo.extend(E._children(n))
+        todo.extend(E.children(n))
     return out
