@@ -26,10 +26,10 @@ from ..trace.run import (
     Finished,
     Guarded,
     Trace,
-    _first_line,
-    _guard_trace,
-    _missing_name,
     finished_trace,
+    first_line,
+    guard_trace,
+    missing_name,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
 from .inputs import Inputs, materialize, static_error
@@ -77,23 +77,23 @@ def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> T
         try:
             result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
-            t = _guard_trace(exc, names, kernel)
+            t = guard_trace(exc, names, kernel)
             loc = CA.audit_frame(list(t.frames), kernel.files)
             if isinstance(t, Guarded):
                 return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr)
             return Failed(t.error, loc, frames=t.frames)
         except C.DATA_ERRORS as exc:
             frames = C.exception_frames(exc)
-            return Failed(f"data-dependent: {type(exc).__name__}: {_first_line(exc)}",
+            return Failed(f"data-dependent: {type(exc).__name__}: {first_line(exc)}",
                           CA.audit_frame(frames, kernel.files), frames=tuple(frames))
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {_first_line(exc)}", CA.audit_frame(frames, kernel.files),
-                          _missing_name(exc), tuple(frames))
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.files),
+                          missing_name(exc), tuple(frames))
         return finished_trace(env, result, names, kernel.files, None, locate=CA.audit_frame)
 
 
-class Explorer:
+class AuditExplorer:
     """A work list of assumption sets for one op; each is traced once, up to ``max_traces`` or ``seconds``."""
 
     def __init__(self, kernel: Kernel, inputs: Inputs, max_traces: int = 16, seconds: float | None = None,
@@ -118,7 +118,7 @@ class Explorer:
             t = trace_inputs(self.kernel, self.inputs, pc)
             st.traces += 1
             if isinstance(t, Finished):
-                _asserts(self, t, pc)
+                self._asserts(t, pc)
                 pending = unsettled_fallback(t, self.solver, pc)
                 if pending is None:
                     st.leaves += 1
@@ -135,9 +135,9 @@ class Explorer:
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
             if isinstance(t, Failed):
-                _failed(self, t, pc)
+                self._failed(t, pc)
             else:
-                _guarded(self, t, pc)
+                self._guarded(t, pc)
         return st
 
     # -- points ------------------------------------------------------------------------------------------------
@@ -161,150 +161,143 @@ class Explorer:
         if all(r[0] != expr for r in self.state.requires):
             self.state.requires.append((expr, loc, evidence))
 
+    def _asserts(self, t: Finished, pc: list[E.Node]) -> None:
+        """The kernel's own asserts are what the op demands: inferred requires (when the region does not
+        already imply them)."""
+        for a in t.asserts:
+            if a.expr is not None and self.solver.decide(pc, a.expr)[0] is Decision.BOTH:
+                self.require(E.to_text(a.expr), a.loc, "the kernel asserts it (torch._check)")
 
-def _asserts(ex: Explorer, t: Finished, pc: list[E.Node]) -> None:
-    """The kernel's own asserts are what the op demands: inferred requires (when the region does not
-    already imply them)."""
-    for a in t.asserts:
-        if a.expr is not None and ex.solver.decide(pc, a.expr)[0] is Decision.BOTH:
-            ex.require(E.to_text(a.expr), a.loc, "the kernel asserts it (torch._check)")
-
-
-def _failed(ex: Explorer, t: Failed, pc: list[E.Node]) -> None:
-    point = ex.near(pc)
-    if t.missing_name:
-        ex.state.notes.append(f"the kernel cannot run here: {t.error}")
-        return
-    if t.error.startswith("data-dependent: "):
-        ex.add("data-dependent", t.error.removeprefix("data-dependent: "), t.loc, point or {}, None,
-               f"the kernel's result depends on tensor data: {t.error}")
-        return
-    if ex.rejects(point) is not None:
-        return  # the op rejects this region at static sizes too
-    if any(m in t.error for m in BROADCAST_ERRORS):  # torch's broadcasting, told sizes may differ
-        ex.require(f"(broadcastable) {t.error}", t.loc, "torch's broadcasting rejects unequal sizes that "
-                   "are not 1; under unbacked sizes it raises instead of guarding")
-        return
-    least = restrict(ex.solver.small_model(pc), ex.dims)
-    err = ex.rejects(least)
-    if err is None:  # the op accepts the region's points at static sizes, yet fails under symbolic ones
-        ex.add("kernel-error", t.error, t.loc, point or {}, None,
-               f"the kernel raised {t.error} under symbolic sizes, where it accepts static ones")
-    else:  # it demands a relation it cannot state as a guard (broadcasting under unbacked sizes)
-        ex.require(f"(raised) {t.error}", t.loc, f"the op accepts {_point(point)} but rejects "
-                   f"{_point(least)}: {err}")
-
-
-def _guarded(ex: Explorer, t: Guarded, pc: list[E.Node]) -> None:
-    gdims = set(_guard_dims(t))
-    data = sorted(gdims - set(ex.dims))
-    if data:
-        ex.add("data-dependent", t.guard_raw, t.loc, ex.near(pc) or {}, None,
-               f"the kernel guards on {t.guard_raw}, which depends on tensor data ({', '.join(data)})")
-        return
-    if t.guard is None:
-        _untranslated(ex, t, pc)
-        return
-    if t.is_specialization:
-        _specialised(ex, t, pc)
-        return
-    text = E.to_text(t.guard)
-    if t.guard in pc or E.negate(t.guard) in pc:
-        ex.add("undischargeable", text, t.loc, ex.near(pc) or {}, None,
-               f"torch raised the guard {text} again under the assumption that decides it: it cannot "
-                 "discharge it from its own facts")
-        return
-    verdict = ex.solver.decide(pc, t.guard)[0]
-    if verdict in (Decision.TRUE, Decision.FALSE) and ex.solver.decide([], t.guard)[0] is verdict:
-        ex.add("undischargeable", text, t.loc, ex.near(pc) or {}, None,
-               f"{text} is {verdict is Decision.TRUE} for every input (z3 proves it), but torch cannot "
-                 "decide it from its own facts: under unbacked sizes it raises")
-    if verdict is Decision.TRUE:
-        ex.work.append(pc + [t.guard])
-    elif verdict is Decision.FALSE:
-        ex.work.append(pc + [E.negate(t.guard)])
-    elif verdict is Decision.UNKNOWN:
-        ex.state.notes.append(f"z3 could not decide the guard {text}")
-    elif verdict is Decision.BOTH:
-        _branch(ex, t, pc, text)
-
-
-def _branch(ex: Explorer, t: Guarded, pc: list[E.Node], text: str) -> None:
-    keep = set(_guard_dims(t))
-    pos, neg = ex.near(pc + [t.guard], keep), ex.near(pc + [E.negate(t.guard)], keep)
-    err_pos, err_neg = ex.rejects(pos), ex.rejects(neg)
-    if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
-        side = t.guard if err_pos is None else E.negate(t.guard)
-        bad = neg if err_pos is None else pos
-        ex.require(E.to_text(side), t.loc, f"the op rejects {_point(bad)}: {err_neg or err_pos}")
-        ex.work.append(pc + [side])
-        return
-    if err_pos is None and _broadcast_only(ex, t.guard, pc):
-        ex.require(f"{E.to_text(t.guard)} (or broadcast: 1)", t.loc, "the op takes unequal sizes only "
-                   "when one is 1 (broadcasting)")
-        ex.work.append(pc + [t.guard])
-        return
-    if err_pos is None:
-        cls = classify_guard(t.guard)
-        via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
-                                                  "example sizes, as torch.export traces)"
-        ex.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts "
-               f"both sides")
-        if cls == "zero-one":  # only the general side goes on: the example's, sizes past 0/1
-            ex.work.append(pc + [t.guard if E.evaluate(t.guard, ex.example) else E.negate(t.guard)])
+    def _failed(self, t: Failed, pc: list[E.Node]) -> None:
+        point = self.near(pc)
+        if t.missing_name:
+            self.state.notes.append(f"the kernel cannot run here: {t.error}")
             return
-    ex.work.append(pc + [E.negate(t.guard)])
-    ex.work.append(pc + [t.guard])
+        if t.error.startswith("data-dependent: "):
+            self.add("data-dependent", t.error.removeprefix("data-dependent: "), t.loc, point or {}, None,
+                   f"the kernel's result depends on tensor data: {t.error}")
+            return
+        if self.rejects(point) is not None:
+            return  # the op rejects this region at static sizes too
+        if any(m in t.error for m in BROADCAST_ERRORS):  # torch's broadcasting, told sizes may differ
+            self.require(f"(broadcastable) {t.error}", t.loc, "torch's broadcasting rejects unequal sizes that "
+                       "are not 1; under unbacked sizes it raises instead of guarding")
+            return
+        least = restrict(self.solver.small_model(pc), self.dims)
+        err = self.rejects(least)
+        if err is None:  # the op accepts the region's points at static sizes, yet fails under symbolic ones
+            self.add("kernel-error", t.error, t.loc, point or {}, None,
+                   f"the kernel raised {t.error} under symbolic sizes, where it accepts static ones")
+        else:  # it demands a relation it cannot state as a guard (broadcasting under unbacked sizes)
+            self.require(f"(raised) {t.error}", t.loc, f"the op accepts {_point(point)} but rejects "
+                       f"{_point(least)}: {err}")
 
+    def _guarded(self, t: Guarded, pc: list[E.Node]) -> None:
+        gdims = set(_guard_dims(t))
+        data = sorted(gdims - set(self.dims))
+        if data:
+            self.add("data-dependent", t.guard_raw, t.loc, self.near(pc) or {}, None,
+                   f"the kernel guards on {t.guard_raw}, which depends on tensor data ({', '.join(data)})")
+            return
+        if t.guard is None:
+            self._untranslated(t, pc)
+            return
+        if t.is_specialization:
+            self._specialised(t, pc)
+            return
+        text = E.to_text(t.guard)
+        if t.guard in pc or E.negate(t.guard) in pc:
+            self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
+                   f"torch raised the guard {text} again under the assumption that decides it: it cannot "
+                     "discharge it from its own facts")
+            return
+        verdict = self.solver.decide(pc, t.guard)[0]
+        if verdict in (Decision.TRUE, Decision.FALSE) and self.solver.decide([], t.guard)[0] is verdict:
+            self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
+                   f"{text} is {verdict is Decision.TRUE} for every input (z3 proves it), but torch cannot "
+                     "decide it from its own facts: under unbacked sizes it raises")
+        if verdict is Decision.TRUE:
+            self.work.append(pc + [t.guard])
+        elif verdict is Decision.FALSE:
+            self.work.append(pc + [E.negate(t.guard)])
+        elif verdict is Decision.UNKNOWN:
+            self.state.notes.append(f"z3 could not decide the guard {text}")
+        elif verdict is Decision.BOTH:
+            self._branch(t, pc, text)
 
-def _broadcast_only(ex: Explorer, guard: E.Node, pc: list[E.Node]) -> bool:
-    """``a == b`` between two dims, whose other side the op accepts only with a size 1 (broadcasting)."""
-    if not (isinstance(guard, E.Cmp) and guard.op == "==" and isinstance(guard.left, E.Var)
-            and isinstance(guard.right, E.Var)):
-        return False
-    beyond = [E.Cmp(">", guard.left, E.Const(1)), E.Cmp(">", guard.right, E.Const(1)), E.negate(guard)]
-    point = ex.near(pc + beyond, {guard.left.name, guard.right.name})
-    return point is not None and ex.rejects(point) is not None
+    def _branch(self, t: Guarded, pc: list[E.Node], text: str) -> None:
+        keep = set(_guard_dims(t))
+        pos, neg = self.near(pc + [t.guard], keep), self.near(pc + [E.negate(t.guard)], keep)
+        err_pos, err_neg = self.rejects(pos), self.rejects(neg)
+        if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
+            side = t.guard if err_pos is None else E.negate(t.guard)
+            bad = neg if err_pos is None else pos
+            self.require(E.to_text(side), t.loc, f"the op rejects {_point(bad)}: {err_neg or err_pos}")
+            self.work.append(pc + [side])
+            return
+        if err_pos is None and self._broadcast_only(t.guard, pc):
+            self.require(f"{E.to_text(t.guard)} (or broadcast: 1)", t.loc, "the op takes unequal sizes only "
+                       "when one is 1 (broadcasting)")
+            self.work.append(pc + [t.guard])
+            return
+        if err_pos is None:
+            cls = classify_guard(t.guard)
+            via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
+                                                      "example sizes, as torch.export traces)"
+            self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts "
+                   f"both sides")
+            if cls == "zero-one":  # only the general side goes on: the example's, sizes past 0/1
+                self.work.append(pc + [t.guard if E.evaluate(t.guard, self.example) else E.negate(t.guard)])
+                return
+        self.work.append(pc + [E.negate(t.guard)])
+        self.work.append(pc + [t.guard])
 
+    def _broadcast_only(self, guard: E.Node, pc: list[E.Node]) -> bool:
+        """``a == b`` between two dims, whose other side the op accepts only with a size 1 (broadcasting)."""
+        if not (isinstance(guard, E.Cmp) and guard.op == "==" and isinstance(guard.left, E.Var)
+                and isinstance(guard.right, E.Var)):
+            return False
+        beyond = [E.Cmp(">", guard.left, E.Const(1)), E.Cmp(">", guard.right, E.Const(1)), E.negate(guard)]
+        point = self.near(pc + beyond, {guard.left.name, guard.right.name})
+        return point is not None and self.rejects(point) is not None
 
-def _specialised(ex: Explorer, t: Guarded, pc: list[E.Node]) -> None:
-    text = E.to_text(t.guard)
-    at = ex.near(pc)
-    if at is None:
-        return
-    value = E.evaluate(t.guard, at)
-    fixed = E.Cmp("==", t.guard, E.Const(value))
-    other = ex.near(pc + [E.negate(fixed)], set(_guard_dims(t)))
-    if other is not None:
-        err_at, err_other = ex.rejects(at), ex.rejects(other)
-        if err_at is None and err_other is None:
-            ex.add("specialization", text, t.loc, other, at,
-                   f"the kernel needs the concrete value of {text} (int() or similar): {value} at the "
-                     f"witness, {E.evaluate(t.guard, other)} at the counterexample")
-        elif err_at is None:
-            ex.require(E.to_text(fixed), t.loc, f"the op rejects {_point(other)}: {err_other}")
-    ex.work.append(pc + [fixed])
+    def _specialised(self, t: Guarded, pc: list[E.Node]) -> None:
+        text = E.to_text(t.guard)
+        at = self.near(pc)
+        if at is None:
+            return
+        value = E.evaluate(t.guard, at)
+        fixed = E.Cmp("==", t.guard, E.Const(value))
+        other = self.near(pc + [E.negate(fixed)], set(_guard_dims(t)))
+        if other is not None:
+            err_at, err_other = self.rejects(at), self.rejects(other)
+            if err_at is None and err_other is None:
+                self.add("specialization", text, t.loc, other, at,
+                       f"the kernel needs the concrete value of {text} (int() or similar): {value} at the "
+                         f"witness, {E.evaluate(t.guard, other)} at the counterexample")
+            elif err_at is None:
+                self.require(E.to_text(fixed), t.loc, f"the op rejects {_point(other)}: {err_other}")
+        self.work.append(pc + [fixed])
 
-
-def _untranslated(ex: Explorer, t: Guarded, pc: list[E.Node]) -> None:
-    """A guard outside the contract language: evaluated at two points where the op accepts both."""
-    keep = set(_guard_dims(t))
-    a = ex.near(pc)
-    values: dict[Any, dict[str, int]] = {}
-    for shift in (0, 1, 2, 7, 8, 9, 64, 1000):
-        point = dict(a or ex.example, **{d: (a or ex.example)[d] + shift for d in keep})
-        v = _value(t, point)
-        if v is not None and v not in values and ex.rejects(point) is None:
-            values[v] = point
-        if len(values) >= 2:
-            break
-    if len(values) < 2:
-        ex.state.notes.append(f"cannot translate or split the guard {t.guard_raw}")
-        return
-    (v1, p1), (v2, p2) = list(values.items())[:2]
-    ex.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
-           f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
-             f"proved): {v1} at the witness, {v2} at the counterexample")
+    def _untranslated(self, t: Guarded, pc: list[E.Node]) -> None:
+        """A guard outside the contract language: evaluated at two points where the op accepts both."""
+        keep = set(_guard_dims(t))
+        a = self.near(pc)
+        values: dict[Any, dict[str, int]] = {}
+        for shift in (0, 1, 2, 7, 8, 9, 64, 1000):
+            point = dict(a or self.example, **{d: (a or self.example)[d] + shift for d in keep})
+            v = _value(t, point)
+            if v is not None and v not in values and self.rejects(point) is None:
+                values[v] = point
+            if len(values) >= 2:
+                break
+        if len(values) < 2:
+            self.state.notes.append(f"cannot translate or split the guard {t.guard_raw}")
+            return
+        (v1, p1), (v2, p2) = list(values.items())[:2]
+        self.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
+               f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
+                 f"proved): {v1} at the witness, {v2} at the counterexample")
 
 
 def _guard_dims(t: Guarded) -> list[str]:
@@ -323,4 +316,4 @@ def _point(p: dict[str, int] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (p or {}).items())
 
 
-__all__ = ["RELATION", "Explorer", "Finding", "OpAudit", "trace_inputs"]
+__all__ = ["RELATION", "AuditExplorer", "Finding", "OpAudit", "trace_inputs"]

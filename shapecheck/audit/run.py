@@ -130,7 +130,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     """One op's record (see the module docstring). Never raises for a kernel's failure: a failure of
     shapecheck itself is a ``not-run`` record with the error."""
     from .._torch import core as C
-    from .explore import Explorer
+    from .explore import AuditExplorer
     from .inputs import from_opinfo, from_schema
 
     start = time.monotonic()
@@ -153,7 +153,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
             rec["notes"].append("no OpInfo sample or schema-derived example that the kernel accepts at static sizes")
             return _timed(rec, start)
         rec["inputs"], rec["example"] = inputs.origin, inputs.describe()
-        st = Explorer(kernel, inputs, options.max_traces, options.seconds_per_op, options.timeout_ms).run()
+        st = AuditExplorer(kernel, inputs, options.max_traces, options.seconds_per_op, options.timeout_ms).run()
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {str(err)[:300]}")
         return _timed(rec, start)

@@ -50,7 +50,7 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
     ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
     if isinstance(first, NotApplicable):
         raise first
-    return _Explorer(kernel, case, solver, options, roots).run(first)
+    return _CaseExplorer(kernel, case, solver, options, roots).run(first)
 
 
 class _CaseFindings:
@@ -80,7 +80,7 @@ class _CaseFindings:
         self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
 
 
-class _Explorer(_CaseFindings):
+class _CaseExplorer(_CaseFindings):
     """A work list of assumption sets (path conditions); each is traced once."""
 
     def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
@@ -103,7 +103,7 @@ class _Explorer(_CaseFindings):
                 t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
-            t = _as_guard_or_recorded(self, t, pc)
+            t = self._as_guard_or_recorded(t, pc)
             if t is not None and self.guarded(t, pc) == "stop":
                 break
         if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
@@ -135,7 +135,7 @@ class _Explorer(_CaseFindings):
                 self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
             return None
         if t.is_specialization:
-            _specialization(self, t, pc)
+            self._specialization(t, pc)
             return None
         text = E.to_text(t.guard)
         if t.guard in pc or E.negate(t.guard) in pc:
@@ -153,100 +153,97 @@ class _Explorer(_CaseFindings):
         elif verdict is Decision.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
         elif verdict is Decision.BOTH:
-            return _branch(self, t, pc)
+            return self._branch(t, pc)
         return None
 
+    def _as_guard_or_recorded(self, t: Trace, pc: list[E.Node]) -> Guarded | None:
+        """The guard to explore next; None when ``t`` was recorded: a failure, or a leaf with its obligations."""
+        if isinstance(t, Failed):
+            pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add, helpers_only=True)
+            if pending is None:
+                self.failed(t, pc)
+            return pending  # the kernel raised on the side torch's own helper assumed: explore both
+        if isinstance(t, Finished):
+            pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add)
+            if pending is None:
+                leaf = Leaf(pc, t)
+                self.state.leaves.append(leaf)
+                for v in leaf_obligations(self.case, leaf, self.solver):
+                    self.add(v)
+            return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
+        return t
 
-def _as_guard_or_recorded(ex: _Explorer, t: Trace, pc: list[E.Node]) -> Guarded | None:
-    """The guard to explore next; None when ``t`` was recorded: a failure, or a leaf with its obligations."""
-    if isinstance(t, Failed):
-        pending = unsettled_fallback(t, ex.solver, ex.premises + pc, ex.view, pc, ex.add, helpers_only=True)
-        if pending is None:
-            ex.failed(t, pc)
-        return pending  # the kernel raised on the side torch's own helper assumed: explore both
-    if isinstance(t, Finished):
-        pending = unsettled_fallback(t, ex.solver, ex.premises + pc, ex.view, pc, ex.add)
-        if pending is None:
-            leaf = Leaf(pc, t)
-            ex.state.leaves.append(leaf)
-            for v in leaf_obligations(ex.case, leaf, ex.solver):
-                ex.add(v)
-        return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
-    return t
+    def _specialization(self, t: Guarded, pc: list[E.Node]) -> None:
+        """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
+        the value varies over a dynamic dim."""
+        text = E.to_text(t.guard)
+        conds = self.premises + pc
+        base = self.solver.satisfiable(conds)
+        if base.sat is not Sat.SAT:
+            self.inconclusive(text, t.loc, "could not find a point of the domain")
+            return
+        # the smallest point, not whichever z3 finds first: the value explored is reproducible
+        at = self.solver.small_model(conds) or base.model
+        value = E.evaluate(t.guard, at)
+        differs = E.Cmp("!=", t.guard, E.Const(value))
+        other = self.solver.satisfiable(conds + [differs])
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        if other.sat is Sat.UNSAT:
+            self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+        elif other.sat is Sat.UNKNOWN:
+            self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
+        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
+            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                               counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
+                               message=f"the kernel needs the concrete value of {text} (int() or similar): it "
+                               f"specialises a dynamic dim"))
 
+    def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
+        text = E.to_text(t.guard)
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        conds = self.premises + pc
+        # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
+        # holds only where the assumption does, but the branch is torch's, not the kernel's
+        violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
+        if violating and self.key("SC001", text, t.loc) not in self.seen:
+            via = ("" if t.fallback_value is None else
+                   f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
+                   f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
+            self.add(Violation(
+                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
+                restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
+                message=f"the kernel branches on {text}, which does not hold on the whole range of "
+                f"{', '.join(gdims)}{via}"))
+        # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
+        # violation that an earlier case explored): the case is traced straight on the regions of that case's
+        # finished traces, so that every output obligation is checked without exploring its guards one by one
+        # (a guard of its own on such a region is still explored); --full explores it guard by guard
+        if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
+            sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
+            if sig in self.roots:
+                self.state.shared_with = self.roots[sig]
+                regions = self.roots.get(("leaves", self.roots[sig]))
+                if regions is not None:
+                    self.work = self._shared_regions(regions)
+                    return None
+            else:
+                self.roots[sig] = self.case.id
+        # explore both sides: the false side first is popped last
+        self.work.append(pc + [E.negate(t.guard)])
+        self.work.append(pc + [t.guard])
+        return None
 
-def _specialization(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> None:
-    """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
-    the value varies over a dynamic dim."""
-    text = E.to_text(t.guard)
-    conds = ex.premises + pc
-    base = ex.solver.satisfiable(conds)
-    if base.sat is not Sat.SAT:
-        ex.inconclusive(text, t.loc, "could not find a point of the domain")
-        return
-    # the smallest point, not whichever z3 finds first: the value explored is reproducible
-    at = ex.solver.small_model(conds) or base.model
-    value = E.evaluate(t.guard, at)
-    differs = E.Cmp("!=", t.guard, E.Const(value))
-    other = ex.solver.satisfiable(conds + [differs])
-    gdims = tuple(sorted(E.free_names(t.guard)))
-    if other.sat is Sat.UNSAT:
-        ex.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
-    elif other.sat is Sat.UNKNOWN:
-        ex.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
-    elif dynamic(ex.case, set(gdims)) and ex.key("SC003", text, t.loc) not in ex.seen:
-        ex.add(Violation(code="SC003", case=ex.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
-                           counterexample=ex.point(conds + [differs]), witness=restrict(at, ex.dims),
-                           message=f"the kernel needs the concrete value of {text} (int() or similar): it "
-                           f"specialises a dynamic dim"))
-
-def _branch(ex: _Explorer, t: Guarded, pc: list[E.Node]) -> str | None:
-    """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
-    text = E.to_text(t.guard)
-    gdims = tuple(sorted(E.free_names(t.guard)))
-    conds = ex.premises + pc
-    # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
-    # holds only where the assumption does, but the branch is torch's, not the kernel's
-    violating = ex.case.contract.guard_free and dynamic(ex.case, set(gdims)) and not t.helper
-    if violating and ex.key("SC001", text, t.loc) not in ex.seen:
-        via = ("" if t.fallback_value is None else
-               f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
-               f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
-        ex.add(Violation(
-            code="SC001", case=ex.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
-            counterexample=ex.point(conds + [E.negate(t.guard)]), witness=ex.point(conds + [t.guard]),
-            restricts=restriction(ex.solver, ex.case, conds, t.guard, gdims),
-            message=f"the kernel branches on {text}, which does not hold on the whole range of "
-            f"{', '.join(gdims)}{via}"))
-    # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
-    # violation that an earlier case explored): the case is traced straight on the regions of that case's
-    # finished traces, so that every output obligation is checked without exploring its guards one by one
-    # (a guard of its own on such a region is still explored); --full explores it guard by guard
-    if violating and not pc and ex.roots is not None and not (ex.options.full or ex.options.explore):
-        sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
-        if sig in ex.roots:
-            ex.state.shared_with = ex.roots[sig]
-            regions = ex.roots.get(("leaves", ex.roots[sig]))
-            if regions is not None:
-                ex.work = _shared_regions(ex, regions)
-                return None
-        else:
-            ex.roots[sig] = ex.case.id
-    # explore both sides: the false side first is popped last
-    ex.work.append(pc + [E.negate(t.guard)])
-    ex.work.append(pc + [t.guard])
-    return None
-
-
-def _shared_regions(ex: _Explorer, regions: list[list[E.Node]]) -> list[list[E.Node]]:
-    """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
-    the end), and the rest of the domain when they do not cover it."""
-    conds = ex.premises
-    mine = [list(r) for r in regions if ex.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
-    rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
-    if ex.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
-        mine.append([rest])
-    return list(reversed(mine))
+    def _shared_regions(self, regions: list[list[E.Node]]) -> list[list[E.Node]]:
+        """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
+        the end), and the rest of the domain when they do not cover it."""
+        conds = self.premises
+        mine = [list(r) for r in regions if self.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
+        rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
+        if self.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
+            mine.append([rest])
+        return list(reversed(mine))
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:

@@ -211,13 +211,13 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             else:
                 result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
-            return _guard_trace(exc, names, kernel)
+            return guard_trace(exc, names, kernel)
         except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
             raise
         except (Exception, SystemExit) as exc:  # the kernel failed on a valid input (sys.exit too): a finding
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {_first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
-                          _missing_name(exc), tuple(frames), _fallbacks(env, names))
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
+                          missing_name(exc), tuple(frames), _fallbacks(env, names))
         return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
 
 
@@ -293,7 +293,7 @@ def _fresh_ranges(env: Any, fresh: dict) -> tuple[tuple[str, int | None, int | N
     return tuple((name, *ranges[s]) for s, name in fresh.items())
 
 
-def _missing_name(exc: BaseException) -> bool:
+def missing_name(exc: BaseException) -> bool:
     """A NameError, an AttributeError of a torch module or an ImportError from torch (the kernel calls an API
     this torch lacks)."""
     if isinstance(exc, NameError):
@@ -310,17 +310,17 @@ def _renamed(expr: Any, names: dict) -> str:
     return T.rename_symbols(expr, names)
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0] if text else ""
 
 
-def _guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
+def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
     cond = C.guard_condition(exc)
     frames = C.exception_frames(exc)
     loc = C.kernel_frame(frames, set(kernel.files))
     if cond is None:
-        return Failed(f"data-dependent guard: {_first_line(exc)}", loc, frames=tuple(frames))
+        return Failed(f"data-dependent guard: {first_line(exc)}", loc, frames=tuple(frames))
     is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
     try:
         node = T.to_node(cond, names)
