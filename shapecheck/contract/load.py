@@ -224,7 +224,7 @@ def check_choice_values(r: Reader, node: E.Node, key: str) -> None:
     todo = [node]
     while todo:
         n = todo.pop()
-        todo.extend(E._children(n))
+        todo.extend(E.children(n))
         if not (isinstance(n, E.Cmp) and n.op in ("==", "!=")):
             continue
         for var, const in ((n.left, n.right), (n.right, n.left)):

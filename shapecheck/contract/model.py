@@ -253,7 +253,7 @@ class _CaseBinder:
     def condition(self, node: E.Node, key: str, shapes: Mapping[str, E.TupleE] | None = None) -> E.Node:
         """``scalar`` for a field that must be a condition (``when``, ``requires``, ``exclude``, ``present``)."""
         out = self.scalar(node, key, shapes)
-        if E._kind(out) != "bool":
+        if E.kind_of(out) != "bool":
             raise self.err(key, f"expected a condition, found {E.to_text(out)}")
         return out
 
@@ -263,7 +263,7 @@ class _CaseBinder:
         hit = self.sizes.get(id(node))
         if hit is not None and hit[0] is node:
             return hit[1]
-        kids = [self.measure(k) for k in E._children(node)]
+        kids = [self.measure(k) for k in E.children(node)]
         names = frozenset([node.name]) if isinstance(node, E.Var) else frozenset()
         out = (1 + sum(k[0] for k in kids), 1 + max((k[1] for k in kids), default=0), _bits(node, kids, self.dim_bits),
                names.union(*(k[3] for k in kids)))
@@ -283,7 +283,7 @@ def _over_limits(nodes: int, depth: int, bits: int) -> str | None:
 
 def _size(node: E.Node) -> int:
     """Nodes of an expression as written (before binding)."""
-    return 1 + sum(_size(k) for k in E._children(node))
+    return 1 + sum(_size(k) for k in E.children(node))
 
 
 def _bits(node: E.Node, kids: list[tuple[int, int, int, frozenset[str]]], dim_bits: Mapping[str, int]) -> int:
@@ -313,7 +313,7 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
         return None, value
     if isinstance(value, E.Const):
         return value.value, None
-    if spec.kind == "int" and E._kind(value) == "int":
+    if spec.kind == "int" and E.kind_of(value) == "int":
         return None, value
     raise ContractError(where, "only an int or ints argument may use dims; other values may only use choices")
 
@@ -431,7 +431,7 @@ def _int_bound(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.Tupl
     if value is None:
         return None
     node = b.scalar(b.pick(value, key), key, shapes)
-    if E._kind(node) != "int":
+    if E.kind_of(node) != "int":
         raise b.err(key, f"expected an integer expression, found {E.to_text(node)}")
     return node
 

@@ -167,7 +167,7 @@ def _divisors(node: E.Node) -> list[E.Node]:
         n = todo.pop()
         if isinstance(n, E.Arith) and n.op in ("//", "%") and not isinstance(n.right, E.Const):
             out.append(n.right)
-        todo.extend(E._children(n))
+        todo.extend(E.children(n))
     return out
 
 

@@ -290,14 +290,14 @@ def free_names(node: Node) -> set[str]:
             out.add(n.name)
         elif isinstance(n, ShapeOf):
             out.add(n.arg)
-        for child in _children(n):
+        for child in children(n):
             walk(child)
 
     walk(node)
     return out
 
 
-def _children(n: Node) -> tuple[Node, ...]:
+def children(n: Node) -> tuple[Node, ...]:
     if isinstance(n, (Arith, Cmp, Concat)):
         return (n.left, n.right)
     if isinstance(n, (Neg, Not)):
@@ -368,7 +368,7 @@ def bind(node: Node, values: Mapping[str, Node], shapes: Mapping[str, TupleE] | 
             return disj([_want_bool(go(a), n) for a in n.args])
         if isinstance(n, Ite):
             cond, then, other = _want_bool(go(n.cond), n), go(n.then), go(n.other)
-            if _kind(then) != _kind(other):
+            if kind_of(then) != kind_of(other):
                 raise ExprError(to_text(n), f"the two sides differ in kind: {to_text(then)}, {to_text(other)}")
             if cond == TRUE or then == other:
                 return then
@@ -378,7 +378,7 @@ def bind(node: Node, values: Mapping[str, Node], shapes: Mapping[str, TupleE] | 
     return go(node)
 
 
-def _kind(n: Node) -> str:
+def kind_of(n: Node) -> str:
     if isinstance(n, Const):
         if isinstance(n.value, bool):
             return "bool"
@@ -386,20 +386,20 @@ def _kind(n: Node) -> str:
     if isinstance(n, (Var, Arith, Neg, Call)):
         return "int"
     if isinstance(n, Ite):
-        return _kind(n.then)
+        return kind_of(n.then)
     if isinstance(n, TupleE):
         return "shape"
     return "bool"
 
 
 def _want_int(n: Node, ctx: Node) -> Node:
-    if _kind(n) != "int":
+    if kind_of(n) != "int":
         raise ExprError(to_text(ctx), f"expected a number, found {to_text(n)}")
     return n
 
 
 def _want_bool(n: Node, ctx: Node) -> Node:
-    if _kind(n) != "bool":
+    if kind_of(n) != "bool":
         raise ExprError(to_text(ctx), f"expected a condition, found {to_text(n)}")
     return n
 
@@ -428,7 +428,7 @@ def arith(op: str, a: Node, b: Node) -> Node:
 
 
 def compare(op: str, a: Node, b: Node, ctx: Node | None = None) -> Node:
-    ka, kb = _kind(a), _kind(b)
+    ka, kb = kind_of(a), kind_of(b)
     if ka == "shape" or kb == "shape":
         raise ExprError(to_text(ctx or Cmp(op, a, b)), "shapes cannot be compared")
     if ka != kb and not ({ka, kb} <= {"int", "bool"}):

@@ -22,7 +22,7 @@ def harvest(node: E.Node) -> dict[str, set[int]]:
         if isinstance(n, E.Const):
             v = n.value
             return [v] if isinstance(v, int) and not isinstance(v, bool) else []
-        return [c for child in E._children(n) for c in consts(child)]
+        return [c for child in E.children(n) for c in consts(child)]
 
     def walk(n: E.Node) -> None:
         if isinstance(n, E.Cmp):
@@ -31,7 +31,7 @@ def harvest(node: E.Node) -> dict[str, set[int]]:
                 for name in names:
                     out.setdefault(name, set()).update((c - 1, c, c + 1))
             return
-        for child in E._children(n):
+        for child in E.children(n):
             walk(child)
 
     walk(node)
