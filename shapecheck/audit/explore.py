@@ -32,7 +32,7 @@ from ..trace.run import (
     missing_name,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
-from .inputs import Inputs, materialize, static_error
+from .inputs import OpInputs, materialize, static_error
 
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
@@ -55,7 +55,7 @@ class Finding:
 
 @dataclass
 class OpAudit:
-    inputs: Inputs
+    inputs: OpInputs
     findings: list[Finding] = field(default_factory=list)
     requires: list[tuple[str, SourceLoc | None, str]] = field(default_factory=list)  # (expr, line, evidence)
     notes: list[str] = field(default_factory=list)  # what was left unresolved (a z3 unknown, the trace bound)
@@ -64,7 +64,7 @@ class OpAudit:
     paths: list[dict] = field(default_factory=list)  # the first finished traces: {"when", "outputs"} in dim names
 
 
-def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> Trace:
+def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) -> Trace:
     """The kernel on ``inputs`` with every dim an unbacked size in [MIN_SIZE, MAX_SIZE], under assumptions."""
     with C.TraceEnv(kernel.files) as env:
         syms = {d: env.size(MIN_SIZE, MAX_SIZE) for d, _ in inputs.dims()}
@@ -96,7 +96,7 @@ def trace_inputs(kernel: Kernel, inputs: Inputs, assumptions: list[E.Node]) -> T
 class AuditExplorer:
     """A work list of assumption sets for one op; each is traced once, up to ``max_traces`` or ``seconds``."""
 
-    def __init__(self, kernel: Kernel, inputs: Inputs, max_traces: int = 16, seconds: float | None = None,
+    def __init__(self, kernel: Kernel, inputs: OpInputs, max_traces: int = 16, seconds: float | None = None,
                  timeout_ms: int = 2000):
         self.kernel, self.inputs = kernel, inputs
         self.example = dict(inputs.dims())

@@ -2,7 +2,7 @@
 from its schema. Every tensor dim and every ``SymInt`` argument becomes its own dim, named after the argument
 and the axis (``self_0``, ``other_1``, ``tensors_1_0`` for axis 0 of list element 1, ``size_2``, ``length``).
 
-An ``Inputs`` is plain data (picklable): argument trees whose leaves are a tensor (its dims, example sizes and
+An ``OpInputs`` is plain data (picklable): argument trees whose leaves are a tensor (its dims, example sizes and
 dtype), a size (a dim with an example value) or a constant. ``materialize`` builds the call's arguments from a
 tree with any way of making tensors and sizes: concrete at a point, or unbacked symbols.
 """
@@ -25,7 +25,7 @@ Tree = tuple  # ("tensor", dims, example sizes, dtype) | ("sym", dim, example) |
 
 
 @dataclass(frozen=True)
-class Inputs:
+class OpInputs:
     op: str
     origin: str  # "schema" or "opinfo"
     args: tuple[tuple[str, bool, Tree], ...]  # (argument name, keyword-only, tree)
@@ -62,7 +62,7 @@ def _describe(tree: Tree) -> str:
     return repr(tree[1])
 
 
-def materialize(inputs: Inputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str], Any],
+def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str], Any],
                 size: Callable[[str, int], Any]) -> tuple[list, dict]:
     """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` and ``size``."""
     def build(tree: Tree) -> Any:
@@ -83,7 +83,7 @@ def materialize(inputs: Inputs, tensor: Callable[[tuple[str, ...], tuple[int, ..
     return args, kwargs
 
 
-def at_point(inputs: Inputs, point: dict[str, int]) -> tuple[list, dict]:
+def at_point(inputs: OpInputs, point: dict[str, int]) -> tuple[list, dict]:
     """The call's arguments at concrete sizes (inside a static FakeTensorMode)."""
     import torch
 
@@ -93,7 +93,7 @@ def at_point(inputs: Inputs, point: dict[str, int]) -> tuple[list, dict]:
     return materialize(inputs, tensor, lambda d, e: point.get(d, e))
 
 
-def static_error(call: Callable[..., Any], inputs: Inputs, point: dict[str, int]) -> str | None:
+def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> str | None:
     """Run the kernel at concrete sizes under FakeTensorMode: None when it returns, else its error. An op that
     raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
     tensors' data (``nonzero``) accepts the sizes."""
@@ -163,7 +163,7 @@ def _arguments(op: Any) -> list[tuple[str, str, bool, Any]]:
     return [(name, t, kw, default if has else CL.NO_DEFAULT) for name, t, kw, has, default in CL.schema_arguments(op)]
 
 
-def schema_candidates(op_name: str, op: Any) -> Iterator[Inputs]:
+def schema_candidates(op_name: str, op: Any) -> Iterator[OpInputs]:
     """Example inputs built from the schema, each rank and dtype in turn (all tensors alike)."""
     arguments = _arguments(op)
     for rank in RANKS:
@@ -171,11 +171,11 @@ def schema_candidates(op_name: str, op: Any) -> Iterator[Inputs]:
             trees = [_leaf(name, t, default, rank, dtype) for name, t, _, default in arguments]
             if any(tr is None for tr in trees):
                 return
-            yield Inputs(op_name, "schema", tuple((name, kw, tr) for (name, _, kw, _), tr
+            yield OpInputs(op_name, "schema", tuple((name, kw, tr) for (name, _, kw, _), tr
                                                    in zip(arguments, trees, strict=True)))
 
 
-def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> Inputs | None:
+def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> OpInputs | None:
     """The first schema-derived example the kernel accepts at its example sizes, or None."""
     for candidate in schema_candidates(op_name, op):
         point = dict(candidate.dims())
@@ -188,7 +188,7 @@ def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> Inputs | Non
 # From OpInfo samples
 
 
-def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Inputs | None:
+def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> OpInputs | None:
     """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
     underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
     db = CA.opinfo_db()
@@ -210,7 +210,7 @@ def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> Input
 
 
 def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = (),
-                types: dict[str, str] | None = None) -> Inputs | None:
+                types: dict[str, str] | None = None) -> OpInputs | None:
     """An OpInfo sample (input, args, kwargs) as inputs. Each positional value takes the name of the schema's
     argument at its place (``arg<i>`` past them), each keyword its own, so that tensors' dims read
     ``self_0``, ``other_1``; every other value is kept as it is. None when a tensor has a dtype outside the
@@ -226,7 +226,7 @@ def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = 
         if tree is None:
             return None
         out.append((arg_name, keyword, tree))
-    return Inputs(name, "opinfo", tuple(out))
+    return OpInputs(name, "opinfo", tuple(out))
 
 
 def _sizes(name: str, value: Any, type_text: str) -> Tree | None:

@@ -148,7 +148,7 @@ def case_era_options(f: Callable) -> Callable:
 
 
 
-class OutputSpec(_Pair):
+class OutputFile(_Pair):
     """``FORMAT=FILE`` (``-`` for stdout) -> (format, file)."""
 
     name = "FORMAT=FILE"
@@ -165,7 +165,7 @@ def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
     def decorate(f: Callable) -> Callable:
         f = click.option("--quiet", "-q", is_flag=True,
                          help="Text output: only the verdict and what fails (no suppressed findings, no notes).")(f)
-        f = click.option("--output", "outputs", type=OutputSpec(), multiple=True, metavar="FORMAT=FILE",
+        f = click.option("--output", "outputs", type=OutputFile(), multiple=True, metavar="FORMAT=FILE",
                          help="Also write the report in FORMAT to FILE (- for stdout, instead of --format); "
                               "repeatable.")(f)
         return click.option("--format", "fmt", type=click.Choice(formats), default="text", show_default=True,

@@ -17,7 +17,7 @@ import sympy
 from . import expr as E
 
 
-class _Unsupported(Exception):
+class _NotSimplified(Exception):
     pass
 
 
@@ -32,7 +32,7 @@ def simplified(node: E.Node) -> E.Node:
         return E.TupleE(tuple(simplified(i) for i in node.items))
     try:
         back = _from_sympy(_to_sympy(node))
-    except (_Unsupported, TypeError, ValueError, ZeroDivisionError, RecursionError):
+    except (_NotSimplified, TypeError, ValueError, ZeroDivisionError, RecursionError):
         return node
     return back if len(E.to_text(back)) < len(E.to_text(node)) else node
 
@@ -53,7 +53,7 @@ def _to_sympy(n: E.Node) -> sympy.Expr:
         if n.op == "*":
             return a * b
         if b == 0:
-            raise _Unsupported("division by zero")
+            raise _NotSimplified("division by zero")
         if n.op == "//":
             return sympy.floor(a / b)
         if n.op == "%":
@@ -61,7 +61,7 @@ def _to_sympy(n: E.Node) -> sympy.Expr:
     if isinstance(n, E.Call) and n.fn in ("min", "max"):
         args = [_to_sympy(a) for a in n.args]
         return sympy.Min(*args) if n.fn == "min" else sympy.Max(*args)
-    raise _Unsupported(type(n).__name__)
+    raise _NotSimplified(type(n).__name__)
 
 
 def _from_sympy(x: sympy.Basic) -> E.Node:
@@ -82,7 +82,7 @@ def _from_sympy(x: sympy.Basic) -> E.Node:
     if isinstance(x, sympy.Mul):
         coeff, rest = x.as_coeff_Mul()
         if not coeff.is_Integer:
-            raise _Unsupported("a fraction outside a floor")
+            raise _NotSimplified("a fraction outside a floor")
         factors = [f for f in sympy.Mul.make_args(rest)]
         if coeff == -1:
             return E.Neg(_product(factors))
@@ -96,7 +96,7 @@ def _from_sympy(x: sympy.Basic) -> E.Node:
         return E.Arith("%", _from_sympy(x.args[0]), _from_sympy(x.args[1]))
     if isinstance(x, (sympy.Min, sympy.Max)):
         return E.Call("min" if isinstance(x, sympy.Min) else "max", tuple(_from_sympy(a) for a in x.args))
-    raise _Unsupported(type(x).__name__)
+    raise _NotSimplified(type(x).__name__)
 
 
 def _product(factors: list) -> E.Node:

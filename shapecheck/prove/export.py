@@ -29,7 +29,7 @@ from ..trace.run import call_args
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 
 
-class _TooLarge(Exception):
+class _ExampleTooLarge(Exception):
     pass
 
 
@@ -38,7 +38,7 @@ def _example_tensor(name: str, shape: list[int], dtype: Any) -> Any:
     import torch
 
     if math.prod(shape) > EXAMPLE_ELEMENTS:
-        raise _TooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
+        raise _ExampleTooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
                         f"over {EXAMPLE_ELEMENTS})")
     return torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
 
@@ -191,7 +191,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     as_op = replace(kernel, signature=schema_signature(kernel.schema)) if kernel.schema is not None else kernel
     try:
         args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
-    except _TooLarge as why:
+    except _ExampleTooLarge as why:
         return None, str(why)
     missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
                for n in E.free_names(x.arg.expr) if n not in dim_at}
