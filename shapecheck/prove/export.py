@@ -157,12 +157,10 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
     return None if model is None else restrict(model, [d.name for d in case.dims])
 
 
-def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
-               classes: dict[str, str] | None = None, specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str]:
-    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
-    says nothing about the kernel under test (it could not be set up, or export never called it)."""
-    import torch
-    from torch.export import Dim, export
+def _export_dims(case: BoundCase, classes: dict[str, str] | None, specs: dict[str, DimSpec] | None) -> dict[str, Any]:
+    """dim name -> its ``torch.export.Dim`` (a derived one as ``a * base + b``), for the dims ``classes`` (dim ->
+    its class representative; default: every dynamic dim alone) or ``specs`` make dynamic."""
+    from torch.export import Dim
 
     classes = classes or {d.name: d.name for d in case.dims if d.dynamic}
     if specs is None:
@@ -171,7 +169,17 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     for sp in specs.values():
         if sp.base is not None and sp.base in made:
             made[sp.rep] = sp.a * made[sp.base] + sp.b
-    dims = {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
+    return {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
+
+
+def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
+               classes: dict[str, str] | None = None, specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str]:
+    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
+    says nothing about the kernel under test (it could not be set up, or export never called it)."""
+    import torch
+    from torch.export import export
+
+    dims = _export_dims(case, classes, specs)
     tensors: list[Any] = []
     dyn_specs: list[dict[int, Any]] = []
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
