@@ -147,7 +147,7 @@ def contract_draft(op, imports, out, ranks, no_trace):
     `contract check` as written."""
     from pathlib import Path
 
-    from ..audit.contract_draft import draft_contract
+    from ..audit.schema_draft import draft_contract
     from ..errors import UserError
     from ..kernel.load import import_modules
 

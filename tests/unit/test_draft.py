@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from shapecheck.audit.contract_draft import draft_contract, plan_arg
+from shapecheck.audit.schema_draft import draft_contract, plan_arg
 from shapecheck.contract.load import load_contract
 from shapecheck.contract.spec import ARG_KINDS
 from shapecheck.errors import UserError

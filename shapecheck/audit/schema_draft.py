@@ -1,4 +1,5 @@
-"""``shapecheck contract draft OP``: a starting contract (TOML text) from the op's schema and one symbolic trace.
+"""``shapecheck contract draft OP``: a starting contract from the op's schema and one symbolic trace (the text is
+``draft.schema_text``'s).
 
 One ``[[args]]`` per schema argument, with its kind; fresh dims for every tensor dimension and SymInt; choices
 for dtypes, bools and plain ints. Ranks come from ``--rank ARG=N``, else from a sample call (the first rank
@@ -12,7 +13,6 @@ and the outputs become the single path's shapes, in the dims' names. The draft l
 from __future__ import annotations
 
 import itertools
-import json
 import keyword
 import math
 import re
@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import ExprError, InternalError, TargetError, UserError
 from ..logic import expr as E
+from .draft import schema_text
 
 #: concrete sizes of the sample call: tensor dims and SymInt[] entries (equal, so that view/expand/layer_norm's
 #: sizes match the tensors'), and a SymInt argument (small, so that narrow's start + length fits)
@@ -85,13 +86,13 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     _name_dims(args, names)
     head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
            f"#   {CL.schema_text(op)}\n"
-    text = render(name, args, names, head, Traced())
+    text = schema_text(name, args, names, head, Traced())
     lists = any(a.kind == "tensors" for a in args)
     if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
-        return render(name, args, names, head, Traced(todos=[
+        return schema_text(name, args, names, head, Traced(todos=[
             "the outputs: this shapecheck cannot load `kind = \"tensors\"` yet, so the kernel was not traced"]))
     traced = trace_draft(name, text, args) if trace else Traced(todos=["the outputs: not traced (--no-trace)"])
-    final = render(name, args, names, head, traced)
+    final = schema_text(name, args, names, head, traced)
     _must_load(final)
     return final
 
@@ -441,79 +442,3 @@ def _must_load(text: str) -> Any:
         return _load_text(text)
     except ContractError as err:  # the draft is ours: one that does not load is a bug in shapecheck
         raise InternalError(f"the draft does not load: {err}") from err
-
-
-def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    if isinstance(value, str):
-        return json.dumps(value)
-    return repr(value)
-
-
-def render(op_name: str, args: list[Arg], names: _Names, head: str, traced: Traced) -> str:
-    """The contract text."""
-    lines = [head.rstrip("\n"), "# Every `# TODO` marks a decision for a person. Next: shapecheck contract check "
-             "FILE, then shapecheck verify op " + op_name + " --contract FILE.", ""]
-    lines += ["schema = 1", f"op = {_toml(op_name)}", "",
-              "[dims]  # TODO: each dim's range (min = 0 where empty tensors are allowed; a max where the op has one)"]
-    for a in args:
-        for i, d in enumerate(a.dims):
-            lines.append(f"{d} = {{ min = 1, doc = {_toml(_dim_doc(a, i))} }}")
-    if names.choices:
-        lines += ["", "[choices]"]
-        for n, values in names.choices.items():
-            todo = "  # TODO: the dtypes the op supports" if n.startswith("dtype") else \
-                "  # TODO: the values to check" if any(a.value == n and a.todo for a in args) else ""
-            lines.append(f"{n} = {_toml(list(values))}{todo}")
-    if traced.requires:
-        lines += ["", "[domain]", "requires = ["]
-        lines += [f"    {_toml(r)},  # {why}" for r, why in traced.requires]
-        lines.append("]")
-    for a in args:
-        lines += ["", *_render_arg(a)]
-    lines += ["", "[[paths]]", 'id = "sample"',
-              'when = "True"  # TODO: one [[paths]] per runtime code path, each with its precondition']
-    for todo in traced.todos:
-        lines.append(f"# TODO: {todo}")
-    outputs = [o if o is not None else "unspecified" for o in traced.outputs] or ["unspecified"]
-    lines.append(f"outputs = {_toml(outputs)}  # what the meta kernel returns at a sample point, traced "
-                 "symbolically")
-    return "\n".join(lines) + "\n"
-
-
-def _dim_doc(a: Arg, i: int) -> str:
-    if a.kind == "tensor":
-        return f"{a.name}.size({i})"
-    if a.kind == "tensors":
-        return f"{a.name}[{i // a.rank}].size({i % a.rank})"
-    return f"{a.name}[{i}]" if a.kind == "ints" else a.name
-
-
-def _render_arg(a: Arg) -> list[str]:
-    out = ["[[args]]", f"name = {_toml(a.name)}", f"kind = {_toml(a.kind)}"]
-    rank_note = f"  # rank from {a.rank_from}" if a.rank_from else ""
-    if a.kind == "tensor":
-        out += [f"dtype = {_toml(a.dtype)}", f"shape = {_toml('(' + ', '.join(a.dims) + (',' if a.rank == 1 else '') + ')')}"
-                + rank_note]
-        if a.optional:
-            out.append(f"present = {_toml(a.value)}")
-    elif a.kind == "tensors":
-        out += [f"length = {_toml(a.value)}                 # a choice",
-                f"shapes = {_toml(a.shapes)}{rank_note}", f"dtype = {_toml(a.dtype)}"]
-    elif a.kind == "ints" and a.symbolic:
-        out.append(f"value = {_toml(a.dims)}{rank_note}")
-    elif a.kind == "int" and a.symbolic:
-        out.append(f"value = {_toml(a.dims[0])}")
-    elif a.kind == "str":
-        out.append(f"value = {_toml(repr(a.value))}")  # a string literal in the expression language
-    elif a.kind != "none":
-        out.append(f"value = {_toml(a.value)}")
-    if a.keyword_only:
-        out.append("keyword = true")
-    if a.todo and not (a.choice is not None and a.kind == "int"):  # a choice's TODO is on the choice's line
-        out.append(f"# TODO: {a.todo}")
-    out.append(f"doc = {_toml('schema: ' + a.type + ' ' + a.name)}")
-    return out
