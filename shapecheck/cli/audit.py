@@ -41,9 +41,10 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     from pathlib import Path
 
     from ..audit.run import AuditOptions, run_audit
+    from ..ci.baseline import apply_audit
     from ..errors import UserError
     from ..kernel.sources import MetaSource
-    from ..render.audit import apply_baseline, render
+    from ..render.audit import render
 
     parsed = []
     for spec in outputs:
@@ -61,7 +62,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
                    "audit them all again)", err=True)
     if baseline:
-        apply_baseline(run, baseline)
+        apply_audit(run, baseline)
     if draft_dir:
         from ..audit.draft import write_drafts
 

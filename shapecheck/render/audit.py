@@ -6,19 +6,16 @@ Torch-free and z3-free: it reads the run's records, which are plain data.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
 from ..rules import RULES, rules_of
 from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
 
 FORMATS = ("text", "json", "sarif", "github")
-BASELINE_VERSION = 1
 
 
 def _where(f: dict[str, Any], rec: dict[str, Any]) -> SourceLoc | None:
@@ -127,53 +124,3 @@ def render(run: Any, fmt: str, *, quiet: bool = False) -> str:
     if fmt == "github":
         return render_github(run)
     return render_text(run, quiet=quiet)
-
-
-# ---------------------------------------------------------------------------------------------------------
-# Baseline
-
-
-def fingerprint(rec: dict[str, Any], f: dict[str, Any]) -> str:
-    """Rule, op, guard and the kernel's file and function (not the line, which moves when code above it
-    changes)."""
-    loc = f.get("location") or {}
-    parts = [f["code"], rec["op"], f["expr"], locate(loc["file"])[0] if loc else "", loc.get("function", "")]
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
-
-
-def apply_baseline(run: Any, file: str) -> None:
-    """With no file yet: record every finding in it (the run then passes: today's findings are accepted).
-    Otherwise: mark the findings it holds as baselined; only the others fail the run."""
-    path = Path(file)
-    run.baseline = file
-    if not path.exists():
-        entries = sorted(({"fingerprint": fingerprint(rec, f), "rule": f["code"], "op": rec["op"], "expr": f["expr"]}
-                          for rec, f in run.findings(active=False)), key=lambda e: (e["op"], e["rule"], e["expr"]))
-        try:
-            path.write_text(json.dumps({"tool": "shapecheck audit", "version": BASELINE_VERSION,
-                                        "findings": entries}, indent=1) + "\n", encoding="utf-8")
-        except OSError as err:
-            raise UserError(f"--baseline {file}: cannot write ({err.strerror})") from None
-        known = {e["fingerprint"] for e in entries}
-    else:
-        known = _load(path, file)
-    for rec in run.records:
-        for f in rec["findings"]:
-            if fingerprint(rec, f) in known:
-                f["baselined"] = f"in the baseline {file}"
-                run.accepted += 1
-
-
-def _load(path: Path, file: str) -> set[str]:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UserError(f"--baseline {file}: cannot read ({err.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise UserError(f"--baseline {file}: not an audit baseline ({err})") from None
-    entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == BASELINE_VERSION \
-        and doc.get("tool") == "shapecheck audit" else None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
-                                                for e in entries):
-        raise UserError(f"--baseline {file}: not an audit baseline (version {BASELINE_VERSION}, a list of findings)")
-    return {e["fingerprint"] for e in entries}
