@@ -255,25 +255,23 @@ def box_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
 
 
 def long_functions(modules: dict[str, Module]) -> list[tuple[str, str, int, int]]:
-    """(module, function, line, length) of each function longer than MAX_FUNCTION, the parser excepted."""
+    """(module, function, line, length) of each function longer than MAX_FUNCTION lines (``def`` to its last
+    line), nested ones too; the functions of a class in LONG_ALLOWED excepted."""
     out = []
+
+    def visit(node: ast.AST, module: str, classes: tuple[str, ...]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = classes + (child.name,) if isinstance(child, ast.ClassDef) else classes
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and not any((module, c) in LONG_ALLOWED for c in classes):
+                length = child.end_lineno - child.lineno + 1
+                if length > MAX_FUNCTION:
+                    out.append((module, ".".join([*classes, child.name]), child.lineno, length))
+            visit(child, module, inner)
+
     for m in modules.values():
-        tree = ast.parse(m.path.read_text(encoding="utf-8"))
-        for cls in [None, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
-            body = tree.body if cls is None else cls.body
-            if cls is not None and (m.name, cls.name) in LONG_ALLOWED:
-                continue
-            for node in body:
-                for f in ast.walk(node) if cls is None else [node]:
-                    if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        length = f.end_lineno - f.lineno + 1
-                        if length > MAX_FUNCTION and (cls is not None or not _in_class(tree, f)):
-                            out.append((m.name, f.name, f.lineno, length))
-    return sorted(set(out))
-
-
-def _in_class(tree: ast.Module, fn: ast.AST) -> bool:
-    return any(fn in ast.walk(c) for c in ast.walk(tree) if isinstance(c, ast.ClassDef))
+        visit(ast.parse(m.path.read_text(encoding="utf-8")), m.name, ())
+    return sorted(out)
 
 
 def figures(root: Path) -> dict:
