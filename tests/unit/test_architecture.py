@@ -8,6 +8,7 @@ each kind of edge on a package made for the purpose."""
 
 import ast
 import importlib.util
+import re
 import subprocess
 import sys
 import tomllib
@@ -179,3 +180,38 @@ def test_modules_and_their_functions_stay_small():
     assert not big, big
     long = [f"shapecheck/{m.replace('.', '/')}.py:{line} {fn}: {n} lines" for m, fn, line, n in S.long_functions(MODULES)]
     assert not long, long
+
+
+# ---------------------------------------------------------------------------------------------------------
+# docs/architecture.md: the map a newcomer reads
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def test_architecture_md_names_only_files_that_exist():
+    """Every ``shapecheck/...`` path it names exists, and every bare ``x.py`` in a layer-map row (``folder/`` in
+    the first column) exists in that folder."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(re.findall(r"shapecheck/[\w/]+(?:\.py)?/?", text))
+    assert named, "docs/architecture.md names no file"
+    missing = sorted(p for p in named if not (ROOT / p.rstrip("/")).exists())
+    for row in re.findall(r"^\| `(\w+)/` \| (.*) \|$", text, flags=re.M):
+        folder, what = row
+        missing += [f"shapecheck/{folder}/{f}" for f in re.findall(r"`(\w+\.py)`", what)
+                    if not (ROOT / "shapecheck" / folder / f).exists()]
+    for other in re.findall(r"`((?:prove|contract|kernel|trace|result|render|runtime|audit|ci|cli)/\w+\.py)`", text):
+        if not (ROOT / "shapecheck" / other).exists():
+            missing.append(f"shapecheck/{other}")
+    top = re.search(r"^\| (`errors\.py`.*?) \|", text, flags=re.M).group(1)
+    missing += [f for f in re.findall(r"`(\w+\.py)`", top) if not (ROOT / "shapecheck" / f).exists()]
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+def test_architecture_md_maps_every_folder_in_layer_order():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)/` \|", text, flags=re.M)
+    folders = [boxes[0] for name, boxes in S.LAYERS if name not in ("foundation", "entry")]
+    assert rows == folders, "docs/architecture.md's layer map differs from bench/structure.py's LAYERS"
+    on_disk = sorted(p.parent.name for p in (ROOT / "shapecheck").glob("*/__init__.py"))
+    assert sorted(rows) == on_disk
