@@ -1,5 +1,5 @@
 """The compatibility layer, part 3: what the audit needs of torch (every op, schema-derived or OpInfo inputs,
-static runs). Torch internals here as in ``_compat``, which this module builds on."""
+static runs). Torch internals here as in ``_torch.core``, which this module builds on."""
 
 from __future__ import annotations
 

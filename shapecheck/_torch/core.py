@@ -2,8 +2,8 @@
 torch's sympy classes, op lookup and the meta-registration namespace.
 
 Written against torch 2.13 (checked on 2.13.0); the APIs used here have been stable since 2.4 except where
-a comment says otherwise. Nothing outside this module and its parts (``_compat_static``: what torch decides
-on its own; ``_compat_audit``: what the audit needs; ``_compat_schema``: op schemas and fake-kernel calls)
+a comment says otherwise. Nothing outside this module and its parts (``_torch.static``: what torch decides
+on its own; ``_torch.audit``: what the audit needs; ``_torch.schema``: op schemas and fake-kernel calls)
 imports from ``torch._*`` or
 ``torch.fx.experimental``.
 """
@@ -356,7 +356,7 @@ def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
 
 
 def resolve_op(name: str) -> Any:
-    """``ns::name[.overload]`` (as ``contract.normalize_op`` gives it) -> the OpOverload (``.default`` unless an
+    """``ns::name[.overload]`` (as ``contract.find.normalize_op`` gives it) -> the OpOverload (``.default`` unless an
     overload is named). Looked up, never walked: the namespace must be an op namespace, the name an
     ``OpOverloadPacket`` and the overload one of its overloads; anything else is UnknownOpError."""
     ns, _, rest = name.partition("::")
@@ -406,7 +406,7 @@ def installed_meta(op: Any) -> Any | None:
 
 def kernel_function(op: Any) -> Any | None:
     """The Python function an op's meta kernel runs (its meta registration, else its torch.library fake
-    function), or None when the kernel is C++: what the result cache fingerprints (``cache_key``)."""
+    function), or None when the kernel is C++: what the result cache fingerprints (``cache.key``)."""
     fn = installed_meta(op)
     return fn if fn is not None else fake_kernel(op)
 

@@ -1,6 +1,6 @@
 """The compatibility layer, part 4: an op's schema as torch and torchgen read it (argument types, defaults),
 and calling a kernel the way the dispatcher calls a fake kernel (a sample call, ``get_ctx``). Torch internals
-here as in ``_compat``, which this module builds on."""
+here as in ``_torch.core``, which this module builds on."""
 
 from __future__ import annotations
 

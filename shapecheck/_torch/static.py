@@ -1,5 +1,5 @@
 """The compatibility layer, part 2: what torch decides on its own (the static reasoning torch.export applies to
-a guard before installing it). Torch internals here as in ``_compat``, which this module builds on."""
+a guard before installing it). Torch internals here as in ``_torch.core``, which this module builds on."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict
     in ``produce_guards`` against the ``Dim`` ranges) says of a condition: True or False when torch decides it
     without a guard, None when it cannot (torch.export then installs the guard).
 
-    ``expr``: torch's sympy condition over dim-named symbols (``translate.with_dim_names``) or a contract
+    ``expr``: torch's sympy condition over dim-named symbols (``_torch.translate.with_dim_names``) or a contract
     expression. Each dim is a backed size with its range in ``ranges`` (as export gives a ``Dim``), a derived
     dim (``Ci == 4 * C``) is replaced by its expression, and ``facts`` (earlier guards) are torch's axioms.
     Raises TorchCannotSay when the installed torch cannot answer."""

@@ -3,7 +3,7 @@
 What translates is exact: ``//``, ``%``, ``min``/``max``, comparisons, ``sym_ite`` (Piecewise), shifts and
 power-of-two bit masks, ``int()`` of a true division, an integer compared with a float. Anything else raises
 ``Unsupported``, and the caller evaluates torch's own expression at real points instead (never a pass).
-torch's own classes are reached through ``_compat``.
+torch's own classes are reached through ``_torch.core``.
 """
 
 from __future__ import annotations

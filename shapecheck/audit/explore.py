@@ -2,7 +2,7 @@
 guard decide, as verify does, whether the region already settles it. A guard with points on both sides is
 checked against the op itself: the kernel is run at static sizes on each side, next to the example the op
 accepts. A side the op rejects makes the guard a relation (an inferred ``requires``, assumed from then on);
-otherwise it is a finding of the class its form gives (``audit_classify``), and both sides are explored.
+otherwise it is a finding of the class its form gives (``audit.classify``), and both sides are explored.
 
 The result is plain data (``OpAudit``), computed from the op, its kernel, the torch version and the options.
 """

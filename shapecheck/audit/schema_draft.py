@@ -1,5 +1,5 @@
 """``shapecheck contract draft OP``: a starting contract from the op's schema and one symbolic trace (the text is
-``draft.schema_text``'s).
+``audit.draft.schema_text``'s).
 
 One ``[[args]]`` per schema argument, with its kind; fresh dims for every tensor dimension and SymInt; choices
 for dtypes, bools and plain ints. Ranks come from ``--rank ARG=N``, else from a sample call (the first rank

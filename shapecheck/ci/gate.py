@@ -31,7 +31,7 @@ class GateOptions:
     max_traces: int = 64
     timeout_ms: int = 10_000
     jobs: int = 1  # verify's --jobs
-    cache: bool = False  # answer each contract from the result cache when it holds (cache.py); the CLI's default
+    cache: bool = False  # answer each contract from the result cache when it holds (cache/store.py); the CLI's default
     imports: tuple[str, ...] = ()  # the --import specs, named in the cache key
 
 

@@ -1,6 +1,6 @@
 """``shapecheck fuzz op``: property-based runs of a meta kernel against its contract and the runtime reference.
 
-Only click and the shared options are imported at module level (``cli.py`` registers the ``fuzz`` group); the engine is imported in
+Only click and the shared options are imported at module level (``cli/main.py`` registers the ``fuzz`` group); the engine is imported in
 the command callback.
 """
 

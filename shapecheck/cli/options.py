@@ -1,7 +1,7 @@
 """Options shared by the commands, declared once. Nothing here loads torch or z3.
 
 ``kernel_source`` adds ``--meta`` and ``--meta-source`` and hands the command one ``source`` argument, a
-``sources.KernelSource``.
+``kernel.sources.KernelSource``.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class _Pair(click.ParamType):
 
 
 class FunctionSpec(_Pair):
-    """``FILE.py:FUNC`` -> ``sources.Function``."""
+    """``FILE.py:FUNC`` -> ``kernel.sources.Function``."""
 
     name = expected = "FILE.py:FUNC"
     last = True
@@ -228,7 +228,7 @@ def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]
 
 
 def emit_error(argv: list[str], message: str, exit_code: int) -> None:
-    """Write every requested report as a failed run (see ``ci_report.render_error``); --format github also
+    """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
     prints an ``::error`` line. Never raises: the error itself is what matters."""
     from pathlib import Path
 

@@ -37,7 +37,7 @@ _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float:
 
 
 def read_contract(path: Path, max_cases: int) -> dict[str, Any]:
-    """The fields of ``contract.Contract`` from a contract file, validated, within the limits (at most
+    """The fields of ``contract.model.Contract`` from a contract file, validated, within the limits (at most
     ``max_cases`` cases). Raises ContractError naming the file and key."""
     return build(Reader(str(path), read_toml(path), max_cases))
 
@@ -316,7 +316,7 @@ def load_choices(r: Reader, table: Any) -> tuple[tuple[str, tuple[Any, ...]], ..
 def check_case_count(r: Reader, expressions: int) -> None:
     """The cases (the product of the choices) within ``--max-cases``, and every case's every expression
     field (cases x expressions) within ``EXPRESSIONS_PER_CASE`` per allowed case: refused before anything is
-    bound. (The bindings actually done are counted as they happen: ``contract._CaseBinder``.)"""
+    bound. (The bindings actually done are counted as they happen: ``contract.model._CaseBinder``.)"""
     cases = 1
     for vals in r.choices.values():
         cases *= len(vals)
@@ -419,7 +419,7 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
 # ---------------------------------------------------------------------------------------------------------
 # The arguments: ``[[args]]``
 #
-# Reading a contract's ``[[args]]`` (``contract_load.build`` calls ``load_args``): each argument's kind and the
+# Reading a contract's ``[[args]]`` (``contract.load.build`` calls ``load_args``): each argument's kind and the
 # fields that kind needs, with every error naming the file and the key.
 #
 # Kinds: ``tensor`` (``shape``, ``dtype``, for integer tensors ``low``/``high``; absent where ``present`` is false), ``tensors`` (a ``Tensor[]``:

@@ -370,7 +370,7 @@ def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) ->
 
 def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.TupleE:
     """An input tensor's shape: a tuple of integer expressions over dims and choices (``C * r * r``); a size
-    that can be negative on the domain is refused before any trace (``contract_schema.check_sizes``)."""
+    that can be negative on the domain is refused before any trace (``contract.schema.check_sizes``)."""
     shape = b.scalar(b.pick(value, key), key, shapes)
     if not isinstance(shape, E.TupleE):
         raise b.err(key, f"expected a shape, found {E.to_text(shape)}")

@@ -1,6 +1,6 @@
 """A path's output entry beyond its shape: ``"none"`` (the runtime returns None), or a table with the shape,
-the dtype, the memory layout and the range of each data-dependent size. ``contract_load`` reads each entry
-through ``output_leaf``; ``contract.bind_case`` binds it per case through ``bind_output``.
+the dtype, the memory layout and the range of each data-dependent size. ``contract.load`` reads each entry
+through ``output_leaf``; ``contract.model.bind_case`` binds it per case through ``bind_output``.
 
 The table, in TOML: ``{ shape = "(B, L, H, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }``;
 ``layout`` is ``contiguous``, ``like ARG``, a dim order, or (instead) ``strides = "(...)"``;
@@ -111,7 +111,7 @@ def _layout_leaf(r: Any, value: Any, key: str) -> Any:
 
 @dataclass(frozen=True)
 class BoundOutput:
-    """An output entry of one case: what the checks of ``output_checks`` compare the kernel's output with."""
+    """An output entry of one case: what the checks of ``prove.outputs`` compare the kernel's output with."""
 
     absent: bool = False
     shape: E.TupleE | None = None  # with the data-dependent sizes as names
@@ -123,7 +123,7 @@ class BoundOutput:
 
 
 def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE]) -> BoundOutput:
-    """``spec`` for the case ``b`` (a ``contract._CaseBinder``) binds."""
+    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds."""
     if spec.absent:
         return BoundOutput(absent=True)
     file = b.c.file

@@ -1,9 +1,9 @@
-"""Loading ``[[rejects]]``: the regions of the input space where the runtime raises (``contract_spec.RejectSpec``).
+"""Loading ``[[rejects]]``: the regions of the input space where the runtime raises (``contract.spec.RejectSpec``).
 
 A region is ``case`` (which cases: a condition over choices only, which may name cases the domain excludes;
 left out, every case of the domain) and ``when`` (where in those cases: a condition over dims and choices).
 ``kind`` says who refuses the input: the op itself (``runtime-check``) or only the dispatcher in front of it
-(``dispatcher-limit``). ``contract.bind_case`` takes every region out of the domain; ``rejects`` proves that
+(``dispatcher-limit``). ``contract.model.bind_case`` takes every region out of the domain; ``rejects`` proves that
 the meta kernel raises on each runtime-check region.
 """
 
@@ -20,7 +20,7 @@ _REJECT_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
 
 def load_rejects(r: Any, items: Any) -> tuple[S.RejectSpec, ...]:
-    """The ``[[rejects]]`` tables (``r``: the ``contract_load.Reader`` of the file)."""
+    """The ``[[rejects]]`` tables (``r``: the ``contract.load.Reader`` of the file)."""
     r.want(items, "rejects", list)
     seen: set[str] = set()
     return tuple(load_reject(r, i, x, seen) for i, x in enumerate(items))

@@ -34,7 +34,7 @@ _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tenso
 def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any, int | None], ...], no_default: Any) -> None:
     """Each ``[[args]]`` entry the schema names against its schema type: ``(name, type, default, N)`` per
     schema argument (``_compat.op_argument_types``; ``no_default`` marks an argument without a default, N the
-    size of a fixed-size list). Arguments the schema lacks are ``target.check_arguments``'s."""
+    size of a fixed-size list). Arguments the schema lacks are ``kernel.load.check_arguments``'s."""
     types = {name: (t, d, n) for name, t, d, n in schema}
     cases = list(contract.cases())
     for spec in contract.args:

@@ -1,4 +1,4 @@
-"""The declarations of a contract as loaded (``contract_load`` builds them; ``contract`` binds them per case):
+"""The declarations of a contract as loaded (``contract.load`` builds them; ``contract`` binds them per case):
 dims, case-dependent fields (``Select``), arguments, paths and suppressions, and the constants of the format."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ REJECT_KINDS = ("runtime-check", "dispatcher-limit")
 
 @dataclass(frozen=True)
 class RejectSpec:
-    """A region of the input space where the runtime raises (``[[rejects]]``; ``contract_rejects`` loads it).
+    """A region of the input space where the runtime raises (``[[rejects]]``; ``contract.rejects`` loads it).
 
     ``case``: a choice-only condition naming the cases the region lies in (also cases the domain excludes);
     None: every case of the domain. ``when``: the region within those cases, over dims and choices.
@@ -108,7 +108,7 @@ def short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-# what an output entry of a path may state besides its shape (``contract_outputs`` reads it)
+# what an output entry of a path may state besides its shape (``contract.outputs`` reads it)
 ABSENT = "none"  # the runtime returns None for this output
 OUTPUT_DTYPES = TENSOR_DTYPES + ("uint64", "uint32", "uint16", "complex64", "complex128", "float8_e4m3fn",
                                  "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")

@@ -62,7 +62,7 @@ def _contract_search() -> list[Path]:
 
 
 def load_target(op: str, contract: str | None, source: KernelSource):
-    """The contract and the kernel under test, from ``source`` (a ``sources.KernelSource``). An unknown op
+    """The contract and the kernel under test, from ``source`` (a ``kernel.sources.KernelSource``). An unknown op
     names the contract; the contract's arguments are checked against the op's schema before any trace."""
     from ..contract.find import normalize_op
 
@@ -96,7 +96,7 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
     a positional argument at another schema argument's place, or a required schema argument the contract
     does not give is a contract error naming ``[args.<name>]``, found before any trace (the call would fail
     inside the kernel and read as the kernel's fault). A kernel with a signature (``--meta``, ``--meta-source``)
-    may lack an argument that has a ``default``: the contract then leaves it out (``trace.call_args``)."""
+    may lack an argument that has a ``default``: the contract then leaves it out (``trace.run.call_args``)."""
     from ..contract.find import normalize_op
 
     if kernel.op is not None:

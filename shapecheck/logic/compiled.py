@@ -1,6 +1,6 @@
-"""Contract expressions compiled to closures, for the search: ``compiled(node)(values)`` has ``expr.evaluate``'s
+"""Contract expressions compiled to closures, for the search: ``compiled(node)(values)`` has ``logic.expr.evaluate``'s
 semantics (Python's ``//``/``%``; a division by zero raises ZeroDivisionError). Generated points are re-checked
-with ``expr.evaluate`` before they are emitted, and a test compares the two.
+with ``logic.expr.evaluate`` before they are emitted, and a test compares the two.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ _ARITH: dict[str, Callable[[int, int], int]] = {
 
 
 def compiled(node: E.Node) -> Callable[[Mapping[str, int]], Any]:
-    """``node`` as a function of the dims' values, with ``expr.evaluate``'s semantics (Python's ``//``/``%``;
+    """``node`` as a function of the dims' values, with ``logic.expr.evaluate``'s semantics (Python's ``//``/``%``;
     a division by zero raises ZeroDivisionError)."""
     hit = _COMPILED.get(id(node))
     if hit is not None and hit[0] is node:

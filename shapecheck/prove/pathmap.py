@@ -2,7 +2,7 @@
 regions, example points, output shapes, overlaps with the contract's paths, and shape-polymorphism breaks.
 
 A meta path is the set of leaves that left the kernel through the same return statement and whose outputs one
-formula set gives, each on its own region (``_clusters``); its formulas are shown through ``simplify.shown``. Its region is the union of the leaves' path conditions, simplified with z3.
+formula set gives, each on its own region (``_clusters``); its formulas are shown through ``logic.simplify.shown``. Its region is the union of the leaves' path conditions, simplified with z3.
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
 
 
 def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violation | None:
-    """A guard the kernel raised (``trace.Guarded``) that z3 settles to ``value`` over ``pc``."""
+    """A guard the kernel raised (``trace.run.Guarded``) that z3 settles to ``value`` over ``pc``."""
     expr = t.guard_expr if t.guard_expr is not None else t.guard
     what = "guard_or_* condition" if t.fallback_value is not None else "guard"
     return torch_question(view, expr, pc, value, code_text=E.to_text(t.guard), loc=t.loc, what=what,

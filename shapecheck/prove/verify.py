@@ -37,7 +37,7 @@ class Options:
     explore: bool = False  # build the path map of every case (implies full)
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = 2  # passing cases to confirm
-    jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see parallel.py
+    jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
@@ -247,6 +247,6 @@ def verify_op(op: str, *, contract: str | None = None, source: KernelSource | No
 def explore_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
                meta_source: str | None = None, options: Options | None = None) -> Report:
     """``verify_op`` with every meta-kernel path of every case mapped: each ``report.cases[i].path_map`` is a
-    ``pathmap.PathMap``."""
+    ``prove.pathmap.PathMap``."""
     opts = replace(options or Options(max_traces=32), explore=True)
     return verify_op(op, contract=contract, source=source, meta=meta, meta_source=meta_source, options=opts)

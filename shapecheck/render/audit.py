@@ -1,4 +1,4 @@
-"""An audit run (``audit.AuditRun``) rendered: a ranked text table, JSON, SARIF 2.1.0 and GitHub annotations;
+"""An audit run (``audit.run.AuditRun``) rendered: a ranked text table, JSON, SARIF 2.1.0 and GitHub annotations;
 and its baseline (``--baseline FILE``: the first run records the findings, later runs fail only on new ones).
 
 Torch-free and z3-free: it reads the run's records, which are plain data.

@@ -1,4 +1,4 @@
-"""A run of any command (``results.RunResult``) rendered: text, GitHub annotations, JSON, SARIF 2.1.0 and
+"""A run of any command (``result.run.RunResult``) rendered: text, GitHub annotations, JSON, SARIF 2.1.0 and
 JUnit XML. ``render`` is the one entry point; ``FORMATS`` names what it takes.
 
 Every finding carries its rule id in every format. Paths are shown relative to the working directory when

@@ -1,4 +1,4 @@
-"""The reports of ``fuzz op`` and ``ref check`` as a ``results.RunResult``: each failure or runtime finding
+"""The reports of ``fuzz op`` and ``ref check`` as a ``result.run.RunResult``: each failure or runtime finding
 becomes a ``Violation`` of its rule, so every renderer (text, json, github, sarif, junit) takes every command.
 Their own text and JSON stay theirs (``RunResult.native``). Torch-free."""
 
@@ -36,7 +36,7 @@ def _run(contract: Contract, report: Report, seconds: float, torch: str, source:
 
 
 def fuzz_result(contract: Contract, fuzz: Any, source: KernelSource = INSTALLED) -> RunResult:
-    """A ``fuzz_report.FuzzReport`` as a run result: each shrunk failure is a finding of its rule."""
+    """A ``runtime.fuzz_report.FuzzReport`` as a run result: each shrunk failure is a finding of its rule."""
     violations = [Violation(code=f.code, case=f.case, path=", ".join(dict.fromkeys(p for ps in f.paths.values() for p in ps)) or None,
                             expr=f"{f.check}: expected {f.expected}, got {f.got}", counterexample=_point(f.dims),
                             message=f"{f.message} (example {f.example}; replay: {f.replay or '-'})")
@@ -48,7 +48,7 @@ def fuzz_result(contract: Contract, fuzz: Any, source: KernelSource = INSTALLED)
 
 
 def ref_result(contract: Contract, ref: Any, torch: str) -> RunResult:
-    """A ``refcheck.RefReport`` as a run result: each runtime finding (suppressed ones included) is a finding
+    """A ``runtime.refcheck.RefReport`` as a run result: each runtime finding (suppressed ones included) is a finding
     of its rule on its contract path."""
     found = ref.findings + ref.suppressed
     violations = [Violation(code=f.code, case=f.case, path=f"{f.path}@{f.era}", expr=f"{f.code} on {f.path}@{f.era}",

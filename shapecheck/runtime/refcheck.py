@@ -1,4 +1,4 @@
-"""``shapecheck ref check``: run the op's runtime reference (``runtime.reference_for``: the metal_ref ports of the
+"""``shapecheck ref check``: run the op's runtime reference (``runtime.reference.reference_for``: the metal_ref ports of the
 MPS attention paths) on inputs that satisfy each contract path's precondition, and check dispatch, output
 shapes, values and the documented second output, with the rule codes, tolerances and quirks ``fuzz op`` uses.
 
@@ -60,7 +60,7 @@ class RefReport:
 
 def interesting_values(node: E.Node, dims: dict[str, Any]) -> dict[str, set[int]]:
     """For each dim, its least value and the constants it is compared with in ``node`` and their neighbours,
-    within range and ``SIDE_CAP`` (``boundaries.interesting_values``, as the fuzz plan harvests them)."""
+    within range and ``SIDE_CAP`` (``search.boundaries.interesting_values``, as the fuzz plan harvests them)."""
     return _interesting(node, dims, SIDE_CAP)
 
 
@@ -123,7 +123,7 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
                 reference: RuntimeReference | None = None) -> list[RefFinding]:
     """The findings of one input of contract path ``p``: dispatch (SC010), whether the runtime accepts it
     (SC014), output 0's shape (SC011) and values (SC012), output 1's documented shape (SC013). Raises
-    ``runtime.Unmodelled`` where the reference cannot run the input."""
+    ``runtime.reference.Unmodelled`` where the reference cannot run the input."""
     ref = (reference or _reference(case.contract)).for_path(p.id)
     args = ref.arguments(case, sizes, seed)
     want_path = ref.runtime_path(p.id)
@@ -215,8 +215,8 @@ def mps_available() -> bool:
 
 def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0,
               device: str = "cpu") -> RefReport:
-    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference_for``);
-    with the op's eager kernel, also every ``[[rejects]]`` region (``refcheck_rejects``)."""
+    """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference.reference_for``);
+    with the op's eager kernel, also every ``[[rejects]]`` region (``runtime.refcheck_rejects``)."""
     ref = _reference(contract, device)
     start = time.perf_counter()
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])

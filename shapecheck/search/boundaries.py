@@ -1,5 +1,5 @@
 """Interesting values of dims: for each integer constant a condition compares a dim with, the constant and its
-neighbours (``c - 1, c, c + 1``). Both the Hypothesis plan (``plan.Plan``) and ``ref check``'s points aim at them.
+neighbours (``c - 1, c, c + 1``). Both the Hypothesis plan (``search.plan.Plan``) and ``ref check``'s points aim at them.
 """
 
 from __future__ import annotations

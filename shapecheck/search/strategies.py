@@ -4,7 +4,7 @@
 ``inputs(contract)`` draws ``Inputs`` (an example with its argument tensors made). Hard constraints are met
 by construction or with z3's help, never by rejection: a drawn target point is repaired by the conditions'
 simple atoms, else completed by z3 keeping as many drawn values as it can. Every point is checked with
-``expr.evaluate`` before it is emitted.
+``logic.expr.evaluate`` before it is emitted.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def inputs(contract: Contract, path: str | None = None, **kwargs: Any) -> st.Sea
 
 
 def make_arguments(ex: Example, device: str | None = "cpu") -> dict[str, Any]:
-    """``Example.arguments``: the example's arguments by name (see ``arguments.make_arguments``)."""
+    """``Example.arguments``: the example's arguments by name (see ``trace.arguments.make_arguments``)."""
     return arguments.make_arguments(ex.case, ex.values, ex.seed, device)
 
 
