@@ -15,18 +15,15 @@ import inspect
 import logging
 import os
 import traceback
-import warnings
 from collections.abc import Iterator
 from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from ..errors import UnknownOpError, UnsupportedTorchError
 from ..findings import SourceLoc
 from ..logic import expr as E
-
-warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
-
-import torch  # noqa: E402
-from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 try:
     from torch._dispatch.python import enable_python_dispatcher
