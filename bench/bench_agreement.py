@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from shapecheck.findings import Verdict  # noqa: E402
-from shapecheck.verify import Options, verify_op  # noqa: E402
+from shapecheck.prove.verify import Options, verify_op  # noqa: E402
 
 ATEN = ROOT / "contracts" / "aten"
 KERNELS = ROOT / "tests" / "kernels"
@@ -82,12 +82,12 @@ def targets(quick: bool) -> list[Target]:
 def replayed_again(report, contract_path, meta, meta_source) -> int:
     """The report's failing counterexamples, each replayed once more at static sizes: how many do not show
     the finding (0 is the target)."""
-    from shapecheck import sources
-    from shapecheck.replay import REPLAYED, Replayer
-    from shapecheck.target import load_target
+    from shapecheck.kernel import sources
+    from shapecheck.kernel.load import load_target
+    from shapecheck.prove.replay import REPLAYED, Replayer
 
     _, kernel = load_target(report.op, contract_path, sources.from_options(meta, meta_source))
-    from shapecheck.contract import load_contract
+    from shapecheck.contract.load import load_contract
 
     cases = {c.id: c for c in load_contract(report.contract).cases()}
     bad = 0
@@ -140,7 +140,7 @@ def _cell(text: str) -> str:
 
 
 def render(rows, stale, again, disagree, unexplained, kernels, seconds, quick) -> str:
-    from shapecheck import _compat as C
+    from shapecheck._torch import core as C
 
     lines = [f"{kernels} kernels, {sum(r[3] != 'not run' for r in rows)} exported cases, {seconds:.0f} s on this machine (torch "
              f"{C.TORCH_VERSION}{'; --quick' if quick else ''}).", "",

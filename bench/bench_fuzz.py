@@ -29,9 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from shapecheck.fuzz import FuzzOptions, fuzz_op
-    from shapecheck.strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
-    from shapecheck.verify import verify_op
+    from shapecheck.prove.verify import verify_op
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+    from shapecheck.search.strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
 
     fuzz_op(OP, options=FuzzOptions(examples=30, seed=0, verify_examples=False))  # warm-up (imports, first calls)
     start = time.perf_counter()

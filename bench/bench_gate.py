@@ -35,7 +35,7 @@ def gate(paths, out: Path) -> tuple[float, dict]:
 def import_seconds() -> float:
     """The fixed cost every gate process pays: python, torch, sympy and z3 imported, nothing verified."""
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import shapecheck.gate, shapecheck.verify"], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-c", "import shapecheck.ci.gate, shapecheck.prove.verify"], cwd=ROOT, check=True,
                    capture_output=True)
     return time.perf_counter() - t0
 

@@ -24,11 +24,11 @@ def confirm(op_name: str, finding: dict) -> str:
     import torch
     from torch.export import Dim, export
 
-    from shapecheck import _compat as C
-    from shapecheck.audit import load_kernel
-    from shapecheck.audit_inputs import at_point, from_schema
+    from shapecheck._torch import core as C
+    from shapecheck.audit.inputs import at_point, from_schema
+    from shapecheck.audit.run import audit_kernel
 
-    kernel = load_kernel(op_name, None)
+    kernel = audit_kernel(op_name, None)
     inputs = from_schema(op_name, C.resolve_op(op_name), kernel.fn)
     example = dict(inputs.dims())
     point = {d: (v if v >= 2 else example[d]) for d, v in finding["counterexample"].items()}

@@ -7,34 +7,33 @@ module that defines it. Those that need torch or z3 are imported on first use (P
 
 from typing import TYPE_CHECKING
 
-from .contract import Contract as Contract
-from .contract import load_contract as load_contract
+from ._version import __version__ as __version__
+from .contract.load import load_contract as load_contract
+from .contract.model import Contract as Contract
 from .errors import ContractError as ContractError
 from .errors import ShapecheckError as ShapecheckError
 from .errors import UserError as UserError
 from .findings import SourceLoc as SourceLoc
 from .findings import Verdict as Verdict
 from .findings import Violation as Violation
-from .report import Report as Report
+from .kernel.sources import Function as Function
+from .kernel.sources import Installed as Installed
+from .kernel.sources import KernelSource as KernelSource
+from .kernel.sources import MetaSource as MetaSource
+from .result.report import Report as Report
 from .rules import RULES as RULES
 from .rules import Rule as Rule
-from .sources import Function as Function
-from .sources import Installed as Installed
-from .sources import KernelSource as KernelSource
-from .sources import MetaSource as MetaSource
 
 if TYPE_CHECKING:
+    from .prove.verify import Options as Options
+    from .prove.verify import explore_op as explore_op
+    from .prove.verify import verify_op as verify_op
     from .pytest_entry import fuzz_given as fuzz_given
     from .pytest_entry import fuzz_test as fuzz_test
-    from .verify import Options as Options
-    from .verify import explore_op as explore_op
-    from .verify import verify_op as verify_op
-
-__version__ = "0.1.0"
 
 #: public name -> the module that defines it, for the names loaded on first use
-_LAZY = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "pytest_entry",
-         "fuzz_given": "pytest_entry"}
+_LAZY = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
+         "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry"}
 
 __all__ = sorted(["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options",
                   "RULES", "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation",

@@ -76,16 +76,6 @@ def configured_contract_paths(pyproject: Path) -> list[Path]:
     return [pyproject.parent / e for e in entries]
 
 
-def contract_search(cwd: Path | None = None) -> list[Path]:
-    """Where an op's contract is looked for: the directories ``[tool.shapecheck] contracts`` of the nearest
-    pyproject.toml names (a project's own contracts), then the shipped ones. The run and the result cache's key
-    both find a contract through here, so they find the same file."""
-    from .contract import shipped_contracts_dir
-
-    pyproject = find_pyproject(cwd or Path.cwd())
-    return [*(configured_contract_paths(pyproject) if pyproject is not None else []), shipped_contracts_dir()]
-
-
 def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
     """click's ``default_map`` for the command tree ``root``, from the nearest ``[tool.shapecheck]``; every
     value checked against the option of each command it goes to."""

@@ -1,7 +1,8 @@
 """How reports name files: relative to the repository root where a file lies under it (the nearest parent of
 the current directory holding ``.git``, else the current directory), else relative to the ``site-packages``
 folder it was installed in (``torch/_meta_registrations.py``), else absolute. Machine formats say which base
-a relative path has (``SRCROOT`` or ``SITE_PACKAGES``)."""
+a relative path has (``SRCROOT`` or ``SITE_PACKAGES``). Text for people names a file relative to the current
+directory where it lies under it (``relpath``)."""
 
 from __future__ import annotations
 
@@ -43,3 +44,13 @@ def locate(file: str, cwd: Path | None = None) -> tuple[str, str | None]:
 def base_uris(cwd: Path | None = None) -> dict[str, dict[str, str]]:
     """SARIF ``originalUriBaseIds``: each base as a directory URI."""
     return {SRCROOT: {"uri": repo_root(cwd).as_uri() + "/"}, SITE_PACKAGES: {"uri": site_packages().as_uri() + "/"}}
+
+
+def relpath(file: str, cwd: Path | None = None) -> str:
+    """``file`` relative to ``cwd`` (default: the current directory) when it lies under it, else as given.
+    For people; machine formats keep the paths they were given."""
+    p = Path(file)
+    try:
+        return str(p.resolve().relative_to((cwd or Path.cwd()).resolve()))
+    except (ValueError, OSError):
+        return file

@@ -17,17 +17,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 if TYPE_CHECKING:  # the engine loads on first use: collecting costs imports of hypothesis and pytest only
-    from .examples import Example
-    from .fuzz import Prepared
+    from .runtime.fuzz import Prepared
+    from .search.examples import Example
 
 _PREPARED: dict[str, Prepared] = {}  # per process: one preparation per op and target
 _EXPLICIT: dict[str, BaseException | None] = {}  # the first explicit example (from verify) that fails, if any
 
 
 def _prepare(op: str, kwargs: dict[str, Any]) -> Prepared:
-    from .fuzz import FuzzOptions, prepare, replay_command
-    from .sources import from_options
-    from .target import load_target
+    from .kernel.load import load_target
+    from .kernel.sources import from_options
+    from .runtime.fuzz import FuzzOptions, prepare, replay_command
 
     contract = kwargs.pop("contract", None)
     source = kwargs.pop("source", None) or from_options(kwargs.pop("meta", None), kwargs.pop("meta_source", None))
@@ -59,8 +59,8 @@ def _resolve(key: str, op: str, kwargs: dict[str, Any], body: Callable[[Example]
 
 
 def _warm_up(prep: Prepared) -> None:
-    from .fuzz_report import FuzzFailure
-    from .strategies import example_at
+    from .runtime.fuzz_report import FuzzFailure
+    from .search.strategies import example_at
 
     for case in prep.contract.cases():
         if prep.checker.applicable(case):
@@ -80,7 +80,7 @@ def _reset(prep: Prepared) -> None:
 
 
 def _check(key: str, example: Example) -> None:
-    from .fuzz_report import FuzzFailure
+    from .runtime.fuzz_report import FuzzFailure
 
     __tracebackhide__ = True  # pytest: the failure starts at the finding, not in shapecheck
     failure = _EXPLICIT.get(key)

@@ -28,7 +28,7 @@ def run_cli(*args, timeout=300, cwd=ROOT):
 
 @pytest.fixture(scope="session")
 def sdpa_contract():
-    from shapecheck.contract import load_contract
+    from shapecheck.contract.load import load_contract
 
     return load_contract(SDPA_CONTRACT)
 

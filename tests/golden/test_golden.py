@@ -20,7 +20,7 @@ Each example lives in ``tests/golden/examples/``:
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
   whose reference agrees with the math by construction, the example plants wrong values in the reference.
 
-The commands run in this process through ``shapecheck.cli.main`` with the repository root as the current
+The commands run in this process through ``shapecheck.cli.main.main`` with the repository root as the current
 directory (torch is imported once; ``-j 1`` everywhere, so nothing forks). Each report is reduced to its
 verdict, exit code and, per finding, the rule code, case id, contract path and
 
@@ -141,7 +141,7 @@ VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 
 def run_command(args: tuple[str, ...], tmp_path: Path, monkeypatch) -> tuple[int, dict, str]:
     """Run ``shapecheck ARGS`` in this process from the repository root: (exit code, JSON report, stderr)."""
-    from shapecheck.cli import main
+    from shapecheck.cli.main import main
 
     json_file = tmp_path / "report.json"
     argv = [a.format(json=json_file) for a in args]

@@ -10,7 +10,7 @@ from tests.hostile.inputs import BASES, SENTINEL
 def warm():
     """torch, z3 and the modules FakeTensorMode loads on first use, loaded once in this process (one verify
     of each base), so that each forked run inherits them."""
-    from shapecheck.cli import main
+    from shapecheck.cli.main import main
 
     SENTINEL.unlink(missing_ok=True)
     for base in BASES:

@@ -1,7 +1,7 @@
 """Run shapecheck's command line in-process, in a forked child, under a time and a memory budget.
 
 ``run(argv)`` forks; the child sends its stdout and stderr to files, caps its address space
-(``RLIMIT_AS``: what it has mapped at the fork plus ``memory_mb``) and calls ``shapecheck.cli.main(argv)``;
+(``RLIMIT_AS``: what it has mapped at the fork plus ``memory_mb``) and calls ``shapecheck.cli.main.main(argv)``;
 the parent waits up to ``seconds`` and kills the child past that. The child inherits everything the parent
 has imported (torch, z3), so a run costs a fork, not an interpreter start.
 
@@ -55,7 +55,7 @@ def _child(argv: list[str], out: int, err: int, memory_mb: int, cwd: Path) -> No
         sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8", write_through=True)
         limit = _mapped_bytes() + memory_mb * (1 << 20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        from shapecheck.cli import main
+        from shapecheck.cli.main import main
 
         try:
             main(argv)

@@ -292,12 +292,12 @@ def test_max_cases_on_every_command(warm, tmp_path):
 
 
 def test_an_internal_error_is_exit_4_and_asks_for_a_report(warm, tmp_path, monkeypatch):
-    import shapecheck.contract
+    import shapecheck.contract.load
 
     def broken(*args, **kwargs):
         raise RuntimeError("a broken invariant")
 
-    monkeypatch.setattr(shapecheck.contract, "load_contract", broken)
+    monkeypatch.setattr(shapecheck.contract.load, "load_contract", broken)
     o = run(["contract", "check", str(ROWS.file)])
     assert o.code == 4 and "please report" in o.stderr and "RuntimeError: a broken invariant" in o.stderr, o
     assert "Traceback" not in o.stderr and len(o.stderr.strip().splitlines()) == 1, o

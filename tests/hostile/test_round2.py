@@ -112,7 +112,7 @@ def test_absurd_shards_are_refused_at_once(warm, shard):
 
 
 def test_more_shards_than_contracts_is_quick_and_each_contract_runs_once():
-    from shapecheck.gate import assign_shards
+    from shapecheck.ci.gate import assign_shards
 
     weights = [(f"c{i}", i % 7) for i in range(30)]
     small = assign_shards(weights, 30)

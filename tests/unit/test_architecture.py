@@ -1,105 +1,129 @@
-"""The package's dependency direction, pinned: no import cycles (lazy imports included), torch internals only
-in the compatibility module, torch and z3 loaded only where they are needed, and the public API."""
+"""The package's layout, pinned: stage folders in one layer order (``bench/structure.py``'s ``LAYERS``), every
+import pointing down it and none in a cycle, counting imports inside functions, under ``TYPE_CHECKING`` and of a
+package's ``__init__``; no private name crossing a folder; torch internals only in ``_torch/``; torch and z3
+loaded only where they are needed; the public API; the size limits.
+
+The import walk is ``bench/structure.py``'s (which prints the same figures); the first tests below show it sees
+each kind of edge on a package made for the purpose."""
 
 import ast
+import importlib.util
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import ROOT
 
-PKG = ROOT / "shapecheck"
-MODULES = {p.stem: p for p in PKG.glob("*.py")}
+_spec = importlib.util.spec_from_file_location("_bench_structure", ROOT / "bench" / "structure.py")
+S = sys.modules["_bench_structure"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(S)
+
+MODULES = S.walk(ROOT)
 #: the modules that may import torch or z3 when they load (everything else defers it to a function body)
-#: the compatibility layer: the only modules that touch torch internals (``_compat`` and its parts, which build
-#: on it and nothing above it)
-COMPAT = {"_compat", "_compat_static", "_compat_audit", "_compat_schema"}
-LOADS_TORCH = set(COMPAT)
-LOADS_Z3 = {"solver"}
-#: what the compatibility module may build on: nothing above it
-COMPAT_MAY_IMPORT = {"errors", "expr", "findings", "rules"}
+LOADS_TORCH = {name for name in MODULES if name.split(".")[0] == "_torch"}
+LOADS_Z3 = {"logic.solver"}
+#: torch internals: only the compatibility layer names them
+TORCH_INTERNALS = ("torch._", "torch.fx.experimental", "torch.utils._")
 
 
-def imports(path: Path) -> tuple[set[str], set[str], set[str]]:
-    """(package modules imported when the module loads, package modules imported inside functions, external
-    top-level names imported when it loads). ``if TYPE_CHECKING:`` blocks do not count."""
-    eager, lazy, external = set(), set(), set()
-
-    def visit(node: ast.AST, in_function: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and getattr(child.test, "id", "") == "TYPE_CHECKING":
-                continue
-            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-            if isinstance(child, ast.ImportFrom) and child.level == 1:
-                names = [child.module.split(".")[0]] if child.module else [a.name for a in child.names]
-                (lazy if in_function else eager).update(n for n in names if n in MODULES)
-            elif isinstance(child, ast.ImportFrom) and child.level == 0 and not in_function:
-                external.add(child.module)
-            elif isinstance(child, ast.Import) and not in_function:
-                external.update(a.name for a in child.names)
-            visit(child, nested)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")), False)
-    return eager, lazy, external
+# ---------------------------------------------------------------------------------------------------------
+# The walk sees every kind of edge
 
 
-GRAPH = {name: imports(path) for name, path in MODULES.items()}
+def _package(tmp_path: Path, files: dict[str, str]) -> dict:
+    for rel, text in {"__init__.py": "", **files}.items():
+        path = tmp_path / "shapecheck" / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for folder in {Path(rel).parts[0] for rel in files if "/" in rel}:
+        init = tmp_path / "shapecheck" / folder / "__init__.py"
+        if not init.exists():
+            init.write_text("", encoding="utf-8")
+    return S.walk(tmp_path)
 
 
-def test_no_import_cycles_lazy_imports_included():
-    edges = {m: (eager | lazy) - {m} for m, (eager, lazy, _) in GRAPH.items()}
-    state: dict[str, int] = {}
-    stack: list[str] = []
+def test_the_walk_counts_lazy_type_checking_and_package_init_imports(tmp_path):
+    modules = _package(tmp_path, {
+        "_version.py": "",
+        "logic/expr.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..contract.model import C\n",
+        "contract/model.py": "from ..logic import expr as E\n\ndef f():\n    from ..cli import run\n",
+        "cache/key.py": "def g():\n    from .. import __version__\n",
+        "cli/__init__.py": "from .main import run as run\n",
+        "cli/main.py": "import shapecheck.logic.expr\n",
+    })
+    edges = {name: {k: set(m.edges[k]) for k in S.KINDS} for name, m in modules.items()}
+    assert edges["logic.expr"]["type_checking"] == {"contract.model"}
+    assert edges["contract.model"] == {"eager": {"logic.expr"}, "lazy": {"cli"}, "type_checking": set()}
+    assert edges["cache.key"]["lazy"] == {"__init__"}
+    assert edges["cli"]["eager"] == {"cli.main"} and edges["cli.main"]["eager"] == {"logic.expr"}
+    assert S.cycles(S.graph(modules)) == [["cli", "cli.main", "contract.model", "logic.expr"]]
+    assert S.cycles(S.graph(modules, ("eager", "lazy"))) == []  # the TYPE_CHECKING import closes it
+    assert {(m, t) for m, _, t, _ in S.upward(modules)} == {("logic.expr", "contract.model"),
+                                                              ("contract.model", "cli"), ("cache.key", "__init__")}
 
-    def walk(m: str) -> None:
-        state[m] = 1
-        stack.append(m)
-        for n in sorted(edges[m]):
-            if state.get(n) == 1:
-                pytest.fail("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
-            if n not in state:
-                walk(n)
-        stack.pop()
-        state[m] = 2
 
-    for m in sorted(edges):
-        if m not in state:
-            walk(m)
+def test_the_walk_sees_private_names_crossing_a_folder(tmp_path):
+    modules = _package(tmp_path, {
+        "logic/expr.py": "def _children(n):\n    return ()\n\ndef _own():\n    pass\n",
+        "logic/simplify.py": "from .expr import _own\n",
+        "contract/model.py": "from ..logic import expr as E\nfrom ..logic.expr import _own\n\n"
+                             "def f(n):\n    return E._children(n)\n",
+    })
+    assert sorted((m, t, n) for m, _, t, n in (p for p in S.figures(tmp_path)["private"])) == [
+        ("contract.model", "logic.expr", "_children"), ("contract.model", "logic.expr", "_own")]
+    assert not modules["logic.simplify"].private  # within a folder it is the folder's own business
 
 
-def test_torch_internals_only_in_the_compat_module():
-    for name, path in MODULES.items():
-        if name in COMPAT:
+# ---------------------------------------------------------------------------------------------------------
+# The package
+
+
+def test_every_module_lies_in_a_layer():
+    unplaced = sorted(name for name, m in MODULES.items() if S.layer_of(m.box) is None)
+    assert not unplaced, f"modules in no layer of bench/structure.py's LAYERS: {unplaced}"
+
+
+def test_no_import_points_up_the_layers():
+    found = [f"shapecheck/{m.replace('.', '/')}.py:{line} imports {t} ({kind})" for m, kind, t, line in S.upward(MODULES)]
+    assert not found, "imports of a later layer:\n" + "\n".join(found)
+
+
+def test_no_import_cycle_lazy_and_type_checking_imports_included():
+    assert S.cycles(S.graph(MODULES)) == []
+
+
+def test_no_private_name_crosses_a_folder():
+    found = [f"{m}:{line} uses {t}.{n}" for m, line, t, n in S.figures(ROOT)["private"]]
+    assert not found, "private names used from another folder (make them public or move them):\n" + "\n".join(found)
+
+
+def test_torch_internals_only_in_the_torch_folder():
+    for name, m in MODULES.items():
+        if name.split(".")[0] == "_torch":
             continue
-        text = path.read_text(encoding="utf-8")
-        tree = ast.parse(text)
-        for node in ast.walk(tree):
-            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
+        for node in ast.walk(ast.parse(m.path.read_text(encoding="utf-8"))):
+            mods = [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else \
                 [a.name for a in node.names] if isinstance(node, ast.Import) else []
             for mod in mods:
-                private = mod.startswith(("torch._", "torch.fx.experimental", "torch.utils._"))
-                assert not private, f"shapecheck/{name}.py imports {mod}: torch internals go through _compat"
+                assert not mod.startswith(TORCH_INTERNALS), f"{m.path} imports {mod}: torch internals go through _torch/"
 
 
 def test_torch_and_z3_load_only_where_allowed():
-    for name, (_, _, external) in GRAPH.items():
-        roots = {e.split(".")[0] for e in external if e}
+    for name, m in MODULES.items():
+        roots = {e.split(".")[0] for e in m.external}
         if name not in LOADS_TORCH:
-            assert "torch" not in roots, f"shapecheck/{name}.py imports torch when it loads"
+            assert "torch" not in roots, f"{m.path} imports torch when it loads"
         if name not in LOADS_Z3:
-            assert "z3" not in roots, f"shapecheck/{name}.py imports z3 when it loads"
-
-
-@pytest.mark.parametrize("name", sorted(COMPAT))
-def test_compat_imports_nothing_above_it(name):
-    eager, lazy, _ = GRAPH[name]
-    assert (eager | lazy) <= COMPAT_MAY_IMPORT | COMPAT, (eager | lazy) - COMPAT_MAY_IMPORT - COMPAT
+            assert "z3" not in roots, f"{m.path} imports z3 when it loads"
 
 
 @pytest.mark.parametrize("code", [
-    "import shapecheck.ci_report, shapecheck.rules, shapecheck.findings, shapecheck.report",
+    "import shapecheck.render.ci, shapecheck.render.text, shapecheck.render.runtime, shapecheck.render.audit",
+    "import shapecheck.cli",
     "from shapecheck.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
     "from shapecheck.cli import main\ntry:\n    main(['gate', '--help'])\nexcept SystemExit:\n    pass",
 ])
@@ -108,6 +132,14 @@ def test_renderers_and_help_load_neither_torch_nor_z3(code):
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.strip().splitlines()[-1] == "[]", res.stdout
+
+
+def test_every_folder_ships_in_the_wheel():
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {"shapecheck." + str(p.parent.relative_to(ROOT / "shapecheck")).replace("/", ".")
+               for p in (ROOT / "shapecheck").rglob("__init__.py") if p.parent != ROOT / "shapecheck"}
+    assert folders <= listed, f"subpackages missing from pyproject.toml's packages: {sorted(folders - listed)}"
+    assert {"shapecheck", "shapecheck.contracts", "metal_ref"} <= listed
 
 
 PUBLIC = ["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options", "RULES",
@@ -121,11 +153,13 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
     import shapecheck
 
     assert shapecheck.__all__ == sorted(PUBLIC)
-    homes = {"verify_op": "verify", "explore_op": "verify", "Options": "verify", "fuzz_test": "pytest_entry",
-             "fuzz_given": "pytest_entry", "load_contract": "contract", "Contract": "contract", "Report": "report",
-             "Verdict": "findings", "Violation": "findings", "SourceLoc": "findings", "RULES": "rules",
-             "Rule": "rules", "ContractError": "errors", "ShapecheckError": "errors", "UserError": "errors",
-             "Function": "sources", "Installed": "sources", "MetaSource": "sources", "KernelSource": "sources"}
+    homes = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
+             "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.load",
+             "Contract": "contract.model", "Report": "result.report", "Verdict": "findings", "Violation": "findings",
+             "SourceLoc": "findings", "RULES": "rules", "Rule": "rules", "ContractError": "errors",
+             "ShapecheckError": "errors", "UserError": "errors", "Function": "kernel.sources",
+             "Installed": "kernel.sources", "MetaSource": "kernel.sources", "KernelSource": "kernel.sources",
+             "__version__": "_version"}
     for name, module in homes.items():
         assert getattr(shapecheck, name) is getattr(importlib.import_module(f"shapecheck.{module}"), name), name
     with pytest.raises(AttributeError):
@@ -139,17 +173,45 @@ def test_import_shapecheck_loads_neither_torch_nor_z3():
     assert res.stdout.strip() == "[]", res.stderr[-2000:]
 
 
-#: the one exemption: the expression parser reads best as one class
-LONG_ALLOWED = {("expr", "_Parser")}
-
-
 def test_modules_and_their_functions_stay_small():
-    """Every module under 600 lines; no function or class over about 80 lines (85 allowed) but the parser."""
-    for name, path in MODULES.items():
-        text = path.read_text(encoding="utf-8")
-        assert len(text.splitlines()) < 600, f"shapecheck/{name}.py has {len(text.splitlines())} lines"
-        for node in ast.walk(ast.parse(text)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                    and (name, node.name) not in LONG_ALLOWED:
-                length = node.end_lineno - node.lineno + 1
-                assert length <= 85, f"shapecheck/{name}.py: {node.name} has {length} lines"
+    """Every module under 600 lines; no function over 80 lines (``def`` to its last line, nested ones too), but
+    the expression parser's (``S.LONG_ALLOWED``). Classes may be long."""
+    big = [f"{m.path}: {m.lines} lines" for m in MODULES.values() if m.lines >= S.MAX_MODULE]
+    assert not big, big
+    long = [f"shapecheck/{m.replace('.', '/')}.py:{line} {fn}: {n} lines" for m, fn, line, n in S.long_functions(MODULES)]
+    assert not long, long
+
+
+# ---------------------------------------------------------------------------------------------------------
+# docs/architecture.md: the map a newcomer reads
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def test_architecture_md_names_only_files_that_exist():
+    """Every ``shapecheck/...`` path it names exists, and every bare ``x.py`` in a layer-map row (``folder/`` in
+    the first column) exists in that folder."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    named = set(re.findall(r"shapecheck/[\w/]+(?:\.py)?/?", text))
+    assert named, "docs/architecture.md names no file"
+    missing = sorted(p for p in named if not (ROOT / p.rstrip("/")).exists())
+    for row in re.findall(r"^\| `(\w+)/` \| (.*) \|$", text, flags=re.M):
+        folder, what = row
+        missing += [f"shapecheck/{folder}/{f}" for f in re.findall(r"`(\w+\.py)`", what)
+                    if not (ROOT / "shapecheck" / folder / f).exists()]
+    for other in re.findall(r"`((?:prove|contract|kernel|trace|result|render|runtime|audit|ci|cli)/\w+\.py)`", text):
+        if not (ROOT / "shapecheck" / other).exists():
+            missing.append(f"shapecheck/{other}")
+    top = re.search(r"^\| (`errors\.py`.*?) \|", text, flags=re.M).group(1)
+    missing += [f for f in re.findall(r"`(\w+\.py)`", top) if not (ROOT / "shapecheck" / f).exists()]
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+def test_architecture_md_maps_every_folder_in_layer_order():
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)/` \|", text, flags=re.M)
+    folders = [boxes[0] for name, boxes in S.LAYERS if name not in ("foundation", "entry")]
+    assert rows == folders, "docs/architecture.md's layer map differs from bench/structure.py's LAYERS"
+    on_disk = sorted(p.parent.name for p in (ROOT / "shapecheck").glob("*/__init__.py"))
+    assert sorted(rows) == on_disk

@@ -29,7 +29,7 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def library():
-    from shapecheck.audit import run_audit
+    from shapecheck.audit.run import run_audit
 
     return {r["op"]: r for r in run_audit(("auditex::*",), (LIBRARY,), jobs=1).records}
 
@@ -46,7 +46,7 @@ def test_every_op_of_an_imported_library_is_audited(library):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_class_is_found_at_its_line_with_real_points(name, library):
-    from shapecheck.audit_classify import CLASSES
+    from shapecheck.audit.classify import CLASSES
 
     rec = library[f"auditex::{name}.default"]
     cls, text = EXPECTED[name]
@@ -70,8 +70,8 @@ def test_a_relation_the_op_demands_is_an_inferred_requires_not_a_finding(library
 
 
 def test_the_seed_regression_is_a_constant_comparison_at_its_line_with_no_contract():
-    from shapecheck.audit import audit_op
-    from shapecheck.sources import MetaSource
+    from shapecheck.audit.run import audit_op
+    from shapecheck.kernel.sources import MetaSource
 
     rec = audit_op(f"{SDPA_MPS}.default", MetaSource(str(KERNELS / "regressed_registrations.py")))
     found = {f["expr"]: f for f in rec["findings"]}
@@ -90,14 +90,14 @@ def test_the_seed_regression_is_a_constant_comparison_at_its_line_with_no_contra
     ("L % 8 == 0", "modulo"), ("L // 16 == S", "modulo"), ("max(1, L) != 1", "zero-one"),
 ])
 def test_a_guard_is_classified_by_its_form(text, cls):
-    from shapecheck import expr as E
-    from shapecheck.audit_classify import classify_guard
+    from shapecheck.audit.classify import classify_guard
+    from shapecheck.logic import expr as E
 
     assert classify_guard(E.parse(text)) == cls
 
 
 def _audit_cli(*args: str) -> tuple[int, str, str]:
-    from shapecheck.cli import main
+    from shapecheck.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     code = 0
@@ -145,7 +145,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch):
 
 
 def test_shards_split_the_op_list_without_overlap():
-    from shapecheck.audit import run_audit
+    from shapecheck.audit.run import run_audit
 
     runs = [run_audit(("auditex::*",), (LIBRARY,), jobs=1, shard=(k, 3)) for k in (1, 2, 3)]
     ops = [r["op"] for run in runs for r in run.records]
@@ -153,9 +153,9 @@ def test_shards_split_the_op_list_without_overlap():
 
 
 def test_schema_inputs_name_each_dim_after_its_argument_and_axis():
-    from shapecheck import _compat as C
-    from shapecheck.audit_inputs import from_schema
-    from shapecheck.target import installed_kernel
+    from shapecheck._torch import core as C
+    from shapecheck.audit.inputs import from_schema
+    from shapecheck.kernel.load import installed_kernel
 
     inputs = from_schema("aten::mm.default", C.resolve_op("aten::mm.default"), installed_kernel("aten::mm").fn)
     assert [d for d, _ in inputs.dims()] == ["self_0", "self_1", "mat2_0", "mat2_1"]
@@ -170,8 +170,8 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
 
     import torch
 
-    from shapecheck import _compat_audit as CA
-    from shapecheck.audit import audit_op
+    from shapecheck._torch import audit as CA
+    from shapecheck.audit.run import audit_op
 
     sample = types.SimpleNamespace(input=torch.zeros(2, 5), args=(torch.zeros(5, 7),), kwargs={})
     info = types.SimpleNamespace(name="mm", aten_name="mm", sample_inputs=lambda device, dtype, requires_grad: [sample])
@@ -183,7 +183,7 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
 
 def test_records_do_not_depend_on_jobs(library):
     """Forked workers give the same records as one process (timings aside)."""
-    from shapecheck.audit import run_audit
+    from shapecheck.audit.run import run_audit
 
     forked = {r["op"]: r for r in run_audit(("auditex::*",), (LIBRARY,), jobs=2).records}
 
@@ -203,7 +203,7 @@ def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
     mm = (tmp_path / "aten" / "mm.default.toml").read_text(encoding="utf-8")
     assert 'requires = ["self_1 == mat2_0"]' in mm and 'outputs = ["(self_0, mat2_1)"]' in mm
     assert 'when = "x_0 != 1"' in (tmp_path / "auditex" / "zero_one.default.toml").read_text(encoding="utf-8")
-    from shapecheck.cli import main
+    from shapecheck.cli.main import main
 
     with pytest.raises(SystemExit) as done, contextlib.redirect_stdout(io.StringIO()):
         main(["verify", "op", "aten::mm", "--contract", str(tmp_path / "aten" / "mm.default.toml"), "-j", "1"])
@@ -217,8 +217,8 @@ def test_a_guard_and_its_negation_have_one_class(op):
     from hypothesis import given
     from hypothesis import strategies as st
 
-    from shapecheck import expr as E
-    from shapecheck.audit_classify import classify_guard
+    from shapecheck.audit.classify import classify_guard
+    from shapecheck.logic import expr as E
 
     @given(st.integers(min_value=-3, max_value=40), st.sampled_from(["x", "x * y", "max(1, x)"]))
     def check(c, left):
@@ -238,8 +238,8 @@ def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
 
     import torch
 
-    from shapecheck import _compat_audit as CA
-    from shapecheck.audit import audit_op
+    from shapecheck._torch import audit as CA
+    from shapecheck.audit.run import audit_op
 
     sample = types.SimpleNamespace(input=torch.zeros(2, 3), args=((6,),), kwargs={})
     info = types.SimpleNamespace(name="view", aten_name="view",
@@ -270,8 +270,8 @@ def meta_mm(a, b):
 def test_an_ops_record_comes_from_the_cache_until_its_kernel_or_a_helper_changes(tmp_path, monkeypatch):
     """The per-op cache: the same record (but for ``cached``), answered while the kernel and the helpers it
     reaches are unchanged; an edited helper misses; ``cache=False`` neither reads nor writes."""
-    from shapecheck.audit import AuditOptions, audit_op
-    from shapecheck.sources import MetaSource
+    from shapecheck.audit.run import AuditOptions, audit_op
+    from shapecheck.kernel.sources import MetaSource
 
     monkeypatch.setenv("SHAPECHECK_CACHE", "1")
     monkeypatch.setenv("SHAPECHECK_CACHE_DIR", str(tmp_path / "cache"))

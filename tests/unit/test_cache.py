@@ -11,8 +11,8 @@ from typing import TypedDict
 
 import pytest
 
-from shapecheck import cache as R
-from shapecheck import cache_key as K
+from shapecheck.cache import key as K
+from shapecheck.cache import store as R
 from tests.conftest import ROOT, SDPA_CONTRACT, SDPA_MPS
 
 CASE = "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false"
@@ -104,7 +104,7 @@ def test_moving_the_kernel_misses_only_where_reports_show_its_lines(toy):
 
 
 def test_the_installed_kernel_is_fingerprinted_in_torchs_file():
-    from shapecheck import _compat as C
+    from shapecheck._torch import core as C
 
     fn = C.kernel_function(C.resolve_op(SDPA_MPS))
     deps, complete = K.kernel_dependencies(fn)
@@ -241,7 +241,7 @@ def _cli(*args, cwd=ROOT):
     import contextlib
     import io
 
-    from shapecheck.cli import main
+    from shapecheck.cli.main import main
 
     out = io.StringIO()
     old = Path.cwd()
@@ -326,7 +326,7 @@ def test_config_key_turns_the_cache_off(cache_dir, tmp_path):
 
 def _report(verdict):
     from shapecheck.findings import Verdict
-    from shapecheck.report import Report
+    from shapecheck.result.report import Report
 
     return Report(SDPA_MPS, str(SDPA_CONTRACT), "k", Verdict(verdict), [], [], 1.0, "2.13.0")
 
@@ -350,11 +350,11 @@ def test_inconclusive_results_are_not_stored(cache_dir, sdpa_contract):
 def test_an_entry_ends_after_the_earliest_suppression_expiry_still_ahead(cache_dir, sdpa_contract, monkeypatch):
     from dataclasses import replace
 
-    from shapecheck.contract_spec import Suppression
+    from shapecheck.contract.spec import Suppression
 
     sups = [Suppression("SC001", "r", expires="2026-01-01"), Suppression("SC001", "r", expires="2031-06-01"),
             Suppression("SC002", "r", expires="2030-03-01"), Suppression("SC002", "r")]
-    monkeypatch.setattr("shapecheck.suppressions.today", lambda: "2028-01-01")
+    monkeypatch.setattr("shapecheck.contract.suppressions.today", lambda: "2028-01-01")
     assert R.verify_store({"k": 2}, replace(sdpa_contract, suppressions=sups), _Kernel(), _report("pass"))
     assert R.lookup("verify", {"k": 2}, R.VerifyEntry, today="2030-03-01") is not None
     assert R.lookup("verify", {"k": 2}, R.VerifyEntry, today="2030-03-02") is None
@@ -362,7 +362,7 @@ def test_an_entry_ends_after_the_earliest_suppression_expiry_still_ahead(cache_d
 
 def _probe(*args, cwd=ROOT):
     """A fresh process running the command line: (stdout, [torch, z3, sympy: those it imported], exit code)."""
-    probe = ("import sys\nfrom shapecheck.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+    probe = ("import sys\nfrom shapecheck.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
              "    print(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules), e.code, file=sys.stderr)\n")
     res = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True, cwd=cwd,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)

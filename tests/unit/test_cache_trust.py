@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck import cache as R
-from shapecheck import cache_key as K
+from shapecheck.cache import key as K
+from shapecheck.cache import store as R
 from tests.conftest import ROOT, SDPA_MPS
 from tests.unit.test_cache import CASE, KERNEL, _cli, _hits, _verify
 
@@ -44,7 +44,7 @@ def test_a_planted_pickle_runs_no_code(cache_dir, tmp_path):
     assert R.store("t", {"a": 1}, (), {"x": [1]}, Rec)
     entry = _entry(cache_dir)
     marker = tmp_path / "pwned"
-    # the 2026 attack: protocol 4 resolves dotted names, so ("shapecheck.cache_key", "os.system") passed the old check
+    # the 2026 attack: protocol 4 resolves dotted names, so ("shapecheck.cache.key", "os.system") passed the old check
     payload = (b"\x80\x04\x95" + b"\x00" * 8 + b"\x8c\x15shapecheck.cache_key\x94\x8c\tos.system\x94\x93\x94"
                + b"\x8c" + bytes([len(f"touch {marker}")]) + f"touch {marker}".encode() + b"\x94\x85\x94R\x94.")
     entry.write_bytes(payload)

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from shapecheck import config
-from shapecheck.cli import cli, main
+from shapecheck.cli.main import cli, main
 from shapecheck.errors import UserError
 
 
@@ -131,7 +131,7 @@ def test_contract_directories_with_a_nul_character_are_bad_input(tmp_path):
 
 
 def test_an_error_message_is_one_line_whatever_it_quotes():
-    from shapecheck.cli import _one_line
+    from shapecheck.cli.main import _one_line
 
     for text in ("a\nb", "a\x1eb", "a\u2028b", "a\x0bb\x0cc\x1cd\x1de\x85f\u2029g\rh"):
         assert len(_one_line(f"file {text}: bad").splitlines()) == 1

@@ -1,6 +1,7 @@
 import pytest
 
-from shapecheck.contract import load_contract, normalize_op
+from shapecheck.contract.find import normalize_op
+from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
 from tests.conftest import SDPA_CONTRACT, run_cli
 

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shapecheck import expr as E
-from shapecheck.cli import main
-from shapecheck.contract import load_contract
+from shapecheck.cli.main import main
+from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
 
 CAT = """
 schema = 1
@@ -184,14 +184,14 @@ def test_torch_export_takes_a_tensor_list_and_agrees(tmp_path):
 def test_concrete_arguments_of_a_tensor_list_follow_each_element_shape(tmp_path):
     import torch
 
-    from shapecheck.arguments import make_arguments
+    from shapecheck.trace.arguments import make_arguments
 
     c = load_contract(write(tmp_path, CAT.format(out="(B, L1 + L2 + L3, D)")))
     case = next(c.cases())
     args = make_arguments(case, {"B": 2, "L1": 0, "L2": 3, "L3": 1, "D": 5})
     assert [tuple(t.shape) for t in args["tensors"]] == [(2, 0, 5), (2, 3, 5), (2, 1, 5)]
     assert all(t.dtype == torch.float32 for t in args["tensors"]) and args["dim"] == 1
-    from shapecheck.examples import Example
+    from shapecheck.search.examples import Example
 
     ex = Example(case, (("B", 2), ("L1", 0), ("L2", 3), ("L3", 1), ("D", 5)), 0)
     assert ex.shape("tensors[1]") == (2, 3, 5) and ex.shape("tensors") is None
@@ -200,7 +200,7 @@ def test_concrete_arguments_of_a_tensor_list_follow_each_element_shape(tmp_path)
 def test_drawn_examples_of_a_tensor_list_meet_the_contract_on_the_real_op(tmp_path):
     import torch
 
-    from shapecheck.strategies import inputs
+    from shapecheck.search.strategies import inputs
 
     c = load_contract(write(tmp_path, CAT.format(out="(B, L1 + L2 + L3, D)")))
     out = c.paths[0].outputs[0]

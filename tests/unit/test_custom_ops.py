@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from shapecheck.registrations import find_registration
+from shapecheck.kernel.registrations import find_registration
 from tests.conftest import run_cli
 
 OPS = textwrap.dedent('''

@@ -6,12 +6,12 @@ import tomllib
 
 import pytest
 
-from shapecheck.contract import load_contract
-from shapecheck.contract_spec import ARG_KINDS
-from shapecheck.draft import draft_contract, plan_arg
+from shapecheck.audit.schema_draft import draft_contract, plan_arg
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.spec import ARG_KINDS
 from shapecheck.errors import UserError
-from shapecheck.target import installed_kernel
-from shapecheck.verify import Options, verify_contract
+from shapecheck.kernel.load import installed_kernel
+from shapecheck.prove.verify import Options, verify_contract
 from tests.conftest import run_cli
 
 

@@ -4,8 +4,8 @@ raises), without any layout in the contract."""
 
 import pytest
 
-from shapecheck.fuzz import FuzzOptions, fuzz_op
-from shapecheck.runtime import EagerReference, MetalReference, outputs_differ, reference_for
+from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+from shapecheck.runtime.reference import EagerReference, MetalReference, outputs_differ, reference_for
 from tests.conftest import ROOT, SDPA_MPS, run_cli
 from tests.kernels.permuted_ops import CONTRACT
 
@@ -74,8 +74,8 @@ def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_i
 
 
 def test_ref_check_compares_every_output_with_the_meta_kernel(permuted):
-    from shapecheck.contract import load_contract
-    from shapecheck.refcheck import ref_check
+    from shapecheck.contract.load import load_contract
+    from shapecheck.runtime.refcheck import ref_check
 
     bad = ref_check(load_contract(permuted / "heads_first.toml"), examples=6, seed=0)
     assert bad.verdict == "fail" and {f.code for f in bad.findings} == {"SC015"}

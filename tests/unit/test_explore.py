@@ -6,11 +6,11 @@ import sys
 import pytest
 
 import shapecheck
-from shapecheck import expr as E
-from shapecheck.contract import bind_case
+from shapecheck.contract.model import bind_case
 from shapecheck.findings import Verdict
-from shapecheck.solver import Bounds, Outcome, Solver
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.logic.solver import Bounds, Outcome, Solver
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS, ROOT, SDPA_MPS, run_cli
 
 K = KERNELS / "sdpa_kernels.py"
@@ -91,7 +91,7 @@ def test_seed_reproduced_exactly_both_ways():
     import torch
     from seed_export import export_dynamic
 
-    from shapecheck import _compat as C
+    from shapecheck._torch import core as C
     from tests.kernels.sdpa_kernels import regressed
 
     op = torch.ops.aten._scaled_dot_product_attention_math_for_mps.default
@@ -149,7 +149,7 @@ def test_export_failures_caused_by_shapecheck_are_recognised_in_the_chain():
     """dynamo wraps what a traced function raises; an error of shapecheck's own argument filling must still
     be found (and raised), never read as "export failed"."""
     from shapecheck.errors import InternalError
-    from shapecheck.export_check import _shapecheck_error
+    from shapecheck.prove.export import _shapecheck_error
 
     ours = InternalError("filling failed")
     try:

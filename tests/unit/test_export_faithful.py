@@ -2,10 +2,10 @@
 installed for custom ops too, a sample of passing cases over every choice value, and explanations only
 where their cause is established."""
 
-from shapecheck import export_check as X
-from shapecheck.contract import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
-from shapecheck.verify import Options, export_sample, make_solver, verify_op
+from shapecheck.prove import export as X
+from shapecheck.prove.verify import Options, export_sample, make_solver, verify_op
 from tests.conftest import KERNELS, ROOT
 
 ATEN = ROOT / "contracts" / "aten"

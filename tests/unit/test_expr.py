@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shapecheck import expr as E
 from shapecheck.errors import ExprError
+from shapecheck.logic import expr as E
 
 
 def test_parses_the_issue_examples():

@@ -10,11 +10,12 @@ from functools import cache
 import pytest
 import torch
 
-from shapecheck import expr as E
-from shapecheck import suppressions
-from shapecheck.contract import bind_case, load_contract
+from shapecheck.contract import suppressions
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.model import bind_case
 from shapecheck.findings import Verdict
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import ROOT
 
 CONTRACTS = ROOT / "contracts" / "aten"

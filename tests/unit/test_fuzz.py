@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import settings
 
-from shapecheck.cli import cli, main
-from shapecheck.fuzz import FuzzOptions, MetaShapeFailure, check_examples, fuzz_op
+from shapecheck.cli.main import cli, main
+from shapecheck.prove.verify import Options, verify_op
 from shapecheck.pytest_entry import fuzz_given, fuzz_test
-from shapecheck.strategies import Example
-from shapecheck.verify import Options, verify_op
+from shapecheck.runtime.fuzz import FuzzOptions, MetaShapeFailure, check_examples, fuzz_op
+from shapecheck.search.strategies import Example
 from tests.conftest import KERNELS, SDPA_MPS
 from tests.unit.test_strategies import toy_contract_file
 
@@ -172,7 +172,7 @@ def test_collection_does_no_work_names_read_well_and_failures_lead_with_the_find
     out = subprocess.run([*run, "-q", "-k", "wrong"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert out.returncode == 1, out.stdout + out.stderr
     errors = [line for line in out.stdout.splitlines() if line.startswith("E ")]
-    assert errors and errors[0].startswith("E       shapecheck.fuzz_report.MetaShapeFailure: meta-shape (SC002)")
+    assert errors and errors[0].startswith("E       shapecheck.runtime.fuzz_report.MetaShapeFailure: meta-shape (SC002)")
     frames = [line for line in out.stdout.splitlines() if ".py:" in line and ": in " in line]
     assert not any("shapecheck/" in line for line in frames), frames  # no traceback entry inside shapecheck
     assert len(out.stdout.splitlines()) < 60  # (Hypothesis adds a reproduce_failure blob under CI)

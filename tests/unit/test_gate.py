@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from shapecheck.errors import ContractError, UserError
-from shapecheck.sources import MetaSource
+from shapecheck.kernel.sources import MetaSource
 from tests.conftest import KERNELS, ROOT, SDPA_CONTRACT, SDPA_MPS, run_cli
 
 REGRESSED = KERNELS / "regressed_registrations.py"
@@ -41,7 +41,7 @@ def small_contract(path: Path, extra: str = "", **choices: str) -> Path:
 
 
 def gate_run(paths, **kw):
-    from shapecheck.gate import GateOptions, run_gate
+    from shapecheck.ci.gate import GateOptions, run_gate
 
     return run_gate([str(p) for p in paths], GateOptions(**kw), cwd=ROOT)
 
@@ -93,7 +93,7 @@ def comparable(report: dict) -> dict:
 
 
 def test_gate_over_the_shipped_contracts_passes(tmp_path):
-    from shapecheck.contract import discover, shipped_contracts_dir
+    from shapecheck.contract.find import discover, shipped_contracts_dir
 
     out = tmp_path / "gate.json"
     res = run_cli("gate", "--json", out)
@@ -167,7 +167,7 @@ def test_bad_input_exits_2_and_names_the_file(tmp_path):
 
 
 def test_assign_shards_is_deterministic_balanced_and_total():
-    from shapecheck.gate import assign_shards
+    from shapecheck.ci.gate import assign_shards
 
     weights = [(f"c{i}.toml", w) for i, w in enumerate([108, 12, 36, 1, 7, 7, 50, 3])]
     for n in (1, 2, 3, 8, 11):
@@ -200,7 +200,7 @@ def test_all_shards_together_equal_one_full_run(tmp_path):
             verdicts.append(shard.exit_code)
         assert got == want
         assert max(verdicts) == full.exit_code
-    from shapecheck import ci_report
+    from shapecheck.render import ci as ci_report
 
     empty = gate_run([d], source=MetaSource(str(REGRESSED)), shard=(4, 4))  # more shards than contracts
     assert empty.runs == [] and empty.exit_code == 0 and empty.total_contracts == 3
@@ -230,7 +230,7 @@ expires = "2020-01-01"
 
 
 def test_suppressions_stale_fails_expired_counts_again_matching_is_reported_apart(tmp_path):
-    from shapecheck import ci_report
+    from shapecheck.render import ci as ci_report
 
     contract = small_contract(tmp_path / "sup.toml", extra=SUPPRESS)
     # the last three [[suppress]] tables are ours (the shipped contract may hold some for other rules)
@@ -282,8 +282,8 @@ def test_a_suppression_of_a_fixed_finding_fails_the_passing_kernel(tmp_path):
 
 
 def test_default_set_is_shipped_plus_pyproject_configured(tmp_path):
-    from shapecheck.contract import discover, shipped_contracts_dir
-    from shapecheck.gate import contract_files
+    from shapecheck.ci.gate import contract_files
+    from shapecheck.contract.find import discover, shipped_contracts_dir
 
     project = tmp_path / "proj"
     small_contract(project / "shape" / "x.toml")
@@ -304,7 +304,7 @@ def test_default_set_is_shipped_plus_pyproject_configured(tmp_path):
 
 
 def test_meta_source_without_the_op_checks_the_installed_kernel_and_says_so(tmp_path):
-    from shapecheck import ci_report
+    from shapecheck.render import ci as ci_report
 
     other = tmp_path / "other_registrations.py"
     other.write_text("@register_meta([aten.some_other_op])\ndef meta_some_other_op(x):\n    return x\n")
@@ -331,7 +331,7 @@ class FakeTTY(io.StringIO):
 
 
 def test_progress_shows_on_a_terminal_after_a_second_only(monkeypatch):
-    from shapecheck.gate_cli import Progress
+    from shapecheck.cli.gate import Progress
 
     now = [0.0]
     monkeypatch.delenv("CI", raising=False)
@@ -351,7 +351,7 @@ def test_progress_shows_on_a_terminal_after_a_second_only(monkeypatch):
 
 
 def test_ci_files_call_the_gate_with_options_it_has():
-    from shapecheck.gate_cli import gate
+    from shapecheck.cli.gate import gate
 
     hook = (ROOT / ".pre-commit-hooks.yaml").read_text()
     assert "id: shapecheck-gate" in hook and "entry: shapecheck gate" in hook

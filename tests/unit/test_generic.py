@@ -1,9 +1,9 @@
 """The engine on contracts other than SDPA: a toy op with a padded output, ceil division, scalar outputs."""
 
-from shapecheck.contract import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
-from shapecheck.target import function_kernel
-from shapecheck.verify import Options, verify_contract
+from shapecheck.kernel.load import function_kernel
+from shapecheck.prove.verify import Options, verify_contract
 
 CONTRACT = """schema = 1
 op = "mylib::pad_rows"
@@ -160,8 +160,8 @@ def needs_the_int(self, size):
 def test_int_list_arguments_built_from_dims_are_symbolic(tmp_path):
     """An ints argument given by dims (a SymInt[] such as new_empty's size) reaches the kernel as SymInts:
     the installed op passes, a branch on it is a guard on L, int() on it a specialisation."""
-    from shapecheck.fuzz import FuzzOptions, prepare, run
-    from shapecheck.target import installed_kernel
+    from shapecheck.kernel.load import installed_kernel
+    from shapecheck.runtime.fuzz import FuzzOptions, prepare, run
 
     (tmp_path / "c.toml").write_text(SIZE_CONTRACT)
     (tmp_path / "k.py").write_text(SIZE_KERNELS)

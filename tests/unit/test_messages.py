@@ -5,8 +5,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shapecheck.findings import Verdict
-from shapecheck.report import render_text
-from shapecheck.verify import Options, verify_op
+from shapecheck.prove.verify import Options, verify_op
+from shapecheck.render.text import render_text
 from tests.conftest import KERNELS
 
 HIDDEN = str(KERNELS / "hidden_case.toml")
@@ -53,7 +53,7 @@ def test_restricts_only_when_the_range_shrinks():
 
 
 def test_explore_splits_one_return_line_by_output_formula_and_reports_the_break():
-    from shapecheck.verify import explore_op
+    from shapecheck.prove.verify import explore_op
 
     r = explore_op("aten::new_empty", contract=HIDDEN, meta=f"{AK}:two_formulas_behind_one_return",
                    options=Options(jobs=1, cases=("dtype=float32",), max_traces=16))
@@ -65,8 +65,8 @@ def test_explore_splits_one_return_line_by_output_formula_and_reports_the_break(
 
 
 def test_formulas_are_shown_simplified_through_one_simplifier():
-    from shapecheck import expr as E
-    from shapecheck.simplify import shown
+    from shapecheck.logic import expr as E
+    from shapecheck.logic.simplify import shown
 
     assert shown(E.parse("(H + 2 - 3 + 2 - 1) // 2 + 1")) == "H // 2 + 1"
     assert shown(E.parse("(H + 2 * 1 - 3) // 2 + 1")) == "(H - 1) // 2 + 1"
@@ -80,8 +80,8 @@ def test_formulas_are_shown_simplified_through_one_simplifier():
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-3, 3), st.integers(1, 4), st.integers(-5, 5), st.integers(-50, 50), st.integers(-50, 50))
 def test_the_simplifier_keeps_the_value(a, b, c, h, w):
-    from shapecheck import expr as E
-    from shapecheck.simplify import simplified
+    from shapecheck.logic import expr as E
+    from shapecheck.logic.simplify import simplified
 
     for text in (f"(H * {a} + {c} - W) // {b} + {c}", f"(H + {c}) % {b} * {a} + W", f"max(H + {c}, W * {a}) - {c}",
                  f"min(H, {c}) + (W - {c} + {c}) // {b}"):

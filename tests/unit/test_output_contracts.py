@@ -10,12 +10,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import expr as E
-from shapecheck.contract import load_contract
-from shapecheck.contract_outputs import dense_strides
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.outputs import dense_strides
 from shapecheck.errors import ContractError
 from shapecheck.findings import Verdict
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS
 
 ATTN = KERNELS / "output_kernels.toml"
@@ -232,7 +232,7 @@ def test_output_tables_bind_per_case():
 @pytest.mark.parametrize("sizes", [dict(B=1, H=1, L=1, S=1, E=8), dict(B=2, H=3, L=5, S=7, E=8),
                                    dict(B=3, H=2, L=1, S=4, E=16)])
 def test_cpu_flash_contract_states_the_real_kernels_dtypes_and_strides(dtype, sizes):
-    from shapecheck.contract import bind_case
+    from shapecheck.contract.model import bind_case
     from tests.conftest import ROOT
 
     c = load_contract(ROOT / "contracts" / "aten" / "_scaled_dot_product_flash_attention_for_cpu.toml")

@@ -7,10 +7,11 @@ import sys
 
 import pytest
 
-from shapecheck import parallel
 from shapecheck.errors import UserError
-from shapecheck.trace import Finished, NotApplicable
-from shapecheck.verify import Options, verify_op
+from shapecheck.kernel.sources import NotApplicable
+from shapecheck.prove.verify import Options, verify_op
+from shapecheck.trace import parallel
+from shapecheck.trace.run import Finished
 from tests.conftest import KERNELS, SDPA_MPS
 
 K = f"{KERNELS / 'sdpa_kernels.py'}"
@@ -61,7 +62,7 @@ def test_cases_the_kernel_cannot_take_cross_the_pipe_as_skips():
 
 @needs_fork
 def test_prefetch_covers_every_case(sdpa_contract):
-    from shapecheck.target import installed_kernel
+    from shapecheck.kernel.load import installed_kernel
 
     kernel = installed_kernel(sdpa_contract.op)
     cases = list(sdpa_contract.cases())[:20]
@@ -71,7 +72,7 @@ def test_prefetch_covers_every_case(sdpa_contract):
 
 
 def test_no_workers_when_they_would_not_pay(sdpa_contract):
-    from shapecheck.target import installed_kernel
+    from shapecheck.kernel.load import installed_kernel
 
     kernel = installed_kernel(sdpa_contract.op)
     cases = list(sdpa_contract.cases())
@@ -81,7 +82,7 @@ def test_no_workers_when_they_would_not_pay(sdpa_contract):
 
 @needs_fork
 def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
-    from shapecheck.target import installed_kernel
+    from shapecheck.kernel.load import installed_kernel
 
     kernel = installed_kernel(sdpa_contract.op)
     cases = list(sdpa_contract.cases())[:12]
@@ -127,7 +128,7 @@ def test_auto_jobs_is_a_positive_count():
 
 
 def test_root_wraps_not_applicable(sdpa_contract):
-    from shapecheck.target import function_kernel
+    from shapecheck.kernel.load import function_kernel
 
     kernel = function_kernel(f"{K}", "regressed")
     case = next(c for c in sdpa_contract.cases() if "enable_gqa=true" in c.id)

@@ -29,7 +29,7 @@ def not_a_file(request, tmp_path):
 
 
 def test_a_contract_reread_for_line_numbers_is_empty_when_it_is_no_longer_a_file(not_a_file):
-    from shapecheck.suppressions import contract_text, header_lines
+    from shapecheck.contract.suppressions import contract_text, header_lines
 
     start = time.monotonic()
     assert contract_text(str(not_a_file)) == "" and header_lines(str(not_a_file)) == []
@@ -37,14 +37,14 @@ def test_a_contract_reread_for_line_numbers_is_empty_when_it_is_no_longer_a_file
 
 
 def test_source_context_of_something_that_is_not_a_file_is_none(not_a_file):
-    from shapecheck.report import _context
+    from shapecheck.render.text import _context
 
     assert _context(SourceLoc(str(not_a_file), 3, "f"), 2) == []
 
 
 def test_source_context_and_suppress_lines_of_a_real_file(tmp_path):
-    from shapecheck.report import _context
-    from shapecheck.suppressions import header_lines
+    from shapecheck.contract.suppressions import header_lines
+    from shapecheck.render.text import _context
 
     path = tmp_path / "c.toml"
     path.write_text("a = 1\n[[suppress]]\nrule = 'SC001'\n  [[ suppress ]]\n")
@@ -85,8 +85,8 @@ def meta_mm(self, mat2):
 
 
 def test_a_meta_source_file_is_parsed_once_and_its_tree_is_never_changed(tmp_path):
-    from shapecheck.registrations import find_registration, read_python
-    from shapecheck.target import source_kernel
+    from shapecheck.kernel.load import source_kernel
+    from shapecheck.kernel.registrations import find_registration, read_python
 
     path = tmp_path / "regs.py"
     path.write_text(FILE)

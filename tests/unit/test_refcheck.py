@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from shapecheck.contract import load_contract
-from shapecheck.refcheck import mps_available, points_for_path, ref_check
-from shapecheck.solver import Bounds, Solver
+from shapecheck.contract.load import load_contract
+from shapecheck.logic.solver import Bounds, Solver
+from shapecheck.runtime.refcheck import mps_available, points_for_path, ref_check
 from tests.conftest import SDPA_CONTRACT, run_cli
 
 TEXT = SDPA_CONTRACT.read_text()
@@ -37,7 +37,7 @@ def test_inputs_hit_the_boundaries(sdpa_contract):
     assert {1, 8} <= {s["L"] for _, _, s in one} and 9 in {s["L"] for _, _, s in gen}
     assert 1023 in {s["S"] for _, _, s in one} and {1024} <= {s["S"] for _, _, s in two}
     assert {64, 96, 128} <= {s["E"] for _, _, s in one}
-    from shapecheck import expr as E
+    from shapecheck.logic import expr as E
 
     for case, p, sizes in one + two + gen:
         assert E.evaluate(case.domain, sizes) is True and E.evaluate(p.when, sizes) is True

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from shapecheck.registrations import find_registration
+from shapecheck.kernel.registrations import find_registration
 from tests.conftest import ROOT
 
 FILE = textwrap.dedent('''
@@ -78,9 +78,9 @@ def test_no_registration_for_another_overload_or_namespace(op):
 
 
 def _gate(meta_source: str | None):
-    from shapecheck.contract import shipped_contracts_dir
-    from shapecheck.gate import GateOptions, run_gate
-    from shapecheck.sources import from_options
+    from shapecheck.ci.gate import GateOptions, run_gate
+    from shapecheck.contract.find import shipped_contracts_dir
+    from shapecheck.kernel.sources import from_options
 
     return run_gate([str(shipped_contracts_dir())], GateOptions(source=from_options(meta_source=meta_source)),
                     cwd=ROOT)
@@ -108,7 +108,7 @@ def test_gate_on_the_installed_torchs_unmodified_file_agrees_with_the_installed_
 
 
 def installed_meta_name(op: str) -> str:
-    from shapecheck import _compat as C
+    from shapecheck._torch import core as C
 
     return C.installed_meta(C.resolve_op(op)).__name__
 

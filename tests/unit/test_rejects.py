@@ -7,11 +7,11 @@ import textwrap
 
 import pytest
 
-from shapecheck import expr as E
-from shapecheck.contract import load_contract
+from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
-from shapecheck.refcheck import ref_check
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
+from shapecheck.runtime.refcheck import ref_check
 from tests.conftest import ROOT
 
 INDEX_SELECT = ROOT / "contracts" / "aten" / "index_select.toml"

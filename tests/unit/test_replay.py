@@ -4,7 +4,7 @@ a trace holds only where that answer does; every reported counterexample is repl
 import pytest
 
 from shapecheck.findings import Verdict
-from shapecheck.verify import verify_op
+from shapecheck.prove.verify import verify_op
 from tests.conftest import KERNELS, ROOT
 
 CROSS = str(ROOT / "contracts" / "aten" / "linalg_cross.toml")
@@ -40,7 +40,7 @@ def test_a_wrong_broadcast_is_found_at_a_real_point():
 def test_a_finding_that_does_not_reproduce_is_inconclusive_not_a_violation(monkeypatch):
     """With torch's broadcasting answers ignored again (the old root cause), the analysis claims SC002 at B=1,
     Bo=2; the kernel at exactly that point returns the contract's shape, so the replay turns it into SC005."""
-    from shapecheck import _compat as C
+    from shapecheck._torch import core as C
 
     monkeypatch.setattr(C, "_LAYOUT_HELPERS", C._LAYOUT_HELPERS + (C.os.path.join(C.TORCH_DIR, "_refs"),))
     r = verify_op("aten::linalg_cross", contract=CROSS)
@@ -52,9 +52,9 @@ def test_a_finding_that_does_not_reproduce_is_inconclusive_not_a_violation(monke
 
 
 def test_replay_sees_the_reported_behaviour():
-    from shapecheck import sources
-    from shapecheck.replay import run_at
-    from shapecheck.target import load_target
+    from shapecheck.kernel import sources
+    from shapecheck.kernel.load import load_target
+    from shapecheck.prove.replay import run_at
 
     c, k = load_target("aten::linalg_cross", CROSS, sources.from_options(f"{AK}:cross_keeps_self_shape", None))
     shared = next(case for case in c.cases() if "shared" in case.id)
@@ -88,7 +88,7 @@ def _kernels():
 @pytest.mark.parametrize(("label", "op", "contract", "meta", "cases"), _kernels(), ids=[k[0] for k in _kernels()])
 def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_reproduce(label, op, contract, meta,
                                                                                          cases):
-    from shapecheck.verify import Options
+    from shapecheck.prove.verify import Options
 
     r = verify_op(op, contract=contract, meta=meta, options=Options(jobs=1, cases=cases))
     assert not [v.message for v in r.violations if "did not reproduce" in v.message]

@@ -9,13 +9,13 @@ import torch
 from hypothesis import given, settings
 
 import metal_ref
-from shapecheck import runtime
-from shapecheck.contract import load_contract
-from shapecheck.fuzz import FuzzOptions, check_examples, fuzz_op
-from shapecheck.fuzz_report import render_text
-from shapecheck.refcheck import check_point, ref_check
-from shapecheck.runtime import EagerReference, MetalReference, RuntimeReference, reference_for
-from shapecheck.strategies import cases, example_at
+from shapecheck.contract.load import load_contract
+from shapecheck.render.runtime import fuzz_text
+from shapecheck.runtime import reference as runtime
+from shapecheck.runtime.fuzz import FuzzOptions, check_examples, fuzz_op
+from shapecheck.runtime.refcheck import check_point, ref_check
+from shapecheck.runtime.reference import EagerReference, MetalReference, RuntimeReference, reference_for
+from shapecheck.search.strategies import cases, example_at
 from tests.conftest import SDPA_CONTRACT, SDPA_MPS
 
 SDPA = load_contract(SDPA_CONTRACT)
@@ -167,7 +167,7 @@ def test_a_wrong_output0_shape_is_sc011_in_both_commands(planted):
     assert planted.made == 1  # fuzz took its reference from the registry
     (f,) = fuzzed.failures
     assert f.check == "runtime" and f.code == "SC011" and fuzzed.exit_code == 1
-    assert "runtime (SC011 runtime-output-shape): " in render_text(fuzzed)
+    assert "runtime (SC011 runtime-output-shape): " in fuzz_text(fuzzed)
     assert fuzzed.to_json()["failures"][0]["code"] == "SC011"
     checked = ref_check(SDPA, eras=("2026-03",), examples=2)
     assert planted.made == 2  # and so did ref check

@@ -8,10 +8,10 @@ import textwrap
 
 import pytest
 
-from shapecheck.binding import SchemaArg, Unbindable, bind
-from shapecheck.contract import load_contract
-from shapecheck.target import function_kernel
-from shapecheck.verify import Options, verify_contract
+from shapecheck.contract.load import load_contract
+from shapecheck.kernel.binding import SchemaArg, Unbindable, bind
+from shapecheck.kernel.load import function_kernel
+from shapecheck.prove.verify import Options, verify_contract
 from tests.conftest import run_cli
 
 TORCH_META = inspect.getsourcefile(__import__("torch._meta_registrations", fromlist=["x"]))

@@ -1,8 +1,8 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import expr as E
-from shapecheck.solver import Bounds, Outcome, Sat, Solver
+from shapecheck.logic import expr as E
+from shapecheck.logic.solver import Bounds, Outcome, Sat, Solver
 
 
 def solver():

@@ -12,9 +12,10 @@ from hypothesis import given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from shapecheck import expr as E
-from shapecheck.contract import bind_case, load_contract
-from shapecheck.strategies import (
+from shapecheck.contract.load import load_contract
+from shapecheck.contract.model import bind_case
+from shapecheck.logic import expr as E
+from shapecheck.search.strategies import (
     DEFAULT_MAX_ELEMENTS,
     cases,
     compiled,
@@ -124,7 +125,7 @@ def test_toy_path_examples_satisfy_its_precondition(ex):
 
 
 def test_sizes_lean_towards_one_range_ends_and_the_constants_of_conditions():
-    from shapecheck.strategies import Plan, SizeBound
+    from shapecheck.search.strategies import Plan, SizeBound
 
     # the mechanism, deterministically: every case's per-dim preferred values hold 1 and each constant's
     # neighbourhood from the domain and the paths' conditions

@@ -5,11 +5,11 @@ import itertools
 
 import pytest
 
-from shapecheck import _compat as C
-from shapecheck import _compat_static as CS
-from shapecheck import expr as E
+from shapecheck._torch import core as C
+from shapecheck._torch import static as CS
 from shapecheck.findings import Verdict
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS, ROOT
 
 POOL = str(ROOT / "contracts" / "aten" / "avg_pool2d.toml")

@@ -5,8 +5,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shapecheck import expr as E
-from shapecheck import translate as T
+from shapecheck._torch import translate as T
+from shapecheck.logic import expr as E
 
 X = sympy.Symbol("u0", integer=True)
 NAMES = {X: "L"}
@@ -62,7 +62,7 @@ def test_value_at_evaluates_torchs_own_functions():
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 40))
 def test_piecewise_from_sym_ite_translates_and_proves(lv, sv):
-    from shapecheck.solver import Bounds, Outcome, Solver
+    from shapecheck.logic.solver import Bounds, Outcome, Solver
 
     S = sympy.Symbol("u1", integer=True)
     names = {X: "L", S: "S"}

@@ -3,9 +3,9 @@ with the right rule, guard-free rewrites pass."""
 
 import pytest
 
-from shapecheck import expr as E
 from shapecheck.findings import Verdict
-from shapecheck.verify import Options, verify_op
+from shapecheck.logic import expr as E
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS, SDPA_MPS
 
 K = f"{KERNELS / 'sdpa_kernels.py'}"
@@ -59,8 +59,8 @@ def test_regressed_kernel_fails_with_a_guard_on_L_at_its_line():
 
 
 def test_counterexamples_satisfy_the_contract_domain(sdpa_contract):
-    from shapecheck import expr as E
-    from shapecheck.contract import bind_case
+    from shapecheck.contract.model import bind_case
+    from shapecheck.logic import expr as E
 
     r = run("regressed", cases=(CASE4,))
     values = dict(rank=4, mask="bool", is_causal=False, dtype="float32", enable_gqa=False)
@@ -271,7 +271,7 @@ def test_untranslatable_guard_is_refuted_by_two_real_points(sdpa_contract):
 
 
 def test_solver_unknown_is_inconclusive(monkeypatch):
-    from shapecheck import solver as S
+    from shapecheck.logic import solver as S
 
     real = S.Solver.satisfiable
 

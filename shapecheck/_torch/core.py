@@ -1,0 +1,572 @@
+"""The only door to torch internals: ShapeEnv, FakeTensorMode, unbacked sizes, guard and assert records,
+torch's sympy classes, op lookup and the meta-registration namespace.
+
+Written against torch 2.13 (checked on 2.13.0); the APIs used here have been stable since 2.4 except where
+a comment says otherwise. Nothing outside this module and its parts (``_torch.static``: what torch decides
+on its own; ``_torch.audit``: what the audit needs; ``_torch.schema``: op schemas and fake-kernel calls)
+imports from ``torch._*`` or
+``torch.fx.experimental``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import traceback
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from ..errors import UnknownOpError, UnsupportedTorchError
+from ..findings import SourceLoc
+from ..logic import expr as E
+
+try:
+    from torch._dispatch.python import enable_python_dispatcher
+    from torch.fx.experimental.symbolic_shapes import (
+        GuardOnDataDependentSymNode,
+        ShapeEnv,
+        constrain_range,
+        sym_and,
+        sym_or,
+    )
+    from torch.utils._sympy.numbers import int_oo
+except ImportError as err:  # pragma: no cover - depends on the torch release
+    raise UnsupportedTorchError(f"this torch ({torch.__version__}) lacks {err.name}: shapecheck needs torch >= 2.12") from err
+
+import sympy  # noqa: E402
+
+TORCH_VERSION = torch.__version__
+INT_OO = int_oo  # torch's integer infinity in sympy value ranges
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+# the frames of a guard_or_false(...) call, from the kernel's call down to the ShapeEnv
+_GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx", "experimental", "symbolic_shapes.py"),
+                                                          ("fx", "experimental", "sym_node.py"),
+                                                          ("fx", "experimental", "recording.py"))}
+# torch's layout logic (is_contiguous_or_false, strides of empty_like, ...) and the prims' argument checks
+# (_broadcast_in_dim_meta validates a shape it is given): their guard_or_* answers pick a layout or skip a
+# check, never a size
+_LAYOUT_HELPERS = (os.path.join(TORCH_DIR, "_prims_common") + os.sep, os.path.join(TORCH_DIR, "_prims") + os.sep)
+SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+DTYPES = {
+    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+    "bool": torch.bool, "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
+    "uint8": torch.uint8,
+}
+
+
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tracing environment
+
+
+@contextlib.contextmanager
+def quiet_torch_logging() -> Iterator[None]:
+    """Silence torch's error-level logs (each data-dependent guard is logged with a traceback; here they are
+    the expected signal, reported by shapecheck itself). Nested uses cost nothing: ``logging.disable``
+    clears every logger's cache, which is measurable once per trace."""
+    previous = logging.root.manager.disable
+    if previous >= logging.ERROR:
+        yield
+        return
+    logging.disable(logging.ERROR)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+class _FallbackRecorder:
+    """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
+    where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
+    guard machinery: the kernel asked. A fallback that torch's own helpers asked for (``_broadcast_shapes``,
+    ``is_contiguous_or_false``, ...) is kept too, flagged as not the kernel's own, at the kernel line that called
+    the helper: the trace's outputs hold only where torch's assumption does."""
+
+    def __init__(self, files: set[str] | frozenset[str]) -> None:
+        self.files = {os.path.abspath(f) for f in files}
+        self.found: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
+
+    def __call__(self, expr: Any, assumed: bool) -> None:
+        import linecache
+        import sys
+
+        frame = sys._getframe(1)
+        own = True
+        while frame is not None:
+            path = os.path.abspath(frame.f_code.co_filename)
+            if path in self.files:
+                text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+                self.found.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, frame.f_lineno,
+                                                                  frame.f_code.co_name, text), own))
+                return
+            if path not in _GUARD_MACHINERY:
+                if own and path.startswith(_LAYOUT_HELPERS):
+                    return  # contiguity, strides, memory format: decides the layout, never a size
+                own = False  # torch's own helper asked (broadcasting...): not the kernel's branch, but the
+                # trace's sizes hold only where torch's answer does
+            frame = frame.f_back
+        self.found.append((expr, bool(assumed), None, False))
+
+
+class TraceEnv:
+    """One ShapeEnv + FakeTensorMode with the Python dispatcher on, as torch.export traces.
+
+    Sizes are unbacked SymInts bounded with ``torch._check``: a kernel that finishes under them holds for
+    every size in the bounds, 0 and 1 included (shared/docs/verification-design.md section 1).
+    """
+
+    def __init__(self, files: set[str] | frozenset[str] = frozenset()) -> None:
+        self.shape_env = ShapeEnv()
+        # guard_or_false / guard_or_true called by the kernel itself on an undecidable size expression:
+        # unbacked, torch answers with the fallback and goes on; with example values (torch.export) the
+        # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
+        recorder = _FallbackRecorder(files)
+        self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
+        if files and hasattr(self.shape_env, "_log_suppressed_dde"):
+            self.shape_env._log_suppressed_dde = recorder
+        self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
+        # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
+        # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
+        if hasattr(self.mode, "cache_enabled"):
+            self.mode.cache_enabled = False
+        self._stack = contextlib.ExitStack()
+        self._baseline: set[int] = set()
+        self._ranges0: dict[Any, tuple[int | None, int | None]] = {}
+
+    def __enter__(self) -> TraceEnv:
+        # torch logs each data-dependent guard as an error with a traceback; here they are the expected
+        # signal, reported by shapecheck itself
+        self._stack.enter_context(quiet_torch_logging())
+        self._stack.enter_context(self.mode)
+        self._stack.enter_context(enable_python_dispatcher())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stack.close()
+
+    def size(self, lo: int, hi: int) -> torch.SymInt:
+        # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without
+        # recording runtime asserts (half the cost of a trace otherwise).
+        s = self.shape_env.create_unbacked_symint()
+        constrain_range(s, min=lo, max=hi)
+        return s
+
+    def tensor(self, shape: list[Any], dtype: str) -> torch.Tensor:
+        return torch.empty(shape, dtype=DTYPES[dtype])
+
+    def mark_baseline(self) -> None:
+        """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
+        self._baseline = {id(ra) for ra in self._all_asserts()}
+        self._ranges0 = self.ranges()
+
+    def _all_asserts(self) -> list[Any]:
+        return [ra for ras in self.shape_env.deferred_runtime_asserts.values() for ra in ras]
+
+    def kernel_asserts(self) -> list[tuple[sympy.Basic, list[traceback.FrameSummary]]]:
+        out = []
+        for ra in self._all_asserts():
+            if id(ra) in self._baseline:
+                continue
+            frames = list(ra.stack.summary()) if ra.stack is not None else []
+            out.append((ra.expr, frames))
+        return out
+
+    def created_at(self, sym: Any) -> list[traceback.FrameSummary]:
+        """The stack where an unbacked size was created (a fake's ``new_dynamic_size()``); [] if unknown."""
+        stack = getattr(self.shape_env, "var_to_stack", {}).get(sym)
+        return list(stack.summary()) if stack is not None else []
+
+    def ranges(self) -> dict[Any, tuple[int | None, int | None]]:
+        out = {}
+        for sym, vr in self.shape_env.var_to_range.items():
+            lo = None if vr.lower is -int_oo or vr.lower == -sympy.oo else int(vr.lower)
+            hi = None if vr.upper is int_oo or vr.upper == sympy.oo else int(vr.upper)
+            out[sym] = (lo, hi)
+        return out
+
+    def refined_ranges(self) -> dict[Any, tuple[int | None, int | None]]:
+        now = self.ranges()
+        return {s: r for s, r in now.items() if s in self._ranges0 and r != self._ranges0[s]}
+
+    def replacements(self) -> dict[Any, sympy.Basic]:
+        return dict(self.shape_env.replacements)
+
+
+def assume(cond: E.Node, values: dict[str, Any]) -> None:
+    """Record a fact over dims as a ``torch._check`` so that later guards can use it.
+
+    ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
+    constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
+    """
+    if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
+            and isinstance(cond.right, E.Const)):
+        sym = values[cond.left.name]
+        torch._check(sym >= cond.right.value)
+        torch._check(sym <= cond.right.value)
+        return
+    torch._check(_eval_sym(cond, values))
+
+
+def static_fake_mode() -> FakeTensorMode:
+    """A FakeTensorMode for static shapes. Shapes differ from call to call, so its dispatch cache is off."""
+    mode = FakeTensorMode()
+    mode.cache_enabled = False
+    return mode
+
+
+def sym_value(node: E.Node, values: dict[str, Any]) -> Any:
+    """An int (SymInt) or a list of them, for an int or ints argument built from dims."""
+    if isinstance(node, E.TupleE):
+        return [_eval_sym(i, values) for i in node.items]
+    return _eval_sym(node, values)
+
+
+def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
+    """Evaluate an expression over SymInts with Python operators: the result is a SymInt or SymBool."""
+    if isinstance(node, E.Const):
+        return node.value
+    if isinstance(node, E.Var):
+        return values[node.name]
+    if isinstance(node, E.Arith):
+        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
+        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
+                "%": lambda: a % b}[node.op]()
+    if isinstance(node, E.Neg):
+        return -_eval_sym(node.operand, values)
+    if isinstance(node, E.Call):
+        args = [_eval_sym(a, values) for a in node.args]
+        out = args[0]
+        for a in args[1:]:
+            out = torch.sym_min(out, a) if node.fn == "min" else torch.sym_max(out, a)
+        return out
+    if isinstance(node, E.Cmp):
+        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
+        return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
+                ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
+    if isinstance(node, E.Not):
+        return torch.sym_not(_eval_sym(node.operand, values))
+    if isinstance(node, E.Ite):
+        return torch.sym_ite(_eval_sym(node.cond, values), _eval_sym(node.then, values),
+                             _eval_sym(node.other, values))
+    if isinstance(node, E.And):
+        return sym_and(*[_eval_sym(a, values) for a in node.args])
+    if isinstance(node, E.Or):
+        return sym_or(*[_eval_sym(a, values) for a in node.args])
+    raise TypeError(f"cannot evaluate {node!r} over SymInts")
+
+
+def symbol_of(x: Any) -> Any:
+    """The sympy expression behind a SymInt/SymBool, or the int itself."""
+    if isinstance(x, (torch.SymInt, torch.SymBool)):
+        return x.node.expr
+    return x
+
+
+GuardError = GuardOnDataDependentSymNode
+
+
+def _data_errors() -> tuple[type[BaseException], ...]:
+    from torch._subclasses import fake_tensor as ft
+
+    return (GuardOnDataDependentSymNode,) + tuple(getattr(ft, n) for n in ("DataDependentOutputException",
+                                                                           "DynamicOutputShapeException") if hasattr(ft, n))
+
+
+#: what a kernel raises when its result depends on tensor data, not on sizes (an audit's data-dependent class)
+DATA_ERRORS = _data_errors()
+
+
+def guard_condition(exc: BaseException) -> sympy.Basic | None:
+    return getattr(exc, "cond", None)
+
+
+def is_tensor(x: Any) -> bool:
+    return isinstance(x, torch.Tensor)
+
+
+def is_symint(x: Any) -> bool:
+    return isinstance(x, torch.SymInt)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Source locations
+
+
+def kernel_frame(frames: list[Any], files: set[str]) -> SourceLoc | None:
+    """The innermost frame in the kernel's own file(s); else the innermost outside torch and shapecheck."""
+    norm = {os.path.abspath(f) for f in files}
+    chosen = None
+    for fr in reversed(frames):
+        if os.path.abspath(fr.filename) in norm:
+            chosen = fr
+            break
+    if chosen is None:
+        for fr in reversed(frames):
+            path = os.path.abspath(fr.filename)
+            if not path.startswith(TORCH_DIR) and not path.startswith(SHAPECHECK_DIR) and "<" not in fr.filename:
+                chosen = fr
+                break
+    if chosen is None:
+        return None
+    return SourceLoc(chosen.filename, chosen.lineno or 0, chosen.name, (chosen.line or "").strip())
+
+
+@contextlib.contextmanager
+def return_sites(files: set[str], sink: list[SourceLoc]) -> Iterator[None]:
+    """Record the return statements of frames in ``files``; the last one is the outermost kernel frame's."""
+    import sys
+
+    norm = {os.path.abspath(f) for f in files}
+    previous = sys.getprofile()
+    mine: dict[str, bool] = {}
+
+    def hook(frame, event, arg):
+        if event != "return":
+            return
+        name = frame.f_code.co_filename
+        hit = mine.get(name)
+        if hit is None:
+            hit = mine[name] = os.path.abspath(name) in norm
+        if hit:
+            sink.append(SourceLoc(name, frame.f_lineno, frame.f_code.co_name))
+
+    sys.setprofile(hook)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+
+
+def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    return list(traceback.extract_tb(exc.__traceback__))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ops and meta kernels
+
+
+def resolve_op(name: str) -> Any:
+    """``ns::name[.overload]`` (as ``contract.find.normalize_op`` gives it) -> the OpOverload (``.default`` unless an
+    overload is named). Looked up, never walked: the namespace must be an op namespace, the name an
+    ``OpOverloadPacket`` and the overload one of its overloads; anything else is UnknownOpError."""
+    ns, _, rest = name.partition("::")
+    packet_name, _, overload = rest.partition(".")
+    overload = overload or "default"
+    unknown = f"unknown op {name!r}: torch {TORCH_VERSION} has no operator {ns}::{packet_name}"
+    namespace = _attribute(torch.ops, ns)
+    if not isinstance(namespace, torch._ops._OpNamespace):
+        raise UnknownOpError(unknown)
+    packet = _attribute(namespace, packet_name)
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        raise UnknownOpError(unknown)
+    overloads = packet.overloads()
+    op = _attribute(packet, overload) if overload in overloads else None
+    if not isinstance(op, torch._ops.OpOverload):
+        raise UnknownOpError(f"unknown op {name!r}: {ns}::{packet_name} has no overload {overload!r} (overloads: "
+                          f"{', '.join(overloads) or 'none'})")
+    return op
+
+
+def _attribute(obj: Any, name: str) -> Any:
+    try:
+        return getattr(obj, name)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def op_arguments(op: Any) -> tuple[tuple[str, bool, bool], ...]:
+    """The op's schema arguments: (name, keyword-only, has a default), in order."""
+    return tuple((a.name, bool(a.kwarg_only), bool(a.has_default_value())) for a in op._schema.arguments)
+
+
+def installed_meta(op: Any) -> Any | None:
+    """The Python meta function registered for an op, if any."""
+    from torch._C import DispatchKey
+
+    fn = op.py_kernels.get(DispatchKey.Meta)
+    if fn is None:
+        try:
+            import torch._decomp
+
+            fn = torch._decomp.meta_table.get(op)
+        except ImportError:  # pragma: no cover - a torch without the decomposition table
+            fn = None
+    return fn
+
+
+def kernel_function(op: Any) -> Any | None:
+    """The Python function an op's meta kernel runs (its meta registration, else its torch.library fake
+    function), or None when the kernel is C++: what the result cache fingerprints (``cache.key``)."""
+    fn = installed_meta(op)
+    return fn if fn is not None else fake_kernel(op)
+
+
+def fake_kernel(op: Any) -> Any | None:
+    """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
+    ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose
+    shape changes between releases, so the wrappers' closures (and the objects they hold) are followed, a few
+    levels deep, to the first function defined outside torch."""
+    try:
+        from torch._library.simple_registry import singleton
+    except ImportError:  # pragma: no cover - a torch without torch.library's registry
+        return None
+    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    kernel = getattr(holder, "kernel", None)
+    todo, seen = [getattr(kernel, "func", None)], set()
+    for _ in range(64):  # a bounded walk: wrappers are a handful of closures deep
+        if not todo:
+            return None
+        obj = todo.pop(0)
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if inspect.isfunction(obj):
+            file = os.path.abspath(obj.__code__.co_filename)
+            if not file.startswith(TORCH_DIR + os.sep):
+                return obj
+            todo += [c.cell_contents for c in obj.__closure__ or () if _cell_full(c)]
+        elif not isinstance(obj, (str, bytes, int, float, bool, type)) and hasattr(obj, "__dict__"):
+            # an object holding several functions (a custom op holds its real and its fake implementation):
+            # the ones named for a fake or abstract implementation first
+            held = [(k, v) for k, v in vars(obj).items() if inspect.isfunction(v)]
+            todo += [v for k, v in sorted(held, key=lambda kv: not any(w in kv[0] for w in ("fake", "abstract")))]
+    return None
+
+
+def _cell_full(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+        return True
+    except ValueError:
+        return False
+
+
+def has_meta_kernel(op: Any) -> bool:
+    name = op.name()
+    if installed_meta(op) is not None:
+        return True
+    for key in ("Meta", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
+        if torch._C._dispatch_has_kernel_for_dispatch_key(name, key):
+            return True
+    return False
+
+
+def function_file(fn: Any) -> str | None:
+    try:
+        return inspect.getsourcefile(inspect.unwrap(fn))
+    except (TypeError, OSError):
+        return None
+
+
+def meta_registration_namespace() -> dict[str, Any]:
+    """A copy of the installed ``torch._meta_registrations`` globals, for running a candidate meta function."""
+    import torch._meta_registrations as mr
+
+    return dict(vars(mr))
+
+
+def reset_dynamo() -> None:
+    """Forget compiled frames and guards between exports."""
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+
+@contextlib.contextmanager
+def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
+    """Install ``fn`` as the op's Python Meta kernel for the duration, then restore the original."""
+    from torch._C import DispatchKey
+
+    had = DispatchKey.Meta in op.py_kernels
+    old = op.py_kernels.get(DispatchKey.Meta)
+    op.py_kernels[DispatchKey.Meta] = fn
+    op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        if had:
+            op.py_kernels[DispatchKey.Meta] = old
+        else:
+            op.py_kernels.pop(DispatchKey.Meta, None)
+        op._dispatch_cache.clear()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Eager kernels (the runtime reference of any op with one)
+
+_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
+
+
+def eager_kernel_key(op: Any, device: str) -> str | None:
+    """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
+    a composite kernel that runs on every device; None when it has none."""
+    name = op.name()
+    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd",
+            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
+    return next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
+
+
+def device_available(device: str) -> str | None:
+    """None when tensors can be made on ``device`` here, else why not."""
+    if device == "cpu":
+        return None
+    if device == "cuda":
+        return None if torch.cuda.is_available() else "no CUDA device is available (torch.cuda.is_available() is False)"
+    return f"unknown device {device!r} (cpu or cuda)"
+
+
+def call_op(op: Any, args: dict[str, Any]) -> tuple[Any, ...]:
+    """Call ``op`` with its arguments by schema name (arguments the schema lacks are left out when None);
+    its outputs as a tuple."""
+    names = {a.name for a in op._schema.arguments}
+    kwargs = {k: v for k, v in args.items() if k in names}
+    out = op(**kwargs)
+    return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+
+def significant_strides(x: Any) -> tuple[int | None, ...] | None:
+    """A tensor's strides where they matter, as torch's fake-tensor cross-check compares them: the stride of
+    every dim of size > 1 (None for the others); None for an empty tensor, whose strides never matter."""
+    if x.numel() == 0:
+        return None
+    return tuple(int(st) if int(sz) > 1 else None for sz, st in zip(x.shape, x.stride()))
+@contextlib.contextmanager
+def candidate_installed(op: Any, fn: Any) -> Iterator[None]:
+    """``fn`` as the op's shape function for the duration: a custom op's fake implementation (torch.library,
+    which FakeTensor consults before the meta table) when it has one, else the Python Meta kernel."""
+    from torch._library.simple_registry import singleton
+    from torch._library.utils import Kernel as LibKernel
+
+    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    if holder is None or getattr(holder, "kernel", None) is None or not hasattr(holder, "kernels"):
+        with meta_kernel_installed(op, fn):
+            yield
+        return
+    entry = LibKernel(fn, "shapecheck: the candidate kernel")
+    holder.kernels.append(entry)
+    try:
+        with meta_kernel_installed(op, fn):
+            yield
+    finally:
+        holder.kernels.remove(entry)
+
+
+def exception_functions(exc: BaseException) -> set[str]:
+    """The names of the functions an exception passed through (its traceback, and its causes')."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            names.add(tb.tb_frame.f_code.co_name)
+            tb = tb.tb_next
+        exc = exc.__cause__ or exc.__context__
+    return names

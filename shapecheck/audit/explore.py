@@ -1,0 +1,322 @@
+"""One op's audit: trace its kernel on its inputs with every dim an independent unbacked size, and at every
+guard decide, as verify does, whether the region already settles it. A guard with points on both sides is
+checked against the op itself: the kernel is run at static sizes on each side, next to the example the op
+accepts. A side the op rejects makes the guard a relation (an inferred ``requires``, assumed from then on);
+otherwise it is a finding of the class its form gives (``audit.classify``), and both sides are explored.
+
+The result is plain data (``OpAudit``), computed from the op, its kernel, the torch version and the options.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._torch import audit as CA
+from .._torch import core as C
+from ..findings import SourceLoc
+from ..kernel.sources import Kernel
+from ..logic import expr as E
+from ..logic.solver import Bounds, Decision, Solver, restrict
+from ..prove.explore import unsettled_fallback
+from ..prove.premises import simplified
+from ..trace.run import (
+    Failed,
+    Finished,
+    Guarded,
+    Trace,
+    finished_trace,
+    first_line,
+    guard_trace,
+    kernel_failure,
+    missing_name,
+)
+from .classify import CLASSES, RELATION, classify_guard, raw_class
+from .inputs import OpInputs, materialize, static_error
+
+MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
+#: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
+BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
+
+
+@dataclass
+class Finding:
+    cls: str  # an audit_classify.CLASSES key
+    expr: str
+    loc: SourceLoc | None
+    counterexample: dict[str, int]
+    witness: dict[str, int] | None
+    message: str
+
+    @property
+    def code(self) -> str:
+        return CLASSES[self.cls]
+
+
+@dataclass
+class OpAudit:
+    inputs: OpInputs
+    findings: list[Finding] = field(default_factory=list)
+    requires: list[tuple[str, SourceLoc | None, str]] = field(default_factory=list)  # (expr, line, evidence)
+    notes: list[str] = field(default_factory=list)  # what was left unresolved (a z3 unknown, the trace bound)
+    traces: int = 0
+    leaves: int = 0
+    paths: list[dict] = field(default_factory=list)  # the first finished traces: {"when", "outputs"} in dim names
+
+
+def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) -> Trace:
+    """The kernel on ``inputs`` with every dim an unbacked size in [MIN_SIZE, MAX_SIZE], under assumptions."""
+    with C.TraceEnv(kernel.files) as env:
+        syms = {d: env.size(MIN_SIZE, MAX_SIZE) for d, _ in inputs.dims()}
+        names = {C.symbol_of(s): n for n, s in syms.items()}
+        for a in assumptions:
+            C.assume(a, syms)
+        env.mark_baseline()
+        args, kwargs = materialize(inputs, lambda dims, _e, dtype: env.tensor([syms[d] for d in dims], dtype),
+                                   lambda d, _e: syms[d])
+        try:
+            result = kernel.fn(*args, **kwargs)
+        except C.GuardError as exc:
+            t = guard_trace(exc, names, kernel)
+            loc = CA.audit_frame(list(t.frames), kernel.files)
+            if isinstance(t, Guarded):
+                return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr)
+            return Failed(t.error, loc, frames=t.frames)
+        except C.DATA_ERRORS as exc:
+            frames = C.exception_frames(exc)
+            return Failed(f"data-dependent: {type(exc).__name__}: {first_line(exc)}",
+                          CA.audit_frame(frames, kernel.files), frames=tuple(frames))
+        except BaseException as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
+            if not kernel_failure(exc):
+                raise
+            frames = C.exception_frames(exc)
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.files),
+                          missing_name(exc), tuple(frames))
+        return finished_trace(env, result, names, kernel.files, None, locate=CA.audit_frame)
+
+
+class AuditExplorer:
+    """A work list of assumption sets for one op; each is traced once, up to ``max_traces`` or ``seconds``."""
+
+    def __init__(self, kernel: Kernel, inputs: OpInputs, max_traces: int = 16, seconds: float | None = None,
+                 timeout_ms: int = 2000):
+        self.kernel, self.inputs = kernel, inputs
+        self.example = dict(inputs.dims())
+        self.dims = list(self.example)
+        self.solver = Solver([Bounds(d, MIN_SIZE, MAX_SIZE) for d in self.dims], timeout_ms, simplified)
+        self.max_traces = max_traces
+        self.deadline = float("inf") if seconds is None else time.monotonic() + seconds
+        self.state = OpAudit(inputs)
+        self.work: list[list[E.Node]] = [[]]
+        self.seen: set[tuple] = set()
+
+    def run(self) -> OpAudit:
+        st = self.state
+        while self.work:
+            if st.traces >= self.max_traces or time.monotonic() > self.deadline:
+                st.notes.append(f"stopped after {st.traces} traces: {len(self.work)} region(s) not explored")
+                break
+            pc = self.work.pop()
+            t = trace_inputs(self.kernel, self.inputs, pc)
+            st.traces += 1
+            if isinstance(t, Finished):
+                self._asserts(t, pc)
+                pending = unsettled_fallback(t, self.solver, pc)
+                if pending is None:
+                    st.leaves += 1
+                    if len(st.paths) < 8:
+                        st.paths.append({"when": E.to_text(E.conj(pc)) if pc else "true",
+                                         "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
+                                                     for o in t.outputs]})
+                    continue
+                if pending.helper and pending.guard is not None and not pending.is_specialization:
+                    # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
+                    # takes the helper's fallback rather than a guard, so both are explored and nothing is found
+                    self.work += [pc + [E.negate(pending.guard)], pc + [pending.guard]]
+                    continue
+                t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
+                            pending.guard_expr, pending.fallback_value)
+            if isinstance(t, Failed):
+                self._failed(t, pc)
+            else:
+                self._guarded(t, pc)
+        return st
+
+    # -- points ------------------------------------------------------------------------------------------------
+    def near(self, conds: list[E.Node], keep: set[str] = frozenset()) -> dict[str, int] | None:
+        """A point of ``conds`` with the dims outside ``keep`` at their example values where possible (the two
+        sides of a guard then differ only where the guard looks), else the least point."""
+        pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
+        model = self.solver.small_model(conds + pinned) or self.solver.small_model(conds)
+        return restrict(model, self.dims) if model is not None else None
+
+    def rejects(self, point: dict[str, int] | None) -> str | None:
+        return static_error(self.kernel.fn, self.inputs, point) if point is not None else "no point"
+
+    def add(self, cls: str, expr: str, loc: SourceLoc | None, cex: dict, witness: dict | None, message: str) -> None:
+        key = (cls, expr, (loc.file, loc.line) if loc else None)
+        if key not in self.seen:
+            self.seen.add(key)
+            self.state.findings.append(Finding(cls, expr, loc, cex, witness, message))
+
+    def require(self, expr: str, loc: SourceLoc | None, evidence: str) -> None:
+        if all(r[0] != expr for r in self.state.requires):
+            self.state.requires.append((expr, loc, evidence))
+
+    def _asserts(self, t: Finished, pc: list[E.Node]) -> None:
+        """The kernel's own asserts are what the op demands: inferred requires (when the region does not
+        already imply them)."""
+        for a in t.asserts:
+            if a.expr is not None and self.solver.decide(pc, a.expr)[0] is Decision.BOTH:
+                self.require(E.to_text(a.expr), a.loc, "the kernel asserts it (torch._check)")
+
+    def _failed(self, t: Failed, pc: list[E.Node]) -> None:
+        point = self.near(pc)
+        if t.missing_name:
+            self.state.notes.append(f"the kernel cannot run here: {t.error}")
+            return
+        if t.error.startswith("data-dependent: "):
+            self.add("data-dependent", t.error.removeprefix("data-dependent: "), t.loc, point or {}, None,
+                   f"the kernel's result depends on tensor data: {t.error}")
+            return
+        if self.rejects(point) is not None:
+            return  # the op rejects this region at static sizes too
+        if any(m in t.error for m in BROADCAST_ERRORS):  # torch's broadcasting, told sizes may differ
+            self.require(f"(broadcastable) {t.error}", t.loc, "torch's broadcasting rejects unequal sizes that "
+                       "are not 1; under unbacked sizes it raises instead of guarding")
+            return
+        least = restrict(self.solver.small_model(pc), self.dims)
+        err = self.rejects(least)
+        if err is None:  # the op accepts the region's points at static sizes, yet fails under symbolic ones
+            self.add("kernel-error", t.error, t.loc, point or {}, None,
+                   f"the kernel raised {t.error} under symbolic sizes, where it accepts static ones")
+        else:  # it demands a relation it cannot state as a guard (broadcasting under unbacked sizes)
+            self.require(f"(raised) {t.error}", t.loc, f"the op accepts {_point(point)} but rejects "
+                       f"{_point(least)}: {err}")
+
+    def _guarded(self, t: Guarded, pc: list[E.Node]) -> None:
+        gdims = set(_guard_dims(t))
+        data = sorted(gdims - set(self.dims))
+        if data:
+            self.add("data-dependent", t.guard_raw, t.loc, self.near(pc) or {}, None,
+                   f"the kernel guards on {t.guard_raw}, which depends on tensor data ({', '.join(data)})")
+            return
+        if t.guard is None:
+            self._untranslated(t, pc)
+            return
+        if t.is_specialization:
+            self._specialised(t, pc)
+            return
+        text = E.to_text(t.guard)
+        if t.guard in pc or E.negate(t.guard) in pc:
+            self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
+                   f"torch raised the guard {text} again under the assumption that decides it: it cannot "
+                     "discharge it from its own facts")
+            return
+        verdict = self.solver.decide(pc, t.guard)[0]
+        if verdict in (Decision.TRUE, Decision.FALSE) and self.solver.decide([], t.guard)[0] is verdict:
+            self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
+                   f"{text} is {verdict is Decision.TRUE} for every input (z3 proves it), but torch cannot "
+                     "decide it from its own facts: under unbacked sizes it raises")
+        if verdict is Decision.TRUE:
+            self.work.append(pc + [t.guard])
+        elif verdict is Decision.FALSE:
+            self.work.append(pc + [E.negate(t.guard)])
+        elif verdict is Decision.UNKNOWN:
+            self.state.notes.append(f"z3 could not decide the guard {text}")
+        elif verdict is Decision.BOTH:
+            self._branch(t, pc, text)
+
+    def _branch(self, t: Guarded, pc: list[E.Node], text: str) -> None:
+        keep = set(_guard_dims(t))
+        pos, neg = self.near(pc + [t.guard], keep), self.near(pc + [E.negate(t.guard)], keep)
+        err_pos, err_neg = self.rejects(pos), self.rejects(neg)
+        if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
+            side = t.guard if err_pos is None else E.negate(t.guard)
+            bad = neg if err_pos is None else pos
+            self.require(E.to_text(side), t.loc, f"the op rejects {_point(bad)}: {err_neg or err_pos}")
+            self.work.append(pc + [side])
+            return
+        if err_pos is None and self._broadcast_only(t.guard, pc):
+            self.require(f"{E.to_text(t.guard)} (or broadcast: 1)", t.loc, "the op takes unequal sizes only "
+                       "when one is 1 (broadcasting)")
+            self.work.append(pc + [t.guard])
+            return
+        if err_pos is None:
+            cls = classify_guard(t.guard)
+            via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
+                                                      "example sizes, as torch.export traces)"
+            self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts "
+                   f"both sides")
+            if cls == "zero-one":  # only the general side goes on: the example's, sizes past 0/1
+                self.work.append(pc + [t.guard if E.evaluate(t.guard, self.example) else E.negate(t.guard)])
+                return
+        self.work.append(pc + [E.negate(t.guard)])
+        self.work.append(pc + [t.guard])
+
+    def _broadcast_only(self, guard: E.Node, pc: list[E.Node]) -> bool:
+        """``a == b`` between two dims, whose other side the op accepts only with a size 1 (broadcasting)."""
+        if not (isinstance(guard, E.Cmp) and guard.op == "==" and isinstance(guard.left, E.Var)
+                and isinstance(guard.right, E.Var)):
+            return False
+        beyond = [E.Cmp(">", guard.left, E.Const(1)), E.Cmp(">", guard.right, E.Const(1)), E.negate(guard)]
+        point = self.near(pc + beyond, {guard.left.name, guard.right.name})
+        return point is not None and self.rejects(point) is not None
+
+    def _specialised(self, t: Guarded, pc: list[E.Node]) -> None:
+        text = E.to_text(t.guard)
+        at = self.near(pc)
+        if at is None:
+            return
+        value = E.evaluate(t.guard, at)
+        fixed = E.Cmp("==", t.guard, E.Const(value))
+        other = self.near(pc + [E.negate(fixed)], set(_guard_dims(t)))
+        if other is not None:
+            err_at, err_other = self.rejects(at), self.rejects(other)
+            if err_at is None and err_other is None:
+                self.add("specialization", text, t.loc, other, at,
+                       f"the kernel needs the concrete value of {text} (int() or similar): {value} at the "
+                         f"witness, {E.evaluate(t.guard, other)} at the counterexample")
+            elif err_at is None:
+                self.require(E.to_text(fixed), t.loc, f"the op rejects {_point(other)}: {err_other}")
+        self.work.append(pc + [fixed])
+
+    def _untranslated(self, t: Guarded, pc: list[E.Node]) -> None:
+        """A guard outside the contract language: evaluated at two points where the op accepts both."""
+        keep = set(_guard_dims(t))
+        a = self.near(pc)
+        values: dict[Any, dict[str, int]] = {}
+        for shift in (0, 1, 2, 7, 8, 9, 64, 1000):
+            point = dict(a or self.example, **{d: (a or self.example)[d] + shift for d in keep})
+            v = _value(t, point)
+            if v is not None and v not in values and self.rejects(point) is None:
+                values[v] = point
+            if len(values) >= 2:
+                break
+        if len(values) < 2:
+            self.state.notes.append(f"cannot translate or split the guard {t.guard_raw}")
+            return
+        (v1, p1), (v2, p2) = list(values.items())[:2]
+        self.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
+               f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
+                 f"proved): {v1} at the witness, {v2} at the counterexample")
+
+
+def _guard_dims(t: Guarded) -> list[str]:
+    from .._torch.translate import dims_of
+
+    return sorted(dims_of(t.guard_expr)) if t.guard_expr is not None else []
+
+
+def _value(t: Guarded, point: dict[str, int]) -> Any:
+    from ..trace.run import guard_value_at
+
+    return guard_value_at(t, point)
+
+
+def _point(p: dict[str, int] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (p or {}).items())
+
+
+__all__ = ["RELATION", "AuditExplorer", "Finding", "OpAudit", "trace_inputs"]

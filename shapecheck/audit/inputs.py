@@ -1,0 +1,256 @@
+"""Inputs for an op without a contract: from its OpInfo samples where torch's testing package has them, else
+from its schema. Every tensor dim and every ``SymInt`` argument becomes its own dim, named after the argument
+and the axis (``self_0``, ``other_1``, ``tensors_1_0`` for axis 0 of list element 1, ``size_2``, ``length``).
+
+An ``OpInputs`` is plain data (picklable): argument trees whose leaves are a tensor (its dims, example sizes and
+dtype), a size (a dim with an example value) or a constant. ``materialize`` builds the call's arguments from a
+tree with any way of making tensors and sizes: concrete at a point, or unbacked symbols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .._torch import audit as CA
+from .._torch import core as C
+from .._torch import schema as CL
+from ..trace.run import kernel_failure
+
+EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
+RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
+DTYPES = ("float32", "int64", "bool")
+
+Tree = tuple  # ("tensor", dims, example sizes, dtype) | ("sym", dim, example) | ("const", value) | ("list", trees)
+
+
+@dataclass(frozen=True)
+class OpInputs:
+    op: str
+    origin: str  # "schema" or "opinfo"
+    args: tuple[tuple[str, bool, Tree], ...]  # (argument name, keyword-only, tree)
+
+    def dims(self) -> list[tuple[str, int]]:
+        """(dim name, its example value), in argument order."""
+        out: list[tuple[str, int]] = []
+        for _, _, tree in self.args:
+            _collect(tree, out)
+        return out
+
+    def describe(self) -> str:
+        """``self[3, 3] float32, dim=0``: what the example call passes."""
+        return ", ".join(f"{name}={_describe(tree)}" for name, _, tree in self.args)
+
+
+def _collect(tree: Tree, out: list[tuple[str, int]]) -> None:
+    if tree[0] == "tensor":
+        out.extend(zip(tree[1], tree[2], strict=True))
+    elif tree[0] == "sym":
+        out.append((tree[1], tree[2]))
+    elif tree[0] == "list":
+        for t in tree[1]:
+            _collect(t, out)
+
+
+def _describe(tree: Tree) -> str:
+    if tree[0] == "tensor":
+        return f"{tree[3]}[{', '.join(tree[1])}]"
+    if tree[0] == "sym":
+        return tree[1]
+    if tree[0] == "list":
+        return "[" + ", ".join(_describe(t) for t in tree[1]) + "]"
+    return repr(tree[1])
+
+
+def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str], Any],
+                size: Callable[[str, int], Any]) -> tuple[list, dict]:
+    """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` and ``size``."""
+    def build(tree: Tree) -> Any:
+        if tree[0] == "tensor":
+            return tensor(tree[1], tree[2], tree[3])
+        if tree[0] == "sym":
+            return size(tree[1], tree[2])
+        if tree[0] == "list":
+            return [build(t) for t in tree[1]]
+        return tree[1]
+
+    args, kwargs = [], {}
+    for name, keyword, tree in inputs.args:
+        if keyword:
+            kwargs[name] = build(tree)
+        else:
+            args.append(build(tree))
+    return args, kwargs
+
+
+def at_point(inputs: OpInputs, point: dict[str, int]) -> tuple[list, dict]:
+    """The call's arguments at concrete sizes (inside a static FakeTensorMode)."""
+    import torch
+
+    def tensor(dims, example, dtype):
+        return torch.empty([point.get(d, e) for d, e in zip(dims, example, strict=True)], dtype=C.DTYPES[dtype])
+
+    return materialize(inputs, tensor, lambda d, e: point.get(d, e))
+
+
+def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> str | None:
+    """Run the kernel at concrete sizes under FakeTensorMode: None when it returns, else its error. An op that
+    raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
+    tensors' data (``nonzero``) accepts the sizes."""
+    try:
+        with CA.static_mode():
+            args, kwargs = at_point(inputs, point)
+            call(*args, **kwargs)
+    except C.DATA_ERRORS:
+        return None  # the result depends on tensor data, not on these sizes: the op takes them
+    except BaseException as exc:  # noqa: BLE001 - any error of the kernel means: the op rejects these sizes
+        if not kernel_failure(exc):
+            raise
+        return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# From the schema
+
+
+def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tree | None:
+    """One argument's tree for a schema-derived example; None when no value can be made for its type."""
+    optional = type_text.endswith("?")
+    base = type_text.rstrip("?")
+    if default is not CL.NO_DEFAULT and base != "Tensor":
+        return _with_sizes(name, base, default)
+    if base == "Tensor":
+        return ("const", None) if optional else _tensor(name, rank, dtype)
+    if optional:
+        return ("const", None)
+    if base in ("Tensor[]", "Tensor?[]"):
+        return ("list", (_tensor(f"{name}_0", rank, dtype), _tensor(f"{name}_1", rank, dtype)))
+    if base == "SymInt":
+        return ("sym", name, 1)
+    if base.startswith("SymInt["):
+        n = _length(base, rank)
+        return ("list", tuple(("sym", f"{name}_{i}", EXAMPLE) for i in range(n)))
+    if base == "int":
+        return ("const", 0 if "dim" in name else 1)
+    if base.startswith("int["):
+        n = _length(base, rank)
+        value = [0] if "dim" in name else [EXAMPLE] * rank if name in ("size", "shape", "sizes") else [1] * n
+        return ("const", value)
+    simple = {"bool": False, "float": 1.0, "Scalar": 1, "bool[]": [True] * rank, "Scalar[]": [1],
+              "ScalarType": C.DTYPES[dtype]}
+    return ("const", simple[base]) if base in simple else None
+
+
+def _with_sizes(name: str, base: str, default: Any) -> Tree:
+    """An argument at its default; a ``SymInt`` default is still a size of its own (a dim)."""
+    if base == "SymInt" and isinstance(default, int):
+        return ("sym", name, default)
+    if base.startswith("SymInt[") and isinstance(default, list) and default:
+        return ("list", tuple(("sym", f"{name}_{i}", v) for i, v in enumerate(default)))
+    return ("const", default)
+
+
+def _tensor(name: str, rank: int, dtype: str) -> Tree:
+    return ("tensor", tuple(f"{name}_{i}" for i in range(rank)), (EXAMPLE,) * rank, dtype)
+
+
+def _length(base: str, rank: int) -> int:
+    inside = base[base.index("[") + 1:base.index("]")]
+    return int(inside) if inside.isdigit() else max(1, rank - 2)
+
+
+def _arguments(op: Any) -> list[tuple[str, str, bool, Any]]:
+    """(name, schema type text, keyword-only, default or ``CL.NO_DEFAULT``) of each schema argument."""
+    return [(name, t, kw, default if has else CL.NO_DEFAULT) for name, t, kw, has, default in CL.schema_arguments(op)]
+
+
+def schema_candidates(op_name: str, op: Any) -> Iterator[OpInputs]:
+    """Example inputs built from the schema, each rank and dtype in turn (all tensors alike)."""
+    arguments = _arguments(op)
+    for rank in RANKS:
+        for dtype in DTYPES:
+            trees = [_leaf(name, t, default, rank, dtype) for name, t, _, default in arguments]
+            if any(tr is None for tr in trees):
+                return
+            yield OpInputs(op_name, "schema", tuple((name, kw, tr) for (name, _, kw, _), tr
+                                                   in zip(arguments, trees, strict=True)))
+
+
+def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> OpInputs | None:
+    """The first schema-derived example the kernel accepts at its example sizes, or None."""
+    for candidate in schema_candidates(op_name, op):
+        point = dict(candidate.dims())
+        if static_error(call, candidate, point) is None:
+            return candidate
+    return None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# From OpInfo samples
+
+
+def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> OpInputs | None:
+    """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
+    underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
+    db = CA.opinfo_db()
+    if not db:
+        return None
+    packet = op_name.partition("::")[2].partition(".")[0]
+    arguments = _arguments(C.resolve_op(op_name))
+    schema = [name for name, _, keyword, _ in arguments if not keyword]
+    types = {name: t for name, t, _, _ in arguments}
+    for info in db or ():
+        names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
+        if packet not in names:
+            continue
+        for sample in CA.opinfo_samples(info, limit):
+            inputs = from_sample(op_name, sample, schema, types)
+            if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
+                return inputs
+    return None
+
+
+def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = (),
+                types: dict[str, str] | None = None) -> OpInputs | None:
+    """An OpInfo sample (input, args, kwargs) as inputs. Each positional value takes the name of the schema's
+    argument at its place (``arg<i>`` past them), each keyword its own, so that tensors' dims read
+    ``self_0``, ``other_1``; every other value is kept as it is. None when a tensor has a dtype outside the
+    audit's. A value the schema types ``SymInt`` (``SymInt[]``) is a size (sizes) of its own, as in a
+    schema-derived example: ``n=10`` for an fft is the dim ``n``, not the constant 10."""
+    first, args, kwargs = sample
+    names = [*schema, *(f"arg{i}" for i in range(len(args) + 1))]
+    names = [n for n in names if n not in kwargs]
+    out = []
+    for arg_name, value, keyword in [(names[0], first, False)] + [(names[i + 1], v, False) for i, v in enumerate(args)] \
+            + [(k, v, True) for k, v in kwargs.items()]:
+        tree = _sizes(arg_name, value, (types or {}).get(arg_name, "")) or _sample_tree(arg_name, value)
+        if tree is None:
+            return None
+        out.append((arg_name, keyword, tree))
+    return OpInputs(name, "opinfo", tuple(out))
+
+
+def _sizes(name: str, value: Any, type_text: str) -> Tree | None:
+    """A sample's value for a ``SymInt`` or ``SymInt[]`` argument as sizes (dims); None otherwise."""
+    base = type_text.rstrip("?")
+    if base == "SymInt" and isinstance(value, int) and not isinstance(value, bool):
+        return ("sym", name, value)
+    if base.startswith("SymInt[") and isinstance(value, (list, tuple)) and value \
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return ("list", tuple(("sym", f"{name}_{i}", v) for i, v in enumerate(value)))
+    return None
+
+
+def _sample_tree(name: str, value: Any) -> Tree | None:
+    if isinstance(value, (list, tuple)) and any(C.is_tensor(v) for v in value):
+        items = [_sample_tree(f"{name}_{i}", v) for i, v in enumerate(value)]
+        return None if any(t is None for t in items) else ("list", tuple(items))
+    if C.is_tensor(value):
+        facts = CA.tensor_facts(value)
+        if facts is None:
+            return None
+        shape, dtype = facts
+        return ("tensor", tuple(f"{name}_{i}" for i in range(len(shape))), shape, dtype)
+    return ("const", value)

@@ -1,0 +1,444 @@
+"""``shapecheck contract draft OP``: a starting contract from the op's schema and one symbolic trace (the text is
+``audit.draft.schema_text``'s).
+
+One ``[[args]]`` per schema argument, with its kind; fresh dims for every tensor dimension and SymInt; choices
+for dtypes, bools and plain ints. Ranks come from ``--rank ARG=N``, else from a sample call (the first rank
+and dtype combination the meta kernel accepts at concrete sizes), else a default with a ``# TODO``. The meta
+kernel is then traced once under unbacked sizes (the trace machinery verify uses): a guard or assert that two
+input dims be equal (and any other assert over the dims) goes to ``[domain] requires`` with the kernel's line,
+and the outputs become the single path's shapes, in the dims' names. The draft loads as written
+(``contract check``); it is checked before it is returned.
+"""
+
+from __future__ import annotations
+
+import itertools
+import keyword
+import math
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ExprError, InternalError, TargetError, UserError
+from ..logic import expr as E
+from .draft import schema_text
+
+#: concrete sizes of the sample call: tensor dims and SymInt[] entries (equal, so that view/expand/layer_norm's
+#: sizes match the tensors'), and a SymInt argument (small, so that narrow's start + length fits)
+TENSOR_SIZE, SYMINT_SIZE = 8, 2
+#: tensor (rank, dtype) tried by the sample call, nearest the common case first
+TENSOR_TRIES = ((2, "float32"), (1, "float32"), (3, "float32"), (4, "float32"), (0, "float32"), (5, "float32"),
+                (1, "int64"), (2, "int64"), (0, "int64"), (3, "int64"), (2, "bool"))
+LIST_TRIES = ((2, None), (1, None), (3, None), (4, None), (0, None))
+SAMPLE_CALLS = 1500  # a refused sample costs about a millisecond
+_TYPE = re.compile(r"(\w+)(\?)?(?:\[(\d*)\])?(\?)?")
+_RESERVED = {"true", "false", "True", "False", "min", "max"}
+
+
+@dataclass
+class Arg:
+    """How the draft gives one schema argument."""
+
+    name: str
+    type: str
+    keyword_only: bool
+    kind: str  # tensor | tensors | int | ints | float | bool | str | none
+    symbolic: bool = False  # SymInt / SymInt[]: dims
+    optional: bool = False  # Tensor?: present = has_<name>
+    rank: int | None = None  # tensors, tensor lists and SymInt[] (their length)
+    rank_from: str = ""  # "--rank", "a sample call" or "" (a default: TODO)
+    dtype: str = "float32"
+    value: Any = None  # a literal, or the sample value of a choice
+    choice: tuple[Any, ...] | None = None  # the value comes from a choice with these values
+    todo: str = ""
+    dims: list[str] = field(default_factory=list)
+    shapes: list[str] = field(default_factory=list)  # per element, for a tensor list
+
+
+def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: bool = True) -> str:
+    """A starting contract for ``op_name`` (``ns::name[.overload]``, registered in this process) as TOML text.
+    ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name."""
+    from .._torch import core as C
+    from .._torch import schema as CL
+    from ..contract.find import normalize_op
+
+    try:
+        name = normalize_op(op_name)
+    except ValueError:
+        raise TargetError(f"unknown op {op_name!r}: not an op name (expected ns::name[.overload])") from None
+    op = C.resolve_op(name)
+    schema = CL.schema_arguments(op)
+    ranks = dict(ranks or {})
+    unknown = sorted(set(ranks) - {n for n, *_ in schema})
+    if unknown:
+        raise UserError(f"--rank {unknown[0]}: {name} has no argument {unknown[0]!r} (its arguments: "
+                        f"{', '.join(n for n, *_ in schema)})")
+    args = [plan_arg(n, t, kw, has, default, ranks.get(n)) for n, t, kw, has, default in schema]
+    for a in args:
+        if ranks.get(a.name) is not None and a.kind not in ("tensor", "tensors", "ints"):
+            raise UserError(f"--rank {a.name}={ranks[a.name]}: the schema says {a.name} is {a.type}, which has "
+                            "no rank")
+    _sample_ranks(op, args)
+    names = _Names(args)
+    _name_dims(args, names)
+    head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
+           f"#   {CL.schema_text(op)}\n"
+    text = schema_text(name, args, names, head, Traced())
+    lists = any(a.kind == "tensors" for a in args)
+    if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
+        return schema_text(name, args, names, head, Traced(todos=[
+            "the outputs: this shapecheck cannot load `kind = \"tensors\"` yet, so the kernel was not traced"]))
+    traced = trace_draft(name, text, args) if trace else Traced(todos=["the outputs: not traced (--no-trace)"])
+    final = schema_text(name, args, names, head, traced)
+    _must_load(final)
+    return final
+
+
+def _loads(text: str) -> bool:
+    from ..errors import ContractError
+
+    try:
+        _load_text(text)
+        return True
+    except ContractError:
+        return False
+
+
+def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, default: Any,
+             rank: int | None) -> Arg:
+    """The contract kind and value of one schema argument (``type_text`` in schema notation)."""
+    m = _TYPE.fullmatch(type_text.replace(" ", ""))
+    base, inner_opt, size, outer_opt = m.groups() if m else (type_text, None, None, None)
+    is_list = size is not None
+    optional = bool(inner_opt or outer_opt)
+    a = Arg(name, type_text, keyword_only, "none")
+    absent = optional and has_default and default is None
+    if base == "Tensor" and not is_list:
+        a.kind, a.optional, a.rank = "tensor", optional, rank
+        return a
+    if base == "Tensor":
+        a.kind, a.rank = "tensors", rank
+        return a
+    if absent:
+        a.todo = f"{type_text} = None: give kind and value to pass one"
+        return a
+    if base in ("int", "SymInt") and is_list:
+        a.kind, a.symbolic = "ints", base == "SymInt"
+        n = int(size) if size else None
+        if a.symbolic:
+            a.rank = rank if rank is not None else n
+            if n is not None:
+                a.rank_from = "the schema"
+        else:
+            a.value = list(default) if has_default and isinstance(default, (list, tuple)) else \
+                [_int_sample(name)] * (rank if rank is not None else n or 2)
+            if not has_default:
+                a.todo = "the values to check"
+        return a
+    if base == "SymInt":
+        a.kind, a.symbolic = "int", True
+        return a
+    if base == "int":
+        a.kind = "int"
+        a.value = default if has_default and isinstance(default, int) else _int_sample(name)
+        a.choice = (a.value,)
+        if not has_default:
+            a.todo = "the values to check"
+        return a
+    if base == "bool" and not is_list:
+        a.kind = "bool"
+        first = bool(default) if has_default and isinstance(default, bool) else False
+        a.value, a.choice = first, (first, not first)
+        return a
+    if base in ("float", "Scalar") and not is_list:
+        a.kind = "float"
+        a.value = default if has_default and isinstance(default, (int, float)) and math.isfinite(default) else 1.0
+        return a
+    if base == "str" and not is_list:
+        a.kind = "str"
+        a.value = default if has_default and isinstance(default, str) else ""
+        if not has_default:
+            a.todo = "the string to pass"
+        return a
+    a.todo = f"{type_text} cannot be given in a contract: the kernel gets None" if not optional else \
+        f"{type_text}: the kernel gets None"
+    return a
+
+
+def _int_sample(name: str) -> int:
+    return 0 if "dim" in name else 2
+
+
+def _ranked(a: Arg) -> bool:
+    return a.kind in ("tensor", "tensors") or (a.kind == "ints" and a.symbolic)
+
+
+def _sample_ranks(op: Any, args: list[Arg]) -> None:
+    """Each ranked argument's rank (and a tensor's dtype) from the first combination the kernel accepts at
+    concrete sizes; a rank no call settles gets a default and a TODO."""
+    from .._torch import schema as CL
+
+    ranked = [a for a in args if _ranked(a)]
+    tries = []
+    for a in ranked:
+        base = TENSOR_TRIES if a.kind != "ints" else LIST_TRIES
+        if a.kind == "tensor" and "ind" in a.name:  # index, indices: integer tensors, most often 1-D
+            base = tuple(sorted(base, key=lambda t: (t[1] != "int64", t[0] != 1)))
+        if a.rank is not None:
+            base = tuple((a.rank, d) for d in dict.fromkeys(d for _, d in base))
+        tries.append(base)
+    tried: list[tuple] = []
+
+    def builders() -> Iterator[Any]:
+        for combo in _nearest_first(tries):
+            tried.append(combo)
+            yield _builder(args, ranked, combo)
+
+    found = CL.first_sample_that_runs(op, builders(), SAMPLE_CALLS) if ranked else None
+    for a, (rank, dtype) in zip(ranked, tried[found] if found is not None else [(None, None)] * len(ranked)):
+        if a.rank is not None:
+            a.rank_from = a.rank_from or "--rank"
+        if found is not None:
+            a.rank, a.dtype = rank, dtype or a.dtype
+            a.rank_from = a.rank_from or "a sample call"
+        elif a.rank is None:
+            a.rank = 2
+            a.todo = "the rank: no sample call ran (pass --rank " + a.name + "=N)"
+
+
+def _builder(args: list[Arg], ranked: list[Arg], combo: tuple) -> Any:
+    def build(tensor: Any) -> tuple[list, dict]:
+        chosen = {a.name: t for a, t in zip(ranked, combo)}
+        values = [(a, _sample_value(a, chosen.get(a.name), tensor)) for a in args]
+        return [v for a, v in values if not a.keyword_only], {a.name: v for a, v in values if a.keyword_only}
+    return build
+
+
+def _nearest_first(tries: list[tuple]) -> Iterator[tuple]:
+    """Every combination of one entry per list, by the sum of the entries' positions (the likeliest first)."""
+    lengths = [len(t) for t in tries]
+
+    def with_sum(k: int, total: int) -> Iterator[tuple[int, ...]]:
+        if k == len(lengths):
+            if total == 0:
+                yield ()
+            return
+        for i in range(min(lengths[k] - 1, total) + 1):
+            for rest in with_sum(k + 1, total - i):
+                yield (i, *rest)
+
+    for total in range(sum(n - 1 for n in lengths) + 1):
+        for idx in with_sum(0, total):
+            yield tuple(t[i] for t, i in zip(tries, idx))
+
+
+def _sample_value(a: Arg, chosen: tuple | None, tensor: Any) -> Any:
+    if a.kind == "tensor":
+        rank, dtype = chosen
+        return tensor((TENSOR_SIZE,) * rank, dtype)
+    if a.kind == "tensors":
+        rank, dtype = chosen
+        return [tensor((TENSOR_SIZE,) * rank, dtype) for _ in range(2)]
+    if a.kind == "ints" and a.symbolic:
+        return [TENSOR_SIZE] * chosen[0]
+    if a.kind == "int" and a.symbolic:
+        return SYMINT_SIZE
+    return a.value if a.kind != "none" else None
+
+
+class _Names:
+    """Names for dims and choices that collide with nothing (tensor arguments are names in expressions)."""
+
+    def __init__(self, args: list[Arg]) -> None:
+        self.used = {a.name for a in args if a.kind in ("tensor", "tensors")} | _RESERVED
+        self.letters = (c for n in itertools.count(1) for c in map("".join, itertools.product(
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZ", repeat=n)))
+        self.choices: dict[str, tuple[Any, ...]] = {}
+
+    def fresh(self, wish: str) -> str:
+        name, n = wish, 1
+        while name in self.used or keyword.iskeyword(name) or not name.isidentifier():
+            name, n = f"{wish}_{n}", n + 1
+        self.used.add(name)
+        return name
+
+    def letter(self) -> str:
+        while True:
+            cand = next(self.letters)
+            if not any(u.startswith(cand) and u[len(cand):].isdigit() for u in self.used) and cand not in self.used:
+                self.used.add(cand)
+                return cand
+
+    def choice(self, wish: str, values: tuple[Any, ...]) -> str:
+        name = self.fresh(wish)
+        self.choices[name] = values
+        return name
+
+
+def _name_dims(args: list[Arg], names: _Names) -> None:
+    """Fresh dims per tensor dimension (a letter per tensor, numbered by dimension; for a tensor list a letter
+    per dimension, numbered by element) and per SymInt; the choices the arguments read."""
+    dtype_choice = None
+    for a in args:
+        if a.kind == "tensor":
+            letter = names.letter()
+            a.dims = [f"{letter}{i}" for i in range(a.rank)]
+            if a.dtype == "float32":
+                dtype_choice = dtype_choice or names.choice("dtype", ("float32",))
+                a.dtype = dtype_choice
+            if a.optional:
+                a.choice = (True, False)
+                a.value = names.choice(f"has_{a.name}", a.choice)
+        elif a.kind == "tensors":
+            letters = [names.letter() for _ in range(a.rank)]
+            a.value = names.choice("n", (2,))
+            a.shapes = ["(" + ", ".join(f"{x}{j}" for x in letters) + ("," if a.rank == 1 else "") + ")"
+                        for j in range(2)]
+            a.dims = [f"{x}{j}" for j in range(2) for x in letters]
+            if a.dtype == "float32":
+                dtype_choice = dtype_choice or names.choice("dtype", ("float32",))
+                a.dtype = dtype_choice
+        elif a.symbolic and a.kind == "int":
+            a.dims = [names.fresh(a.name)]
+        elif a.symbolic and a.kind == "ints":
+            a.dims = [names.fresh(f"{a.name}{i}") for i in range(a.rank)]
+        elif a.choice is not None and a.kind in ("int", "bool"):
+            a.value = names.choice(a.name, a.choice)
+
+
+@dataclass
+class Traced:
+    """What the symbolic trace of the sample case gave the draft."""
+
+    outputs: list[str | None] = field(default_factory=list)  # None: unspecified
+    requires: list[tuple[str, str]] = field(default_factory=list)  # (expression, why)
+    todos: list[str] = field(default_factory=list)
+
+
+def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
+    """Trace the installed kernel once on the skeleton's first case, assuming each dim equality a guard asks
+    for (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces."""
+    from .._torch import core as C
+    from ..findings import SourceLoc
+    from ..kernel.load import installed_kernel
+    from ..trace.run import Failed, Finished, Guarded, trace_case
+
+    contract = _must_load(text)
+    case = next(iter(contract.cases()))
+    point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
+    out = Traced()
+    if sum(1 for _ in contract.cases()) > 1:
+        out.todos.append(f"traced on the case {case.id}; other cases may return other shapes (verify reports "
+                         "where: SC002): give them their own [[paths]] with a `when` over the choices")
+    try:
+        kernel = installed_kernel(op_name)
+    except TargetError as err:
+        out.todos.append(f"the outputs: no meta kernel to trace ({err})")
+        return out
+    assumptions: list[E.Node] = []
+
+    def where(loc: SourceLoc | None) -> str:
+        own = loc is not None and (loc.file in kernel.files or loc.file.startswith(C.TORCH_DIR))
+        return f" at {Path(loc.file).name}:{loc.line}" if own else ""
+
+    for _ in range(8):
+        t = trace_case(kernel, case, assumptions)
+        if isinstance(t, Finished):
+            _finish(out, t, contract, where)
+            return out
+        if isinstance(t, Failed):
+            out.todos.append(f"the outputs: the kernel raised {t.error}{where(t.loc)} on the sample case")
+            return out
+        assert isinstance(t, Guarded)
+        if t.guard is None or t.is_specialization:
+            out.todos.append(f"the outputs: the kernel needs the value of {t.guard_raw}{where(t.loc)}")
+            return out
+        if _is_dim_equality(t.guard):
+            out.requires.append((_ordered(t.guard, contract), f"the kernel guards on these being equal{where(t.loc)}; "
+                                 "the sample run took them equal"))
+            assumptions.append(t.guard)
+            continue
+        holds = bool(E.evaluate(t.guard, point))
+        side = t.guard if holds else E.negate(t.guard)
+        out.todos.append(f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
+                         f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
+                         "branch: shapecheck verify reports it as SC001)")
+        assumptions.append(side)
+    out.todos.append("the outputs: more than 8 guards on the sample case")
+    return out
+
+
+def _is_dim_equality(node: E.Node) -> bool:
+    return isinstance(node, E.Cmp) and node.op == "==" and bool(E.free_names(node.left)) \
+        and bool(E.free_names(node.right))
+
+
+def _finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
+    from ..trace.run import OutputKind, exprs_dims
+
+    for o in t.outputs:
+        if o.kind in (OutputKind.TENSOR, OutputKind.INT):
+            out.outputs.append(o.formula)
+            continue
+        out.outputs.append(None)
+        made = o.exprs is not None and not exprs_dims(o.exprs) <= set(contract.dim_names)
+        what = "a data-dependent size the kernel made (no dim can name it)" if made else \
+            "a size outside the contract language" if o.kind is OutputKind.UNSUPPORTED else f"a {o.text}"
+        out.todos.append(f"output {len(out.outputs) - 1} is {what}: left unspecified")
+    seen = {r for r, _ in out.requires}
+    facts = [(part, where(a.loc)) for a in t.asserts if a.expr is not None for part in _conjuncts(a.expr)]
+    facts += [(E.compare("==", E.Var(n), node), "") for n, node, _ in t.replacements if node is not None]
+    for node, at in facts:
+        text = _ordered(node, contract)
+        if text not in seen and not _holds_at_corners(node, contract):
+            seen.add(text)
+            why = f"the kernel needs these equal{at}" if _is_dim_equality(node) else f"the kernel asserts this{at}"
+            out.requires.append((text, why))
+
+
+def _conjuncts(node: E.Node) -> list[E.Node]:
+    return [p for a in node.args for p in _conjuncts(a)] if isinstance(node, E.And) else [node]
+
+
+def _ordered(node: E.Node, contract: Any) -> str:
+    """``a == b`` with the dim declared first on the left (``A1 == B0``, not ``B0 == A1``)."""
+    if isinstance(node, E.Cmp) and node.op == "==" and isinstance(node.left, E.Var) and isinstance(node.right, E.Var):
+        order = contract.dim_names
+        if node.left.name in order and node.right.name in order \
+                and order.index(node.right.name) < order.index(node.left.name):
+            return f"{node.right.name} == {node.left.name}"
+    return E.to_text(node)
+
+
+def _holds_at_corners(node: E.Node, contract: Any) -> bool:
+    """Whether ``node`` holds at every corner of its dims' ranges: a bound the ranges already give (left out of
+    the draft to keep it short; verify proves what is left either way)."""
+    dims = sorted(E.free_names(node))
+    if len(dims) > 10 or any(d not in contract.dim_names for d in dims):
+        return False
+    bounds = [(contract.dim(d).min, contract.dim(d).max) for d in dims]
+    try:
+        return all(E.evaluate(node, dict(zip(dims, corner))) for corner in itertools.product(*bounds))
+    except (ExprError, ArithmeticError):  # undefined at a corner (a division by a dim that may be 0)
+        return False
+
+
+def _load_text(text: str) -> Any:
+    from ..contract.load import load_contract
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "draft.toml"
+        path.write_text(text, encoding="utf-8")
+        return load_contract(path)
+
+
+def _must_load(text: str) -> Any:
+    from ..errors import ContractError
+
+    try:
+        return _load_text(text)
+    except ContractError as err:  # the draft is ours: one that does not load is a bug in shapecheck
+        raise InternalError(f"the draft does not load: {err}") from err

@@ -1,0 +1,1 @@
+"""The result cache: what a result depends on (``key``) and where it is stored (``store``)."""

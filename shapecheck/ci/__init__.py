@@ -1,0 +1,1 @@
+"""The gate over many contracts, and baselines."""

@@ -1,0 +1,140 @@
+"""Baselines, as mypy and linters keep them, for ``gate`` and ``audit``: a file of today's findings, after which
+only findings that are not in it fail. A finding is known by its fingerprint (``digest``): for the gate, rule,
+op, contract, case, contract path, expression, and the file and function of its kernel line; for the audit,
+rule, op, guard and the kernel's file and function (never the line number, which moves when code above it
+changes). ``gate --write-baseline FILE`` records, ``gate --baseline FILE`` applies (``write``, ``apply``);
+``audit --baseline FILE`` records when FILE is missing and applies otherwise (``apply_audit``). Each keeps its
+own file format (``"tool"``) and messages. Suppressions in contracts stay for findings that have a reason and
+an expiry; a baseline is for accepting what exists when a project adopts shapecheck. Torch-free."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..findings import Violation, verdict_of
+from ..limits import BASELINE_BYTES, read_json
+from ..paths import locate
+from ..result.run import ContractRun, RunResult
+
+VERSION = 1
+AUDIT_VERSION = 1
+REASON = "in the baseline"
+
+
+def digest(parts: list[str]) -> str:
+    """A finding's fingerprint: its identifying parts, hashed."""
+    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
+
+
+def fingerprint(v: Violation, run: ContractRun) -> str:
+    loc = v.location
+    where = (locate(loc.file)[0], loc.function) if loc is not None else ("", "")
+    return digest([v.code, run.report.op, locate(run.contract.file)[0], v.case, v.path or "", v.expr, *where])
+
+
+def _findings(run: ContractRun) -> list[Violation]:
+    return [v for v in run.report.violations if not v.suppressed] + list(run.stale)
+
+
+def write(result: RunResult, file: str) -> int:
+    """Record every active finding of the run; the number recorded."""
+    entries = []
+    for run in result.runs:
+        for v in _findings(run):
+            loc = v.location
+            entries.append({"fingerprint": fingerprint(v, run), "rule": v.code, "op": run.report.op, "case": v.case,
+                            "expr": v.expr, "file": locate(loc.file)[0] if loc else None,
+                            "line": loc.line if loc else None})
+    entries.sort(key=lambda e: (e["op"], e["rule"], e["file"] or "", e["line"] or 0, e["case"]))
+    _write(file, {"tool": "shapecheck", "version": VERSION, "findings": entries}, "--write-baseline")
+    return len(entries)
+
+
+def load(file: str) -> set[str]:
+    """The fingerprints a gate baseline holds (bad input naming the file when it is not one)."""
+    return _read(file, "a shapecheck baseline", VERSION)
+
+
+def _write(file: str, doc: dict[str, Any], option: str) -> None:
+    try:
+        Path(file).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"{option} {file}: cannot write ({err.strerror})") from None
+
+
+def _read(file: str, what: str, version: int, tool: str | None = None) -> set[str]:
+    """The fingerprints a baseline file holds (``tool``: the ``"tool"`` it must name, when given), read within
+    ``limits.BASELINE_BYTES`` as a regular file (a FIFO or ``/dev/zero`` is refused before a byte is read)."""
+    doc = read_json(file, BASELINE_BYTES, "--baseline", what)
+    entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == version \
+        and (tool is None or doc.get("tool") == tool) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
+                                                for e in entries):
+        raise UserError(f"--baseline {file}: not {what} (version {version}, a list of findings)")
+    return {e["fingerprint"] for e in entries}
+
+
+def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
+    """Mark the run's findings that the baseline holds as accepted (like a suppression), and recompute each
+    contract's verdict: only new findings fail. The number of findings the baseline accepted. ``known``: the
+    baseline's fingerprints when already loaded (the gate reads it before any work)."""
+    known = load(file) if known is None else known
+    accepted = 0
+    for run in result.runs:
+        marked = []
+        for v in run.report.violations:
+            if not v.suppressed and fingerprint(v, run) in known:
+                v = replace(v, suppressed=f"{REASON} {file}")
+                accepted += 1
+            marked.append(v)
+        run.report.violations = marked
+        if any(not c.skipped for c in run.report.cases):  # a run with no case checked stays inconclusive
+            run.report.verdict = verdict_of(marked)
+        stale = [v for v in run.stale if fingerprint(v, run) not in known]
+        accepted += len(run.stale) - len(stale)
+        run.stale = stale
+    return accepted
+
+
+# ---------------------------------------------------------------------------------------------------------
+# audit --baseline FILE: the audit's records (plain data, one per op)
+
+
+def audit_fingerprint(rec: dict[str, Any], f: dict[str, Any]) -> str:
+    """Rule, op, guard and the kernel's file and function (not the line, which moves when code above it
+    changes)."""
+    loc = f.get("location") or {}
+    return digest([f["code"], rec["op"], f["expr"], locate(loc["file"])[0] if loc else "", loc.get("function", "")])
+
+
+def load_audit(file: str) -> set[str] | None:
+    """The fingerprints of the audit baseline ``file``, or None when there is nothing by that name yet (the
+    run will write it); bad input naming the file when it is not an audit baseline."""
+    path = Path(file)
+    return _read(file, "an audit baseline", AUDIT_VERSION, "shapecheck audit") \
+        if path.exists() or path.is_symlink() else None
+
+
+def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
+    """With no file yet: record every finding in it (the run then passes: today's findings are accepted).
+    Otherwise: mark the findings it holds (``known``, when read before the run) as baselined; only the others
+    fail the run."""
+    run.baseline = file
+    if known is None:
+        known = load_audit(file)
+    if known is None:
+        entries = sorted(({"fingerprint": audit_fingerprint(rec, f), "rule": f["code"], "op": rec["op"],
+                           "expr": f["expr"]} for rec, f in run.findings(active=False)),
+                         key=lambda e: (e["op"], e["rule"], e["expr"]))
+        _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries}, "--baseline")
+        known = {e["fingerprint"] for e in entries}
+    for rec in run.records:
+        for f in rec["findings"]:
+            if audit_fingerprint(rec, f) in known:
+                f["baselined"] = f"in the baseline {file}"
+                run.accepted += 1

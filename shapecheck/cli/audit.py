@@ -1,0 +1,79 @@
+"""``shapecheck audit``: every meta/fake kernel of the installed torch (and of imported libraries), without
+contracts. Only click and the shared options are imported at module level; torch loads in the callback."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
+
+AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
+--import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
+
+
+@click.command("audit", epilog=AUDIT_HELP)
+@click.option("--ops", "patterns", multiple=True, metavar="GLOB",
+              help="Audit only ops matching GLOB (ns::name.overload, e.g. 'aten::cross*'); repeatable.")
+@import_option
+@click.option("--meta-source", "meta_source", metavar="FILE.py",
+              help="A _meta_registrations.py-style file: audit the functions it registers in place of the "
+                   "installed ones (the file is never run).")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text",
+              show_default=True, help="The report on stdout.")
+@click.option("--output", "outputs", multiple=True, metavar="FORMAT=FILE",
+              help="Also write the report in FORMAT (text, json, sarif, github) to FILE; repeatable.")
+@click.option("--baseline", metavar="FILE", help="Fail only on findings not in FILE; a missing FILE is written "
+              "with today's findings.")
+@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
+              help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
+@click.option("--max-traces", type=click.IntRange(1, 1000), default=12, show_default=True,
+              help="Traces per op when exploring its guards.")
+@click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
+              "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
+@click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
+@cache_option
+@jobs_option
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
+    """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
+    dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
+    from pathlib import Path
+
+    from ..audit.run import AuditOptions, run_audit
+    from ..ci.baseline import apply_audit, load_audit
+    from ..errors import UserError
+    from ..kernel.sources import MetaSource
+    from ..render.audit import render
+
+    parsed = []
+    for spec in outputs:
+        out_fmt, sep, file = spec.partition("=")
+        if not sep or out_fmt not in ("text", "json", "sarif", "github") or not file:
+            raise click.BadParameter(f"{spec!r}: expected FORMAT=FILE", param_hint="--output")
+        parsed.append((out_fmt, file))
+    check_outputs(tuple(parsed))
+    known = load_audit(baseline) if baseline else None  # bad input before any work
+    source = MetaSource(meta_source) if meta_source else None
+    if source is not None:
+        source.validate()
+    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard,
+                    AuditOptions(max_traces=max_traces, cache=cache))
+    hits = sum(bool(r.get("cached")) for r in run.records)
+    if hits:
+        click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
+                   "audit them all again)", err=True)
+    if baseline:
+        apply_audit(run, baseline, known)
+    if draft_dir:
+        from ..audit.draft import write_drafts
+
+        n = write_drafts(run, source, draft_dir)
+        click.echo(f"audit: {n} draft contracts written under {draft_dir}", err=True)
+    for out_fmt, file in parsed:
+        try:
+            Path(file).write_text(render(run, out_fmt, quiet=quiet) + "\n", encoding="utf-8")
+        except OSError as err:
+            raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
+    click.echo(render(run, fmt, quiet=quiet))
+    sys.exit(run.exit_code)

@@ -1,0 +1,88 @@
+"""``shapecheck fuzz op``: property-based runs of a meta kernel against its contract and the runtime reference.
+
+Only click and the shared options are imported at module level (``cli/main.py`` registers the ``fuzz`` group); the engine is imported in
+the command callback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import (
+    check_device,
+    check_outputs,
+    contract_option,
+    device_option,
+    emit,
+    import_option,
+    kernel_source,
+    max_cases_option,
+    output_options,
+)
+
+FUZZ_HELP = """Exit codes: 0 no failure, 1 a check failed (each failure is shrunk and printed with a command that
+replays it), 2 bad input (contract, op, kernel file, --example, usage), 4 internal error (a bug in shapecheck)."""
+
+
+@click.group(epilog=FUZZ_HELP)
+def fuzz() -> None:
+    """Property-based runs: does the contract (and the meta kernel) match the runtime?"""
+
+
+@fuzz.command("op", epilog=FUZZ_HELP)
+@click.argument("op")
+@import_option
+@contract_option
+@kernel_source(meta_help="Fuzz this Python function as the op's meta kernel.",
+               meta_source_help="A _meta_registrations.py-style file: fuzz the function it registers for OP.")
+@click.option("--examples", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
+              help="Examples to generate (Hypothesis max_examples; shrinking runs more).")
+@click.option("--seed", type=click.IntRange(0), default=None, help="Seed of the run (default: random, reported).")
+@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths and runtime of this era.")
+@click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")
+@click.option("--path", metavar="ID[@ERA]", help="Aim every example at this contract path.")
+@click.option("--max-elements", type=click.IntRange(1), default=None,
+              help="Bound on the elements of every tensor an example implies [default: 262144].")
+@click.option("--max-side", type=click.IntRange(1), default=None,
+              help="Bound on each dim, raised to just above the constants it is compared with [default: 64].")
+@click.option("--example", "explicit", multiple=True, metavar="CASE;DIMS[;seed=N]",
+              help="Replay this example (as printed for a failure) instead of generating; repeatable.")
+@click.option("--verify-examples/--no-verify-examples", default=True, show_default=True,
+              help="Run verify first and retry its counterexamples as explicit examples.")
+@click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Take the explicit examples from a saved 'verify op --format json' report instead.")
+@device_option
+@output_options()
+@max_cases_option
+def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
+                verify_examples, from_verify, device, fmt, outputs, quiet):
+    """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).
+
+    Each example checks (1) the meta kernel's output shapes, on meta tensors and under FakeTensorMode,
+    against the contract; (2) the runtime reference's dispatch against the contract's paths and its output 0
+    against the meta kernel's (shape, dtype, density); (3) the reference's values against the float64 math.
+    Runtime findings carry the rule codes of `ref check` (SC010-SC014), whose [[suppress]] tables apply.
+    Checks 2 and 3 need a reference: metal_ref for aten::_scaled_dot_product_attention_math_for_mps, the op's
+    own eager kernel (on --device) for any other op with one, which is compared output by output (shape,
+    dtype, significant strides, which side raises); they are skipped, with a note, for ops with neither.
+    """
+    from ..kernel.load import import_modules, load_op_contract
+    from ..result.adapters import fuzz_result
+    from ..runtime.fuzz import FuzzOptions, check_examples, fuzz_op
+    from ..search.strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
+
+    check_outputs(outputs)
+    check_device(device)
+    import_modules(imports)
+
+    options = FuzzOptions(examples=examples, seed=seed, eras=tuple(eras), cases=tuple(cases), path=path,
+                          max_elements=max_elements or DEFAULT_MAX_ELEMENTS, max_side=max_side or DEFAULT_MAX_SIDE,
+                          verify_examples=verify_examples and not explicit, from_verify=from_verify, device=device)
+    if explicit:
+        report = check_examples(op, explicit, contract=contract, source=source, options=options)
+    else:
+        report = fuzz_op(op, contract=contract, source=source, options=options)
+    emit(fuzz_result(load_op_contract(op, contract), report, source), fmt, outputs, quiet=quiet)
+    sys.exit(report.exit_code)

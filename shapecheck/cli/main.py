@@ -1,0 +1,256 @@
+"""The command line: the only code that prints or exits.
+
+Exit codes: 0 pass, 1 violation found, 2 usage/input error, 3 inconclusive, 4 internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import (
+    RankSpec,
+    cache_option,
+    case_era_options,
+    check_outputs,
+    contract_option,
+    emit,
+    import_option,
+    jobs_option,
+    kernel_source,
+    max_cases_option,
+    output_options,
+    timeout_option,
+)
+
+EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
+3 inconclusive (the solver gave up; never a pass), 4 internal error (a bug in shapecheck)."""
+
+
+@click.group(epilog=EXIT_HELP)
+@click.version_option(package_name="torch-shapecheck", prog_name="shapecheck")
+def cli() -> None:
+    """Prove PyTorch meta kernels against declarative shape contracts, for every size."""
+
+
+@cli.group()
+def verify() -> None:
+    """Verify kernels against contracts."""
+
+
+@verify.command("op", epilog=EXIT_HELP)
+@click.argument("op")
+@import_option
+@contract_option
+@kernel_source(meta_help="Check this Python function as the op's meta kernel.",
+               meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
+@output_options()
+@click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
+              help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
+@timeout_option
+@case_era_options
+@max_cases_option
+@click.option("--full", is_flag=True, help="Explore every case guard by guard, also one whose first guard repeats an earlier case's.")
+@click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
+              "overlapping contract paths, shape-polymorphism breaks.")
+@click.option("--confirm-export", is_flag=True, help="Also run torch.export(strict=True) on failing cases and a "
+              "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
+@click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
+              help="Source lines shown around each violation (text format).")
+@jobs_option
+@cache_option
+def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
+                  confirm_export, context, jobs, cache):
+    """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
+    from ..result.run import ContractRun, RunResult
+
+    check_outputs(outputs)
+    if imports:  # what registers the ops (it may load torch; the cache key then names its files)
+        from ..kernel.load import import_modules
+
+        import_modules(imports)
+    if max_traces is None:
+        max_traces = 32 if explore else 64
+    key = None
+    if cache:  # nothing up to the answer from the cache imports torch or z3
+        from ..cache import store as R
+
+        key = R.verify_key(op, contract, source, tuple(imports), {
+            "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
+            "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
+        hit = R.verify_lookup(key) if key is not None else None
+        if hit is not None:
+            c, report = hit.value
+            report.extra["cache"] = hit.to_json()
+            result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
+                               command="verify")  # c: the cached ContractInfo
+            emit(result, fmt, outputs, context=context, quiet=quiet)
+            sys.exit(report.exit_code)
+    from ..kernel.load import load_target
+    from ..prove.verify import Options, verify_contract
+
+    opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
+                   explore=explore, confirm_export=confirm_export, jobs=jobs)
+    c, kernel = load_target(op, contract, source)
+    report = verify_contract(c, kernel, opts)
+    if key is not None:
+        R.verify_store(key, c, kernel, report)
+    result = RunResult([ContractRun(c.info, report)], 1, (1, 1), report.seconds, report.torch_version, source,
+                       command="verify")
+    emit(result, fmt, outputs, context=context, quiet=quiet)
+    sys.exit(report.exit_code)
+
+
+@cli.group()
+def contract() -> None:
+    """Work with contract files."""
+
+
+@contract.command("check", epilog=EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=False))
+@import_option
+@max_cases_option
+def contract_check(files, imports):
+    """Load and validate contract files, or every *.toml under a directory (every case is bound once), and
+    check each contract's arguments against its op's schema (a note when the op is not registered yet)."""
+    from pathlib import Path
+
+    from ..ci.gate import contract_files
+    from ..contract.load import load_contract
+    from ..kernel.load import import_modules, schema_note
+
+    paths = contract_files(list(files), Path.cwd())
+    import_modules(imports)
+    for path in paths:
+        c = load_contract(path)
+        n = sum(1 for _ in c.cases())
+        note = schema_note(c)
+        click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
+        if note:
+            click.echo(note)
+
+
+@contract.command("draft", epilog=EXIT_HELP)
+@click.argument("op")
+@import_option
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write the draft to this file (default: print it).")
+@click.option("--rank", "ranks", type=RankSpec(), multiple=True, metavar="ARG=N",
+              help="The rank of a tensor argument (the length of a SymInt[] or Tensor[] one); repeatable. "
+                   "Default: from a sample call of the meta kernel.")
+@click.option("--no-trace", is_flag=True, help="Do not trace the meta kernel: outputs unspecified, no requires.")
+def contract_draft(op, imports, out, ranks, no_trace):
+    """Write a starting contract for OP from its schema: one [[args]] per argument, fresh dims per tensor
+    dimension, choices for dtypes, bools and ints, and a single path with the outputs the meta kernel gives at
+    a sample point (traced symbolically). '# TODO' marks what a person must decide. The draft passes
+    `contract check` as written."""
+    from pathlib import Path
+
+    from ..audit.schema_draft import draft_contract
+    from ..errors import UserError
+    from ..kernel.load import import_modules
+
+    import_modules(imports)
+    text = draft_contract(op, dict(ranks), trace=not no_trace)
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise UserError(f"--out {out}: cannot write ({err.strerror or err})") from None
+    click.echo(f"wrote {out}; next: shapecheck contract check {out}")
+
+
+def _register_commands() -> None:
+    """Commands that live in their own modules (each imports only click at module level)."""
+    import importlib
+    import importlib.util
+
+    for module, attr in (("gate", "gate"), ("fuzz", "fuzz"), ("ref", "ref"), ("audit", "audit")):
+        name = f"{__package__}.{module}"
+        if importlib.util.find_spec(name) is not None:
+            cli.add_command(getattr(importlib.import_module(name), attr))
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: one place turns errors into messages and exit codes."""
+    from ..config import default_map
+    from ..errors import ShapecheckError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        _fail(args, "shapecheck: aborted", 2)
+    except click.ClickException as e:
+        where = f" ({e.ctx.command_path})" if getattr(e, "ctx", None) is not None else ""
+        _fail(args, f"shapecheck: error{where}: {_one_line(e.format_message())} (see --help)", 2)
+    except ShapecheckError as e:
+        if e.exit_code == 2:
+            _fail(args, f"shapecheck: error: {_one_line(e)}", 2)
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {_one_line(e)}", e.exit_code)
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        click.echo("shapecheck: interrupted", err=True)
+        sys.exit(130)
+    except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
+        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): "
+                    f"{type(e).__name__}: {_one_line(e)}", 4)
+
+
+def _fail(args: list[str], message: str, code: int) -> None:
+    """One line on stderr, the requested reports written as a failed run, then exit."""
+    from .options import emit_error
+
+    click.echo(message, err=True)
+    emit_error(args, message.removeprefix("shapecheck: "), code)
+    sys.exit(code)
+
+
+#: every character ``str.splitlines`` breaks a line at (\x1c-\x1e, \x85 and U+2028 besides \r, \n, \v, \f)
+_LINE_BREAKS = {c: c.encode("unicode_escape").decode("ascii") for c in "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def _one_line(message: object, limit: int = 2000) -> str:
+    """A message on one line (line breaks from a file name, a TOML key or a user's exception escaped), cut to
+    ``limit`` characters."""
+    text = str(message).translate(str.maketrans(_LINE_BREAKS))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def run() -> None:
+    """The console script: ``main``, then leave without interpreter teardown.
+
+    Once a verification has run, tearing down torch, dynamo and z3 takes about 0.8 s on a 2-core machine
+    (torch 2.13), a fifth of a full verify. Everything that goes out (stdout, stderr, report files, which are
+    written and closed by then) is flushed first; the exit code is unchanged. ``main`` stays an ordinary
+    function for tests and embedding.
+    """
+    import os
+
+    code: int
+    try:
+        main()
+        code = 0
+    except SystemExit as e:
+        if e.code is None:
+            code = 0
+        elif isinstance(e.code, int):
+            code = e.code
+        else:  # sys.exit("message") prints the message and exits 1
+            print(e.code, file=sys.stderr)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (shapecheck ... | head): nothing more to say
+            pass
+    os._exit(code)

@@ -1,0 +1,286 @@
+"""Options shared by the commands, declared once. Nothing here loads torch or z3.
+
+``kernel_source`` adds ``--meta`` and ``--meta-source`` and hands the command one ``source`` argument, a
+``kernel.sources.KernelSource``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import click
+
+from ..kernel.sources import INSTALLED, Function, MetaSource
+from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
+from ..render.ci import FORMATS
+
+
+class _Pair(click.ParamType):
+    """A value of two parts split at ``sep`` (the last one with ``last``), built by ``build(left, right)``,
+    which raises ValueError for a value it refuses; ``expected`` says what is wanted."""
+
+    sep = ":"
+    last = False
+    expected = ""
+
+    def build(self, left: str, right: str):
+        raise NotImplementedError
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value  # already converted (a default)
+        left, sep, right = value.rpartition(self.sep) if self.last else value.partition(self.sep)
+        try:
+            if not (sep and left and right):
+                raise ValueError
+            return self.build(left, right)
+        except ValueError:
+            shown = repr(value) if len(value) <= 80 else repr(value[:60]) + f" ... ({len(value)} characters)"
+            self.fail(f"{shown}: expected {self.expected}", param, ctx)
+
+
+class FunctionSpec(_Pair):
+    """``FILE.py:FUNC`` -> ``kernel.sources.Function``."""
+
+    name = expected = "FILE.py:FUNC"
+    last = True
+
+    def build(self, left, right):
+        return Function(left, right)
+
+
+class RankSpec(_Pair):
+    """``ARG=N`` -> (ARG, N) with 0 <= N <= 16."""
+
+    name = "ARG=N"
+    sep = "="
+    expected = "ARG=N, a schema argument and its rank (0 to 16), e.g. self=4"
+
+    def build(self, left, right):
+        n = int(right)
+        if not left.isidentifier() or not 0 <= n <= 16:
+            raise ValueError
+        return left, n
+
+
+class ShardSpec(_Pair):
+    """``K/N`` -> (K, N) with 1 <= K <= N <= ``limits.SHARDS``."""
+
+    name = "K/N"
+    sep = "/"
+    expected = f"K/N with 1 <= K <= N <= {SHARDS}, e.g. 2/4"
+
+    def build(self, left, right):
+        if len(left) > 12 or len(right) > 12:  # int() of thousands of digits is slow, then refused anyway
+            raise ValueError
+        k, n = int(left), int(right)
+        if not 1 <= k <= n <= SHARDS:
+            raise ValueError
+        return k, n
+
+
+def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = True) -> Callable:
+    """``--meta FILE.py:FUNC`` and ``--meta-source FILE.py`` (exclusive) as one ``source`` argument."""
+
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args, meta: Function | None = None, meta_source: str | None = None, **kwargs):
+            if meta is not None and meta_source is not None:
+                raise click.UsageError("--meta and --meta-source are exclusive")
+            source = meta if meta is not None else MetaSource(meta_source) if meta_source else INSTALLED
+            return f(*args, source=source, **kwargs)
+
+        wrapper = click.option("--meta-source", "meta_source", metavar="FILE.py", help=meta_source_help)(wrapper)
+        if allow_meta:
+            wrapper = click.option("--meta", type=FunctionSpec(), metavar="FILE.py:FUNC", help=meta_help)(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def import_option(f: Callable) -> Callable:
+    return click.option("--import", "imports", multiple=True, metavar="MODULE_OR_FILE",
+                        help="Import this module or file first (what registers the ops: a custom-op library, a "
+                             "file of fake kernels); repeatable.")(f)
+
+
+def contract_option(f: Callable) -> Callable:
+    return click.option("--contract", type=click.Path(dir_okay=False),
+                        help="Contract file (default: contracts/<ns>/<op>.toml).")(f)
+
+
+def max_cases_option(f: Callable) -> Callable:
+    """``--max-cases N``: every contract the command loads may have up to N cases (``limits.case_limit``)."""
+
+    @functools.wraps(f)
+    def wrapper(*args, max_cases: int | None = None, **kwargs):
+        with case_limit(max_cases):
+            return f(*args, **kwargs)
+
+    return click.option("--max-cases", type=click.IntRange(1, 10**9), default=None, metavar="N",
+                        help="Refuse a contract whose choices make more than N cases; the binding work allowed "
+                             f"grows with it [default: {DEFAULT_MAX_CASES}].")(wrapper)
+
+
+def timeout_option(f: Callable) -> Callable:
+    return click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
+                        help="z3 timeout per query; a timeout makes the verdict inconclusive.")(f)
+
+
+def jobs_option(f: Callable) -> Callable:
+    return click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
+                        help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; "
+                             "1: none). Reports do not depend on it.")(f)
+
+
+def cache_option(f: Callable) -> Callable:
+    return click.option("--cache/--no-cache", "cache", default=True, show_default=True,
+                        help="Answer from the result cache when the kernel (and the helpers it reaches), the "
+                             "contract, the options, torch and shapecheck are unchanged; store the result "
+                             "otherwise (docs/cache.md).")(f)
+
+
+def case_era_options(f: Callable) -> Callable:
+    f = click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")(f)
+    return click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")(f)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Output: --format for stdout, --output FORMAT=FILE (repeatable), --quiet
+
+
+
+class OutputFile(_Pair):
+    """``FORMAT=FILE`` (``-`` for stdout) -> (format, file)."""
+
+    name = "FORMAT=FILE"
+    sep = "="
+    expected = f"FORMAT=FILE with FORMAT one of {', '.join(FORMATS)} (FILE - for stdout)"
+
+    def build(self, left, right):
+        if left not in FORMATS:
+            raise ValueError
+        return left, right
+
+
+def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
+    def decorate(f: Callable) -> Callable:
+        f = click.option("--quiet", "-q", is_flag=True,
+                         help="Text output: only the verdict and what fails (no suppressed findings, no notes).")(f)
+        f = click.option("--output", "outputs", type=OutputFile(), multiple=True, metavar="FORMAT=FILE",
+                         help="Also write the report in FORMAT to FILE (- for stdout, instead of --format); "
+                              "repeatable.")(f)
+        return click.option("--format", "fmt", type=click.Choice(formats), default="text", show_default=True,
+                            help="The report on stdout.")(f)
+    return decorate
+
+
+def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
+    """Fail before any work when an output file's directory does not exist, or when two outputs go to one file
+    (or both to stdout): the second would overwrite the first."""
+    import os
+    from pathlib import Path
+
+    seen: dict[str, str] = {}
+    for fmt, file in outputs:
+        if file != "-" and not Path(file).resolve().parent.is_dir():
+            raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
+                                     param_hint="--output")
+        where = "-" if file == "-" else os.path.realpath(file)
+        if where in seen:
+            raise click.BadParameter(f"{seen[where]} and {fmt}={file} write to the same "
+                                     f"{'stdout' if file == '-' else 'file'}: give each report its own file",
+                                     param_hint="--output")
+        seen[where] = f"{fmt}={file}"
+
+
+def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
+    """Write every ``--output`` and print ``--format`` to stdout (unless an output took stdout)."""
+    from pathlib import Path
+
+    from ..errors import UserError
+    from ..render.ci import render
+
+    cwd = Path.cwd()
+    to_stdout = False
+    for out_fmt, file in outputs:
+        text = render(result, out_fmt, cwd, context=context, quiet=quiet)
+        if file == "-":
+            click.echo(text)
+            to_stdout = True
+            continue
+        try:
+            Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError as err:
+            raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
+    if not to_stdout:
+        click.echo(render(result, fmt, cwd, context=context, quiet=quiet))
+
+
+def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
+    """(--format, [(format, file)]) as the command line asks, read without click: a run that fails before or
+    during option parsing still writes the reports CI is waiting for."""
+    fmt, outputs = None, []
+    aliases = {"--sarif": "sarif", "--junit": "junit", "--json": "json"}
+    for i, arg in enumerate(argv):
+        name, eq, inline = arg.partition("=")
+        value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+        if value is None:
+            continue
+        if name == "--format":
+            fmt = value
+        elif name == "--output":
+            out_fmt, sep, file = value.partition("=")
+            if sep and out_fmt in FORMATS and file:
+                outputs.append((out_fmt, file))
+        elif name in aliases:
+            outputs.append((aliases[name], value))
+    return fmt, outputs
+
+
+def emit_error(argv: list[str], message: str, exit_code: int) -> None:
+    """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
+    prints an ``::error`` line. Never raises: the error itself is what matters."""
+    import os
+    from pathlib import Path
+
+    from ..render.ci import render_error
+
+    fmt, outputs = requested_outputs(argv)
+    groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...
+    command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
+    written: set[str] = set()
+    for out_fmt, file in outputs:
+        where = file if file == "-" else os.path.realpath(file)
+        if file != "-" and where in written:
+            continue  # two reports asked of one file: the first is written (check_outputs refuses the run)
+        written.add(where)
+        text = render_error(out_fmt, command, message, exit_code)
+        try:
+            if file == "-":
+                click.echo(text)
+            elif text:
+                Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError:
+            pass
+    if fmt == "github" and not any(f == "-" for _, f in outputs):
+        click.echo(render_error("github", command, message, exit_code))
+
+
+def device_option(f: Callable) -> Callable:
+    return click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
+                        help="Where the op's eager kernel runs when it is the runtime reference (cuda: a GPU; "
+                             "exit 2 where there is none). metal_ref runs on cpu only.")(f)
+
+
+def check_device(device: str) -> None:
+    """Stop with a usage error (exit 2) when ``device`` cannot be used here."""
+    if device == "cpu":
+        return
+    from .._torch import core as C
+    from ..errors import UserError
+
+    why = C.device_available(device)
+    if why is not None:
+        raise UserError(f"--device {device}: {why}")

@@ -1,0 +1,64 @@
+"""``shapecheck ref check``: check the contract's paths against the op's runtime reference (the metal_ref ports,
+and real MPS if present; or the op's own eager kernel)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .options import (
+    check_device,
+    check_outputs,
+    contract_option,
+    device_option,
+    emit,
+    import_option,
+    max_cases_option,
+    output_options,
+)
+
+REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC015, SC021) not accepted by a
+[[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
+reference, unknown era, usage), 4 internal error (a bug in shapecheck)."""
+
+
+@click.group("ref", epilog=REF_HELP)
+def ref() -> None:
+    """Reference kernels (metal_ref) against contracts."""
+
+
+@ref.command("check", epilog=REF_HELP)
+@click.argument("op")
+@import_option
+@contract_option
+@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
+@click.option("--examples", type=click.IntRange(1, 10_000), default=24, show_default=True,
+              help="Inputs per contract path (boundary values first).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@device_option
+@output_options()
+@max_cases_option
+def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outputs, quiet):
+    """Run every path of OP's contract on inputs that satisfy its precondition, with the op's runtime
+    reference. metal_ref (the MPS op): dispatch, output-0 shape, values against float64 math, and the
+    documented output 1. The op's own eager kernel (any op with one, on --device): every output against the
+    meta kernel (shape, dtype, significant strides, which side raises), and the [[rejects]] regions."""
+    from .._torch import core as C
+    from ..errors import TargetError
+    from ..kernel.load import import_modules, load_op_contract
+    from ..result.adapters import ref_result
+    from ..runtime.refcheck import ref_check
+
+    check_outputs(outputs)
+    check_device(device)
+    import_modules(imports)
+
+    c = load_op_contract(op, contract)
+    path = c.file
+    unknown = [e for e in eras if e not in c.eras]
+    if unknown:
+        raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
+    report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed, device=device)
+    emit(ref_result(c, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
+    sys.exit(report.exit_code)

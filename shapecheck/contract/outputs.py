@@ -1,0 +1,208 @@
+"""A path's output entry beyond its shape: ``"none"`` (the runtime returns None), or a table with the shape,
+the dtype, the memory layout and the range of each data-dependent size. ``contract.load`` reads each entry
+through ``output_leaf``; ``contract.model.bind_case`` binds it per case through ``bind_output``.
+
+The table, in TOML: ``{ shape = "(B, L, H, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }``;
+``layout`` is ``contiguous``, ``like ARG``, a dim order, or (instead) ``strides = "(...)"``;
+``layout_match`` is ``exact`` (every stride, the default) or ``dense`` (torch's ``is_contiguous`` rule:
+a size-1 dim's stride is free, and nothing is checked while the tensor is empty);
+``sizes = { n = { min = "0", max = "N" } }`` names data-dependent sizes the shape uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ContractError
+from ..logic import expr as E
+from . import spec as S
+
+OUTPUT_KEYS = {"shape", "dtype", "layout", "strides", "layout_match", "sizes", "doc"}
+
+
+def output_leaf(r: Any, value: Any, key: str) -> Any:
+    """One output entry: None (unspecified), an ``OutputSpec`` (``"none"`` or a table), or a shape/int node."""
+    if value == S.UNSPECIFIED:
+        return None
+    if value == S.ABSENT:
+        return S.OutputSpec(absent=True)
+    if isinstance(value, dict):
+        return _table(r, value, key)
+    return r.parse(value, key)
+
+
+def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
+    r.table(t, key, OUTPUT_KEYS)
+    r.want(t.get("doc", ""), f"{key}.doc", str)
+    sizes = _sizes(r, t.get("sizes", {}), f"{key}.sizes")
+    try:
+        for s in sizes:  # the shape and the strides may use the output's own sizes
+            r.names[s.name] = "data-dependent output size"
+        shape = output_leaf(r, t["shape"], f"{key}.shape") if "shape" in t else None
+        if isinstance(shape, S.OutputSpec):
+            raise r.err(f"{key}.shape", "expected a shape or 'unspecified'")
+        strides = r.selectable(t["strides"], f"{key}.strides", r.parse) if "strides" in t else None
+    finally:
+        for s in sizes:
+            r.names.pop(s.name, None)
+    dtype = r.selectable(t["dtype"], f"{key}.dtype", lambda v, k: _dtype_leaf(r, v, k)) if "dtype" in t else None
+    layout = r.selectable(t["layout"], f"{key}.layout", lambda v, k: _layout_leaf(r, v, k)) if "layout" in t else None
+    if layout is not None and strides is not None:
+        raise r.err(key, "give 'layout' or 'strides', not both")
+    if (layout is not None or strides is not None) and shape is None:
+        raise r.err(key, "a layout needs the output's shape")
+    match = r.want(t.get("layout_match", "exact"), f"{key}.layout_match", str)
+    if match not in S.STRIDE_MATCHES:
+        raise r.err(f"{key}.layout_match", f"expected one of {', '.join(S.STRIDE_MATCHES)}, found {match!r}")
+    used = set().union(*(E.free_names(n) for n in _nodes(shape))) if shape is not None else set()
+    for s in sizes:
+        if s.name not in used:
+            raise r.err(f"{key}.sizes.{s.name}", f"the data-dependent size {s.name!r} is not used in the shape")
+    return S.OutputSpec(shape, dtype, layout, strides, match, sizes)
+
+
+def _nodes(value: Any) -> list[E.Node]:
+    if isinstance(value, S.Select):
+        return [v for _, v in value.alternatives if isinstance(v, E.Node)]
+    return [value] if isinstance(value, E.Node) else []
+
+
+def _sizes(r: Any, table: Any, key: str) -> tuple[S.DynamicSize, ...]:
+    r.want(table, key, dict)
+    out = []
+    for name, spec in table.items():
+        k = f"{key}.{name}"
+        r.name(name, k, "data-dependent size")
+        r.table(spec, k, {"min", "max"}, {"min", "max"})
+        out.append(S.DynamicSize(name, r.parse(spec["min"], f"{k}.min"), r.parse(spec["max"], f"{k}.max")))
+    return tuple(out)
+
+
+def _dtype_leaf(r: Any, value: Any, key: str) -> Any:
+    r.want(value, key, str)
+    if value in S.OUTPUT_DTYPES and value not in r.names:
+        return value
+    return r.parse(value, key)  # a choice name or an expression over choices: bound per case
+
+
+def _layout_leaf(r: Any, value: Any, key: str) -> Any:
+    r.want(value, key, str)
+    text = value.strip()
+    if text == "contiguous":
+        return text
+    if text.startswith("like "):
+        arg = text[5:].strip()
+        if arg not in r.tensor_args:
+            raise r.err(key, f"'like' needs a tensor argument, found {arg!r} (tensor arguments: "
+                             f"{', '.join(sorted(r.tensor_args))})")
+        return ("like", arg)
+    node = r.parse(text, key)
+    items = node.items if isinstance(node, E.TupleE) else ()
+    order = [i.value for i in items if isinstance(i, E.Const) and type(i.value) is int]
+    if not items or len(order) != len(items) or sorted(order) != list(range(len(order))):
+        raise r.err(key, f"expected 'contiguous', 'like ARG' or a dim order such as (0, 2, 1, 3), found {value!r}")
+    return tuple(order)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Binding
+
+
+@dataclass(frozen=True)
+class BoundOutput:
+    """An output entry of one case: what the checks of ``prove.outputs`` compare the kernel's output with."""
+
+    absent: bool = False
+    shape: E.TupleE | None = None  # with the data-dependent sizes as names
+    dtype: str | None = None
+    strides: tuple[E.Node, ...] | None = None  # the strides the layout implies
+    layout: str = ""  # the layout as written, for messages
+    match: str = "exact"
+    sizes: tuple[tuple[str, E.Node, E.Node], ...] = ()  # (name, min, max), bound
+
+
+def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE]) -> BoundOutput:
+    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds."""
+    if spec.absent:
+        return BoundOutput(absent=True)
+    file = b.c.file
+    shape = None
+    if spec.shape is not None:
+        shape = b.scalar(b.pick(spec.shape, f"{key}.shape"), f"{key}.shape", shapes)
+    dtype = None
+    if spec.dtype is not None:
+        node = b.pick(spec.dtype, f"{key}.dtype")
+        dtype = node if isinstance(node, str) else b.scalar(node, f"{key}.dtype")
+        dtype = dtype.value if isinstance(dtype, E.Const) else dtype
+        if dtype not in S.OUTPUT_DTYPES:
+            shown = E.to_text(dtype) if isinstance(dtype, E.Node) else repr(dtype)
+            raise ContractError(f"{file}: [{key}.dtype]", f"expected a dtype fixed by the choices, found {shown} "
+                                                         f"(case {b.case})")
+    sizes = tuple((s.name, b.scalar(s.min, f"{key}.sizes.{s.name}.min"), b.scalar(s.max, f"{key}.sizes.{s.name}.max"))
+                  for s in spec.sizes)
+    strides, layout = None, ""
+    if spec.strides is not None or spec.layout is not None:
+        if not isinstance(shape, E.TupleE):
+            raise ContractError(f"{file}: [{key}.shape]", "a layout needs a tensor shape")
+        floor = {d.name: d.min for d in b.c.dims} | {n: -1 for n, _, _ in sizes}
+        strides, layout = _strides(b, spec, key, shape, shapes, floor)
+    return BoundOutput(False, shape, dtype, strides, layout, spec.strides_match, sizes)
+
+
+def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict[str, E.TupleE],
+             floor: dict[str, int]) -> tuple[tuple[E.Node, ...], str]:
+    file, rank = b.c.file, len(shape.items)
+    if spec.strides is not None:
+        node = b.scalar(b.pick(spec.strides, f"{key}.strides"), f"{key}.strides", shapes)
+        if not isinstance(node, E.TupleE) or len(node.items) != rank:
+            raise ContractError(f"{file}: [{key}.strides]", f"expected {rank} strides, one per dim of "
+                                                           f"{E.to_text(shape)}, found {E.to_text(node)}")
+        return node.items, f"strides {E.to_text(node)}"
+    layout = b.pick(spec.layout, f"{key}.layout")
+    if layout == "contiguous":
+        order, text = tuple(range(rank)), "contiguous"
+    elif isinstance(layout, tuple) and layout[:1] == ("like",):
+        # traced inputs are contiguous, so an output like an input of its rank has the identity dim order
+        if layout[1] not in shapes or len(shapes[layout[1]].items) != rank:
+            raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs a present tensor argument "
+                                                          f"of rank {rank} (case {b.case})")
+        order, text = tuple(range(rank)), f"like {layout[1]}"
+    else:
+        order, text = layout, f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in layout)))}"
+        if len(order) != rank:
+            raise ContractError(f"{file}: [{key}.layout]", f"a dim order of {len(order)} dims for a shape of rank "
+                                                          f"{rank} (case {b.case})")
+    return dense_strides(shape.items, order, floor), text
+
+
+def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int]) -> tuple[E.Node, ...]:
+    """The strides torch gives a dense tensor whose dims, outermost first, are ``order``: each stride is the
+    product of the sizes of the dims inside it, each size at least 1 (``empty``'s rule, so a size-0 dim does
+    not zero the strides outside it). ``floor``: each name's least value (a name known to be >= 1 needs no
+    ``max(., 1)``)."""
+    factors: list[E.Node] = []
+    for d in order:
+        size = sizes[d]
+        if isinstance(size, E.Const):
+            size = E.Const(max(size.value, 1))
+        elif not (isinstance(size, E.Var) and floor.get(size.name, -1) >= 1):
+            size = E.Call("max", (size, E.Const(1)))
+        factors.append(size)
+    out: list[E.Node] = [E.Const(1)] * len(sizes)
+    for k, d in enumerate(order):
+        acc: E.Node = E.Const(1)
+        for f in factors[k + 1:]:  # outermost first: (0, 2, 1, 3) of (B, H, L, E) gives L * H * E for dim 0
+            acc = E.arith("*", acc, f)
+        out[d] = acc
+    return tuple(out)
+
+
+def size_names(contract: Any) -> list[str]:
+    """The names of every data-dependent output size the contract's paths declare."""
+    out: list[str] = []
+    for p in contract.paths:
+        for o in p.outputs:
+            alts = [v for _, v in o.alternatives] if isinstance(o, S.Select) else [o]
+            out += [s.name for v in alts if isinstance(v, S.OutputSpec) for s in v.sizes if s.name not in out]
+    return out

@@ -1,0 +1,190 @@
+"""A contract's arguments against what they feed: the op's schema (each argument's kind, optionality, default,
+and whether an int may be a SymInt) and the sizes of its input tensors (an expression such as ``C * r * r``
+must be a valid size wherever the domain holds). Every mismatch is a ``ContractError`` naming the file and
+the key (``[args.upscale_factor.kind]``), found before any trace: a call the op would refuse reads as a
+kernel failure otherwise."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import limits as L
+from ..errors import ContractError
+from ..logic import expr as E
+
+if TYPE_CHECKING:
+    from .model import Contract
+
+#: the schema types (``?`` and list elements aside) that each contract kind can give
+KIND_TYPES = {
+    "tensor": {"Tensor"},
+    "tensors": {"Tensor[]", "Tensor?[]"},
+    "int": {"int", "SymInt", "Scalar"},
+    "ints": {"int[]", "SymInt[]"},
+    "float": {"float", "Scalar"},
+    "bool": {"bool", "Scalar"},
+    "str": {"str"},
+    "dtype": {"ScalarType"},
+}
+_CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tensors", "int": "int", "SymInt": "int",
+                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "bool": "bool", "str": "str",
+                  "ScalarType": "dtype", "Scalar": "int, float or bool"}
+
+
+def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any, int | None], ...], no_default: Any) -> None:
+    """Each ``[[args]]`` entry the schema names against its schema type: ``(name, type, default, N)`` per
+    schema argument (``_compat.op_argument_types``; ``no_default`` marks an argument without a default, N the
+    size of a fixed-size list). Arguments the schema lacks are ``kernel.load.check_arguments``'s."""
+    types = {name: (t, d, n) for name, t, d, n in schema}
+    cases = list(contract.cases())
+    for spec in contract.args:
+        if spec.name not in types:
+            continue
+        where = f"{contract.file}: [args.{spec.name}"
+        typ, default, size = types[spec.name]
+        base, optional = typ.removesuffix("?"), typ.endswith("?")
+        if spec.kind == "none":
+            if not optional and default is not None:
+                raise ContractError(f"{where}.kind]", f"the schema says {typ}, which cannot be None; give its "
+                                                      f"kind ({_CONTRACT_KIND.get(base, base)})")
+        elif base not in KIND_TYPES.get(spec.kind, ()):
+            want = _CONTRACT_KIND.get(base)
+            fix = f"use kind = \"{want}\"" if want else \
+                "the contract language has no kind for it" + ("; kind = \"none\" passes None" if optional else "")
+            raise ContractError(f"{where}.kind]", f"the schema says {typ}, not a {spec.kind} argument: {fix}")
+        bound = [c.arg(spec.name) for c in cases]
+        absent = next((c for c, a in zip(cases, bound) if not a.present), None)
+        if absent is not None and not optional:
+            raise ContractError(f"{where}.present]", f"the schema says {typ} (not {typ}?): the argument cannot be "
+                                                     f"absent, but it is in case {absent.id}")
+        dims = next((a.expr for a in bound if a.expr is not None), None)
+        if dims is not None and base in ("int", "int[]"):
+            raise ContractError(f"{where}.kind]", _not_symint(contract, typ, dims))
+        if size is not None and spec.kind == "ints":
+            _check_list_size(contract, spec.name, typ, size, default, zip(cases, bound))
+        if spec.has_default and default is not no_default and _simple(default) \
+                and _norm(default) != _norm(spec.default):
+            raise ContractError(f"{where}.default]", f"the schema's default is {_text(default)}, not "
+                                                     f"{_text(spec.default)}")
+
+
+def _check_list_size(contract: Contract, name: str, typ: str, size: int, default: Any, bound: Any) -> None:
+    """An ``int[N]`` argument takes N values, or 1 (repeated), or its default."""
+    for case, a in bound:
+        value = a.value if a.expr is None else a.expr.items if isinstance(a.expr, E.TupleE) else None
+        if not a.present or value is None or len(value) in (1, size) or \
+                (isinstance(default, list) and list(value) == default):
+            continue
+        raise ContractError(f"{contract.file}: [args.{name}.value]",
+                            f"the schema says {typ.replace('[]', f'[{size}]', 1)}: {size} values (or 1, repeated), "
+                            f"found {len(value)}{_in(case)}")
+
+
+def _not_symint(contract: Contract, typ: str, value: E.Node) -> str:
+    """Why dims cannot give an int that is not a SymInt, and what to do instead."""
+    names = sorted(E.free_names(value))
+    uses = f"{names[0]} is a dim" if isinstance(value, E.Var) else f"{E.to_text(value)} uses {', '.join(names)}"
+    text = f"the schema says {typ} (not {typ.replace('int', 'SymInt', 1)}): use a choice, not a dim ({uses})"
+    for n in names:
+        d = contract.dim(n)
+        if not d.dynamic:
+            vals = [str(v) for v in range(d.min, min(d.max, d.min + 3) + 1)] + (["..."] if d.max > d.min + 4 else [])
+            vals += [str(d.max)] if d.max > d.min + 3 else []
+            text += f"; {n} has dynamic = false, which keeps it a symbolic size: declare it under [choices] " \
+                    f"({n} = [{', '.join(vals)}]) to enumerate its values"
+            break
+    return text
+
+
+def _simple(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str)) or \
+        (isinstance(value, (list, tuple)) and all(type(x) is int for x in value))
+
+
+def _norm(value: Any) -> Any:
+    return (type(value) is bool, tuple(value) if isinstance(value, (list, tuple)) else value)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(str, value)) + "]"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def composite_sizes(contract: Contract) -> list[tuple[Any, str, E.Node]]:
+    """(case, key, size) for each input size that is an expression, not a dim or an integer."""
+    out = []
+    for case in contract.cases():
+        for a in case.args:
+            shapes = [(f"args.{a.name}.shape", a.shape)] if a.kind == "tensor" and a.shape is not None else \
+                [(f"args.{a.name}.shapes[{i}]", s) for i, s in enumerate(a.shapes or ())]
+            for key, shape in shapes:
+                out.extend((case, key, i) for i in shape.items if not isinstance(i, (E.Var, E.Const)))
+    return out
+
+
+def check_sizes(contract: Contract) -> None:
+    """Every input size that is an expression (``C * r * r``) lies in [0, int64 max] wherever the domain
+    holds: the domain constrains the free dims only, so a size outside would be a tensor that cannot exist
+    (torch would guard on it inside the kernel). z3 decides; an undecided size is refused too (the trace
+    would rest on it)."""
+    sizes = composite_sizes(contract)
+    if not sizes:
+        return
+    from ..logic.solver import Bounds, Solver
+
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=5000)
+    seen: set[tuple[E.Node, E.Node]] = set()
+    for case, key, size in sizes:
+        if (case.domain, size) in seen:
+            continue
+        seen.add((case.domain, size))
+        where = f"{contract.file}: [{key}]"
+        for divisor in _divisors(size):
+            point = _point(solver, [case.domain, E.Cmp("==", divisor, E.Const(0))], where, size, case)
+            if point is not None:
+                raise ContractError(where, f"the size {E.to_text(size)} divides by zero at {_at(point, size)}"
+                                           f"{_in(case)}: add a [domain] requires or narrow the dims' ranges")
+        bad = E.Or((E.Cmp("<", size, E.Const(0)), E.Cmp(">", size, E.Const(L.INT64_MAX))))
+        point = _point(solver, [case.domain, bad], where, size, case)
+        if point is not None:
+            raise ContractError(where, f"the size {E.to_text(size)} is {E.evaluate(size, point)} at "
+                                       f"{_at(point, size)}{_in(case)}: a size must stay within [0, 2**63-1] "
+                                       "wherever the domain holds; add a [domain] requires or narrow the dims' ranges")
+
+
+def _in(case: Any) -> str:
+    """`` (case rank=4,...)`` for a message, nothing for a contract without choices."""
+    return f" (case {case.id})" if case.id else ""
+
+
+def _divisors(node: E.Node) -> list[E.Node]:
+    """The right operands of the ``//`` and ``%`` in an expression."""
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, E.Arith) and n.op in ("//", "%") and not isinstance(n.right, E.Const):
+            out.append(n.right)
+        todo.extend(E.children(n))
+    return out
+
+
+def _point(solver: Any, conds: list[E.Node], where: str, size: E.Node, case: Any) -> dict[str, int] | None:
+    """The least point where ``conds`` hold, None where none does; z3 undecided is a contract error (the
+    trace would rest on a size nobody checked)."""
+    from ..logic.solver import Sat
+
+    found = solver.satisfiable(conds)
+    if found.sat is Sat.UNKNOWN:
+        raise ContractError(where, f"cannot decide whether the size {E.to_text(size)} is a valid size on the domain "
+                                   f"(z3: {found.reason}){_in(case)}")
+    if found.sat is Sat.UNSAT:
+        return None
+    return solver.small_model(conds) or found.model
+
+
+def _at(point: dict[str, int], size: E.Node) -> str:
+    names = E.free_names(size)
+    return ", ".join(f"{n}={v}" for n, v in point.items() if n in names)

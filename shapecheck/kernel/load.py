@@ -1,0 +1,385 @@
+"""Load the kernel under test from its source (``load_kernel``): the installed meta kernel, ``--meta FILE.py:FUNC``
+or ``--meta-source FILE``; an op's contract (``load_op_contract``) and the check of its arguments against the
+op's schema."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import importlib.util
+import inspect
+import os
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .._torch import core as C
+from .._torch import schema as CL
+from ..contract.schema import check_schema
+from ..errors import ContractError, InternalError, TargetError, UnknownOpError
+from ..findings import SourceLoc
+from .binding import SchemaArg
+from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
+    find_registration,
+    is_registered_in,
+    is_registering,
+    plain_helpers,
+    read_python,
+)
+from .sources import Function, Installed, Kernel, KernelSource, MetaSource
+
+
+def load_op_contract(op: str, contract: str | None = None):
+    """OP's contract: ``contract`` when given (it must be for OP), else ``contracts/<ns>/<op>.toml``."""
+    from ..contract.find import contract_search, find_contract, normalize_op
+    from ..contract.load import load_contract
+
+    try:
+        name = normalize_op(op)
+    except ValueError:
+        raise UnknownOpError(f"unknown op {op!r}: not an op name (expected ns::name[.overload], each part an "
+                             "identifier, e.g. aten::_x or aten._x)") from None
+    if contract is None:
+        found = find_contract(name, contract_search())
+        if found is None:
+            raise TargetError(f"no contract for {name} under contracts/ (pass --contract FILE)")
+        contract = str(found)
+    c = load_contract(contract)
+    if normalize_op(c.op) != name:
+        raise TargetError(f"{contract}: the contract is for {c.op}, not {name}")
+    return c
+
+
+def load_target(op: str, contract: str | None, source: KernelSource):
+    """The contract and the kernel under test, from ``source`` (a ``kernel.sources.KernelSource``). An unknown op
+    names the contract; the contract's arguments are checked against the op's schema before any trace."""
+    from ..contract.find import normalize_op
+
+    c = load_op_contract(op, contract)
+    name = normalize_op(c.op)
+    try:
+        kernel = load_kernel(source, name)
+    except UnknownOpError as err:
+        raise UnknownOpError(f"{c.file}: [op]: {err}") from None
+    check_arguments(c, kernel)
+    return c, kernel
+
+
+def schema_note(contract: Any) -> str:
+    """``contract check``: the contract's arguments against its op's schema (a ContractError when they do not
+    fit), or a note when the op is not registered yet (not imported), so that no "ok" promises what verify
+    would then refuse."""
+    from ..contract.find import normalize_op
+
+    try:
+        op = C.resolve_op(normalize_op(contract.op))
+    except UnknownOpError:
+        return (f"note: {contract.file}: {contract.op} is not registered in this process (pass --import with the "
+                "module that registers it): its arguments were not checked against its schema")
+    check_arguments(contract, Kernel("schema", None, frozenset(), None, op))
+    return ""
+
+
+def check_arguments(contract: Any, kernel: Kernel) -> None:
+    """The contract's ``[[args]]`` against the schema of the op (when torch has it): a name the schema lacks,
+    a positional argument at another schema argument's place, or a required schema argument the contract
+    does not give is a contract error naming ``[args.<name>]``, found before any trace (the call would fail
+    inside the kernel and read as the kernel's fault). A kernel with a signature (``--meta``, ``--meta-source``)
+    may lack an argument that has a ``default``: the contract then leaves it out (``trace.run.call_args``)."""
+    from ..contract.find import normalize_op
+
+    if kernel.op is not None:
+        op = kernel.op
+    else:
+        try:
+            op = C.resolve_op(normalize_op(contract.op))
+        except UnknownOpError:
+            return  # a --meta kernel for an op torch does not have: its signature is the only schema
+    schema = C.op_arguments(op)
+    names = [n for n, _, _ in schema]
+    listed = ", ".join(names) or "none"
+    position = 0
+    for spec in contract.args:
+        where = f"{contract.file}: [args.{spec.name}]"
+        if spec.name not in names:
+            if spec.has_default and kernel.signature is not None:
+                continue
+            raise ContractError(where, f"{op.name()} in torch {C.TORCH_VERSION} has no argument {spec.name!r} "
+                                       f"(its arguments: {listed})")
+        if spec.keyword:
+            continue
+        if position >= len(schema) or schema[position][0] != spec.name or schema[position][1]:
+            at = (f"its argument {position} is {schema[position][0]!r}" + (" (keyword-only)" if schema[position][1]
+                  else "")) if position < len(schema) else f"it takes {len(schema)} arguments"
+            raise ContractError(where, f"passed by position as argument {position} of {op.name()}, but {at}; "
+                                       "list the arguments in the schema's order, or set keyword = true")
+        position += 1
+    given = {spec.name for spec in contract.args}
+    for n, _, has_default in schema:
+        if not has_default and n not in given:
+            raise ContractError(f"{contract.file}: [args]", f"{op.name()} requires the argument {n!r}, which the "
+                                                            f"contract does not give (its arguments: {listed})")
+    check_schema(contract, CL.op_argument_types(op), CL.NO_DEFAULT)
+
+
+def load_kernel(source: KernelSource, op: str) -> Kernel:
+    """The kernel ``source`` has for ``op`` (an op name as ``normalize_op`` gives it)."""
+    match source:
+        case Installed():
+            return installed_kernel(op)
+        case Function(file=file, name=name):
+            return function_kernel(file, name, op)
+        case MetaSource(file=file):
+            return source_kernel(file, op)
+    raise InternalError(f"not a kernel source: {source!r}")
+
+
+def installed_kernel(op_name: str) -> Kernel:
+    """The op as dispatched by the installed torch: its registered meta kernel under FakeTensorMode."""
+    op = C.resolve_op(op_name)
+    if not C.has_meta_kernel(op):
+        raise TargetError(f"op {op_name!r} has no meta kernel in torch {C.TORCH_VERSION} "
+                          "(no Python meta registration and no Meta/composite dispatch kernel)")
+    meta = C.installed_meta(op)
+    fake = C.fake_kernel(op) if meta is None else None
+    own = meta if meta is not None else fake
+    files = {f for f in [C.function_file(own)] if f} if own is not None else set()
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return op(*args, **kwargs)
+
+    if fake is not None:  # a torch.library fake kernel: named as its author sees it
+        where = _definition(fake)
+        name = f"{op_name} fake kernel" + (f", {Path(where.file).name}:{where.line}" if where else "")
+    else:
+        name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
+    return Kernel(name, call, frozenset(files), None, op, _definition(own))
+
+
+def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
+    """``FILE.py:FUNC``: import the file (the whole module runs, once: a file already imported, by ``--import``
+    or as part of its package, is reused, so its ops are not registered twice) and take the function. With
+    ``op_name`` (an op torch knows once the file is imported) the function binds by the op's schema."""
+    path = Path(file)
+    read_python(file, "--meta")  # the file's limits, before Python imports it
+    module = _imported(path)
+    if module is None:
+        module = _import_file(file, path)
+    fn = getattr(module, func, None)
+    if fn is None or not callable(fn):
+        found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
+        raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
+    op = _op_or_none(op_name)
+    return Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                  _signature(fn), None, _definition(fn), schema=_schema(op))
+
+
+def _imported(path: Path) -> Any:
+    """The module already imported from ``path`` in this process, if any."""
+    target = path.resolve()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and file.endswith(".py") and Path(file).resolve() == target:
+            return module
+    return None
+
+
+def _import_file(file: str, path: Path) -> Any:
+    mod_name = f"_shapecheck_candidate_{abs(hash(str(path.resolve())))}"
+    loader_spec = importlib.util.spec_from_file_location(mod_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise TargetError(f"{file}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[mod_name] = module
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:  # as Python runs a script: the file's own folder imports (its sibling modules)
+        sys.path.insert(0, folder)
+    try:
+        loader_spec.loader.exec_module(module)
+    except SyntaxError as err:
+        sys.modules.pop(mod_name, None)
+        raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
+    except BaseException as err:  # noqa: BLE001 - any error of the user's module (sys.exit, Ctrl-C too) is bad input
+        sys.modules.pop(mod_name, None)
+        clash = registration_clash(err)
+        if clash is not None:
+            raise TargetError(f"--meta {file}: {clash}; the ops it defines are already registered in this process "
+                              "(another module, or this file under another name): import the library once "
+                              "(--import) and name the fake with --meta-source FILE, or put the fake in a file "
+                              "that registers nothing") from err
+        raise TargetError(f"{_innermost(err, path)}: importing it raised {_raised(err)}") from err
+    return module
+
+
+def registration_clash(err: BaseException) -> str | None:
+    """``file:line (the line) -> torch: first sentence`` when ``err`` was raised by torch.library while the
+    user's line registered something (an op defined twice, a second ``Library(ns, "DEF")``), else None."""
+    frames = traceback.extract_tb(err.__traceback__)
+    mine = [i for i, f in enumerate(frames) if not f.filename.startswith((C.TORCH_DIR, C.SHAPECHECK_DIR))
+            and "importlib" not in f.filename and "<frozen" not in f.filename]
+    if not isinstance(err, RuntimeError) or not mine or mine[-1] == len(frames) - 1:
+        return None
+    below = frames[mine[-1] + 1].filename
+    if not below.startswith((os.path.join(C.TORCH_DIR, "library.py"), os.path.join(C.TORCH_DIR, "_library"))):
+        return None
+    user = frames[mine[-1]]
+    said = str(err).strip().split(". ")[0].splitlines()[0] if str(err).strip() else type(err).__name__
+    return f"{user.filename}:{user.lineno} ({(user.line or '').strip()}) registers what is registered already " \
+           f"(torch: {said})"
+
+
+def _op_or_none(op_name: str | None) -> Any:
+    from ..contract.find import normalize_op
+
+    if op_name is None:
+        return None
+    try:
+        return C.resolve_op(normalize_op(op_name))
+    except (UnknownOpError, ValueError):
+        return None  # an op torch does not know: the function's parameters bind by the contract's names
+
+
+def _schema(op: Any) -> tuple[SchemaArg, ...] | None:
+    if op is None:
+        return None
+    return tuple(SchemaArg(n, t, kw, has, default) for n, t, kw, has, default in CL.schema_arguments(op))
+
+
+def source_kernel(path_text: str, op_name: str) -> Kernel:
+    """A file in the style of ``torch/_meta_registrations.py``: take the function registered for the op with
+    ``register_meta`` and define it, alone, in the installed torch's meta-registration namespace. The
+    rest of the file is not executed (it may register ops the installed torch lacks)."""
+    path = Path(path_text)
+    source, tree = read_python(path_text, "--meta-source")
+    packet = op_name.partition("::")[2].split(".")[0]
+    registration = find_registration(tree, op_name)
+    if registration is None:
+        raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_fake, impl_abstract or <custom op>.register_fake)")
+    fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
+    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
+    namespace = C.meta_registration_namespace()
+    namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
+    filename = str(path.resolve())
+    # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
+    # undecorated module-level functions, defined from the file
+    caveats = tuple(c for helper in plain_helpers(tree, fdef)
+                    if (c := _define_helper(helper, source, filename, namespace)) is not None)
+    try:
+        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
+        exec(code, namespace)  # the candidate's own function definition, nothing else from the file
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs defaults and annotations: bad input
+        raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
+    fn = namespace[fdef.name]
+    loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
+    op = _op_or_none(op_name)
+    return Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                  _signature(fn), None, loc, caveats, schema=_schema(op))
+
+
+def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict) -> tuple | None:
+    """Define one of the file's helpers in ``namespace``. When its definition fails here (a default value
+    naming something the installed torch lacks), the kernel would call the installed torch's version
+    instead: harmless when that version has the same source (or there is none: a call then raises NameError),
+    else a caveat ``(SourceLoc, why)`` that makes the verdict inconclusive (the kernel verified is not the
+    file's)."""
+    try:
+        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
+        return None
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs annotations and defaults: anything
+        error = f"{type(err).__name__}: {err}"
+    installed = namespace.get(helper.name)
+    if installed is None:
+        return None  # nothing stands in for it: a call raises NameError, which verify reports as inconclusive
+    theirs, mine = _source_of(installed), ast.get_source_segment(source, helper)
+    if theirs is not None and mine is not None and textwrap.dedent(theirs).strip() == textwrap.dedent(mine).strip():
+        return None  # the installed torch's helper is the same function
+    return (SourceLoc(filename, helper.lineno, helper.name, f"def {helper.name}(...)"),
+            f"the file's helper {helper.name} cannot be defined here ({error}); the installed torch's version, "
+            f"which differs, would be called instead, so the kernel verified is not the file's: nothing is "
+            f"proved about it")
+
+
+def _source_of(fn: Any) -> str | None:
+    try:
+        return inspect.getsource(fn) if fn is not None else None
+    except (OSError, TypeError):
+        return None
+
+
+def _innermost(err: BaseException, path: Path) -> str:
+    """``file:line`` of the deepest frame of the traceback inside the user's file, else the file."""
+    file, line = str(path), None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if Path(frame.filename).resolve() == path.resolve():
+            line = frame.lineno
+    return f"{file}:{line}" if line is not None else file
+
+
+def _definition(fn: Any) -> SourceLoc | None:
+    if fn is None:
+        return None
+    fn = inspect.unwrap(fn)
+    file = C.function_file(fn)
+    code = getattr(fn, "__code__", None)
+    if file is None or code is None:
+        return None
+    return SourceLoc(file, code.co_firstlineno, fn.__name__, f"def {fn.__name__}(...)")
+
+
+def _signature(fn: Any) -> inspect.Signature | None:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def import_modules(specs: tuple[str, ...] | list[str]) -> None:
+    """``--import MODULE_OR_FILE``: import what registers the ops (a custom-op library, a file of fake
+    kernels) before the op is resolved. A file is imported with its folder on ``sys.path``, as Python runs a
+    script. Any failure is bad input naming the module and the line of its own code that raised, and where the
+    module was named (``--import``, or the project file's ``imports``)."""
+    from ..config import option_origin
+
+    option = option_origin("imports", "--import")
+    for spec in specs:
+        path = Path(spec)
+        if spec.endswith(".py") or path.is_file():
+            read_python(spec, option)  # the file's limits (a FIFO, a device, its size), before Python reads it
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            name, where = path.stem, path
+        else:
+            name, where = spec, None
+            if str(Path.cwd()) not in sys.path and "" not in sys.path:
+                sys.path.append(str(Path.cwd()))  # as `python -m` does: a package in the current directory imports
+        try:
+            if where is not None and _imported(where) is not None:
+                continue  # already imported, under any name (its ops are registered once)
+            importlib.import_module(name)
+        except SyntaxError as err:
+            raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
+        except BaseException as err:  # noqa: BLE001 - the user's module failed (sys.exit and Ctrl-C too): bad input
+            clash = registration_clash(err)
+            if clash is not None:
+                raise TargetError(f"{option} {spec}: {clash}; another module (or this one under another name) "
+                                  "registered these ops first: import the library once") from err
+            raise TargetError(f"{option} {spec}: {_innermost_any(err)}{_raised(err)}") from err
+
+
+def _raised(err: BaseException) -> str:
+    """``SystemExit: 0`` (what a module's import raised, for a message); a module that exits or is interrupted
+    while it is imported has not registered its ops, so nothing after it could be checked."""
+    text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    if not isinstance(err, Exception):  # sys.exit(), Ctrl-C, a BaseException of the module's own
+        text += " (the module stopped before it was imported: nothing can be checked)"
+    return text
+
+
+def _innermost_any(err: BaseException) -> str:
+    """``file:line: `` of the deepest traceback frame outside torch and shapecheck, or nothing."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not f.filename.startswith((C.TORCH_DIR, C.SHAPECHECK_DIR)) and "importlib" not in f.filename]
+    return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""

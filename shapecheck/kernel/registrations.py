@@ -1,0 +1,225 @@
+"""Which function of a source file is registered for which op overload, read from the file's syntax (the file
+itself read and parsed within the limits by ``read_python``; nothing in it runs).
+
+``--meta-source`` must not run the file, so registrations are read from the decorators, the way torch
+applies them at import time (``register_meta``; torch.library's ``register_fake("ns::op")`` and
+``impl_abstract``; ``@my_op.register_fake`` for a function ``custom_op("ns::op")`` made):
+
+- ``@register_meta(aten.foo)`` (a packet) registers every overload of ``foo``;
+- ``@register_meta(aten.foo.default)`` registers that overload only;
+- ``@register_meta([aten.foo.default, aten.foo.out])`` (any nesting of lists and tuples) registers each;
+- the op may be spelt ``torch.ops.ns.foo[.overload]``, through a module-level alias
+  (``aten = torch.ops.aten``), or as a string ``"ns::foo[.overload]"``.
+
+For an op overload, the function registered for exactly that overload wins over one registered for the
+whole packet; among equals the later definition wins, as a later registration overrides an earlier one.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import TargetError
+from ..limits import SOURCE_BYTES, NotRegularFile, TooLarge, read_bounded
+
+#: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
+#: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
+#: through the function a ``custom_op`` decorator made
+REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract"})
+_CUSTOM_OP = "custom_op"
+
+
+@dataclass(frozen=True)
+class OpRef:
+    """An op named in a registration: ``overload`` None means the whole packet (every overload)."""
+
+    namespace: str
+    packet: str
+    overload: str | None
+
+    def matches(self, namespace: str, packet: str, overload: str) -> int:
+        """2 for exactly this overload, 1 for its packet, 0 for another op."""
+        if (self.namespace, self.packet) != (namespace, packet):
+            return 0
+        if self.overload is None:
+            return 1
+        return 2 if self.overload == overload else 0
+
+
+@dataclass(frozen=True)
+class Registration:
+    fdef: ast.FunctionDef
+    decorator: ast.expr
+    ops: tuple[OpRef, ...]
+
+
+def split_op(op_name: str) -> tuple[str, str, str]:
+    """``ns::packet[.overload]`` -> (ns, packet, overload), ``default`` when none is named."""
+    namespace, _, rest = op_name.partition("::")
+    packet, _, overload = rest.partition(".")
+    return namespace, packet, overload or "default"
+
+
+def registrations(tree: ast.Module) -> list[Registration]:
+    """Every module-level function with a registering decorator, and the ops that decorator names."""
+    aliases = _namespace_aliases(tree)
+    custom = _custom_ops(tree, aliases)
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call) and _callee_name(dec.func) in REGISTERING:
+                ops = tuple(ref for arg in dec.args[:1] for ref in _op_refs(arg, aliases))
+                if isinstance(dec.func, ast.Attribute) and isinstance(dec.func.value, ast.Name):
+                    ops += custom.get(dec.func.value.id, ())  # @my_op.register_fake(...)
+                found.append(Registration(node, dec, ops))
+            elif isinstance(dec, ast.Attribute) and dec.attr in REGISTERING and isinstance(dec.value, ast.Name):
+                found.append(Registration(node, dec, custom.get(dec.value.id, ())))  # @my_op.register_fake
+    return found
+
+
+def _custom_ops(tree: ast.Module, aliases: dict[str, str]) -> dict[str, tuple[OpRef, ...]]:
+    """Module-level functions decorated with ``custom_op("ns::name", ...)``: function name -> its op."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                if isinstance(dec, ast.Call) and _callee_name(dec.func) == _CUSTOM_OP and dec.args:
+                    out[node.name] = tuple(_op_refs(dec.args[0], aliases))
+    return out
+
+
+def find_registration(tree: ast.Module, op_name: str) -> Registration | None:
+    """The registration that provides ``op_name``'s kernel (see the module docstring), or None."""
+    namespace, packet, overload = split_op(op_name)
+    best: tuple[int, int] = (0, -1)
+    chosen = None
+    for index, reg in enumerate(registrations(tree)):
+        rank = max((ref.matches(namespace, packet, overload) for ref in reg.ops), default=0)
+        if rank and (rank, index) > best:
+            best, chosen = (rank, index), reg
+    return chosen
+
+
+def is_registering(dec: ast.expr) -> bool:
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    return _callee_name(func) in REGISTERING
+
+
+def _callee_name(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _namespace_aliases(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``NAME = torch.ops.NS``; ``aten`` and ``prims`` are assumed when the file binds neither."""
+    aliases = {"aten": "aten", "prims": "prims"}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            chain = _attribute_chain(node.value)
+            if chain is not None and len(chain) == 3 and chain[:2] == ["torch", "ops"]:
+                aliases[node.targets[0].id] = chain[2]
+    return aliases
+
+
+def _attribute_chain(node: ast.expr) -> list[str] | None:
+    """``a.b.c`` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def _op_refs(node: ast.expr, aliases: dict[str, str]) -> list[OpRef]:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [ref for elt in node.elts for ref in _op_refs(elt, aliases)]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        namespace, sep, rest = node.value.partition("::")
+        packet, _, overload = rest.partition(".")
+        return [OpRef(namespace, packet, overload or None)] if sep and packet else []
+    chain = _attribute_chain(node)
+    if chain is None:
+        return []
+    if chain[:2] == ["torch", "ops"]:
+        chain = chain[2:]
+    elif chain[0] in aliases:
+        chain = [aliases[chain[0]], *chain[1:]]
+    else:
+        return []
+    if len(chain) == 2:
+        return [OpRef(chain[0], chain[1], None)]
+    if len(chain) == 3:
+        return [OpRef(chain[0], chain[1], chain[2])]
+    return []
+
+
+def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The module-level, undecorated functions of the file that ``fdef`` reaches by name (transitively),
+    in file order. Defining a function runs no code of its body."""
+    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    plain.pop(fdef.name, None)
+    wanted: set[str] = set()
+    todo: list[ast.AST] = [fdef]
+    while todo:
+        node = todo.pop()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in plain \
+                    and sub.id not in wanted:
+                wanted.add(sub.id)
+                todo.append(plain[sub.id])
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]
+
+
+def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
+    """A kernel file's text and syntax tree, within the limits: a regular file of at most ``SOURCE_BYTES``, text
+    in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
+    nesting included). Reading it runs nothing."""
+    path = Path(path_text)
+    if not path.exists() and not path.is_symlink():
+        raise TargetError(f"{option} {path_text}: no such file")
+    try:
+        raw = read_bounded(path, SOURCE_BYTES)
+    except NotRegularFile as err:
+        raise TargetError(f"{option} {path_text}: {err.strerror}") from None
+    except OSError as err:
+        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
+    except TooLarge as err:
+        raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    if _parsed and _parsed[0] == raw:  # the gate reads the file once per contract: parsed once
+        return _parsed[1], _parsed[2]
+    try:
+        source = importlib.util.decode_source(raw)
+    except UnicodeDecodeError as err:
+        raise TargetError(f"{path_text}: not {err.encoding} text (byte {err.start})") from None
+    except (SyntaxError, LookupError, ValueError) as err:
+        raise TargetError(f"{path_text}: cannot be decoded: {getattr(err, 'msg', err)}") from None
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as err:
+        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+    except ValueError:  # Python 3.11: a null byte
+        raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
+    except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
+        raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
+    _parsed[:] = [raw, source, tree]
+    return source, tree
+
+
+#: the bytes, text and tree of the last file ``read_python`` parsed (one: a tree is about 150 times its file);
+#: the tree is shared, so nothing may change it
+_parsed: list = []
+
+
+def is_registered_in(path_text: str, op_name: str) -> bool:
+    """Whether the ``_meta_registrations.py``-style file registers a meta kernel for ``op_name`` (the gate's
+    ``--meta-source``: ops the file does not register are checked against the installed torch)."""
+    return find_registration(read_python(path_text, "--meta-source")[1], op_name) is not None

@@ -1,0 +1,1 @@
+"""Contract x Trace -> obligations -> findings: verify's stages and their orchestration (``verify``)."""

@@ -1,0 +1,342 @@
+"""Exploring one case: trace the kernel, and at every guard the domain does not decide, report it when it
+restricts a dynamic dim and trace again under each side, until every finished trace (a ``Leaf``) is known.
+
+The state of one case's exploration is a ``CaseRun``; the leaf and output obligations are then discharged
+over its leaves (``obligations``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract.model import BoundCase
+from ..findings import Violation
+from ..kernel.sources import Kernel, NotApplicable
+from ..logic import expr as E
+from ..logic.solver import Decision, Sat, Solver, restrict
+from ..result.report import PathCheck
+from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
+from .obligations import Leaf, leaf_obligations, probe_points
+from .torch_decides import TorchView, settled_guard
+
+
+@dataclass
+class CaseRun:
+    case: BoundCase
+    leaves: list[Leaf] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    traces: int = 0
+    truncated: bool = False
+    paths: list[PathCheck] = field(default_factory=list)
+    shared_with: str = ""
+    # every trace made, by its assumptions (``pc_key``): a trace does not depend on the domain, so the
+    # [[rejects]] regions of the case (``rejects``) reuse them
+    trace_cache: dict[tuple[str, ...], Trace] = field(default_factory=dict)
+
+
+def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
+    """The key of a trace's assumptions in ``CaseRun.trace_cache``."""
+    return tuple(E.to_text(n) for n in pc)
+
+
+def dynamic(case: BoundCase, names: set[str]) -> bool:
+    return any(d.dynamic for d in case.contract.dims if d.name in names)
+
+
+def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
+                 roots: dict[tuple, Any] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+    """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
+    ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
+    if isinstance(first, NotApplicable):
+        raise first
+    return _CaseExplorer(kernel, case, solver, options, roots).run(first)
+
+
+class _CaseFindings:
+    """One case's findings, each kept once (by rule, expression, line and path)."""
+
+    def __init__(self, case: BoundCase, solver: Solver):
+        self.case, self.solver = case, solver
+        self.state = CaseRun(case)
+        self.dims = [d.name for d in case.dims]
+        self.premises = [case.domain]
+        self.seen: set[tuple] = set()
+
+    @staticmethod
+    def key(code, expr, loc, path=None) -> tuple:
+        return (code, expr, (loc.file, loc.line) if loc else None, path)
+
+    def add(self, v: Violation) -> None:
+        k = self.key(v.code, v.expr, v.location, v.path)
+        if k not in self.seen:
+            self.seen.add(k)
+            self.state.violations.append(v)
+
+    def point(self, conds: list[E.Node]) -> dict[str, int]:
+        return restrict(self.solver.small_model(conds), self.dims)
+
+    def inconclusive(self, expr: str, loc, why: str) -> None:
+        self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+
+
+class _CaseExplorer(_CaseFindings):
+    """A work list of assumption sets (path conditions); each is traced once."""
+
+    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
+        super().__init__(case, solver)
+        self.kernel, self.options, self.roots = kernel, options, roots
+        self.work: list[list[E.Node]] = [[]]
+        self.view = TorchView(case, solver)
+
+    # -- the loop ------------------------------------------------------------------------------------------
+    def run(self, first: Trace | None) -> CaseRun:
+        run = self.state
+        while self.work:
+            if run.traces >= self.options.max_traces:
+                run.truncated = True
+                break
+            pc = self.work.pop()
+            if not pc and first is not None:
+                t, first = first, None
+            else:
+                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
+            run.traces += 1
+            run.trace_cache[pc_key(pc)] = t
+            t = self._as_guard_or_recorded(t, pc)
+            if t is not None and self.guarded(t, pc) == "stop":
+                break
+        if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
+            self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
+        return run
+
+    def failed(self, t: Failed, pc: list[E.Node]) -> None:
+        if t.missing_name:
+            # a name the kernel's environment lacks (a candidate written for another torch, whose import the
+            # file would have run, or which calls a torch API the installed torch lacks): nothing is known
+            # about the shapes, but nothing passes
+            self.inconclusive(t.error, t.loc, f"the kernel cannot run here: {t.error} (its environment does "
+                              "not define the name; with --meta-source, neither the file's own functions nor the "
+                              "installed torch's meta-registration namespace do: written for another torch?)")
+            return
+        self.add(Violation(code="SC007", case=self.case.id, expr=t.error, location=t.loc,
+                           counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
+
+    def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        if t.helper and (t.guard is None or t.is_specialization):
+            self.inconclusive(t.guard_raw, t.loc, f"torch's own helper assumed {t.guard_raw} is {t.fallback_value} "
+                              "(guard_or_false/guard_or_true) and shapecheck cannot explore the other side")
+            return None
+        if t.guard is None:
+            found = refute_untranslated(self.case, t, self.solver, self.premises + pc)
+            if found is not None and self.key(found.code, found.expr, found.location) not in self.seen:
+                self.add(found)
+            elif found is None:
+                self.inconclusive(t.guard_raw, t.loc, f"cannot translate the guard {t.guard_raw}")
+            return None
+        if t.is_specialization:
+            self._specialization(t, pc)
+            return None
+        text = E.to_text(t.guard)
+        if t.guard in pc or E.negate(t.guard) in pc:
+            self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
+            return None
+        verdict, pos, neg = self.solver.decide(self.premises + pc, t.guard)
+        if verdict in (Decision.TRUE, Decision.FALSE):
+            found = settled_guard(self.view, t, pc, verdict is Decision.TRUE)
+            if found is not None:
+                self.add(found)
+        if verdict is Decision.TRUE:
+            self.work.append(pc + [t.guard])
+        elif verdict is Decision.FALSE:
+            self.work.append(pc + [E.negate(t.guard)])
+        elif verdict is Decision.UNKNOWN:
+            self.inconclusive(text, t.loc, f"z3 could not decide the guard {text} ({pos.reason or neg.reason})")
+        elif verdict is Decision.BOTH:
+            return self._branch(t, pc)
+        return None
+
+    def _as_guard_or_recorded(self, t: Trace, pc: list[E.Node]) -> Guarded | None:
+        """The guard to explore next; None when ``t`` was recorded: a failure, or a leaf with its obligations."""
+        if isinstance(t, Failed):
+            pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add, helpers_only=True)
+            if pending is None:
+                self.failed(t, pc)
+            return pending  # the kernel raised on the side torch's own helper assumed: explore both
+        if isinstance(t, Finished):
+            pending = unsettled_fallback(t, self.solver, self.premises + pc, self.view, pc, self.add)
+            if pending is None:
+                leaf = Leaf(pc, t)
+                self.state.leaves.append(leaf)
+                for v in leaf_obligations(self.case, leaf, self.solver):
+                    self.add(v)
+            return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
+        return t
+
+    def _specialization(self, t: Guarded, pc: list[E.Node]) -> None:
+        """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
+        the value varies over a dynamic dim."""
+        text = E.to_text(t.guard)
+        conds = self.premises + pc
+        base = self.solver.satisfiable(conds)
+        if base.sat is not Sat.SAT:
+            self.inconclusive(text, t.loc, "could not find a point of the domain")
+            return
+        # the smallest point, not whichever z3 finds first: the value explored is reproducible
+        at = self.solver.small_model(conds) or base.model
+        value = E.evaluate(t.guard, at)
+        differs = E.Cmp("!=", t.guard, E.Const(value))
+        other = self.solver.satisfiable(conds + [differs])
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        if other.sat is Sat.UNSAT:
+            self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+        elif other.sat is Sat.UNKNOWN:
+            self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
+        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
+            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                               counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
+                               message=f"the kernel needs the concrete value of {text} (int() or similar): it "
+                               f"specialises a dynamic dim"))
+
+    def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
+        """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
+        text = E.to_text(t.guard)
+        gdims = tuple(sorted(E.free_names(t.guard)))
+        conds = self.premises + pc
+        # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
+        # holds only where the assumption does, but the branch is torch's, not the kernel's
+        violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
+        if violating and self.key("SC001", text, t.loc) not in self.seen:
+            via = ("" if t.fallback_value is None else
+                   f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
+                   f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
+            self.add(Violation(
+                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
+                restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
+                message=f"the kernel branches on {text}, which does not hold on the whole range of "
+                f"{', '.join(gdims)}{via}"))
+        # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
+        # violation that an earlier case explored): the case is traced straight on the regions of that case's
+        # finished traces, so that every output obligation is checked without exploring its guards one by one
+        # (a guard of its own on such a region is still explored); --full explores it guard by guard
+        if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
+            sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
+            if sig in self.roots:
+                self.state.shared_with = self.roots[sig]
+                regions = self.roots.get(("leaves", self.roots[sig]))
+                if regions is not None:
+                    self.work = self._shared_regions(regions)
+                    return None
+            else:
+                self.roots[sig] = self.case.id
+        # explore both sides: the false side first is popped last
+        self.work.append(pc + [E.negate(t.guard)])
+        self.work.append(pc + [t.guard])
+        return None
+
+    def _shared_regions(self, regions: list[list[E.Node]]) -> list[list[E.Node]]:
+        """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
+        the end), and the rest of the domain when they do not cover it."""
+        conds = self.premises
+        mine = [list(r) for r in regions if self.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
+        rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
+        if self.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
+            mine.append([rest])
+        return list(reversed(mine))
+
+
+def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
+    """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
+    expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
+    kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
+    None when no such pair turns up (the caller reports inconclusive)."""
+    gdims = tuple(sorted(guard_dims(t)))
+    if not gdims or not dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
+        return None
+    dims = [d.name for d in case.dims]
+    seen: dict[object, dict[str, int]] = {}
+    for point in probe_points(case, solver, conds, gdims):
+        value = guard_value_at(t, point)
+        if value is not None and value not in seen:
+            seen[value] = point
+        if len(seen) >= 2:
+            break
+    if len(seen) < 2:
+        return None
+    (v1, p1), (v2, p2) = list(seen.items())[:2]
+    if t.is_specialization:
+        return Violation(code="SC003", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+                         counterexample=restrict(p2, dims), witness=restrict(p1, dims),
+                         message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() "
+                         f"or similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
+                         f"a dynamic dim")
+    cex, wit = (p1, p2) if v1 is False else (p2, p1)
+    return Violation(code="SC001", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+                     counterexample=restrict(cex, dims), witness=restrict(wit, dims),
+                     message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract "
+                     f"language: evaluated at the two points, not proved by z3), which is false at the "
+                     f"counterexample and true at the witness")
+
+
+def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node], view: TorchView | None = None,
+                       pc: list[E.Node] = (), report=None, helpers_only: bool = False) -> Guarded | None:
+    """The first guard_or_* fallback of a trace that export would install as a guard, as a guard trace; None
+    when the trace stands as a leaf over its whole region.
+
+    A fallback stands when the region settles it the way torch assumed (and torch decides it too, else SC016
+    through ``report``), or when torch decides it that way under export's Dim ranges: export then traces the
+    fallback side for every size, and the leaf's outputs are checked on the whole region (the points where the
+    condition really holds included). ``helpers_only``: only torch's own helpers' fallbacks (a failed trace:
+    where the helper's assumption fails, the kernel may not raise)."""
+    for fb in t.fallbacks:
+        if helpers_only and fb.own:
+            continue
+        verdict = solver.decide(conds, fb.guard)[0] if fb.guard is not None else None
+        if verdict is Decision.EMPTY:
+            continue
+        settled = verdict is (Decision.TRUE if fb.value else Decision.FALSE)
+        if not fb.own:  # torch's own helper (broadcasting): both sides are traced, as eager takes either
+            if settled:
+                continue
+            return as_guard(fb)
+        if view is None:
+            if settled:
+                continue
+            return as_guard(fb)
+        guard = as_guard(fb)
+        if settled:
+            found = settled_guard(view, guard, list(pc), fb.value)
+            if found is not None and report is not None:
+                report(found)
+            continue
+        if fb.expr is not None and _torch_takes(view, fb, list(pc)):
+            continue
+        return guard
+    return None
+
+
+def _torch_takes(view: TorchView, fb, pc: list[E.Node]) -> bool:
+    """Whether torch decides the fallback's condition the way the trace assumed, from export's Dim ranges."""
+    from .._torch import static as CS
+
+    try:
+        return view.decides(fb.expr, pc) is fb.value
+    except CS.TorchCannotSay:
+        return False  # explored as the guard it may be
+
+
+def restriction(solver: Solver, case: BoundCase, premises: list[E.Node], guard: E.Node, gdims: tuple[str, ...]) -> str:
+    """'restricts L from [1, 2147483647] to [1, 8]' for a guard on one dim; empty unless the guarded side's
+    range really is narrower than the dim's range where the guard is reached (a guard such as ``L % 2 == 0``
+    excludes points, not a range)."""
+    if len(gdims) != 1:
+        return ""
+    name = gdims[0]
+    lo = solver.extreme(premises + [guard], name, lowest=True)
+    hi = solver.extreme(premises + [guard], name, lowest=False)
+    lo0 = solver.extreme(premises, name, lowest=True)
+    hi0 = solver.extreme(premises, name, lowest=False)
+    if None in (lo, hi, lo0, hi0) or (lo, hi) == (lo0, hi0):
+        return ""
+    return f"restricts {name} from [{lo0}, {hi0}] to [{lo}, {hi}] on the guarded side"

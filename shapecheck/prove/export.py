@@ -1,0 +1,411 @@
+"""Agreement with torch.export: export a small module that calls the op with a case's arguments, with the
+contract's dynamic dims as ``torch.export.Dim``s over the contract ranges, under the kernel being checked.
+
+A disagreement with shapecheck's verdict is explained, never silent: export assumes sizes 0 and 1 away
+(``Dim(min=1)`` behaves as ``min=2``), knows nothing of the contract's output shapes, and follows the
+example sizes' path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from .._torch import core as C
+from ..contract.model import BoundCase
+from ..errors import InternalError, ShapecheckError
+from ..findings import Verdict, Violation
+from ..kernel.binding import rebind, schema_signature
+from ..kernel.sources import Kernel
+from ..logic import expr as E
+from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
+from ..result.report import CaseResult
+from ..trace.run import call_args
+
+EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
+
+
+class _ExampleTooLarge(Exception):
+    pass
+
+
+def _example_tensor(name: str, shape: list[int], dtype: Any) -> Any:
+    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements."""
+    import torch
+
+    if math.prod(shape) > EXAMPLE_ELEMENTS:
+        raise _ExampleTooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
+                        f"over {EXAMPLE_ELEMENTS})")
+    return torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    ran: bool
+    succeeded: bool | None
+    agrees: bool | None
+    message: str
+    explanation: str = ""
+    example: dict[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"ran": self.ran, "succeeded": self.succeeded, "agrees": self.agrees, "message": self.message,
+                "explanation": self.explanation or None, "example": self.example}
+
+
+def equal_classes(case: BoundCase, solver: Solver) -> dict[str, str]:
+    """Dim -> representative, for dims the domain forces equal (export wants one ``Dim`` for them)."""
+    rep: dict[str, str] = {}
+    dyn = [d.name for d in case.dims if d.dynamic]
+    for i, a in enumerate(dyn):
+        if a in rep:
+            continue
+        rep[a] = a
+        for b in dyn[i + 1:]:
+            if b not in rep and solver.implies([case.domain], E.Cmp("==", E.Var(a), E.Var(b))).outcome == Outcome.PROVED:
+                rep[b] = a
+    return rep
+
+
+@dataclass(frozen=True)
+class DimSpec:
+    """How one dynamic dim is given to torch.export: its own ``Dim(rep, min, max)`` (shared by dims the domain
+    forces equal), or derived from another dim's ``Dim`` as ``a * base + b`` (``Ci == 4 * C``)."""
+
+    rep: str
+    lo: int
+    hi: int
+    base: str | None = None
+    a: int = 1
+    b: int = 0
+
+    def text(self) -> str:
+        if self.base is None:
+            return f"Dim('{self.rep}', min={self.lo}, max={self.hi})"
+        return f"{self.a} * {self.base}" + (f" + {self.b}" if self.b > 0 else f" - {-self.b}" if self.b else "")
+
+
+def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dict[str, DimSpec]:
+    """The contract's ``requires`` as torch.export can state them: each dim's range over the domain (a
+    minimum implied by ``H + 2 * p >= k``), equal dims one ``Dim``, and a dim the domain ties to another by
+    ``X == a * Y + b`` (a >= 1) a derived Dim. What export cannot express (a product of two dims) is left to
+    the example sizes, and export may then reject the range."""
+    dyn = {d.name for d in case.dims if d.dynamic}
+    roots = {d.name for d in case.contract.dims if d.dynamic}  # a root Dim need not be an input's size
+    derived: dict[str, tuple[str, int, int]] = {}
+    for c in _conjuncts(case.domain):
+        if not (isinstance(c, E.Cmp) and c.op == "=="):
+            continue
+        for x, other in ((c.left, c.right), (c.right, c.left)):
+            if not isinstance(x, E.Var) or x.name not in dyn or x.name in derived or classes.get(x.name) != x.name:
+                continue
+            names = E.free_names(other)
+            if len(names) != 1 or not names <= roots or x.name in names:
+                continue
+            (y,) = names
+            lo = case.contract.dim(y).min
+            try:
+                f0, f1 = E.evaluate(other, {y: lo}), E.evaluate(other, {y: lo + 1})
+            except Exception:  # noqa: BLE001 - not an integer expression of y: not a derived Dim
+                continue
+            if not isinstance(f0, int) or not isinstance(f1, int) or f1 - f0 < 1 or y in derived:
+                continue
+            a, b = f1 - f0, f0 - (f1 - f0) * lo
+            lin = E.Cmp("==", E.Var(x.name), E.Arith("+", E.Arith("*", E.Const(a), E.Var(y)), E.Const(b)))
+            if solver.implies([case.domain], lin).outcome == Outcome.PROVED:
+                derived[x.name] = (classes.get(y, y), a, b)
+    out: dict[str, DimSpec] = {}
+    bases = {b for b, _, _ in derived.values()}
+    for name in [d.name for d in case.contract.dims if d.name in dyn or d.name in bases]:
+        rep = classes.get(name, name)
+        d = case.contract.dim(rep)
+        lo = solver.extreme([case.domain], rep, lowest=True)
+        hi = solver.extreme([case.domain], rep, lowest=False)
+        lo, hi = (d.min if lo is None else lo), (d.max if hi is None else hi)
+        if rep in derived:
+            base, a, b = derived[rep]
+            out[name] = DimSpec(rep, lo, hi, base, a, b)
+        else:
+            out[name] = DimSpec(rep, lo, hi)
+    return out
+
+
+def _conjuncts(node: E.Node) -> tuple[E.Node, ...]:
+    return node.args if isinstance(node, E.And) else (node,)
+
+
+def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
+                  roots: tuple[str, ...] = ()) -> dict[str, int] | None:
+    """Example sizes for export: inside the domain, each dynamic dim >= 2 (export specialises 0 and 1), the
+    ``roots`` of derived Dims too, and distinct across classes where the domain allows (equal sizes would be
+    unified), as small as possible."""
+    dyn = [d for d in case.dims if d.dynamic] + [case.contract.dim(r) for r in roots]
+    conds = [case.domain] + [E.Cmp(">=", E.Var(d.name), E.Const(max(2, d.min))) for d in dyn]
+    if solver.satisfiable(conds).sat is not Sat.SAT:
+        conds = [case.domain]
+    reps = sorted(set(classes.values()))
+    for i, a in enumerate(reps):
+        for b in reps[i + 1:]:
+            trial = conds + [E.Cmp("!=", E.Var(a), E.Var(b))]
+            if solver.satisfiable(trial).sat is Sat.SAT:
+                conds = trial
+    model = solver.small_model(conds)
+    return None if model is None else restrict(model, [d.name for d in case.dims])
+
+
+def _export_dims(case: BoundCase, classes: dict[str, str] | None, specs: dict[str, DimSpec] | None) -> dict[str, Any]:
+    """dim name -> its ``torch.export.Dim`` (a derived one as ``a * base + b``), for the dims ``classes`` (dim ->
+    its class representative; default: every dynamic dim alone) or ``specs`` make dynamic."""
+    from torch.export import Dim
+
+    classes = classes or {d.name: d.name for d in case.dims if d.dynamic}
+    if specs is None:
+        specs = {n: DimSpec(r, case.contract.dim(r).min, case.contract.dim(r).max) for n, r in classes.items()}
+    made = {sp.rep: Dim(sp.rep, min=sp.lo, max=sp.hi) for sp in specs.values() if sp.base is None}
+    for sp in specs.values():
+        if sp.base is not None and sp.base in made:
+            made[sp.rep] = sp.a * made[sp.base] + sp.b
+    return {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
+
+
+def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
+               classes: dict[str, str] | None = None, specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str]:
+    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
+    says nothing about the kernel under test (it could not be set up, or export never called it)."""
+    import torch
+    from torch.export import export
+
+    dims = _export_dims(case, classes, specs)
+    tensors: list[Any] = []
+    dyn_specs: list[dict[int, Any]] = []
+    dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
+
+    def make_tensor(a):
+        shape = [E.evaluate(i, sizes) for i in a.shape.items]  # a composite size (C * r * r) is static here
+        for j, i in enumerate(a.shape.items):
+            if isinstance(i, E.Var):
+                dim_at.setdefault(i.name, (len(tensors), j))
+        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype])
+        spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
+        tensors.append(t)
+        dyn_specs.append(spec)
+        return _Slot(len(tensors) - 1)
+
+    # the op is called as the op is (by its schema); the dispatcher then calls the kernel, rebound to its signature
+    as_op = replace(kernel, signature=schema_signature(kernel.schema)) if kernel.schema is not None else kernel
+    try:
+        args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
+    except _ExampleTooLarge as why:
+        return None, str(why)
+    missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
+               for n in E.free_names(x.arg.expr) if n not in dim_at}
+    if missing:
+        return None, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
+                       "(export needs them as tensor sizes)")
+
+    class Call(torch.nn.Module):
+        def forward(self, inputs):
+            def fill(x):
+                try:
+                    if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
+                        return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                    if isinstance(x, list):  # a tensors argument: a list of slots
+                        return [fill(i) for i in x]
+                    return inputs[x.index] if isinstance(x, _Slot) else x
+                except Exception as err:  # noqa: BLE001 - export would report it as its own failure
+                    raise InternalError(f"filling the exported call's arguments failed: "
+                                        f"{type(err).__name__}: {err}") from err
+
+            out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
+            return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor))
+
+    reached: list[bool] = []
+
+    def candidate(*a: Any, **kw: Any) -> Any:
+        reached.append(True)
+        if kernel.schema is not None and kernel.signature is not None:
+            a, kw = rebind(kernel.schema, kernel.signature, a, kw)
+        return kernel.fn(*a, **kw)
+
+    install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
+    with install, _quiet():
+        try:
+            export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
+            if kernel.op is None and not reached:
+                return None, ("not comparable: export never called the candidate kernel (torch reaches this "
+                               "op through its own fake implementation, not the Python meta table)")
+            return True, "export succeeded"
+        except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
+            ours = _shapecheck_error(err)
+            if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
+                raise ours from err
+            text = str(err).strip()
+            if "Constraints violated" not in text and _CONSTRAINT_REPORT in C.exception_functions(err):
+                text = (f"{text} (raised while export reported a constraint violation, in torch's "
+                        f"{_CONSTRAINT_REPORT})").strip()
+            return False, f"{type(err).__name__}: {text[:600]}"
+        finally:
+            C.reset_dynamo()
+
+
+# where torch.export raises a constraint violation (a guard on a dynamic Dim); in torch 2.13 it can fail while
+# formatting the violation (a StopIteration for a derived Dim), which is still the violation
+_CONSTRAINT_REPORT = "_suggest_or_raise_constraint_violation"
+
+
+def _shapecheck_error(err: BaseException) -> ShapecheckError | None:
+    """A shapecheck error anywhere in the chain export wrapped ``err`` in (dynamo re-raises its own types)."""
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, ShapecheckError):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
+
+
+class _Slot:
+    def __init__(self, index: int):
+        self.index = index
+
+
+class _SizeSlot:
+    def __init__(self, arg: Any):
+        self.arg = arg
+
+
+@contextlib.contextmanager
+def _quiet():
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], kernel: Kernel, op: Any,
+            solver: Solver) -> ExportResult:
+    if result.skipped:
+        return ExportResult(False, None, None, f"case skipped: {result.skipped}")
+    classes = equal_classes(case, solver)
+    specs = export_dims(case, solver, classes)
+    sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})))
+    if sizes is None:
+        return ExportResult(False, None, None, "no example sizes satisfy the domain")
+    ok, message = run_export(kernel, op, case, sizes, classes, specs)
+    if ok is None:
+        return ExportResult(False, None, None, message, example=sizes)
+    if result.verdict == Verdict.INCONCLUSIVE:
+        return ExportResult(True, ok, None, message, "shapecheck was inconclusive: nothing to agree with", sizes)
+    agrees = ok == (result.verdict == Verdict.PASS)
+    def retry(at: dict[str, int]) -> tuple[bool | None, str]:
+        return run_export(kernel, op, case, at, classes, specs)
+
+    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes)
+    return ExportResult(True, ok, agrees, message, why, sizes)
+
+
+def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver,
+            retry: Any = None, example: dict[str, int] | None = None) -> str:
+    """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
+    again at other example sizes (an experiment that can establish a cause)."""
+    if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
+        return _equal_dims(case, message, solver) or f"not explained; export said: {first_line(message)}"
+    reasons = []
+    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
+    for v in violations:
+        if v.code in ("SC001", "SC003", "SC004"):
+            cond = v.node
+            if cond is not None and v.code != "SC003":
+                decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
+                if decided in (Decision.TRUE, Decision.FALSE):
+                    pts = [p for p in (v.witness, v.counterexample) if p]
+                    seen = " and ".join(", ".join(f"{k}={p[k]}" for k in v.dims if k in p) for p in pts)
+                    reasons.append(
+                        f"{v.code} `{v.expr}`: export's 0/1 assumption. export treats Dim(min=1) like min=2 and "
+                        f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so export sees "
+                        f"no guard. shapecheck models size 1 and reaches both sides ({seen})")
+                    continue
+                other = _other_side(case, v, solver, ge2, retry, example)
+                if other:
+                    reasons.append(other)
+        elif v.code == "SC002":
+            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
+                           f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
+        elif v.code in ("SC017", "SC018", "SC019"):
+            what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
+            reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
+                           "meta kernel; the traced graph is consistent with it")
+        elif v.code == "SC021":
+            reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
+                           "accepts them too (the finding is that export succeeds where the device would refuse)")
+        elif v.code == "SC007":
+            reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
+                           "not reach")
+    return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
+
+
+def _other_side(case: BoundCase, v: Violation, solver: Solver, ge2: list[E.Node], retry: Any,
+                example: dict[str, int] | None) -> str:
+    """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
+    side. If that fails, the cause is established: export followed the example's side."""
+    if retry is None or example is None or not _is_bool(v.node):
+        return ""
+    side = E.evaluate(v.node, example)
+    if not isinstance(side, bool):
+        return ""
+    other = E.negate(v.node) if side else v.node
+    keep = [E.Cmp("==", E.Var(n), E.Const(x)) for n, x in example.items() if n not in v.dims]
+    at = solver.small_model([case.domain, *ge2, other, *keep])
+    if at is None:
+        return ""
+    at = restrict(at, [d.name for d in case.dims])
+    ok, msg = retry(at)
+    if ok is not False or not (_CONSTRAINT_REPORT in msg or "Constraints violated" in msg
+                               or any(re.search(rf"\b{re.escape(n)}\b", msg) for n in v.dims)):
+        return ""  # export's failure must name a dim of the guard: else it may have another cause
+    show = lambda p: ", ".join(f"{k}={p[k]}" for k in v.dims if k in p)  # noqa: E731
+    return (f"{v.code} `{v.expr}`: export followed the example sizes' side of the guard ({show(example)}: "
+            f"{str(side).lower()}) and accepted it; exported again at sizes on the other side ({show(at)}), it "
+            f"fails: {first_line(msg)}")
+
+
+def first_line(message: str) -> str:
+    return message.splitlines()[0] if message else ""
+
+
+_EQUAL = re.compile(r"The values of (\w+) = .*? and (\w+) = .*? must always be equal")
+
+
+def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
+    """Export's trace needed two dims equal ("The values of X ... and Y ... must always be equal": a guard it
+    installed at the example sizes) while the contract's domain allows them to differ: a relation Dims cannot
+    express (``B == Bo or B == 1``). Empty unless both halves are established."""
+    names = {d.name for d in case.contract.dims}
+    for x, y in _EQUAL.findall(message):
+        if x not in names or y not in names:
+            continue
+        apart = solver.small_model([case.domain, E.Cmp("!=", E.Var(x), E.Var(y))])
+        if apart is None:
+            continue
+        at = ", ".join(f"{n}={apart[n]}" for n in (x, y))
+        return (f"export's trace installed the guard {x} == {y} at the example sizes (its message: the values "
+                f"of {x} and {y} must always be equal), but the contract's domain allows them to differ (e.g. "
+                f"{at}), which torch.export's Dims cannot state; shapecheck traced both sides")
+    return ""
+
+
+def _shape_text(v: Violation) -> str:
+    from ..logic.simplify import shown
+
+    return shown(v.expected) if v.expected is not None else "the contract's shape"
+
+
+def _is_bool(node: E.Node) -> bool:
+    return isinstance(node, (E.Cmp, E.And, E.Or, E.Not)) or node in (E.TRUE, E.FALSE)
+

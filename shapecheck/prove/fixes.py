@@ -1,0 +1,113 @@
+"""Fix suggestions for violations, by kind, from what exploration found (a verify.CaseRun)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..findings import Violation
+from ..logic import expr as E
+from ..logic.simplify import shown
+from ..logic.solver import Outcome, Solver
+from ..trace.run import OutputKind
+from .pathmap import unpin
+
+
+def suggest_fixes(run, solver: Solver) -> list[Violation]:
+    """The run's violations, each with a ``fix`` suggestion."""
+    return [replace(v, fix=_suggest(v, run, solver)) for v in run.violations]
+
+
+def _suggest(v: Violation, run, solver: Solver) -> str:
+    if v.code == "SC002" and v.expected is not None:
+        return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
+    if v.code == "SC016":
+        return v.fix or v.rule.fix
+    if v.code != "SC001":
+        return v.rule.fix
+    formula = _path_independent_out0(run, solver)
+    if formula is not None:
+        return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
+                "return that path-independent shape without branching")
+    if _sides_agree(v, run, solver):
+        return (f"the branch on {v.expr} changes no output: its two sides return the same shapes under the same "
+                "other conditions; remove it (the outputs differ by other branches of this case)")
+    return _narrowest_dims(v, run, solver)
+
+
+def _sides_agree(v: Violation, run, solver: Solver) -> bool:
+    """True when every pair of finished traces that differ only in this guard's side returns the same
+    outputs (proved over the rest of their region), and there is at least one such pair."""
+    if v.node is None:
+        return False
+    g, ng = v.node, E.negate(v.node)
+    pairs = 0
+    for a in run.leaves:
+        if g not in a.pc:
+            continue
+        rest = [c for c in a.pc if c != g]
+        for b in run.leaves:
+            if ng not in b.pc or [c for c in b.pc if c != ng] != rest:
+                continue
+            pairs += 1
+            outs_a, outs_b = a.trace.outputs, b.trace.outputs
+            if len(outs_a) != len(outs_b):
+                return False
+            for x, y in zip(outs_a, outs_b):
+                if x.kind is not OutputKind.TENSOR or y.kind is not OutputKind.TENSOR \
+                        or len(x.shape.items) != len(y.shape.items):
+                    return False
+                eq = E.conj([E.compare("==", i, j) for i, j in zip(x.shape.items, y.shape.items)])
+                if solver.implies([run.case.domain, *rest], eq).outcome != Outcome.PROVED:
+                    return False
+    return pairs > 0
+
+
+def _path_independent_out0(run, solver: Solver) -> str | None:
+    """A single output-0 formula that every finished trace equals on its own region, if one exists."""
+    case = run.case
+    order = list(case.contract.dim_names)
+    outs = []
+    for leaf in run.leaves:
+        out = leaf.trace.outputs[0] if leaf.trace.outputs else None
+        if out is None or out.kind is not OutputKind.TENSOR:
+            return None
+        outs.append((leaf, unpin(out, leaf.pc, order)))
+    if len(outs) < 2:
+        return None
+    candidates = [o.shape for _, o in outs]
+    candidates += [p.outputs[0] for p in case.paths if p.outputs and isinstance(p.outputs[0], E.TupleE)]
+    for cand in dict.fromkeys(candidates):
+        ok = True
+        for leaf, out in outs:
+            if len(out.shape.items) != len(cand.items):
+                ok = False
+                break
+            eq = E.conj([E.compare("==", a, b) for a, b in zip(out.shape.items, cand.items)])
+            if solver.implies([case.domain, *leaf.pc], eq).outcome != Outcome.PROVED:
+                ok = False
+                break
+        if ok:
+            return shown(cand)
+    return None
+
+
+def _narrowest_dims(v: Violation, run, solver: Solver) -> str:
+    """The widest Dim range on either side of a one-dim guard (what export would need to pass)."""
+    if len(v.dims) != 1:
+        return (f"the branches give different outputs, so the kernel needs to know how {', '.join(v.dims)} relate: "
+                "state the relation as a contract precondition (requires), or make one of the dims static")
+    name = v.dims[0]
+    cond = v.node
+    if cond is None:  # torch's own expression (outside the contract language): no Dim ranges to offer
+        return ""
+    d = run.case.contract.dim(name)
+    sides = []
+    for side in (cond, E.negate(cond)):
+        lo = solver.extreme([run.case.domain, side], name, lowest=True)
+        hi = solver.extreme([run.case.domain, side], name, lowest=False)
+        if lo is not None and hi is not None:
+            sides.append(f"Dim('{name}', min={lo}, max={hi})")
+    if not sides:
+        return ""
+    return (f"the branches give different output shapes, so the branch is a genuine need; the kernel passes only "
+            f"with {name} limited to one side: {' or '.join(sides)} (the contract allows [{d.min}, {d.max}])")

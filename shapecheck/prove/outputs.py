@@ -1,0 +1,278 @@
+"""What a path's output table states beyond the shape, checked on every finished trace that overlaps the path:
+
+- SC019 output-presence-mismatch: the runtime returns None (``"none"``) and the kernel a tensor, or the reverse;
+- SC017 output-dtype-mismatch: the output's dtype differs from the contract's for the case;
+- SC018 output-layout-mismatch: z3 proves the kernel's symbolic strides equal the layout's on the whole region
+  (``exact``), or equal wherever torch's ``is_contiguous`` rule looks (``dense``);
+- SC020 dynamic-size-range: a data-dependent size (a new unbacked size of the fake) must admit every value the
+  runtime can give it, ``min..max`` of the contract; a wider range is a precision note.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..contract.model import BoundCase, BoundPath
+from ..contract.outputs import BoundOutput
+from ..findings import Violation
+from ..logic import expr as E
+from ..logic.solver import Outcome, Sat, Solver, restrict
+from ..result.report import PathCheck
+from ..trace.run import FRESH, OutputKind
+from .obligations import Leaf, Obligation, Status, _compare_output, _OutputCheck, discharge, path_name
+
+
+def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...], checks: list[PathCheck],
+                     definition=None, notes: list[str] | None = None) -> list[Violation]:
+    """The findings of every output table (and ``"none"``) of the case's paths; a refuted path's status in
+    ``checks`` becomes ``refuted``. Precision notes (a data-dependent size wider than the runtime's) go to
+    ``notes``."""
+    found: list[Violation] = []
+    seen: set[tuple] = set()
+    for p in case.paths:
+        if (eras and p.era not in eras) or not any(s is not None for s in p.specs):
+            continue
+        bad = False
+        for leaf in leaves:
+            premises = [case.domain, p.when] + leaf.pc
+            if solver.satisfiable(premises).sat is not Sat.SAT:
+                continue
+            for j, spec in enumerate(p.specs):
+                if spec is None:
+                    continue
+                got = leaf.trace.outputs[j] if j < len(leaf.trace.outputs) else None
+                c = _Check(case, p, j, spec, leaf, premises, solver)
+                for v in c.run(got, notes if notes is not None else []):
+                    if v.location is None and definition is not None:
+                        v = replace(v, location=definition)
+                    if (v.code, v.expr, v.path) not in seen:
+                        seen.add((v.code, v.expr, v.path))
+                        found.append(v)
+                        bad = bad or v.code != "SC005"
+        if bad:
+            name = path_name(p)
+            checks[:] = [PathCheck(name, "refuted") if pc.path == name else pc for pc in checks]
+    return found
+
+
+@dataclass(frozen=True)
+class _Check:
+    case: BoundCase
+    path: BoundPath
+    index: int
+    spec: BoundOutput
+    leaf: Leaf
+    premises: list[E.Node]
+    solver: Solver
+
+    @property
+    def where(self) -> str:
+        return f"output {self.index}"
+
+    @property
+    def dims(self) -> list[str]:
+        return [d.name for d in self.case.dims]
+
+    def finding(self, code: str, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Violation:
+        return Violation(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
+                         counterexample=point or {}, message=message)
+
+    def least(self, extra: list[E.Node] = (), names: list[str] = ()) -> dict[str, int]:
+        return restrict(self.solver.small_model(self.premises + list(extra)), self.dims + list(names))
+
+    def run(self, got, notes: list[str]) -> list[Violation]:
+        spec, where = self.spec, self.where
+        is_none = got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType"
+        if spec.absent:
+            if got is None:
+                return [self.finding("SC019", f"{where}: nothing, runtime None", f"{where} is missing: the kernel "
+                                     f"returns fewer outputs; the runtime returns None there", self.least())]
+            if is_none:
+                return []
+            what = f"a tensor {got.formula}" if got.is_tensor or got.kind is OutputKind.TENSOR else f"a {got.text}"
+            return [self.finding("SC019", f"{where}: {what}, runtime None",
+                                 f"{where} is {what}, but the runtime returns None on path {path_name(self.path)}",
+                                 self.least())]
+        if is_none:
+            return [self.finding("SC019", f"{where}: None, runtime a tensor",
+                                 f"{where} is None, but the runtime returns a tensor on path {path_name(self.path)}",
+                                 self.least())]
+        if got is None or got.kind is OutputKind.OTHER:
+            if not spec.sizes:
+                return []  # a missing output is SC002's finding (the shape loop)
+            what = "nothing" if got is None else f"a {got.text}"
+            return [self.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
+                                 self.least())]
+        out: list[Violation] = []
+        if spec.dtype is not None and got.dtype is not None and got.dtype != spec.dtype:
+            out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
+                                    f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
+                                    f"{path_name(self.path)} in case {self.case.id}", self.least()))
+        if spec.sizes and got.kind is not OutputKind.TENSOR:  # the shape is checked here, not by SC002's loop
+            why = f"cannot translate {where}'s shape: {got.text}" if got.kind is OutputKind.UNSUPPORTED else \
+                f"{where} should be a tensor with data-dependent sizes, the kernel returned {got.formula}"
+            return out + [self.finding("SC005" if got.kind is OutputKind.UNSUPPORTED else "SC002",
+                                       f"{where}: {got.formula}", why, self.least())]
+        if got.kind is not OutputKind.TENSOR or spec.shape is None:
+            return out
+        shape, renames = got.shape, {}
+        if spec.sizes:
+            sized = self._sizes(got, notes)
+            if isinstance(sized, Violation):
+                return out + [sized]
+            shape, renames = sized
+            v = _compare_output(_OutputCheck(self.case, path_name(self.path), self.index, spec.shape, self.leaf,
+                                             self.premises + self.size_bounds(), self.solver), replace(got, shape=shape))
+            if v is not None:
+                return out + [v]
+        if spec.strides is not None:
+            v = self._layout(got, shape, renames)
+            if v is not None:
+                out.append(v)
+        return out
+
+    def size_bounds(self) -> list[E.Node]:
+        return [E.conj([E.Cmp("<=", lo, E.Var(n)), E.Cmp("<=", E.Var(n), hi)]) for n, lo, hi in self.spec.sizes]
+
+    def _sizes(self, got, notes: list[str]):
+        """Each data-dependent size of the contract matched with the kernel's size at its place: SC020 where the
+        kernel's range misses a value the runtime can give. -> (the kernel's shape in the contract's names,
+        fresh name -> contract name), or the finding."""
+        where, renames = self.where, {}
+        ranges = {name: (lo, hi) for name, lo, hi in self.leaf.trace.fresh}
+        for n, lo, hi in self.spec.sizes:
+            at = next((i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x)), None)
+            if at is None:
+                continue  # this case's shape does not use the size
+            have = got.shape.items[at] if at < len(got.shape.items) else None
+            if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
+                shown = "nothing" if have is None else E.to_text(have)
+                return self.finding("SC020", f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
+                                    f"{E.to_text(hi)}]", f"{where}'s size {at} is {shown}, not a data-dependent size: "
+                                    f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]",
+                                    self.least())
+            renames[have.name] = n
+        sub = {f: E.Var(n) for f, n in renames.items()}
+        unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
+                     if x.startswith(FRESH)} - set(renames)
+        if None in self.leaf.trace.fresh_facts or unmatched:
+            return self.finding("SC005", f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
+                                f"size in a way shapecheck cannot read ({', '.join(sorted(unmatched)) or 'untranslated'})",
+                                None)
+        for fresh, n in renames.items():
+            lo, hi = next((lo, hi) for m, lo, hi in self.spec.sizes if m == n)
+            flo, fhi = ranges.get(fresh, (None, None))
+            facts = [E.bind(f, sub) for f in self.leaf.trace.fresh_facts if f is not None and fresh in E.free_names(f)]
+            allowed = E.conj([E.Cmp(">=", E.Var(n), E.Const(flo if flo is not None else 0))]
+                             + ([E.Cmp("<=", E.Var(n), E.Const(fhi))] if fhi is not None else []) + facts)
+            runtime = E.conj([E.Cmp("<=", lo, E.Var(n)), E.Cmp("<=", E.Var(n), hi)])
+            kernel = f"[{flo}, {'inf' if fhi is None else fhi}]" + "".join(f" with {E.to_text(f)}" for f in facts)
+            d = discharge(Obligation(tuple(self.premises + [runtime]), allowed), self.case, self.solver)
+            text = f"{where} size {n}: kernel {kernel}, runtime [{E.to_text(lo)}, {E.to_text(hi)}]"
+            if d.status is Status.UNKNOWN:
+                return self.finding("SC005", text, f"z3 could not compare the range of {n} ({d.reason})", None)
+            if d.status is Status.REFUTED:
+                point = self.least([runtime, E.negate(allowed)], [n]) or restrict(d.point, self.dims + [n])
+                found = self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
+                                     f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
+                                     f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
+                                     f"program fails its runtime assertion there", point, (n,))
+                return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh))
+            wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
+            if wider.sat is Sat.SAT:
+                notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
+                             f"ranges over {kernel} in the kernel, wider than the runtime's [{E.to_text(lo)}, "
+                             f"{E.to_text(hi)}] (precision, not a failure)")
+        return E.bind(got.shape, sub), renames
+
+    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Violation | None:
+        spec, where = self.spec, self.where
+        want = spec.strides
+        if got.strides is None:
+            return self.finding("SC005", f"{where} strides {got.stride_text}",
+                                f"cannot translate {where}'s strides {got.stride_text}", None)
+        sub = {f: E.Var(n) for f, n in renames.items()}
+        floor = {d.name: d.min for d in self.case.contract.dims}
+        have = tuple(_drop_max(E.bind(s, sub), floor) for s in got.strides)
+        if any(n.startswith(FRESH) for h in have for n in E.free_names(h)):
+            return None  # a data-dependent size the contract does not name: SC005 on the shape already
+        if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
+            return None  # a rank mismatch is SC002's
+        sizes = shape.items
+        same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
+        pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
+        if spec.match == "dense":
+            pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
+            claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
+        else:
+            claim = E.conj(pairs)
+        if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
+            return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
+        premises = self.premises + self.size_bounds()
+        if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
+            return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
+        d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
+        if d.status is Status.PROVED:
+            return None
+        text = f"{where} strides {_tuple(have)}, contract {spec.layout} {_tuple(want)}"
+        if d.status is Status.UNKNOWN:
+            return self.finding("SC005", text, f"z3 could not prove {where}'s strides ({d.reason})", None)
+        # a point where every size of the output is at least 2: no size-1 dim hides the difference
+        wide = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
+        names = [n for _, n in renames.items()]
+        model = self.solver.small_model(premises + [E.negate(claim)] + wide) or \
+            self.solver.small_model(premises + [E.negate(claim)]) or d.point
+        point = restrict(model, self.dims + names)
+        at = {k: v for k, v in model.items()}
+        return self.finding("SC018", text, f"{where} has strides {E.evaluate(E.TupleE(have), at)} but the "
+                            f"runtime's {spec.layout} ({spec.match} comparison) gives "
+                            f"{E.evaluate(E.TupleE(want), at)} for shape {E.evaluate(shape, at)} on path "
+                            f"{path_name(self.path)}", point, tuple(sorted(set().union(*map(E.free_names, have + want)))))
+
+
+def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
+    """A stride as (constant factor, sorted factors) when it is a product of integers, names and ``max(x, 1)``
+    of names (``max(x, 1)`` is ``x`` for a name whose least value is at least 1); None for anything else. Two
+    strides with equal products are equal for every size (multiplication commutes)."""
+    const, factors, todo = 1, [], [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, E.Arith) and n.op == "*":
+            todo += [n.left, n.right]
+        elif isinstance(n, E.Const) and type(n.value) is int:
+            const *= n.value
+        elif isinstance(n, E.Var):
+            factors.append(n.name)
+        elif isinstance(n, E.Call) and n.fn == "max" and len(n.args) == 2 and E.Const(1) in n.args:
+            x = n.args[0] if n.args[1] == E.Const(1) else n.args[1]
+            if not isinstance(x, E.Var):
+                return None
+            factors.append(x.name if floor.get(x.name, 0) >= 1 else f"max({x.name}, 1)")
+        else:
+            return None
+    return const, tuple(sorted(factors))
+
+
+def _drop_max(node: E.Node, floor: dict[str, int]) -> E.Node:
+    """``max(x, 1)`` -> ``x`` for a dim ``x`` whose least value is at least 1 (torch's contiguous strides take
+    ``max(size, 1)``): equal on the whole domain, and readable."""
+    if isinstance(node, E.Call) and node.fn == "max" and len(node.args) == 2 and E.Const(1) in node.args:
+        x = node.args[0] if node.args[1] == E.Const(1) else node.args[1]
+        if isinstance(x, E.Var) and floor.get(x.name, 0) >= 1:
+            return x
+    if isinstance(node, E.Arith):
+        return E.arith(node.op, _drop_max(node.left, floor), _drop_max(node.right, floor))
+    return node
+
+
+def _tuple(items) -> str:
+    return E.to_text(E.TupleE(tuple(items)))
+
+
+def _walk(node: E.Node) -> list[E.Node]:
+    out, todo = [], [node]
+    while todo:
+        n = todo.pop()
+        out.append(n)
+        todo.extend(E.children(n))
+    return out

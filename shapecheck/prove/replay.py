@@ -1,0 +1,264 @@
+"""Every counterexample is replayed before it is reported: the kernel runs at the reported point with static
+sizes under FakeTensorMode (and at the other side of a guard), and the run must show the reported behaviour.
+
+- SC002: the output differs from the contract's there;
+- SC001: both sides reach the guard's line (the kernel's own bytecode, or torch's shape logic it calls
+  from that line), where the guard's value differs;
+- SC003: the specialised value differs between the two points;
+- SC004 and SC007: the kernel raises there.
+
+A finding that does not reproduce is never reported as a violation: it becomes SC005, "did not reproduce
+at ...", with what the replay saw.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..contract.model import BoundCase
+from ..findings import SourceLoc, Violation
+from ..kernel.sources import Kernel
+from ..logic import expr as E
+from ..trace.run import call_args, concrete_size, kernel_failure
+
+REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
+
+
+@dataclass(frozen=True)
+class Run:
+    """The kernel at one point of the domain, with static sizes."""
+
+    outputs: tuple[Any, ...]  # shapes (tuples), ints, or None for anything else
+    error: str | None  # the exception it raised
+    steps: tuple[tuple, ...]  # what ran, in order (``_compat.static_run``)
+    made_at: tuple[Any, ...] = ()  # per output: the kernel line that made it (a SourceLoc) or None
+
+
+def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
+    def make_args(empty):
+        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
+                         lambda a: concrete_size(a, point))
+
+    result, error, steps, origin = static_run(kernel.fn, make_args, set(kernel.files))
+    outs = result if isinstance(result, (tuple, list)) else (result,)
+    if error is not None:
+        return Run((), error, tuple(steps))
+    return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
+
+
+def _value(x: Any) -> Any:
+    """A kernel output at static sizes: a tensor's shape as a tuple, an int, else None."""
+    import torch
+
+    if isinstance(x, torch.Tensor):
+        return tuple(int(d) for d in x.shape)
+    if isinstance(x, (int, torch.SymInt)) and not isinstance(x, bool):
+        return int(x)
+    return None
+
+
+def _shape_logic() -> tuple[str, ...]:
+    """torch's shape logic, followed line by line in a replay (a guard inside a helper the kernel calls);
+    FakeTensor's dispatch machinery is not followed."""
+    from .._torch import core as C
+
+    return tuple(os.path.join(C.TORCH_DIR, p) for p in ("_refs", "_decomp", "_meta_registrations.py",
+                                                        os.path.join("nn", "functional.py")))
+
+
+def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | None, list[tuple], Any]:
+    """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
+    ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
+    steps are the bytecode offsets the kernel's own files ran and the lines of torch's shape logic, each
+    with the kernel line active at the time, in order; ``origin(x)`` is the kernel line that made the output
+    tensor ``x`` (or None)."""
+    import torch
+
+    from .._torch import core as C
+
+    own = {os.path.abspath(f) for f in files}
+    logic = _shape_logic()
+    steps: list[tuple] = []
+    current = [0]
+    own_codes: set[str] = set()
+    made: dict[int, SourceLoc] = {}
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename in own_codes:
+            if event in ("opcode", "line"):
+                current[0] = frame.f_lineno
+                steps.append((frame.f_code.co_filename, frame.f_lineno, frame.f_lasti, current[0]))
+        elif event == "line":
+            steps.append((frame.f_code.co_filename, frame.f_lineno, -1, current[0]))
+        return local
+
+    def global_(frame: Any, event: str, arg: Any) -> Any:
+        path = frame.f_code.co_filename
+        if path in own_codes or os.path.abspath(path) in own:
+            own_codes.add(path)
+            frame.f_trace_opcodes = True
+            return local
+        return local if path.startswith(logic) else None
+
+    class Origins(torch.overrides.TorchFunctionMode):
+        """Which kernel line made each tensor: the innermost kernel frame when a torch function returned it."""
+
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename not in own_codes:
+                frame = frame.f_back
+            if frame is not None:
+                loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,
+                                linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip())
+                for x in out if isinstance(out, (tuple, list)) else (out,):
+                    if isinstance(x, torch.Tensor):
+                        made[id(x)] = loc
+            return out
+
+    result, error = None, None
+    previous = sys.gettrace()
+    with C.static_fake_mode():
+        args, kwargs = make_args(lambda shape, dtype: torch.empty(tuple(shape), dtype=C.DTYPES[dtype]))
+        sys.settrace(global_)
+        try:
+            with Origins():
+                result = fn(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - the kernel raised (or exited) here: what the replay observes
+            if not kernel_failure(exc):
+                raise
+            text = str(exc).strip()
+            error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+        finally:
+            sys.settrace(previous)
+    return result, error, steps, lambda x: made.get(id(x))
+
+
+class Replayer:
+    """Replays one case's findings; runs are cached by point."""
+
+    def __init__(self, kernel: Kernel, case: BoundCase):
+        self.kernel, self.case = kernel, case
+        self.dims = [d.name for d in case.dims]
+        self.runs: dict[tuple, Run] = {}
+
+    def at(self, point: dict[str, int]) -> Run:
+        key = tuple(point.get(n) for n in self.dims)
+        if key not in self.runs:
+            self.runs[key] = run_at(self.kernel, self.case, point)
+        return self.runs[key]
+
+    def complete(self, point: dict[str, int] | None) -> bool:
+        return point is not None and all(n in point for n in self.dims)
+
+    def why_not(self, v: Violation) -> str | None:
+        """None when the finding reproduces; else what the replay saw instead."""
+        cex = v.counterexample
+        run = self.at(cex)
+        if v.code in ("SC004", "SC007"):
+            return None if run.error is not None else f"the kernel returned {_shown(run.outputs)} without raising"
+        if v.code == "SC002":
+            return _output_differs(v, run)
+        if v.code == "SC003":
+            return _specialises(v)
+        if v.code == "SC001":
+            if not self.complete(v.witness):
+                return "no point on the other side of the guard"
+            return _branches(v, run, self.at(v.witness))
+        return None
+
+
+def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list[Violation]:
+    """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
+    r = Replayer(kernel, case)
+    out = []
+    for v in violations:
+        if v.code not in REPLAYED or not r.complete(v.counterexample):
+            out.append(v)
+            continue
+        if v.fallback is not None and E.evaluate(v.fallback.guard, v.counterexample) is (not v.fallback.value):
+            # the output of a guard_or_* fallback side where its condition is really the other way: static sizes
+            # take the condition's side (eager's), export takes the fallback's for every size; the point is
+            # reproduced by the condition's value there, the fallback's outputs by the trace itself
+            out.append(v)
+            continue
+        try:
+            why = r.why_not(v)
+            if why is None:
+                out.append(_placed(v, r))
+                continue
+            run = r.at(v.counterexample)
+        except Exception as err:  # a point the kernel cannot even be called with (inputs too large to build, say)
+            why, run = f"the replay itself failed ({type(err).__name__}: {str(err)[:200]})", None
+        if v.code == "SC002" and run is not None and run.error is not None:
+            # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
+            # size, say): a kernel error at a domain point, which the replay did show
+            out.append(replace(v, code="SC007", fix="", path=None, expected=None, expr=run.error,
+                               message=f"the kernel raised {run.error} at the counterexample (static sizes under "
+                               f"FakeTensorMode; the symbolic trace returned {v.expr})"))
+            continue
+        at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
+        out.append(replace(v, code="SC005", fix="", message=f"{v.code} did not reproduce at {at}: {why} "
+                           f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "
+                           f"{v.message}"))
+    return out
+
+
+def _shown(outputs: tuple) -> str:
+    return ", ".join("?" if o is None else str(o) for o in outputs) or "nothing"
+
+
+def _output_differs(v: Violation, run: Run) -> str | None:
+    if run.error is not None:
+        return f"the kernel raised {run.error}"
+    m = re.match(r"output (\d+)", v.expr)
+    if m is None or v.expected is None:
+        return None  # nothing more precise to compare: kept as found
+    j = int(m.group(1))
+    want = E.evaluate(v.expected, v.counterexample)
+    have = run.outputs[j] if j < len(run.outputs) else None
+    if have != (tuple(want) if isinstance(want, (tuple, list)) else want):
+        return None
+    return f"output {j} is {have}, as the contract says"
+
+
+def _specialises(v: Violation) -> str | None:
+    if v.node is None:
+        return None  # torch's own expression, already evaluated at two real points
+    at = E.evaluate(v.node, v.counterexample)
+    if v.witness is None:  # a replacement or a condition: false at the counterexample
+        return None if at is False or (at is not True and at is not None) else f"{v.expr} holds there"
+    other = E.evaluate(v.node, v.witness)
+    return None if at != other else f"{v.expr} is {at} at both points"
+
+
+def _branches(v: Violation, a: Run, b: Run) -> str | None:
+    """Both points reach the guard's line (the kernel's own, or torch's shape logic called from it), and the
+    guard has a different value at them: the kernel decides on it there (a branch, or a value such as
+    ``E in (64, 96, 128)`` that export turns into a guard)."""
+    if v.location is None:
+        return None
+    line = v.location.line
+    for run, name in ((a, "counterexample"), (b, "other side")):
+        if not any(step[3] == line for step in run.steps):
+            why = f" (it raised {run.error})" if run.error else ""
+            return f"the kernel does not reach the guard's line {line} at the {name}{why}"
+    if v.node is not None and E.evaluate(v.node, v.counterexample) == E.evaluate(v.node, v.witness):
+        return f"{v.expr} has the same value at both points"
+    return None
+
+
+def _placed(v: Violation, r: Replayer) -> Violation:
+    """SC002 at the kernel line that made the output (seen in the replay), not the kernel's ``def``."""
+    m = re.match(r"output (\d+)", v.expr)
+    if v.code != "SC002" or m is None:
+        return v
+    made = r.at(v.counterexample).made_at
+    j = int(m.group(1))
+    loc = made[j] if j < len(made) else None
+    return v if loc is None else replace(v, location=loc)

@@ -1,0 +1,161 @@
+"""What torch decides on its own (SC016), and the kernel's guard_or_false/guard_or_true as torch means them.
+
+z3 settles many guards that torch's own static reasoning cannot: ``2 * (H // 2) - 2 >= H`` is false for every
+H, but torch's value ranges do not show it. torch.export then installs the guard and rejects the ``Dim``
+range, while shapecheck's proof says nothing is wrong. For every guard and guard_or_* fallback that z3
+settles over the region, torch's own answer is asked too (``_compat.static_decision``: the static
+evaluation export applies against its ``Dim`` ranges, through the compatibility module). z3 settles it and
+torch cannot: **SC016**. The installed torch cannot answer: SC005, never a pass.
+
+A guard_or_false/guard_or_true fallback that torch decides, under export's ranges, the way the unbacked trace
+assumed is no guard at all: export traces the fallback side for every size, so the obligation is that the
+fallback's outputs are the contract's on the whole region (the caller keeps the trace as a leaf, and the output
+obligations check it there, the points where the condition really holds included).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .._torch import static as CS
+from ..contract.model import BoundCase
+from ..findings import Violation
+from ..logic import expr as E
+from ..logic.solver import Outcome, Solver
+from .premises import conjuncts, definition
+
+# A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
+# so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
+# (checked with torch.export on tests/kernels/size_helpers.py).
+
+#: torch.export never traces sizes 0 and 1 of a dynamic dim: its backed sizes start at 2
+_EXPORT_MIN = 2
+
+FIX_GUARD = ("the branch is dead over the contract's domain (z3 proves it), but torch cannot see it from the Dim "
+             "ranges, so torch.export installs the guard: remove the branch where it is dead (put a condition on "
+             "the op's static arguments in front of it that holds only where the branch can be taken), or compute "
+             "the value without a guard with torch.sym_min/torch.sym_max, whose bounds torch's value ranges follow")
+
+
+class TorchView:
+    """One case as torch.export sees it: each dim a backed size with the ``Dim`` range the domain implies
+    (from 2 up for a dynamic dim), the requires' equalities as derived dims, the other requires as facts."""
+
+    def __init__(self, case: BoundCase, solver: Solver):
+        self.case, self.solver = case, solver
+        self._ranges: dict[str, tuple[int, int]] | None = None
+        self._domain: dict[str, tuple[int, int]] = {}
+        self._constrained = E.free_names(case.domain)
+        self.derived: dict[str, E.Node] = {}
+        self.facts: list[E.Node] = []
+        for part in conjuncts(case.domain):
+            eq = definition(part, set(case.contract.dim_names), self.derived)
+            if eq is not None:
+                self.derived[eq[0]] = eq[1]
+            elif part != E.TRUE:
+                self.facts.append(part)
+
+    def domain_range(self, name: str) -> tuple[int, int]:
+        """A dim's least and greatest value in the domain (the requires included): the Dim range export gets."""
+        if name not in self._domain:
+            d = self.case.contract.dim(name)
+            if name not in self._constrained:  # no requires reads it: its declared range
+                self._domain[name] = (d.min, d.max)
+                return self._domain[name]
+            lo = self.solver.extreme([self.case.domain], name, lowest=True)
+            hi = self.solver.extreme([self.case.domain], name, lowest=False)
+            self._domain[name] = (d.min if lo is None else lo, d.max if hi is None else hi)
+        return self._domain[name]
+
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        if self._ranges is None:
+            out = {}
+            # the case's dims and every dim a requires reads (a root dim of no input: Ci == C * r * r)
+            read = set().union(*(E.free_names(n) for n in self.derived.values())) if self.derived else set()
+            wanted = {d.name for d in self.case.dims} | read
+            for d in self.case.contract.dims:
+                if d.name not in wanted:
+                    continue
+                lo, hi = self.domain_range(d.name)
+                if d.dynamic and hi >= _EXPORT_MIN:
+                    lo = max(lo, _EXPORT_MIN)
+                out[d.name] = (lo, hi)
+            self._ranges = out
+        return self._ranges
+
+    def decides(self, expr, pc: list[E.Node]) -> bool | None:
+        """torch's answer for a condition (its sympy expression or a contract expression) in the region
+        ``pc``: True/False, or None when torch would install a guard. Raises CS.TorchCannotSay."""
+        derived, facts = dict(self.derived), list(self.facts)
+        for part in pc:  # an earlier guard: an equality is a replacement in torch, the rest an axiom
+            eq = definition(part, set(self.case.contract.dim_names), derived)
+            if eq is not None:
+                derived[eq[0]] = eq[1]
+            else:
+                facts.append(part)
+        return CS.static_decision(expr, self.ranges(), derived, facts)
+
+    def guarded_dynamic(self, names: set[str]) -> bool:
+        return self.case.contract.guard_free and any(d.dynamic for d in self.case.contract.dims if d.name in names)
+
+    def span(self, names) -> str:
+        return ", ".join(f"{n} in [{self.domain_range(n)[0]}, {self.domain_range(n)[1]}]" for n in sorted(names))
+
+
+def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code_text: str, loc, what: str,
+                   dims: set[str], node: E.Node | None) -> Violation | None:
+    """z3 settled ``expr`` to ``value`` over the region ``pc``: SC016 when torch cannot decide it, SC005 when
+    the installed torch cannot say; None when torch decides it as z3 does."""
+    case = view.case
+    if not view.guarded_dynamic(dims):
+        return None
+    if any(view.guarded_dynamic(E.free_names(p)) and view.solver.implies([case.domain], p).outcome
+           is not Outcome.PROVED for p in pc):
+        return None  # settled only on one side of an earlier branch on a dynamic dim: that is the finding (SC001)
+    try:
+        says = view.decides(expr, pc)
+    except CS.TorchCannotSay as err:
+        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+                         message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
+                         f"(as torch.export must) is unknown: {err}")
+    if says is value:
+        return None
+    if says is not None:
+        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+                         message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "
+                         f"{says} under export's Dim ranges")
+    span = view.span(dims)
+    return Violation(
+        code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
+        counterexample={},
+        fix=FIX_GUARD,
+        message=f"the {what} {code_text} is always {str(value).lower()} for {span} (proved by z3); torch "
+        f"cannot prove it from the Dim ranges, so torch.export installs the guard and rejects the Dim range")
+
+
+def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violation | None:
+    """A guard the kernel raised (``trace.run.Guarded``) that z3 settles to ``value`` over ``pc``."""
+    expr = t.guard_expr if t.guard_expr is not None else t.guard
+    what = "guard_or_* condition" if t.fallback_value is not None else "guard"
+    return torch_question(view, expr, pc, value, code_text=E.to_text(t.guard), loc=t.loc, what=what,
+                          dims=E.free_names(t.guard), node=t.guard)
+
+
+def fallback_note(v: Violation, leaves) -> Violation:
+    """An SC002 at a point where a guard_or_* fallback of the leaf covering it took the side its condition does
+    not have there (a fallback torch decides for every size export traces, so the leaf stood for the whole
+    region): say so, with that point."""
+    if v.code != "SC002" or not v.counterexample:
+        return v
+    for leaf in leaves:
+        if E.evaluate(E.conj(leaf.pc), v.counterexample) is not True:
+            continue
+        for fb in leaf.trace.fallbacks:
+            if fb.guard is not None and E.evaluate(fb.guard, v.counterexample) is (not fb.value):
+                at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
+                return replace(v, fallback=fb, message=(
+                    f"{v.message}; at {at} the kernel's guard_or_{str(fb.value).lower()}({E.to_text(fb.guard)}) "
+                    f"takes its fallback side ({fb.value}, as torch.export does for every size, since torch "
+                    f"decides it from the Dim ranges) although the condition is {not fb.value} there: the "
+                    f"fallback must give the contract's outputs on the whole domain"))
+    return v

@@ -1,0 +1,266 @@
+"""Orchestration: for each case, explore the kernel's guards by re-tracing under assumptions, then prove the
+obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..contract import suppressions
+from ..contract.model import BoundCase, Contract
+from ..errors import UserError
+from ..findings import Verdict, Violation, verdict_of
+from ..kernel import sources
+from ..kernel.sources import Kernel, KernelSource, NotApplicable
+from ..logic import expr as E
+from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
+from ..result.report import CaseResult, Report
+from ..trace.run import Trace
+from .explore import CaseRun, explore_case
+from .obligations import output_obligations, path_name
+from .outputs import spec_obligations
+from .torch_decides import fallback_note
+
+
+@dataclass(frozen=True)
+class Options:
+    max_traces: int = 64  # per case
+    timeout_ms: int = 10_000  # per z3 query
+    eras: tuple[str, ...] = ()  # empty: every era
+    cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
+    # False: a case whose very first guard repeats a violating first guard of an earlier case is traced on
+    # that case's leaf regions (its verdict is already fail; its outputs are still all checked).
+    full: bool = False
+    explore: bool = False  # build the path map of every case (implies full)
+    confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
+    export_sample: int = 2  # passing cases to confirm
+    jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
+
+
+def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
+    from ..contract.outputs import size_names
+    from .premises import simplified
+
+    sizes = [Bounds(n, 0, 2**63 - 1) for n in size_names(contract)]  # data-dependent output sizes
+    return CachedSolver([Bounds(d.name, d.min, d.max) for d in contract.dims] + sizes, timeout_ms, simplified)
+
+
+def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options(),
+                    on_case: Callable[[str], None] | None = None) -> Report:
+    """Verify ``kernel`` against every case of ``contract``. ``on_case(case_id)`` is called as each case
+    starts (the gate's progress display)."""
+    from .._torch.core import quiet_torch_logging
+
+    with quiet_torch_logging():
+        return _verify_contract(contract, kernel, options, on_case)
+
+
+def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
+                     on_case: Callable[[str], None] | None) -> Report:
+    start = time.perf_counter()
+    solver = make_solver(contract, options.timeout_ms)
+    results: list[CaseResult] = []
+    violations: list[Violation] = []
+    roots: dict[tuple, Any] = {}  # first violating guard -> the case explored in full; ("leaves", case) -> its regions
+    selected = [case for case in contract.cases()
+                if not options.cases or any(s in case.id for s in options.cases)]
+    if options.cases and not selected and not any(any(s in c.id for s in options.cases)
+                                                  for c in contract.excluded_reject_cases()):
+        raise UserError(f"{contract.file}: no case id contains {' or '.join(map(repr, options.cases))} "
+                        f"(--case); `shapecheck verify op OP --format json` lists the case ids")
+    unknown = [e for e in options.eras if e not in contract.eras]
+    if unknown:  # it would select no path: nothing of the outputs checked, and a pass
+        raise UserError(f"{contract.file}: no era {unknown[0]!r} (--era); the contract's eras: "
+                        f"{', '.join(contract.eras)}")
+    first: dict = {}
+    done: dict = {}
+    if options.jobs != 1:
+        from ..trace.parallel import map_cases, prefetch_roots
+
+        if options.full or options.explore:  # no case depends on another: whole cases in workers
+            done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
+                             valid=lambda v: isinstance(v, tuple) and len(v) == 2)
+        else:
+            first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
+    for case in selected:
+        if on_case is not None:
+            on_case(case.id)
+        result, found = done.pop(case.id, None) or _run_case(kernel, case, solver, options, roots,
+                                                            first.pop(case.id, None))
+        results.append(result)
+        violations.extend(found)
+    for result, found in _excluded_rejects(contract, kernel, solver, options):
+        results.append(result)
+        violations.extend(found)
+    if not options.cases:
+        violations.extend(unreachable_paths(contract, results, options))
+    violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+                                message=why) for loc, why in kernel.caveats)
+    if options.confirm_export:
+        results = _confirm_exports(contract, kernel, results, violations, solver, options)
+    violations = suppressions.apply(contract.suppressions, violations)
+    if not any(not r.skipped for r in results):
+        verdict = Verdict.INCONCLUSIVE
+    else:
+        verdict = verdict_of(violations)
+    from .._torch import core as C
+
+    return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
+                  time.perf_counter() - start, C.TORCH_VERSION)
+
+
+EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and exclude within the dims' ranges and "
+                "outside every [[rejects]] region, so nothing is checked in this case")
+
+
+def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, str] | None,
+              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Violation]]:
+    """One case, explored and proved: its result and its findings (before suppressions)."""
+    if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
+        return CaseResult(case.id, Verdict.PASS, skipped=EMPTY_DOMAIN), []
+    try:
+        run = explore_case(kernel, case, solver, options, roots, first=first)
+    except NotApplicable as why:
+        return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
+    checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
+    notes: list[str] = []
+    found += spec_obligations(case, run.leaves, solver, options.eras, checks, kernel.definition, notes)
+    found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
+    run.paths.extend(checks)
+    run.violations.extend(found)
+    from .replay import replay
+
+    run.violations = replay(kernel, case, run.violations)
+    _unexplored(run, solver, options)
+    if case.rejects:
+        from .rejects import reject_obligations
+
+        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache))
+    from .fixes import suggest_fixes
+
+    run.violations = suggest_fixes(run, solver)
+    pmap = None
+    if options.explore:
+        from .pathmap import path_map
+
+        pmap = path_map(run, solver, path_name)
+    outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
+    return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
+                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+
+
+def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
+                      options: Options) -> list[tuple[CaseResult, list[Violation]]]:
+    """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
+    a result (no paths) and its findings, so that every report format lists them as cases."""
+    from .rejects import reject_obligations
+
+    out = []
+    for case in contract.excluded_reject_cases():
+        if options.cases and not any(s in case.id for s in options.cases):
+            continue
+        if all(r.kind == "dispatcher-limit" for r in case.rejects):  # no obligation: nothing is checked
+            out.append((CaseResult(case.id, Verdict.PASS, skipped="wholly rejected by a dispatcher-limit [[rejects]] "
+                                   "(the op itself may run there): nothing is checked in this case"), []))
+            continue
+        cache: dict = {}
+        try:
+            found = reject_obligations(kernel, case, solver, options.max_traces, cache)
+        except NotApplicable as why:
+            out.append((CaseResult(case.id, Verdict.PASS, skipped=str(why)), []))
+            continue
+        out.append((CaseResult(case.id, verdict_of(found), traces=len(cache)), found))
+    return out
+
+
+def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
+    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive."""
+    from ..rules import FAILING
+
+    if any(v.code in FAILING for v in run.violations):
+        return
+    union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
+    rest = solver.satisfiable([run.case.domain, E.negate(union)])
+    if rest.sat is Sat.UNSAT:
+        return
+    why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
+           else "part of the domain has no finished trace")
+    point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
+    run.violations.append(Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
+                                    message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
+
+
+def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Violation]:
+    """SC006 for a contract path whose precondition holds in no case: a contract smell, never a pass."""
+    checked = [r for r in results if not r.skipped]
+    out = []
+    for p in contract.paths:
+        if options.eras and p.era not in options.eras:
+            continue
+        name = path_name(p)
+        statuses = [s.status for r in checked for s in r.paths if s.path == name]
+        if statuses and all(s == "unreachable" for s in statuses):
+            out.append(Violation(code="SC006", case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
+                                 message=f"the precondition of path {name} holds for no input of any case"))
+    return out
+
+
+def _confirm_exports(contract, kernel, results, violations, solver, options):
+    from .._torch import core as C
+    from ..contract.find import normalize_op
+    from ..contract.model import bind_case
+    from .export import confirm
+
+    op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
+    cases = {c.id: c for c in contract.cases()}
+    sample = export_sample([cases[r.case] for r in results if r.verdict == Verdict.PASS and not r.skipped
+                            and r.case in cases], options.export_sample)
+    rejected = {c.id for c in contract.excluded_reject_cases()}  # no domain point: nothing for export to run
+    out = []
+    for r in results:
+        wanted = (r.verdict != Verdict.PASS or r.case in sample) and r.case not in rejected
+        if wanted and not r.skipped:
+            case = cases.get(r.case) or bind_case(contract, {})
+            mine = [v for v in violations if v.case == r.case]
+            r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
+        out.append(r)
+    return out
+
+
+def export_sample(passing: list[BoundCase], least: int) -> set[str]:
+    """The passing cases to export: every value of every choice at least once (an index tensor's rank, a
+    mask kind), then the first ones up to ``least``."""
+    chosen: list[str] = []
+    covered: set[tuple] = set()
+    for case in passing:
+        new = {(k, repr(v)) for k, v in case.values.items()} - covered
+        if new:
+            chosen.append(case.id)
+            covered |= new
+    for case in passing:
+        if len(chosen) >= least:
+            break
+        if case.id not in chosen:
+            chosen.append(case.id)
+    return set(chosen)
+
+
+def verify_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
+              meta_source: str | None = None, options: Options = Options()) -> Report:
+    """The Python API behind ``shapecheck verify op``. The kernel comes from ``source``, or from ``meta``
+    (``FILE.py:FUNC``) / ``meta_source`` (``FILE.py``) as on the command line, else the installed torch."""
+    from ..kernel.load import load_target
+
+    c, kernel = load_target(op, contract, source or sources.from_options(meta, meta_source))
+    return verify_contract(c, kernel, options)
+
+
+def explore_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
+               meta_source: str | None = None, options: Options | None = None) -> Report:
+    """``verify_op`` with every meta-kernel path of every case mapped: each ``report.cases[i].path_map`` is a
+    ``prove.pathmap.PathMap``."""
+    opts = replace(options or Options(max_traces=32), explore=True)
+    return verify_op(op, contract=contract, source=source, meta=meta, meta_source=meta_source, options=opts)

@@ -1,0 +1,1 @@
+"""Every output format of every command: text, JSON, GitHub, SARIF, JUnit."""

@@ -1,0 +1,126 @@
+"""An audit run (``audit.run.AuditRun``) rendered: a ranked text table, JSON, SARIF 2.1.0 and GitHub annotations;
+and its baseline (``--baseline FILE``: the first run records the findings, later runs fail only on new ones).
+
+Torch-free and z3-free: it reads the run's records, which are plain data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..findings import SourceLoc
+from ..paths import base_uris, locate
+from ..rules import RULES, rules_of
+from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
+
+FORMATS = ("text", "json", "sarif", "github")
+
+
+def _where(f: dict[str, Any], rec: dict[str, Any]) -> SourceLoc | None:
+    loc = f.get("location") or rec.get("definition")
+    return SourceLoc(loc["file"], loc["line"], loc.get("function", ""), loc.get("text", "")) if loc else None
+
+
+def _shown(loc: SourceLoc | None, op: str) -> str:
+    return f"{locate(loc.file)[0]}:{loc.line}" if loc else f"(C++ kernel of {op})"
+
+
+def _point(p: dict[str, int] | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (p or {}).items())
+
+
+def summary_line(run: Any) -> str:
+    c = run.counts()
+    k, n = run.shard
+    shard = f"shard {k}/{n}: {c['ops']} of {run.total_ops} ops" if n > 1 else f"{c['ops']} ops"
+    classes = ", ".join(f"{RULES[code].name.removeprefix('audit-')} {c['by_class'].get(cls, 0)}"
+                        for cls, code in _classes().items() if c["by_class"].get(cls))
+    base = f", {c['baselined']} in the baseline" if run.baseline else ""
+    verdict = "FAIL" if run.exit_code else "PASS"
+    return (f"audit: {verdict} ({shard}: {c['clean']} clean, {c['relation_only']} relation-only, "
+            f"{c['with_findings']} with findings, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
+            f"inputs, {c['not_run']} not run; {c['findings']} findings{base}" + (f" [{classes}]" if classes else "")
+            + f"; torch {run.torch_version}; {run.seconds:.1f}s)")
+
+
+def _classes() -> dict[str, str]:
+    from ..audit.classify import CLASSES
+
+    return CLASSES
+
+
+def render_text(run: Any, *, quiet: bool = False) -> str:
+    """The findings ranked (most likely to break torch.export first), one line each with its counterexample,
+    then each op's inferred requires (unless ``quiet``), then the summary."""
+    lines = []
+    rows = run.findings()
+    for i, (rec, f) in enumerate(rows, 1):
+        lines.append(f"{i:>4}. {f['code']} {f['class']:<20} {rec['op']}  {_shown(_where(f, rec), rec['op'])}")
+        lines.append(f"        guard: {f['expr']}")
+        lines.append(f"        counterexample: {_point(f['counterexample'])}"
+                     + (f"; other side: {_point(f['witness'])}" if f.get("witness") else ""))
+    if not quiet:
+        for rec in run.records:
+            for r in rec["requires"]:
+                where = _shown(_where(r, rec), rec["op"]) if r.get("location") else f"(kernel of {rec['op']})"
+                lines.append(f"requires {rec['op']}: {r['expr']}  [{where}; {r['evidence']}]")
+            for note in rec["notes"]:
+                lines.append(f"note {rec['op']}: {note}")
+    lines.append(summary_line(run))
+    return "\n".join(lines)
+
+
+def to_json(run: Any) -> dict[str, Any]:
+    k, n = run.shard
+    ranked = [dict(f, op=rec["op"]) for rec, f in run.findings(active=False)]
+    return {"tool": "shapecheck audit", "verdict": "fail" if run.exit_code else "pass", "exit_code": run.exit_code,
+            "torch": run.torch_version, "shard": f"{k}/{n}", "total_ops": run.total_ops, "summary": run.counts(),
+            "baseline": run.baseline, "findings": ranked, "ops": run.records, "seconds": round(run.seconds, 3)}
+
+
+def render_github(run: Any) -> str:
+    lines = [_gh("error", _where(f, rec), f"{f['code']} {RULES[f['code']].name}",
+                 f"{rec['op']}: {f['message']}; counterexample: {_point(f['counterexample'])}", Path.cwd())
+             for rec, f in run.findings()]
+    lines.append(summary_line(run))
+    return "\n".join(lines)
+
+
+def to_sarif(run: Any) -> dict[str, Any]:
+    from .._version import __version__
+
+    cwd = Path.cwd()
+    reported = rules_of("audit")
+    ids = sorted(reported)
+    results = []
+    for rec, f in run.findings(active=False):
+        loc = _where(f, rec)
+        res: dict[str, Any] = {
+            "ruleId": f["code"], "ruleIndex": ids.index(f["code"]), "level": "note" if f.get("baselined") else "error",
+            "message": {"text": f"{f['code']} {RULES[f['code']].name}: {rec['op']}: {f['message']}"},
+            "properties": {"op": rec["op"], "class": f["class"], "expr": f["expr"],
+                           "counterexample": f["counterexample"], "witness": f.get("witness")}}
+        if loc is not None:
+            res["locations"] = [_sarif_location(loc, cwd)]
+        if f.get("baselined"):
+            res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": f["baselined"]}]
+        results.append(res)
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "shapecheck", "version": __version__,
+                            "rules": [_sarif_rule(r) for _, r in sorted(reported.items())]}},
+        "originalUriBaseIds": base_uris(cwd),
+        "invocations": [{"executionSuccessful": True, "exitCode": run.exit_code}],
+        "results": results,
+        "properties": {"verdict": "fail" if run.exit_code else "pass", "torch": run.torch_version}}]}
+
+
+def render(run: Any, fmt: str, *, quiet: bool = False) -> str:
+    if fmt == "json":
+        return json.dumps(to_json(run), indent=2)
+    if fmt == "sarif":
+        return json.dumps(to_sarif(run), indent=2)
+    if fmt == "github":
+        return render_github(run)
+    return render_text(run, quiet=quiet)

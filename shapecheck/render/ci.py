@@ -1,0 +1,443 @@
+"""A run of any command (``result.run.RunResult``) rendered: text, GitHub annotations, JSON, SARIF 2.1.0 and
+JUnit XML. ``render`` is the one entry point; ``FORMATS`` names what it takes.
+
+Every finding carries its rule id in every format. Paths are shown relative to the working directory when
+the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolute.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ..contract.suppressions import contract_text
+from ..findings import SourceLoc, Violation
+from ..paths import base_uris, locate, relpath
+from ..result.run import ContractRun, RunResult
+from ..rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from .runtime import fuzz_text, ref_text
+from .text import group
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+FORMATS = ("text", "json", "github", "sarif", "junit")
+
+
+def level(code: str) -> str:
+    """SARIF level: findings that fail the gate are errors, inconclusive is a warning, the rest notes."""
+    return RULES[code].severity.sarif_level
+
+
+def where(v: Violation, run: ContractRun) -> SourceLoc:
+    """The finding's kernel line; without one (e.g. a refined range), the contract's path entry or top."""
+    if v.location is not None and v.location.line > 0:
+        return v.location
+    line = 1
+    if v.path:
+        pid = v.path.split("@")[0]
+        src = contract_text(run.contract.file).splitlines()
+        line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
+    return SourceLoc(run.contract.file, line, "", "")
+
+
+def _counts(result: RunResult) -> dict[str, int]:
+    runs = result.runs
+    active = [v for r in runs for v in r.report.violations if not v.suppressed]
+    return {"contracts": len(runs), "passed": sum(r.verdict.value == "pass" for r in runs),
+            "failed": sum(r.verdict.value == "fail" for r in runs),
+            "inconclusive": sum(r.verdict.value == "inconclusive" and not r.error for r in runs),
+            "not_run": sum(1 for r in runs if r.error),
+            "cases": sum(len(r.report.cases) for r in runs), "violations": len(active),
+            "suppressed": sum(1 for r in runs for v in r.report.violations if v.suppressed),
+            "stale_suppressions": sum(len(r.stale) for r in runs),
+            "expired_suppressions": sum(len(r.expired) for r in runs)}
+
+
+def summary_line(result: RunResult) -> str:
+    c = _counts(result)
+    k, n = result.shard
+    shard = f"shard {k}/{n}: {c['contracts']} of {result.total_contracts} contracts" if n > 1 else \
+        f"{c['contracts']} contracts"
+    verdict = "ERROR" if result.errors else result.verdict.value.upper()
+    not_run = f", {len(result.errors)} not run (bad input)" if result.errors else ""
+    return (f"{result.command}: {verdict} ({shard}: {c['passed']} passed, {c['failed']} failed, "
+            f"{c['inconclusive']} inconclusive{not_run}; {c['cases']} cases; {c['violations']} violations, "
+            f"{c['suppressed']} suppressed, {c['stale_suppressions']} stale suppressions; "
+            f"torch {result.torch_version}; {result.seconds:.2f}s)")
+
+
+def _notes(run: ContractRun, cwd: Path) -> list[str]:
+    out = [f"error: {run.error}"] if run.error else []
+    if run.kernel_note:
+        out.append(f"note: {run.kernel_note}")
+    for e in run.expired:
+        out.append(f"note: {relpath(e.location.file, cwd)}:{e.location.line}: the suppression of {e.rule} "
+                   f"expired on {e.expires}: it no longer suppresses; {e.matched} violation(s) count again")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# text and GitHub
+
+
+def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
+    """One verdict line per contract with its findings as ``file:line: SCxxx kind: message``, then a summary."""
+    lines = []
+    for run in result.runs:
+        r = run.report
+        active = [v for v in r.violations if not v.suppressed]
+        sup = [v for v in r.violations if v.suppressed]
+        checked = sum(1 for c in r.cases if not c.skipped)
+        label = "ERROR" if run.error else run.verdict.value.upper()
+        lines.append(f"{label:<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
+                     f"{len(r.cases) - checked} skipped, {len(active)} violations, {len(sup)} suppressed, "
+                     f"{r.seconds:.2f}s; kernel: {r.kernel})")
+        for v, cases in group(_shown(active, quiet)) + [(v, [""]) for v in run.stale]:
+            loc = where(v, run)
+            more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+            case = f" [case {cases[0]}{more}]" if cases[0] else ""
+            cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
+            lines.append(f"  {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.message}{case}"
+                         + (f"; counterexample: {cex}" if cex else ""))
+        if quiet:
+            continue
+        for v, cases in group(sup):
+            loc = where(v, run)
+            lines.append(f"  suppressed: {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.expr} "
+                         f"[{len(cases)} case(s)]: {v.suppressed}")
+        lines.extend(f"  {t}" for t in _notes(run, cwd))
+    if result.shard[1] > 1 and not result.runs:
+        lines.append(f"note: shard {result.shard[0]}/{result.shard[1]} holds none of the "
+                     f"{result.total_contracts} contracts")
+    if cache_line(result):
+        lines.append(cache_line(result))
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+def _shown(violations: list[Violation], quiet: bool) -> list[Violation]:
+    """With ``quiet``, only findings that fail or leave the run inconclusive (no notes such as SC006)."""
+    return [v for v in violations if not quiet or RULES[v.code].severity is not Severity.NOTE]
+
+
+def _gh_escape(text: str, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def _gh(kind: str, loc: SourceLoc | None, title: str, message: str, cwd: Path) -> str:
+    props = []
+    if loc is not None:
+        props += [f"file={_gh_escape(relpath(loc.file, cwd), True)}", f"line={loc.line}"]
+    props.append(f"title={_gh_escape(title, True)}")
+    return f"::{kind} {','.join(props)}::{_gh_escape(message)}"
+
+
+def render_github(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
+    """GitHub Actions workflow commands: ``::error`` per failing finding, ``::warning`` for inconclusive
+    ones and expired suppressions, ``::notice`` for suppressed ones; then the verdict lines."""
+    lines = []
+    for run in result.runs:
+        r = run.report
+        for v, cases in group(_shown([v for v in r.violations if not v.suppressed], quiet)) + [(v, [""]) for v in run.stale]:
+            kind = {"error": "error", "warning": "warning"}.get(level(v.code), "notice")
+            more = f" (+{len(cases) - 1} more cases)" if len(cases) > 1 else ""
+            case = f" [{r.op} case {cases[0]}{more}]" if cases[0] else f" [{r.op}]"
+            cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
+            lines.append(_gh(kind, where(v, run), f"{v.code} {v.kind}",
+                             f"{v.message}{case}" + (f"; counterexample: {cex}" if cex else ""), cwd))
+        for v, cases in group([v for v in r.violations if v.suppressed and not quiet]):
+            lines.append(_gh("notice", where(v, run), f"{v.code} {v.kind} (suppressed)",
+                             f"{v.expr} [{r.op}, {len(cases)} case(s)]: suppressed: {v.suppressed}", cwd))
+        for e in run.expired:
+            lines.append(_gh("warning", e.location, f"{e.rule} expired suppression",
+                             f"expired on {e.expires}: {e.matched} violation(s) count again ({e.reason})", cwd))
+        if run.kernel_note:
+            lines.append(_gh("notice", None, "shapecheck kernel", run.kernel_note, cwd))
+        if run.error:
+            lines.append(_gh("error", SourceLoc(r.contract, 1), "shapecheck (bad input)", run.error, cwd))
+    lines.extend(f"{run.verdict.value.upper()}: {run.report.op} ({relpath(run.report.contract, cwd)})"
+                 for run in result.runs)
+    lines.append(summary_line(result))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# JSON
+
+
+def to_json(result: RunResult) -> dict[str, Any]:
+    """``reports`` holds one ``verify --format json`` document per contract, plus the gate's own fields
+    (``kernel_note``, ``stale_suppressions``, ``expired_suppressions``)."""
+    k, n = result.shard
+    return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
+            "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
+            "total_contracts": result.total_contracts, "summary": _counts(result),
+            "reports": [_located(run.report.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
+
+
+def _located(doc: dict[str, Any]) -> dict[str, Any]:
+    """A verify JSON document with its file paths as reports name them (``paths.locate``): relative to the
+    repository root or to site-packages (``location.base`` says which), else absolute."""
+    doc = dict(doc, contract=locate(doc["contract"])[0])
+    for key in ("violations", "suppressed", "stale_suppressions"):
+        items = []
+        for v in doc.get(key) or []:
+            if v.get("location"):
+                path, base = locate(v["location"]["file"])
+                v = dict(v, location=dict(v["location"], file=path, base=base))
+            items.append(v)
+        if key in doc:
+            doc[key] = items
+    return doc
+
+
+def render_json(result: RunResult) -> str:
+    return json.dumps(to_json(result), indent=2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# SARIF 2.1.0
+
+
+def _artifact(file: str, cwd: Path) -> dict[str, Any]:
+    path, base = locate(file, cwd)
+    if base is None:
+        return {"uri": Path(path).as_uri()}
+    return {"uri": path, "uriBaseId": base}
+
+
+def _sarif_rule(r: Rule) -> dict[str, Any]:
+    """A rule with its help: markdown of what it means and the fix, and its section in docs/rules.md."""
+    text = f"{r.summary}." + (f" Fix: {r.fix}." if r.fix else "")
+    markdown = f"**{r.code} {r.name}**: {r.summary}." + (f"\n\n**Fix.** {r.fix}." if r.fix else "")
+    out = {"id": r.code, "name": r.name, "shortDescription": {"text": r.name}, "fullDescription": {"text": r.summary},
+           "help": {"text": text, "markdown": markdown}, "defaultConfiguration": {"level": r.severity.sarif_level}}
+    uri = help_uri(r)
+    if uri:
+        out["helpUri"] = uri
+    return out
+
+
+def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": max(loc.line, 1)}
+    if loc.text:
+        region["snippet"] = {"text": loc.text}
+    return {"physicalLocation": {"artifactLocation": _artifact(loc.file, cwd), "region": region}}
+
+
+def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
+    """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
+    from .._version import __version__
+
+    reported = rules_of(_RULE_SETS.get(result.command, "gate"))
+    ids = sorted(reported)
+    rules = [_sarif_rule(r) for _, r in sorted(reported.items())]
+    results = []
+    notes = []
+    for run in result.runs:
+        r = run.report
+        for v, cases in group(r.violations) + [(v, [""]) for v in run.stale]:
+            res: dict[str, Any] = {
+                "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": "note" if v.suppressed else level(v.code),
+                "message": {"text": f"{v.code} {v.kind}: {v.message}"},
+                "locations": [_sarif_location(where(v, run), cwd)],
+                "properties": {"op": r.op, "contract": relpath(r.contract, cwd), "case": cases[0] or None,
+                               "cases": [c for c in cases if c], "path": v.path, "expr": v.expr,
+                               "dims": list(v.dims), "counterexample": v.counterexample}}
+            if v.suppressed:
+                res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": v.suppressed,
+                                        "location": _sarif_location(run.suppressed_at(v), cwd)}]
+            results.append(res)
+        for t in _notes(run, cwd):
+            notes.append({"level": "error" if t.startswith("error:") else "warning" if "expired" in t else "note",
+                          "message": {"text": t}})
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "shapecheck", "version": __version__,
+                            "rules": rules}},
+        "originalUriBaseIds": base_uris(cwd),
+        "invocations": [{"executionSuccessful": not result.errors, "exitCode": result.exit_code,
+                         "toolExecutionNotifications": notes}],
+        "results": results,
+        "properties": {"verdict": result.verdict.value, "shard": f"{result.shard[0]}/{result.shard[1]}",
+                       "torch": result.torch_version}}]}
+
+
+def render_sarif(result: RunResult, cwd: Path) -> str:
+    return json.dumps(to_sarif(result, cwd), indent=2)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# JUnit XML
+
+
+def _finding_text(v: Violation, run: ContractRun, cwd: Path) -> str:
+    loc = where(v, run)
+    cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items()) or "-"
+    path = f"\n  path: {v.path}" if v.path else ""
+    return (f"{v.code} {v.kind}: {v.message}{path}\n  expr: {v.expr}\n  at: {relpath(loc.file, cwd)}:{loc.line}"
+            f"\n  counterexample: {cex}")
+
+
+def to_junit(result: RunResult, cwd: Path) -> ET.Element:
+    """``<testsuite>`` per contract, ``<testcase classname=OP name=CASE>`` per case: ``<failure>`` lists the
+    failing findings, ``<error>`` the inconclusive ones, ``<skipped>`` a case the kernel cannot take.
+    A stale suppression is a failing testcase named after its ``[[suppress]]`` table."""
+    root = ET.Element("testsuites", name=f"shapecheck {result.command}")
+    totals = dict(tests=0, failures=0, errors=0, skipped=0)
+    for run in result.runs:
+        r = run.report
+        suite = ET.SubElement(root, "testsuite", name=r.op, file=relpath(r.contract, cwd),
+                              time=f"{r.seconds:.3f}")
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("contract", relpath(r.contract, cwd)), ("kernel", r.kernel),
+                            ("torch", r.torch_version)):
+            ET.SubElement(props, "property", name=name, value=value)
+        counts = dict(tests=0, failures=0, errors=0, skipped=0)
+        by_case: dict[str, list[Violation]] = {}
+        for v in r.violations:
+            by_case.setdefault(v.case, []).append(v)
+        for c in r.cases:
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name=c.case, file=relpath(r.contract, cwd))
+            counts["tests"] += 1
+            found = by_case.get(c.case, [])
+            failing = [v for v in found if not v.suppressed and v.code in FAILING]
+            unknown = [v for v in found if not v.suppressed and v.code == "SC005"]
+            if c.skipped:
+                ET.SubElement(tc, "skipped", message=c.skipped)
+                counts["skipped"] += 1
+            elif failing:
+                codes = sorted({v.code for v in failing})
+                el = ET.SubElement(tc, "failure", type=",".join(codes),
+                                   message="; ".join(f"{v.code} {v.expr}" for v in failing))
+                el.text = "\n\n".join(_finding_text(v, run, cwd) for v in failing)
+                counts["failures"] += 1
+            elif unknown:
+                el = ET.SubElement(tc, "error", type="SC005", message="; ".join(f"SC005 {v.expr}" for v in unknown))
+                el.text = "\n\n".join(_finding_text(v, run, cwd) for v in unknown)
+                counts["errors"] += 1
+            sup = [v for v in found if v.suppressed]
+            if sup:
+                ET.SubElement(tc, "system-out").text = "\n".join(
+                    f"suppressed: {v.code} {v.kind}: {v.expr} ({v.suppressed})" for v in sup)
+        if run.error:  # the contract could not run: one erroring testcase
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name="contract", file=relpath(r.contract, cwd))
+            ET.SubElement(tc, "error", type="bad input", message=run.error).text = run.error
+            counts["tests"] += 1
+            counts["errors"] += 1
+        for v in run.stale:
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
+                               file=relpath(r.contract, cwd), line=str(v.location.line))
+            el = ET.SubElement(tc, "failure", type="SC008", message=f"SC008 {v.expr}")
+            el.text = _finding_text(v, run, cwd)
+            counts["tests"] += 1
+            counts["failures"] += 1
+        notes = _notes(run, cwd)
+        if notes:
+            ET.SubElement(suite, "system-out").text = "\n".join(notes)
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{result.seconds:.3f}")
+    return root
+
+
+def render_junit(result: RunResult, cwd: Path) -> str:
+    root = to_junit(result, cwd)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The registry
+
+_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref", "fuzz": "fuzz"}
+
+
+def _native_text(result: RunResult) -> str:
+    """The text report of fuzz and ref check, as each has always printed it."""
+    if result.command == "fuzz":
+        return fuzz_text(result.native)
+    return ref_text(result.native)
+
+
+def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
+    """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
+    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text has
+    one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
+    summary."""
+    text = _render(result, fmt, cwd, context=context, quiet=quiet)
+    line = cache_line(result) if fmt == "text" and _own_text(result) else ""  # the shared text has it above its summary
+    return f"{text}\n{line}" if line else text
+
+
+def _own_text(result: RunResult) -> bool:
+    return result.command == "verify" and len(result.runs) == 1
+
+
+def cache_line(result: RunResult) -> str:
+    """One line naming the results answered from the cache (their reports' ``extra["cache"]``), else empty.
+    Nothing else in any format differs from the run that stored them."""
+    hits = [run.report.extra["cache"] for run in result.runs if run.report.extra.get("cache")]
+    if not hits:
+        return ""
+    if result.command == "verify" and len(result.runs) == 1:
+        return (f"cache: the result of the run of {hits[0]['stored_at']}, reused: the kernel and the helpers it "
+                "reaches, the contract, the options, torch and shapecheck are unchanged (--no-cache runs it again)")
+    return (f"cache: {len(hits)} of {len(result.runs)} contracts answered from the cache: their kernels, contracts, "
+            "options, torch and shapecheck are unchanged (--no-cache runs them again)")
+
+
+def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
+    if fmt in ("text", "json") and _own_text(result):
+        from .text import render_json as verify_json
+        from .text import render_text as verify_text
+
+        report = result.runs[0].report
+        return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)
+    if result.native is not None and fmt == "json":
+        return json.dumps(result.native.to_json(), indent=2)
+    if result.native is not None and fmt == "text":
+        return _native_text(result)
+    if fmt == "text":
+        return render_text(result, cwd, quiet=quiet)
+    if fmt == "github":
+        return render_github(result, cwd, quiet=quiet)
+    renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
+                 "sarif": render_sarif, "junit": render_junit}
+    return renderers[fmt](result, cwd)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A run that could not run (bad input, exit 2; internal error, exit 4): reports that say so
+
+
+def render_error(fmt: str, command: str, message: str, exit_code: int) -> str:
+    """The report of a run that stopped before a verdict, so that CI uploads show the real error: SARIF with a
+    failed invocation and its notification, JUnit with one erroring testcase, JSON with the error, a GitHub
+    ``::error`` line; text is empty (the error line is on stderr)."""
+    from .._version import __version__
+
+    tool = f"shapecheck {command}".strip()
+    if fmt == "sarif":
+        return json.dumps({"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+            "tool": {"driver": {"name": "shapecheck", "version": __version__, "rules": []}},
+            "invocations": [{"executionSuccessful": False, "exitCode": exit_code, "toolExecutionNotifications": [
+                {"level": "error", "message": {"text": message}}]}],
+            "results": []}]}, indent=2)
+    if fmt == "junit":
+        root = ET.Element("testsuites", name=tool, tests="1", failures="0", errors="1", skipped="0")
+        suite = ET.SubElement(root, "testsuite", name=tool, tests="1", failures="0", errors="1", skipped="0")
+        case = ET.SubElement(suite, "testcase", classname="shapecheck", name=command or "shapecheck")
+        ET.SubElement(case, "error", type=f"exit {exit_code}", message=message).text = message
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    if fmt == "json":
+        return json.dumps({"tool": tool, "verdict": "error", "exit_code": exit_code, "error": message}, indent=2)
+    if fmt == "github":
+        return _gh("error", None, f"{tool} (exit {exit_code})", message, Path.cwd())
+    return ""

@@ -1,0 +1,192 @@
+"""verify's report for people (``render_text``: the verdict, what to change, every finding by file and line, path
+maps, export confirmations and notes) and as JSON (``render_json``); ``group`` puts together the findings that
+differ only by case, for every text format."""
+
+from __future__ import annotations
+
+import json
+
+from ..findings import SourceLoc, Violation
+from ..paths import relpath
+from ..result.report import CaseResult, Report
+from .pathmap import render_path_map
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report.to_json(), indent=2)
+
+
+def _fmt_point(point: dict[str, int] | None) -> str:
+    if not point:
+        return "-"
+    return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def group(violations: list[Violation]) -> list[tuple[Violation, list[str]]]:
+    """Violations that differ only by case, grouped: (first, [cases])."""
+    groups: dict[tuple, tuple[Violation, list[str]]] = {}
+    for v in violations:
+        loc = (v.location.file, v.location.line) if v.location else None
+        key = (v.code, v.path, v.expr, loc, v.suppressed, v.fix)  # each case keeps its own fix
+        if key in groups:
+            groups[key][1].append(v.case)
+        else:
+            groups[key] = (v, [v.case])
+    return list(groups.values())
+
+
+def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str:
+    """For people: the verdict, what to change (one entry per source line, each fix once), then the details
+    of every finding sorted by file:line. ``quiet``: the verdict and what fails only."""
+    checked = [c for c in report.cases if not c.skipped]
+    skipped = [c for c in report.cases if c.skipped]
+    active = [v for v in report.violations if not v.suppressed]
+    lines = [f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
+             f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
+             f"{report.seconds:.2f}s; kernel: {report.kernel})"]
+    if not quiet:
+        lines.extend(_path_summary(checked))
+    groups = sorted(group(active), key=lambda g: _place_key(g[0]))
+    if groups:
+        lines += ["", "what to change:"] + _what_to_change(groups)
+        lines += ["", "findings, by file and line:"]
+        for v, cases in groups:
+            lines.extend(_finding_block(v, cases, context))
+    if quiet:
+        return "\n".join(lines)
+    sup = [v for v in report.violations if v.suppressed]
+    if sup:
+        lines.append("")
+        lines.append(f"suppressed ({len(sup)}):")
+        for v, cases in group(sup):
+            lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
+    lines.extend(_appendix(report, skipped))
+    return "\n".join(lines)
+
+
+def _place_key(v: Violation) -> tuple:
+    loc = v.location
+    return (loc is None, relpath(loc.file) if loc else "", loc.line if loc else 0, v.code, v.expr)
+
+
+def _what_to_change(groups: list[tuple[Violation, list[str]]]) -> list[str]:
+    """One entry per source line: the findings there, then each distinct fix once."""
+    places: dict[tuple, list[tuple[Violation, list[str]]]] = {}
+    for v, cases in groups:
+        key = (relpath(v.location.file), v.location.line, v.location.function) if v.location else ("", 0, "")
+        places.setdefault(key, []).append((v, cases))
+    lines = []
+    for (file, line, function), found in places.items():
+        where = f"{file}:{line}" + (f" in {function}" if function else "") if file else "(no kernel line)"
+        n = len({c for _, cases in found for c in cases})
+        what = "; ".join(dict.fromkeys(f"{v.code} {v.expr}" for v, _ in found))
+        lines.append(f"  {where}: {what} ({n} case{'s' if n != 1 else ''})")
+        fixes: dict[str, list[str]] = {}
+        for v, cases in found:
+            if v.fix:
+                fixes.setdefault(v.fix, []).extend(cases)
+        for fix, cases in fixes.items():
+            whose = "" if len(fixes) == 1 else f" [{_cases_text(cases)}]"
+            lines.append(f"      fix{whose}: {fix}")
+    return lines
+
+
+def _cases_text(cases: list[str]) -> str:
+    cases = list(dict.fromkeys(cases))
+    return ", ".join(c or "the case" for c in cases[:2]) + (f" and {len(cases) - 2} more" if len(cases) > 2 else "")
+
+
+def _finding_block(v: Violation, cases: list[str], context: int) -> list[str]:
+    lines = ["", f"{v.code} {v.kind}: {v.message}"]
+    if v.path:
+        lines.append(f"  path:     {v.path}")
+    more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
+    lines.append(f"  case:     {cases[0]}{more}")
+    lines.append(f"  expr:     {v.expr}")
+    if v.restricts:
+        lines.append(f"  range:    {v.restricts}")
+    if v.location:
+        lines.append(f"  at:       {relpath(v.location.file)}:{v.location.line} in {v.location.function}")
+        if v.location.text:
+            lines.append(f"            {v.location.text}")
+        if context:
+            lines.extend(_context(v.location, context))
+    lines.append(f"  counterexample: {_fmt_point(v.counterexample)}")
+    if v.witness:
+        lines.append(f"  other side:     {_fmt_point(v.witness)}")
+    return lines
+
+
+def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
+    """Path maps, export confirmations and notes."""
+    lines: list[str] = []
+    maps = [c.path_map for c in report.cases if c.path_map is not None]
+    if maps:
+        lines.append("")
+        lines.append("path maps (--explore):")
+        for pm in maps:
+            lines.extend(render_path_map(pm))
+    exported = [c for c in report.cases if c.export is not None]
+    if exported:
+        lines.append("")
+        lines.append("torch.export (--confirm-export):")
+        for c in exported:
+            x = c.export
+            if not x.ran:
+                lines.append(f"  {c.case}: not run ({x.message})")
+                continue
+            state = "succeeded" if x.succeeded else "failed"
+            agree = {True: "agrees", False: "DISAGREES", None: "no verdict to compare"}[x.agrees]
+            lines.append(f"  {c.case}: export {state} at {', '.join(f'{k}={v}' for k, v in (x.example or {}).items())}"
+                         f"; {agree} with shapecheck's {c.verdict.value}")
+            if not x.succeeded:
+                lines.append(f"      {x.message.splitlines()[0][:200]}")
+            if x.explanation:
+                lines.append(f"      why: {x.explanation}")
+    trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
+    if trunc:
+        lines.append("")
+        lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
+    shared = [c for c in report.cases if c.shared_with]
+    if shared:
+        left = [c for c in shared if c.truncated]
+        lines.append(f"note: {len(shared)} case(s) share their first violating guard with an earlier case (e.g. "
+                     f"{shared[0].case} with {shared[0].shared_with}): their outputs were checked on that case's "
+                     f"regions, their guards were not explored one by one (--full does)"
+                     + (f"; {len(left)} of them stopped at the trace bound, e.g. {left[0].case}" if left else ""))
+    for c in skipped[:3]:
+        lines.append(f"note: skipped {c.case}: {c.skipped}")
+    lines.extend(f"note: {n}" for n in dict.fromkeys(n for c in report.cases for n in c.notes))
+    return lines
+
+
+def _path_summary(cases: list[CaseResult]) -> list[str]:
+    """Per contract path, in how many cases output obligations were proved (or not), and the trace count."""
+    if not cases:
+        return []
+    counts: dict[str, dict[str, int]] = {}
+    for c in cases:
+        for p in c.paths:
+            counts.setdefault(p.path, {}).setdefault(p.status, 0)
+            counts[p.path][p.status] += 1
+    traces = sum(c.traces for c in cases)
+    guard_free = sum(1 for c in cases if c.traces == 1 and c.meta_paths == 1)
+    lines = [f"  traces: {traces} for {len(cases)} cases; {guard_free} cases guard-free in a single trace",
+             "  output obligations per contract path (number of cases):"]
+    width = max((len(k) for k in counts), default=0)
+    order = ("proved", "refuted", "unknown", "partial", "unchecked", "unreachable")
+    for path, st in counts.items():
+        parts = ", ".join(f"{name} {st[name]}" for name in order if name in st)
+        lines.append(f"    {path:<{width}}  {parts}")
+    return lines
+
+
+def _context(loc: SourceLoc, n: int) -> list[str]:
+    from ..limits import SOURCE_BYTES, TooLarge, read_bounded
+
+    try:  # the kernel's file, for context only: a regular file within the kernel limit, else no context
+        src = read_bounded(loc.file, SOURCE_BYTES).decode("utf-8", "replace").splitlines()
+    except (OSError, TooLarge):
+        return []
+    lo, hi = max(1, loc.line - n), min(len(src), loc.line + n)
+    return [f"    {'>' if i == loc.line else ' '}{i:5d} | {src[i - 1]}" for i in range(lo, hi + 1)]

@@ -1,0 +1,1 @@
+"""What the commands produce, as data (no rendering)."""

@@ -1,0 +1,60 @@
+"""The reports of ``fuzz op`` and ``ref check`` as a ``result.run.RunResult``: each failure or runtime finding
+becomes a ``Violation`` of its rule, so every renderer (text, json, github, sarif, junit) takes every command.
+Their own text and JSON stay theirs (``RunResult.native``). Torch-free."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..contract.model import Contract
+from ..findings import Verdict, Violation
+from ..kernel.sources import INSTALLED, KernelSource
+from .report import CaseResult, Report
+from .run import ContractRun, RunResult
+
+
+def _point(values: dict[str, Any]) -> dict[str, int]:
+    return {k: int(v) for k, v in values.items()}
+
+
+def _cases(violations: list[Violation], everything: str) -> list[CaseResult]:
+    """One case result per case with findings (fail unless every finding is suppressed); one passing entry
+    named ``everything`` when there is none."""
+    by_case: dict[str, list[Violation]] = {}
+    for v in violations:
+        by_case.setdefault(v.case, []).append(v)
+    if not by_case:
+        return [CaseResult(everything, Verdict.PASS)]
+    return [CaseResult(case, Verdict.PASS if all(v.suppressed for v in vs) else Verdict.FAIL)
+            for case, vs in by_case.items()]
+
+
+def _run(contract: Contract, report: Report, seconds: float, torch: str, source: KernelSource, command: str,
+         native: Any) -> RunResult:
+    return RunResult([ContractRun(contract.info, report)], 1, (1, 1), seconds, torch, source, command=command,
+                     native=native)
+
+
+def fuzz_result(contract: Contract, fuzz: Any, source: KernelSource = INSTALLED) -> RunResult:
+    """A ``runtime.fuzz_report.FuzzReport`` as a run result: each shrunk failure is a finding of its rule."""
+    violations = [Violation(code=f.code, case=f.case, path=", ".join(dict.fromkeys(p for ps in f.paths.values() for p in ps)) or None,
+                            expr=f"{f.check}: expected {f.expected}, got {f.got}", counterexample=_point(f.dims),
+                            message=f"{f.message} (example {f.example}; replay: {f.replay or '-'})")
+                  for f in fuzz.failures]
+    verdict = Verdict.FAIL if fuzz.failures else Verdict.PASS
+    report = Report(fuzz.op, fuzz.contract, fuzz.kernel, verdict, _cases(violations, "generated examples"),
+                    violations, fuzz.seconds, fuzz.torch)
+    return _run(contract, report, fuzz.seconds, fuzz.torch, source, "fuzz", fuzz)
+
+
+def ref_result(contract: Contract, ref: Any, torch: str) -> RunResult:
+    """A ``runtime.refcheck.RefReport`` as a run result: each runtime finding (suppressed ones included) is a finding
+    of its rule on its contract path."""
+    found = ref.findings + ref.suppressed
+    violations = [Violation(code=f.code, case=f.case, path=f"{f.path}@{f.era}", expr=f"{f.code} on {f.path}@{f.era}",
+                            counterexample=_point(f.sizes), message=f.message, suppressed=f.suppressed)
+                  for f in found]
+    verdict = {"pass": Verdict.PASS, "fail": Verdict.FAIL}.get(ref.verdict, Verdict.INCONCLUSIVE)
+    report = Report(ref.op, ref.contract, "runtime reference", verdict, _cases(violations, "sampled inputs"),
+                    violations, ref.seconds, torch)
+    return _run(contract, report, ref.seconds, torch, INSTALLED, "ref check", ref)

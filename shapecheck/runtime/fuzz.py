@@ -1,0 +1,269 @@
+"""Fuzzing: examples drawn from a contract, run on the kernel under test and on the op's runtime reference
+(``reference.reference_for``: ``metal_ref`` for the MPS attention op) -> ``FuzzReport``.
+
+Each example checks (1) the meta kernel's output shapes, on ``meta`` tensors and under a static FakeTensorMode,
+against the contract's paths; (2) the runtime's dispatch against the contract and its output 0 against the meta
+kernel's (shape, dtype, density); (3) the runtime's values against the float64 math, with ``ref check``'s rule
+codes (all three in ``check.Checker``). Proofs (``verify``) cover every size of the meta kernel;
+this covers what proofs cannot: that the contract and the meta kernel match the runtime. This module holds
+the run: options, explicit examples from verify, the Hypothesis search, the replay commands and the pytest
+entry points.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import Verbosity, given, settings
+from hypothesis import example as hyp_example
+from hypothesis import seed as hyp_seed
+from hypothesis.errors import InvalidArgument
+
+from .._torch import core as C
+from ..contract.model import BoundCase, Contract
+from ..errors import TargetError
+from ..findings import Violation
+from ..kernel.load import load_target
+from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
+from ..limits import REPORT_BYTES, read_json
+from ..search.strategies import (
+    DEFAULT_MAX_ELEMENTS,
+    DEFAULT_MAX_SIDE,
+    Example,
+    cases,
+    example_at,
+)
+from .check import Checker as Checker
+from .fuzz_report import CHECKS as CHECKS
+from .fuzz_report import Failure as Failure
+from .fuzz_report import FakeShapeFailure as FakeShapeFailure
+from .fuzz_report import FuzzFailure as FuzzFailure
+from .fuzz_report import FuzzReport as FuzzReport
+from .fuzz_report import KernelErrorFailure as KernelErrorFailure
+from .fuzz_report import MetaShapeFailure as MetaShapeFailure
+from .fuzz_report import RuntimeFailure as RuntimeFailure
+from .fuzz_report import ValueFailure as ValueFailure
+from .reference import MetalReference as MetalReference
+from .reference import Unmodelled as Unmodelled
+
+
+@dataclass(frozen=True)
+class FuzzOptions:
+    examples: int = 200  # Hypothesis max_examples
+    seed: int | None = None  # None: a random seed, reported so the run can be replayed
+    eras: tuple[str, ...] = ()  # empty: every era of the contract
+    cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
+    path: str | None = None  # aim every example at this path ("id" or "id@era")
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    max_side: int = DEFAULT_MAX_SIDE
+    verify_examples: bool = True  # run verify first; its counterexamples become explicit examples
+    from_verify: str | None = None  # take the counterexamples from this ``verify --format json`` file instead
+    device: str = "cpu"  # where the op's eager kernel runs, when it is the runtime reference
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Targets and explicit examples
+
+
+def verify_points(contract: Contract, violations: Iterable[Violation],
+                  case_filter: Callable[[BoundCase], bool] | None = None) -> tuple[list[Example], list[str]]:
+    """Explicit examples from verify's violations (counterexample and witness) and the guard texts."""
+    by_id = {c.id: c for c in contract.cases() if case_filter is None or case_filter(c)}
+    examples: list[Example] = []
+    seen: set[str] = set()
+    guards: list[str] = []
+    for v in violations:
+        if v.expr:
+            guards.append(v.expr)
+        case = by_id.get(v.case)
+        if case is None:
+            continue
+        for point in (v.counterexample, v.witness):
+            if not point:
+                continue
+            ex = example_at(case, point)
+            if ex is not None and ex.text() not in seen:
+                seen.add(ex.text())
+                examples.append(ex)
+    return examples, guards
+
+
+def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Violation], str]:
+    if options.from_verify:
+        data = read_json(options.from_verify, REPORT_BYTES, "--from-verify", "a verify JSON report")
+        if not isinstance(data, dict) or not isinstance(data.get("violations"), list):
+            raise TargetError(f"--from-verify {options.from_verify}: no 'violations' list (expected the output "
+                              "of shapecheck verify op --format json)")
+        try:
+            found = [Violation.from_json(v) for v in data["violations"]]
+        except ValueError as err:
+            raise TargetError(f"--from-verify {options.from_verify}: {err}") from None
+        return found, f"{data.get('verdict', '?')} (from {options.from_verify})"
+    if not options.verify_examples:
+        return [], ""
+    from ..prove.verify import Options, verify_contract
+
+    report = verify_contract(contract, kernel, Options(eras=options.eras, cases=options.cases))
+    return [v for v in report.violations if not v.suppressed], \
+        f"{report.verdict.value} ({len(report.violations)} violations, {report.seconds:.2f}s)"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclass
+class Prepared:
+    """Everything a fuzz run needs: the checker, the strategy and the explicit examples."""
+
+    contract: Contract
+    kernel: Kernel
+    options: FuzzOptions
+    checker: Checker
+    strategy: Any
+    explicit: list[Example] = field(default_factory=list)
+    verify: str = ""
+
+
+def prepare(contract: Contract, kernel: Kernel, options: FuzzOptions = FuzzOptions(),
+            replay: Callable[[str], str] | None = None) -> Prepared:
+    """Build the checker and the strategy (and run verify for explicit examples, unless switched off)."""
+    for era in options.eras:
+        if era not in contract.eras:
+            raise TargetError(f"--era {era!r}: the contract has eras {', '.join(contract.eras)}")
+    checker = Checker(contract, kernel, eras=options.eras, max_elements=options.max_elements, replay=replay,
+                      device=options.device)
+
+    def wanted(case: BoundCase) -> bool:
+        if options.cases and not any(s in case.id for s in options.cases):
+            return False
+        return checker.applicable(case)
+
+    if not any(wanted(c) for c in contract.cases()):
+        raise TargetError(f"no case of {contract.file} can be fuzzed with {kernel.name}"
+                          + (f" (case filter {', '.join(options.cases)})" if options.cases else ""))
+    violations, verify = _verify_violations(contract, kernel, options)
+    explicit, guards = verify_points(contract, violations, wanted)
+    era = options.eras[0] if len(options.eras) == 1 else None
+    try:
+        strategy = cases(contract, path=options.path, era=era, max_elements=options.max_elements,
+                         max_side=options.max_side, constants=guards, case_filter=wanted, timings=checker.timings)
+    except InvalidArgument as err:
+        raise TargetError(str(err)) from None
+    return Prepared(contract, kernel, options, checker, strategy, explicit, verify)
+
+
+def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
+    """Run the Hypothesis search (quiet, no database, seeded) and collect the shrunk failures."""
+    options = prep.options
+    seed = options.seed if options.seed is not None else random.randrange(2**31)
+    checker = prep.checker
+
+    def body(example: Example) -> None:
+        checker.check(example)
+
+    test = given(example=prep.strategy)(body)
+    for ex in reversed(prep.explicit):
+        test = hyp_example(example=ex)(test)
+    test = settings(max_examples=options.examples, database=None, deadline=None, verbosity=Verbosity.quiet,
+                    print_blob=False)(test)
+    test = hyp_seed(seed)(test)
+    failures: list[Failure] = []
+    start = time.perf_counter()
+    try:
+        test()
+    except InvalidArgument as err:  # e.g. no case reaches --path within the size bound
+        raise TargetError(str(err)) from None
+    except Exception as err:  # one FuzzFailure, or an ExceptionGroup of them (one per kind, each shrunk)
+        leaves = _leaves(err)
+        if not all(isinstance(e, FuzzFailure) for e in leaves):
+            raise
+        failures.extend(e.failure for e in leaves)
+    seconds = time.perf_counter() - start
+    timings = {k: round(v, 4) for k, v in checker.timings.items()}
+    timings["other"] = round(max(seconds - sum(checker.timings.values()), 0.0), 4)
+    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, "fail" if failures else "pass",
+                      seed, checker.count, len(prep.explicit), seconds, timings, tuple(failures),
+                      dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
+                      checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
+                      torch=C.TORCH_VERSION)
+
+
+def _leaves(group: BaseException) -> list[BaseException]:
+    subs = getattr(group, "exceptions", None)
+    if subs is None:
+        return [group]
+    return [leaf for e in subs for leaf in _leaves(e)]
+
+
+def replay_command(op: str, *, contract: str | None = None, source: KernelSource = INSTALLED,
+                   eras: Iterable[str] = (), extra: Iterable[str] = ()) -> str:
+    parts = ["shapecheck", "fuzz", "op", op]
+    if contract:
+        parts += ["--contract", contract]
+    parts += source.cli_args()
+    for era in eras:
+        parts += ["--era", era]
+    return " ".join([*map(shlex.quote, parts), *extra])
+
+
+def fuzz_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
+            meta_source: str | None = None, options: FuzzOptions = FuzzOptions()) -> FuzzReport:
+    """The Python API behind ``shapecheck fuzz op``. The kernel comes from ``source``, or from ``meta`` /
+    ``meta_source`` as on the command line, else the installed torch."""
+    source = source or from_options(meta, meta_source)
+    c, kernel = load_target(op, contract, source)
+    base = replay_command(op, contract=contract, source=source, eras=options.eras)
+
+    def replay(text: str) -> str:
+        return f"{base} --example {shlex.quote(text)}"
+
+    prep = prepare(c, kernel, options, replay)
+    extra = [f"--seed {{seed}} --examples {options.examples}"]
+    extra += [f"--case {shlex.quote(text)}" for text in options.cases]
+    if options.path:
+        extra.append(f"--path {shlex.quote(options.path)}")
+    if options.max_elements != DEFAULT_MAX_ELEMENTS:
+        extra.append(f"--max-elements {options.max_elements}")
+    if options.max_side != DEFAULT_MAX_SIDE:
+        extra.append(f"--max-side {options.max_side}")
+    if options.from_verify:
+        extra.append(f"--from-verify {shlex.quote(options.from_verify)}")
+    elif not options.verify_examples:
+        extra.append("--no-verify-examples")
+    return run(prep, " ".join([base, *extra]))
+
+
+def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None, source: KernelSource | None = None,
+                   meta: str | None = None, meta_source: str | None = None,
+                   options: FuzzOptions = FuzzOptions()) -> FuzzReport:
+    """Replay explicit examples (``Example.text()``) without Hypothesis."""
+    from ..search.strategies import parse_example
+
+    c, kernel = load_target(op, contract, source or from_options(meta, meta_source))
+    checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements, device=options.device)
+    examples = []
+    for text in texts:
+        try:
+            examples.append(parse_example(c, text))
+        except ValueError as err:
+            raise TargetError(f"--example {text!r}: {err}") from None
+    failures = []
+    start = time.perf_counter()
+    for ex in examples:
+        if not checker.applicable(ex.case):
+            raise TargetError(f"--example {ex.text()!r}: {kernel.name} cannot be called on case {ex.case.id}")
+        try:
+            checker.check(ex)
+        except FuzzFailure as err:
+            failures.append(err.failure)
+    seconds = time.perf_counter() - start
+    return FuzzReport(c.op, c.file, kernel.name, "fail" if failures else "pass", 0, checker.count, len(examples),
+                      seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
+                      dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note,
+                      torch=C.TORCH_VERSION)

@@ -1,0 +1,95 @@
+"""``ref check`` on the ``[[rejects]]`` regions, with the op's eager kernel as the runtime reference: at points of
+each runtime-check region (boundary values first, then random ones; every case of the region, excluded ones
+included) the real kernel must raise (else SC014: the contract says the runtime refuses what it runs) and so
+must the meta kernel (else SC021, at that point). A raise without the reject's ``message`` is a note.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..contract.model import BoundCase, BoundReject, Contract
+from ..logic import expr as E
+from ..logic.solver import Solver, restrict
+from ..search.boundaries import interesting_values
+from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
+from .reference import RuntimeReference
+
+ERA = "-"  # a reject region belongs to no era
+
+
+def check_rejects(contract: Contract, ref: RuntimeReference, examples: int, seed: int,
+                  solver: Solver) -> list[PathRun]:
+    """One ``PathRun`` (``rejects.<id>``) per runtime-check region of the contract."""
+    cases = [*contract.cases(), *contract.excluded_reject_cases()]
+    runs = []
+    for spec in contract.rejects:
+        if spec.kind != "runtime-check":
+            continue
+        run = PathRun(ERA, f"rejects.{spec.id}")
+        runs.append(run)
+        holding = [(c, r) for c in cases for r in c.rejects if r.id == spec.id]
+        points = _points(holding, examples, random.Random(f"{seed}:rejects:{spec.id}"), solver)
+        if not points:
+            run.note = "no input lies in the region in any case"
+        notes: set[str] = set()
+        for k, (case, r, sizes) in enumerate(points):
+            run.findings.extend(_check(ref, case, r, sizes, seed * 1_000_003 + k, notes))
+            run.points += 1
+        run.note = run.note or "; ".join(sorted(notes))
+    return runs
+
+
+def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: random.Random,
+            solver: Solver) -> list[tuple[BoundCase, BoundReject, dict[str, int]]]:
+    """Points of the region: each case's least point and boundary targets, then random ones, up to ``examples``."""
+    targets: list[tuple[int, list[E.Node]]] = [(i, []) for i in range(len(holding))]
+    for i, (case, r) in enumerate(holding):
+        values = interesting_values(r.when, {d.name: d for d in case.dims}, SIDE_CAP)
+        targets += [(i, [E.Cmp("==", E.Var(n), E.Const(v))]) for n, vs in sorted(values.items()) for v in sorted(vs)]
+    rng.shuffle(targets)
+    while holding and len(targets) < 4 * examples:
+        i = rng.randrange(len(holding))
+        d = rng.choice(holding[i][0].dims) if holding[i][0].dims else None
+        if d is None:
+            break
+        targets.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64))))]))
+    out, seen = [], set()
+    for i, extra in targets:
+        if len(out) >= examples:
+            break
+        case, r = holding[i]
+        caps = [E.Cmp("<=", E.Var(d.name), E.Const(SIDE_CAP)) for d in case.dims]
+        model = solver.small_model([r.when, *caps, *extra])
+        if model is None:
+            continue
+        sizes = restrict(model, [d.name for d in case.dims])
+        key = (case.id, tuple(sorted(sizes.items())))
+        if E.evaluate(r.when, sizes) is True and key not in seen:
+            seen.add(key)
+            out.append((case, r, sizes))
+    return out
+
+
+def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[str, int], seed: int,
+           notes: set[str]) -> list[RefFinding]:
+    def finding(code: str, message: str) -> RefFinding:
+        return RefFinding(code, ERA, f"rejects.{r.id}", case.id, dict(sizes), message)
+
+    found = []
+    args: Any = ref.arguments(case, sizes, seed)
+    try:
+        ref.run(args, ERA)
+        found.append(finding("SC014", f"the runtime ({ref.describe(())}) runs an input that [[rejects]] {r.id} "
+                                      f"({r.text}) says it refuses: the contract is wrong there"))
+    except ref.rejects as err:
+        if r.message and r.message not in str(err):
+            notes.add(f"the runtime raises {type(err).__name__}: {first_line(err)[:80]} (not {r.message!r})")
+    try:
+        meta_outputs(case, sizes)
+    except Exception:
+        return found  # the meta kernel refuses it too
+    found.append(finding("SC021", f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
+                                  f"runtime raises"))
+    return found

@@ -1,0 +1,84 @@
+"""Input construction: the arguments of a contract case at a point of its dims, by name.
+
+Every command that runs an op on concrete inputs (``fuzz op`` and ``ref check`` through the runtime reference,
+``Example.arguments``, the ``inputs`` strategy) builds them here, so the same case, dims and seed give the
+same tensors everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..contract.model import BoundArg, BoundCase
+from ..logic.compiled import compiled
+
+MASK_KEEP = 0.75
+"""The probability that a mask keeps an element: a bool mask is True there, an additive mask finite. Mostly
+kept, so that fully masked rows occur at small sizes but do not dominate. (``ref check`` drew bool masks with
+0.8 before both commands shared this construction; 0.75 is what ``fuzz op`` drew.)"""
+
+
+def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
+                   device: str | None = "cpu") -> dict[str, Any]:
+    """Every argument of the contract by name, in order: tensors, None for absent ones, scalars as the case
+    fixes them. Tensors: ``"cpu"``, values drawn from ``seed``; another device (``"meta"``), empty; None,
+    ``torch.empty`` on the default device (fake tensors under a FakeTensorMode).
+
+    On the cpu: floating tensors are randn; bool tensors (masks) are True with probability ``MASK_KEEP``; a
+    floating tensor whose name contains "mask" is an additive mask, randn where kept and -inf elsewhere;
+    integer tensors are in [-8, 8], or in the argument's [low, high) where the contract gives them
+    (an index: ``high`` the size it indexes; an empty range draws ``low``).
+
+    Why additive masks mix both: a mask of the query dtype reaches the op either as a converted bool mask
+    (0 / -inf: F.sdpa converts bool masks before calling the op, mps-sdpa-facts 3.1) or as a bias (finite
+    values). ``ref check`` used to draw 0 / -inf and ``fuzz op`` randn; each hid a documented runtime quirk:
+    randn never masks a key (so no fully masked row, nor the MPSGraph path's zeroing of all -inf rows, is
+    ever checked), and 0 / -inf hides the prefill kernel's mask * ln 2 (only finite non-zero values show it).
+    """
+    import torch
+
+    from .._torch.core import DTYPES
+
+    gen = torch.Generator().manual_seed(seed)
+    out: dict[str, Any] = {}
+    for a in case.args:
+        if not a.present or a.kind == "none":
+            out[a.name] = None
+        elif a.kind == "tensor":
+            out[a.name] = _tensor(a, dims, gen, device)
+        elif a.kind == "tensors":
+            out[a.name] = [_tensor(e, dims, gen, device) for e in a.elements()]
+        elif a.kind == "dtype":
+            out[a.name] = DTYPES[a.value]
+        elif a.expr is not None:
+            from .run import concrete_size
+
+            out[a.name] = concrete_size(a, dims)
+        else:
+            out[a.name] = a.value
+    return out
+
+
+def _tensor(a: BoundArg, dims: Mapping[str, int], gen: Any, device: str | None) -> Any:
+    """One tensor argument (or element of a tensors argument) at ``dims``: see ``make_arguments``."""
+    import torch
+
+    from .._torch.core import DTYPES
+
+    shape = compiled(a.shape)(dims) if a.shape is not None else None
+    dtype = DTYPES[a.dtype]
+    if device is None:
+        return torch.empty(shape, dtype=dtype)
+    if device != "cpu":
+        return torch.empty(shape, dtype=dtype, device=device)
+    if dtype.is_floating_point and "mask" in a.name:
+        keep = torch.rand(shape, generator=gen) < MASK_KEEP
+        return torch.randn(shape, generator=gen).masked_fill(~keep, float("-inf")).to(dtype)
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=gen).to(dtype)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=gen) < MASK_KEEP
+    low = -8 if a.low is None else compiled(a.low)(dims)
+    high = 9 if a.high is None else compiled(a.high)(dims)
+    return torch.randint(low, max(high, low + 1), shape, generator=gen).to(dtype)

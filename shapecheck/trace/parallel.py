@@ -1,0 +1,175 @@
+"""Cases in forked worker processes: the cases' first (unassumed) traces, or whole cases when they are
+independent (``--full``, ``--explore``).
+
+Every case starts with the same trace: the kernel under no assumption. That trace is most of a verification's
+cost (about 8 ms of torch's symbolic arithmetic per case on torch 2.13, against well under 1 ms of z3), and the
+cases are independent, so ``prefetch_roots`` runs them on several cores. Exploration, proofs and reports stay
+in the calling process and in case order: a report is the same for every ``jobs``.
+
+Workers are forked after one warm-up case, so each inherits the imported torch (and the dynamo modules
+FakeTensorMode pulls in on first use) instead of paying for them again. All processes, the caller included,
+take cases one at a time from a shared counter. A worker sends back its results pickled (``Trace`` records,
+or whole case results); a worker that fails in any way only means the caller redoes its cases. Fork is used
+only where it is safe by default (Linux); elsewhere ``jobs`` falls back to 1 unless asked for.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..contract.model import BoundCase
+from ..kernel.sources import Kernel, NotApplicable
+from .run import Failed, Finished, Guarded, Trace, trace_case
+
+MIN_CASES = 8  # below this, a fork costs more than it saves
+
+
+def auto_jobs() -> int:
+    """Usable cores on Linux; 1 elsewhere (fork after the Objective-C runtime is loaded is unsafe on macOS)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return 1
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def resolve_jobs(jobs: int) -> int:
+    """``jobs`` as asked (0 means automatic), limited to what this platform can do."""
+    if jobs <= 0:
+        return auto_jobs()
+    return jobs if hasattr(os, "fork") else 1
+
+
+Root = Trace | NotApplicable
+
+
+def _root(kernel: Kernel, case: BoundCase, track_return: bool) -> Root:
+    try:
+        return trace_case(kernel, case, [], track_return=track_return)
+    except NotApplicable as why:
+        return why
+
+
+def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
+                   track_return: bool = False) -> dict[str, Root]:
+    """case id -> the case's unassumed trace (or the NotApplicable it raised), for as many cases as the
+    workers delivered. Empty when running in parallel would not pay. Other exceptions are left for the
+    caller's own trace of that case to raise, in order."""
+    return map_cases(lambda case: _root(kernel, case, track_return), cases, jobs, MIN_CASES,
+                     lambda v: isinstance(v, (Finished, Guarded, Failed, NotApplicable)))
+
+
+def map_cases(fn: Callable[[BoundCase], Any], cases: Sequence[BoundCase], jobs: int, min_cases: int = 2,
+              valid: Callable[[Any], bool] = lambda v: True) -> dict[str, Any]:
+    """case id -> fn(case), computed by ``jobs`` processes (this one included), for as many cases as
+    succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
+    deterministic and its results picklable. Empty when parallel work would not pay."""
+    jobs = resolve_jobs(jobs)
+    if jobs <= 1 or len(cases) < max(min_cases, 2):
+        return {}
+    out: dict[str, Any] = {}
+    try:
+        out[cases[0].id] = fn(cases[0])  # warm-up: lazy imports happen once, here, before forking
+    except Exception:  # noqa: BLE001 - the caller runs this case again and reports what it raises
+        return {}
+    rest = list(cases[1:])
+    # cases are handed out one at a time from a shared counter: their costs differ by orders of magnitude
+    # (a skipped case, a guard-free one, one explored through 40 traces), so fixed shares would idle
+    import multiprocessing
+
+    try:
+        counter = multiprocessing.get_context("fork").Value("l", 0)
+    except (OSError, ValueError, ImportError):  # no POSIX semaphores here: no workers
+        return {}
+
+    def take() -> BoundCase | None:
+        with counter.get_lock():
+            i = counter.value
+            counter.value = i + 1
+        return rest[i] if i < len(rest) else None
+
+    children = [child for _ in range(jobs - 1) for child in [_fork_worker(fn, take)] if child is not None]
+    while (case := take()) is not None:
+        try:
+            out[case.id] = fn(case)
+        except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
+            pass
+    for pid, fd in children:
+        out.update({k: v for k, v in _collect(pid, fd).items() if valid(v)})
+    return out
+
+
+def _fork_worker(fn: Callable[[BoundCase], Any], take: Callable[[], BoundCase | None]) -> tuple[int, int] | None:
+    """A forked process computing fn over the cases ``take`` hands it; (pid, read end of its pipe), or None
+    if none started."""
+    try:
+        r, w = os.pipe()
+    except OSError:
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:  # the worker: never returns into the caller's stack
+        code = 0
+        try:
+            os.close(r)
+            results: dict[str, Any] = {}
+            while (case := take()) is not None:
+                try:
+                    results[case.id] = fn(case)
+                except Exception:  # noqa: BLE001 - the parent runs it again and sees the error
+                    pass
+            data = _dumps(results)
+            with os.fdopen(w, "wb") as f:
+                f.write(data)
+        except BaseException:  # noqa: BLE001 - whatever happens, the parent falls back
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _dumps(results: dict[str, Any]) -> bytes:
+    """Pickle what pickles; a result that does not (an exotic frame) is simply not sent."""
+    try:
+        return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - pickling can raise anything an object's __reduce__ raises
+        good = {}
+        for k, v in results.items():
+            try:
+                pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - as above; the parent traces this case itself
+                continue
+            good[k] = v
+        return pickle.dumps(good, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _collect(pid: int, fd: int) -> dict[str, Any]:
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b""
+    try:
+        _, status = os.waitpid(pid, 0)
+    except ChildProcessError:
+        status = 1
+    if status != 0 or not data:
+        return {}
+    try:
+        got = pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
+    except Exception:  # noqa: BLE001 - a truncated or odd pickle only costs time: the parent redoes the cases
+        return {}
+    return got if isinstance(got, dict) else {}

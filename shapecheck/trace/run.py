@@ -1,0 +1,406 @@
+"""Run one kernel on one case under unbacked symbolic sizes -> ``Trace``.
+
+A trace either finishes (output shapes, kernel asserts, range refinements, replacements, all in the
+contract's dim names) or stops at the first guard the kernel forces on a size (its expression and the
+kernel's own source line). Internal symbol names never leave this module.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._torch import core as C
+from .._torch import translate as T
+from ..contract.model import BoundArg, BoundCase
+from ..errors import ShapecheckError
+from ..findings import SourceLoc
+from ..kernel.binding import Unbindable, bind
+from ..kernel.sources import Kernel, NotApplicable
+from ..logic import expr as E
+
+
+class OutputKind(enum.Enum):
+    TENSOR = "tensor"  # a tensor whose sizes translated
+    INT = "int"  # a SymInt or int that translated
+    OTHER = "other"  # anything else (None, a float, ...)
+    UNSUPPORTED = "unsupported"  # a tensor or int whose sizes are outside the contract language
+
+
+@dataclass(frozen=True)
+class Output:
+    kind: OutputKind
+    shape: E.TupleE | None = None
+    scalar: E.Node | None = None
+    dtype: str | None = None
+    text: str = ""
+    # unsupported: torch's expressions over dim-named symbols (one per size; one for an int), for value_at
+    exprs: tuple[Any, ...] | None = field(default=None, repr=False)
+    is_tensor: bool = False
+    items: tuple[E.Node | None, ...] | None = None  # unsupported tensor: each size translated where it can be
+    strides: tuple[E.Node, ...] | None = None  # a tensor's strides, where every one translated
+    stride_text: str = ""  # torch's strides as text (for messages, and when they did not translate)
+
+    @property
+    def formula(self) -> str:
+        """The shape (or integer) in the contract language where it translated, else torch's text."""
+        from ..logic.simplify import shown
+
+        if self.kind is OutputKind.TENSOR:
+            return shown(self.shape)
+        if self.kind is OutputKind.INT:
+            return shown(self.scalar)
+        return self.text
+
+
+@dataclass(frozen=True)
+class Assert:
+    expr: E.Node | None
+    raw: str
+    loc: SourceLoc | None
+    sym: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols, for value_at
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A guard_or_false/guard_or_true the kernel itself called on an undecidable size expression: torch
+    assumed ``value`` and went on (with example sizes, as in torch.export, the call installs a guard)."""
+
+    guard: E.Node | None  # in dim names; None when outside the contract language
+    raw: str
+    value: bool
+    loc: SourceLoc | None
+    expr: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols
+    own: bool = True  # False: torch's own helper (broadcasting, layout) asked, called from the kernel's ``loc``
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The kernel returned: its outputs and what it asserted, refined or assumed on the way."""
+
+    outputs: tuple[Output, ...] = ()
+    asserts: tuple[Assert, ...] = ()
+    refinements: tuple[tuple[str, int | None, int | None], ...] = ()
+    replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
+    returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
+    fallbacks: tuple[Fallback, ...] = ()  # in the order the kernel asked
+    # data-dependent sizes the kernel created (named FRESH + torch's name): (name, least, greatest or None),
+    # and the kernel's asserts that mention them (what it claims about their values)
+    fresh: tuple[tuple[str, int | None, int | None], ...] = ()
+    fresh_facts: tuple[E.Node | None, ...] = ()
+    fresh_at: tuple[tuple[str, SourceLoc | None], ...] = ()  # where the kernel created each
+
+
+@dataclass(frozen=True)
+class Guarded:
+    """The kernel needed to know a condition (or a value) of the sizes that the assumptions do not decide."""
+
+    guard: E.Node | None  # the guarded condition (or the specialised value), in dim names; None: untranslated
+    guard_raw: str
+    loc: SourceLoc | None
+    is_specialization: bool = False
+    frames: tuple[Any, ...] = field(default=(), repr=False)
+    guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
+    fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
+    helper: bool = False  # a Fallback of torch's own helper: its sides are explored, it is not the kernel's guard
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The kernel raised. ``missing_name``: the error says its environment lacks a name (a NameError, or a
+    torch module without the attribute): a kernel written for another torch, not a kernel failure."""
+
+    error: str  # "ExceptionType: first line"
+    loc: SourceLoc | None
+    missing_name: bool = False
+    frames: tuple[Any, ...] = field(default=(), repr=False)
+    fallbacks: tuple[Fallback, ...] = ()  # guard_or_* answers torch gave before the kernel raised
+
+
+Trace = Finished | Guarded | Failed
+
+
+def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg], Any],
+              make_size: Callable[[BoundArg], Any] | None = None) -> tuple[list, dict]:
+    """Positional and keyword arguments for the kernel. A function kernel of an op torch knows is bound by the
+    op's schema (``binding``); otherwise by the contract's argument names and ``keyword`` flags, adapted to its
+    signature. ``make_size`` gives the value of an int(s) argument that the contract builds from dims;
+    without it such a case is not applicable (a check that has no sizes for it)."""
+    values: dict[str, Any] = {}
+    for a in case.args:
+        if not a.present or a.kind == "none":
+            values[a.name] = None
+        elif a.kind == "tensor":
+            values[a.name] = make_tensor(a)
+        elif a.kind == "tensors":
+            values[a.name] = [make_tensor(e) for e in a.elements()]
+        elif a.kind == "dtype":
+            values[a.name] = C.DTYPES[a.value]
+        elif a.expr is not None:
+            if make_size is None:
+                raise NotApplicable(f"{a.name} = {E.to_text(a.expr)} is built from dims, which this check "
+                                    "cannot give it")
+            values[a.name] = make_size(a)
+        else:
+            values[a.name] = a.value
+    spec = {a.name: a for a in case.args}
+
+    def may_omit(name: str) -> bool:
+        a, value = spec[name], values[name]
+        return value is None or (a.has_default and a.expr is None and a.kind not in ("tensor", "tensors") and value == a.default)
+
+    if kernel.schema is not None and kernel.signature is not None:
+        try:
+            return bind(kernel.schema, kernel.signature, values, may_omit)
+        except Unbindable as why:
+            raise NotApplicable(str(why)) from None
+    params = kernel.signature.parameters if kernel.signature is not None else None
+    takes_kwargs = params is not None and any(p.kind == p.VAR_KEYWORD for p in params.values())
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for a in case.args:
+        if params is not None and a.name not in params and not takes_kwargs:
+            if may_omit(a.name):
+                continue
+            shown = E.to_text(a.expr) if a.expr is not None else repr(values[a.name])
+            raise NotApplicable(f"the kernel takes no argument {a.name!r} (case needs {a.name}={shown})")
+        if a.keyword:
+            kwargs[a.name] = values[a.name]
+        else:
+            args.append(values[a.name])
+    return args, kwargs
+
+
+def made(values: dict[str, Any], convert: Callable[[Any], Any] = lambda t: t) -> Callable[[BoundArg], Any]:
+    """A ``make_tensor`` for ``call_args`` that takes the tensors already made, by argument name (an element
+    of a tensors argument, ``name[i]``, is item i of its list)."""
+    def get(a: BoundArg) -> Any:
+        name, _, index = a.name.partition("[")
+        value = values[name]
+        return convert(value[int(index[:-1])] if index else value)
+
+    return get
+
+
+def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False) -> Trace:
+    """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``.
+
+    ``track_return`` records which return statement of the kernel produced the outputs (the kernel's code
+    path), at the cost of a profile hook during the call.
+    """
+    with C.TraceEnv(kernel.files) as env:
+        syms = {d.name: env.size(d.min, d.max) for d in case.dims}
+        names = {C.symbol_of(s): n for n, s in syms.items()}
+        for a in assumptions:
+            C.assume(a, syms)
+
+        def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
+            return env.tensor([C.sym_value(i, syms) for i in a.shape.items], a.dtype)
+
+        # the inputs are made before the baseline: what torch records about a composite size is ours
+        args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
+        env.mark_baseline()
+        returns: list[SourceLoc] = []
+        try:
+            if track_return:
+                with C.return_sites(set(kernel.files), returns):
+                    result = kernel.fn(*args, **kwargs)
+            else:
+                result = kernel.fn(*args, **kwargs)
+        except C.GuardError as exc:
+            return guard_trace(exc, names, kernel)
+        except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
+            if not kernel_failure(exc):
+                raise
+            frames = C.exception_frames(exc)
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
+                          missing_name(exc), tuple(frames), _fallbacks(env, names))
+        return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
+
+
+def kernel_failure(exc: BaseException) -> bool:
+    """Whether an exception out of a call of the kernel under test is the kernel's own failure, a finding
+    (SC007): any ``Exception``, ``sys.exit()``, and any other ``BaseException`` the kernel raises (a class of its
+    own, GeneratorExit); only a ``KeyboardInterrupt``, the user stopping the run, goes through."""
+    return not isinstance(exc, KeyboardInterrupt)
+
+
+def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], returned_at: SourceLoc | None,
+                   locate: Callable[..., SourceLoc | None] | None = None) -> Finished:
+    """A kernel's return value and what the trace environment recorded, in dim names; ``locate(frames, files)``
+    names an assert's line (the innermost frame in ``files`` by default). Sizes the kernel created (data-dependent
+    ones) are named ``?u0`` and kept apart: their range, the facts the kernel stated about them, where each was made."""
+    locate = locate or C.kernel_frame
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    fresh = _fresh_sizes(env, results, names)
+    outputs = tuple(_output(x, names | fresh) for x in results)
+    asserts, facts = [], []
+    for expr, frames in env.kernel_asserts():
+        if T.free_symbols(expr) & set(fresh):  # a claim about a data-dependent size, not about the dims
+            facts.append(_node_or_none(expr, names | fresh))
+            continue
+        node = _node_or_none(expr, names)
+        asserts.append(Assert(node, _renamed(expr, names), locate(frames, set(files)),
+                              T.with_dim_names(expr, names) if node is None else None))
+    refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
+    replacements = []
+    for s, repl in env.replacements().items():
+        if s in names:
+            replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
+    return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
+                    replacements=tuple(replacements), returned_at=returned_at,
+                    fallbacks=_fallbacks(env, names), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
+                    fresh_at=tuple((n, locate(env.created_at(s), set(files))) for s, n in fresh.items()))
+
+
+def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
+    """The guard_or_* answers torch gave during the call, each once, in order."""
+    fallbacks: list[Fallback] = []
+    for expr, value, loc, own in env.fallbacks:
+        try:
+            node = T.to_node(expr, names)
+        except T.Unsupported:
+            node = None
+        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own)
+        if all((f.raw, f.value, f.loc, f.own) != (fb.raw, fb.value, fb.loc, fb.own) for f in fallbacks):
+            fallbacks.append(fb)
+    return tuple(fallbacks)
+
+
+def _strides(x: Any) -> tuple:
+    """A tensor's strides; () for a layout that has none (sparse CSR/CSC/BSR/BSC): no layout is stated of it."""
+    try:
+        return tuple(x.stride())
+    except RuntimeError:
+        return ()
+
+
+FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
+
+
+def _fresh_sizes(env: Any, results: Any, names: dict) -> dict:
+    """The unbacked sizes in the outputs' sizes and strides that are not dims: the kernel created them (a
+    data-dependent size, ``new_dynamic_size``) -> their names."""
+    found: dict = {}
+    ranges = env.ranges()
+    for x in results:
+        if C.is_tensor(x):
+            for v in (*x.shape, *_strides(x)):
+                for s in sorted(T.free_symbols(C.symbol_of(v)), key=str):
+                    if s not in names and s in ranges:
+                        found.setdefault(s, f"{FRESH}{s}")
+    return found
+
+
+def _fresh_ranges(env: Any, fresh: dict) -> tuple[tuple[str, int | None, int | None], ...]:
+    ranges = env.ranges()
+    return tuple((name, *ranges[s]) for s, name in fresh.items())
+
+
+def missing_name(exc: BaseException) -> bool:
+    """A NameError, an AttributeError of a torch module or an ImportError from torch (the kernel calls an API
+    this torch lacks)."""
+    if isinstance(exc, NameError):
+        return True
+    if isinstance(exc, ImportError) and (exc.name or "").split(".")[0] == "torch":
+        return True  # `from torch... import X` of a name this torch lacks (a kernel written for another torch)
+    owner = getattr(exc, "obj", None)
+    return isinstance(exc, AttributeError) and inspect.ismodule(owner) \
+        and (owner.__name__ == "torch" or owner.__name__.startswith("torch."))
+
+
+def _renamed(expr: Any, names: dict) -> str:
+    """A torch expression as text in the contract's dim names (never ``u3``)."""
+    return T.rename_symbols(expr, names)
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else ""
+
+
+def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
+    cond = C.guard_condition(exc)
+    frames = C.exception_frames(exc)
+    loc = C.kernel_frame(frames, set(kernel.files))
+    if cond is None:
+        return Failed(f"data-dependent guard: {first_line(exc)}", loc, frames=tuple(frames))
+    is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
+    try:
+        node = T.to_node(cond, names)
+    except T.Unsupported:
+        node = None
+    return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
+                   guard_expr=T.with_dim_names(cond, names))
+
+
+def _node_or_none(expr: Any, names: dict) -> E.Node | None:
+    try:
+        return T.to_node(expr, names)
+    except T.Unsupported:
+        return None
+
+
+def _output(x: Any, names: dict) -> Output:
+    if C.is_tensor(x):
+        try:
+            items = tuple(T.to_node(C.symbol_of(d), names) for d in x.shape)
+        except T.Unsupported as err:
+            return Output(OutputKind.UNSUPPORTED, text=str(err), is_tensor=True, dtype=_dtype(x),
+                          exprs=tuple(T.with_dim_names(C.symbol_of(d), names) for d in x.shape),
+                          items=tuple(_node_or_none(C.symbol_of(d), names) for d in x.shape))
+        dtype = _dtype(x)
+        raw = [C.symbol_of(v) for v in _strides(x)]
+        strides = tuple(_node_or_none(v, names) for v in raw) if raw or x.dim() == 0 else (None,)
+        # torch's text (a costly rename) only for strides outside the contract language
+        text = "" if None not in strides else f"({', '.join(_renamed(v, names) for v in raw)})"
+        return Output(OutputKind.TENSOR, shape=E.TupleE(items), dtype=dtype, text=str(tuple(x.shape)),
+                      strides=None if None in strides else strides, stride_text=text)
+    if isinstance(x, int) or C.is_symint(x):
+        try:
+            return Output(OutputKind.INT, scalar=T.to_node(C.symbol_of(x), names), text=str(x))
+        except T.Unsupported as err:
+            return Output(OutputKind.UNSUPPORTED, text=str(err), exprs=(T.with_dim_names(C.symbol_of(x), names),))
+    return Output(OutputKind.OTHER, text=type(x).__name__)
+
+
+def _dtype(x: Any) -> str:
+    return str(x.dtype).replace("torch.", "")
+
+
+def guard_dims(t: Guarded) -> set[str]:
+    """The dims torch's guard expression uses (also when it is outside the contract language)."""
+    return T.dims_of(t.guard_expr) if t.guard_expr is not None else set()
+
+
+def guard_value_at(t: Guarded, point: dict[str, int]) -> bool | int | float | None:
+    """What the guarded expression evaluates to at concrete sizes (torch's semantics); None if it does not."""
+    return T.value_at(t.guard_expr, point) if t.guard_expr is not None else None
+
+
+def as_guard(fb: Fallback) -> Guarded:
+    """A kernel's fallback seen as what it is under example sizes: a guard at the kernel's line."""
+    is_bool = fb.guard is None or isinstance(fb.guard, (E.Cmp, E.And, E.Or, E.Not)) or fb.guard in (E.TRUE, E.FALSE)
+    return Guarded(fb.guard, fb.raw, fb.loc, is_specialization=not is_bool, guard_expr=fb.expr,
+                   fallback_value=fb.value, helper=not fb.own)
+
+
+def values_at(exprs: tuple[Any, ...], point: dict[str, int]) -> tuple | None:
+    """torch's expressions (from ``Output.exprs``) evaluated at concrete sizes; None if any does not."""
+    out = tuple(T.value_at(e, point) for e in exprs)
+    return None if any(v is None for v in out) else out
+
+
+def exprs_dims(exprs: tuple[Any, ...]) -> set[str]:
+    return set().union(*(T.dims_of(e) for e in exprs)) if exprs else set()
+
+
+def concrete_size(a: BoundArg, values: dict[str, int]) -> Any:
+    """An int or ints argument built from dims, at concrete dim values (a list for ints)."""
+    v = E.evaluate(a.expr, values)
+    return list(v) if isinstance(v, tuple) else v
