@@ -106,19 +106,21 @@ def read_bounded(path: str | os.PathLike, limit: int) -> bytes:
     return data
 
 
-def read_input(path: str | os.PathLike, limit: int, name: str) -> bytes:
-    """``read_bounded``, each refusal bad input (``errors.UserError``, exit 2) that starts with ``name`` (the
-    option and the file, e.g. ``--baseline b.json``): not a regular file, over the limit, cannot be read."""
+def read_input(path: str | os.PathLike, limit: int, name: str, error: type | None = None) -> bytes:
+    """``read_bounded``, each refusal bad input (``error``: ``errors.UserError`` or a subclass, exit 2) that
+    starts with ``name`` (the option and the file, e.g. ``--baseline b.json``): not a regular file, over the
+    limit, cannot be read."""
     from .errors import UserError
 
+    error = error or UserError
     try:
         return read_bounded(path, limit)
     except NotRegularFile as err:
-        raise UserError(f"{name}: {err.strerror}") from None
+        raise error(f"{name}: {err.strerror}") from None
     except OSError as err:
-        raise UserError(f"{name}: cannot read ({err.strerror or err})") from None
+        raise error(f"{name}: cannot read ({err.strerror or err})") from None
     except TooLarge as err:
-        raise UserError(f"{name}: the file is {err}") from None
+        raise error(f"{name}: the file is {err}") from None
 
 
 def read_json(path: str | os.PathLike, limit: int, option: str, what: str) -> Any:

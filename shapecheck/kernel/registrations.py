@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TargetError
-from ..limits import SOURCE_BYTES, NotRegularFile, TooLarge, read_bounded
+from ..limits import SOURCE_BYTES, read_input
 
 #: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
 #: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
@@ -186,14 +186,7 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
     path = Path(path_text)
     if not path.exists() and not path.is_symlink():
         raise TargetError(f"{option} {path_text}: no such file")
-    try:
-        raw = read_bounded(path, SOURCE_BYTES)
-    except NotRegularFile as err:
-        raise TargetError(f"{option} {path_text}: {err.strerror}") from None
-    except OSError as err:
-        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
-    except TooLarge as err:
-        raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    raw = read_input(path, SOURCE_BYTES, f"{option} {path_text}", TargetError)
     if _parsed and _parsed[0] == raw:  # the gate reads the file once per contract: parsed once
         return _parsed[1], _parsed[2]
     try:
