@@ -11,10 +11,13 @@ import click
 
 from .options import (
     RankSpec,
+    budget_option,
+    budgets,
     cache_option,
     case_era_options,
     check_outputs,
     contract_option,
+    debug_option,
     emit,
     import_option,
     jobs_option,
@@ -30,6 +33,7 @@ EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op,
 
 @click.group(epilog=EXIT_HELP)
 @click.version_option(package_name="torch-shapecheck", prog_name="shapecheck")
+@debug_option
 def cli() -> None:
     """Prove PyTorch meta kernels against declarative shape contracts, for every size."""
 
@@ -49,6 +53,8 @@ def verify() -> None:
 @click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
               help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
 @timeout_option
+@budget_option
+@debug_option
 @case_era_options
 @max_cases_option
 @click.option("--full", is_flag=True, help="Explore every case guard by guard, also one whose first guard repeats an earlier case's.")
@@ -60,8 +66,8 @@ def verify() -> None:
               help="Source lines shown around each violation (text format).")
 @jobs_option
 @cache_option
-def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
-                  confirm_export, context, jobs, cache):
+def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
+                  explore, confirm_export, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from ..result.run import ContractRun, RunResult
 
@@ -72,13 +78,15 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
+    case_timeout, run_timeout = budgets(budget)
     key = None
     if cache:  # nothing up to the answer from the cache imports torch or z3
         from ..cache import store as R
 
         key = R.verify_key(op, contract, source, tuple(imports), {
             "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
-            "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
+            "full": full, "explore": explore, "confirm_export": confirm_export, "case_timeout": case_timeout,
+            "run_timeout": run_timeout}) if R.enabled() else None
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
@@ -91,7 +99,8 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     from ..prove.verify import Options, verify_contract
 
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
-                   explore=explore, confirm_export=confirm_export, jobs=jobs)
+                   explore=explore, confirm_export=confirm_export, jobs=jobs, case_timeout=case_timeout,
+                   run_timeout=run_timeout)
     c, kernel = load_target(op, contract, source)
     report = verify_contract(c, kernel, opts)
     if key is not None:
@@ -99,7 +108,23 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     result = RunResult([ContractRun(c.info, report)], 1, (1, 1), report.seconds, report.torch_version, source,
                        command="verify")
     emit(result, fmt, outputs, context=context, quiet=quiet)
+    show_tracebacks(report.violations)
     sys.exit(report.exit_code)
+
+
+def debugging() -> bool:
+    """``SHAPECHECK_DEBUG=1`` (``--debug`` sets it): internal errors print their full traceback on stderr."""
+    import os
+
+    return os.environ.get("SHAPECHECK_DEBUG", "").strip() not in ("", "0")
+
+
+def show_tracebacks(violations) -> None:
+    """With debugging on, the traceback of every case's internal error (SC022) on stderr."""
+    if debugging():
+        for v in violations:
+            if v.traceback:
+                click.echo(f"shapecheck: internal error in case {v.case}:\n{v.traceback}", err=True, nl=False)
 
 
 @cli.group()
@@ -195,15 +220,26 @@ def main(argv: list[str] | None = None) -> None:
     except ShapecheckError as e:
         if e.exit_code == 2:
             _fail(args, f"shapecheck: error: {_one_line(e)}", 2)
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {_one_line(e)}", e.exit_code)
+        _internal(args, f"{_one_line(e)}", e.exit_code)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         click.echo("shapecheck: interrupted", err=True)
         sys.exit(130)
     except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): "
-                    f"{type(e).__name__}: {_one_line(e)}", 4)
+        _internal(args, f"{type(e).__name__}: {_one_line(e)}", 4)
+
+
+def _internal(args: list[str], what: str, code: int) -> None:
+    """A bug in shapecheck: one line (saying how to see the traceback), or the traceback when debugging."""
+    import traceback
+
+    if debugging():
+        click.echo(traceback.format_exc(), err=True, nl=False)
+        hint = ""
+    else:
+        hint = " (SHAPECHECK_DEBUG=1 or --debug prints the traceback)"
+    _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {what}{hint}", code)
 
 
 def _fail(args: list[str], message: str, code: int) -> None:

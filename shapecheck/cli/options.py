@@ -128,6 +128,51 @@ def timeout_option(f: Callable) -> Callable:
                         help="z3 timeout per query; a timeout makes the verdict inconclusive.")(f)
 
 
+class BudgetSpec(click.ParamType):
+    """``S``, ``case=S`` or ``run=S`` (seconds, > 0) -> (scope, seconds)."""
+
+    name = "[case=|run=]S"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        scope, _, seconds = value.rpartition("=")
+        try:
+            s = float(seconds)
+            if scope not in ("", "case", "run") or not 0 < s < 10**7:
+                raise ValueError
+        except ValueError:
+            self.fail(f"{value[:80]!r}: expected seconds (per case), case=SECONDS or run=SECONDS, a number above 0",
+                      param, ctx)
+        return (scope or "case", s)
+
+
+def budget_option(f: Callable) -> Callable:
+    return click.option("--timeout", "budget", type=BudgetSpec(), multiple=True, metavar="[case=|run=]S",
+                        help="Time budget in seconds: per case (S or case=S) and per run (run=S); repeatable. A case "
+                             "over its budget is inconclusive; over the run's, the cases done are reported and the "
+                             "rest are not checked (exit 3 unless something fails). Not z3's --timeout-ms.")(f)
+
+
+def budgets(values: tuple[tuple[str, float], ...]) -> tuple[float | None, float | None]:
+    """(per case, per run) seconds from ``--timeout`` values; the last one of each scope wins."""
+    got = dict(values)
+    return got.get("case"), got.get("run")
+
+
+def _set_debug(ctx, param, value):
+    if value:
+        import os
+
+        os.environ["SHAPECHECK_DEBUG"] = "1"
+
+
+def debug_option(f: Callable) -> Callable:
+    return click.option("--debug", is_flag=True, expose_value=False, is_eager=True, callback=_set_debug,
+                        help="Print the full traceback of an internal error (exit 4) on stderr; the same as "
+                             "SHAPECHECK_DEBUG=1.")(f)
+
+
 def jobs_option(f: Callable) -> Callable:
     return click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
                         help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; "

@@ -14,6 +14,7 @@ Each example lives in ``tests/golden/examples/``:
   ``[[rejects]]`` region (a 2-D index) the kernel accepts;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
+- SC022: the installed kernel against ``new_empty.toml``, with a bug planted in shapecheck's output check;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
@@ -64,7 +65,7 @@ class Example:
     rule: str
     args: tuple[str, ...]
     exit_code: int
-    plant: str = ""  # a defect planted in the runtime reference for the run (a function of this module)
+    plant: str = ""  # a defect planted in the runtime reference or in shapecheck for the run (a function here)
 
 
 def _values_off(monkeypatch) -> None:
@@ -78,6 +79,16 @@ def _values_off(monkeypatch) -> None:
         return out0 + 0.05, out1
 
     monkeypatch.setattr(metal_ref, "run", off_by_a_bit)
+
+
+def _shapecheck_bug(monkeypatch) -> None:
+    """A bug in shapecheck while it checks a case's outputs: the case's SC022 finding."""
+    from shapecheck.prove import verify
+
+    def buggy(*a, **k):
+        raise KeyError("K")
+
+    monkeypatch.setattr(verify, "output_obligations", buggy)
 
 
 def _verify(contract: str, kernel: str | None = None) -> tuple[str, ...]:
@@ -127,6 +138,7 @@ EXAMPLES = [
     Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
+    Example("SC022", _verify("new_empty.toml"), 4, plant="_shapecheck_bug"),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),
@@ -136,7 +148,7 @@ EXAMPLES = [
     Example("SC036", _audit("kernel_error"), 1),
     Example("SC037", _audit("dim_branch"), 1),
 ]
-VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
+VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive", 4: "error"}
 
 
 def run_command(args: tuple[str, ...], tmp_path: Path, monkeypatch) -> tuple[int, dict, str]:
