@@ -64,10 +64,12 @@ def verify() -> None:
               "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
+@click.option("--show-obligations", is_flag=True, help="List, per case, every obligation discharged: what is "
+              "proved, its premises, the kernel line, the contract key, and whether it was proved.")
 @jobs_option
 @cache_option
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
-                  explore, confirm_export, context, jobs, cache):
+                  explore, confirm_export, context, show_obligations, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from ..result.run import ContractRun, RunResult
 
@@ -86,7 +88,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         key = R.verify_key(op, contract, source, tuple(imports), {
             "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
             "full": full, "explore": explore, "confirm_export": confirm_export, "case_timeout": case_timeout,
-            "run_timeout": run_timeout}) if R.enabled() else None
+            "run_timeout": run_timeout, "show_obligations": show_obligations}) if R.enabled() else None
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
@@ -100,7 +102,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
 
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
                    explore=explore, confirm_export=confirm_export, jobs=jobs, case_timeout=case_timeout,
-                   run_timeout=run_timeout)
+                   run_timeout=run_timeout, show_obligations=show_obligations)
     c, kernel = load_target(op, contract, source)
     report = verify_contract(c, kernel, opts)
     if key is not None:

@@ -18,7 +18,7 @@ from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from . import budget
-from .obligations import Leaf, leaf_obligations, probe_points
+from .obligations import Leaf, ShownObligation, leaf_obligations, probe_points
 from .torch_decides import TorchView, settled_guard
 
 
@@ -34,6 +34,7 @@ class CaseRun:
     # every trace made, by its assumptions (``pc_key``): a trace does not depend on the domain, so the
     # [[rejects]] regions of the case (``rejects``) reuse them
     trace_cache: dict[tuple[str, ...], Trace] = field(default_factory=dict)
+    obligations: list[ShownObligation] = field(default_factory=list)  # discharged, with --show-obligations
 
 
 def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
@@ -104,7 +105,8 @@ class _CaseExplorer(_CaseFindings):
             if not pc and first is not None:
                 t, first = first, None
             else:
-                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
+                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
+                               or getattr(self.options, "show_obligations", False))  # the return's line
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
             t = self._as_guard_or_recorded(t, pc)
@@ -172,7 +174,8 @@ class _CaseExplorer(_CaseFindings):
             if pending is None:
                 leaf = Leaf(pc, t)
                 self.state.leaves.append(leaf)
-                for v in leaf_obligations(self.case, leaf, self.solver):
+                shown = self.state.obligations if getattr(self.options, "show_obligations", False) else None
+                for v in leaf_obligations(self.case, leaf, self.solver, shown):
                     self.add(v)
             return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
         return t

@@ -41,6 +41,7 @@ class Options:
     jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
     case_timeout: float | None = None  # seconds per case (--timeout); None: no limit. Not z3's timeout_ms
     run_timeout: float | None = None  # seconds for the whole run (--timeout run=S); None: no limit
+    show_obligations: bool = False  # keep every obligation discharged in its case's result (--show-obligations)
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
@@ -87,7 +88,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
                              valid=lambda v: isinstance(v, tuple) and len(v) == 2)
         else:
-            first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
+            first = prefetch_roots(kernel, selected, options.jobs,
+                                   track_return=options.explore or options.show_obligations)
     budget = Budget(options.case_timeout, options.run_timeout)
     for i, case in enumerate(selected):
         if budget.run_over():
@@ -137,7 +139,8 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         run = explore_case(kernel, case, solver, options, roots, first=first)
     except NotApplicable as why:
         return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
-    checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
+    shown = run.obligations if options.show_obligations else None
+    checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition, shown)
     notes: list[str] = []
     found += spec_obligations(case, run.leaves, solver, options.eras, checks, kernel.definition, notes)
     found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
@@ -161,7 +164,8 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         pmap = path_map(run, solver, path_name)
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
-                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes),
+                       obligations=tuple(run.obligations)), run.violations)
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,

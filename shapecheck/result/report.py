@@ -30,6 +30,7 @@ class CaseResult:
     export: Any = field(default=None, metadata=TRANSIENT)  # prove.export.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
     notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
+    obligations: tuple[Any, ...] = ()  # prove.obligations.ShownObligation, with --show-obligations only
 
     def to_json(self) -> dict[str, Any]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
@@ -38,7 +39,8 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
+                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {}) | (
+                {"obligations": [o.to_json() for o in self.obligations]} if self.obligations else {})
 
 
 @dataclass
