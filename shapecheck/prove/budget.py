@@ -3,7 +3,8 @@
 A case over its budget stops where it is and is reported inconclusive (SC005) with what it found so far; a run
 over its budget reports the cases done, and the rest as not checked. The budget is checked before every trace
 of the exploration (``check``), and, in the main thread where the platform has ``SIGALRM``, an interval timer
-raises ``OverBudget`` wherever the case is (a z3 query returns within ``--timeout-ms`` first).
+raises ``OverBudget`` wherever the case is, except inside the solver, which is shared by every case (a z3
+query returns within ``--timeout-ms``; the timer rings again a moment later).
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def _alarm(end: tuple[float, str, float]) -> Iterator[None]:
         return
 
     def ring(signum, frame):  # noqa: ARG001 - the signal handler's signature
+        if _in_solver(frame):  # never inside a z3 push/pop: the solver is shared by every case; a moment later
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            return
         raise OverBudget(end[1], end[2])
 
     previous = signal.signal(signal.SIGALRM, ring)
@@ -91,3 +95,14 @@ def _alarm(end: tuple[float, str, float]) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _in_solver(frame) -> bool:
+    """Whether the interrupted code is the solver's (its incremental state must stay consistent)."""
+    from ..logic import solver
+
+    while frame is not None:
+        if frame.f_code.co_filename == solver.__file__:
+            return True
+        frame = frame.f_back
+    return False
