@@ -223,6 +223,8 @@ class _Session:
                 s.pop()
 
     def _answer(self, s: z3.Solver, assertions: list, ways: tuple[str, ...]) -> _Answer:
+        if any(z3.is_false(a) for a in assertions):  # a condition whose normal form is false: no z3 needed
+            return _Answer(s, z3.unsat, None, "normal form")
         reason = "timeout"
         for way in ways:
             if way == "fresh":
@@ -331,7 +333,7 @@ class Solver(_Session):
 
     def implies(self, premises: Iterable[E.Node], conclusion: E.Node) -> Result:
         """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
-        if conclusion == E.TRUE:
+        if normal(conclusion) == E.TRUE:  # in every spelling, not only when both sides are written alike
             return Result(Outcome.PROVED)
         r = self._question(list(premises), conclusion, negated=True)
         outcome = {Sat.SAT: Outcome.REFUTED, Sat.UNSAT: Outcome.PROVED, Sat.UNKNOWN: Outcome.UNKNOWN}[r.sat]
@@ -358,6 +360,8 @@ class Solver(_Session):
         simplified by sympy (nonlinear facts z3 alone leaves unknown), and last z3's general strategy on the
         query with whatever time is left."""
         query = [*premises, E.negate(cond) if negated else cond]
+        if normal(query[-1]) == E.FALSE:  # settled by the normal form alone (the module docstring of normal.py)
+            return SatResult(Sat.UNSAT)
         with self.budget():
             r = _again(self, premises, cond, negated, CHEAP, full=False) or self._satisfiable(query, CHEAP)
             if r.sat is Sat.UNKNOWN:
