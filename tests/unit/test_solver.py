@@ -130,3 +130,12 @@ def test_a_cheap_unknown_is_not_cached_as_the_answer():
     before = s.queries
     assert s._satisfiable(q, ("general",)).sat is Sat.UNKNOWN and s.queries == before + 1  # asked again
     assert s.satisfiable(q).sat is Sat.UNKNOWN and s.queries == before + 1  # the general unknown is kept
+
+
+def test_spellings_of_one_size_are_proved_without_asking_z3():
+    s = Solver([Bounds("H", 1, 4096), Bounds("W", 1, 4096)])
+    r = s.implies([E.parse("H >= 3")], E.parse("(H - 3) // 2 + 1 == -((2 - H) // 2)"))
+    assert r.outcome == Outcome.PROVED and s.queries == 0
+    assert s.satisfiable([E.parse("W >= 1"), E.parse("2 * H == 3")]).sat is Sat.UNSAT and s.queries == 0
+    assert s.implies([], E.parse("(H - 3) // 2 + 1 == (H - 2) // 2")).outcome == Outcome.REFUTED  # not one size
+    assert s.queries > 0
