@@ -143,20 +143,20 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition, shown)
     notes: list[str] = []
     found += spec_obligations(case, run.leaves, solver, options.eras, checks, kernel.definition, notes)
-    found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
     run.paths.extend(checks)
-    run.violations.extend(found)
+    from .fixes import suggest_fixes
     from .replay import replay
 
-    run.violations = replay(kernel, case, run.violations)
-    _unexplored(run, solver, options)
+    # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
+    findings: list[Violation] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
+    findings = replay(kernel, case, findings)  # every counterexample run with static sizes
+    findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
 
-        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache))
-    from .fixes import suggest_fixes
-
-    run.violations = suggest_fixes(run, solver)
+        findings = findings + reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache)
+    findings = suggest_fixes(run, findings, solver)
+    run.violations = findings
     pmap = None
     if options.explore:
         from .pathmap import path_map
@@ -243,21 +243,21 @@ def _cut_short(result: CaseResult) -> bool:
     return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked"))
 
 
-def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
-    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive."""
+def _unexplored(run: CaseRun, findings: list[Violation], solver: Solver, options: Options) -> list[Violation]:
+    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005)."""
     from ..rules import FAILING
 
-    if any(v.code in FAILING for v in run.violations):
-        return
+    if any(v.code in FAILING for v in findings):
+        return []
     union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
     rest = solver.satisfiable([run.case.domain, E.negate(union)])
     if rest.sat is Sat.UNSAT:
-        return
+        return []
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    run.violations.append(Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
-                                    message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
+    return [Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None,
+                      counterexample=point, message=f"{why}: nothing is proved there, e.g. at the counterexample point")]
 
 
 def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Violation]:
