@@ -24,7 +24,7 @@ from ..findings import SourceLoc, Violation
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
-from ..result.report import PathCheck
+from ..result.report import PathCheck, ShownObligation
 from ..trace.run import FRESH, Finished, OutputKind, exprs_dims, values_at
 
 
@@ -72,22 +72,6 @@ class Obligation:
     line: SourceLoc | None = None  # the kernel line it comes from (an assert's, the return's)
     key: str = ""  # the contract key it comes from: ``domain``, ``paths.ID.outputs[J]``
     source: Any = None  # what the finding is made from when it is refuted (an assert record, a dim name)
-
-
-@dataclass(frozen=True)
-class ShownObligation:
-    """An obligation as ``verify op --show-obligations`` prints it (plain strings: the result cache stores it)."""
-
-    kind: str
-    what: str
-    premises: tuple[str, ...]
-    line: str  # FILE:LINE of the kernel, or ""
-    key: str
-    status: str  # proved | refuted | unknown
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "what": self.what, "premises": list(self.premises), "line": self.line or None,
-                "contract": self.key, "status": self.status}
 
 
 def show(ob: Obligation, status: str) -> ShownObligation:
