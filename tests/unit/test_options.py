@@ -1,0 +1,115 @@
+"""Options are one object (issue 21 item 4): the click options of every command, the project file's keys, the
+run-options objects and the result cache's key all derive from ``shapecheck/options.py``."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import click
+import pytest
+
+from shapecheck import config
+from shapecheck import options as O
+from shapecheck.cache import store as R
+from shapecheck.ci.gate import GateOptions
+from shapecheck.cli import cli
+from shapecheck.cli.options import option
+from shapecheck.options import Option, VerifyOptions, result_options
+from shapecheck.render.ci import FORMATS
+
+SDPA_MPS = "aten::_scaled_dot_product_attention_math_for_mps"
+PATHS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check"),
+         "audit": ("audit",), "contract check": ("contract", "check"), "contract draft": ("contract", "draft")}
+
+
+def _command(path: tuple[str, ...]) -> click.Command:
+    node = cli
+    for part in path:
+        node = node.commands[part]
+    return node
+
+
+@pytest.mark.parametrize("command", O.COMMANDS)
+def test_each_command_has_exactly_its_declared_options(command):
+    """Every option a command takes is declared for it, with the declared flag and default, and nothing declared
+    for it is missing: an option added by hand to a command fails here until it is declared (and classified)."""
+    params = {p.name: p for p in _command(PATHS[command]).params if isinstance(p, click.Option)}
+    declared = O.of_command(command)
+    assert set(params) == set(declared)
+    for name, p in params.items():
+        o = declared[name]
+        assert o.flag.split("/")[0] in p.opts, name
+        assert p.default == (o.default if p.multiple or o.default is not None else p.default), name
+        assert bool(p.multiple) == o.multiple and bool(p.is_flag) == (o.is_flag or "/" in o.flag), name
+
+
+def test_the_config_keys_are_the_declared_ones():
+    assert config.OPTIONS == O.config_keys()
+    assert set(config.OPTIONS) >= {"jobs", "cache", "timeout-ms", "max-traces", "format", "era", "max-cases"}
+    reading = {c for c in O.COMMANDS if c.split()[0] in config.COMMANDS or c.startswith("contract")}
+    for key, name in config.OPTIONS.items():  # every key reaches an option of a command that reads the file
+        assert any(name in O.of_command(c) for c in reading), key
+
+
+def test_an_option_changes_results_for_every_command_or_for_none():
+    for o in O.DECLARED:
+        assert O.changes_result(o.name) == o.result
+        assert {d.config for d in O.DECLARED if d.name == o.name} == {o.config}, o.name
+    assert O._FORMATS == FORMATS  # --format's choices, in the order --help shows them
+
+
+def test_the_run_options_fields_are_all_classified():
+    """verify's and the gate's options: each field is a declared option or says whether it changes a result."""
+    assert result_options(VerifyOptions()) == {"max_traces": 64, "timeout_ms": 10_000, "eras": [], "cases": [],
+                                               "full": False, "explore": False, "confirm_export": False,
+                                               "export_sample": 2}
+    result_options(GateOptions())  # raises for an unclassified field
+    gate = GateOptions(explore=True, max_traces=9, timeout_ms=500, jobs=3)
+    assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3)
+
+
+def test_jobs_and_presentation_do_not_change_the_key():
+    assert VerifyOptions(jobs=1).key() == VerifyOptions(jobs=8).key()
+    for name in ("jobs", "cache", "fmt", "outputs", "quiet", "context", "shard", "baseline"):
+        assert not O.changes_result(name), name
+    for name in ("max_traces", "timeout_ms", "eras", "cases", "full", "explore", "confirm_export", "imports"):
+        assert O.changes_result(name), name
+
+
+def test_a_new_result_option_changes_the_cache_key(monkeypatch, cache_dir):
+    """A dummy option, declared once as changing results: the verify command's click option and the project
+    file's key come from the declaration, and the cache key (through ``cache/store.verify_key``) changes with
+    its value, with no other edit; a field added without a declaration is refused rather than left out."""
+    dummy = Option("dummy_depth", "--dummy-depth", ("verify",), True, 0, config="dummy-depth",
+                   type=click.IntRange(0, 9), help="A dummy.")
+    monkeypatch.setattr(O, "DECLARED", (*O.DECLARED, dummy))
+    Extended = dataclasses.make_dataclass("Extended", [("dummy_depth", int, 0)], bases=(VerifyOptions,),
+                                          frozen=True)
+
+    def key(opts):
+        return R.verify_key(SDPA_MPS, None, _installed(), (), opts.key(), cwd=Path(__file__).parents[2])
+
+    base = key(Extended())
+    assert base is not None and base["options"]["dummy_depth"] == 0
+    assert key(Extended(dummy_depth=3)) != base
+    assert key(Extended(jobs=4)) == base  # --jobs: same result, same entry
+    assert key(Extended(timeout_ms=9000)) != base
+
+    cmd = option("verify", "dummy_depth")(click.command("x")(lambda dummy_depth: None))
+    (param,) = cmd.params
+    assert param.opts == ["--dummy-depth"] and param.default == 0
+    assert O.config_keys()["dummy-depth"] == "dummy_depth"
+
+    class Unclassified(VerifyOptions):
+        pass
+
+    Forgot = dataclasses.make_dataclass("Forgot", [("forgotten", int, 0)], bases=(Unclassified,), frozen=True)
+    with pytest.raises(TypeError, match="Forgot.forgotten"):
+        Forgot().key()
+
+
+def _installed():
+    from shapecheck.kernel.sources import INSTALLED
+
+    return INSTALLED
