@@ -65,6 +65,9 @@ def test_the_run_options_fields_are_all_classified():
                                                "full": False, "explore": False, "confirm_export": False,
                                                "export_sample": 2}
     result_options(GateOptions())  # raises for an unclassified field
+    from shapecheck.audit.run import AuditOptions
+
+    assert result_options(AuditOptions(cache=False)) == {"max_traces": 12, "seconds_per_op": None, "timeout_ms": 2000}
     gate = GateOptions(explore=True, max_traces=9, timeout_ms=500, jobs=3)
     assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3)
 
