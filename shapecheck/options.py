@@ -86,7 +86,8 @@ DECLARED: tuple[Option, ...] = (
     Option("eras", "--era", ("fuzz",), True, (), config="era", multiple=True, metavar="ERA",
            help="Only the contract paths and runtime of this era."),
     Option("cases", "--case", ("verify", "fuzz"), True, (), multiple=True, metavar="TEXT", help=_CASE_HELP),
-    Option("max_cases", "--max-cases", ("verify", "gate", "fuzz", "ref", "contract check"), False, None,
+    # a contract past the limit is refused: a result stored under another limit must not answer
+    Option("max_cases", "--max-cases", ("verify", "gate", "fuzz", "ref", "contract check"), True, None,
            config="max-cases", type=_int_range(1, 10**9), metavar="N"),
     # how verify explores and proves
     Option("max_traces", "--max-traces", ("verify",), True, None, config="max-traces", type=_int_range(1, 10_000),
@@ -262,6 +263,9 @@ class VerifyOptions:
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = internal(True, 2)  # passing cases to confirm
     jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
+    # the case limit the contract was loaded under (``limits.max_cases()``; None: not said). verify does not read
+    # it; it is here for the cache key, so that a run that would refuse the contract is not answered from the cache
+    max_cases: int | None = None
 
     def key(self) -> dict[str, Any]:
         """The result cache's options part (``result_options``)."""

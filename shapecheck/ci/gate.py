@@ -16,7 +16,7 @@ from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
 from ..findings import Verdict, Violation
 from ..kernel.sources import INSTALLED, KernelSource
-from ..limits import SHARDS
+from ..limits import SHARDS, max_cases
 from ..options import VerifyOptions, internal, pick
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
@@ -41,8 +41,9 @@ class GateOptions:
 
     def verify_options(self) -> VerifyOptions:
         """verify's options for each contract: every field of the same name; --explore explores every case in
-        full (a gate run and a verify run with the same contract path, kernel and options share an entry)."""
-        return pick(VerifyOptions, self, full=self.explore)
+        full; the case limit in force (a gate run and a verify run with the same contract path, kernel and
+        options share an entry)."""
+        return pick(VerifyOptions, self, full=self.explore, max_cases=max_cases())
 
 
 # ---------------------------------------------------------------------------------------------------------

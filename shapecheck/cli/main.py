@@ -59,9 +59,10 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
+    from ..limits import max_cases as limit_in_force
     from ..options import VerifyOptions, pick
 
-    opts = pick(VerifyOptions, locals())  # every field from the option of its name
+    opts = pick(VerifyOptions, locals(), max_cases=limit_in_force())  # each field from the option of its name
     key = None
     if cache:  # nothing up to the answer from the cache imports torch or z3
         from ..cache import store as R

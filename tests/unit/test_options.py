@@ -15,6 +15,7 @@ from shapecheck.cache import store as R
 from shapecheck.ci.gate import GateOptions
 from shapecheck.cli import cli
 from shapecheck.cli.options import option
+from shapecheck.limits import DEFAULT_MAX_CASES, case_limit
 from shapecheck.options import Option, VerifyOptions, result_options
 from shapecheck.render.ci import FORMATS
 
@@ -63,20 +64,43 @@ def test_the_run_options_fields_are_all_classified():
     """verify's and the gate's options: each field is a declared option or says whether it changes a result."""
     assert result_options(VerifyOptions()) == {"max_traces": 64, "timeout_ms": 10_000, "eras": [], "cases": [],
                                                "full": False, "explore": False, "confirm_export": False,
-                                               "export_sample": 2}
+                                               "export_sample": 2, "max_cases": None}
     result_options(GateOptions())  # raises for an unclassified field
     from shapecheck.audit.run import AuditOptions
 
     assert result_options(AuditOptions(cache=False)) == {"max_traces": 12, "seconds_per_op": None, "timeout_ms": 2000}
     gate = GateOptions(explore=True, max_traces=9, timeout_ms=500, jobs=3)
-    assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3)
+    assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3,
+                                                  max_cases=DEFAULT_MAX_CASES)
+
+
+#: result-changing options that cache/store.verify_key keys by what they name (files, digests), not by value
+KEYED_BY_STORE = {"imports", "contract", "meta", "meta_source"}
+
+
+@pytest.mark.parametrize("command", ["verify", "gate"])
+def test_every_result_option_of_a_cached_command_reaches_the_key(command):
+    """A declared option that changes verify's or the gate's result is a field of ``VerifyOptions`` (so in the
+    key) or one the store keys by its files: declaring a new one without a way into the key fails here."""
+    fields = {f.name for f in dataclasses.fields(VerifyOptions)}
+    for name, o in O.of_command(command).items():
+        if o.result and name not in KEYED_BY_STORE:
+            assert name in fields, f"{command} --{o.flag[2:]}: changes a result but cannot reach the cache key"
+
+
+def test_the_case_limit_is_in_the_key():
+    """A contract past --max-cases is refused: a result stored under a larger limit must not answer."""
+    with case_limit(5):
+        small = GateOptions().verify_options().key()
+    assert small["max_cases"] == 5 and small != GateOptions().verify_options().key()
 
 
 def test_jobs_and_presentation_do_not_change_the_key():
     assert VerifyOptions(jobs=1).key() == VerifyOptions(jobs=8).key()
     for name in ("jobs", "cache", "fmt", "outputs", "quiet", "context", "shard", "baseline"):
         assert not O.changes_result(name), name
-    for name in ("max_traces", "timeout_ms", "eras", "cases", "full", "explore", "confirm_export", "imports"):
+    for name in ("max_traces", "timeout_ms", "eras", "cases", "full", "explore", "confirm_export", "imports",
+                 "max_cases"):
         assert O.changes_result(name), name
 
 
