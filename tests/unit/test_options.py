@@ -140,3 +140,24 @@ def _installed():
     from shapecheck.kernel.sources import INSTALLED
 
     return INSTALLED
+
+
+def test_a_cached_result_does_not_answer_a_run_past_the_case_limit(cache_dir, capsys, monkeypatch):
+    """verify stores a result; the same run answers from the cache; with --max-cases below the contract's
+    case count the run is refused (exit 2) as it is without a cache, not answered by the stored pass."""
+    from shapecheck.cli.main import main
+
+    monkeypatch.chdir(Path(__file__).parents[2])
+    args = ["verify", "op", "aten::new_empty", "--contract", "tests/kernels/hidden_case.toml", "-j", "1",
+            "--format", "json"]
+
+    def run(*extra):
+        with pytest.raises(SystemExit) as e:
+            main([*args, *extra])
+        return e.value.code, capsys.readouterr()
+
+    assert run()[0] == 0
+    code, out = run()
+    assert code == 0 and '"hit": true' in out.out
+    code, out = run("--max-cases", "1")
+    assert code == 2 and "over the limit of 1 cases" in out.err
