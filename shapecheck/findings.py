@@ -57,7 +57,7 @@ class Violation:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
-    traceback: str = ""  # SC022 (an internal error): the Python traceback, for the bug report
+    traceback: str = ""  # SC023 (an internal error): the Python traceback, for the bug report
     node: Any = field(default=None, metadata=TRANSIENT)  # the guard/assert/obligation as an expression node
     expected: Any = field(default=None, metadata=TRANSIENT)  # SC002: the contract's shape (or integer) node
     fallback: Any = field(default=None, metadata=TRANSIENT)  # SC002 on a guard_or_* fallback side: export's side

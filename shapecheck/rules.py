@@ -113,7 +113,7 @@ RULES: dict[str, Rule] = _rules(
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
-    Rule("SC022", "internal-error",
+    Rule("SC023", "internal-error",
          "shapecheck itself failed in this case (a bug): nothing is known about the case; the other cases still "
          "report, and the run exits 4", BUG, "verify",
          "report the bug with the traceback (in the JSON report's finding; on stderr with SHAPECHECK_DEBUG=1 or "
@@ -161,7 +161,7 @@ INCONCLUSIVE = frozenset(c for c, r in RULES.items() if r.severity is Severity.I
 #: the rules whose finding is a bug in shapecheck (exit 4)
 INTERNAL = frozenset(c for c, r in RULES.items() if r.severity is Severity.INTERNAL)
 #: the rule of an internal error in one case
-INTERNAL_ERROR = "SC022"
+INTERNAL_ERROR = "SC023"
 
 
 def help_uri(r: Rule) -> str | None:

@@ -102,7 +102,7 @@ def debugging() -> bool:
 
 
 def show_tracebacks(violations) -> None:
-    """With debugging on, the traceback of every case's internal error (SC022) on stderr."""
+    """With debugging on, the traceback of every case's internal error (SC023) on stderr."""
     if debugging():
         for v in violations:
             if v.traceback:

@@ -178,7 +178,7 @@ def _excluded_reject_case(kernel: Kernel, case: BoundCase, solver: Solver,
 
 def isolated(case_id: str, budget: Budget,
              check: Callable[[], tuple[CaseResult, list[Violation]]]) -> tuple[CaseResult, list[Violation]]:
-    """One case checked on its own: a bug in shapecheck there becomes the case's SC022 finding (with its
+    """One case checked on its own: a bug in shapecheck there becomes the case's SC023 finding (with its
     traceback), and its time budget running out the case's SC005 finding; either way the other cases still
     run and report. Bad input (``UserError``, exit 2) and the user's interrupt go through."""
     try:
@@ -196,7 +196,7 @@ def isolated(case_id: str, budget: Budget,
 
 
 def internal_error(case_id: str, err: BaseException) -> Violation:
-    """The SC022 finding of a bug in shapecheck while it checked ``case_id``."""
+    """The SC023 finding of a bug in shapecheck while it checked ``case_id``."""
     import traceback
 
     from ..rules import INTERNAL_ERROR

@@ -14,7 +14,7 @@ Each example lives in ``tests/golden/examples/``:
   ``[[rejects]]`` region (a 2-D index) the kernel accepts;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
-- SC022: the installed kernel against ``new_empty.toml``, with a bug planted in shapecheck's output check;
+- SC023: the installed kernel against ``new_empty.toml``, with a bug planted in shapecheck's output check;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
@@ -82,7 +82,7 @@ def _values_off(monkeypatch) -> None:
 
 
 def _shapecheck_bug(monkeypatch) -> None:
-    """A bug in shapecheck while it checks a case's outputs: the case's SC022 finding."""
+    """A bug in shapecheck while it checks a case's outputs: the case's SC023 finding."""
     from shapecheck.prove import verify
 
     def buggy(*a, **k):
@@ -138,7 +138,7 @@ EXAMPLES = [
     Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
-    Example("SC022", _verify("new_empty.toml"), 4, plant="_shapecheck_bug"),
+    Example("SC023", _verify("new_empty.toml"), 4, plant="_shapecheck_bug"),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),

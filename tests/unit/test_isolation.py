@@ -1,4 +1,4 @@
-"""No crash loses a run (issue 22 item 3): a bug in one case is that case's SC022 finding (exit 4) and the other
+"""No crash loses a run (issue 22 item 3): a bug in one case is that case's SC023 finding (exit 4) and the other
 cases still report; ``--timeout`` per case and per run cuts the run short as inconclusive (exit 3) with the
 cases done; ``SHAPECHECK_DEBUG=1``/``--debug`` prints the traceback; the default mode's case-region shortcut
 never traces a case under another case's dims (the KeyError 'K' of issue 22, reproduced here)."""
@@ -73,7 +73,7 @@ def test_a_bug_in_one_case_is_its_sc022_finding_and_the_others_report(monkeypatc
     verdicts = {c["case"]: c["verdict"] for c in doc["cases"]}
     assert verdicts == {CASES[0]: "pass", CASES[1]: "pass", CASES[2]: "error", CASES[3]: "pass"}
     [bug] = doc["violations"]
-    assert (bug["code"], bug["kind"], bug["case"]) == ("SC022", "internal-error", CASES[2])
+    assert (bug["code"], bug["kind"], bug["case"]) == ("SC023", "internal-error", CASES[2])
     assert "KeyError: 'K'" in bug["message"] and "SHAPECHECK_DEBUG=1" in bug["message"]
     assert bug["traceback"].startswith("Traceback") and "buggy" in bug["traceback"]
     assert "Traceback" not in err
