@@ -56,12 +56,14 @@ def verify() -> None:
               "overlapping contract paths, shape-polymorphism breaks.")
 @click.option("--confirm-export", is_flag=True, help="Also run torch.export(strict=True) on failing cases and a "
               "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
+@click.option("--both-modes", is_flag=True, help="Where torch.export and plain FakeTensorMode run different "
+              "kernels (both are checked), fail on either's findings; by default the kernel torch.export runs decides.")
 @click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
               help="Source lines shown around each violation (text format).")
 @jobs_option
 @cache_option
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
-                  confirm_export, context, jobs, cache):
+                  confirm_export, both_modes, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from ..result.run import ContractRun, RunResult
 
@@ -78,7 +80,8 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
 
         key = R.verify_key(op, contract, source, tuple(imports), {
             "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
-            "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
+            "full": full, "explore": explore, "confirm_export": confirm_export, "both_modes": both_modes}) \
+            if R.enabled() else None
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
@@ -91,7 +94,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     from ..prove.verify import Options, verify_contract
 
     opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
-                   explore=explore, confirm_export=confirm_export, jobs=jobs)
+                   explore=explore, confirm_export=confirm_export, jobs=jobs, both_modes=both_modes)
     c, kernel = load_target(op, contract, source)
     report = verify_contract(c, kernel, opts)
     if key is not None:

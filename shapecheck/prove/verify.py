@@ -38,6 +38,8 @@ class Options:
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = 2  # passing cases to confirm
     jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
+    # where torch.export and plain FakeTensorMode run different kernels, both verdicts count (else export's)
+    both_modes: bool = False
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
@@ -55,7 +57,13 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
     from .._torch.core import quiet_torch_logging
 
     with quiet_torch_logging():
-        return _verify_contract(contract, kernel, options, on_case)
+        report = _verify_contract(contract, kernel, options, on_case)
+        if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
+            from .modes import with_other_mode
+
+            report = with_other_mode(report, contract, kernel, options,
+                                     lambda c, k, o: _verify_contract(c, k, o, on_case))
+        return report
 
 
 def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
@@ -105,7 +113,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     from .._torch import core as C
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
-                  time.perf_counter() - start, C.TORCH_VERSION)
+                  time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
 
 
 def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, str] | None,
