@@ -66,8 +66,10 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
     (``--meta FILE:FUNC``), or when no mode reaches the registered function, the candidate stands in for the
     kernel each mode resolves to."""
     schema, signature, wrapped = base.schema, base.signature, base.fn
+    calls: list[bool] = []  # one entry per call torch makes of the candidate (``install``'s probe reads it)
 
     def candidate(*args: Any, **kwargs: Any) -> Any:
+        calls.append(True)
         if schema is not None and signature is not None:
             args, kwargs = rebind(schema, signature, args, kwargs)
         return wrapped(*args, **kwargs)
@@ -78,7 +80,7 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
         notes += more
     if not plans:
         raise TargetError(f"{base.name}: " + "; ".join(notes))
-    kernels = [_through(base, op, modes, install, notes) for modes, install in plans]
+    kernels = [_through(base, op, modes, install, notes, calls) for modes, install in plans]
     out = replace(kernels[0], other=kernels[1]) if len(kernels) > 1 else kernels[0]
     return out if K.Mode.EXPORT in plans[0][0] else replace(out, install=None)
 
@@ -124,15 +126,33 @@ def _calling(op: Any, mode: Any, install: Any, r: Any) -> Any:
     return call_context, install
 
 
-def _through(base: Kernel, op: Any, modes: tuple[Any, ...], contexts: Any, notes: list[str]) -> Kernel:
+def _through(base: Kernel, op: Any, modes: tuple[Any, ...], contexts: Any, notes: list[str],
+             calls: list[bool]) -> Kernel:
     call_context, install = contexts
 
     def call(*args: Any, **kwargs: Any) -> Any:
         with call_context():
             return op(*args, **kwargs)
 
-    return replace(base, fn=call, mode=_mode_text(modes), via_op=True, install=install, notes=tuple(notes),
+    @contextlib.contextmanager
+    def installed() -> Any:
+        """The candidate in torch's slot for a whole run (torch.export's); yields a probe whose ``reached``
+        says whether torch called it."""
+        probe = _Probe(calls)
+        with install():
+            yield probe
+
+    return replace(base, fn=call, mode=_mode_text(modes), via_op=True, install=installed, notes=tuple(notes),
                    function=base.function)
+
+
+class _Probe:
+    def __init__(self, calls: list[bool]) -> None:
+        self.calls, self.start = calls, len(calls)
+
+    @property
+    def reached(self) -> bool:
+        return len(self.calls) > self.start
 
 
 def _name(fn: Any) -> str:

@@ -126,6 +126,8 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dic
         lo = solver.extreme([case.domain], rep, lowest=True)
         hi = solver.extreme([case.domain], rep, lowest=False)
         lo, hi = (d.min if lo is None else lo), (d.max if hi is None else hi)
+        if lo == hi and rep not in bases:
+            continue  # one value over the domain: a static size for export (a Dim needs min < max)
         if rep in derived:
             base, a, b = derived[rep]
             out[name] = DimSpec(rep, lo, hi, base, a, b)
@@ -231,13 +233,20 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             a, kw = rebind(kernel.schema, kernel.signature, a, kw)
         return kernel.fn(*a, **kw)
 
-    install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
-    with install, _quiet():
+    if kernel.via_op and kernel.install is None:
+        return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
+                      + ")")
+    if kernel.via_op:  # the candidate in the slot torch.export runs (kernel.resolved)
+        install = kernel.install()
+    else:
+        install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
+    with install as probe, _quiet():
         try:
             export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
-            if kernel.op is None and not reached:
+            if kernel.op is None and not (probe.reached if kernel.via_op else reached):
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
-                               "op through its own fake implementation, not the Python meta table)")
+                              "op through another kernel: " + ("; ".join(kernel.notes) or "its own fake "
+                                                                "implementation") + ")")
             return True, "export succeeded"
         except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
             ours = _shapecheck_error(err)

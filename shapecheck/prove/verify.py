@@ -132,6 +132,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .replay import replay
 
     run.violations = replay(kernel, case, run.violations)
+    from .helper_guards import helper_guards
+
+    run.violations.extend(v for v in helper_guards(kernel, case, solver) if _new(v, run.violations))
     _unexplored(run, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
@@ -148,6 +151,12 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
                        run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+
+
+def _new(v: Violation, found: list[Violation]) -> bool:
+    loc = (v.location.file, v.location.line) if v.location else None
+    return all((f.code, f.expr, (f.location.file, f.location.line) if f.location else None) != (v.code, v.expr, loc)
+               for f in found)
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
