@@ -68,6 +68,7 @@ class BackedRun:
         self.names: dict[Any, str] = {}  # backed symbol -> dim name
         self.axes: dict[tuple[str, int], str] = {}  # (an input's source name, axis) -> its dim
         self.guards: list[BackedGuard] = []
+        self._dims: dict[str, Any] = {}
 
     def tensor(self, name: str, shape: list[int], dtype: str, dynamic: dict[int, tuple[str, int, int]]) -> Any:
         """A fake input of ``shape`` whose axes in ``dynamic`` (axis -> (dim, least, greatest)) are backed sizes
@@ -102,6 +103,26 @@ class BackedRun:
         self.contexts.append(context)
         return fake
 
+    def dim(self, name: str, hint: int) -> Any:
+        """A backed size for the dim ``name`` at ``hint``, one per name (an int for 0 and 1, which export
+        specialises, as ``specialize_zero_one`` does)."""
+        from torch._dynamo.source import LocalSource
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+        if name not in self._dims:
+            source = LocalSource(f"dim_{name}")
+            sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC)
+            value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
+            if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
+                self.names[value.node.expr] = name
+            self._dims[name] = value
+        return self._dims[name]
+
+    def empty(self, sizes: list[Any], dtype: str) -> Any:
+        """A fake tensor of ``sizes`` (ints and backed sizes)."""
+        with quiet_torch_logging(), self.mode:
+            return torch.empty(sizes, dtype=DTYPES[dtype])
+
     def run(self, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, BaseException | None]:
         """Call ``fn`` (the kernel, which sets the Python dispatcher as its mode has it) under the fake mode;
         its result, or what it raised."""
@@ -126,3 +147,41 @@ class BackedRun:
             return text or type(err).__name__
         return None
 
+
+
+@dataclass(frozen=True)
+class DataDependent:
+    """A fake output whose sizes the data decides (an unbacked size: no example value): each size an int, or
+    None where the data decides it."""
+
+    shape: tuple[int | None, ...]
+    dtype: Any
+
+    def __repr__(self) -> str:
+        return "(" + ", ".join("?" if s is None else str(s) for s in self.shape) + ("," if len(self.shape) == 1 else "") + ")"
+
+
+def concrete(x: Any) -> Any:
+    """A fake output at the example: a meta tensor of its sizes and strides where every one has a value (a
+    backed size's hint), ``DataDependent`` where the data decides a size; an int for a SymInt with a value;
+    anything else as it is."""
+    if isinstance(x, torch.Tensor):
+        sizes = [_hint(d) for d in x.shape]
+        strides = [_hint(d) for d in x.stride()] if x.layout == torch.strided else None
+        if None in sizes:
+            return DataDependent(tuple(sizes), x.dtype)
+        if strides is None or None in strides:
+            return torch.empty(sizes, dtype=x.dtype, device="meta")
+        return torch.empty_strided(sizes, strides, dtype=x.dtype, device="meta")
+    if isinstance(x, torch.SymInt):
+        return _hint(x)
+    return x
+
+
+def _hint(v: Any) -> int | None:
+    if not isinstance(v, torch.SymInt):
+        return int(v)
+    node = v.node
+    if node.has_hint():
+        return int(node.hint)
+    return None

@@ -359,27 +359,43 @@ def calling(mode: Mode, resolved: Resolved, candidate: bool = False) -> Any:
 @contextlib.contextmanager
 def installed(op: Any, mode: Mode, resolved: Resolved, candidate: Any) -> Iterator[None]:
     """``candidate`` (a function with the op's calling convention) in the slot of ``resolved`` for the
-    duration. Raises CannotInstall."""
+    duration. Raises CannotInstall. While the candidate runs, torch's own kernel is back in the slot: a
+    candidate that calls its own op (a meta kernel of new_empty that calls ``new_empty``) reaches torch's."""
     why = can_install(resolved, mode)
     if why is not None:
         raise CannotInstall(why)
-    with contextlib.ExitStack() as stack:
-        kind = resolved.kind
-        if kind == ABOVE_PY:
-            stack.enter_context(_py_kernel(op, resolved.key, candidate))
-        elif kind == ABOVE_CIA_CPP or kind == CIA_DECOMPOSE:
-            stack.enter_context(_py_kernel(op, DispatchKey.CompositeImplicitAutograd, candidate))
-        elif kind == DECOMP:
-            stack.enter_context(_table(torch._decomp.decomposition_table, op, candidate))
-        elif kind == PRIM:
-            stack.enter_context(_attribute(op, "prim_meta_impl", candidate))
-        elif kind == CUSTOM_FAKE or kind == NO_FAKE:
-            stack.enter_context(_custom_fake(op, candidate))
-        elif kind == RULE:
-            stack.enter_context(_table(fake_impls.op_implementations_dict, op, _as_rule(candidate)))
-        else:  # at the Meta key
-            stack.enter_context(_py_kernel(op, DispatchKey.Meta, candidate))
+    slots = _Slots()
+    kind = resolved.kind
+    if kind == ABOVE_PY:
+        slots.py_kernel(op, resolved.key)
+    elif kind == ABOVE_CIA_CPP or kind == CIA_DECOMPOSE:
+        slots.py_kernel(op, DispatchKey.CompositeImplicitAutograd)
+    elif kind == DECOMP:
+        slots.table(torch._decomp.decomposition_table, op)
+        slots.static_decomposition(op)
+    elif kind == PRIM:
+        slots.attribute(op, "prim_meta_impl")
+    elif kind == CUSTOM_FAKE or kind == NO_FAKE:
+        slots.custom_fake(op)
+    elif kind == RULE:
+        slots.table(fake_impls.op_implementations_dict, op, _as_rule)
+    else:  # at the Meta key
+        slots.py_kernel(op, DispatchKey.Meta)
+    with slots.holding(candidate):
         yield
+
+
+def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextManager:
+    """What registering ``fn`` for ``op`` does: ``register_meta`` puts it in the meta table and at the Meta key;
+    ``register_fake``/``impl_abstract`` make it the op's torch.library fake. Re-resolving under it tells
+    whether torch then reaches ``fn``."""
+    slots = _Slots()
+    if kind == "register_meta":
+        slots.table(torch._decomp.meta_table, op)
+        slots.py_kernel(op, DispatchKey.Meta)
+    else:
+        slots.custom_fake(op)
+    return slots.holding(fn)
 
 
 @contextlib.contextmanager
@@ -398,73 +414,115 @@ def _as_rule(candidate: Any) -> Any:
     return rule
 
 
-@contextlib.contextmanager
-def _py_kernel(op: Any, key: Any, fn: Any) -> Iterator[None]:
-    had, old = key in op.py_kernels, op.py_kernels.get(key)
-    op.py_kernels[key] = fn
-    op._dispatch_cache.clear()
-    try:
-        yield
-    finally:
-        if had:
-            op.py_kernels[key] = old
-        else:
-            op.py_kernels.pop(key, None)
-        op._dispatch_cache.clear()
+_MISSING = object()
 
 
-@contextlib.contextmanager
-def _table(table: dict, op: Any, fn: Any) -> Iterator[None]:
-    had, old = op in table, table.get(op)
-    table[op] = fn
-    try:
-        yield
-    finally:
-        if had:
-            table[op] = old
-        else:
-            table.pop(op, None)
+class _Slots:
+    """Places in torch's registries that hold a kernel, filled with a candidate (``put``) and given back to what
+    torch had (``back``), as often as needed."""
 
+    def __init__(self) -> None:
+        self._places: list[tuple[Any, Any]] = []  # (put(fn), back())
 
-@contextlib.contextmanager
-def _attribute(obj: Any, name: str, value: Any) -> Iterator[None]:
-    had, old = hasattr(obj, name), getattr(obj, name, None)
-    setattr(obj, name, value)
-    try:
-        yield
-    finally:
-        if had:
-            setattr(obj, name, old)
-        else:
-            delattr(obj, name)
+    def py_kernel(self, op: Any, key: Any) -> None:
+        old = op.py_kernels.get(key, _MISSING)
 
+        def put(fn: Any) -> None:
+            op.py_kernels[key] = fn
+            op._dispatch_cache.clear()
 
-@contextlib.contextmanager
-def _custom_fake(op: Any, fn: Any) -> Iterator[None]:
-    from torch._library.simple_registry import singleton
-    from torch._library.utils import Kernel as LibKernel
+        def back() -> None:
+            if old is _MISSING:
+                op.py_kernels.pop(key, None)
+            else:
+                op.py_kernels[key] = old
+            op._dispatch_cache.clear()
 
-    holder = singleton.find(op.name()).fake_impl
-    entry = LibKernel(fn, "shapecheck: the candidate kernel")
-    holder.kernels.append(entry)
-    try:
-        yield
-    finally:
-        holder.kernels.remove(entry)
+        self._places.append((put, back))
 
+    def table(self, table: dict, op: Any, adapt: Any = None) -> None:
+        old = table.get(op, _MISSING)
 
-# ---------------------------------------------------------------------------------------------------------
-# What a registration does
+        def put(fn: Any) -> None:
+            table[op] = adapt(fn) if adapt is not None else fn
 
+        def back() -> None:
+            if old is _MISSING:
+                table.pop(op, None)
+            else:
+                table[op] = old
 
-def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextManager:
-    """What registering ``fn`` for ``op`` does: ``register_meta`` puts it in the meta table and at the Meta key;
-    ``register_fake``/``impl_abstract`` make it the op's torch.library fake. Re-resolving under it tells
-    whether torch then reaches ``fn``."""
-    stack = contextlib.ExitStack()
-    if kind == "register_meta":
-        stack.enter_context(_table(torch._decomp.meta_table, op, fn))
-        stack.enter_context(_py_kernel(op, DispatchKey.Meta, fn))
-    else:
-        stack.enter_context(_custom_fake(op, fn))
-    return stack
+        self._places.append((put, back))
+
+    def attribute(self, obj: Any, name: str) -> None:
+        old = getattr(obj, name, _MISSING)
+
+        def back() -> None:
+            if old is _MISSING:
+                with contextlib.suppress(AttributeError):
+                    delattr(obj, name)
+            else:
+                setattr(obj, name, old)
+
+        self._places.append((lambda fn: setattr(obj, name, fn), back))
+
+    def static_decomposition(self, op: Any) -> None:
+        """At static sizes FakeTensorMode takes a decomposition only from ``torch._decomp.decompositions``
+        (``fake_tensor.torch_decomp_decompositions``): a candidate standing in for one is taken at every size."""
+        original = fake_tensor.torch_decomp_decompositions
+
+        def taken(func: Any) -> bool:
+            return True if func is op else original(func)
+
+        def put(fn: Any) -> None:
+            fake_tensor.torch_decomp_decompositions = taken
+
+        def back() -> None:
+            fake_tensor.torch_decomp_decompositions = original
+
+        self._places.append((put, back))
+
+    def custom_fake(self, op: Any) -> None:
+        from torch._library.simple_registry import singleton
+        from torch._library.utils import Kernel as LibKernel
+
+        holder = singleton.find(op.name()).fake_impl
+        entry: list[Any] = []
+
+        def put(fn: Any) -> None:
+            entry.append(LibKernel(fn, "shapecheck: the candidate kernel"))
+            holder.kernels.append(entry[-1])
+
+        def back() -> None:
+            while entry:
+                item = entry.pop()
+                if item in holder.kernels:
+                    holder.kernels.remove(item)
+
+        self._places.append((put, back))
+
+    @contextlib.contextmanager
+    def holding(self, candidate: Any) -> Iterator[None]:
+        """``candidate`` in every place for the duration; torch's kernels back while it runs."""
+        def guarded(*args: Any, **kwargs: Any) -> Any:
+            self._back()
+            try:
+                return candidate(*args, **kwargs)
+            finally:
+                self._put(guarded)
+
+        guarded.__wrapped__ = candidate  # resolve_kernel names the candidate (code_of follows __wrapped__)
+        guarded.shapecheck_candidate = candidate
+        self._put(guarded)
+        try:
+            yield
+        finally:
+            self._back()
+
+    def _put(self, fn: Any) -> None:
+        for put, _ in self._places:
+            put(fn)
+
+    def _back(self) -> None:
+        for _, back in reversed(self._places):
+            back()

@@ -17,7 +17,7 @@ from typing import Any
 from .._torch import core as C
 from .._torch import kernels as K
 from ..errors import TargetError
-from .binding import rebind, schema_signature
+from .binding import Unbindable, rebind, schema_signature
 from .sources import Kernel
 
 
@@ -71,13 +71,24 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
     def candidate(*args: Any, **kwargs: Any) -> Any:
         calls.append(True)
         if schema is not None and signature is not None:
-            args, kwargs = rebind(schema, signature, args, kwargs)
+            try:
+                args, kwargs = rebind(schema, signature, args, kwargs)
+            except Unbindable:
+                # torch passes keyword-only arguments the case never gave (new_empty's pin_memory=False): a
+                # candidate without the parameter is called without them, as a direct call would be
+                takes = signature.parameters
+                if not any(p.kind == p.VAR_KEYWORD for p in takes.values()):
+                    kwargs = {k: v for k, v in kwargs.items() if k in takes}
+                args, kwargs = rebind(schema, signature, args, kwargs)
         return wrapped(*args, **kwargs)
 
-    plans, notes = _registered_plans(op, registration, candidate, fn) if registration else ([], [])
+    plans, notes = _registered_plans(op, registration, candidate, base.name) if registration else ([], [])
     if not plans:
-        plans, more = _slot_plans(op, candidate, fn)
+        plans, more = _slot_plans(op, candidate, base.name)
         notes += more
+        if registration and plans:
+            notes.append(f"{base.name} is checked in the place of the kernel torch runs instead: " + "; ".join(
+                f"{_modes_words(modes)}: {label}" for modes, label in _labels(op)))
     if not plans:
         raise TargetError(f"{base.name}: " + "; ".join(notes))
     kernels = [_through(base, op, modes, install, notes, calls) for modes, install in plans]
@@ -85,22 +96,22 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
     return out if K.Mode.EXPORT in plans[0][0] else replace(out, install=None)
 
 
-def _registered_plans(op: Any, registration: str, candidate: Any, fn: Any) -> tuple[list, list[str]]:
+def _registered_plans(op: Any, registration: str, candidate: Any, name: str) -> tuple[list, list[str]]:
     plans, notes = [], []
     with K.registered_as(op, registration, candidate):
         groups = K.kernels_for(op)
     for modes, r in groups:
-        if r.fn is candidate:
+        if getattr(r.fn, "shapecheck_candidate", None) is candidate:
             def install(r=r) -> Any:
                 return K.registered_as(op, registration, candidate)
             plans.append((modes, install, r))
         else:
-            notes.append(f"under {' and '.join(m.words for m in modes)}, torch runs {r.label} for {op.name()}: "
-                         f"the file's {_name(fn)} ({registration}) is not reached there")
+            notes.append(f"under {_modes_words(modes)}, torch runs {r.label} for {op.name()}: {name} "
+                         f"({registration}) is not reached there")
     return [(modes, _calling(op, modes[0], install, r)) for modes, install, r in plans], notes
 
 
-def _slot_plans(op: Any, candidate: Any, fn: Any) -> tuple[list, list[str]]:
+def _slot_plans(op: Any, candidate: Any, name: str) -> tuple[list, list[str]]:
     plans, notes = [], []
     for modes, r in K.kernels_for(op):
         why = K.can_install(r, modes[0])
@@ -110,10 +121,15 @@ def _slot_plans(op: Any, candidate: Any, fn: Any) -> tuple[list, list[str]]:
         def install(r=r, mode=modes[0]) -> Any:
             return K.installed(op, mode, r, candidate)
         plans.append((modes, _calling(op, modes[0], install, r)))
-        if r.kind not in (K.CPP_META, K.CPP_COMPOSITE, K.NO_FAKE):
-            notes.append(f"under {' and '.join(m.words for m in modes)}, {_name(fn)} is checked in the place of "
-                         f"{r.label}")
     return plans, notes
+
+
+def _modes_words(modes: tuple[Any, ...]) -> str:
+    return "every way torch runs the op" if len(modes) > 1 else modes[0].words
+
+
+def _labels(op: Any) -> list[tuple[tuple[Any, ...], str]]:
+    return [(modes, r.label) for modes, r in K.kernels_for(op)]
 
 
 def _calling(op: Any, mode: Any, install: Any, r: Any) -> Any:
@@ -143,7 +159,7 @@ def _through(base: Kernel, op: Any, modes: tuple[Any, ...], contexts: Any, notes
             yield probe
 
     return replace(base, fn=call, mode=_mode_text(modes), via_op=True, install=installed, notes=tuple(notes),
-                   function=base.function)
+                   function=base.function, direct=base.fn)
 
 
 class _Probe:
@@ -153,10 +169,6 @@ class _Probe:
     @property
     def reached(self) -> bool:
         return len(self.calls) > self.start
-
-
-def _name(fn: Any) -> str:
-    return getattr(fn, "__name__", "function")
 
 
 def op_signature(kernel: Kernel) -> Any:

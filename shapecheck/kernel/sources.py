@@ -133,6 +133,7 @@ class Kernel:
     # for binding a case's arguments), and ``install()`` puts the candidate in torch's slot for a whole run
     via_op: bool = False
     install: Callable[[], Any] | None = None
+    direct: Callable[..., Any] | None = None  # a candidate called through the op, called directly (replays)
     function: Any = None  # the Python function whose source is the kernel (the result cache fingerprints it)
 
     @property

@@ -328,7 +328,7 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     reasons = []
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
-        if v.code in ("SC001", "SC003", "SC004"):
+        if v.code in ("SC001", "SC003", "SC004", "SC022"):
             cond = v.node
             if cond is not None and v.code != "SC003":
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH

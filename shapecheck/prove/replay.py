@@ -40,6 +40,10 @@ class Run:
 
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
+    if kernel.via_op and kernel.direct is not None:
+        # the candidate's own code, called directly: each tensor it makes is seen to come from its line (torch's
+        # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
+        kernel = replace(kernel, fn=kernel.direct, via_op=False)
     def make_args(empty):
         return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
                          lambda a: concrete_size(a, point))

@@ -229,8 +229,20 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
             case = cases.get(r.case) or bind_case(contract, {})
             mine = [v for v in violations if v.case == r.case]
             r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
+            if r.export.agrees is False and r.export.explanation.startswith("not explained"):
+                violations.append(_unexplained(r))
         out.append(r)
     return out
+
+
+def _unexplained(r: CaseResult) -> Violation:
+    """A disagreement with torch.export that no established cause explains: shapecheck's verdict on the case
+    is not one to bet on, so the run is inconclusive (SC005), never a pass or a plain fail."""
+    x = r.export
+    said = "succeeds" if x.succeeded else "fails"
+    return Violation(code="SC005", case=r.case, expr="torch.export disagrees", counterexample=dict(x.example or {}),
+                     message=f"torch.export(strict=True) {said} on this case, shapecheck says {r.verdict.value}, and "
+                     f"no established cause explains the difference ({x.explanation}); at {x.example}")
 
 
 def export_sample(passing: list[BoundCase], least: int) -> set[str]:
