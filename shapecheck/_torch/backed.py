@@ -34,6 +34,7 @@ class BackedGuard:
     kernel_line: SourceLoc | None
     site: SourceLoc | None
     assertion: bool = False  # a torch._check (expect_true), not a branch
+    fallback: bool = False  # asked through guard_or_false/guard_or_true (unbacked, it installs nothing)
 
 
 class _GuardList(list):
@@ -46,18 +47,23 @@ class _GuardList(list):
     def append(self, guard: Any) -> None:
         frames = stack_frames(sys._getframe(1))
         who, kernel_line, site = origin(frames, self.own)
-        checked = any(code.co_name in ("_check", "_check_with", "expect_true") for code, _, _ in frames[:12])
-        self.sink.append(BackedGuard(guard.expr, who, kernel_line, site, checked))
+        names = {code.co_name for code, _, _ in frames[:16]}
+        checked = bool(names & {"_check", "_check_with", "expect_true"})
+        fallback = bool(names & {"guard_or_false", "guard_or_true", "_guard_or"})
+        self.sink.append(BackedGuard(guard.expr, who, kernel_line, site, checked, fallback))
         super().append(guard)
 
 
 class BackedRun:
     """One run of a kernel with backed sizes, as torch.export makes its inputs."""
 
-    def __init__(self, own: Own) -> None:
+    def __init__(self, own: Own, *, specialize_zero_one: bool = True) -> None:
+        """``specialize_zero_one``: as torch.export (sizes 0 and 1 become constants, backed sizes range from 2);
+        False keeps a size of 1 symbolic, as verify's domain has it (0 stays a constant: a backed size is
+        positive)."""
         from torch._dynamo.source import LocalSource  # noqa: F401 - fails early on a torch without it
 
-        self.shape_env = ShapeEnv()
+        self.shape_env = ShapeEnv(specialize_zero_one=specialize_zero_one)
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         if hasattr(self.mode, "cache_enabled"):
             self.mode.cache_enabled = False
@@ -110,6 +116,9 @@ class BackedRun:
         from torch.fx.experimental.symbolic_shapes import DimDynamic
 
         if name not in self._dims:
+            if hint == 0:
+                self._dims[name] = 0
+                return 0
             source = LocalSource(f"dim_{name}")
             sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC)
             value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
@@ -152,16 +161,17 @@ class BackedRun:
 @dataclass(frozen=True)
 class DataDependent:
     """A fake output whose sizes the data decides (an unbacked size: no example value): each size an int, or
-    None where the data decides it."""
+    None where the data decides it; for those, the range (least, greatest or None) the fake gave it."""
 
     shape: tuple[int | None, ...]
     dtype: Any
+    ranges: tuple[tuple[int | None, int | None] | None, ...] = ()
 
     def __repr__(self) -> str:
         return "(" + ", ".join("?" if s is None else str(s) for s in self.shape) + ("," if len(self.shape) == 1 else "") + ")"
 
 
-def concrete(x: Any) -> Any:
+def concrete(x: Any, shape_env: Any = None) -> Any:
     """A fake output at the example: a meta tensor of its sizes and strides where every one has a value (a
     backed size's hint), ``DataDependent`` where the data decides a size; an int for a SymInt with a value;
     anything else as it is."""
@@ -169,7 +179,8 @@ def concrete(x: Any) -> Any:
         sizes = [_hint(d) for d in x.shape]
         strides = [_hint(d) for d in x.stride()] if x.layout == torch.strided else None
         if None in sizes:
-            return DataDependent(tuple(sizes), x.dtype)
+            ranges = tuple(None if v is not None else _range(d, shape_env) for v, d in zip(sizes, x.shape))
+            return DataDependent(tuple(sizes), x.dtype, ranges)
         if strides is None or None in strides:
             return torch.empty(sizes, dtype=x.dtype, device="meta")
         return torch.empty_strided(sizes, strides, dtype=x.dtype, device="meta")
@@ -185,3 +196,44 @@ def _hint(v: Any) -> int | None:
     if node.has_hint():
         return int(node.hint)
     return None
+
+
+def _range(v: Any, shape_env: Any) -> tuple[int | None, int | None] | None:
+    """The value range torch gives a data-dependent size (its own symbol's), or None."""
+    from torch.utils._sympy.numbers import int_oo
+
+    expr = v.node.expr if isinstance(v, torch.SymInt) else None
+    vr = shape_env.var_to_range.get(expr) if shape_env is not None and expr is not None else None
+    if vr is None:
+        return None
+    lo = None if vr.lower in (-int_oo,) or not vr.lower.is_finite else int(vr.lower)
+    hi = None if vr.upper in (int_oo,) or not vr.upper.is_finite else int(vr.upper)
+    return lo, hi
+
+
+def output_values(x: Any, names: dict[Any, str], point: dict[str, int]) -> Any:
+    """A fake output's sizes evaluated at ``point`` (dim values) instead of the hints it was traced at: the
+    program torch.export would build from this trace, run at ``point``. A meta tensor, or None where a size is
+    not an expression of the dims."""
+    from .translate import value_at, with_dim_names
+
+    if not isinstance(x, torch.Tensor):
+        return x
+    sizes = []
+    for d in x.shape:
+        if not isinstance(d, torch.SymInt):
+            sizes.append(int(d))
+            continue
+        value = value_at(with_dim_names(d.node.expr, names), point)
+        if not isinstance(value, int):
+            return None
+        sizes.append(value)
+    return torch.empty(sizes, dtype=x.dtype, device="meta")
+
+
+def holds_at(expr: Any, names: dict[Any, str], point: dict[str, int]) -> bool | None:
+    """A guard's value at ``point``; None when it cannot be evaluated."""
+    from .translate import value_at, with_dim_names
+
+    value = value_at(with_dim_names(expr, names), point)
+    return value if isinstance(value, bool) else None

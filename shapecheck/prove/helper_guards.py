@@ -13,6 +13,7 @@ A helper's ``guard_or_*`` that export settles without a guard is never a finding
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..contract.model import BoundArg, BoundCase
@@ -24,6 +25,14 @@ from ..trace.run import call_args, own_code
 from .export import equal_classes, example_sizes, export_dims
 
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
+
+
+#: an input of the example larger than this is not built (the run is skipped: --confirm-export says why)
+EXAMPLE_ELEMENTS = 2**22
+
+
+class _TooLarge(Exception):
+    pass
 
 
 class _Later:
@@ -52,6 +61,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Viola
 
     def make_tensor(a: BoundArg) -> Any:
         shape = [E.evaluate(i, sizes) for i in a.shape.items]
+        if math.prod(shape) > EXAMPLE_ELEMENTS:
+            raise _TooLarge(a.name)
         dynamic = {}
         for j, item in enumerate(a.shape.items):
             if isinstance(item, E.Var) and item.name in specs and shape[j] >= _EXPORT_MIN:
@@ -65,8 +76,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Viola
 
     try:
         args, kwargs = call_args(kernel, case, make_tensor, _Later)
-    except NotApplicable:
-        return []
+    except (NotApplicable, _TooLarge):
+        return []  # an input the example makes too large to build: torch.export's own run says why
     try:
         args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
     except KeyError:

@@ -46,7 +46,7 @@ class Checker:
         # runtime deviations the contract accepts ([[suppress]] of SC010-SC014, as `ref check` reads them)
         self.accepted = live_runtime_suppressions(contract)
         self.both_modes = both_modes
-        self._decided: dict[tuple[str, str], bool] = {}  # (case, guard) -> it restricts the dims
+        self._decided: dict[tuple, str | None] = {}  # (case, guard, export only) -> the rule it breaks
         self._z3: Any = None
         self.timings: dict[str, float] = {}
         self.notes: Counter[str] = Counter()
@@ -105,8 +105,10 @@ class Checker:
         """Check 1: the fake kernel run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed sizes at the
         example: ``fake_run``), for the kernel torch.export runs and, where plain FakeTensorMode runs another,
         that one too (its failures count with ``both_modes``, else they are notes): the kernel raises nothing,
-        installs no guard that restricts the contract's dims, and returns the contract's outputs. Returns the
-        export kernel's outputs at the example (meta tensors; ``DataDependent`` where the data decides a size)."""
+        installs no guard that restricts the contract's dims, and returns the contract's outputs (shapes, and
+        what output tables state: dtype, layout, None, a data-dependent size's range). Where a dynamic dim is 0
+        or 1, the program torch.export builds (traced from 2) is run at the example too. Returns the export
+        kernel's outputs at the example (meta tensors; ``DataDependent`` where the data decides a size)."""
         paths = [p for ps in holding.values() for p in ps]
         if not paths:
             self.notes["no contract path holds: output shapes unchecked"] += 1
@@ -121,23 +123,45 @@ class Checker:
             if outs is None:
                 continue
             found.append(outs)
-            for p in paths:
-                for j, want in enumerate(p.outputs):
-                    if want is None:
-                        continue
-                    spec = p.specs[j] if j < len(p.specs) else None
-                    expected = expected_text(want, ex.values, spec)
-                    actual = describe(outs[j]) if j < len(outs) else "nothing"
-                    if not same_shape(expected, actual):
-                        self._failed(fail, counted, kernel, check, expected, actual,
-                                     f"output {j} is {actual} but path {p.id}@{p.era} says {expected}")
+            # what an output table states (dtype, layout, None) is the runtime reference's to compare where there
+            # is one (SC015: the real op's layout); without one, the table is all there is to compare with
+            tables = "all" if self.reference is None else "sizes"
+            for code, expected, actual, message in contract_differences(paths, outs, ex.values, tables):
+                self._failed(fail, counted, kernel, check, expected, actual, message, code)
         if len(found) == 2:
             for j, (a, b) in enumerate(zip(*found)):
                 if describe(a) != describe(b) or dtype_name(a) != dtype_name(b):
                     self._failed(fail, self.both_modes, self.kernel.other, "fake-shape",
                                  f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
                                  f"output {j} under plain FakeTensorMode differs from torch.export's kernel's")
+        if found and paths:
+            self._export_program(ex, paths, fail)
         return found[0] if found and runs[0][2] else []
+
+    def _export_program(self, ex: Example, paths: list[BoundPath], fail: _Fail) -> None:
+        """Where a dynamic dim is 0 or 1 at the example, torch.export traces from 2 and runs that program here:
+        its outputs at the example must be the contract's too (a guard_or_false fallback taken for every size)."""
+        from .._torch.backed import holds_at
+        from ..logic import expr as E
+        from .fake_run import fake_run
+
+        low = [d.name for d in ex.case.dims if d.dynamic and ex.values.get(d.name) in (0, 1)]
+        if not low:
+            return
+        traced_at = {**ex.values, **{n: 2 for n in low}}
+        if E.evaluate(ex.case.domain, traced_at) is not True:
+            return
+        start = time.perf_counter()
+        run = fake_run(self.kernel, ex.case, ex.values, export_view=True)
+        self._time("meta", start)
+        if run.error is not None or any(holds_at(g.expr, run.names, ex.values) is not True for g in run.guards
+                                        if not g.fallback):
+            return  # export would fail to trace, or its program refuses the example: not a shape (a guard_or_*
+            # fallback is no guard there: export decides it from sizes >= 2)
+        at = ", ".join(f"{n}=2" for n in low)
+        for code, expected, actual, message in contract_differences(paths, run.outputs, ex.values):
+            raise fail("meta-shape", expected, actual, f"torch.export's program (traced with {at}) at the example: "
+                       f"{message}", code)
 
     def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
         from .fake_run import fake_run
@@ -153,36 +177,80 @@ class Checker:
         return run.outputs
 
     def _guards(self, kernel: Kernel, run: Any, ex: Example, fail: _Fail, counted: bool) -> None:
-        """A guard the run installed (as torch.export would at this example) that does not hold on the whole
-        range of the contract's dynamic dims (sizes from 2, as export's): the kernel branches on them (SC001),
-        needs a value (SC003), narrows a range (SC004), or torch's helper did (SC022)."""
+        """A guard the run installed at this example that does not hold on the whole range of the contract's
+        dynamic dims: the kernel branches on them (SC001), needs a value (SC003), narrows a range (SC004), or
+        torch's helper did (SC022). A plain guard of the kernel's own counts over the whole domain (0 and 1
+        too, as verify's); a guard_or_false/guard_or_true, or a helper's, only where torch.export would
+        install it (sizes from 2)."""
         from .._torch import translate as T
-        from ..logic.solver import Decision
+        from ..logic import expr as E
 
         if not self.contract.guard_free:
             return
         for g in run.guards:
+            export_only = bool(g.origin) or g.fallback
             try:
                 node = T.to_node(g.expr, run.names)
+                names = E.free_names(node)
             except T.Unsupported:
-                continue
-            names = E.free_names(node)
+                node, names = None, T.dims_of(T.with_dim_names(g.expr, run.names))
             if not names or not any(self.contract.dim(n).dynamic for n in names if n in self.contract.dim_names):
                 continue
-            key = (ex.case.id, E.to_text(node))
+            text = E.to_text(node) if node is not None else T.rename_symbols(g.expr, run.names)
+            key = (ex.case.id, text, export_only)
             if key not in self._decided:
-                ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in ex.case.dims if d.dynamic]
-                self._decided[key] = self._solver().decide([ex.case.domain, *ge2], node)[0] is Decision.BOTH
-            if not self._decided[key]:
+                self._decided[key] = self._finding(ex.case, g, node, run.names, names, export_only)
+            code = self._decided[key]
+            if code is None:
                 continue
-            code = guard_rule(g, node)
             who = f"{g.origin} (reached from the kernel's line {g.kernel_line.line})" if g.origin and g.kernel_line \
                 else (g.origin or "the kernel")
             at = f" at {g.kernel_line.file}:{g.kernel_line.line}" if g.kernel_line and not g.origin else ""
-            self._failed(fail, counted, kernel, "guard", "no guard on the dynamic dims", E.to_text(node),
-                         f"{who}{at} installs the guard {E.to_text(node)} when torch traces the example with "
-                         f"backed sizes (as torch.export does), and it does not hold on the whole range of "
-                         f"{', '.join(sorted(names))}", code)
+            why = ("torch cannot decide it from the Dim ranges, so torch.export installs it and rejects them"
+                   if code == "SC016" or (code == "SC022" and g.fallback and self._settled(ex.case, node))
+                   else f"it does not hold on the whole range of {', '.join(sorted(names))}")
+            self._failed(fail, counted, kernel, "guard", "no guard on the dynamic dims", text,
+                         f"{who}{at} installs the guard {text} when torch traces the example with backed sizes "
+                         f"(as torch.export does), and {why}", code)
+
+    def _finding(self, case: BoundCase, g: Any, node: Any, names: dict, dims: set[str],
+                 export_only: bool) -> str | None:
+        """The rule a guard the run installed breaks, or None: it is false somewhere in the case's domain (from 2
+        up for ``export_only``) and true elsewhere (z3 where it translated, else torch's expression at real
+        points): a branch (``guard_rule``); it holds (or fails) on the whole domain but torch cannot decide it
+        from the Dim ranges, so torch.export installs it and rejects the range: SC016, SC022 for a helper's."""
+        from .._torch import static as CS
+        from .._torch import translate as T
+        from ..logic import expr as E
+        from ..logic.solver import Decision
+        from ..prove.obligations import probe_points
+        from ..prove.torch_decides import TorchView
+
+        conds = [case.domain] + ([E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
+                                 if export_only else [])
+        named = T.with_dim_names(g.expr, names)
+        if node is not None:
+            verdict = self._solver().decide(conds, node)[0]
+            if verdict is Decision.BOTH:
+                return guard_rule(g, node)
+            if verdict not in (Decision.TRUE, Decision.FALSE):
+                return None
+            try:
+                says = TorchView(case, self._solver()).decides(named, [])
+            except CS.TorchCannotSay:
+                return None
+            return None if says is not None else ("SC022" if g.origin else "SC016")
+        seen = set()
+        for point in probe_points(case, self._solver(), conds, sorted(dims)):
+            seen.add(T.value_at(named, point))
+            if True in seen and False in seen:
+                return guard_rule(g, None)
+        return None
+
+    def _settled(self, case: BoundCase, node: Any) -> bool:
+        from ..logic.solver import Decision
+
+        return node is not None and self._solver().decide([case.domain], node)[0] in (Decision.TRUE, Decision.FALSE)
 
     def _solver(self) -> Any:
         if self._z3 is None:
@@ -241,7 +309,7 @@ class Checker:
             return
         want = f"{describe(ref0)} {dtype_name(ref0)} {density(ref0)}"
         got = f"{describe(out0)} {dtype_name(out0)} {density(out0)}"
-        if want != got and not _data_dependent_like(out0, ref0):
+        if want != got and not data_dependent_like(out0, ref0):
             shape = describe(ref0) != describe(out0)
             code = "SC011" if shape and ids else None
             if shape and self._accepted("SC011", [pid], ex,
@@ -263,7 +331,7 @@ class Checker:
             raise fail("runtime", f"{len(real)} outputs", f"{len(outs)} outputs", f"the meta kernel returns "
                        f"{len(outs)} outputs, the runtime ({ref.describe(())}) {len(real)}")
         for j, (m, r) in enumerate(zip(outs, real)):
-            why = None if _data_dependent_like(m, r) else outputs_differ(m, r)
+            why = None if data_dependent_like(m, r) else outputs_differ(m, r)
             if why is None:
                 continue
             shape = why.startswith("shape")
@@ -346,7 +414,7 @@ def _layout(x: Any) -> str:
     return f"{describe(x)} {dtype_name(x)} strides {tuple(x.stride())}"
 
 
-def _data_dependent_like(meta: Any, real: Any) -> bool:
+def data_dependent_like(meta: Any, real: Any) -> bool:
     """A fake output with data-dependent sizes (``DataDependent``) that fits the runtime's: the known sizes
     equal, the dtype the same (its strides are not known)."""
     from .._torch.backed import DataDependent
@@ -369,6 +437,67 @@ def guard_rule(g: Any, node: Any) -> str:
     value = isinstance(node, E.Cmp) and node.op == "==" and (isinstance(node.right, E.Const)
                                                               or isinstance(node.left, E.Const))
     return "SC003" if value else "SC001"
+
+
+def contract_differences(paths: list[BoundPath], outs: list[Any], dims: Mapping[str, int],
+                         tables: str = "none") -> list[tuple[str, str, str, str]]:
+    """(rule, expected, got, message) for each way the kernel's outputs at ``dims`` differ from a holding path's:
+    a shape (SC002), and where an output table states them (``tables``: "all"; "sizes" for the range alone),
+    the dtype (SC017), the layout (SC018), None (SC019), a data-dependent size's range (SC020)."""
+    shapes_only = tables == "none"
+    out = []
+    for p in paths:
+        for j, want in enumerate(p.outputs):
+            spec = p.specs[j] if j < len(p.specs) else None
+            got = outs[j] if j < len(outs) else None
+            if spec is not None and spec.absent != (got is None) and tables == "all":
+                out.append(("SC019", "None" if spec.absent else "a tensor", describe(got), f"output {j} is "
+                            f"{describe(got)} but path {p.id}@{p.era} says {'None' if spec.absent else 'a tensor'}"))
+                continue
+            if want is None and spec is not None:
+                want = spec.shape  # an output table: its shape
+            if want is None or got is None:
+                continue
+            expected = expected_text(want, dims, spec)
+            actual = describe(got) if j < len(outs) else "nothing"
+            if not same_shape(expected, actual):
+                out.append(("SC002", expected, actual, f"output {j} is {actual} but path {p.id}@{p.era} says {expected}"))
+                continue
+            if spec is not None and not shapes_only:
+                out += _table_differences(p, j, spec, got, dims, tables == "all")
+    return out
+
+
+def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[str, int], layout: bool) -> list[tuple]:
+    from .._torch.backed import DataDependent
+
+    out = []
+    where = f"output {j} on path {p.id}@{p.era}"
+    if layout and spec.dtype is not None and dtype_name(got) != spec.dtype:
+        out.append(("SC017", spec.dtype, dtype_name(got), f"{where} has dtype {dtype_name(got)}, the contract "
+                    f"{spec.dtype}"))
+    if layout and spec.strides is not None and hasattr(got, "stride") and got.numel() > 0:
+        want = tuple(E.evaluate(s, dims) for s in spec.strides)
+        have = tuple(got.stride())
+        if spec.match == "dense":
+            differs = any(w != h for w, h, n in zip(want, have, got.shape) if n != 1)
+        else:
+            differs = want != have
+        if differs:
+            out.append(("SC018", str(want), str(have), f"{where} has strides {have}, the contract's layout "
+                        f"{spec.layout} gives {want} for shape {tuple(got.shape)}"))
+    if isinstance(got, DataDependent) and spec.sizes and spec.shape is not None:
+        ranges = dict(zip([getattr(i, "name", None) for i in spec.shape.items], got.ranges))
+        for name, lo, hi in spec.sizes:
+            have = ranges.get(name)
+            if have is None:
+                continue
+            least, most = E.evaluate(lo, dims), E.evaluate(hi, dims)
+            if (have[0] is not None and have[0] > least) or (have[1] is not None and have[1] < most):
+                out.append(("SC020", f"[{least}, {most}]", f"[{have[0]}, {have[1]}]", f"{where}: the fake's "
+                            f"data-dependent size {name} ranges over [{have[0]}, {have[1]}], which misses values in "
+                            f"the runtime's [{least}, {most}]"))
+    return out
 
 
 def expected_text(want: Any, dims: Mapping[str, int], spec: Any) -> str:

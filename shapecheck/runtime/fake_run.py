@@ -28,16 +28,20 @@ class FakeRun:
     names: dict[Any, str] = field(default_factory=dict)
 
 
-def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int]) -> FakeRun:
-    """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value); raises NotApplicable
-    when the kernel cannot take the case."""
+def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False) -> FakeRun:
+    """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value; a size of 1 stays
+    symbolic, 0 is a constant). ``export_view``: each dynamic dim that is 0 or 1 at the example traced at 2
+    instead, as torch.export traces every size from 2 up; the outputs are then that trace's formulas at
+    ``dims`` (a guard_or_false fallback export takes for every size, evaluated where the condition is really the
+    other way), None where one cannot be evaluated. Raises NotApplicable when the kernel cannot take the case."""
     from .._torch import backed as B
     from .._torch import core as C
     from ..trace.run import call_args, own_code
 
-    run = B.BackedRun(own_code(kernel))
-    syms = {d.name: run.dim(d.name, dims[d.name]) if d.dynamic else dims[d.name]
-            for d in case.contract.dims if d.name in dims}
+    run = B.BackedRun(own_code(kernel), specialize_zero_one=False)
+    dynamic = {d.name for d in case.contract.dims if d.dynamic}
+    hints = {n: (2 if export_view and n in dynamic and v in (0, 1) else v) for n, v in dims.items()}
+    syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
 
     def make_tensor(a: Any) -> Any:
         return run.empty([C.sym_value(item, syms) for item in a.shape.items], a.dtype)
@@ -47,4 +51,8 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int]) -> FakeRun:
     if error is not None:
         return FakeRun(error=error, guards=list(run.guards), names=dict(run.names))
     results = result if isinstance(result, (tuple, list)) else (result,)
-    return FakeRun([B.concrete(x) for x in results], None, list(run.guards), dict(run.names))
+    if export_view:
+        outputs = [B.output_values(x, run.names, dims) for x in results]
+    else:
+        outputs = [B.concrete(x, run.shape_env) for x in results]
+    return FakeRun(outputs, None, list(run.guards), dict(run.names))
