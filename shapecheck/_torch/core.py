@@ -410,13 +410,6 @@ def installed_meta(op: Any) -> Any | None:
     return fn
 
 
-def kernel_function(op: Any) -> Any | None:
-    """The Python function an op's meta kernel runs (its meta registration, else its torch.library fake
-    function), or None when the kernel is C++: what the result cache fingerprints (``cache.key``)."""
-    fn = installed_meta(op)
-    return fn if fn is not None else fake_kernel(op)
-
-
 def fake_kernel(op: Any) -> Any | None:
     """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
     ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose
@@ -455,16 +448,6 @@ def _cell_full(cell: Any) -> bool:
         return True
     except ValueError:
         return False
-
-
-def has_meta_kernel(op: Any) -> bool:
-    name = op.name()
-    if installed_meta(op) is not None:
-        return True
-    for key in ("Meta", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
-        if torch._C._dispatch_has_kernel_for_dispatch_key(name, key):
-            return True
-    return False
 
 
 def function_file(fn: Any) -> str | None:

@@ -344,8 +344,10 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                 if other:
                     reasons.append(other)
         elif v.code == "SC002":
-            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
-                           f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
+            which = re.match(r"(output \d+)", v.expr)
+            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know "
+                           f"{which.group(1) if which else 'the output'} should be {_shape_text(v)}; the traced "
+                           "graph is consistent with the meta kernel")
         elif v.code in ("SC017", "SC018", "SC019"):
             what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
