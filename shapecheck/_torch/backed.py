@@ -140,7 +140,9 @@ class BackedRun:
         try:
             with quiet_torch_logging(), self.mode:
                 return fn(*args, **kwargs), None
-        except Exception as err:  # noqa: BLE001 - the kernel's own failure at the example: the caller's datum
+        except BaseException as err:  # noqa: BLE001 - the kernel's own failure at the example (sys.exit too)
+            if isinstance(err, KeyboardInterrupt):  # the user stopping the run, never the kernel's failure
+                raise
             return None, err
         finally:
             self.shape_env.guards = list(recorded)
