@@ -352,6 +352,10 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
             what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
                            "meta kernel; the traced graph is consistent with it")
+        elif v.code == "SC020":
+            reasons.append(f"SC020 on {v.path}: export traces the fake's range for a data-dependent size and has no "
+                           "contract for the runtime's, so it succeeds; the exported program asserts the fake's range "
+                           f"when it runs, and fails where the runtime gives a value outside it ({v.counterexample})")
         elif v.code == "SC021":
             reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
                            "accepts them too (the finding is that export succeeds where the device would refuse)")

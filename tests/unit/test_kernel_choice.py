@@ -232,6 +232,23 @@ def test_fuzz_runs_a_fake_that_asks_for_a_dynamic_size_and_replays_with_its_impo
     assert "--import tests/kernels/filter_ops.py" in failure.replay and "--import" in bad.replay
 
 
+def test_the_pytest_entry_passes_correct_data_dependent_fakes_and_fails_the_wrong_one():
+    """The pytest entry runs the fake as torch does too: a fake asking for a dynamic size and FakeTensor's own
+    rule for masked_select pass; the fake whose size starts at 2 (create_unbacked_symint) fails."""
+    from hypothesis import settings
+
+    import tests.kernels.filter_ops  # noqa: F401 - registers the ops
+    from shapecheck import fuzz_test
+
+    quick = settings(max_examples=15, database=None, deadline=None)
+    op = "sc_filter::keep_positive_fixed"
+    quick(fuzz_test(op, contract=str(KERNELS / "filter_ops_fixed.toml"), verify_examples=False))(op=op)
+    bad = "sc_filter::keep_positive"
+    with pytest.raises(Exception) as info:
+        quick(fuzz_test(bad, contract=str(KERNELS / "filter_ops.toml"), verify_examples=False))(op=bad)
+    assert "SC020" in str(info.value) and "--import tests/kernels/filter_ops.py" in str(info.value)
+
+
 def test_fuzz_sees_the_guard_verify_reports_on_a_kernel_with_right_outputs():
     """branches_on_query_length returns the right output 0 on both sides of L <= 8 (it used to pass fuzzing)."""
     from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
@@ -296,3 +313,20 @@ def test_an_export_explanation_names_the_output_of_the_finding():
                   counterexample={"N": 1}, message="", expected=E.TupleE((E.Var("N"),)))
     text = explain(case, [v], True, "export succeeded", make_solver(c, 2000))
     assert "output 1 should be" in text and "output 0" not in text
+
+
+def test_an_sc020_finding_explains_an_export_that_succeeds():
+    """A data-dependent size whose fake range misses the runtime's: export traces the fake's range and succeeds;
+    that disagreement has a cause (the exported program's runtime assertion), so it is no SC005."""
+    from shapecheck.contract.load import load_contract
+    from shapecheck.findings import Violation
+    from shapecheck.prove.export import explain
+    from shapecheck.prove.verify import make_solver
+
+    c = load_contract(str(KERNELS / "filter_ops.toml"))
+    case = next(iter(c.cases()))
+    v = Violation(code="SC020", case=case.id, path="all", expr="output 0's data-dependent size n",
+                  counterexample={"N": 2, "n": 0}, message="")
+    text = explain(case, [v], True, "export succeeded", make_solver(c, 2000))
+    assert text.startswith("SC020 on all") and "not explained" not in text and "'n': 0" in text
+    assert explain(case, [], True, "export succeeded", make_solver(c, 2000)).startswith("not explained")
