@@ -153,7 +153,11 @@ def main() -> None:
                 disagree += 1
                 unexplained += (not why) or why.startswith("not explained")
             rows.append((t.label, c.case or "-", c.verdict.value, outcome, agree, why))
-        summary.append(f"{t.label}: {r.verdict.value}, {len(exported)} exported, {time.perf_counter() - t0:.1f}s")
+        mine = [c.export for c in exported]
+        summary.append(f"{t.label}: {r.verdict.value}, {len(exported)} exported, "
+                       f"{sum(x.agrees is False for x in mine)} disagree, "
+                       f"{sum(x.agrees is False and (not x.explanation or x.explanation.startswith('not explained')) for x in mine)} "
+                       f"unexplained, {time.perf_counter() - t0:.1f}s")
         print(summary[-1], flush=True)
     seconds = time.perf_counter() - start
     table = render(rows, stale, again, disagree, unexplained, len(chosen), seconds, args.quick)
