@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._torch import schema as CL
-from .inputs import OpInputs, Tree, fake_result
+from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
-FAKE_TRIES = 64  # fake calls per op before the search gives up (a refused call costs about a millisecond)
+FAKE_TRIES = 96  # fake calls per op before the search gives up (a refused call costs about a millisecond)
 EAGER_TRIES = 8  # eager calls per op (each a round trip to the worker)
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 INTS = ("int64", "int32", "int8", "uint8", "int16")
@@ -239,6 +239,8 @@ class Search:
     def fake_ok(self, inputs: OpInputs) -> tuple[bool, str]:
         self.found.fake_tries += 1
         ok, value = fake_result(self.call, inputs, dict(inputs.dims()))
+        if not ok and value.startswith(DATA_DEPENDENT):  # it takes the sizes; its guard on data is a finding later
+            return True, ""
         return ok, "" if ok else value
 
     def eager_ok(self, inputs: OpInputs) -> tuple[bool | None, str]:
@@ -254,8 +256,25 @@ class Search:
             return None, res.error
         return False, res.error
 
+    def uniform(self) -> Iterator[tuple[tuple[Any, ...], int]]:
+        """Every tensor argument alike (each of the first tensor's options in turn), the others at their first
+        option: most ops take tensors of one rank and dtype."""
+        tensors = [a for a in self.args if a.kind in ("tensor", "tensors")]
+        if len(tensors) < 2:
+            return
+        for o in tensors[0].options:
+            if o is None:
+                continue
+            combo = tuple(o if a.kind in ("tensor", "tensors") and a.options[0] is not None and o in a.options
+                          else a.options[0]
+                          for a in self.args)
+            if (combo, SIZES[0]) not in self.tried:
+                self.tried.add((combo, SIZES[0]))
+                yield combo, SIZES[0]
+
     def combos(self) -> Iterator[tuple[tuple[Any, ...], int]]:
         """(options, size) in order, restarted whenever an error moves an option."""
+        yield from self.uniform()
         while True:
             lengths = [len(a.options) for a in self.args] + [len(SIZES)]
             restarted = False

@@ -34,6 +34,7 @@ class EagerResult:
 def _serve(conn: Any) -> None:
     """The worker's loop: one request at a time, until the parent closes the pipe."""
     os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")  # a library that wraps its eager kernel in torch.compile
+    _close_inherited(conn.fileno())
     from .._torch import audit as CA
     from .._torch import core as C
     from .inputs import at_point_real
@@ -56,6 +57,21 @@ def _serve(conn: Any) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
+
+
+def _close_inherited(keep: int) -> None:
+    """Close every file descriptor the fork inherited but the worker's own pipe and stdio: a pipe of the parent
+    (a parallel job's result pipe) held open here would never reach end-of-file there."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:  # not Linux: nothing to close
+        return
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 class EagerWorker:

@@ -131,13 +131,20 @@ def at_point_real(inputs: OpInputs, point: dict[str, int], device: str = "cpu", 
     return args, kwargs
 
 
+DATA_DEPENDENT = "data-dependent: "
+
+
 def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> tuple[bool, Any]:
     """The kernel under FakeTensorMode at concrete sizes (export's kernel, a ShapeEnv for data-dependent
-    outputs): (True, the result's description) or (False, the error)."""
+    outputs): (True, the result's description) or (False, the error). A fake that guards on tensor data fails
+    with an error starting ``data-dependent:`` (``DATA_DEPENDENT``): it takes the sizes, the exploration says
+    the rest."""
     try:
         with CA.concrete_fake_mode():
             args, kwargs = at_point(inputs, point)
             return True, CA.describe(call(*args, **kwargs))
+    except C.DATA_ERRORS as exc:
+        return False, DATA_DEPENDENT + CA.call_error(exc)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the fake rejects these inputs: the error says how
         return False, CA.call_error(exc)
 

@@ -14,7 +14,7 @@ from .candidates import Found, Search, variants
 from .differential import draw_points
 from .differential import run as diff_run
 from .explore import AuditExplorer, Finding, OpAudit
-from .inputs import OpInputs, fake_result
+from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
 VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
 VARIANT_POINTS = 6  # drawn points per variant
@@ -56,6 +56,7 @@ class OpRun:
         search = Search(self.name, self.op, self.kernel.fn, self.eager_example if self.has_eager else None)
         for inputs in given:
             ok, err = fake_result(self.kernel.fn, inputs, dict(inputs.dims()))
+            ok = ok or err.startswith(DATA_DEPENDENT)
             e = self.eager_example(inputs) if self.has_eager else None
             if ok or (e is not None and e.ok):
                 eager = "none" if e is None else "accepted" if e.ok else "rejected"
@@ -86,6 +87,7 @@ class OpRun:
             return out
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
+        self.base_keys = {(f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None) for f in out.findings}
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
             self._variants(search, base, out)
@@ -97,8 +99,16 @@ class OpRun:
         st.explorer = explorer  # type: ignore[attr-defined] - the points of the comparison use its solver
         out.traces += st.traces
         for f in st.findings:
-            out.findings.append(_labelled(f, inputs.label))
+            self._add(out, f, inputs.label)
         return st
+
+    base_keys: set = frozenset()
+
+    def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
+        """A finding of the first inputs, or a variant's that the first inputs do not show already."""
+        if label and (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None) in self.base_keys:
+            return
+        out.findings.append(_labelled(f, label))
 
     def _compare(self, inputs: OpInputs, st: OpAudit, found: Any, out: OpOutcome, budget: int) -> dict[str, Any]:
         if not self.options.differential:
@@ -124,7 +134,7 @@ class OpRun:
                 continue
             seen.add((d.cls, d.what))
             f = Finding(d.cls, d.what, self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
-            out.findings.append(_labelled(f, inputs.label))
+            self._add(out, f, inputs.label)
         out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
         evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")
         return self._eager_record("crashed" if res.crashes and not res.compared else "compared", res.points,
@@ -138,6 +148,7 @@ class OpRun:
     def _variants(self, search: Search, base: OpInputs, out: OpOutcome) -> None:
         for v in variants(search, base, self.options.variants):
             ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
+            ok = ok or err.startswith(DATA_DEPENDENT)
             e = self.eager_example(v) if self.has_eager else None
             if not ok:
                 if e is not None and e.ok:

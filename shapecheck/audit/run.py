@@ -78,12 +78,9 @@ class AuditPath(TypedDict):
     outputs: list[str | None]
 
 
-class AuditRecord(TypedDict):
-    """One op's record, as the result cache reads it back (the module docstring says what each key means)."""
-
+class _AuditRecordKeys(TypedDict):
     op: str
     kernel: str
-    kernel_kind: NotRequired[str]
     definition: AuditLoc | None
     inputs: str | None
     example: str
@@ -92,11 +89,18 @@ class AuditRecord(TypedDict):
     requires: list[AuditRequire]
     notes: list[str]
     traces: int
-    paths: NotRequired[list[AuditPath]]
-    eager: NotRequired[AuditEager]
-    variants: NotRequired[list[AuditVariant]]
     seconds: float
-    cached: NotRequired[bool]
+
+
+class AuditRecord(_AuditRecordKeys, total=False):
+    """One op's record, as the result cache reads it back (the module docstring says what each key means); the
+    keys here may be absent (a record of an op that was not run has none of them)."""
+
+    kernel_kind: str
+    paths: list[AuditPath]
+    eager: AuditEager
+    variants: list[AuditVariant]
+    cached: bool
 
 
 @dataclass(frozen=True)
@@ -414,6 +418,13 @@ class AuditRun:
         return {"ops": len(self.records), **statuses, "findings": sum(by_class.values()),
                 "new_findings": len(self.findings()), "baselined": self.accepted, "by_class": by_class,
                 "untraced_excused": len(self.untraced(excused=True)), "untraced": len(self.untraced())}
+
+
+def device_missing(device: str) -> str | None:
+    """Why the eager kernels cannot run on ``device`` here (None: they can)."""
+    from .._torch import core as C
+
+    return C.device_available(device)
 
 
 def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), source: Any = None,

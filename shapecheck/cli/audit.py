@@ -9,8 +9,10 @@ import click
 
 from .options import ShardSpec, cache_option, import_option, jobs_option
 
-AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
---import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
+AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
+bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
+usage), 3 inconclusive (an op without inputs, not run or explored only in part, that neither the baseline nor
+[tool.shapecheck.audit.untraced] lists), 4 internal error."""
 
 
 @click.command("audit", epilog=AUDIT_HELP)
@@ -32,15 +34,26 @@ AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a
               help="Traces per op when exploring its guards.")
 @click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
               "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
+@click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
+              help="The eager kernel's device for the comparison with the fake (cpu, cuda); without the device "
+                   "here the run is inconclusive (exit 3), never a pass.")
+@click.option("--eager/--no-eager", "differential", default=True, show_default=True,
+              help="Compare the fake with the eager kernel on the same inputs (--no-eager: the guards only).")
+@click.option("--variants", type=click.IntRange(0, 64), default=6, show_default=True,
+              help="Argument combinations per op beyond its first inputs (bools flipped, optionals present and "
+                   "absent, other small ints), each traced and compared.")
+@click.option("--samples", metavar="MODULE:FUNCTION", help="The project's sample calls: FUNCTION(op) returns a list "
+              "of (args, kwargs) (usually set in [tool.shapecheck.audit]).")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
 @cache_option
 @jobs_option
-def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
+          variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
     from pathlib import Path
 
-    from ..audit.run import AuditOptions, run_audit
+    from ..audit.run import AuditOptions, device_missing, run_audit
     from ..ci.baseline import apply_audit
     from ..errors import UserError
     from ..kernel.sources import MetaSource
@@ -52,11 +65,20 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         if not sep or out_fmt not in ("text", "json", "sarif", "github") or not file:
             raise click.BadParameter(f"{spec!r}: expected FORMAT=FILE", param_hint="--output")
         parsed.append((out_fmt, file))
+    from ..config import audit_untraced
+
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
-    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard,
-                    AuditOptions(max_traces=max_traces, cache=cache))
+    if device not in ("cpu", "cuda"):
+        raise click.BadParameter(f"{device!r}: cpu or cuda", param_hint="--device")
+    options = AuditOptions(max_traces=max_traces, cache=cache, device=device, differential=differential,
+                           variants=variants, samples=samples)
+    missing = device_missing(device) if differential else None
+    if missing is not None:  # no such device here: nothing is compared, so nothing passes
+        click.echo(f"audit: INCONCLUSIVE: --device {device}: {missing}; nothing was compared", err=True)
+        sys.exit(3)
+    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard, options, audit_untraced())
     hits = sum(bool(r.get("cached")) for r in run.records)
     if hits:
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
