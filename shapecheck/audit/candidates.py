@@ -27,7 +27,7 @@ from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
 FAKE_TRIES = 96  # fake calls per op before the search gives up (a refused call costs about a millisecond)
-EAGER_TRIES = 8  # eager calls per op (each a round trip to the worker)
+EAGER_TRIES = 12  # eager calls per op (each a round trip to the worker)
 FLOATS = ("float32", "float16", "bfloat16", "float64")
 INTS = ("int64", "int32", "int8", "uint8", "int16")
 TENSOR_OPTIONS = ((2, "float32"), (1, "float32"), (3, "float32"), (1, "int64"), (2, "int64"), (4, "float32"),
@@ -48,7 +48,8 @@ _DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "
 _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
                        + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
-_RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)")
+_RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
+                      r"|<=\s*(\d) dimensions")
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
 PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
@@ -72,6 +73,7 @@ class Found:
     eager: str = "unknown"  # accepted | rejected | none (no eager kernel on the device) | unchecked
     eager_error: str = ""
     fake_error: str = ""  # the fake's error on a call the eager kernel accepts (then ``inputs`` is that call)
+    fake_rejected: OpInputs | None = None  # the call the eager kernel accepts and the fake raises on
     every_call_error: str = ""  # the one programming error the fake raised on every call tried
     fake_tries: int = 0
     eager_tries: int = 0
@@ -102,10 +104,24 @@ def _int_options(name: str, default: Any, has: bool) -> list[Any]:
     return list(dict.fromkeys((first, *rest)))
 
 
+def schema_type(text: str) -> str:
+    """A type in schema notation: ``Optional[Tensor]`` is ``Tensor?``, ``List[int]`` is ``int[]``, and alias
+    annotations (``Tensor(a!)``) are dropped."""
+    text = re.sub(r"\([a-z0-9!|]+\)", "", text.replace(" ", ""))
+    m = re.fullmatch(r"Optional\[(.*)\]", text)
+    if m:
+        return schema_type(m.group(1)) + "?"
+    m = re.fullmatch(r"List\[(.*)\]", text)
+    if m:
+        return schema_type(m.group(1)) + "[]"
+    return text
+
+
 def plan_args(op: Any) -> list[Arg]:
     """Each schema argument with its options, the likeliest first (the default, where there is one)."""
     out = []
-    for name, type_text, kw, has, default in CL.schema_arguments(op):
+    for name, raw_type, kw, has, default in CL.schema_arguments(op):
+        type_text = schema_type(raw_type)
         optional = type_text.endswith("?")
         base = type_text.rstrip("?")
         absent = optional and (not has or default is None)
@@ -197,14 +213,17 @@ def _hint(args: list[Arg], error: str) -> bool:
     (every tensor when it names none). Whether anything moved."""
     named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)] or \
         [a for a in args if a.kind in ("tensor", "tensors")]
-    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(error)]
-    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(error)]
+    wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
+    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
+              for m in _DTYPE_RE.finditer(wanted)]
+    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
     moved = False
     for a in named:
         if a.kind in ("tensor", "tensors"):
             def key(o: Any) -> tuple:
-                return (o is not None and dtypes and o[1] not in dtypes, o is not None and ranks and o[0] not in ranks)
+                return (bool(o is not None and dtypes and o[1] not in dtypes),
+                        bool(o is not None and ranks and o[0] not in ranks))
             if dtypes or ranks:
                 front = sorted(a.options, key=key)
                 for r in ranks:
@@ -268,9 +287,12 @@ class Search:
             combo = tuple(o if a.kind in ("tensor", "tensors") and a.options[0] is not None and o in a.options
                           else a.options[0]
                           for a in self.args)
-            if (combo, SIZES[0]) not in self.tried:
-                self.tried.add((combo, SIZES[0]))
+            if repr((combo, SIZES[0])) not in self.tried:
+                self.tried.add(repr((combo, SIZES[0])))
                 yield combo, SIZES[0]
+                if self._moved:  # an error named what it wants: the per-argument search takes it from here
+                    self._moved = False
+                    return
 
     def combos(self) -> Iterator[tuple[tuple[Any, ...], int]]:
         """(options, size) in order, restarted whenever an error moves an option."""
@@ -280,7 +302,7 @@ class Search:
             restarted = False
             for idx in nearest_first(lengths):
                 combo = tuple(a.options[i] for a, i in zip(self.args, idx[:-1], strict=True))
-                key = (combo, SIZES[idx[-1]])
+                key = repr((combo, SIZES[idx[-1]]))
                 if key in self.tried:
                     continue
                 self.tried.add(key)
@@ -297,8 +319,12 @@ class Search:
     def run(self) -> Found:
         f = self.found
         fake_accepted: list[OpInputs] = []
-        for combo, size in self.combos():
-            if f.fake_tries >= FAKE_TRIES:
+        unmakeable = [a.name for a in self.args if a.kind == "fixed" and a.options == [...]]
+        if unmakeable:
+            f.notes.append(f"no value can be made for {', '.join(unmakeable)} (its schema type)")
+            return f
+        for n, (combo, size) in enumerate(self.combos()):
+            if f.fake_tries >= FAKE_TRIES or n >= 20 * FAKE_TRIES:
                 break
             inputs = build(self.op_name, self.args, combo, size)
             if inputs is None:
@@ -307,6 +333,9 @@ class Search:
             if ok:
                 if self.eager is None or f.eager_tries >= EAGER_TRIES:
                     f.inputs = inputs
+                    if f.fake_rejected is not None and self.eager is not None:
+                        f.eager = "unchecked"
+                        return f
                     f.eager = "none" if self.eager is None else "rejected" if fake_accepted else "unchecked"
                     return f
                 verdict, eerr = self.eager_ok(inputs)
@@ -318,16 +347,21 @@ class Search:
                 self._moved = _hint(self.args, eerr)
                 continue
             self.errors.append(err)
-            if self.eager is not None and f.eager_tries < EAGER_TRIES // 2 and len(self.errors) in (1, 4, 16):
+            if self.eager is not None and f.fake_rejected is None and f.eager_tries < EAGER_TRIES // 2 \
+                    and len(self.errors) in (1, 4, 16):
                 verdict, eerr = self.eager_ok(inputs)
-                if verdict:
-                    f.inputs, f.eager, f.fake_error = inputs, "accepted", err
-                    return f  # the eager kernel takes what the fake refuses: the caller reports it
+                if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
+                    f.fake_rejected, f.fake_error = inputs, err
+                    self._moved = _hint(self.args, err)
+                    continue
                 if eerr:
                     self._moved = _hint(self.args, eerr)
             self._moved = self._moved or _hint(self.args, err)
         if fake_accepted:  # the fake takes these, the eager kernel none of them: traced, not compared
             f.inputs, f.eager = fake_accepted[0], "rejected"
+            return f
+        if f.fake_rejected is not None:  # no call both take: the one the eager kernel takes
+            f.inputs, f.eager = f.fake_rejected, "accepted"
             return f
         kinds = {e.partition(":")[0] for e in self.errors}
         if self.errors and len(set(self.errors)) == 1 and kinds <= set(PROGRAMMING_ERRORS):

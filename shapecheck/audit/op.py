@@ -73,18 +73,21 @@ class OpRun:
                                             f"the fake raises {found.every_call_error} on every input tried "
                                             f"({found.fake_tries} calls): no input reaches its shape logic"))
             else:
+                out.notes += found.notes
                 out.notes.append(f"no input found that the fake (or the eager kernel) accepts: {found.fake_tries} "
                                  f"fake and {found.eager_tries} eager calls tried" +
                                  (f"; the eager kernel's last error: {found.eager_error}" if found.eager_error else ""))
             return out
         base = found.inputs
-        if found.fake_error:  # the eager kernel takes these inputs, the fake does not
+        if found.fake_error:  # the eager kernel takes a call the fake raises on
+            bad = found.fake_rejected or base
             out.findings.append(Finding("fake-rejects", "the fake raises where the eager kernel returns",
-                                        self.kernel.definition, dict(base.dims()), None,
+                                        self.kernel.definition, dict(bad.dims()), None,
                                         f"the fake raises {found.fake_error} on inputs the eager kernel accepts "
-                                        f"({base.describe()})"))
-            out.eager = self._eager_record("compared", 1, 0, 0, 0, "")
-            return out
+                                        f"({bad.describe()})"))
+            if found.fake_rejected is None or base is found.fake_rejected:
+                out.eager = self._eager_record("compared", 1, 0, 0, 0, "")
+                return out
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
         self.base_keys = {(f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None) for f in out.findings}
