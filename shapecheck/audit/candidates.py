@@ -363,11 +363,13 @@ class Search:
         if f.fake_rejected is not None:  # no call both take: the one the eager kernel takes
             f.inputs, f.eager = f.fake_rejected, "accepted"
             return f
+        # a programming error on every call that got past indexing the shapes (an IndexError is a rank the
+        # fake does not take, not a check): the fake cannot run at all
         kinds = {e.partition(":")[0] for e in self.errors}
-        if self.errors and len(set(self.errors)) == 1 and kinds <= set(PROGRAMMING_ERRORS):
-            f.every_call_error = self.errors[0]
-        elif self.errors and kinds <= set(PROGRAMMING_ERRORS) and len(self.errors) >= 4:
-            f.every_call_error = self.errors[0]
+        programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
+        if programming and kinds <= {*PROGRAMMING_ERRORS, "IndexError"} \
+                and (len(set(programming)) == 1 or len(programming) >= 4):
+            f.every_call_error = max(set(programming), key=programming.count)
         return f
 
 
