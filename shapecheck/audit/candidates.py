@@ -50,6 +50,8 @@ _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=T
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
 _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
                       r"|<=\s*(\d) dimensions")
+_REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
+                      r"cannot be|invalid)\b", re.I)
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
 PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
@@ -211,7 +213,8 @@ def nearest_first(lengths: list[int]) -> Iterator[tuple[int, ...]]:
 def _hint(args: list[Arg], error: str) -> bool:
     """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
     (every tensor when it names none). Whether anything moved."""
-    named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)] or \
+    named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
+             or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))] or \
         [a for a in args if a.kind in ("tensor", "tensors")]
     wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
@@ -219,6 +222,19 @@ def _hint(args: list[Arg], error: str) -> bool:
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
     moved = False
+    if _REFUSES.search(wanted):  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
+        for a in args:
+            if a.kind == "dtype" and dtypes and (a in named or not any(b.kind == "dtype" for b in named)):
+                bad: Any = dtypes
+            elif a.kind == "str":
+                bad = [o for o in a.options if isinstance(o, str) and o and re.search(rf"\b{re.escape(o)}\b", error)]
+            else:
+                continue
+            new = [o for o in a.options if o not in bad] + [o for o in a.options if o in bad]
+            moved |= new[:1] != a.options[:1]
+            a.options = new
+        if moved:
+            return True
     for a in named:
         if a.kind in ("tensor", "tensors"):
             def key(o: Any) -> tuple:

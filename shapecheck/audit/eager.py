@@ -22,7 +22,7 @@ CALL_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class EagerResult:
-    ok: bool
+    ok: bool  # None only inside the worker protocol: the op is not registered in the forked worker
     value: Any = None  # the description of the result (ok), or the error text
     crashed: bool = False  # the kernel killed the worker (a signal) or ran past CALL_SECONDS
 
@@ -47,6 +47,13 @@ def _serve(conn: Any) -> None:
             return
         try:
             op = C.resolve_op(op_name)
+        except Exception:  # noqa: BLE001 - registered after this worker was forked: the parent starts a new one
+            try:
+                conn.send((None, "unknown op"))
+            except (OSError, ValueError):
+                return
+            continue
+        try:
             args, kwargs = at_point_real(inputs, point, device, seed)
             with C.quiet_torch_logging():
                 out = op(*args, **kwargs)
@@ -92,6 +99,16 @@ class EagerWorker:
 
     def call(self, op_name: str, inputs: Any, point: dict[str, int], device: str = "cpu", seed: int = 0,
              seconds: float = CALL_SECONDS) -> EagerResult:
+        res = self._call(op_name, inputs, point, device, seed, seconds)
+        if res.ok is None:  # the op was registered (an --import) after the worker was forked: fork it again
+            self.close()
+            res = self._call(op_name, inputs, point, device, seed, seconds)
+            if res.ok is None:
+                return EagerResult(False, f"RuntimeError: the eager worker cannot resolve {op_name}")
+        return res
+
+    def _call(self, op_name: str, inputs: Any, point: dict[str, int], device: str, seed: int,
+              seconds: float) -> EagerResult:
         if self._proc is None or not self._proc.is_alive():
             self._start()
         try:
