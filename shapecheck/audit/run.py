@@ -119,11 +119,6 @@ class AuditOptions:
 _REGISTERED: dict[str, frozenset[str]] = {}  # --import spec -> the op names importing it registered
 
 
-@dataclass(frozen=True)
-class _Item:
-    id: str  # the op name (parallel.map_cases hands out items by ``id``)
-
-
 def op_name(name: str) -> str:
     """``ns::name.overload`` with the default overload spelled out."""
     return name if "." in name.partition("::")[2] else f"{name}.default"
@@ -260,6 +255,14 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
 
         cache.store("audit", cached[0], cached[1] + cache.loaded_files(), rec, AuditRecord)
     return rec
+
+
+def _crashed(name: str, why: str) -> dict[str, Any]:
+    """The record of an op whose audit killed its worker process: not run, with the signal."""
+    return {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None, "example": "",
+            "status": "not-run", "findings": [], "requires": [], "notes": [
+                f"not run: the op's fake (or its trace) {why}; the other ops were audited in a new process"],
+            "traces": 0, "seconds": 0.0}
 
 
 def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions) -> None:
@@ -435,7 +438,7 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from .._torch import audit as CA
     from .._torch import core as C
     from ..kernel.load import import_modules
-    from ..trace.parallel import map_cases
+    from ..trace.parallel import resolve_jobs
 
     if options.cache:  # checked once, before any op: a malformed setting is bad input (exit 2)
         from ..cache import store as cache
@@ -460,9 +463,11 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
                         "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")
     k, n = shard
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
-    try:
-        done = map_cases(lambda item: audit_op(item.id, source, options), [_Item(x) for x in mine], jobs)
-        records = [done.get(x) or audit_op(x, source, options) for x in mine]
+    from .pool import run_supervised
+
+    try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
+        done = run_supervised(mine, lambda x: audit_op(x, source, options), resolve_jobs(jobs), _crashed)
+        records = [done[x] for x in mine]
     finally:
         from .eager import worker
 

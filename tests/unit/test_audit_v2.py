@@ -210,3 +210,47 @@ def test_contract_draft_drafts_50_aten_ops_and_every_example_custom_op_and_each_
         path.write_text(draft_contract(op), encoding="utf-8")
         code, out, err = _main("contract", "check", str(path))
         assert code == 0 and out.startswith("ok:"), (op, out, err)
+
+
+CRASHER = '''
+import os
+import signal
+
+import torch
+from torch.library import custom_op
+
+
+@custom_op("auditcrash::boom", mutates_args=())
+def boom(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@boom.register_fake
+def _(x):
+    os.kill(os.getpid(), signal.SIGFPE)  # as a C++ Meta kernel that divides by a zero size does
+    return x.new_empty(x.shape)
+
+
+@custom_op("auditcrash::fine", mutates_args=())
+def fine(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@fine.register_fake
+def _(x):
+    return x.new_empty(x.shape)
+'''
+
+
+def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
+    """The audit runs its ops in supervised workers: the SIGFPE op is not run (inconclusive), the other is
+    audited and compared with its eager kernel."""
+    lib = tmp_path / "auditcrash_lib.py"
+    lib.write_text(CRASHER, encoding="utf-8")
+    code, out, _ = _cli("--import", str(lib), "--ops", "auditcrash::*", "-j", "1", "--no-cache", "--format", "json")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    assert code == 3
+    assert recs["auditcrash::boom.default"]["status"] == "not-run"
+    assert "SIGFPE" in recs["auditcrash::boom.default"]["notes"][0]
+    assert recs["auditcrash::fine.default"]["status"] == "clean"
+    assert recs["auditcrash::fine.default"]["eager"]["status"] == "compared"
