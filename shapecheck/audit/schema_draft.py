@@ -154,6 +154,11 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
         if not has_default:
             a.todo = "the values to check"
         return a
+    if base == "bool" and is_list:  # an output_mask: every output asked for
+        a.kind = "bools"
+        a.value = [bool(v) for v in default] if has_default and isinstance(default, (list, tuple)) else \
+            [True] * (int(size) if size else 2)
+        return a
     if base == "bool" and not is_list:
         a.kind = "bool"
         first = bool(default) if has_default and isinstance(default, bool) else False
