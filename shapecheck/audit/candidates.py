@@ -395,6 +395,20 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
     trees = {name: tree for name, _, tree in base.args}
     size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
     made = 0
+    # first, every flag off by default turned on together with a probability above 0: a debug or return output
+    # that only exists with dropout (flash attention's return_debug_mask) needs both at once
+    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and trees[a.name][1] is False}
+    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args
+             if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
+    together = {**flags, **probs}
+    if len(together) >= 2 and probs and flags:
+        args_ = []
+        for n, kw, t in base.args:
+            a = next(x for x in search.args if x.name == n)
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), together[n][0], size) if n in together else t
+            args_.append((n, kw, t if tree is None else tree))
+        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in together.values()))
+        made += 1
     for a in search.args:
         current = trees[a.name]
         alternatives: list[tuple[Any, str]] = []

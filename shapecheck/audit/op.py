@@ -109,8 +109,11 @@ class OpRun:
 
     def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
         """A finding of the first inputs, or a variant's that the first inputs do not show already."""
-        if label and (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None) in self.base_keys:
+        key = (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None)
+        if label and key in self.base_keys:
             return
+        if label:  # one report per guard: the first variant that shows it
+            self.base_keys = {*self.base_keys, key}
         out.findings.append(_labelled(f, label))
 
     def _compare(self, inputs: OpInputs, st: OpAudit, found: Any, out: OpOutcome, budget: int) -> dict[str, Any]:
