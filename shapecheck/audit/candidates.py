@@ -409,6 +409,15 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
             args_.append((n, kw, t if tree is None else tree))
         yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in together.values()))
         made += 1
+    # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
+    # eager kernel takes it, like every variant
+    first = next((a for a in search.args if a.kind == "tensor" and trees[a.name][0] == "tensor"), None)
+    if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
+        rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
+        tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
+        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
+                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
+        made += 1
     for a in search.args:
         current = trees[a.name]
         alternatives: list[tuple[Any, str]] = []
