@@ -74,7 +74,7 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
         for a in assumptions:
             C.assume(a, syms)
         env.mark_baseline()
-        args, kwargs = materialize(inputs, lambda dims, _e, dtype: CA.empty([syms[d] for d in dims], dtype),
+        args, kwargs = materialize(inputs, lambda dims, _e, dtype, _f: CA.empty([syms[d] for d in dims], dtype),
                                    lambda d, _e: syms[d])
         try:
             result = kernel.fn(*args, **kwargs)

@@ -71,12 +71,13 @@ def _describe(tree: Tree) -> str:
     return repr(tree[1])
 
 
-def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str], Any],
+def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str, str], Any],
                 size: Callable[[str, int], Any]) -> tuple[list, dict]:
-    """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` and ``size``."""
+    """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` (dims, example sizes,
+    dtype, fill) and ``size``."""
     def build(tree: Tree) -> Any:
         if tree[0] == "tensor":
-            return tensor(tree[1], tree[2], tree[3])
+            return tensor(tree[1], tree[2], tree[3], tree[4] if len(tree) > 4 else "zeros")
         if tree[0] == "dtype":
             return CA.dtype_of(tree[1])
         if tree[0] == "sym":
@@ -96,7 +97,7 @@ def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, 
 
 def at_point(inputs: OpInputs, point: dict[str, int]) -> tuple[list, dict]:
     """The call's arguments at concrete sizes (inside a FakeTensorMode)."""
-    def tensor(dims, example, dtype):
+    def tensor(dims, example, dtype, _fill):
         return CA.empty([point.get(d, e) for d, e in zip(dims, example, strict=True)], dtype)
 
     return materialize(inputs, tensor, lambda d, e: point.get(d, e))
@@ -108,28 +109,13 @@ def at_point_real(inputs: OpInputs, point: dict[str, int], device: str = "cpu", 
     blobs = dict(inputs.blobs)
     counter = iter(range(10**6))
 
-    def build(tree: Tree) -> Any:
-        if tree[0] == "tensor":
-            shape = [point.get(d, e) for d, e in zip(tree[1], tree[2], strict=True)]
-            fill = tree[4] if len(tree) > 4 else "zeros"
-            if fill.startswith("data:") and fill[5:] in blobs and tuple(shape) == tuple(tree[2]):
-                return CA.tensor_from_bytes(blobs[fill[5:]], device)
-            return CA.real_tensor(shape, tree[3], fill, device, seed * 1000 + next(counter))
-        if tree[0] == "sym":
-            return point.get(tree[1], tree[2])
-        if tree[0] == "dtype":
-            return CA.dtype_of(tree[1])
-        if tree[0] == "list":
-            return [build(t) for t in tree[1]]
-        return tree[1]
+    def tensor(dims, example, dtype, fill):
+        shape = [point.get(d, e) for d, e in zip(dims, example, strict=True)]
+        if fill.startswith("data:") and fill[5:] in blobs and tuple(shape) == tuple(example):
+            return CA.tensor_from_bytes(blobs[fill[5:]], device)
+        return CA.real_tensor(shape, dtype, fill, device, seed * 1000 + next(counter))
 
-    args, kwargs = [], {}
-    for name, keyword, tree in inputs.args:
-        if keyword:
-            kwargs[name] = build(tree)
-        else:
-            args.append(build(tree))
-    return args, kwargs
+    return materialize(inputs, tensor, lambda d, e: point.get(d, e))
 
 
 DATA_DEPENDENT = "data-dependent: "

@@ -337,20 +337,10 @@ def _builder(args: list[Arg], ranked: list[Arg], combo: tuple) -> Any:
 
 def _nearest_first(tries: list[tuple]) -> Iterator[tuple]:
     """Every combination of one entry per list, by the sum of the entries' positions (the likeliest first)."""
-    lengths = [len(t) for t in tries]
+    from .candidates import nearest_first
 
-    def with_sum(k: int, total: int) -> Iterator[tuple[int, ...]]:
-        if k == len(lengths):
-            if total == 0:
-                yield ()
-            return
-        for i in range(min(lengths[k] - 1, total) + 1):
-            for rest in with_sum(k + 1, total - i):
-                yield (i, *rest)
-
-    for total in range(sum(n - 1 for n in lengths) + 1):
-        for idx in with_sum(0, total):
-            yield tuple(t[i] for t, i in zip(tries, idx))
+    for idx in nearest_first([len(t) for t in tries]):
+        yield tuple(t[i] for t, i in zip(tries, idx))
 
 
 def _sample_value(a: Arg, chosen: tuple | None, tensor: Any) -> Any:
