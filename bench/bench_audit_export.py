@@ -76,7 +76,7 @@ def _export_side(names: list[str], out: str) -> None:
 
         shapes = tuple({d: Dim.DYNAMIC for d in range(t.dim())} for t in tensors)
         try:
-            torch.export.export(_Call(info.op, consts, kwargs), tuple(tensors), dynamic_shapes=shapes)
+            torch.export.export(_Call(info.op, consts, kwargs), tuple(tensors), dynamic_shapes=(shapes,))  # *ts: one entry
             results[name] = "ok"
         except Exception as err:  # noqa: BLE001 - the export's verdict
             text = f"{type(err).__name__}: {err}"

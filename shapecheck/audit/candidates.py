@@ -44,7 +44,7 @@ STR_GUESSES = {"reduc": ("mean", "sum", "none"), "mode": ("nearest", "bilinear",
                "type": ("nf4", "fp4", "ASYMMETRIC", "SYMMETRIC"), "layout": ("NHWC", "NCHW"), "": ("", "none")}
 _DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "float64", "Half": "float16",
                 "BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8", "Short": "int16",
-                "ComplexFloat": "complex64"}
+                "ComplexFloat": "complex64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
                        + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
