@@ -180,7 +180,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         elif e.ok and not f_ok and not f_val.startswith(DATA_DEPENDENT):  # a guard on data: the exploration's
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}"))
-    if formulas and res.formula_points and agreed == res.formula_points:
+    if formulas and res.formula_points and agreed == res.formula_points and not res.disagreements:
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
     return res

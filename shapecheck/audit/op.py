@@ -29,6 +29,7 @@ class OpOutcome:
     eager: dict[str, Any] | None = None
     variants: list[dict[str, Any]] = field(default_factory=list)
     traces: int = 0
+    no_fake: str = ""  # FakeTensorMode has no kernel for the op (UnsupportedOperatorException): why, when so
 
 
 class OpRun:
@@ -79,6 +80,10 @@ class OpRun:
                                  (f"; the eager kernel's last error: {found.eager_error}" if found.eager_error else ""))
             return out
         base = found.inputs
+        if found.fake_error.startswith("UnsupportedOperatorException"):  # no fake at all: nothing to audit
+            out.no_fake = (f"no fake kernel: FakeTensorMode raises {found.fake_error[:120]} on inputs the eager "
+                           "kernel accepts, so torch.export and torch.compile cannot trace this op")
+            return out
         if found.fake_error:  # the eager kernel takes a call the fake raises on
             bad = found.fake_rejected or base
             out.findings.append(Finding("fake-rejects", "the fake raises where the eager kernel returns",

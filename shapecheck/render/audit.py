@@ -50,7 +50,7 @@ def coverage_line(run: Any) -> str:
         parts.append(f"{len(c['excused'])} of them excused by the config or baseline")
     if c["no_fake_kernel"]:
         parts.append(f"{len(c['no_fake_kernel'])} without a fake kernel (FakeTensorMode and export cannot run them; "
-                     f"not audited): {_names(c['no_fake_kernel'], 6)}")
+                     f"not audited, never a pass): {_names(c['no_fake_kernel'], 6)}")
     return "; ".join(parts)
 
 
