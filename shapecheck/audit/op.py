@@ -117,8 +117,7 @@ class OpRun:
         key = (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None)
         if label and key in self.base_keys:
             return
-        if label:  # one report per guard: the first variant that shows it
-            self.base_keys = {*self.base_keys, key}
+        self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
         out.findings.append(_labelled(f, label))
 
     def _compare(self, inputs: OpInputs, st: OpAudit, found: Any, out: OpOutcome, budget: int) -> dict[str, Any]:
