@@ -47,7 +47,7 @@ def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and
 EAGER = {
     "eager_shape": lambda x, y: torch.zeros_like(x),
     "eager_dtype": lambda x, y: torch.zeros(x.shape, dtype=torch.int32),
-    "eager_strides": lambda x, y: torch.zeros((x.shape[1], x.shape[0])).t(),
+    "eager_strides": lambda x, y: torch.zeros(tuple(reversed(x.shape))).permute(*reversed(range(x.dim()))),
     "fake_accepts": lambda x, y: _at_most_4(x),
     "fake_rejects": lambda x, y: torch.zeros_like(x),
     "eager_formula": lambda x, y: torch.zeros((1 if x.shape[0] == 1 else 2 * x.shape[0],)),
