@@ -6,6 +6,7 @@ the same for each argument combination beyond the first inputs (``candidates.var
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +96,8 @@ class OpRun:
                 return out
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
-        self.base_keys = {(f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None) for f in out.findings}
+        self.base_keys = {(f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
+                          for f in out.findings}
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
             self._variants(search, base, out)
@@ -114,7 +116,8 @@ class OpRun:
 
     def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
         """A finding of the first inputs, or a variant's that the first inputs do not show already."""
-        key = (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None)
+        # unbacked sizes are numbered per trace (u4 in one, u5 in the next): one guard, whatever its number
+        key = (f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
         if label and key in self.base_keys:
             return
         self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
