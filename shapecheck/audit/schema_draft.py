@@ -115,7 +115,11 @@ def _loads(text: str) -> bool:
 def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, default: Any,
              rank: int | None) -> Arg:
     """The contract kind and value of one schema argument (``type_text`` in schema notation)."""
-    m = _TYPE.fullmatch(type_text.replace(" ", ""))
+    spelled = type_text.replace(" ", "")
+    for _ in range(3):  # torchgen's spelling (List[int], Optional[Tensor]) in schema notation (int[], Tensor?)
+        spelled = re.sub(r"List\[([^\[\]]*(?:\[\d*\])?\??)\]", r"\1[]", spelled)
+        spelled = re.sub(r"Optional\[([^\[\]]*(?:\[\d*\])?\??)\]", r"\1?", spelled)
+    m = _TYPE.fullmatch(spelled)
     base, inner_opt, size, outer_opt = m.groups() if m else (type_text, None, None, None)
     is_list = size is not None
     optional = bool(inner_opt or outer_opt)
