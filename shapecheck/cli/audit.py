@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
+from .options import check_outputs, import_option, option, options
 
 AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
 bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
@@ -16,37 +16,16 @@ usage), 3 inconclusive (an op without inputs, not run or explored only in part, 
 
 
 @click.command("audit", epilog=AUDIT_HELP)
-@click.option("--ops", "patterns", multiple=True, metavar="GLOB",
-              help="Audit only ops matching GLOB (ns::name.overload, e.g. 'aten::cross*'); repeatable.")
-@import_option
-@click.option("--meta-source", "meta_source", metavar="FILE.py",
-              help="A _meta_registrations.py-style file: audit the functions it registers in place of the "
-                   "installed ones (the file is never run).")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text",
-              show_default=True, help="The report on stdout.")
-@click.option("--output", "outputs", multiple=True, metavar="FORMAT=FILE",
-              help="Also write the report in FORMAT (text, json, sarif, github) to FILE; repeatable.")
-@click.option("--baseline", metavar="FILE", help="Fail only on findings not in FILE; a missing FILE is written "
-              "with today's findings.")
-@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
-              help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
-@click.option("--max-traces", type=click.IntRange(1, 1000), default=12, show_default=True,
-              help="Traces per op when exploring its guards.")
-@click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
-              "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
-@click.option("--device", default="cpu", show_default=True, metavar="DEVICE",
-              help="The eager kernel's device for the comparison with the fake (cpu, cuda); without the device "
-                   "here the run is inconclusive (exit 3), never a pass.")
-@click.option("--eager/--no-eager", "differential", default=True, show_default=True,
-              help="Compare the fake with the eager kernel on the same inputs (--no-eager: the guards only).")
-@click.option("--variants", type=click.IntRange(0, 64), default=6, show_default=True,
-              help="Argument combinations per op beyond its first inputs (bools flipped, optionals present and "
-                   "absent, other small ints), each traced and compared.")
-@click.option("--samples", metavar="MODULE:FUNCTION", help="The project's sample calls: FUNCTION(op) returns a list "
-              "of (args, kwargs) (usually set in [tool.shapecheck.audit]).")
-@click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
-@cache_option
-@jobs_option
+@option("audit", "patterns")
+@import_option("audit")
+@option("audit", "meta_source", help="A _meta_registrations.py-style file: audit the functions it registers in place "
+        "of the installed ones (the file is never run).")
+@options("audit", "fmt", "outputs", "baseline")
+@option("audit", "shard", help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
+@options("audit", "max_traces", "draft_dir")
+@option("audit", "device", help="The eager kernel's device for the comparison with the fake; without the device "
+        "here the run is inconclusive (exit 3), never a pass.")
+@options("audit", "differential", "variants", "samples", "quiet", "cache", "jobs")
 def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
           variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
@@ -72,8 +51,6 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
-    if device not in ("cpu", "cuda"):
-        raise click.BadParameter(f"{device!r}: cpu or cuda", param_hint="--device")
     options = AuditOptions(max_traces=max_traces, cache=cache, device=device, differential=differential,
                            variants=variants, samples=samples)
     missing = device_missing(device) if differential else None
