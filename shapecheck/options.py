@@ -171,7 +171,7 @@ DECLARED: tuple[Option, ...] = (
            help="Run verify first and retry its counterexamples as explicit examples."),
     Option("from_verify", "--from-verify", ("fuzz",), True, type=_path(dir_okay=False), metavar="FILE",
            help="Take the explicit examples from a saved 'verify op --format json' report instead."),
-    Option("device", "--device", ("fuzz", "ref"), True, "cpu", type=_choice("cpu", "cuda"), show_default=True,
+    Option("device", "--device", ("fuzz", "ref", "audit"), True, "cpu", type=_choice("cpu", "cuda"), show_default=True,
            help="Where the op's eager kernel runs when it is the runtime reference (cuda: a GPU; exit 2 where there "
                 "is none). metal_ref runs on cpu only."),
     # audit and contract draft
@@ -180,6 +180,16 @@ DECLARED: tuple[Option, ...] = (
     Option("draft_dir", "--draft", ("audit",), False, metavar="DIR",
            help="Also write a draft contract per audited op under DIR/<ns>/<name>.<overload>.toml (dims, arguments, "
                 "inferred requires, a path per trace)."),
+    Option("differential", "--eager/--no-eager", ("audit",), True, True, show_default=True,
+           help="Compare the fake with the eager kernel on the same inputs at drawn sizes (--no-eager: the guards "
+                "only)."),
+    Option("variants", "--variants", ("audit",), True, 6, config="variants", type=_int_range(0, 64), show_default=True,
+           help="Argument combinations per op beyond its first inputs (flags on together with a probability "
+                "above 0, the first tensor a rank up, bools flipped, optionals present and absent, other small "
+                "ints), each traced and compared."),
+    Option("samples", "--samples", ("audit",), True, config="samples", metavar="MODULE:FUNCTION",
+           help="The project's sample calls: FUNCTION(op) returns a list of (args, kwargs) (usually set in "
+                "[tool.shapecheck.audit])."),
     Option("out", "--out", ("contract draft",), False, type=_path(dir_okay=False),
            help="Write the draft to this file (default: print it)."),
     Option("ranks", "--rank", ("contract draft",), True, (), type="ARG=N", multiple=True, metavar="ARG=N",

@@ -140,6 +140,25 @@ RULES: dict[str, Rule] = _rules(
     Rule("SC037", "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
          "accepts both sides", E, "audit", "return a shape that does not depend on the relation, or make the "
          "relation a precondition (torch._check) if the op demands it"),
+    Rule("SC038", "audit-eager-shape",
+         "the fake's outputs differ from the eager kernel's on the same inputs: their number, a tensor or None, a "
+         "shape, a non-tensor value", E, "audit",
+         "return what the eager kernel returns on the device (the same number of outputs, each of its shape); "
+         "where the kernels of two devices differ, the fake must follow the one it stands for, or both must agree"),
+    Rule("SC039", "audit-eager-dtype", "an output of the fake has another dtype or device than the eager kernel's",
+         E, "audit", "give each output the eager kernel's dtype (e.g. int32 where it returns int32, not the "
+         "input's options) and the input's device, never a fixed one"),
+    Rule("SC040", "audit-eager-strides", "an output of the fake has other strides than the eager kernel's "
+         "(dims of size > 1)", E, "audit", "allocate the output in the eager kernel's memory order"),
+    Rule("SC041", "audit-fake-accepts", "the fake returns where the eager kernel raises (or crashes) on the same "
+         "inputs: export and compile accept a program the device refuses", E, "audit",
+         "raise where the eager kernel does: torch._check the eager kernel's condition in the fake"),
+    Rule("SC042", "audit-fake-rejects", "the fake raises where the eager kernel returns: export cannot trace a "
+         "valid call", E, "audit", "make the fake accept every input the kernel accepts (a parameter it lacks, "
+         "a tensor made on a fixed device)"),
+    Rule("SC043", "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
+         "kernel returns at a drawn point", E, "audit",
+         "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
 del E, INC, N
 
