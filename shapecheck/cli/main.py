@@ -49,9 +49,10 @@ def verify() -> None:
 @options("verify", "max_traces", "timeout_ms", "budget")
 @case_era_options("verify")
 @max_cases_option("verify")
-@options("verify", "full", "explore", "confirm_export", "context", "show_obligations", "jobs", "cache", "debug")
+@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "show_obligations", "jobs", "cache",
+         "debug")
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
-                  explore, confirm_export, context, show_obligations, jobs, cache, debug):
+                  explore, confirm_export, both_modes, context, show_obligations, jobs, cache, debug):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from ..result.run import ContractRun, RunResult
 
