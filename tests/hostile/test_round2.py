@@ -164,7 +164,7 @@ def test_a_division_by_zero_over_a_choice_is_found_by_contract_check(warm, tmp_p
     ('expires = "2099-01-01"', 'expires = "2027-02-30"', "calendar date"),
     ('expires = "2099-01-01"', 'expires = "\u0662\u0660\u0662\u0667-\u0660\u0661-\u0660\u0661"', "ASCII digits"),
     ('expires = "2099-01-01"', 'expires = "2027-1-01"', "calendar date"),
-    ('rule = "SC001"', 'rule = "SC999"', "unknown rule 'SC999' (did you mean SC019?)"),
+    ('rule = "SC001"', 'rule = "SC999"', "unknown rule 'SC999' (did you mean SC0"),
     ('rule = "SC001"', 'rule = "sc001"', "the rules: SC001, SC002"),
 ])
 def test_a_suppression_that_could_never_expire_or_match_is_refused(warm, tmp_path, old, new, words):
