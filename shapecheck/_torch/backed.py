@@ -216,9 +216,14 @@ def _range(v: Any, shape_env: Any) -> tuple[int | None, int | None] | None:
 def output_values(x: Any, names: dict[Any, str], point: dict[str, int]) -> Any:
     """A fake output's sizes evaluated at ``point`` (dim values) instead of the hints it was traced at: the
     program torch.export would build from this trace, run at ``point``. A meta tensor, or None where a size is
-    not an expression of the dims."""
+    not an expression of the dims; an int output evaluated the same way."""
     from .translate import value_at, with_dim_names
 
+    if isinstance(x, torch.SymInt):  # an int output (flash attention's max_seqlen_q): its formula at the point
+        value = value_at(with_dim_names(x.node.expr, names), point)
+        return value if isinstance(value, int) else None
+    if isinstance(x, (torch.SymFloat, torch.SymBool)):
+        return None
     if not isinstance(x, torch.Tensor):
         return x
     sizes = []

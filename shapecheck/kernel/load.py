@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._torch import core as C
+from .._torch import kernels as K
 from .._torch import schema as CL
 from ..contract.schema import check_schema
 from ..errors import ContractError, InternalError, TargetError, UnknownOpError
@@ -270,8 +271,10 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     op = _op_or_none(op_name)
-    kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
-                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn)
+    # the kernel's own code is its function, as for the installed torch's kernel: a guard in one of the
+    # file's helpers (alloc_with_matching_layout) is torch's helper's (SC022) here as it is there
+    kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
+                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn))
     return _through_op(kernel, fn, op, _registering_name(registration.decorator))
 
 

@@ -20,7 +20,7 @@ or assert, or a z3 ``unknown`` makes the region SC005.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..contract.model import BoundCase, BoundReject
 from ..findings import SourceLoc, Violation
@@ -190,9 +190,14 @@ class _Region:
         from ..trace.arguments import make_arguments
 
         args = make_arguments(self.case, point, 0, "meta")
+        kernel = self.kernel
+        if kernel.via_op and kernel.direct is not None:
+            # a candidate stands in for torch's kernel only under FakeTensorMode (its slot); an eager call on
+            # the meta device would reach torch's own kernel, so the candidate is called directly, as replays do
+            kernel = replace(kernel, fn=kernel.direct, via_op=False)
         try:
-            pos, kw = call_args(self.kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
-            out = self.kernel.fn(*pos, **kw)
+            pos, kw = call_args(kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
+            out = kernel.fn(*pos, **kw)
         except BaseException as exc:  # noqa: BLE001 - it raises there, or cannot be called so: exploration decides
             if not kernel_failure(exc):
                 raise

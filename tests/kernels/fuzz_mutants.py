@@ -17,7 +17,8 @@ def output0_uses_key_length(query, key, value, attn_mask=None, dropout_p=0.0, is
 def branches_on_query_length(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None,
                              *, scale=None, enable_gqa=False):
     """Copies the runtime's decode-kernel row limit (L <= 8) into the meta kernel, as #176843 did, but keeps
-    output 0 right on both sides: only the unspecified output 1 differs. Fuzzing passes it; verify does not."""
+    output 0 right on both sides: only the unspecified output 1 differs. Its branch is a guard on L under
+    torch.export: verify proves it (L = 9) and the fuzzer, running it as export does, sees it."""
     out = _out0(query, value)
     if query.size(-2) <= 8:
         attn = query.new_empty(tuple(query.shape[:-1]) + (key.size(-2),))

@@ -100,7 +100,9 @@ def test_draft_check_verify_on_a_fresh_op(tmp_path):
     assert res.returncode == 0 and res.stdout.startswith("wrote pad_heads.toml"), res.stderr
     text = (root / "pad_heads.toml").read_text()
     assert '"A1 == B0",  # the kernel needs these equal at ops.py:' in text
-    assert 'outputs = ["(A0, multiple * ((B1 + multiple - 1) // multiple))"]' in text
+    # an output table: the shape traced symbolically, and the dtype and layout of the sample call
+    assert 'outputs = [{ shape = "(A0, multiple * ((B1 + multiple - 1) // multiple))", dtype = "dtype", ' \
+           'layout = "contiguous" }]' in text
     res = run_cli("contract", "check", "pad_heads.toml", "--import", "mylib", cwd=root)
     assert res.returncode == 0 and res.stdout.startswith("ok: pad_heads.toml: mylib::pad_heads") \
         and "note:" not in res.stdout, res.stdout + res.stderr

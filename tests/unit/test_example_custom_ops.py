@@ -41,4 +41,4 @@ def test_the_examples_own_pytest_file_passes():
     res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=EXAMPLE,
                          capture_output=True, text=True, timeout=600, env=env)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    assert "4 passed" in res.stdout
+    assert "3 passed, 1 xfailed" in res.stdout  # decode_attention's guard, seen by the fuzzer

@@ -274,22 +274,26 @@ def test_shipped_contract_passes_end_to_end(op):
 # ---------------------------------------------------------------------------------------------------------
 # Kernels written here: mutants fail with SC002, runtime-faithful rewrites pass
 
+# Every factory call names the query's device, as torch's meta kernels do: a Python meta kernel runs in the
+# Meta slot under torch.export, where torch.empty(SymInts) without a device reaches the CPU kernel and fails
+# (SymIntArrayRef expected to contain only concrete integers), as torch.export itself fails with it.
 KERNELS = '''
 import torch
 
 
 def _lse(query):
-    return torch.empty(query.size(0), query.size(1), query.size(2), dtype=torch.float32)
+    return torch.empty(query.size(0), query.size(1), query.size(2), dtype=torch.float32, device=query.device)
 
 
-def _u64():
-    return torch.empty(2, dtype=torch.uint64), torch.empty((), dtype=torch.uint64)
+def _u64(query):
+    return (torch.empty(2, dtype=torch.uint64, device=query.device),
+            torch.empty((), dtype=torch.uint64, device=query.device))
 
 
 def flash_max_q_is_S(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
     S = key.size(2)
-    return (torch.empty_like(query), _lse(query), None, None, S, S, *_u64(), torch.empty(0, dtype=query.dtype))
+    return (torch.empty_like(query), _lse(query), None, None, S, S, *_u64(query), torch.empty(0, dtype=query.dtype, device=query.device))
 
 
 def flash_runtime(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, scale=None):
@@ -300,16 +304,16 @@ def flash_runtime(query, key, value, dropout_p=0.0, is_causal=False, return_debu
     torch._check(E <= 256, lambda: "FlashAttention forward only supports head dimension at most 256")
     torch._check(H % key.size(1) == 0, lambda: "Number of heads in key/value must divide number of heads in query")
     torch._check(value.size(3) == E, lambda: "v must have shape")
-    debug = torch.empty(B, H, (L + 127) // 128 * 128, (S + 127) // 128 * 128, dtype=query.dtype) \
-        if return_debug_mask else torch.empty(0, dtype=query.dtype)
-    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype), _lse(query), None, None, L, S, *_u64(), debug)
+    debug = torch.empty(B, H, (L + 127) // 128 * 128, (S + 127) // 128 * 128, dtype=query.dtype, device=query.device) \
+        if return_debug_mask else torch.empty(0, dtype=query.dtype, device=query.device)
+    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype, device=query.device), _lse(query), None, None, L, S, *_u64(query), debug)
 
 
 def _efficient(query, value, compute_log_sumexp, pad):
     B, H, L, E = query.shape
-    lse = torch.empty(B, H, pad(L) if compute_log_sumexp else 0, dtype=torch.float32)
-    return (torch.empty(B, L, H, value.size(3), dtype=query.dtype).transpose(1, 2), lse, torch.empty((), dtype=torch.int64),
-            torch.empty((), dtype=torch.int64))
+    lse = torch.empty(B, H, pad(L) if compute_log_sumexp else 0, dtype=torch.float32, device=query.device)
+    return (torch.empty(B, L, H, value.size(3), dtype=query.dtype, device=query.device).transpose(1, 2), lse, torch.empty((), dtype=torch.int64, device=query.device),
+            torch.empty((), dtype=torch.int64, device=query.device))
 
 
 def efficient_pad16(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, scale=None):
@@ -331,8 +335,8 @@ def efficient_runtime(query, key, value, attn_bias, compute_log_sumexp, dropout_
 
 def _cudnn(query, key, value, stats):
     B, H, L, E = query.shape
-    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype), stats, None, None, L, key.size(2),
-            torch.empty((), dtype=torch.int64), torch.empty((), dtype=torch.int64), None)
+    return (torch.empty(B, H, L, value.size(3), dtype=query.dtype, device=query.device), stats, None, None, L, key.size(2),
+            torch.empty((), dtype=torch.int64, device=query.device), torch.empty((), dtype=torch.int64, device=query.device), None)
 
 
 def cudnn_stats_3d(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
@@ -346,20 +350,20 @@ def cudnn_runtime(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.
     torch._check(H % key.size(1) == 0)
     torch._check(E % 8 == 0)
     torch._check(value.size(3) % 8 == 0)
-    stats = torch.empty(B, H, L, 1, dtype=torch.float32) if compute_log_sumexp else None
+    stats = torch.empty(B, H, L, 1, dtype=torch.float32, device=query.device) if compute_log_sumexp else None
     return _cudnn(query, key, value, stats)
 
 
 def cpu_lse_not_transposed(query, key, value, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
     B, H, L, E = query.shape
-    return torch.empty_like(query), torch.empty(B, L, H, dtype=torch.float32)
+    return torch.empty_like(query), torch.empty(B, L, H, dtype=torch.float32, device=query.device)
 
 
 def overrideable_max_k_is_L(query, key, value, attn_bias=None, dropout_p=0.0, is_causal=False,
                             return_debug_mask=False, scale=None):
     B, H, L, E = query.shape
-    return (torch.empty(B, H, L, value.size(3)), None, None, None, L, L,
-            torch.empty((), dtype=torch.int64), torch.empty((), dtype=torch.int64), None)
+    return (torch.empty(B, H, L, value.size(3), device=query.device), None, None, None, L, L,
+            torch.empty((), dtype=torch.int64, device=query.device), torch.empty((), dtype=torch.int64, device=query.device), None)
 '''
 
 
@@ -387,7 +391,6 @@ def only_sc002(report):
     return found
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_flash_mutant_max_q_is_S(kernels):
     vs = only_sc002(run(FLASH, kernels, "flash_max_q_is_S", cases=("mode=eval",)))
     v = vs[0]
@@ -395,14 +398,12 @@ def test_flash_mutant_max_q_is_S(kernels):
     assert v.counterexample["L"] != v.counterexample["S"]
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_flash_runtime_kernel_passes_the_contract_without_suppressions(kernels, stripped_dir):
     r = run(FLASH, kernels, "flash_runtime", contract=stripped_dir / contract_file(FLASH).name)
     assert r.verdict == Verdict.PASS and not r.violations
     assert all(c.traces == 1 for c in r.cases)  # guard-free
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 @pytest.mark.parametrize("fn", ["efficient_pad16", "efficient_unpadded"])
 def test_efficient_mutants_of_the_lse_padding(kernels, fn):
     vs = only_sc002(run(EFFICIENT, kernels, fn, cases=("dtype=float16,is_causal=false",)))
@@ -413,7 +414,6 @@ def test_efficient_mutants_of_the_lse_padding(kernels, fn):
     assert got != (L + 31) // 32 * 32 and "contract (B, H, (L + 31) // 32 * 32)" in v.expr
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_efficient_runtime_kernel_proves_the_padded_lse(kernels, stripped_dir):
     """Written with // the same obligation is proved, as the meta kernel's math.ceil is. Like the meta kernel,
     it returns an empty log_sumexp where the chunked runtime (B > 65535) returns None (F4): branching on B
@@ -424,20 +424,17 @@ def test_efficient_runtime_kernel_proves_the_padded_lse(kernels, stripped_dir):
     assert statuses == {"cutlass-lse": "proved", "cutlass-no-lse": "proved", "cutlass-chunked-no-lse": "refuted"}
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_cudnn_mutant_with_3d_stats(kernels):
     vs = only_sc002(run(CUDNN, kernels, "cudnn_stats_3d", cases=("dtype=float16,is_causal=false",)))
     assert {v.path for v in vs} == {"cudnn-stats"}  # output 1 is None on cudnn-no-stats (SC019, set aside)
     assert "contract (B, H, L, 1)" in vs[0].expr and "rank 3" in vs[0].message
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_cudnn_runtime_kernel_passes_without_the_guard(kernels, stripped_dir):
     r = run(CUDNN, kernels, "cudnn_runtime", contract=stripped_dir / contract_file(CUDNN).name)
     assert r.verdict == Verdict.PASS and not r.violations
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_cpu_mutant_logsumexp_not_transposed(kernels):
     vs = only_sc002(run(CPU, kernels, "cpu_lse_not_transposed", cases=("dtype=float32,is_causal=false",)))
     v = vs[0]
@@ -445,7 +442,6 @@ def test_cpu_mutant_logsumexp_not_transposed(kernels):
     assert v.counterexample["L"] != v.counterexample["H"]
 
 
-@pytest.mark.xfail(strict=True, reason="regression on main since the h-resolve merge: a --meta kernel now runs in the slot torch runs, where these kernels' torch.empty(SymInts) without a device reaches the CPU kernel (SymIntArrayRef expected to contain only concrete integers) and the cases are SC005; to fix next session (decide whether torch would run them so, then fix the run or the kernels)")
 def test_overrideable_mutant_max_k_is_L(kernels):
     vs = only_sc002(run(OVERRIDEABLE, kernels, "overrideable_max_k_is_L", cases=("dtype=float32",)))
     assert {v.expr for v in vs} == {"output 5 = L, contract S"}

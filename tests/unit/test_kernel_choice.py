@@ -183,7 +183,11 @@ def test_im2col_fails_on_torchs_helper_guards_exactly_where_export_fails(case, v
     r = _verify("aten::im2col", ROOT / "contracts" / "aten" / "im2col.toml",
                 options=Options(jobs=1, cases=(case,), confirm_export=True))
     (result,) = r.cases
-    assert r.verdict.value == verdict, [(v.code, v.expr) for v in r.violations]
+    # the shipped contract accepts these guards ([[suppress]] of SC022 with its reason), so the verdict is a
+    # pass; the findings under it are what must match export
+    helper = [v for v in r.violations if v.code == "SC022"]
+    assert bool(helper) == (verdict == "fail"), [(v.code, v.expr) for v in r.violations]
+    assert all(v.suppressed for v in helper) and r.verdict.value == "pass", [(v.code, v.expr) for v in r.violations]
     assert result.export.ran and result.export.agrees is True, result.export
     # a z3 give-up on an output formula (SC005, the machine loaded) is not what this test is about; any other
     # finding than torch's helpers' guards is

@@ -78,9 +78,11 @@ def test_gate_json_names_files_relative_to_the_repository(tmp_path):
     assert res.returncode == 0
     doc = json.loads(out.read_text())
     assert all(not r["contract"].startswith("/") for r in doc["reports"])
-    files = [v["location"] for r in doc["reports"] for v in r["suppressed"]]
-    assert files and all(loc["file"] == "torch/_meta_registrations.py" and loc["base"] == "SITE_PACKAGES"
-                         for loc in files)
+    files = [v["location"] for r in doc["reports"] for v in r["suppressed"] if v["location"] is not None]
+    assert any(loc["file"] == "torch/_meta_registrations.py" for loc in files)
+    # torch's own files (the meta registrations, the decompositions im2col runs) are named relative to
+    # site-packages, never by this machine's absolute path
+    assert all(loc["file"].startswith("torch/") and loc["base"] == "SITE_PACKAGES" for loc in files)
 
 
 def test_a_run_that_stops_on_bad_input_still_writes_its_reports(tmp_path):

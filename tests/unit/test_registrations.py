@@ -87,7 +87,11 @@ def _gate(meta_source: str | None):
 
 
 def _summary(result) -> dict:
-    return {r.contract.op: (r.verdict, sorted((v.code, v.expr, v.suppressed) for v in r.report.violations),
+    """Each op's verdict, findings and stale suppressions. A finding only the other mode's kernel has is left
+    out: from a file, a mode whose kernel the file's registration does not reach (constant_pad_nd's C++
+    composite kernel under plain FakeTensorMode) is named in words, not run."""
+    return {r.contract.op: (r.verdict, sorted((v.code, v.expr, v.suppressed) for v in r.report.violations
+                                              if not v.suppressed.startswith("found only in plain FakeTensorMode")),
                             len(r.stale)) for r in result.runs}
 
 
@@ -99,8 +103,12 @@ def test_gate_on_the_installed_torchs_unmodified_file_agrees_with_the_installed_
     installed = _gate(None)
     from_file = _gate(mr.__file__)
     assert installed.runs and len(installed.runs) == len(from_file.runs)
-    assert all(r.kernel_note == "" for r in from_file.runs), [r.kernel_note for r in from_file.runs]
+    tree = ast.parse(Path(mr.__file__).read_text(encoding="utf-8"))
     for run in from_file.runs:  # the file's function for each op is the one the installed torch registered
+        if find_registration(tree, run.contract.op) is None:  # im2col: a decomposition, not in this file
+            assert "registers no meta kernel" in run.kernel_note and "installed torch" in run.kernel_note
+            continue
+        assert run.kernel_note == "", run.kernel_note
         name = run.report.kernel.rpartition(":")[2]
         assert installed_meta_name(run.contract.op) == name
     assert _summary(from_file) == _summary(installed)
@@ -138,8 +146,11 @@ def test_gate_on_torch_2_14_1s_file_takes_each_ops_default_overload():
     result = _gate(str(path))
     assert result.runs
     for run in result.runs:
-        reg = find_registration(tree, run.contract.op)
-        assert reg is not None and run.report.kernel.endswith(f":{reg.fdef.name}")
-        assert "quantized" not in reg.fdef.name
         # a 2.14.1 kernel may call an API torch 2.13 lacks: that is inconclusive, never a failure
         assert not run.stale and run.verdict.value in ("pass", "inconclusive"), _summary(result)
+        reg = find_registration(tree, run.contract.op)
+        if reg is None:  # im2col: a decomposition, not in the file; the installed torch's kernel is checked
+            assert "registers no meta kernel" in run.kernel_note
+            continue
+        assert run.report.kernel.endswith(f":{reg.fdef.name}")
+        assert "quantized" not in reg.fdef.name
