@@ -15,7 +15,7 @@ import inspect
 import logging
 import os
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -53,11 +53,26 @@ _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx
 _LAYOUT_HELPERS = (os.path.join(TORCH_DIR, "_prims_common") + os.sep, os.path.join(TORCH_DIR, "_prims") + os.sep)
 SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-DTYPES = {
-    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-    "bool": torch.bool, "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-    "uint8": torch.uint8,
-}
+
+
+class _Dtypes(Mapping):
+    """Every dtype of this torch by name (``DTYPES["float4_e2m1fn_x2"]``), aliases included: read from torch's
+    module, as ``contract.dtypes`` validates them."""
+
+    def __getitem__(self, name: str) -> torch.dtype:
+        value = getattr(torch, name, None) if isinstance(name, str) else None
+        if not isinstance(value, torch.dtype):
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(n for n in dir(torch) if isinstance(getattr(torch, n, None), torch.dtype))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+DTYPES: Mapping[str, torch.dtype] = _Dtypes()
 
 
 
@@ -158,8 +173,11 @@ class TraceEnv:
         constrain_range(s, min=lo, max=hi)
         return s
 
-    def tensor(self, shape: list[Any], dtype: str) -> torch.Tensor:
-        return torch.empty(shape, dtype=DTYPES[dtype])
+    def tensor(self, shape: list[Any], dtype: str, strides: list[Any] | None = None, offset: Any = 0) -> torch.Tensor:
+        """A fake input: contiguous, or with the given (symbolic) strides and storage offset."""
+        from .layout import strided_empty
+
+        return strided_empty(shape, DTYPES[dtype], strides, offset)
 
     def mark_baseline(self) -> None:
         """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""

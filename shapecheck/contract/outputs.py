@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import ContractError
 from ..logic import expr as E
+from . import dtypes
 from . import spec as S
 
 OUTPUT_KEYS = {"shape", "dtype", "layout", "strides", "layout_match", "sizes", "doc"}
@@ -39,9 +40,7 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
     try:
         for s in sizes:  # the shape and the strides may use the output's own sizes
             r.names[s.name] = "data-dependent output size"
-        shape = output_leaf(r, t["shape"], f"{key}.shape") if "shape" in t else None
-        if isinstance(shape, S.OutputSpec):
-            raise r.err(f"{key}.shape", "expected a shape or 'unspecified'")
+        shape = r.selectable(t["shape"], f"{key}.shape", lambda v, k: _shape_leaf(r, v, k)) if "shape" in t else None
         strides = r.selectable(t["strides"], f"{key}.strides", r.parse) if "strides" in t else None
     finally:
         for s in sizes:
@@ -60,6 +59,13 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
         if s.name not in used:
             raise r.err(f"{key}.sizes.{s.name}", f"the data-dependent size {s.name!r} is not used in the shape")
     return S.OutputSpec(shape, dtype, layout, strides, match, sizes)
+
+
+def _shape_leaf(r: Any, value: Any, key: str) -> Any:
+    shape = output_leaf(r, value, key)
+    if isinstance(shape, S.OutputSpec):
+        raise r.err(key, "expected a shape or 'unspecified'")
+    return shape
 
 
 def _nodes(value: Any) -> list[E.Node]:
@@ -81,8 +87,10 @@ def _sizes(r: Any, table: Any, key: str) -> tuple[S.DynamicSize, ...]:
 
 def _dtype_leaf(r: Any, value: Any, key: str) -> Any:
     r.want(value, key, str)
-    if value in S.OUTPUT_DTYPES and value not in r.names:
+    if value not in r.names and dtypes.known(value):
         return value
+    if value.strip().isidentifier() and value.strip() not in r.names:
+        raise r.err(key, dtypes.unknown_message(value))
     return r.parse(value, key)  # a choice name or an expression over choices: bound per case
 
 
@@ -122,20 +130,24 @@ class BoundOutput:
     sizes: tuple[tuple[str, E.Node, E.Node], ...] = ()  # (name, min, max), bound
 
 
-def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE]) -> BoundOutput:
-    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds."""
+def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE],
+                layouts: dict[str, Any] | None = None) -> BoundOutput:
+    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds; ``layouts``: each present tensor
+    argument's ``contract.layouts.BoundLayout`` (None: contiguous), for ``like ARG``."""
     if spec.absent:
         return BoundOutput(absent=True)
     file = b.c.file
-    shape = None
-    if spec.shape is not None:
-        shape = b.scalar(b.pick(spec.shape, f"{key}.shape"), f"{key}.shape", shapes)
+    shape = b.pick(spec.shape, f"{key}.shape") if spec.shape is not None else None
+    if shape is not None:
+        shape = b.scalar(shape, f"{key}.shape", shapes)
     dtype = None
     if spec.dtype is not None:
         node = b.pick(spec.dtype, f"{key}.dtype")
         dtype = node if isinstance(node, str) else b.scalar(node, f"{key}.dtype")
         dtype = dtype.value if isinstance(dtype, E.Const) else dtype
-        if dtype not in S.OUTPUT_DTYPES:
+        if isinstance(dtype, str) and not dtypes.known(dtype):
+            raise ContractError(f"{file}: [{key}.dtype]", f"{dtypes.unknown_message(dtype, False)} (case {b.case})")
+        if not isinstance(dtype, str):
             shown = E.to_text(dtype) if isinstance(dtype, E.Node) else repr(dtype)
             raise ContractError(f"{file}: [{key}.dtype]", f"expected a dtype fixed by the choices, found {shown} "
                                                          f"(case {b.case})")
@@ -146,12 +158,12 @@ def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE
         if not isinstance(shape, E.TupleE):
             raise ContractError(f"{file}: [{key}.shape]", "a layout needs a tensor shape")
         floor = {d.name: d.min for d in b.c.dims} | {n: -1 for n, _, _ in sizes}
-        strides, layout = _strides(b, spec, key, shape, shapes, floor)
+        strides, layout = _strides(b, spec, key, shape, shapes, floor, layouts or {})
     return BoundOutput(False, shape, dtype, strides, layout, spec.strides_match, sizes)
 
 
 def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict[str, E.TupleE],
-             floor: dict[str, int]) -> tuple[tuple[E.Node, ...], str]:
+             floor: dict[str, int], layouts: dict[str, Any]) -> tuple[tuple[E.Node, ...], str]:
     file, rank = b.c.file, len(shape.items)
     if spec.strides is not None:
         node = b.scalar(b.pick(spec.strides, f"{key}.strides"), f"{key}.strides", shapes)
@@ -163,11 +175,17 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
     if layout == "contiguous":
         order, text = tuple(range(rank)), "contiguous"
     elif isinstance(layout, tuple) and layout[:1] == ("like",):
-        # traced inputs are contiguous, so an output like an input of its rank has the identity dim order
+        # the input's dim order (its layout's; identity for a contiguous input), on the output's own shape
         if layout[1] not in shapes or len(shapes[layout[1]].items) != rank:
             raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs a present tensor argument "
                                                           f"of rank {rank} (case {b.case})")
-        order, text = tuple(range(rank)), f"like {layout[1]}"
+        given = layouts.get(layout[1])
+        if given is not None and given.order is None:
+            raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs {layout[1]}'s dim order, but "
+                                                          f"it gives explicit {given.text}: state the output's "
+                                                          f"strides (case {b.case})")
+        order = tuple(range(rank)) if given is None else given.order
+        text = f"like {layout[1]}" + ("" if given is None else f" ({given.text.split(',')[0]})")
     else:
         order, text = layout, f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in layout)))}"
         if len(order) != rank:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..contract import dtypes
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
 from ..findings import Violation
@@ -104,7 +105,7 @@ class _Check:
             return [self.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
                                  self.least())]
         out: list[Violation] = []
-        if spec.dtype is not None and got.dtype is not None and got.dtype != spec.dtype:
+        if spec.dtype is not None and got.dtype is not None and got.dtype != dtypes.canonical(spec.dtype):
             out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
                                     f"{path_name(self.path)} in case {self.case.id}", self.least()))

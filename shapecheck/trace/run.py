@@ -198,7 +198,12 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             C.assume(a, syms)
 
         def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
-            return env.tensor([C.sym_value(i, syms) for i in a.shape.items], a.dtype)
+            sizes = [C.sym_value(i, syms) for i in a.shape.items]
+            if a.layout is None:
+                return env.tensor(sizes, a.dtype)
+            # the layout's strides and offset, symbolic in the dims: what the kernel reads is a function of them
+            return env.tensor(sizes, a.dtype, C.sym_value(E.TupleE(a.layout.strides), syms),
+                              C.sym_value(a.layout.offset, syms))
 
         # the inputs are made before the baseline: what torch records about a composite size is ours
         args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))

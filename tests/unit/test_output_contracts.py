@@ -197,7 +197,7 @@ def test_a_data_dependent_size_the_contract_does_not_name_is_inconclusive(filter
     ('{ shape = "(B, H, L, E)", layout = "(0, 1, 1, 3)" }', "layout", "a dim order"),
     ('{ shape = "(B, H, L, E)", layout = "like dtype" }', "layout", "'like' needs a tensor argument"),
     ('{ shape = "(B, H, L, E)", layout = "contiguous", strides = "(1, 1, 1, 1)" }', "outputs[0]", "not both"),
-    ('{ shape = "(B, H, L, E)", dtype = "float99" }', "dtype", "unknown name"),
+    ('{ shape = "(B, H, L, E)", dtype = "float99" }', "dtype", "unknown dtype 'float99': did you mean"),
     ('{ shape = "(B, H, L, E)", dtype = "L" }', "dtype", "expected a dtype fixed by the choices"),
     ('{ shape = "(B, H, L, E)", layout_match = "loose" }', "layout_match", "expected one of exact, dense"),
     ('{ shape = "(B, H, L, E)", sizes = { n = { min = "0", max = "L" } } }', "sizes.n", "not used in the shape"),
