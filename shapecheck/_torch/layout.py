@@ -20,10 +20,17 @@ def strided_empty(shape: list[Any], dtype: torch.dtype, strides: list[Any] | Non
         strides = contiguous_strides(shape)
     if _is_zero(offset):
         return torch.empty_strided(shape, strides, dtype=dtype, device=device)
+    return torch.empty((storage_extent(shape, strides, offset),), dtype=dtype, device=device).as_strided(
+        shape, strides, offset)
+
+
+def storage_extent(shape: list[Any], strides: list[Any], offset: Any = 0) -> Any:
+    """Elements of a storage that holds a tensor of ``shape``, ``strides`` and storage ``offset``: offset + 1 +
+    sum((size - 1) * stride), each (size - 1) at least 0 (ints, or SymInts without a guard)."""
     extent = offset + 1
     for size, stride in zip(shape, strides):
         extent = extent + torch.sym_max(size - 1, 0) * stride
-    return torch.empty((extent,), dtype=dtype, device=device).as_strided(shape, strides, offset)
+    return extent
 
 
 def contiguous_strides(shape: list[Any]) -> list[Any]:

@@ -4,8 +4,9 @@ through ``output_leaf``; ``contract.model.bind_case`` binds it per case through 
 
 The table, in TOML: ``{ shape = "(B, L, H, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }``;
 ``layout`` is ``contiguous``, ``like ARG``, a dim order, or (instead) ``strides = "(...)"``;
-``layout_match`` is ``exact`` (every stride, the default) or ``dense`` (torch's ``is_contiguous`` rule:
-a size-1 dim's stride is free, and nothing is checked while the tensor is empty);
+``layout_match`` is ``significant`` (the default: as Inductor's ``assert_size_stride`` compares, a size-1 dim's
+stride is free and nothing is checked while the tensor is empty; ``dense`` is its older name) or ``exact``
+(every stride);
 ``sizes = { n = { min = "0", max = "N" } }`` names data-dependent sizes the shape uses.
 """
 
@@ -51,7 +52,7 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
         raise r.err(key, "give 'layout' or 'strides', not both")
     if (layout is not None or strides is not None) and shape is None:
         raise r.err(key, "a layout needs the output's shape")
-    match = r.want(t.get("layout_match", "exact"), f"{key}.layout_match", str)
+    match = r.want(t.get("layout_match", "significant"), f"{key}.layout_match", str)
     if match not in S.STRIDE_MATCHES:
         raise r.err(f"{key}.layout_match", f"expected one of {', '.join(S.STRIDE_MATCHES)}, found {match!r}")
     used = set().union(*(E.free_names(n) for n in _nodes(shape))) if shape is not None else set()
@@ -126,7 +127,7 @@ class BoundOutput:
     dtype: str | None = None
     strides: tuple[E.Node, ...] | None = None  # the strides the layout implies
     layout: str = ""  # the layout as written, for messages
-    match: str = "exact"
+    match: str = "significant"
     sizes: tuple[tuple[str, E.Node, E.Node], ...] = ()  # (name, min, max), bound
 
 

@@ -121,7 +121,10 @@ def short(value: Any) -> str:
 
 # what an output entry of a path may state besides its shape (``contract.outputs`` reads it)
 ABSENT = "none"  # the runtime returns None for this output
-STRIDE_MATCHES = ("exact", "dense")
+STRIDE_MATCHES = ("significant", "exact", "dense")
+"""How an output's strides are compared: ``significant`` (the default) as Inductor's ``assert_size_stride`` and
+torch's ``check_significant_strides`` do (a size-1 dim's stride is free, an empty tensor matches); ``exact``
+every stride; ``dense``, the older name of ``significant`` (it is ``is_contiguous``'s rule too)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,6 @@ class OutputSpec:
     dtype: Any = None  # str | Node | Select; None: not stated
     layout: Any = None  # "contiguous" | ("like", arg) | E.TupleE (a dim order) | None: not stated
     strides: Any = None  # Node | Select (explicit strides over dims)
-    strides_match: str = "exact"  # exact: every stride; dense: torch's is_contiguous rule (size-1 dims free)
+    strides_match: str = "significant"  # STRIDE_MATCHES
     sizes: tuple[DynamicSize, ...] = ()
     absent: bool = False  # the runtime returns None

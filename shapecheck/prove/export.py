@@ -24,6 +24,7 @@ from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
+from ..trace.arguments import layout_at
 from ..trace.run import call_args
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
@@ -33,13 +34,19 @@ class _ExampleTooLarge(Exception):
     pass
 
 
-def _example_tensor(name: str, shape: list[int], dtype: Any) -> Any:
-    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements."""
+def _example_tensor(name: str, shape: list[int], dtype: Any, strides: Any = None, offset: int = 0) -> Any:
+    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements, in
+    the contract's layout (``strides`` and storage ``offset``; None: contiguous)."""
     import torch
 
     if math.prod(shape) > EXAMPLE_ELEMENTS:
         raise _ExampleTooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
                         f"over {EXAMPLE_ELEMENTS})")
+    if strides is not None or offset:
+        from .._torch.layout import contiguous_strides, storage_extent
+
+        strides = strides if strides is not None else contiguous_strides(shape)
+        return _example_tensor(name, [storage_extent(shape, strides, offset)], dtype).as_strided(shape, strides, offset)
     return torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
 
 
@@ -189,7 +196,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
-        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype])
+        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype], *layout_at(a, sizes))
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
         tensors.append(t)
         dyn_specs.append(spec)

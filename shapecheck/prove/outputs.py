@@ -202,7 +202,7 @@ class _Check:
         sizes = shape.items
         same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
         pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
-        if spec.match == "dense":
+        if spec.match != "exact":  # significant (or its older name, dense): as assert_size_stride compares
             pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
             claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
         else:
@@ -225,10 +225,24 @@ class _Check:
             self.solver.small_model(premises + [E.negate(claim)]) or d.point
         point = restrict(model, self.dims + names)
         at = {k: v for k, v in model.items()}
-        return self.finding("SC018", text, f"{where} has strides {E.evaluate(E.TupleE(have), at)} but the "
-                            f"runtime's {spec.layout} ({spec.match} comparison) gives "
-                            f"{E.evaluate(E.TupleE(want), at)} for shape {E.evaluate(shape, at)} on path "
-                            f"{path_name(self.path)}", point, tuple(sorted(set().union(*map(E.free_names, have + want)))))
+        got_at, want_at, shape_at = (E.evaluate(E.TupleE(x), at) for x in (have, want, sizes))
+        v = self.finding("SC018", text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
+                         f"comparison) gives {want_at} for shape {shape_at} on path {path_name(self.path)}", point,
+                         tuple(sorted(set().union(*map(E.free_names, have + want)))))
+        return replace(v, fix=_layout_fix(got_at, want_at, shape_at))
+
+
+def _layout_fix(got: tuple, want: tuple, shape: tuple) -> str:
+    """SC018's fix where the strides differ only at dims of size 1 (or the output is empty): no memory order
+    is wrong there, only a stride torch's own checks never read; "" otherwise (the rule's fix)."""
+    differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    if not differ or (0 not in shape and any(shape[i] > 1 for i in differ)):
+        return ""
+    dims = ", ".join(str(i) for i in differ)
+    why = "the output is empty" if 0 in shape else f"dim {dims} {'has' if len(differ) == 1 else 'have'} size 1"
+    return (f"the strides differ only where {why}, which torch's own stride checks ignore (Inductor's "
+            "assert_size_stride, torch._prims_common.check_significant_strides): no memory order is wrong; compare "
+            "with layout_match = \"significant\" (the default) unless a consumer reads every stride")
 
 
 def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:

@@ -24,6 +24,7 @@ from ..contract.model import BoundCase
 from ..findings import SourceLoc, Violation
 from ..kernel.sources import Kernel
 from ..logic import expr as E
+from ..trace.arguments import layout_at
 from ..trace.run import call_args, concrete_size
 
 REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
@@ -41,7 +42,7 @@ class Run:
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
     def make_args(empty):
-        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
+        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype, *layout_at(a, point)),
                          lambda a: concrete_size(a, point))
 
     result, error, steps, origin = static_run(kernel.fn, make_args, set(kernel.files))
@@ -80,6 +81,7 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
     import torch
 
     from .._torch import core as C
+    from .._torch.layout import strided_empty
 
     own = {os.path.abspath(f) for f in files}
     logic = _shape_logic()
@@ -124,7 +126,8 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
     result, error = None, None
     previous = sys.gettrace()
     with C.static_fake_mode():
-        args, kwargs = make_args(lambda shape, dtype: torch.empty(tuple(shape), dtype=C.DTYPES[dtype]))
+        args, kwargs = make_args(lambda shape, dtype, strides=None, offset=0:
+                                 strided_empty(list(shape), C.DTYPES[dtype], strides, offset))
         sys.settrace(global_)
         try:
             with Origins():
