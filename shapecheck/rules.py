@@ -112,6 +112,10 @@ RULES: dict[str, Rule] = _rules(
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
+    Rule("SC022", "runtime-output-layout",
+         "an output's strides or dtype at run time differ from what the contract's output table states", E, "ref",
+         "state the runtime's layout (e.g. like ARG where it follows an input's memory format) or dtype in the "
+         "output table, or fix the runtime where the contract states the intended one"),
     Rule("SC030", "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "
