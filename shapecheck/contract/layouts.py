@@ -11,9 +11,10 @@
   of the tensor before it is expanded (size 1 at those dims);
 - ``storage_offset``: the tensor starts this many elements into its storage (an expression over dims).
 
-Each may be a list of ``{when, value}`` alternatives. Strides follow ``torch.empty``'s rule (each the product
-of the sizes inside it, each size taken as at least 1: ``outputs.dense_strides``), so a traced input has
-exactly the strides ``torch.empty(..., memory_format=...)`` gives it, symbolic in the dims.
+Each may be a list of ``{when, value}`` alternatives. Strides follow torch's rules (``outputs.dense_strides``:
+each the product of the sizes inside it, each size taken as at least 1 for ``contiguous`` and a dim order, as
+``empty`` and ``empty_permuted`` do, and as it is for the channels_last formats, as
+``empty(..., memory_format=...)`` does), so a traced input has exactly torch's strides, symbolic in the dims.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class BoundLayout:
     offset: E.Node
     order: tuple[int, ...] | None  # the dim order (``like ARG`` of an output); None for explicit strides
     text: str  # as a report names it: "channels_last", "dim order (1, 0)", "strides (1, M), expand (0,)"
+    name: str = ""  # the layout alone, without expand and offset: "channels_last", "dim order (1, 0)"
 
 
 def parse_layout(text: str) -> str | tuple[int, ...] | None:
@@ -142,15 +144,17 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
             layout = parse_layout(b.values[layout.name].value)
         order, text = _order(layout, rank, f"{where}.layout]", b.case)
         base = tuple(E.Const(1) if i in dims else s for i, s in enumerate(shape.items))
-        strides = dense_strides(base, order, {d.name: d.min for d in b.c.dims})
+        strides = dense_strides(base, order, {d.name: d.min for d in b.c.dims}, at_least_one=layout not in NAMED
+                                or layout == "contiguous")
     strides = tuple(E.Const(0) if i in dims else s for i, s in enumerate(strides))
+    name = text
     if dims:
         text += f", expand {E.to_text(E.TupleE(tuple(E.Const(d) for d in dims)))}"
     if offset != E.Const(0):
         text += f", storage_offset {E.to_text(offset)}"
     if text == "contiguous":
         return None
-    return BoundLayout(tuple(strides), offset, order, text)
+    return BoundLayout(tuple(strides), offset, order, text, name)
 
 
 def _order(layout: Any, rank: int, where: str, case: str) -> tuple[tuple[int, ...], str]:

@@ -186,7 +186,9 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
                                                           f"it gives explicit {given.text}: state the output's "
                                                           f"strides (case {b.case})")
         order = tuple(range(rank)) if given is None else given.order
-        text = f"like {layout[1]}" + ("" if given is None else f" ({given.text.split(',')[0]})")
+        text = f"like {layout[1]}" + ("" if given is None else f" ({given.name})")
+        if given is not None and given.name.startswith("channels_last"):  # torch keeps its rule for sizes 0
+            return dense_strides(shape.items, order, floor, at_least_one=False), text
     else:
         order, text = layout, f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in layout)))}"
         if len(order) != rank:
@@ -195,15 +197,19 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
     return dense_strides(shape.items, order, floor), text
 
 
-def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int]) -> tuple[E.Node, ...]:
+def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int],
+                  at_least_one: bool = True) -> tuple[E.Node, ...]:
     """The strides torch gives a dense tensor whose dims, outermost first, are ``order``: each stride is the
-    product of the sizes of the dims inside it, each size at least 1 (``empty``'s rule, so a size-0 dim does
-    not zero the strides outside it). ``floor``: each name's least value (a name known to be >= 1 needs no
-    ``max(., 1)``)."""
+    product of the sizes of the dims inside it, each size at least 1 (``empty``'s and ``empty_permuted``'s
+    rule, so a size-0 dim does not zero the strides outside it). ``floor``: each name's least value (a name
+    known to be >= 1 needs no ``max(., 1)``). ``at_least_one=False``: the sizes as they are, the rule of
+    ``empty(..., memory_format=torch.channels_last)`` (``(2, 0, 3, 4)`` has strides ``(0, 1, 0, 0)``)."""
     factors: list[E.Node] = []
     for d in order:
         size = sizes[d]
-        if isinstance(size, E.Const):
+        if not at_least_one:
+            pass
+        elif isinstance(size, E.Const):
             size = E.Const(max(size.value, 1))
         elif not (isinstance(size, E.Var) and floor.get(size.name, -1) >= 1):
             size = E.Call("max", (size, E.Const(1)))

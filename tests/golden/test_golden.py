@@ -16,6 +16,8 @@ Each example lives in ``tests/golden/examples/``:
   the runtime's memory layout;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
+- SC022: a contract for ``aten::avg_pool2d`` on a channels_last input whose output table says contiguous
+  (``ref check --examples 2 --seed 0``: the eager kernel keeps the input's memory format);
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
   whose reference agrees with the math by construction, the example plants wrong values in the reference.
@@ -127,6 +129,8 @@ EXAMPLES = [
     Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
+    Example("SC022", ("ref", "check", "aten::avg_pool2d", "--contract", f"{EXAMPLES_DIR}/sc022_runtime_output_layout.toml",
+                      "--examples", "2", "--seed", "0", "--format", "json"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),
