@@ -232,6 +232,21 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
     torch._check(_eval_sym(cond, values))
 
 
+def assume_form(expr: Any, values: dict[str, Any]) -> None:
+    """Record a fact in torch's own form: ``expr`` is a guard torch raised, over symbols named after the dims
+    (``translate.with_dim_names``), re-instantiated on this trace's sizes. torch decides a later guard of the
+    same form from it (``TruncToInt(1.5*ToFloat(W)) == 1``), which the contract language's form of the same
+    fact (``3 * W // 2 == 1``) does not let it do."""
+    if not isinstance(expr, sympy.Basic) or not values:
+        return
+    env = next(iter(values.values())).node.shape_env
+    subs = {sympy.Symbol(n, integer=True): v.node.expr for n, v in values.items() if isinstance(v, torch.SymInt)}
+    form = expr.xreplace(subs)
+    if form.free_symbols - set(subs.values()):
+        return
+    torch._check(env.create_symboolnode(form))
+
+
 def static_fake_mode() -> FakeTensorMode:
     """A FakeTensorMode for static shapes. Shapes differ from call to call, so its dispatch cache is off."""
     mode = FakeTensorMode()

@@ -196,6 +196,8 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
             C.assume(a, syms)
+            if a in _TORCH_FORMS:
+                C.assume_form(_TORCH_FORMS[a], syms)
 
         def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
             sizes = [C.sym_value(i, syms) for i in a.shape.items]
@@ -263,6 +265,8 @@ def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
         except T.Unsupported:
             node = None
         fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own)
+        if getattr(expr, "is_Boolean", False) or getattr(expr, "is_Relational", False):
+            _remember(node, fb.expr)
         if all((f.raw, f.value, f.loc, f.own) != (fb.raw, fb.value, fb.loc, fb.own) for f in fallbacks):
             fallbacks.append(fb)
     return tuple(fallbacks)
@@ -320,6 +324,24 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else ""
 
 
+_TORCH_FORMS: dict[E.Node, Any] = {}
+"""Each translated guard (and its negation) -> torch's own expression of it over dim-named symbols: a trace that
+assumes the guard assumes it in torch's form too (``C.assume_form``), so torch decides the same guard again."""
+
+
+def _remember(node: E.Node | None, expr: Any) -> None:
+    if node is None or expr is None or node in _TORCH_FORMS:
+        return
+    if len(_TORCH_FORMS) > 4096:  # one process verifies many contracts: keep it bounded
+        _TORCH_FORMS.clear()
+    try:
+        import sympy
+
+        _TORCH_FORMS[node], _TORCH_FORMS[E.negate(node)] = expr, sympy.Not(expr)
+    except (TypeError, ValueError, AttributeError):  # not a condition sympy can negate: the node alone serves
+        _TORCH_FORMS.pop(node, None)
+
+
 def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
     cond = C.guard_condition(exc)
     frames = C.exception_frames(exc)
@@ -331,8 +353,11 @@ def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
         node = T.to_node(cond, names)
     except T.Unsupported:
         node = None
+    form = T.with_dim_names(cond, names)
+    if is_bool:
+        _remember(node, form)
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
-                   guard_expr=T.with_dim_names(cond, names))
+                   guard_expr=form)
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:
