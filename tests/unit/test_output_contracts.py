@@ -289,3 +289,22 @@ def test_a_stride_that_differs_only_at_a_size_1_dim_is_no_transpose(tmp_path, ma
     torch._C._dynamo.guards.assert_size_stride(t, (1, 4, 1), (4, 1, 1))
     with pytest.raises(AssertionError):
         torch._C._dynamo.guards.assert_size_stride(torch.empty_strided((1, 4, 2), (8, 1, 4)), (1, 4, 2), (8, 2, 1))
+
+
+def test_every_output_table_key_the_docs_name_takes_alternatives(tmp_path):
+    """docs/contracts.md: shape, dtype, layout and strides may each be a list of {when, value} alternatives
+    (shape was refused: 'expected a string, found an array')."""
+    text = ATTN.read_text().replace(
+        '{ shape = "(B, H, L, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }',
+        '{ shape = [{ when = "dtype == \'float64\'", value = "(B, H, L, E)" }, { value = "(B, H, L, E)" }], '
+        'dtype = [{ when = "dtype == \'float16\'", value = "float16" }, { value = "dtype" }], '
+        'layout = [{ when = "dtype == \'float64\'", value = "(0, 2, 1, 3)" }, { value = "(0, 2, 1, 3)" }] }').replace(
+        '{ shape = "(B, H, L)", dtype = "\'float64\' if dtype == \'float64\' else \'float32\'", layout = "contiguous" }',
+        '{ shape = "(B, H, L)", dtype = "\'float64\' if dtype == \'float64\' else \'float32\'", '
+        'strides = [{ when = "dtype == \'float16\'", value = "(H * L, L, 1)" }, { value = "(H * L, L, 1)" }] }')
+    assert text.count("when =") == ATTN.read_text().count("when =") + 4
+    (tmp_path / "alt.toml").write_text(text)
+    r = verify("fixed", contract=tmp_path / "alt.toml")
+    assert r.verdict == Verdict.PASS and {p.status for c in r.cases for p in c.paths} == {"proved"}
+    r = verify("contiguous_out", contract=tmp_path / "alt.toml")
+    assert codes(r) == {"SC018"}
