@@ -31,6 +31,8 @@ def variant(text: str, choice: str, n: int) -> str:
     (0, 3, 2, 1) (through a ``{when, value}`` alternative: a choice of layouts takes names only)."""
     names = ["contiguous", "channels_last", "permuted"][:n]
     text = re.sub(rf"^{choice} = \[.*\].*$", f"{choice} = {names!r}".replace("'", '"'), text, count=1, flags=re.M)
+    if n < 3:
+        return text
     alts = [f'{{ when = "{choice} == \'permuted\'", value = "(0, 3, 2, 1)" }}',
             f'{{ when = "{choice} == \'channels_last\'", value = "channels_last" }}', '{ value = "contiguous" }']
     return text.replace(f'layout = "{choice}"', f"layout = [{', '.join(alts)}]", 1)

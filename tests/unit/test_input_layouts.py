@@ -257,3 +257,29 @@ def test_like_follows_the_inputs_dim_order():
     c = _load(BASE.format(layout='layout = "(1, 0)"', outputs='{ shape = "(M, 2 * K)", layout = "like x" }'))
     spec = next(iter(c.cases())).paths[0].specs[0]
     assert [E.to_text(s) for s in spec.strides] == ["1", "M"] and spec.layout == "like x (dim order (1, 0))"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# fuzz op draws every example in its case's layout
+
+
+def test_fuzz_runs_the_eager_kernel_on_channels_last_inputs_and_finds_a_contiguous_fake(tmp_path):
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    contract = tmp_path / "pool.toml"
+    text = (KERNELS.parent.parent / "contracts" / "aten" / "avg_pool2d.toml").read_text()
+    contract.write_text(text.replace("ceil_mode = [false, true]", "ceil_mode = [false]"))
+    (tmp_path / "k.py").write_text(textwrap.dedent("""
+        def kernel(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
+                   divisor_override=None):
+            n, c, h, w = self.shape
+            k, s, p = kernel_size[0], (stride or kernel_size)[0], padding[0]
+            return self.new_empty((n, c, (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1))
+    """))
+    opts = FuzzOptions(examples=40, seed=3, verify_examples=False)
+    r = fuzz_op("aten::avg_pool2d", contract=str(contract), meta=f"{tmp_path / 'k.py'}:kernel", options=opts)
+    assert r.verdict == "fail"
+    (f,) = r.failures
+    assert f.code == "SC015" and "memory_format=channels_last" in f.case and "strides" in f.message
+    installed = fuzz_op("aten::avg_pool2d", contract=str(contract), options=opts)
+    assert installed.verdict == "pass", [x.message for x in installed.failures]
