@@ -209,6 +209,10 @@ class _Check:
             claim = E.conj(pairs)
         if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
             return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
+        significant = spec.match != "exact"
+        if all(_product(h, floor, sizes, significant) == _product(w, floor, spec.shape.items, significant) is not None
+               for h, w in zip(have, want)):
+            return None  # equal as products of the output's sizes: equal once the shape is (SC002 proves that)
         premises = self.premises + self.size_bounds()
         if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
             return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
@@ -245,14 +249,23 @@ def _layout_fix(got: tuple, want: tuple, shape: tuple) -> str:
             "with layout_match = \"significant\" (the default) unless a consumer reads every stride")
 
 
-def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
+def _product(node: E.Node, floor: dict[str, int], sizes: tuple = (), significant: bool = False) -> tuple | None:
     """A stride as (constant factor, sorted factors) when it is a product of integers, names and ``max(x, 1)``
     of names (``max(x, 1)`` is ``x`` for a name whose least value is at least 1); None for anything else. Two
-    strides with equal products are equal for every size (multiplication commutes)."""
+    strides with equal products are equal for every size (multiplication commutes).
+
+    With ``sizes`` (the output's shape on the side the stride comes from), a factor that is the i-th size, or
+    ``max`` of it and 1, is the factor ``#i`` (``max(#i, 1)`` under an exact comparison: under the significant
+    one, an empty output matches whatever its strides, and where no size is 0 the two are equal). A let such as
+    pooling's ``Ho`` (a ``min`` of floor divisions) is so one factor on both sides: the strides are equal once
+    the shapes are, which SC002 proves (or reports)."""
     const, factors, todo = 1, [], [node]
     while todo:
         n = todo.pop()
-        if isinstance(n, E.Arith) and n.op == "*":
+        size = _size_index(n, sizes, significant)
+        if size is not None:
+            factors.append(size)
+        elif isinstance(n, E.Arith) and n.op == "*":
             todo += [n.left, n.right]
         elif isinstance(n, E.Const) and type(n.value) is int:
             const *= n.value
@@ -266,6 +279,20 @@ def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
         else:
             return None
     return const, tuple(sorted(factors))
+
+
+def _size_index(node: E.Node, sizes: tuple, significant: bool) -> str | None:
+    """``#i`` when ``node`` is the i-th of ``sizes``; for ``max(x, 1)`` of it, ``#i`` under a significant
+    comparison and ``max(#i, 1)`` under an exact one; None otherwise (no sizes given: None)."""
+    if not sizes or isinstance(node, E.Const):
+        return None
+    if node in sizes:
+        return f"#{sizes.index(node)}"
+    if isinstance(node, E.Call) and node.fn == "max" and len(node.args) == 2 and E.Const(1) in node.args:
+        x = node.args[0] if node.args[1] == E.Const(1) else node.args[1]
+        if x in sizes:
+            return f"#{sizes.index(x)}" if significant else f"max(#{sizes.index(x)}, 1)"
+    return None
 
 
 def _drop_max(node: E.Node, floor: dict[str, int]) -> E.Node:

@@ -308,3 +308,23 @@ def test_every_output_table_key_the_docs_name_takes_alternatives(tmp_path):
     assert r.verdict == Verdict.PASS and {p.status for c in r.cases for p in c.paths} == {"proved"}
     r = verify("contiguous_out", contract=tmp_path / "alt.toml")
     assert codes(r) == {"SC018"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# strides that are the same products of the output's sizes are equal without z3, whatever the sizes' form
+
+
+def test_strides_as_products_of_the_outputs_sizes_compare_factor_by_factor():
+    from shapecheck.logic import expr as E
+    from shapecheck.prove.outputs import _product
+
+    ho = "min((H + 1) // 2 + 1, (H + 2) // 2)"  # a let such as pooling's Ho, the same on both sides
+    sizes = tuple(E.parse(x) for x in ("N", "C", ho, "W // 2"))
+    torch_cl = E.parse(f"C * max(1, {ho}) * max(1, W // 2)")  # torch's channels_last stride 0 (max: sizes 0)
+    contract_cl = E.parse(f"{ho} * (W // 2) * C")
+    assert _product(torch_cl, {}) is None  # not a product of names: z3 would be asked
+    assert _product(torch_cl, {}, sizes, True) == _product(contract_cl, {}, sizes, True) == (1, ("#1", "#2", "#3"))
+    # exact comparison: max(size, 1) differs from the size where it is 0, so the shortcut does not apply
+    assert _product(torch_cl, {}, sizes, False) != _product(contract_cl, {}, sizes, False)
+    # a different product stays different (a channels_last stride 1 against a contiguous one)
+    assert _product(E.Const(1), {}, sizes, True) != _product(E.parse(f"{ho} * (W // 2)"), {}, sizes, True)
