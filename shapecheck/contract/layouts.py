@@ -125,7 +125,7 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
     offset = E.Const(0)
     if spec.offset is not None:
         offset = b.scalar(b.pick(spec.offset, f"{key}.storage_offset"), f"{key}.storage_offset", shapes)
-        if E.kind_of(offset) != "int" or (isinstance(offset, E.Const) and offset.value < 0):
+        if E.kind_of(offset) != "int" or (isinstance(offset, E.Const) and isinstance(offset.value, int) and offset.value < 0):
             raise ContractError(f"{where}.storage_offset]", f"expected a non-negative integer expression, found "
                                                             f"{E.to_text(offset)} (case {b.case})")
     if spec.strides is not None:
@@ -134,14 +134,14 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
             raise ContractError(f"{where}.strides]", f"expected {rank} strides, one per dim of {E.to_text(shape)}, "
                                                      f"found {E.to_text(node)} (case {b.case})")
         for s in node.items:
-            if E.kind_of(s) != "int" or (isinstance(s, E.Const) and s.value < 0):
+            if E.kind_of(s) != "int" or (isinstance(s, E.Const) and isinstance(s.value, int) and s.value < 0):
                 raise ContractError(f"{where}.strides]", f"a stride must be a non-negative integer, found "
                                                          f"{E.to_text(s)} in {E.to_text(node)} (case {b.case})")
         strides, order, text = node.items, None, f"strides {E.to_text(node)}"
     else:
         layout = b.pick(spec.layout, f"{key}.layout") if spec.layout is not None else "contiguous"
         if isinstance(layout, E.Var):
-            layout = parse_layout(b.values[layout.name].value)
+            layout = parse_layout(b.value_of(layout.name))
         order, text = _order(layout, rank, f"{where}.layout]", b.case)
         base = tuple(E.Const(1) if i in dims else s for i, s in enumerate(shape.items))
         strides = dense_strides(base, order, {d.name: d.min for d in b.c.dims}, at_least_one=layout not in NAMED
@@ -162,7 +162,9 @@ def _order(layout: Any, rank: int, where: str, case: str) -> tuple[tuple[int, ..
     if layout == "contiguous":
         return tuple(range(rank)), "contiguous"
     if isinstance(layout, str):
-        need, order = NAMED[layout]
+        named = NAMED[layout]
+        assert named is not None  # contiguous is answered above
+        need, order = named
         if rank != need:
             raise ContractError(where, f"{layout} needs a tensor of rank {need}, the shape has rank {rank} "
                                        f"(case {case})")
