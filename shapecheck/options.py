@@ -108,6 +108,12 @@ DECLARED: tuple[Option, ...] = (
     Option("confirm_export", "--confirm-export", ("verify",), True, False, is_flag=True,
            help="Also run torch.export(strict=True) on failing cases and a sample of passing ones, with the "
                 "contract's dynamic dims as Dims, and report agreement."),
+    Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
+           help="Where torch.export and plain FakeTensorMode run different kernels (both are checked), fail on "
+                "either's findings; by default the kernel torch.export runs decides."),
+    Option("both_modes", "--both-modes", ("fuzz",), True, False, is_flag=True,
+           help="Where torch.export and plain FakeTensorMode run different kernels (both are run), fail on "
+                "either's failures; by default the kernel torch.export runs decides."),
     # how fast, from where (never the result)
     Option("jobs", "--jobs", ("verify", "gate", "audit"), False, 0, config="jobs", short="-j",
            type=_int_range(0, 64), show_default=True,
@@ -165,7 +171,7 @@ DECLARED: tuple[Option, ...] = (
            help="Run verify first and retry its counterexamples as explicit examples."),
     Option("from_verify", "--from-verify", ("fuzz",), True, type=_path(dir_okay=False), metavar="FILE",
            help="Take the explicit examples from a saved 'verify op --format json' report instead."),
-    Option("device", "--device", ("fuzz", "ref"), True, "cpu", type=_choice("cpu", "cuda"), show_default=True,
+    Option("device", "--device", ("fuzz", "ref", "audit"), True, "cpu", type=_choice("cpu", "cuda"), show_default=True,
            help="Where the op's eager kernel runs when it is the runtime reference (cuda: a GPU; exit 2 where there "
                 "is none). metal_ref runs on cpu only."),
     # audit and contract draft
@@ -174,6 +180,16 @@ DECLARED: tuple[Option, ...] = (
     Option("draft_dir", "--draft", ("audit",), False, metavar="DIR",
            help="Also write a draft contract per audited op under DIR/<ns>/<name>.<overload>.toml (dims, arguments, "
                 "inferred requires, a path per trace)."),
+    Option("differential", "--eager/--no-eager", ("audit",), True, True, show_default=True,
+           help="Compare the fake with the eager kernel on the same inputs at drawn sizes (--no-eager: the guards "
+                "only)."),
+    Option("variants", "--variants", ("audit",), True, 6, config="variants", type=_int_range(0, 64), show_default=True,
+           help="Argument combinations per op beyond its first inputs (flags on together with a probability "
+                "above 0, the first tensor a rank up, bools flipped, optionals present and absent, other small "
+                "ints), each traced and compared."),
+    Option("samples", "--samples", ("audit",), True, config="samples", metavar="MODULE:FUNCTION",
+           help="The project's sample calls: FUNCTION(op) returns a list of (args, kwargs) (usually set in "
+                "[tool.shapecheck.audit])."),
     Option("out", "--out", ("contract draft",), False, type=_path(dir_okay=False),
            help="Write the draft to this file (default: print it)."),
     Option("ranks", "--rank", ("contract draft",), True, (), type="ARG=N", multiple=True, metavar="ARG=N",
@@ -263,6 +279,8 @@ class VerifyOptions:
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = internal(True, 2)  # passing cases to confirm
     jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
+    # where torch.export and plain FakeTensorMode run different kernels, both verdicts count (else export's)
+    both_modes: bool = False
     # the case limit the contract was loaded under (``limits.max_cases()``; None: not said). verify does not read
     # it; it is here for the cache key, so that a run that would refuse the contract is not answered from the cache
     max_cases: int | None = None

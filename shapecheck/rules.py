@@ -112,7 +112,13 @@ RULES: dict[str, Rule] = _rules(
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
-    Rule("SC022", "runtime-output-layout",
+    Rule("SC022", "guard-in-torch-helper",
+         "a guard that torch's own helper (reached from a kernel line) installs when torch.export traces the op "
+         "does not hold on the whole range of the contract's dims: export rejects the Dim range", E, "verify",
+         "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
+         "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
+         "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
+    Rule("SC023", "runtime-output-layout",
          "an output's strides or dtype at run time differ from what the contract's output table states", E, "ref",
          "state the runtime's layout (e.g. like ARG where it follows an input's memory format) or dtype in the "
          "output table, or fix the runtime where the contract states the intended one"),
@@ -138,6 +144,25 @@ RULES: dict[str, Rule] = _rules(
     Rule("SC037", "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
          "accepts both sides", E, "audit", "return a shape that does not depend on the relation, or make the "
          "relation a precondition (torch._check) if the op demands it"),
+    Rule("SC038", "audit-eager-shape",
+         "the fake's outputs differ from the eager kernel's on the same inputs: their number, a tensor or None, a "
+         "shape, a non-tensor value", E, "audit",
+         "return what the eager kernel returns on the device (the same number of outputs, each of its shape); "
+         "where the kernels of two devices differ, the fake must follow the one it stands for, or both must agree"),
+    Rule("SC039", "audit-eager-dtype", "an output of the fake has another dtype or device than the eager kernel's",
+         E, "audit", "give each output the eager kernel's dtype (e.g. int32 where it returns int32, not the "
+         "input's options) and the input's device, never a fixed one"),
+    Rule("SC040", "audit-eager-strides", "an output of the fake has other strides than the eager kernel's "
+         "(dims of size > 1)", E, "audit", "allocate the output in the eager kernel's memory order"),
+    Rule("SC041", "audit-fake-accepts", "the fake returns where the eager kernel raises (or crashes) on the same "
+         "inputs: export and compile accept a program the device refuses", E, "audit",
+         "raise where the eager kernel does: torch._check the eager kernel's condition in the fake"),
+    Rule("SC042", "audit-fake-rejects", "the fake raises where the eager kernel returns: export cannot trace a "
+         "valid call", E, "audit", "make the fake accept every input the kernel accepts (a parameter it lacks, "
+         "a tensor made on a fixed device)"),
+    Rule("SC043", "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
+         "kernel returns at a drawn point", E, "audit",
+         "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
 del E, INC, N
 

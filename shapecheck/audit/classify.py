@@ -18,6 +18,9 @@ from ..logic import expr as E
 
 #: finding class -> rule code, in the order the report ranks them (most likely to break torch.export first)
 CLASSES: dict[str, str] = {
+    "eager-shape": "SC038",
+    "fake-rejects": "SC042",
+    "eager-formula": "SC043",
     "constant-comparison": "SC030",
     "specialization": "SC032",
     "modulo": "SC033",
@@ -25,8 +28,14 @@ CLASSES: dict[str, str] = {
     "kernel-error": "SC036",
     "data-dependent": "SC034",
     "undischargeable": "SC035",
+    "eager-dtype": "SC039",
+    "eager-strides": "SC040",
+    "fake-accepts": "SC041",
     "zero-one": "SC031",
 }
+#: the classes a comparison with the eager kernel finds (the others come from the symbolic exploration)
+DIFFERENTIAL = frozenset({"eager-shape", "eager-dtype", "eager-strides", "fake-accepts", "fake-rejects",
+                          "eager-formula"})
 RANK = {name: i for i, name in enumerate(CLASSES)}
 RELATION = "relation"
 

@@ -9,8 +9,10 @@ import click
 
 from .options import check_outputs, import_option, option, options
 
-AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
---import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
+AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
+bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
+usage), 3 inconclusive (an op without inputs, not run or explored only in part, that neither the baseline nor
+[tool.shapecheck.audit.untraced] lists), 4 internal error."""
 
 
 @click.command("audit", epilog=AUDIT_HELP)
@@ -20,14 +22,19 @@ AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a
         "of the installed ones (the file is never run).")
 @options("audit", "fmt", "outputs", "baseline")
 @option("audit", "shard", help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
-@options("audit", "max_traces", "draft_dir", "quiet", "cache", "jobs")
-def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
+@options("audit", "max_traces", "draft_dir")
+@option("audit", "device", help="The eager kernel's device for the comparison with the fake; without the device "
+        "here the run is inconclusive (exit 3), never a pass.")
+@options("audit", "differential", "variants", "samples", "quiet", "cache", "jobs")
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
+          variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
     from pathlib import Path
 
-    from ..audit.run import AuditOptions, run_audit
+    from ..audit.run import AuditOptions, device_missing, run_audit
     from ..ci.baseline import apply_audit, load_audit
+    from ..config import audit_untraced
     from ..errors import UserError
     from ..kernel.sources import MetaSource
     from ..render.audit import render
@@ -40,11 +47,17 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         parsed.append((out_fmt, file))
     check_outputs(tuple(parsed))
     known = load_audit(baseline) if baseline else None  # bad input before any work
+    untraced = audit_untraced()
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
-    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard,
-                    AuditOptions(max_traces=max_traces, cache=cache))
+    options = AuditOptions(max_traces=max_traces, cache=cache, device=device, differential=differential,
+                           variants=variants, samples=samples)
+    missing = device_missing(device) if differential else None
+    if missing is not None:  # no such device here: nothing is compared, so nothing passes
+        click.echo(f"audit: INCONCLUSIVE: --device {device}: {missing}; nothing was compared", err=True)
+        sys.exit(3)
+    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard, options, untraced)
     hits = sum(bool(r.get("cached")) for r in run.records)
     if hits:
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "

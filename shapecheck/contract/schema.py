@@ -24,11 +24,13 @@ KIND_TYPES = {
     "float": {"float", "Scalar"},
     "floats": {"float[]"},
     "bool": {"bool", "Scalar"},
+    "bools": {"bool[]"},
     "str": {"str"},
     "dtype": {"ScalarType"},
 }
 _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tensors", "int": "int", "SymInt": "int",
-                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "float[]": "floats", "bool": "bool", "str": "str",
+                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "float[]": "floats", "bool": "bool",
+                  "bool[]": "bools", "str": "str",
                   "ScalarType": "dtype", "Scalar": "int, float or bool"}
 
 

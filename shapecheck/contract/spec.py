@@ -13,7 +13,7 @@ from ..logic import expr as E
 INT32_MAX = 2**31 - 1
 SCHEMA = 1
 OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
-ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "floats", "bool", "str", "dtype", "none")
+ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "floats", "bool", "bools", "str", "dtype", "none")
 UNSPECIFIED = "unspecified"
 
 

@@ -64,11 +64,13 @@ def test_the_run_options_fields_are_all_classified():
     """verify's and the gate's options: each field is a declared option or says whether it changes a result."""
     assert result_options(VerifyOptions()) == {"max_traces": 64, "timeout_ms": 10_000, "eras": [], "cases": [],
                                                "full": False, "explore": False, "confirm_export": False,
-                                               "export_sample": 2, "max_cases": None}
+                                               "both_modes": False, "export_sample": 2, "max_cases": None}
     result_options(GateOptions())  # raises for an unclassified field
     from shapecheck.audit.run import AuditOptions
 
-    assert result_options(AuditOptions(cache=False)) == {"max_traces": 12, "seconds_per_op": None, "timeout_ms": 2000}
+    assert result_options(AuditOptions(cache=False)) == {"max_traces": 12, "seconds_per_op": None, "timeout_ms": 2000,
+                                                         "device": "cpu", "differential": True, "variants": 6,
+                                                         "samples": None}
     gate = GateOptions(explore=True, max_traces=9, timeout_ms=500, jobs=3)
     assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3,
                                                   max_cases=DEFAULT_MAX_CASES)
