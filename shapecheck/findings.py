@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .codec import TRANSIENT
-from .rules import FAILING, RULES, Rule
+from .rules import FAILING, INCONCLUSIVE, INTERNAL, RULES, Rule
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,11 @@ class Verdict(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
     INCONCLUSIVE = "inconclusive"
+    ERROR = "error"  # shapecheck failed (a bug) in some case: every other case's result still stands
 
     @property
     def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1, "inconclusive": 3}[self.value]
+        return {"pass": 0, "fail": 1, "inconclusive": 3, "error": 4}[self.value]
 
 
 #: fields of a Violation that are in-process only (expression nodes): never in JSON
@@ -56,6 +57,7 @@ class Violation:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
+    traceback: str = ""  # SC023 (an internal error): the Python traceback, for the bug report
     # the way of running the op whose kernel this is a finding of, where torch.export's and plain
     # FakeTensorMode's kernels differ: "fake" for plain FakeTensorMode's (``kernel.sources.Kernel.mode``)
     mode: str = ""
@@ -94,15 +96,21 @@ class Violation:
         d["location"] = None if self.location is None else self.location.to_json()
         if not self.suppressed:
             d.pop("suppressed")
+        if not self.traceback:
+            d.pop("traceback")
         if not self.mode:
             d.pop("mode")
         return d
 
 
 def verdict_of(violations: list[Violation]) -> Verdict:
+    """ERROR (exit 4) when shapecheck failed in some case, else FAIL on a failing finding, else INCONCLUSIVE on
+    an inconclusive one (z3 gave up, the time budget ran out), else PASS."""
     codes = {v.code for v in violations if not v.suppressed}
+    if codes & INTERNAL:
+        return Verdict.ERROR
     if codes & FAILING:
         return Verdict.FAIL
-    if "SC005" in codes:
+    if codes & INCONCLUSIVE:
         return Verdict.INCONCLUSIVE
     return Verdict.PASS

@@ -18,10 +18,11 @@ class Severity(enum.StrEnum):
     ERROR = "error"  # a violation: the run fails (exit 1) unless the finding is suppressed
     INCONCLUSIVE = "inconclusive"  # nothing proved: the run is inconclusive (exit 3), never a pass
     NOTE = "note"  # a remark: the verdict stands
+    INTERNAL = "internal"  # a bug in shapecheck in one case: the run's exit code is 4, the other cases still report
 
     @property
     def sarif_level(self) -> str:
-        return {"error": "error", "inconclusive": "warning", "note": "note"}[self.value]
+        return {"error": "error", "inconclusive": "warning", "note": "note", "internal": "error"}[self.value]
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ def _rules(*rules: Rule) -> dict[str, Rule]:
     return {r.code: r for r in rules}
 
 
-E, INC, N = Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE
+E, INC, N, BUG = Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE, Severity.INTERNAL
 
 RULES: dict[str, Rule] = _rules(
     Rule("SC001", "guard-on-dynamic-dim",
@@ -118,7 +119,12 @@ RULES: dict[str, Rule] = _rules(
          "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
          "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
          "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
-    Rule("SC023", "runtime-output-layout",
+    Rule("SC023", "internal-error",
+         "shapecheck itself failed in this case (a bug): nothing is known about the case; the other cases still "
+         "report, and the run exits 4", BUG, "verify",
+         "report the bug with the traceback (in the JSON report's finding; on stderr with SHAPECHECK_DEBUG=1 or "
+         "--debug); `--case` runs the other cases alone"),
+    Rule("SC024", "runtime-output-layout",
          "an output's strides or dtype at run time differ from what the contract's output table states", E, "ref",
          "state the runtime's layout (e.g. like ARG where it follows an input's memory format) or dtype in the "
          "output table, or fix the runtime where the contract states the intended one"),
@@ -164,7 +170,7 @@ RULES: dict[str, Rule] = _rules(
          "kernel returns at a drawn point", E, "audit",
          "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
-del E, INC, N
+del E, INC, N, BUG
 
 
 def rule(code: str) -> Rule:
@@ -179,6 +185,12 @@ def rules_of(command: str) -> dict[str, Rule]:
 
 
 FAILING = frozenset(c for c, r in RULES.items() if r.fails)
+#: the rules whose finding makes a run inconclusive (exit 3) when nothing fails it
+INCONCLUSIVE = frozenset(c for c, r in RULES.items() if r.severity is Severity.INCONCLUSIVE)
+#: the rules whose finding is a bug in shapecheck (exit 4)
+INTERNAL = frozenset(c for c, r in RULES.items() if r.severity is Severity.INTERNAL)
+#: the rule of an internal error in one case
+INTERNAL_ERROR = "SC023"
 
 
 def help_uri(r: Rule) -> str | None:

@@ -78,6 +78,8 @@ class RunResult:
     @property
     def verdict(self) -> Verdict:
         verdicts = {r.verdict for r in self.runs}
+        if Verdict.ERROR in verdicts:
+            return Verdict.ERROR
         if Verdict.FAIL in verdicts:
             return Verdict.FAIL
         if Verdict.INCONCLUSIVE in verdicts:

@@ -173,7 +173,7 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
 
 def _against_tables(p: BoundPath, sizes: dict[str, int], real: tuple[Any, ...], finding) -> list[RefFinding]:
     """The runtime's outputs against what the path's output tables state of them beyond the shape: the dtype and
-    the strides (SC023), compared as the table says (significant strides by default: a size-1 dim's stride
+    the strides (SC024), compared as the table says (significant strides by default: a size-1 dim's stride
     and an empty tensor's are free, as Inductor's assert_size_stride compares)."""
     from ..contract.dtypes import canonical
 
@@ -184,13 +184,13 @@ def _against_tables(p: BoundPath, sizes: dict[str, int], real: tuple[Any, ...], 
             continue
         dtype = str(x.dtype).removeprefix("torch.")
         if spec.dtype is not None and canonical(spec.dtype) != dtype:
-            found.append(finding("SC023", f"output {j} has dtype {dtype}, the contract says {spec.dtype}"))
+            found.append(finding("SC024", f"output {j} has dtype {dtype}, the contract says {spec.dtype}"))
         if spec.strides is None or spec.shape is None or tuple(x.shape) != E.evaluate(spec.shape, sizes):
             continue  # no layout stated, or a shape the other checks report
         want, got, shape = E.evaluate(E.TupleE(spec.strides), sizes), tuple(x.stride()), tuple(x.shape)
         differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w and (spec.match == "exact" or shape[i] > 1)]
         if differ and (spec.match == "exact" or 0 not in shape):
-            found.append(finding("SC023", f"output {j} has strides {got} for shape {shape}, the contract's "
+            found.append(finding("SC024", f"output {j} has strides {got} for shape {shape}, the contract's "
                                           f"{spec.layout} gives {want} ({spec.match} comparison, dims "
                                           f"{', '.join(map(str, differ))})"))
     return found

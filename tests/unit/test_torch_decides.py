@@ -67,12 +67,15 @@ def pool_report():
 def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(pool_report):
     """The ceil-mode branch of torch's pooling meta is dead for kernel 3 / stride 2 (and kernel 2, padding 0):
     z3 proves it, torch cannot, and export rejects the dynamic H. Where the branch is real (kernel 2, stride 2,
-    padding 1) it is SC001; everywhere else export succeeds and nothing is reported."""
+    padding 1) the branch is in torch's helper pooling_output_shape, SC022 (the kernel's own line: SC001);
+    everywhere else export succeeds and nothing is reported."""
     for fmt in FORMATS:  # the same cases in both layouts: export with a channels_last input fails alike
         failing = {case_id(*c, fmt=fmt) for c in POOL_CASES if export_fails(*c, fmt=fmt) is not None}
-        sc016, sc001 = by_case(pool_report, "SC016", fmt), by_case(pool_report, "SC001", fmt)
+        sc016 = by_case(pool_report, "SC016", fmt)
+        branch = by_case(pool_report, "SC001", fmt) | by_case(pool_report, "SC022", fmt)
         assert case_id(True, 3, 2, 0, fmt) in sc016 and case_id(True, 3, 2, 1, fmt) in sc016
-        assert sc016 | sc001 == failing and not sc016 & sc001
+        assert case_id(True, 2, 2, 1, fmt) in branch
+        assert sc016 | branch == failing and not sc016 & branch
         assert not by_case(pool_report, "SC005", fmt) and not by_case(pool_report, "SC002", fmt)
     # torch's layout helper on unbacked channels_last sizes (F9): in channels_last cases only
     helper = {v.case for v in pool_report.violations if v.expr == "C * H * W == 1"}
@@ -84,7 +87,8 @@ def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(
 def test_sc016_names_the_guard_its_line_and_no_counterexample(pool_report):
     v = next(v for v in pool_report.violations if v.code == "SC016" and v.case == case_id(True, 3, 2, 0)
              and v.dims == ("H",))
-    assert v.location.line and "(outputSize - 1) * stride >= inputSize + pad_l" in v.location.text
+    # located at the kernel's line that calls torch's helper pooling_output_shape, where the check is
+    assert v.location.line and "pooling_output_shape(" in v.location.text
     assert v.counterexample == {}
     assert "always false for H in [3, 2147483647]" in v.message and "torch.export installs the guard" in v.message
     assert "static arguments" in v.fix and "sym_min" in v.fix
