@@ -124,6 +124,10 @@ RULES: dict[str, Rule] = _rules(
          "report, and the run exits 4", BUG, "verify",
          "report the bug with the traceback (in the JSON report's finding; on stderr with SHAPECHECK_DEBUG=1 or "
          "--debug); `--case` runs the other cases alone"),
+    Rule("SC024", "runtime-output-layout",
+         "an output's strides or dtype at run time differ from what the contract's output table states", E, "ref",
+         "state the runtime's layout (e.g. like ARG where it follows an input's memory format) or dtype in the "
+         "output table, or fix the runtime where the contract states the intended one"),
     Rule("SC030", "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "

@@ -127,10 +127,13 @@ class BackedRun:
             self._dims[name] = value
         return self._dims[name]
 
-    def empty(self, sizes: list[Any], dtype: str) -> Any:
-        """A fake tensor of ``sizes`` (ints and backed sizes)."""
+    def empty(self, sizes: list[Any], dtype: str, strides: list[Any] | None = None, offset: Any = 0) -> Any:
+        """A fake tensor of ``sizes`` (ints and backed sizes), contiguous or with the given strides and storage
+        offset (an input's layout)."""
+        from .layout import strided_empty
+
         with quiet_torch_logging(), self.mode:
-            return torch.empty(sizes, dtype=DTYPES[dtype])
+            return strided_empty(sizes, DTYPES[dtype], strides, offset)
 
     def run(self, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, BaseException | None]:
         """Call ``fn`` (the kernel, which sets the Python dispatcher as its mode has it) under the fake mode;

@@ -15,7 +15,7 @@ import inspect
 import logging
 import os
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
@@ -57,11 +57,26 @@ _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx
 _LAYOUT_HELPERS = (os.path.join(TORCH_DIR, "_prims_common") + os.sep, os.path.join(TORCH_DIR, "_prims") + os.sep)
 SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-DTYPES = {
-    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-    "bool": torch.bool, "int64": torch.int64, "int32": torch.int32, "int16": torch.int16, "int8": torch.int8,
-    "uint8": torch.uint8,
-}
+
+
+class _Dtypes(Mapping):
+    """Every dtype of this torch by name (``DTYPES["float4_e2m1fn_x2"]``), aliases included: read from torch's
+    module, as ``contract.dtypes`` validates them."""
+
+    def __getitem__(self, name: str) -> torch.dtype:
+        value = getattr(torch, name, None) if isinstance(name, str) else None
+        if not isinstance(value, torch.dtype):
+            raise KeyError(name)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(n for n in dir(torch) if isinstance(getattr(torch, n, None), torch.dtype))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+DTYPES: Mapping[str, torch.dtype] = _Dtypes()
 
 
 
@@ -168,8 +183,11 @@ class TraceEnv:
         constrain_range(s, min=lo, max=hi)
         return s
 
-    def tensor(self, shape: list[Any], dtype: str) -> torch.Tensor:
-        return torch.empty(shape, dtype=DTYPES[dtype])
+    def tensor(self, shape: list[Any], dtype: str, strides: list[Any] | None = None, offset: Any = 0) -> torch.Tensor:
+        """A fake input: contiguous, or with the given (symbolic) strides and storage offset."""
+        from .layout import strided_empty
+
+        return strided_empty(shape, DTYPES[dtype], strides, offset)
 
     def mark_baseline(self) -> None:
         """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
@@ -232,6 +250,24 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
 class AssumptionRejected(Exception):
     """torch refused an assumption of a region: with the others, it leaves a size no value (its range
     refinement gave lower > upper). The region may be empty, or one torch cannot represent."""
+
+
+def assume_form(expr: Any, values: dict[str, Any]) -> None:
+    """Record a fact in torch's own form: ``expr`` is a guard torch raised, over symbols named after the dims
+    (``translate.with_dim_names``), re-instantiated on this trace's sizes. torch decides a later guard of the
+    same form from it (``TruncToInt(1.5*ToFloat(W)) == 1``), which the contract language's form of the same
+    fact (``3 * W // 2 == 1``) does not let it do."""
+    if not isinstance(expr, sympy.Basic) or not values:
+        return
+    env = next(iter(values.values())).node.shape_env
+    subs = {sympy.Symbol(n, integer=True): v.node.expr for n, v in values.items() if isinstance(v, torch.SymInt)}
+    form = expr.xreplace(subs)
+    if form.free_symbols - set(subs.values()):
+        return
+    try:
+        torch._check(env.create_symboolnode(form))
+    except Exception:  # noqa: BLE001 - torch cannot state it: the contract's form of the fact stands alone
+        return
 
 
 def static_fake_mode() -> FakeTensorMode:

@@ -130,7 +130,8 @@ def _quotient(expr: Any, names: dict[Any, str]) -> tuple[E.Node, E.Node] | None:
     integer and integer-valued float constants, as one exact quotient ``(numerator, denominator)`` of integer
     expressions: ``(K / 128 + 3) / 4`` is ``(K + 384, 512)``, so ``math.floor`` of it is ``(K + 384) // 512``.
     Python computes it in floats, which agrees while the values stay below 2**53 (as for ``math.ceil(a / b)``;
-    docs/how-it-works.md). None when the expression is anything else (a float constant such as 0.5 included)."""
+    docs/how-it-works.md). A float constant is a quotient where it is one of small integers (``_float_quotient``:
+    ``1.5 * float(H)`` is ``(3 * H, 2)``); None when the expression is anything else."""
     name = type(expr).__name__
     if name in ("IntTrueDiv", "FloatTrueDiv") and len(expr.args) == 2:
         a, b = (_quotient(x, names) for x in expr.args)
@@ -140,7 +141,7 @@ def _quotient(expr: Any, names: dict[Any, str]) -> tuple[E.Node, E.Node] | None:
     if name == "ToFloat" and len(expr.args) == 1:
         return _quotient(expr.args[0], names)
     if isinstance(expr, sympy.Float):
-        return (E.Const(int(expr)), E.Const(1)) if expr.is_finite and float(expr).is_integer() else None
+        return _float_quotient(expr)
     if isinstance(expr, (sympy.Add, sympy.Mul)):
         parts = [_quotient(x, names) for x in expr.args]
         if any(p is None for p in parts):
@@ -161,6 +162,21 @@ def _quotient(expr: Any, names: dict[Any, str]) -> tuple[E.Node, E.Node] | None:
         except Unsupported:
             return None
     return None
+
+
+def _float_quotient(value: Any) -> tuple[E.Node, E.Node] | None:
+    """A float constant as an exact quotient of small integers (``1.5`` is ``3 / 2``, interpolate's scale
+    factor): every double is n / 2**k, and a product with a size stays exact in floats while n * size < 2**53;
+    n and 2**k are kept below 2**16, so sizes up to 2**37 agree. None for a constant such as 0.1 (n is 53
+    bits: its products round) or one that is not finite."""
+    import fractions
+
+    if not value.is_finite:
+        return None
+    exact = fractions.Fraction(float(value))
+    if abs(exact.numerator) >= 2**16 or exact.denominator >= 2**16:
+        return None
+    return E.Const(exact.numerator), E.Const(exact.denominator)
 
 
 def _quotients_compared(expr: Any, names: dict[Any, str]) -> E.Node | None:

@@ -37,7 +37,7 @@ class Arg:
     name: str
     type: str
     keyword_only: bool
-    kind: str  # tensor | tensors | int | ints | float | bool | str | none
+    kind: str  # tensor | tensors | int | ints | float | floats | bool | str | none
     symbolic: bool = False  # SymInt / SymInt[]: dims
     optional: bool = False  # Tensor?: present = has_<name>
     rank: int | None = None  # tensors, tensor lists and SymInt[] (their length)
@@ -163,6 +163,13 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     if base in ("float", "Scalar") and not is_list:
         a.kind = "float"
         a.value = default if has_default and isinstance(default, (int, float)) and math.isfinite(default) else 1.0
+        return a
+    if base == "float" and is_list:
+        a.kind = "floats"
+        a.value = [float(x) for x in default] if has_default and isinstance(default, (list, tuple)) else \
+            [1.0] * (int(size) if size else 2)
+        if not has_default:
+            a.todo = "the values to check"
         return a
     if base == "ScalarType" and not is_list:
         a.kind = "dtype"

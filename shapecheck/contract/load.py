@@ -22,7 +22,10 @@ from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
 from ..rules import RULES
+from . import dtypes
 from . import spec as S
+from .layouts import KEYS as LAYOUT_KEYS
+from .layouts import load_layout
 from .model import Contract
 from .outputs import output_leaf
 from .schema import check_sizes
@@ -444,9 +447,10 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
 # ``bool``, ``str``, ``dtype`` (a ``ScalarType``: a dtype name or a choice) and ``none``.
 
 ARG_KEYS = {"name", "kind", "shape", "shapes", "length", "dtype", "value", "present", "keyword", "default", "doc",
-            "low", "high"}
+            "low", "high", "values", *LAYOUT_KEYS}
 #: the keys each kind may use besides name, kind, present, keyword, default and doc
-KIND_KEYS = {"tensor": {"shape", "dtype", "low", "high"}, "tensors": {"length", "shape", "shapes", "dtype"}, "none": set()}
+KIND_KEYS = {"tensor": {"shape", "dtype", "low", "high", "values", *LAYOUT_KEYS},
+             "tensors": {"length", "shape", "shapes", "dtype"}, "none": set()}
 
 
 def load_args(r: Reader, items: Any) -> tuple[S.ArgSpec, ...]:
@@ -472,7 +476,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
     if kind not in S.ARG_KINDS:
         raise r.err(f"{key}.kind", f"expected one of {', '.join(S.ARG_KINDS)}, found {short(kind)}")
     allowed = KIND_KEYS.get(kind, {"value"})
-    for k in ("shape", "shapes", "length", "dtype", "value", "low", "high"):
+    for k in ("shape", "shapes", "length", "dtype", "value", "low", "high", "values", *LAYOUT_KEYS):
         if k in a and k not in allowed:
             raise r.err(f"{key}.{k}", f"a {kind} argument takes no {k!r} (its keys: "
                                       f"{', '.join(sorted(allowed | {'present', 'keyword', 'default', 'doc'}))})")
@@ -484,7 +488,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
         default = r.want(a["default"], f"{key}.default", int, float, bool, str, list)
         if isinstance(default, list):
             for j, x in enumerate(default):
-                r.want(x, f"{key}.default[{j}]", int)
+                r.want(x, f"{key}.default[{j}]", *((int, float) if kind == "floats" else (int,)))
             default = tuple(default)
         spec.update(default=default, has_default=True)
     if kind == "tensor":
@@ -495,6 +499,9 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
         for bound in ("low", "high"):  # integer tensors: the values drawn, low <= v < high
             if bound in a:
                 spec[bound] = r.selectable(a[bound], f"{key}.{bound}", r.parse)
+        spec["layout"] = load_layout(r, a, key)
+        if "values" in a:
+            spec["values"] = tensor_values(r, a, key)
     elif kind == "tensors":
         spec.update(tensor_list(r, a, key))
     elif kind == "dtype":
@@ -504,8 +511,43 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
     elif kind != "none":
         if "value" not in a:
             raise r.err(key, f"a {kind} argument needs 'value'")
-        spec["value"] = r.selectable(a["value"], f"{key}.value", lambda v, k: value_leaf(r, v, k))
+        leaf = float_leaf if kind in ("float", "floats") else value_leaf
+        spec["value"] = r.selectable(a["value"], f"{key}.value", lambda v, k: leaf(r, v, k, kind))
     return S.ArgSpec(**spec)
+
+
+def tensor_values(r: Reader, a: dict, key: str) -> dict[str, Any]:
+    """What an integer tensor's values must satisfy where they decide sizes: ``values = { sum = "O" }`` (the
+    values are non-negative and sum to O, e.g. ``repeat_interleave``'s ``repeats`` with ``output_size = O``)."""
+    table = r.table(a["values"], f"{key}.values", {"sum"}, {"sum"})
+    if "low" in a or "high" in a:
+        raise r.err(f"{key}.values", "give 'values' or 'low'/'high', not both (values that sum to a size are "
+                                     "non-negative)")
+    return {"sum": r.selectable(table["sum"], f"{key}.values.sum", r.parse)}
+
+
+_FLOAT_TEXT = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+|\d+\.\d*[eE][-+]?\d+|inf|nan)\s*")
+
+
+def float_leaf(r: Reader, value: Any, key: str, kind: str) -> Any:
+    """A ``float`` value (a number, or an expression over choices) or a ``floats`` value (an array of numbers).
+    A number written as a string ("0.0") is refused with the TOML to write: expressions have no floats."""
+    if isinstance(value, str):
+        items = [x for x in value.strip().strip("[]()").split(",") if x.strip()]
+        if items and all(_FLOAT_TEXT.fullmatch(x) for x in items):
+            toml = ", ".join(x.strip() for x in items)
+            write = f"[{toml}]" if kind == "floats" else toml
+            raise r.err(key, f"{short(value)} is a string: write the TOML number {write} without quotes (a string is "
+                             "an expression, and expressions have no floats)")
+        if kind == "float":
+            return r.parse(value, key)
+    if kind == "float" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    if kind == "floats" and isinstance(value, list) and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                            for x in value):
+        return tuple(float(x) for x in value)
+    want = "an array of numbers, e.g. [2.0, 2.0]" if kind == "floats" else "a number or an expression over choices"
+    raise r.err(key, f"expected {want}, found {short(value)}")
 
 
 def tensor_list(r: Reader, a: dict, key: str) -> dict[str, Any]:
@@ -530,12 +572,12 @@ def dtype_leaf(r: Reader, value: Any, key: str) -> Any:
     r.want(value, key, str)
     if r.names.get(value) == "choice":
         return E.Var(value)
-    if value not in S.TENSOR_DTYPES:
-        raise r.err(key, f"unknown dtype {short(value)} (known: {', '.join(S.TENSOR_DTYPES)}, or a choice name)")
+    if not dtypes.known(value):
+        raise r.err(key, dtypes.unknown_message(value))
     return value
 
 
-def value_leaf(r: Reader, value: Any, key: str) -> Any:
+def value_leaf(r: Reader, value: Any, key: str, kind: str = "") -> Any:
     if isinstance(value, str):
         return r.parse(value, key)
     if isinstance(value, (int, float, bool)):

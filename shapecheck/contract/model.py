@@ -17,13 +17,14 @@ from typing import Any
 from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
+from . import dtypes
+from .layouts import BoundLayout, bind_layout, layout_nodes
 from .outputs import BoundOutput, bind_output
 from .spec import (  # noqa: F401 - re-exported: the declarations are part of the contract module's API
     ARG_KINDS,
     INT32_MAX,
     OP_NAME,
     SCHEMA,
-    TENSOR_DTYPES,
     UNSPECIFIED,
     ArgSpec,
     ContractInfo,
@@ -128,6 +129,8 @@ class BoundArg:
     low: E.Node | None = None  # integer tensors: the values drawn lie in [low, high)
     high: E.Node | None = None
     shapes: tuple[E.TupleE, ...] | None = None  # a tensors argument: one shape per element
+    layout: BoundLayout | None = None  # a tensor's strides and storage offset over dims; None: contiguous
+    total: E.Node | None = None  # an integer tensor whose values sum to this (``values = { sum = ... }``)
 
     def elements(self) -> tuple[BoundArg, ...]:
         """A tensors argument's elements, each a present tensor argument named ``name[i]``."""
@@ -348,20 +351,23 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
         dtype = b.pick(spec.dtype, f"{key}.dtype")
         if isinstance(dtype, E.Var):
             dtype = b.value_of(dtype.name)
-        if dtype not in TENSOR_DTYPES:
-            raise ContractError(f"{file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
+        if not isinstance(dtype, str) or not dtypes.known(dtype):
+            raise ContractError(f"{file}: [{key}.dtype]", dtypes.unknown_message(dtype))
         if spec.kind == "tensors":
             return BoundArg(spec.name, "tensors", True, dtype=dtype, shapes=_bind_list(b, spec, shapes), **common)
         shape = _input_shape(b, spec.shape, f"{key}.shape", shapes)
         shapes[spec.name] = shape
         low, high = (_int_bound(b, x, f"{key}.{n}", shapes) for n, x in (("low", spec.low), ("high", spec.high)))
-        return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, low=low, high=high, **common)
+        layout = bind_layout(b, spec.layout, shape, key, shapes)
+        total = _int_bound(b, spec.values["sum"], f"{key}.values.sum", shapes) if spec.values else None
+        return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, low=low, high=high, layout=layout,
+                        total=total, **common)
     value = b.pick(spec.value, f"{key}.value")
     expr = None
     if spec.kind == "dtype":
         value = b.value_of(value.name) if isinstance(value, E.Var) else value
-        if value not in TENSOR_DTYPES:
-            raise ContractError(f"{file}: [{key}.value]", f"unknown dtype {value!r}")
+        if not isinstance(value, str) or not dtypes.known(value):
+            raise ContractError(f"{file}: [{key}.value]", dtypes.unknown_message(value))
     elif isinstance(value, E.Node) and spec.kind == "bools":  # literals only: nothing to evaluate
         value, expr = _scalar_value(b.c, spec, value, key)
     elif isinstance(value, E.Node):
@@ -416,6 +422,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     shapes: dict[str, E.TupleE] = {}
     args = [_bind_arg(b, spec, shapes) for spec in contract.args]
     requires = [b.condition(node, key, shapes) for key, node in contract.requires]
+    layouts = {a.name: a.layout for a in args if a.kind == "tensor" and a.present}
     rejects = _bind_rejects(b, contract, shapes, excluded)
     # a reject region is not part of the domain: taken out (unless a requires already says so)
     outside = [E.negate(r.when) for r in rejects]
@@ -427,7 +434,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
         outs, specs = [], []
         for j, o in enumerate(p.outputs):
             o = b.pick(o, f"{key}.outputs[{j}]")
-            spec = bind_output(b, o, f"{key}.outputs[{j}]", shapes) if isinstance(o, OutputSpec) else None
+            spec = bind_output(b, o, f"{key}.outputs[{j}]", shapes, layouts) if isinstance(o, OutputSpec) else None
             if spec is not None:  # a shape with data-dependent sizes is checked by output_checks alone
                 o = None if spec.sizes else spec.shape
             specs.append(spec)
@@ -438,7 +445,8 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
             docs.append((None if shape is None else b.scalar(shape, f"{key}.runtime_outputs[{j}]", shapes), d.what))
         paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source, tuple(specs)))
     inputs = [*shapes.values(), *(s for a in args if a.shapes for s in a.shapes),
-              *(a.expr for a in args if a.expr is not None)]
+              *(a.expr for a in args if a.expr is not None), *(n for a in args for n in layout_nodes(a.layout)),
+              *(a.total for a in args if a.total is not None)]
     used = set().union(*(b.measure(x)[3] for x in inputs))
     used |= set().union(*(b.measure(r.when)[3] for r in rejects))
     dims = tuple(d for d in contract.dims if d.name in used)

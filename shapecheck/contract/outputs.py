@@ -4,8 +4,9 @@ through ``output_leaf``; ``contract.model.bind_case`` binds it per case through 
 
 The table, in TOML: ``{ shape = "(B, L, H, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }``;
 ``layout`` is ``contiguous``, ``like ARG``, a dim order, or (instead) ``strides = "(...)"``;
-``layout_match`` is ``exact`` (every stride, the default) or ``dense`` (torch's ``is_contiguous`` rule:
-a size-1 dim's stride is free, and nothing is checked while the tensor is empty);
+``layout_match`` is ``significant`` (the default: as Inductor's ``assert_size_stride`` compares, a size-1 dim's
+stride is free and nothing is checked while the tensor is empty; ``dense`` is its older name) or ``exact``
+(every stride);
 ``sizes = { n = { min = "0", max = "N" } }`` names data-dependent sizes the shape uses.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 
 from ..errors import ContractError
 from ..logic import expr as E
+from . import dtypes
 from . import spec as S
 
 OUTPUT_KEYS = {"shape", "dtype", "layout", "strides", "layout_match", "sizes", "doc"}
@@ -39,9 +41,7 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
     try:
         for s in sizes:  # the shape and the strides may use the output's own sizes
             r.names[s.name] = "data-dependent output size"
-        shape = output_leaf(r, t["shape"], f"{key}.shape") if "shape" in t else None
-        if isinstance(shape, S.OutputSpec):
-            raise r.err(f"{key}.shape", "expected a shape or 'unspecified'")
+        shape = r.selectable(t["shape"], f"{key}.shape", lambda v, k: _shape_leaf(r, v, k)) if "shape" in t else None
         strides = r.selectable(t["strides"], f"{key}.strides", r.parse) if "strides" in t else None
     finally:
         for s in sizes:
@@ -52,7 +52,7 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
         raise r.err(key, "give 'layout' or 'strides', not both")
     if (layout is not None or strides is not None) and shape is None:
         raise r.err(key, "a layout needs the output's shape")
-    match = r.want(t.get("layout_match", "exact"), f"{key}.layout_match", str)
+    match = r.want(t.get("layout_match", "significant"), f"{key}.layout_match", str)
     if match not in S.STRIDE_MATCHES:
         raise r.err(f"{key}.layout_match", f"expected one of {', '.join(S.STRIDE_MATCHES)}, found {match!r}")
     used = set().union(*(E.free_names(n) for n in _nodes(shape))) if shape is not None else set()
@@ -60,6 +60,13 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
         if s.name not in used:
             raise r.err(f"{key}.sizes.{s.name}", f"the data-dependent size {s.name!r} is not used in the shape")
     return S.OutputSpec(shape, dtype, layout, strides, match, sizes)
+
+
+def _shape_leaf(r: Any, value: Any, key: str) -> Any:
+    shape = output_leaf(r, value, key)
+    if isinstance(shape, S.OutputSpec):
+        raise r.err(key, "expected a shape or 'unspecified'")
+    return shape
 
 
 def _nodes(value: Any) -> list[E.Node]:
@@ -81,8 +88,10 @@ def _sizes(r: Any, table: Any, key: str) -> tuple[S.DynamicSize, ...]:
 
 def _dtype_leaf(r: Any, value: Any, key: str) -> Any:
     r.want(value, key, str)
-    if value in S.OUTPUT_DTYPES and value not in r.names:
+    if value not in r.names and dtypes.known(value):
         return value
+    if value.strip().isidentifier() and value.strip() not in r.names:
+        raise r.err(key, dtypes.unknown_message(value))
     return r.parse(value, key)  # a choice name or an expression over choices: bound per case
 
 
@@ -118,24 +127,28 @@ class BoundOutput:
     dtype: str | None = None
     strides: tuple[E.Node, ...] | None = None  # the strides the layout implies
     layout: str = ""  # the layout as written, for messages
-    match: str = "exact"
+    match: str = "significant"
     sizes: tuple[tuple[str, E.Node, E.Node], ...] = ()  # (name, min, max), bound
 
 
-def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE]) -> BoundOutput:
-    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds."""
+def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE],
+                layouts: dict[str, Any] | None = None) -> BoundOutput:
+    """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds; ``layouts``: each present tensor
+    argument's ``contract.layouts.BoundLayout`` (None: contiguous), for ``like ARG``."""
     if spec.absent:
         return BoundOutput(absent=True)
     file = b.c.file
-    shape = None
-    if spec.shape is not None:
-        shape = b.scalar(b.pick(spec.shape, f"{key}.shape"), f"{key}.shape", shapes)
+    shape = b.pick(spec.shape, f"{key}.shape") if spec.shape is not None else None
+    if shape is not None:
+        shape = b.scalar(shape, f"{key}.shape", shapes)
     dtype = None
     if spec.dtype is not None:
         node = b.pick(spec.dtype, f"{key}.dtype")
         dtype = node if isinstance(node, str) else b.scalar(node, f"{key}.dtype")
         dtype = dtype.value if isinstance(dtype, E.Const) else dtype
-        if dtype not in S.OUTPUT_DTYPES:
+        if isinstance(dtype, str) and not dtypes.known(dtype):
+            raise ContractError(f"{file}: [{key}.dtype]", f"{dtypes.unknown_message(dtype, False)} (case {b.case})")
+        if not isinstance(dtype, str):
             shown = E.to_text(dtype) if isinstance(dtype, E.Node) else repr(dtype)
             raise ContractError(f"{file}: [{key}.dtype]", f"expected a dtype fixed by the choices, found {shown} "
                                                          f"(case {b.case})")
@@ -146,12 +159,12 @@ def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE
         if not isinstance(shape, E.TupleE):
             raise ContractError(f"{file}: [{key}.shape]", "a layout needs a tensor shape")
         floor = {d.name: d.min for d in b.c.dims} | {n: -1 for n, _, _ in sizes}
-        strides, layout = _strides(b, spec, key, shape, shapes, floor)
+        strides, layout = _strides(b, spec, key, shape, shapes, floor, layouts or {})
     return BoundOutput(False, shape, dtype, strides, layout, spec.strides_match, sizes)
 
 
 def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict[str, E.TupleE],
-             floor: dict[str, int]) -> tuple[tuple[E.Node, ...], str]:
+             floor: dict[str, int], layouts: dict[str, Any]) -> tuple[tuple[E.Node, ...], str]:
     file, rank = b.c.file, len(shape.items)
     if spec.strides is not None:
         node = b.scalar(b.pick(spec.strides, f"{key}.strides"), f"{key}.strides", shapes)
@@ -163,11 +176,19 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
     if layout == "contiguous":
         order, text = tuple(range(rank)), "contiguous"
     elif isinstance(layout, tuple) and layout[:1] == ("like",):
-        # traced inputs are contiguous, so an output like an input of its rank has the identity dim order
+        # the input's dim order (its layout's; identity for a contiguous input), on the output's own shape
         if layout[1] not in shapes or len(shapes[layout[1]].items) != rank:
             raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs a present tensor argument "
                                                           f"of rank {rank} (case {b.case})")
-        order, text = tuple(range(rank)), f"like {layout[1]}"
+        given = layouts.get(layout[1])
+        if given is not None and given.order is None:
+            raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs {layout[1]}'s dim order, but "
+                                                          f"it gives explicit {given.text}: state the output's "
+                                                          f"strides (case {b.case})")
+        order = tuple(range(rank)) if given is None else given.order
+        text = f"like {layout[1]}" + ("" if given is None else f" ({given.name})")
+        if given is not None and given.name.startswith("channels_last"):  # torch keeps its rule for sizes 0
+            return dense_strides(shape.items, order, floor, at_least_one=False), text
     else:
         order, text = layout, f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in layout)))}"
         if len(order) != rank:
@@ -176,15 +197,19 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
     return dense_strides(shape.items, order, floor), text
 
 
-def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int]) -> tuple[E.Node, ...]:
+def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int],
+                  at_least_one: bool = True) -> tuple[E.Node, ...]:
     """The strides torch gives a dense tensor whose dims, outermost first, are ``order``: each stride is the
-    product of the sizes of the dims inside it, each size at least 1 (``empty``'s rule, so a size-0 dim does
-    not zero the strides outside it). ``floor``: each name's least value (a name known to be >= 1 needs no
-    ``max(., 1)``)."""
+    product of the sizes of the dims inside it, each size at least 1 (``empty``'s and ``empty_permuted``'s
+    rule, so a size-0 dim does not zero the strides outside it). ``floor``: each name's least value (a name
+    known to be >= 1 needs no ``max(., 1)``). ``at_least_one=False``: the sizes as they are, the rule of
+    ``empty(..., memory_format=torch.channels_last)`` (``(2, 0, 3, 4)`` has strides ``(0, 1, 0, 0)``)."""
     factors: list[E.Node] = []
     for d in order:
         size = sizes[d]
-        if isinstance(size, E.Const):
+        if not at_least_one:
+            pass
+        elif isinstance(size, E.Const):
             size = E.Const(max(size.value, 1))
         elif not (isinstance(size, E.Var) and floor.get(size.name, -1) >= 1):
             size = E.Call("max", (size, E.Const(1)))

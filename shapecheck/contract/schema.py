@@ -22,13 +22,15 @@ KIND_TYPES = {
     "int": {"int", "SymInt", "Scalar"},
     "ints": {"int[]", "SymInt[]"},
     "float": {"float", "Scalar"},
+    "floats": {"float[]"},
     "bool": {"bool", "Scalar"},
     "bools": {"bool[]"},
     "str": {"str"},
     "dtype": {"ScalarType"},
 }
 _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tensors", "int": "int", "SymInt": "int",
-                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "bool": "bool", "bool[]": "bools", "str": "str",
+                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "float[]": "floats", "bool": "bool",
+                  "bool[]": "bools", "str": "str",
                   "ScalarType": "dtype", "Scalar": "int, float or bool"}
 
 
@@ -121,6 +123,11 @@ def composite_sizes(contract: Contract) -> list[tuple[Any, str, E.Node]]:
         for a in case.args:
             shapes = [(f"args.{a.name}.shape", a.shape)] if a.kind == "tensor" and a.shape is not None else \
                 [(f"args.{a.name}.shapes[{i}]", s) for i, s in enumerate(a.shapes or ())]
+            if a.layout is not None:  # explicit strides and a storage offset must be >= 0 too (a layout's
+                # strides are products of sizes: they are)
+                shapes = shapes + [(f"args.{a.name}.storage_offset", E.TupleE((a.layout.offset,)))]
+                if a.layout.order is None:
+                    shapes.append((f"args.{a.name}.strides", E.TupleE(a.layout.strides)))
             for key, shape in shapes:
                 out.extend((case, key, i) for i in shape.items if not isinstance(i, (E.Var, E.Const)))
     return out
@@ -132,7 +139,8 @@ def check_sizes(contract: Contract) -> None:
     (torch would guard on it inside the kernel). z3 decides; an undecided size is refused too (the trace
     would rest on it)."""
     sizes = composite_sizes(contract)
-    if not sizes:
+    totals = [(case, a) for case in contract.cases() for a in case.args if a.total is not None]
+    if not sizes and not totals:
         return
     from ..logic.solver import Bounds, Solver
 
@@ -154,6 +162,25 @@ def check_sizes(contract: Contract) -> None:
             raise ContractError(where, f"the size {E.to_text(size)} is {E.evaluate(size, point)} at "
                                        f"{_at(point, size)}{_in(case)}: a size must stay within [0, 2**63-1] "
                                        "wherever the domain holds; add a [domain] requires or narrow the dims' ranges")
+    for case, a in totals:
+        _check_total(contract, solver, case, a)
+
+
+def _check_total(contract: Contract, solver: Any, case: Any, a: Any) -> None:
+    """``values = { sum = S }``: S >= 0, and S == 0 where the tensor is empty, wherever the domain holds (else no
+    values can be drawn)."""
+    where = f"{contract.file}: [args.{a.name}.values.sum]"
+    numel: E.Node = E.Const(1)
+    for item in a.shape.items:
+        numel = E.arith("*", numel, item)
+    bad = E.Or((E.Cmp("<", a.total, E.Const(0)), E.And((E.Cmp("==", numel, E.Const(0)),
+                                                         E.Cmp("!=", a.total, E.Const(0))))))
+    point = _point(solver, [case.domain, bad], where, a.total, case)
+    if point is not None:
+        shown = ", ".join(f"{k}={v}" for k, v in point.items())
+        raise ContractError(where, f"no values of {a.name} {E.to_text(a.shape)} sum to {E.to_text(a.total)} at "
+                                   f"{shown}{_in(case)}: the sum must be >= 0, and 0 where the tensor is empty; add "
+                                   "a [domain] requires")
 
 
 def _in(case: Any) -> str:

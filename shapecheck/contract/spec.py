@@ -13,8 +13,7 @@ from ..logic import expr as E
 INT32_MAX = 2**31 - 1
 SCHEMA = 1
 OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
-TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "bool", "int64", "int32", "int16", "int8", "uint8")
-ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "bool", "bools", "str", "dtype", "none")
+ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "floats", "bool", "bools", "str", "dtype", "none")
 UNSPECIFIED = "unspecified"
 
 
@@ -49,6 +48,8 @@ class ArgSpec:
     has_default: bool = False
     low: Any = None  # integer tensors: the least value drawn (Node | Select; None: -8)
     high: Any = None  # integer tensors: values drawn below this (Node | Select; None: 9)
+    layout: Any = None  # contract.layouts.LayoutSpec: the input's memory layout (None: contiguous)
+    values: Any = None  # integer tensors: what their values must satisfy, {"sum": Node | Select}
 
 
 @dataclass(frozen=True)
@@ -120,9 +121,10 @@ def short(value: Any) -> str:
 
 # what an output entry of a path may state besides its shape (``contract.outputs`` reads it)
 ABSENT = "none"  # the runtime returns None for this output
-OUTPUT_DTYPES = TENSOR_DTYPES + ("uint64", "uint32", "uint16", "complex64", "complex128", "float8_e4m3fn",
-                                 "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
-STRIDE_MATCHES = ("exact", "dense")
+STRIDE_MATCHES = ("significant", "exact", "dense")
+"""How an output's strides are compared: ``significant`` (the default) as Inductor's ``assert_size_stride`` and
+torch's ``check_significant_strides`` do (a size-1 dim's stride is free, an empty tensor matches); ``exact``
+every stride; ``dense``, the older name of ``significant`` (it is ``is_contiguous``'s rule too)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,6 @@ class OutputSpec:
     dtype: Any = None  # str | Node | Select; None: not stated
     layout: Any = None  # "contiguous" | ("like", arg) | E.TupleE (a dim order) | None: not stated
     strides: Any = None  # Node | Select (explicit strides over dims)
-    strides_match: str = "exact"  # exact: every stride; dense: torch's is_contiguous rule (size-1 dims free)
+    strides_match: str = "significant"  # STRIDE_MATCHES
     sizes: tuple[DynamicSize, ...] = ()
     absent: bool = False  # the runtime returns None

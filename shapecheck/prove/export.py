@@ -24,6 +24,7 @@ from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
+from ..trace.arguments import layout_at
 from ..trace.run import call_args
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
@@ -33,13 +34,19 @@ class _ExampleTooLarge(Exception):
     pass
 
 
-def _example_tensor(name: str, shape: list[int], dtype: Any) -> Any:
-    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements."""
+def _example_tensor(name: str, shape: list[int], dtype: Any, strides: Any = None, offset: int = 0) -> Any:
+    """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements, in
+    the contract's layout (``strides`` and storage ``offset``; None: contiguous)."""
     import torch
 
     if math.prod(shape) > EXAMPLE_ELEMENTS:
         raise _ExampleTooLarge(f"not run: the example input {name} would be {tuple(shape)} ({math.prod(shape)} elements, "
                         f"over {EXAMPLE_ELEMENTS})")
+    if strides is not None or offset:
+        from .._torch.layout import contiguous_strides, storage_extent
+
+        strides = strides if strides is not None else contiguous_strides(shape)
+        return _example_tensor(name, [storage_extent(shape, strides, offset)], dtype).as_strided(shape, strides, offset)
     return torch.zeros(shape, dtype=dtype) if dtype == torch.bool else torch.randn(shape).to(dtype)
 
 
@@ -51,10 +58,11 @@ class ExportResult:
     message: str
     explanation: str = ""
     example: dict[str, int] | None = None
+    ints: str = ""  # how sizes only int arguments carry were passed to export ("" where there are none)
 
     def to_json(self) -> dict[str, Any]:
         return {"ran": self.ran, "succeeded": self.succeeded, "agrees": self.agrees, "message": self.message,
-                "explanation": self.explanation or None, "example": self.example}
+                "explanation": self.explanation or None, "example": self.example, "int_sizes": self.ints or None}
 
 
 def equal_classes(case: BoundCase, solver: Solver) -> dict[str, str]:
@@ -175,9 +183,13 @@ def _export_dims(case: BoundCase, classes: dict[str, str] | None, specs: dict[st
 
 
 def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
-               classes: dict[str, str] | None = None, specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str]:
+               classes: dict[str, str] | None = None,
+               specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str, str]:
     """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
-    says nothing about the kernel under test (it could not be set up, or export never called it)."""
+    says nothing about the kernel under test (it could not be set up, or export never called it). With the
+    message, how sizes that only int arguments carry were passed ("" when there are none): each as the size of
+    an extra input tensor, as a wrapper module passes them."""
+    import torch
     from torch.export import export
 
     dims = _export_dims(case, classes, specs)
@@ -190,7 +202,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
-        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype])
+        t = _example_tensor(a.name, shape, C.DTYPES[a.dtype], *layout_at(a, sizes))
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
         tensors.append(t)
         dyn_specs.append(spec)
@@ -201,12 +213,17 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     try:
         args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
     except _ExampleTooLarge as why:
-        return None, str(why)
-    missing = {n for x in [*args, *kwargs.values()] if isinstance(x, _SizeSlot)
-               for n in E.free_names(x.arg.expr) if n not in dim_at}
-    if missing:
-        return None, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
-                       "(export needs them as tensor sizes)")
+        return None, str(why), ""
+    missing = sorted({n for x in _flat([*args, *kwargs.values()]) if isinstance(x, _SizeSlot)
+                      for n in E.free_names(x.arg.expr) if n not in dim_at})
+    for name in missing:  # a size only an int argument carries: the shape of an extra input, as users pass it
+        dim_at[name] = (len(tensors), 0)
+        tensors.append(torch.empty((sizes[name],)))
+        dyn_specs.append({0: dims[name]} if name in dims else {})
+    how = "" if not missing else (
+        f"{', '.join(missing)}, carried by int arguments only, passed as the size of an extra input tensor each "
+        f"(the exported module reads .size(0)): export takes a named Dim's range on a tensor's size, not on an "
+        f"int input (Dim.DYNAMIC ints would narrow their range at a guard without failing)")
 
     Call = _call_module(op, args, kwargs, dim_at)
 
@@ -220,7 +237,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
 
     if kernel.via_op and kernel.install is None:
         return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
-                      + ")")
+                      + ")"), how
     if kernel.via_op:  # the candidate in the slot torch.export runs (kernel.resolved)
         install = kernel.install()
     else:
@@ -231,8 +248,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             if kernel.op is None and not (probe.reached if kernel.via_op else reached):
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
                               "op through another kernel: " + ("; ".join(kernel.notes) or "its own fake "
-                                                                "implementation") + ")")
-            return True, "export succeeded"
+                                                                "implementation") + ")"), how
+            return True, "export succeeded", how
         except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
             ours = _shapecheck_error(err)
             if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
@@ -241,7 +258,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             if "Constraints violated" not in text and _CONSTRAINT_REPORT in C.exception_functions(err):
                 text = (f"{text} (raised while export reported a constraint violation, in torch's "
                         f"{_CONSTRAINT_REPORT})").strip()
-            return False, f"{type(err).__name__}: {text[:600]}"
+            return False, f"{type(err).__name__}: {text[:600]}", how
         finally:
             C.reset_dynamo()
 
@@ -286,6 +303,10 @@ def _shapecheck_error(err: BaseException) -> ShapecheckError | None:
     return None
 
 
+def _flat(items: list[Any]) -> list[Any]:
+    return [y for x in items for y in (x if isinstance(x, list) else [x])]
+
+
 class _Slot:
     def __init__(self, index: int):
         self.index = index
@@ -315,17 +336,18 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], ke
     sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})))
     if sizes is None:
         return ExportResult(False, None, None, "no example sizes satisfy the domain")
-    ok, message = run_export(kernel, op, case, sizes, classes, specs)
+    ok, message, ints = run_export(kernel, op, case, sizes, classes, specs)
     if ok is None:
-        return ExportResult(False, None, None, message, example=sizes)
+        return ExportResult(False, None, None, message, example=sizes, ints=ints)
     if result.verdict == Verdict.INCONCLUSIVE:
-        return ExportResult(True, ok, None, message, "shapecheck was inconclusive: nothing to agree with", sizes)
+        return ExportResult(True, ok, None, message, "shapecheck was inconclusive: nothing to agree with", sizes, ints)
     agrees = ok == (result.verdict == Verdict.PASS)
+
     def retry(at: dict[str, int]) -> tuple[bool | None, str]:
-        return run_export(kernel, op, case, at, classes, specs)
+        return run_export(kernel, op, case, at, classes, specs)[:2]
 
     why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes)
-    return ExportResult(True, ok, agrees, message, why, sizes)
+    return ExportResult(True, ok, agrees, message, why, sizes, ints)
 
 
 def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver,

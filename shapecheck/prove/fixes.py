@@ -20,7 +20,7 @@ def suggest_fixes(run, findings: list[Violation], solver: Solver) -> list[Violat
 def _suggest(v: Violation, run, solver: Solver) -> str:
     if v.code == "SC002" and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
-    if v.code in ("SC016", "SC020"):
+    if v.code in ("SC016", "SC018", "SC020"):  # a fix the finding chose for itself, else the rule's
         return v.fix or v.rule.fix
     if v.code != "SC001":
         return v.rule.fix

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..contract import dtypes
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
 from ..findings import Violation
@@ -104,7 +105,7 @@ class _Check:
             return [self.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
                                  self.least())]
         out: list[Violation] = []
-        if spec.dtype is not None and got.dtype is not None and got.dtype != spec.dtype:
+        if spec.dtype is not None and got.dtype is not None and got.dtype != dtypes.canonical(spec.dtype):
             out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
                                     f"{path_name(self.path)} in case {self.case.id}", self.least()))
@@ -202,13 +203,17 @@ class _Check:
         sizes = shape.items
         same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
         pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
-        if spec.match == "dense":
+        if spec.match != "exact":  # significant (or its older name, dense): as assert_size_stride compares
             pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
             claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
         else:
             claim = E.conj(pairs)
         if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
             return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
+        significant = spec.match != "exact"
+        if all(_product(h, floor, sizes, significant) == _product(w, floor, spec.shape.items, significant) is not None
+               for h, w in zip(have, want)):
+            return None  # equal as products of the output's sizes: equal once the shape is (SC002 proves that)
         premises = self.premises + self.size_bounds()
         if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
             return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
@@ -225,20 +230,43 @@ class _Check:
             self.solver.small_model(premises + [E.negate(claim)]) or d.point
         point = restrict(model, self.dims + names)
         at = {k: v for k, v in model.items()}
-        return self.finding("SC018", text, f"{where} has strides {E.evaluate(E.TupleE(have), at)} but the "
-                            f"runtime's {spec.layout} ({spec.match} comparison) gives "
-                            f"{E.evaluate(E.TupleE(want), at)} for shape {E.evaluate(shape, at)} on path "
-                            f"{path_name(self.path)}", point, tuple(sorted(set().union(*map(E.free_names, have + want)))))
+        got_at, want_at, shape_at = (E.evaluate(E.TupleE(x), at) for x in (have, want, sizes))
+        v = self.finding("SC018", text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
+                         f"comparison) gives {want_at} for shape {shape_at} on path {path_name(self.path)}", point,
+                         tuple(sorted(set().union(*map(E.free_names, have + want)))))
+        return replace(v, fix=_layout_fix(got_at, want_at, shape_at))
 
 
-def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
+def _layout_fix(got: tuple, want: tuple, shape: tuple) -> str:
+    """SC018's fix where the strides differ only at dims of size 1 (or the output is empty): no memory order
+    is wrong there, only a stride torch's own checks never read; "" otherwise (the rule's fix)."""
+    differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    if not differ or (0 not in shape and any(shape[i] > 1 for i in differ)):
+        return ""
+    dims = ", ".join(str(i) for i in differ)
+    why = "the output is empty" if 0 in shape else f"dim {dims} {'has' if len(differ) == 1 else 'have'} size 1"
+    return (f"the strides differ only where {why}, which torch's own stride checks ignore (Inductor's "
+            "assert_size_stride, torch._prims_common.check_significant_strides): no memory order is wrong; compare "
+            "with layout_match = \"significant\" (the default) unless a consumer reads every stride")
+
+
+def _product(node: E.Node, floor: dict[str, int], sizes: tuple = (), significant: bool = False) -> tuple | None:
     """A stride as (constant factor, sorted factors) when it is a product of integers, names and ``max(x, 1)``
     of names (``max(x, 1)`` is ``x`` for a name whose least value is at least 1); None for anything else. Two
-    strides with equal products are equal for every size (multiplication commutes)."""
+    strides with equal products are equal for every size (multiplication commutes).
+
+    With ``sizes`` (the output's shape on the side the stride comes from), a factor that is the i-th size, or
+    ``max`` of it and 1, is the factor ``#i`` (``max(#i, 1)`` under an exact comparison: under the significant
+    one, an empty output matches whatever its strides, and where no size is 0 the two are equal). A let such as
+    pooling's ``Ho`` (a ``min`` of floor divisions) is so one factor on both sides: the strides are equal once
+    the shapes are, which SC002 proves (or reports)."""
     const, factors, todo = 1, [], [node]
     while todo:
         n = todo.pop()
-        if isinstance(n, E.Arith) and n.op == "*":
+        size = _size_index(n, sizes, significant)
+        if size is not None:
+            factors.append(size)
+        elif isinstance(n, E.Arith) and n.op == "*":
             todo += [n.left, n.right]
         elif isinstance(n, E.Const) and type(n.value) is int:
             const *= n.value
@@ -252,6 +280,20 @@ def _product(node: E.Node, floor: dict[str, int]) -> tuple | None:
         else:
             return None
     return const, tuple(sorted(factors))
+
+
+def _size_index(node: E.Node, sizes: tuple, significant: bool) -> str | None:
+    """``#i`` when ``node`` is the i-th of ``sizes``; for ``max(x, 1)`` of it, ``#i`` under a significant
+    comparison and ``max(#i, 1)`` under an exact one; None otherwise (no sizes given: None)."""
+    if not sizes or isinstance(node, E.Const):
+        return None
+    if node in sizes:
+        return f"#{sizes.index(node)}"
+    if isinstance(node, E.Call) and node.fn == "max" and len(node.args) == 2 and E.Const(1) in node.args:
+        x = node.args[0] if node.args[1] == E.Const(1) else node.args[1]
+        if x in sizes:
+            return f"#{sizes.index(x)}" if significant else f"max(#{sizes.index(x)}, 1)"
+    return None
 
 
 def _drop_max(node: E.Node, floor: dict[str, int]) -> E.Node:

@@ -24,6 +24,7 @@ from ..contract.model import BoundCase
 from ..findings import SourceLoc, Violation
 from ..kernel.sources import Kernel
 from ..logic import expr as E
+from ..trace.arguments import layout_at
 from ..trace.run import call_args, concrete_size, kernel_failure
 
 REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
@@ -45,7 +46,7 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
         # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
         kernel = replace(kernel, fn=kernel.direct, via_op=False)
     def make_args(empty):
-        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
+        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype, *layout_at(a, point)),
                          lambda a: concrete_size(a, point))
 
     from ..trace.run import own_code
@@ -86,6 +87,7 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
     import torch
 
     from .._torch import core as C
+    from .._torch.layout import strided_empty
 
     own = C.Own.of(own)
     logic = _shape_logic()
@@ -127,7 +129,8 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
     result, error = None, None
     previous = sys.gettrace()
     with C.static_fake_mode():
-        args, kwargs = make_args(lambda shape, dtype: torch.empty(tuple(shape), dtype=C.DTYPES[dtype]))
+        args, kwargs = make_args(lambda shape, dtype, strides=None, offset=0:
+                                 strided_empty(list(shape), C.DTYPES[dtype], strides, offset))
         sys.settrace(global_)
         try:
             with Origins():

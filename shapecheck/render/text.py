@@ -160,6 +160,8 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
             agree = {True: "agrees", False: "DISAGREES", None: "no verdict to compare"}[x.agrees]
             lines.append(f"  {c.case}: export {state} at {', '.join(f'{k}={v}' for k, v in (x.example or {}).items())}"
                          f"; {agree} with shapecheck's {c.verdict.value}")
+            if x.ints:
+                lines.append(f"      int sizes: {x.ints}")
             if not x.succeeded:
                 lines.append(f"      {x.message.splitlines()[0][:200]}")
             if x.explanation:

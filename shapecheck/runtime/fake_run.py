@@ -44,7 +44,11 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
     syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
 
     def make_tensor(a: Any) -> Any:
-        return run.empty([C.sym_value(item, syms) for item in a.shape.items], a.dtype)
+        shape = [C.sym_value(item, syms) for item in a.shape.items]
+        if a.layout is None:
+            return run.empty(shape, a.dtype)
+        strides = [C.sym_value(x, syms) for x in a.layout.strides]  # the input's layout, as verify builds it
+        return run.empty(shape, a.dtype, strides, C.sym_value(a.layout.offset, syms))
 
     args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
     result, error = run.run(kernel.fn, args, kwargs)

@@ -9,6 +9,7 @@ small by minimisation. Where Apple MPS is available the real op runs too and is 
 
 from __future__ import annotations
 
+import itertools
 import random
 import time
 from dataclasses import dataclass, field
@@ -94,11 +95,16 @@ def points_for_path(contract: Contract, era: str, path_id: str, examples: int, s
             seen_targets.add(key)
             ordered.append((i, extra))
     ordered += [t for t in targets if t not in ordered]
-    while len(ordered) < examples + (len(targets) if spread else 0):  # spread: examples random points too
+    randoms: list[tuple[int, list[E.Node]]] = []
+    while len(ordered) + len(randoms) < examples + (len(targets) if spread else 0):  # spread: random points too
         i = rng.randrange(len(reach))
         case, _ = reach[i]
         drawn = case.dims if spread else [rng.choice(case.dims)]
-        ordered.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64)))) for d in drawn]))
+        randoms.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64)))) for d in drawn]))
+    if spread:  # boundaries and random points in turn: least models alone (N=0, C=1) never show a stride
+        ordered = [t for pair in itertools.zip_longest(ordered, randoms) for t in pair if t is not None]
+    else:
+        ordered += randoms
     points = []
     seen: set[tuple] = set()
     for i, extra in ordered:
@@ -143,6 +149,7 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
     if getattr(ref, "compares_all_outputs", False):
         found.extend(_against_meta(case, sizes, outs, finding))
+    found.extend(_against_tables(p, sizes, outs, finding))
     if p.outputs[0] is not None:
         expected = E.evaluate(p.outputs[0], sizes)
         if tuple(out0.shape) != tuple(expected):
@@ -161,6 +168,31 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
                                           f"(max abs error {bad.max_error:.3g}, tolerance {atol:g}+{rtol:g}*|ref|)"))
     if mps:
         found.extend(_compare_mps(case, args, out0, finding))
+    return found
+
+
+def _against_tables(p: BoundPath, sizes: dict[str, int], real: tuple[Any, ...], finding) -> list[RefFinding]:
+    """The runtime's outputs against what the path's output tables state of them beyond the shape: the dtype and
+    the strides (SC024), compared as the table says (significant strides by default: a size-1 dim's stride
+    and an empty tensor's are free, as Inductor's assert_size_stride compares)."""
+    from ..contract.dtypes import canonical
+
+    found = []
+    for j, spec in enumerate(p.specs):
+        x = real[j] if j < len(real) else None
+        if spec is None or spec.absent or not hasattr(x, "stride"):
+            continue
+        dtype = str(x.dtype).removeprefix("torch.")
+        if spec.dtype is not None and canonical(spec.dtype) != dtype:
+            found.append(finding("SC024", f"output {j} has dtype {dtype}, the contract says {spec.dtype}"))
+        if spec.strides is None or spec.shape is None or tuple(x.shape) != E.evaluate(spec.shape, sizes):
+            continue  # no layout stated, or a shape the other checks report
+        want, got, shape = E.evaluate(E.TupleE(spec.strides), sizes), tuple(x.stride()), tuple(x.shape)
+        differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w and (spec.match == "exact" or shape[i] > 1)]
+        if differ and (spec.match == "exact" or 0 not in shape):
+            found.append(finding("SC024", f"output {j} has strides {got} for shape {shape}, the contract's "
+                                          f"{spec.layout} gives {want} ({spec.match} comparison, dims "
+                                          f"{', '.join(map(str, differ))})"))
     return found
 
 

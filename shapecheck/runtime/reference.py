@@ -289,10 +289,9 @@ class EagerReference(RuntimeReference):
         return True
 
     def arguments(self, case: BoundCase, dims: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
-        args = make_arguments(case, dims, seed, "cpu")
-        if self.device == "cpu":
-            return args
-        return {k: v.to(self.device) if hasattr(v, "to") and hasattr(v, "dtype") else v for k, v in args.items()}
+        """The cpu draws, made on the device with the contract's layouts (a copy with ``.to`` would make an
+        expanded input dense and drop a storage offset)."""
+        return make_arguments(case, dims, seed, self.device)
 
     def select_path(self, args: Mapping[str, Any], era: str) -> str | None:  # type: ignore[override]
         return None

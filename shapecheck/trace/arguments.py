@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..contract.model import BoundArg, BoundCase
+from ..logic import expr as E
 from ..logic.compiled import compiled
 
 MASK_KEEP = 0.75
@@ -28,7 +29,12 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
     On the cpu: floating tensors are randn; bool tensors (masks) are True with probability ``MASK_KEEP``; a
     floating tensor whose name contains "mask" is an additive mask, randn where kept and -inf elsewhere;
     integer tensors are in [-8, 8], or in the argument's [low, high) where the contract gives them
-    (an index: ``high`` the size it indexes; an empty range draws ``low``).
+    (an index: ``high`` the size it indexes; an empty range draws ``low``), or non-negative and summing to the
+    contract's ``values.sum`` (``repeat_interleave``'s repeats); unsigned ones are not negative; a dtype without
+    arithmetic (``float4_e2m1fn_x2``, ``bits8``) has random bytes. ``"cuda"``: the same values, moved.
+
+    Every device gets the contract's layout: the tensor's strides and storage offset are the case's
+    (``layout_at``), so that ``ref check --device cuda`` runs the kernel on the layout verify traced.
 
     Why additive masks mix both: a mask of the query dtype reaches the op either as a converted bool mask
     (0 / -inf: F.sdpa converts bool masks before calling the op, mps-sdpa-facts 3.1) or as a bias (finite
@@ -61,24 +67,67 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
 
 
 def _tensor(a: BoundArg, dims: Mapping[str, int], gen: Any, device: str | None) -> Any:
-    """One tensor argument (or element of a tensors argument) at ``dims``: see ``make_arguments``."""
-    import torch
+    """One tensor argument (or element of a tensors argument) at ``dims``, with its layout: see
+    ``make_arguments``."""
 
     from .._torch.core import DTYPES
+    from .._torch.layout import contiguous_strides, storage_extent, strided_empty
 
     shape = compiled(a.shape)(dims) if a.shape is not None else None
     dtype = DTYPES[a.dtype]
-    if device is None:
-        return torch.empty(shape, dtype=dtype)
-    if device != "cpu":
-        return torch.empty(shape, dtype=dtype, device=device)
+    strides, offset = layout_at(a, dims)
+    if device not in ("cpu", "cuda"):  # "meta", or None: the default device (fake tensors in a FakeTensorMode)
+        return strided_empty(list(shape), dtype, strides, offset, device=device)
+    if strides is None and offset == 0:
+        return _values(a, shape, dims, gen, dtype).to(device)
+    # the layout's storage, drawn whole (an expanded or overlapping tensor shares its values), then viewed
+    strides = strides if strides is not None else contiguous_strides(shape)
+    storage = _values(a, (storage_extent(shape, strides, offset),), dims, gen, dtype)
+    return storage.to(device).as_strided(shape, strides, offset)
+
+
+def layout_at(a: BoundArg, dims: Mapping[str, int]) -> tuple[tuple[int, ...] | None, int]:
+    """An input's (strides, storage offset) at concrete dims; (None, 0) for a contiguous tensor."""
+    if a.layout is None:
+        return None, 0
+    return compiled(E.TupleE(a.layout.strides))(dims), compiled(a.layout.offset)(dims)
+
+
+def _values(a: BoundArg, shape: Any, dims: Mapping[str, int], gen: Any, dtype: Any) -> Any:
+    """Values for a tensor of ``shape`` drawn from ``gen`` on the cpu (see ``make_arguments``); a dtype without
+    arithmetic (float4_e2m1fn_x2, bits8, ...) gets random bytes."""
+    import torch
+
     if dtype.is_floating_point and "mask" in a.name:
         keep = torch.rand(shape, generator=gen) < MASK_KEEP
         return torch.randn(shape, generator=gen).masked_fill(~keep, float("-inf")).to(dtype)
-    if dtype.is_floating_point:
-        return torch.randn(shape, generator=gen).to(dtype)
     if dtype == torch.bool:
         return torch.rand(shape, generator=gen) < MASK_KEEP
-    low = -8 if a.low is None else compiled(a.low)(dims)
-    high = 9 if a.high is None else compiled(a.high)(dims)
-    return torch.randint(low, max(high, low + 1), shape, generator=gen).to(dtype)
+    if a.total is not None:
+        return _summing(shape, compiled(a.total)(dims), gen).to(dtype)
+    try:
+        if dtype.is_floating_point or dtype.is_complex:
+            return torch.randn(shape, generator=gen).to(dtype)
+        low = -8 if a.low is None else compiled(a.low)(dims)
+        high = 9 if a.high is None else compiled(a.high)(dims)
+        if not dtype.is_signed:
+            low = max(low, 0)
+        return torch.randint(low, max(high, low + 1), shape, generator=gen).to(dtype)
+    except (RuntimeError, TypeError):  # a dtype torch cannot convert to (packed, bits): its bytes at random
+        size = dtype.itemsize
+        raw = torch.randint(0, 256, (*shape, size), generator=gen, dtype=torch.uint8)
+        return raw.view(dtype).reshape(shape)
+
+
+def _summing(shape: Any, total: int, gen: Any) -> Any:
+    """Non-negative integers of ``shape`` that sum to ``total`` (a uniform draw of ``total`` items into the
+    elements); an empty tensor needs ``total == 0`` (the contract's load checks it)."""
+    import torch
+
+    n = 1
+    for x in shape:
+        n *= x
+    if n == 0:
+        return torch.zeros(shape, dtype=torch.int64)
+    picks = torch.randint(0, n, (total,), generator=gen)
+    return torch.bincount(picks, minlength=n).reshape(shape)

@@ -203,9 +203,16 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
             C.assume(a, syms)
+            if a in _TORCH_FORMS:
+                C.assume_form(_TORCH_FORMS[a], syms)
 
         def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
-            return env.tensor([C.sym_value(i, syms) for i in a.shape.items], a.dtype)
+            sizes = [C.sym_value(i, syms) for i in a.shape.items]
+            if a.layout is None:
+                return env.tensor(sizes, a.dtype)
+            # the layout's strides and offset, symbolic in the dims: what the kernel reads is a function of them
+            return env.tensor(sizes, a.dtype, C.sym_value(E.TupleE(a.layout.strides), syms),
+                              C.sym_value(a.layout.offset, syms))
 
         # the inputs are made before the baseline: what torch records about a composite size is ours
         args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
@@ -279,6 +286,8 @@ def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
         except T.Unsupported:
             node = None
         fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own)
+        if getattr(expr, "is_Boolean", False) or getattr(expr, "is_Relational", False):
+            _remember(node, fb.expr)
         if all((f.raw, f.value, f.loc, f.own) != (fb.raw, fb.value, fb.loc, fb.own) for f in fallbacks):
             fallbacks.append(fb)
     return tuple(fallbacks)
@@ -336,6 +345,24 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else ""
 
 
+_TORCH_FORMS: dict[E.Node, Any] = {}
+"""Each translated guard (and its negation) -> torch's own expression of it over dim-named symbols: a trace that
+assumes the guard assumes it in torch's form too (``C.assume_form``), so torch decides the same guard again."""
+
+
+def _remember(node: E.Node | None, expr: Any) -> None:
+    if node is None or expr is None or node in _TORCH_FORMS:
+        return
+    if len(_TORCH_FORMS) > 4096:  # one process verifies many contracts: keep it bounded
+        _TORCH_FORMS.clear()
+    try:
+        import sympy
+
+        _TORCH_FORMS[node], _TORCH_FORMS[E.negate(node)] = expr, sympy.Not(expr)
+    except (TypeError, ValueError, AttributeError):  # not a condition sympy can negate: the node alone serves
+        _TORCH_FORMS.pop(node, None)
+
+
 def guard_trace(exc: BaseException, names: dict, kernel: Kernel, own: Any = None) -> Trace:
     own = own if own is not None else own_code(kernel)
     cond = C.guard_condition(exc)
@@ -348,12 +375,15 @@ def guard_trace(exc: BaseException, names: dict, kernel: Kernel, own: Any = None
         node = T.to_node(cond, names)
     except T.Unsupported:
         node = None
+    form = T.with_dim_names(cond, names)
+    if is_bool:
+        _remember(node, form)
     origin = ""
     if own:  # a kernel with code of its own (a C++ kernel's every guard is its own)
         origin, at, _ = C.origin(C.traceback_frames(exc), own)
         loc = at or loc
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
-                   guard_expr=T.with_dim_names(cond, names), origin=origin)
+                   guard_expr=form, origin=origin)
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:

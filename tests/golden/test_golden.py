@@ -17,6 +17,8 @@ Each example lives in ``tests/golden/examples/``:
 - SC023: the installed kernel against ``new_empty.toml``, with a bug planted in shapecheck's output check;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
+- SC024: a contract for ``aten::avg_pool2d`` on a channels_last input whose output table says contiguous
+  (``ref check --examples 2 --seed 0``: the eager kernel keeps the input's memory format);
 - SC038-SC043: ``audit --import audit_eager.py --ops auditeg::<op>``, a custom-op library whose eager kernels
   and fakes disagree in one way per rule;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
@@ -148,6 +150,8 @@ EXAMPLES = [
                       "-j", "1"), 1),
     Example("SC022", _verify("new_empty.toml", "sc022_guard_in_torch_helper.py"), 1),
     Example("SC023", _verify("new_empty.toml"), 4, plant="_shapecheck_bug"),
+    Example("SC024", ("ref", "check", "aten::avg_pool2d", "--contract", f"{EXAMPLES_DIR}/sc024_runtime_output_layout.toml",
+                      "--examples", "2", "--seed", "0", "--format", "json"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),

@@ -9,6 +9,15 @@ the branch is a guard torch.export installs, and export rejects a dynamic H.
 """
 
 import torch
+from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+
+def _like_input(self, n, c, ho, wo):
+    """The output in the input's memory format, as the runtime allocates it, decided without a guard on the
+    sizes: a channels_last input has channel stride 1 (a contiguous one has H * W, 1 only where H * W is)."""
+    if guard_or_false(self.stride(1) == 1):
+        return self.new_empty((n, ho, wo, c)).permute(0, 3, 1, 2)
+    return self.new_empty((n, c, ho, wo))
 
 
 def _params(kernel_size, stride, padding):
@@ -30,7 +39,7 @@ def avg_pool2d_branchy(self, kernel_size, stride=(), padding=(0,), ceil_mode=Fal
                        divisor_override=None):
     k, s, p = _params(kernel_size, stride, padding)
     n, c, h, w = self.shape
-    return self.new_empty((n, c, _windows_branchy(h, k, s, p, ceil_mode), _windows_branchy(w, k, s, p, ceil_mode)))
+    return _like_input(self, n, c, _windows_branchy(h, k, s, p, ceil_mode), _windows_branchy(w, k, s, p, ceil_mode))
 
 
 def _windows_sym_min(size, k, s, p, ceil_mode):
@@ -53,11 +62,11 @@ def avg_pool2d_sym_min(self, kernel_size, stride=(), padding=(0,), ceil_mode=Fal
                        divisor_override=None):
     k, s, p = _params(kernel_size, stride, padding)
     n, c, h, w = self.shape
-    return self.new_empty((n, c, _windows_sym_min(h, k, s, p, ceil_mode), _windows_sym_min(w, k, s, p, ceil_mode)))
+    return _like_input(self, n, c, _windows_sym_min(h, k, s, p, ceil_mode), _windows_sym_min(w, k, s, p, ceil_mode))
 
 
 def avg_pool2d_static(self, kernel_size, stride=(), padding=(0,), ceil_mode=False, count_include_pad=True,
                       divisor_override=None):
     k, s, p = _params(kernel_size, stride, padding)
     n, c, h, w = self.shape
-    return self.new_empty((n, c, _windows_static(h, k, s, p, ceil_mode), _windows_static(w, k, s, p, ceil_mode)))
+    return _like_input(self, n, c, _windows_static(h, k, s, p, ceil_mode), _windows_static(w, k, s, p, ceil_mode))

@@ -110,13 +110,15 @@ def row(x):
 
 
 @pytest.mark.parametrize("layout, verdict", [
-    ('layout = "contiguous"', Verdict.FAIL),
-    ('layout = "contiguous", layout_match = "dense"', Verdict.PASS),
-    ('layout = "(0, 2, 1)"', Verdict.PASS),
-    ('strides = "(E, 1, 1)"', Verdict.PASS),
-    ('strides = "(E, E, 1)"', Verdict.FAIL),
+    ('layout = "contiguous"', Verdict.PASS),  # the default comparison: significant strides
+    ('layout = "contiguous", layout_match = "dense"', Verdict.PASS),  # its older name
+    ('layout = "contiguous", layout_match = "exact"', Verdict.FAIL),
+    ('layout = "(0, 2, 1)", layout_match = "exact"', Verdict.PASS),
+    ('strides = "(E, 1, 1)", layout_match = "exact"', Verdict.PASS),
+    ('strides = "(E, E, 1)", layout_match = "exact"', Verdict.FAIL),
+    ('strides = "(E, 1, 2)"', Verdict.FAIL),  # dim 2 has size E: its stride counts
 ])
-def test_exact_and_dense_comparisons_follow_torch(tmp_path, layout, verdict):
+def test_significant_and_exact_comparisons_follow_torch(tmp_path, layout, verdict):
     (tmp_path / "row.toml").write_text(ROW.format(layout=layout))
     (tmp_path / "row.py").write_text(KERNEL)
     r = verify_op("sc_outputs::row", contract=str(tmp_path / "row.toml"), meta=f"{tmp_path / 'row.py'}:row",
@@ -124,6 +126,10 @@ def test_exact_and_dense_comparisons_follow_torch(tmp_path, layout, verdict):
     assert r.verdict == verdict, [v.message for v in r.violations]
     if verdict == Verdict.FAIL:
         assert codes(r) == {"SC018"} and r.violations[0].counterexample["E"] >= 2
+        # only the size-1 dim's stride differs under exact: the fix says so, and says nothing of transposes
+        size1 = layout.startswith('layout = "contiguous"') or "(E, E, 1)" in layout
+        assert ("differ only where dim 1 has size 1" in r.violations[0].fix) == size1
+        assert ("transpose" in r.violations[0].fix) == (not size1)
     # torch agrees: the tensor is contiguous by is_contiguous (size-1 strides do not count), not stride-exact
     t = torch.empty((3, 5, 1)).transpose(1, 2)
     assert t.is_contiguous() and t.stride() != torch.empty((3, 1, 5)).stride()
@@ -197,9 +203,9 @@ def test_a_data_dependent_size_the_contract_does_not_name_is_inconclusive(filter
     ('{ shape = "(B, H, L, E)", layout = "(0, 1, 1, 3)" }', "layout", "a dim order"),
     ('{ shape = "(B, H, L, E)", layout = "like dtype" }', "layout", "'like' needs a tensor argument"),
     ('{ shape = "(B, H, L, E)", layout = "contiguous", strides = "(1, 1, 1, 1)" }', "outputs[0]", "not both"),
-    ('{ shape = "(B, H, L, E)", dtype = "float99" }', "dtype", "unknown name"),
+    ('{ shape = "(B, H, L, E)", dtype = "float99" }', "dtype", "unknown dtype 'float99': did you mean"),
     ('{ shape = "(B, H, L, E)", dtype = "L" }', "dtype", "expected a dtype fixed by the choices"),
-    ('{ shape = "(B, H, L, E)", layout_match = "loose" }', "layout_match", "expected one of exact, dense"),
+    ('{ shape = "(B, H, L, E)", layout_match = "loose" }', "layout_match", "expected one of significant, exact, dense"),
     ('{ shape = "(B, H, L, E)", sizes = { n = { min = "0", max = "L" } } }', "sizes.n", "not used in the shape"),
     ('{ shape = "(B, H, L, E)", strides = "(1, 1)" }', "strides", "expected 4 strides"),
     ('{ shape = "(B, H, L, E)", colour = "red" }', "colour", "unknown key"),
@@ -246,3 +252,79 @@ def test_cpu_flash_contract_states_the_real_kernels_dtypes_and_strides(dtype, si
         assert tuple(real.shape) == E.evaluate(spec.shape, point)
         assert str(real.dtype) == f"torch.{spec.dtype}"
         assert real.stride() == tuple(E.evaluate(s, point) for s in spec.strides)
+
+
+IM2COL = '''schema = 1
+op = "sc_outputs::cols"
+
+[dims]
+C = {{ min = 1, max = 64 }}
+
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(C,)"
+
+[[paths]]
+id = "any"
+when = "true"
+outputs = [{{ shape = "(1, C, 1)", layout = "contiguous"{match} }}]
+'''
+
+
+@pytest.mark.parametrize("match, verdict", [("", Verdict.PASS), (', layout_match = "exact"', Verdict.FAIL)])
+def test_a_stride_that_differs_only_at_a_size_1_dim_is_no_transpose(tmp_path, match, verdict):
+    # an im2col-like fake: shape (1, C, 1) with strides (C, 1, 2) where torch.empty gives (C, 1, 1)
+    (tmp_path / "c.toml").write_text(IM2COL.format(match=match))
+    (tmp_path / "c.py").write_text("def cols(x):\n    return x.new_empty_strided((1, x.shape[0], 1), (x.shape[0], 1, 2))\n")
+    r = verify_op("sc_outputs::cols", contract=str(tmp_path / "c.toml"), meta=f"{tmp_path / 'c.py'}:cols",
+                  options=Options(jobs=1))
+    assert r.verdict == verdict, [v.message for v in r.violations]
+    if verdict == Verdict.FAIL:
+        (v,) = r.violations
+        assert v.code == "SC018" and "differ only where dim 2 has size 1" in v.fix and "transpose" not in v.fix
+    # Inductor's assert_size_stride compares the same way: a size-1 dim's stride is never read
+    t = torch.empty_strided((1, 4, 1), (4, 1, 2))
+    torch._C._dynamo.guards.assert_size_stride(t, (1, 4, 1), (4, 1, 1))
+    with pytest.raises(AssertionError):
+        torch._C._dynamo.guards.assert_size_stride(torch.empty_strided((1, 4, 2), (8, 1, 4)), (1, 4, 2), (8, 2, 1))
+
+
+def test_every_output_table_key_the_docs_name_takes_alternatives(tmp_path):
+    """docs/contracts.md: shape, dtype, layout and strides may each be a list of {when, value} alternatives
+    (shape was refused: 'expected a string, found an array')."""
+    text = ATTN.read_text().replace(
+        '{ shape = "(B, H, L, E)", dtype = "dtype", layout = "(0, 2, 1, 3)" }',
+        '{ shape = [{ when = "dtype == \'float64\'", value = "(B, H, L, E)" }, { value = "(B, H, L, E)" }], '
+        'dtype = [{ when = "dtype == \'float16\'", value = "float16" }, { value = "dtype" }], '
+        'layout = [{ when = "dtype == \'float64\'", value = "(0, 2, 1, 3)" }, { value = "(0, 2, 1, 3)" }] }').replace(
+        '{ shape = "(B, H, L)", dtype = "\'float64\' if dtype == \'float64\' else \'float32\'", layout = "contiguous" }',
+        '{ shape = "(B, H, L)", dtype = "\'float64\' if dtype == \'float64\' else \'float32\'", '
+        'strides = [{ when = "dtype == \'float16\'", value = "(H * L, L, 1)" }, { value = "(H * L, L, 1)" }] }')
+    assert text.count("when =") == ATTN.read_text().count("when =") + 4
+    (tmp_path / "alt.toml").write_text(text)
+    r = verify("fixed", contract=tmp_path / "alt.toml")
+    assert r.verdict == Verdict.PASS and {p.status for c in r.cases for p in c.paths} == {"proved"}
+    r = verify("contiguous_out", contract=tmp_path / "alt.toml")
+    assert codes(r) == {"SC018"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# strides that are the same products of the output's sizes are equal without z3, whatever the sizes' form
+
+
+def test_strides_as_products_of_the_outputs_sizes_compare_factor_by_factor():
+    from shapecheck.logic import expr as E
+    from shapecheck.prove.outputs import _product
+
+    ho = "min((H + 1) // 2 + 1, (H + 2) // 2)"  # a let such as pooling's Ho, the same on both sides
+    sizes = tuple(E.parse(x) for x in ("N", "C", ho, "W // 2"))
+    torch_cl = E.parse(f"C * max(1, {ho}) * max(1, W // 2)")  # torch's channels_last stride 0 (max: sizes 0)
+    contract_cl = E.parse(f"{ho} * (W // 2) * C")
+    assert _product(torch_cl, {}) is None  # not a product of names: z3 would be asked
+    assert _product(torch_cl, {}, sizes, True) == _product(contract_cl, {}, sizes, True) == (1, ("#1", "#2", "#3"))
+    # exact comparison: max(size, 1) differs from the size where it is 0, so the shortcut does not apply
+    assert _product(torch_cl, {}, sizes, False) != _product(contract_cl, {}, sizes, False)
+    # a different product stays different (a channels_last stride 1 against a contiguous one)
+    assert _product(E.Const(1), {}, sizes, True) != _product(E.parse(f"{ho} * (W // 2)"), {}, sizes, True)

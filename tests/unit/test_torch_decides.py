@@ -19,17 +19,23 @@ EMPTY_KERNELS = KERNELS / "empty_batch.py"
 POOL_CASES = list(itertools.product([False, True], [2, 3], [1, 2], [0, 1]))  # ceil_mode, kernel, stride, padding
 
 
-def case_id(ceil_mode, kernel, stride, padding):
-    return f"ceil_mode={str(ceil_mode).lower()},kernel={kernel},stride={stride},padding={padding}"
+FORMATS = ("contiguous", "channels_last")  # the contract's input layouts
 
 
-def by_case(report, code):
-    return {v.case for v in report.violations if v.code == code}
+def case_id(ceil_mode, kernel, stride, padding, fmt="contiguous"):
+    return f"ceil_mode={str(ceil_mode).lower()},kernel={kernel},stride={stride},padding={padding},memory_format={fmt}"
 
 
-def export_fails(ceil_mode, kernel, stride, padding, fn=None) -> str | None:
+def by_case(report, code, fmt="contiguous"):
+    """The cases of one input layout with a finding of ``code`` (SC001 of torch's layout helper, F9, aside)."""
+    return {v.case for v in report.violations if v.code == code and v.case.endswith(f"memory_format={fmt}")
+            and v.expr != "C * H * W == 1"}
+
+
+def export_fails(ceil_mode, kernel, stride, padding, fn=None, fmt="contiguous") -> str | None:
     """torch.export(strict=True) of aten.avg_pool2d with N, C, H, W dynamic over the contract's ranges (H and
-    W from the least size the requires allow); ``fn`` installed as the op's meta kernel. The error, or None."""
+    W from the least size the requires allow), on an input in ``fmt``; ``fn`` installed as the op's meta
+    kernel. The error, or None."""
     import torch
     from torch.export import Dim, export
 
@@ -39,13 +45,15 @@ def export_fails(ceil_mode, kernel, stride, padding, fn=None) -> str | None:
 
     least = max(1, kernel - 2 * padding)
     shapes = {"x": {0: Dim("N", min=0), 1: Dim("C", min=1), 2: Dim("H", min=least), 3: Dim("W", min=least)}}
+    formats = {"contiguous": torch.contiguous_format, "channels_last": torch.channels_last}
+    x = torch.randn(2, 3, 10, 11).contiguous(memory_format=formats[fmt])
     C.reset_dynamo()
     try:
         if fn is None:
-            export(Pool(), (torch.randn(2, 3, 10, 11),), dynamic_shapes=shapes, strict=True)
+            export(Pool(), (x,), dynamic_shapes=shapes, strict=True)
         else:
             with C.meta_kernel_installed(torch.ops.aten.avg_pool2d.default, fn):
-                export(Pool(), (torch.randn(2, 3, 10, 11),), dynamic_shapes=shapes, strict=True)
+                export(Pool(), (x,), dynamic_shapes=shapes, strict=True)
     except Exception as err:  # noqa: BLE001 - the outcome under test
         return f"{type(err).__name__}: {err}"
     return None
@@ -61,13 +69,17 @@ def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(
     z3 proves it, torch cannot, and export rejects the dynamic H. Where the branch is real (kernel 2, stride 2,
     padding 1) the branch is in torch's helper pooling_output_shape, SC022 (the kernel's own line: SC001);
     everywhere else export succeeds and nothing is reported."""
-    failing = {case_id(*c) for c in POOL_CASES if export_fails(*c) is not None}
-    sc016 = by_case(pool_report, "SC016")
-    branch = by_case(pool_report, "SC001") | by_case(pool_report, "SC022")
-    assert case_id(True, 3, 2, 0) in sc016 and case_id(True, 3, 2, 1) in sc016
-    assert case_id(True, 2, 2, 1) in branch
-    assert sc016 | branch == failing and not sc016 & branch
-    assert not by_case(pool_report, "SC005") and not by_case(pool_report, "SC002")
+    for fmt in FORMATS:  # the same cases in both layouts: export with a channels_last input fails alike
+        failing = {case_id(*c, fmt=fmt) for c in POOL_CASES if export_fails(*c, fmt=fmt) is not None}
+        sc016 = by_case(pool_report, "SC016", fmt)
+        branch = by_case(pool_report, "SC001", fmt) | by_case(pool_report, "SC022", fmt)
+        assert case_id(True, 3, 2, 0, fmt) in sc016 and case_id(True, 3, 2, 1, fmt) in sc016
+        assert case_id(True, 2, 2, 1, fmt) in branch
+        assert sc016 | branch == failing and not sc016 & branch
+        assert not by_case(pool_report, "SC005", fmt) and not by_case(pool_report, "SC002", fmt)
+    # torch's layout helper on unbacked channels_last sizes (F9): in channels_last cases only
+    helper = {v.case for v in pool_report.violations if v.expr == "C * H * W == 1"}
+    assert helper and all(c.endswith("memory_format=channels_last") for c in helper)
     # the shipped contract accepts these findings with reasons (the gate over contracts/ passes)
     assert all(v.suppressed for v in pool_report.violations) and pool_report.verdict == Verdict.PASS
 
