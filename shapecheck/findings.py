@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .codec import TRANSIENT
-from .rules import FAILING, RULES, Rule
+from .rules import FAILING, RULES, Rule, RuleCode
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Violation:
     """One finding of one rule in one case. Built by keyword; ``node`` and ``expected`` carry the obligation's
     expression trees (contract language) so that fixes and explanations never re-parse ``expr``."""
 
-    code: str
+    code: RuleCode
     case: str
     path: str | None = None
     expr: str
@@ -74,14 +74,14 @@ class Violation:
         Raises ValueError on a record that is not one."""
         try:
             loc = d.get("location")
-            return cls(code=str(d["code"]), case=str(d.get("case", "")), path=d.get("path"), expr=str(d.get("expr", "")),
+            return cls(code=RuleCode(d["code"]), case=str(d.get("case", "")), path=d.get("path"), expr=str(d.get("expr", "")),
                        dims=tuple(d.get("dims") or ()), message=str(d.get("message", "")),
                        location=SourceLoc(str(loc["file"]), int(loc["line"]), str(loc.get("function", "")),
                                           str(loc.get("text", ""))) if loc else None,
                        counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
                        witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
                        suppressed=str(d.get("suppressed") or ""))
-        except (KeyError, TypeError, AttributeError) as err:
+        except (KeyError, TypeError, AttributeError, ValueError) as err:
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
     def to_json(self) -> dict[str, Any]:
@@ -98,6 +98,6 @@ def verdict_of(violations: list[Violation]) -> Verdict:
     codes = {v.code for v in violations if not v.suppressed}
     if codes & FAILING:
         return Verdict.FAIL
-    if "SC005" in codes:
+    if RuleCode.INCONCLUSIVE in codes:
         return Verdict.INCONCLUSIVE
     return Verdict.PASS

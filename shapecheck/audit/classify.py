@@ -15,17 +15,18 @@ Torch-free and z3-free: works on contract-language expressions (``expr``).
 from __future__ import annotations
 
 from ..logic import expr as E
+from ..rules import RuleCode
 
 #: finding class -> rule code, in the order the report ranks them (most likely to break torch.export first)
-CLASSES: dict[str, str] = {
-    "constant-comparison": "SC030",
-    "specialization": "SC032",
-    "modulo": "SC033",
-    "dim-branch": "SC037",
-    "kernel-error": "SC036",
-    "data-dependent": "SC034",
-    "undischargeable": "SC035",
-    "zero-one": "SC031",
+CLASSES: dict[str, RuleCode] = {
+    "constant-comparison": RuleCode.AUDIT_CONSTANT_COMPARISON,
+    "specialization": RuleCode.AUDIT_SPECIALIZATION,
+    "modulo": RuleCode.AUDIT_MODULO,
+    "dim-branch": RuleCode.AUDIT_DIM_BRANCH,
+    "kernel-error": RuleCode.AUDIT_KERNEL_ERROR,
+    "data-dependent": RuleCode.AUDIT_DATA_DEPENDENT,
+    "undischargeable": RuleCode.AUDIT_UNDISCHARGEABLE,
+    "zero-one": RuleCode.AUDIT_ZERO_ONE,
 }
 RANK = {name: i for i, name in enumerate(CLASSES)}
 RELATION = "relation"

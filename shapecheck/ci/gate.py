@@ -18,9 +18,9 @@ from ..findings import Verdict, Violation
 from ..kernel.sources import INSTALLED, KernelSource
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
-from ..rules import rules_of
+from ..rules import Command, RuleCode, rules_of
 
-GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
+GATE_RULES = frozenset(rules_of(Command.VERIFY))  # the rules a gate run reports, so the suppressions it judges
 
 
 @dataclass(frozen=True)
@@ -249,7 +249,7 @@ def judge_suppressions(run: ContractRun) -> None:
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
             run.stale.append(Violation(
-                code="SC008", case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
+                code=RuleCode.STALE_SUPPRESSION, case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
                 dims=s.dims, location=loc, counterexample={},
                 message=f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
                 f"accepted is gone; delete the [[suppress]] table"))

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..rules import RuleCode as C
 from .options import (
     check_device,
     check_outputs,
@@ -18,7 +19,10 @@ from .options import (
     output_options,
 )
 
-REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC015, SC021) not accepted by a
+#: what ref check reports: its runtime rules, the meta kernel against the runtime (SC015) and [[rejects]] (SC021)
+_RUNTIME_RULES = f"{C.DISPATCH_MISMATCH}-{C.META_RUNTIME_MISMATCH}, {C.META_ACCEPTS_REJECTED_INPUT}"
+
+REF_HELP = f"""Exit codes: 0 every sampled input agrees with the contract, 1 a finding ({_RUNTIME_RULES}) not accepted by a
 [[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
 reference, unknown era, usage), 4 internal error (a bug in shapecheck)."""
 

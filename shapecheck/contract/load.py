@@ -19,6 +19,7 @@ from typing import Any
 from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
+from ..rules import RuleCode
 from . import spec as S
 from .model import Contract
 from .outputs import output_leaf
@@ -399,7 +400,7 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
     r.table(s, key, SUPPRESS_KEYS, {"rule", "reason"})
     rule = r.want(s["rule"], f"{key}.rule", str)
     if not re.fullmatch(r"SC\d{3}", rule):
-        raise r.err(f"{key}.rule", f"expected a rule id like 'SC001', found {short(rule)}")
+        raise r.err(f"{key}.rule", f"expected a rule id like '{RuleCode.GUARD_ON_DYNAMIC_DIM}', found {short(rule)}")
     reason = r.want(s["reason"], f"{key}.reason", str)
     if not reason.strip():
         raise r.err(f"{key}.reason", "a suppression needs a reason")

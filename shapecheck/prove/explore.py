@@ -16,6 +16,7 @@ from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
+from ..rules import RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from .obligations import Leaf, leaf_obligations, probe_points
 from .torch_decides import TorchView, settled_guard
@@ -77,7 +78,7 @@ class _CaseFindings:
         return restrict(self.solver.small_model(conds), self.dims)
 
     def inconclusive(self, expr: str, loc, why: str) -> None:
-        self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+        self.add(Violation(code=RuleCode.INCONCLUSIVE, case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
 
 
 class _CaseExplorer(_CaseFindings):
@@ -119,7 +120,7 @@ class _CaseExplorer(_CaseFindings):
                               "not define the name; with --meta-source, neither the file's own functions nor the "
                               "installed torch's meta-registration namespace do: written for another torch?)")
             return
-        self.add(Violation(code="SC007", case=self.case.id, expr=t.error, location=t.loc,
+        self.add(Violation(code=RuleCode.KERNEL_ERROR, case=self.case.id, expr=t.error, location=t.loc,
                            counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
 
     def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
@@ -192,8 +193,8 @@ class _CaseExplorer(_CaseFindings):
             self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
         elif other.sat is Sat.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
-        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
-            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+        elif dynamic(self.case, set(gdims)) and self.key(RuleCode.VALUE_SPECIALIZATION, text, t.loc) not in self.seen:
+            self.add(Violation(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                                counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
@@ -206,12 +207,12 @@ class _CaseExplorer(_CaseFindings):
         # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
         # holds only where the assumption does, but the branch is torch's, not the kernel's
         violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
-        if violating and self.key("SC001", text, t.loc) not in self.seen:
+        if violating and self.key(RuleCode.GUARD_ON_DYNAMIC_DIM, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else
                    f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
                    f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
             self.add(Violation(
-                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                 counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
                 restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
                 message=f"the kernel branches on {text}, which does not hold on the whole range of "
@@ -266,13 +267,13 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
         return None
     (v1, p1), (v2, p2) = list(seen.items())[:2]
     if t.is_specialization:
-        return Violation(code="SC003", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+        return Violation(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                          counterexample=restrict(p2, dims), witness=restrict(p1, dims),
                          message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() "
                          f"or similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
                          f"a dynamic dim")
     cex, wit = (p1, p2) if v1 is False else (p2, p1)
-    return Violation(code="SC001", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+    return Violation(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                      counterexample=restrict(cex, dims), witness=restrict(wit, dims),
                      message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract "
                      f"language: evaluated at the two points, not proved by z3), which is false at the "

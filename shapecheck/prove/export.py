@@ -24,6 +24,7 @@ from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
+from ..rules import RuleCode
 from ..trace.run import call_args
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
@@ -319,9 +320,9 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     reasons = []
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
-        if v.code in ("SC001", "SC003", "SC004"):
+        if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE):
             cond = v.node
-            if cond is not None and v.code != "SC003":
+            if cond is not None and v.code != RuleCode.VALUE_SPECIALIZATION:
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
                 if decided in (Decision.TRUE, Decision.FALSE):
                     pts = [p for p in (v.witness, v.counterexample) if p]
@@ -334,18 +335,19 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                 other = _other_side(case, v, solver, ge2, retry, example)
                 if other:
                     reasons.append(other)
-        elif v.code == "SC002":
-            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
+        elif v.code == RuleCode.OUTPUT_SHAPE_MISMATCH:
+            reasons.append(f"{v.code} on {v.path}: export has no contract, so it cannot know output 0 should be "
                            f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
-        elif v.code in ("SC017", "SC018", "SC019"):
-            what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
+        elif v.code in (RuleCode.OUTPUT_DTYPE_MISMATCH, RuleCode.OUTPUT_LAYOUT_MISMATCH, RuleCode.OUTPUT_PRESENCE_MISMATCH):
+            what = {RuleCode.OUTPUT_DTYPE_MISMATCH: "dtype", RuleCode.OUTPUT_LAYOUT_MISMATCH: "strides",
+                    RuleCode.OUTPUT_PRESENCE_MISMATCH: "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
                            "meta kernel; the traced graph is consistent with it")
-        elif v.code == "SC021":
+        elif v.code == RuleCode.META_ACCEPTS_REJECTED_INPUT:
             reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
                            "accepts them too (the finding is that export succeeds where the device would refuse)")
-        elif v.code == "SC007":
-            reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
+        elif v.code == RuleCode.KERNEL_ERROR:
+            reasons.append(f"{v.code}: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 

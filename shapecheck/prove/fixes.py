@@ -8,6 +8,7 @@ from ..findings import Violation
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Solver
+from ..rules import RuleCode
 from ..trace.run import OutputKind
 from .pathmap import unpin
 
@@ -18,11 +19,11 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 
 
 def _suggest(v: Violation, run, solver: Solver) -> str:
-    if v.code == "SC002" and v.expected is not None:
+    if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
-    if v.code == "SC016":
+    if v.code == RuleCode.GUARD_TORCH_CANNOT_DISCHARGE:
         return v.fix or v.rule.fix
-    if v.code != "SC001":
+    if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix
     formula = _path_independent_out0(run, solver)
     if formula is not None:

@@ -24,6 +24,7 @@ from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck
+from ..rules import RuleCode
 from ..trace.run import FRESH, Finished, OutputKind, exprs_dims, values_at
 
 
@@ -159,7 +160,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
     found: list[Violation] = []
 
     def unknown(expr: str, loc, why: str) -> None:
-        found.append(Violation(code="SC005", case=case.id, expr=expr, location=loc, counterexample={}, message=why))
+        found.append(Violation(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why))
 
     narrowed: set[str] = set()
     for a in leaf.trace.asserts:
@@ -182,7 +183,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
                 message = (f"the kernel asserts {a.raw} (torch's expression, outside the contract language), which "
                            f"is false at the counterexample, a point of the contract's domain (evaluated there, not "
                            f"proved by z3)")
-            found.append(Violation(code="SC004", case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
+            found.append(Violation(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
                                    counterexample=restrict(d.point, dims), message=message))
         elif d.status is Status.UNKNOWN:
             why = (f"z3 could not prove the assert {text} ({d.reason})" if a.expr is not None
@@ -196,7 +197,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
         cond = E.conj(parts)
         d = discharge(Obligation(premises, cond), case, solver)
         if d.status is Status.REFUTED:
-            found.append(Violation(code="SC004", case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
+            found.append(Violation(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
                                    counterexample=restrict(d.point, dims),
                                    message=f"tracing refined the range of {name} to [{lo}, {hi}]"))
         elif d.status is Status.UNKNOWN:
@@ -208,7 +209,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
         cond = E.Cmp("==", E.Var(name), node)
         d = discharge(Obligation(premises, cond), case, solver)
         if d.status is Status.REFUTED:
-            found.append(Violation(code="SC003", case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
+            found.append(Violation(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
                                    counterexample=restrict(d.point, dims),
                                    message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does "
                                    f"not imply"))
@@ -263,7 +264,7 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
                 if (v.code, v.expr) not in seen:
                     seen.add((v.code, v.expr))
                     found.append(v)
-                status = "unknown" if v.code == "SC005" and status != "refuted" else "refuted"
+                status = "unknown" if v.code == RuleCode.INCONCLUSIVE and status != "refuted" else "refuted"
         if status == "proved":
             # proved only where finished traces cover the path: a bound, an error or a shared first guard
             # can leave part of domain /\ when unexplored
@@ -302,7 +303,7 @@ class _OutputCheck:
             model = self.solver.satisfiable(self.premises).model
         return restrict(model, [d.name for d in self.case.dims])
 
-    def finding(self, code: str, expr: str, message: str, point: dict[str, int] | None = None,
+    def finding(self, code: RuleCode, expr: str, message: str, point: dict[str, int] | None = None,
                 dims: tuple[str, ...] = ()) -> Violation:
         return Violation(code=code, case=self.case.id, path=self.path, expected=self.want, expr=expr, dims=dims,
                          counterexample={} if point is None else point, message=message)
@@ -311,34 +312,34 @@ class _OutputCheck:
 def _compare_output(c: _OutputCheck, got) -> Violation | None:
     where, want = c.where, c.want
     if got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType":
-        return c.finding("SC019", f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
+        return c.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
                          f"tensor on path {c.path}{c.suffix}", c.point())
     if got is None or got.kind is OutputKind.OTHER:
         what = "nothing" if got is None else f"a {got.text}"
-        return c.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
+        return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
                          c.point())
     if got.kind is OutputKind.UNSUPPORTED:
         return _untranslated_output(c, got)
     fresh = sorted(n for n in E.free_names(got.shape if got.kind is OutputKind.TENSOR else got.scalar)
                    if n.startswith(FRESH))
     if fresh:  # a size the kernel created (new_dynamic_size): only an output table's `sizes` can state it
-        return c.finding("SC005", f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
+        return c.finding(RuleCode.INCONCLUSIVE, f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
                          f"{c.path} does not name: state it with `sizes` in an output table", c.point())
     if isinstance(want, E.TupleE):
         if got.kind is not OutputKind.TENSOR:
-            return c.finding("SC002", f"{where} = {got.text}",
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where} = {got.text}",
                              f"{where} should be a tensor of shape {shown(want)}, the kernel returned an int",
                              c.point())
         have = got.shape
         expr = f"{where} = {shown(have)}, contract {shown(want)}"
         if len(have.items) != len(want.items):
-            return c.finding("SC002", expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
                              f"rank {len(want.items)}{c.suffix}", restrict(c.solver.small_model(c.premises),
                                                                            [d.name for d in c.case.dims]))
         eq = E.conj([E.compare("==", a, b) for a, b in zip(have.items, want.items)])
     else:
         if got.kind is not OutputKind.INT:
-            return c.finding("SC002", f"{where} = {got.text}", f"{where} should be the integer {shown(want)}",
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where} = {got.text}", f"{where} should be the integer {shown(want)}",
                              c.point())
         have = got.scalar
         expr = f"{where} = {shown(have)}, contract {shown(want)}"
@@ -347,9 +348,9 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
     if d.status is Status.PROVED:
         return None
     if d.status is Status.UNKNOWN:
-        return c.finding("SC005", expr, f"z3 could not prove {expr} ({d.reason})")
+        return c.finding(RuleCode.INCONCLUSIVE, expr, f"z3 could not prove {expr} ({d.reason})")
     point = restrict(d.point, [dd.name for dd in c.case.dims])
-    return c.finding("SC002", expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
+    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
                      f"{E.evaluate(want, d.point)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
 
 
@@ -360,7 +361,7 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
     where, want, dims = c.where, c.want, [d.name for d in c.case.dims]
     expr = f"{where} = {got.text}"
     if got.exprs and not exprs_dims(got.exprs) <= set(dims):  # a size the kernel made (ctx.new_dynamic_size())
-        return c.finding("SC005", f"{where}: a data-dependent size", f"{where} has a data-dependent size that the kernel made "
+        return c.finding(RuleCode.INCONCLUSIVE, f"{where}: a data-dependent size", f"{where} has a data-dependent size that the kernel made "
                          "(e.g. with torch.library.get_ctx().new_dynamic_size()): no contract dim can name it; "
                          "nothing is proved about it (write \"unspecified\" for this output)")
     if got.exprs:
@@ -370,7 +371,7 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
                 continue
             want_at, have_at = E.evaluate(want, point), (have if got.is_tensor else have[0])
             if want_at != have_at:
-                return c.finding("SC002", expr, f"{where} is {have_at} but the contract's path {c.path} says "
+                return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {have_at} but the contract's path {c.path} says "
                                  f"{want_at}{c.suffix} (torch's expression is outside the contract language: "
                                  f"evaluated at the counterexample, not proved by z3)", restrict(point, dims))
         parts = _output_parts(got, want)
@@ -383,12 +384,12 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
                 if d.status is Status.UNKNOWN or (d.status is Status.REFUTED and item is not None):
                     break
                 if d.status is Status.REFUTED:
-                    return c.finding("SC002", expr, f"{where} differs from the contract's path {c.path}{c.suffix} at "
+                    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} differs from the contract's path {c.path}{c.suffix} at "
                                      f"the counterexample (torch's expression evaluated there, not proved by z3)",
                                      restrict(d.point, dims))
             else:
                 return None  # every size proved
-    return c.finding("SC005", f"{where}: {got.text}", f"cannot translate {where}'s shape: {got.text}")
+    return c.finding(RuleCode.INCONCLUSIVE, f"{where}: {got.text}", f"cannot translate {where}'s shape: {got.text}")
 
 
 def _output_parts(got, want) -> list[tuple] | None:

@@ -27,12 +27,12 @@ from ..findings import SourceLoc, Violation
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
-from ..rules import RULES
+from ..rules import RULES, RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 
-RULE = "SC021"
+RULE = RuleCode.META_ACCEPTS_REJECTED_INPUT
 _NOT_A_REFUSAL = ("data-dependent guard:", "UnsupportedOperatorException", "DynamicOutputShapeException",
                   "DataDependentOutputException", "UnsupportedFakeTensorException")
 """Errors of a trace (``Failed.error`` starts with the exception's name) that are the tracing's limits rather
@@ -61,7 +61,7 @@ class _Region:
         return f"[[rejects]] {self.reject.id} ({self.reject.text})"
 
     def inconclusive(self, expr: str, loc: SourceLoc | None, why: str) -> None:
-        self.found.append(Violation(code="SC005", case=self.case.id, path=f"rejects.{self.reject.id}", expr=expr,
+        self.found.append(Violation(code=RuleCode.INCONCLUSIVE, case=self.case.id, path=f"rejects.{self.reject.id}", expr=expr,
                                     location=loc, counterexample={}, message=f"{self.where()}: {why}"))
 
     def run(self, cache: dict[tuple[str, ...], Trace]) -> None:

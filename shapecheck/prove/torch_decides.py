@@ -22,6 +22,7 @@ from ..contract.model import BoundCase
 from ..findings import Violation
 from ..logic import expr as E
 from ..logic.solver import Outcome, Solver
+from ..rules import RuleCode
 from .premises import conjuncts, definition
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
@@ -115,18 +116,18 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
     try:
         says = view.decides(expr, pc)
     except CS.TorchCannotSay as err:
-        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+        return Violation(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
                          f"(as torch.export must) is unknown: {err}")
     if says is value:
         return None
     if says is not None:
-        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+        return Violation(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "
                          f"{says} under export's Dim ranges")
     span = view.span(dims)
     return Violation(
-        code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
+        code=RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
         counterexample={},
         fix=FIX_GUARD,
         message=f"the {what} {code_text} is always {str(value).lower()} for {span} (proved by z3); torch "
@@ -145,7 +146,7 @@ def fallback_note(v: Violation, leaves) -> Violation:
     """An SC002 at a point where a guard_or_* fallback of the leaf covering it took the side its condition does
     not have there (a fallback torch decides for every size export traces, so the leaf stood for the whole
     region): say so, with that point."""
-    if v.code != "SC002" or not v.counterexample:
+    if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or not v.counterexample:
         return v
     for leaf in leaves:
         if E.evaluate(E.conj(leaf.pc), v.counterexample) is not True:

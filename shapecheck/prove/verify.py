@@ -18,6 +18,7 @@ from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
 from ..result.report import CaseResult, Report
+from ..rules import RuleCode
 from ..trace.run import Trace
 from .explore import CaseRun, explore_case
 from .obligations import output_obligations, path_name
@@ -93,7 +94,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         violations.extend(found)
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
-    violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+    violations.extend(Violation(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
                                 message=why) for loc, why in kernel.caveats)
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
@@ -175,7 +176,7 @@ def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    run.violations.append(Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
+    run.violations.append(Violation(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
                                     message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
 
 
@@ -189,7 +190,7 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
         name = path_name(p)
         statuses = [s.status for r in checked for s in r.paths if s.path == name]
         if statuses and all(s == "unreachable" for s in statuses):
-            out.append(Violation(code="SC006", case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
+            out.append(Violation(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
                                  message=f"the precondition of path {name} holds for no input of any case"))
     return out
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
-from ..rules import RULES, rules_of
+from ..rules import RULES, Command, rules_of
 from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -92,7 +92,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
     from .._version import __version__
 
     cwd = Path.cwd()
-    reported = rules_of("audit")
+    reported = rules_of(Command.AUDIT)
     ids = sorted(reported)
     results = []
     for rec, f in run.findings(active=False):

@@ -16,7 +16,7 @@ from typing import Any
 from ..findings import SourceLoc, Violation
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, RunResult
-from ..rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from ..rules import FAILING, RULES, Command, Rule, RuleCode, Severity, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
 from .text import group
 
@@ -24,7 +24,7 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
-def level(code: str) -> str:
+def level(code: RuleCode) -> str:
     """SARIF level: findings that fail the gate are errors, inconclusive is a warning, the rest notes."""
     return RULES[code].severity.sarif_level
 
@@ -234,7 +234,7 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from .._version import __version__
 
-    reported = rules_of(_RULE_SETS.get(result.command, "gate"))
+    reported = rules_of(Command(result.command))
     ids = sorted(reported)
     rules = [_sarif_rule(r) for _, r in sorted(reported.items())]
     results = []
@@ -306,7 +306,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
             counts["tests"] += 1
             found = by_case.get(c.case, [])
             failing = [v for v in found if not v.suppressed and v.code in FAILING]
-            unknown = [v for v in found if not v.suppressed and v.code == "SC005"]
+            unknown = [v for v in found if not v.suppressed and v.code == RuleCode.INCONCLUSIVE]
             if c.skipped:
                 ET.SubElement(tc, "skipped", message=c.skipped)
                 counts["skipped"] += 1
@@ -317,7 +317,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
                 el.text = "\n\n".join(_finding_text(v, run, cwd) for v in failing)
                 counts["failures"] += 1
             elif unknown:
-                el = ET.SubElement(tc, "error", type="SC005", message="; ".join(f"SC005 {v.expr}" for v in unknown))
+                el = ET.SubElement(tc, "error", type=RuleCode.INCONCLUSIVE, message="; ".join(f"{v.code} {v.expr}" for v in unknown))
                 el.text = "\n\n".join(_finding_text(v, run, cwd) for v in unknown)
                 counts["errors"] += 1
             sup = [v for v in found if v.suppressed]
@@ -332,7 +332,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
         for v in run.stale:
             tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
                                file=relpath(r.contract, cwd), line=str(v.location.line))
-            el = ET.SubElement(tc, "failure", type="SC008", message=f"SC008 {v.expr}")
+            el = ET.SubElement(tc, "failure", type=RuleCode.STALE_SUPPRESSION, message=f"{v.code} {v.expr}")
             el.text = _finding_text(v, run, cwd)
             counts["tests"] += 1
             counts["failures"] += 1
@@ -356,9 +356,6 @@ def render_junit(result: RunResult, cwd: Path) -> str:
 
 # ---------------------------------------------------------------------------------------------------------
 # The registry
-
-_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref", "fuzz": "fuzz"}
-
 
 def _native_text(result: RunResult) -> str:
     """The text report of fuzz and ref check, as each has always printed it."""

@@ -19,6 +19,7 @@ from ..contract.model import BoundCase, BoundPath, Contract
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
+from ..rules import RuleCode
 from ..search.examples import Example, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
 from ..trace.run import call_args, concrete_size, made
@@ -147,17 +148,17 @@ class Checker:
         if rpath is not None:
             fail.runtime_paths[era] = rpath
         mismatch = f"{era}: the runtime takes {rpath}, the contract says {'/'.join(ids)}"
-        if ids and pid is not None and pid not in ids and not self._accepted("SC010", ids, ex, mismatch):
+        if ids and pid is not None and pid not in ids and not self._accepted(RuleCode.DISPATCH_MISMATCH, ids, ex, mismatch):
             raise fail("runtime", "/".join(ids), str(pid), f"the runtime ({era}) takes {rpath}; the contract's "
-                       f"`when` names {'/'.join(ids)}", "SC010")
+                       f"`when` names {'/'.join(ids)}", RuleCode.DISPATCH_MISMATCH)
         if error is not None:
             what = f"{era}: the runtime rejects the input ({type(error).__name__})"
             claim = [pid] if pid in ids else ids
-            if ids and not self._accepted("SC014", claim, ex, f"{what} on contract path {'/'.join(claim)}"):
+            if ids and not self._accepted(RuleCode.RUNTIME_REJECTS, claim, ex, f"{what} on contract path {'/'.join(claim)}"):
                 where = f"{era}, {rpath}" if rpath is not None else ref.describe(())
                 raise fail("runtime", "outputs", type(error).__name__, f"the runtime ({where}) raises "
                            f"{type(error).__name__} on an input contract path {'/'.join(claim)} admits: "
-                           f"{str(error).strip().splitlines()[0][:200]}", "SC014") from error
+                           f"{str(error).strip().splitlines()[0][:200]}", RuleCode.RUNTIME_REJECTS) from error
             if not ids:
                 self.notes[what] += 1
             return
@@ -171,8 +172,8 @@ class Checker:
         got = f"{describe(out0)} {dtype_name(out0)} {density(out0)}"
         if want != got:
             shape = describe(ref0) != describe(out0)
-            code = "SC011" if shape and ids else None
-            if shape and self._accepted("SC011", [pid], ex,
+            code = RuleCode.RUNTIME_OUTPUT_SHAPE if shape and ids else None
+            if shape and self._accepted(RuleCode.RUNTIME_OUTPUT_SHAPE, [pid], ex,
                                    f"{era}: the runtime's output 0 on {rpath} differs from the contract"):
                 return
             raise fail("runtime", want, got, f"output 0 of the meta kernel is {got}; the runtime ({era}, "
@@ -195,10 +196,10 @@ class Checker:
             if why is None:
                 continue
             shape = why.startswith("shape")
-            code = "SC011" if shape and ids and j == 0 else None
-            if code and self._accepted("SC011", ids, ex, f"the runtime's output {j} differs from the contract"):
+            code = RuleCode.RUNTIME_OUTPUT_SHAPE if shape and ids and j == 0 else None
+            if code and self._accepted(RuleCode.RUNTIME_OUTPUT_SHAPE, ids, ex, f"the runtime's output {j} differs from the contract"):
                 continue
-            if code is None and self._accepted("SC015", ids, ex, f"output {j} of the meta kernel differs "
+            if code is None and self._accepted(RuleCode.META_RUNTIME_MISMATCH, ids, ex, f"output {j} of the meta kernel differs "
                                                                       "from the runtime's"):
                 continue
             raise fail("runtime", _layout(r), _layout(m), f"output {j} of the meta kernel has {why} "
@@ -230,16 +231,16 @@ class Checker:
             return
         accept = f"{era}: the runtime's values on {rpath} differ from the math"
         if ref_math.numel() != ref0.numel():
-            if not self._accepted("SC012", [ref.path_id(rpath)], ex, accept):
+            if not self._accepted(RuleCode.RUNTIME_VALUES, [ref.path_id(rpath)], ex, accept):
                 raise fail("values", f"{tuple(ref_math.shape)} values", describe(ref0), f"the runtime ({era}, "
-                           f"{rpath}) returns {ref0.numel()} values, the math {ref_math.numel()}", "SC012")
+                           f"{rpath}) returns {ref0.numel()} values, the math {ref_math.numel()}", RuleCode.RUNTIME_VALUES)
             return
         atol, rtol = ref.tolerance(args, dtype_name(ref0))
         bad = compare_values(ref0, ref_math, atol, rtol)
-        if bad is not None and not self._accepted("SC012", [ref.path_id(rpath)], ex, accept):
+        if bad is not None and not self._accepted(RuleCode.RUNTIME_VALUES, [ref.path_id(rpath)], ex, accept):
             raise fail("values", f"{bad.want:.6g} (math)", f"{bad.got:.6g}",
                        f"the runtime ({era}, {rpath}) differs from the math at index {bad.index} "
-                       f"({bad.bad} of {bad.total} values; atol={atol}, rtol={rtol})", "SC012")
+                       f"({bad.bad} of {bad.total} values; atol={atol}, rtol={rtol})", RuleCode.RUNTIME_VALUES)
 
 
     def _accepted(self, rule: str, path_ids: list[str], ex: Example, note: str) -> bool:
@@ -271,7 +272,7 @@ class _Fail:
         self.holding = holding
         self.runtime_paths: dict[str, str] = {}  # era -> the path the runtime took (filled by check 2)
 
-    def __call__(self, check: str, expected: str, got: str, message: str, code: str | None = None) -> FuzzFailure:
+    def __call__(self, check: str, expected: str, got: str, message: str, code: RuleCode | None = None) -> FuzzFailure:
         ex, replay = self.ex, self.checker.replay
         paths = {era: [p.id for p in ps] for era, ps in self.holding.items()}
         f = Failure(check, ex.text(), ex.case.id, ex.values, ex.seed, paths, dict(self.runtime_paths), expected,

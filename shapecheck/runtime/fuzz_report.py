@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rules import RuleCode
+
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
 differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
@@ -19,8 +21,9 @@ against a contract path) or SC015 (the meta kernel against the runtime where the
 dtype, density, a shape no path covers); "values" is SC012. The meta kernel's own checks are verify's rules:
 "kernel-error" SC007, "meta-shape" and "fake-shape" SC002 (``CHECK_RULES``)."""
 
-CHECK_RULES = {"kernel-error": "SC007", "meta-shape": "SC002", "fake-shape": "SC002", "runtime": "SC015",
-               "values": "SC012"}
+CHECK_RULES = {"kernel-error": RuleCode.KERNEL_ERROR, "meta-shape": RuleCode.OUTPUT_SHAPE_MISMATCH,
+               "fake-shape": RuleCode.OUTPUT_SHAPE_MISMATCH, "runtime": RuleCode.META_RUNTIME_MISMATCH,
+               "values": RuleCode.RUNTIME_VALUES}
 """The rule of a failure whose check does not name a more precise one."""
 
 

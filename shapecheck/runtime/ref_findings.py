@@ -6,13 +6,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.model import BoundCase
+from ..rules import RULES, RuleCode
 
 SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
 
 
 @dataclass(frozen=True)
 class RefFinding:
-    code: str
+    code: RuleCode
     era: str
     path: str
     case: str
@@ -22,8 +23,6 @@ class RefFinding:
 
     @property
     def kind(self) -> str:
-        from ..rules import RULES
-
         return RULES[self.code].name
 
     def to_json(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from ..contract.model import BoundCase, BoundReject, Contract
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
+from ..rules import RuleCode
 from ..search.boundaries import interesting_values
 from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RuntimeReference
@@ -74,14 +75,14 @@ def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: ra
 
 def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[str, int], seed: int,
            notes: set[str]) -> list[RefFinding]:
-    def finding(code: str, message: str) -> RefFinding:
+    def finding(code: RuleCode, message: str) -> RefFinding:
         return RefFinding(code, ERA, f"rejects.{r.id}", case.id, dict(sizes), message)
 
     found = []
     args: Any = ref.arguments(case, sizes, seed)
     try:
         ref.run(args, ERA)
-        found.append(finding("SC014", f"the runtime ({ref.describe(())}) runs an input that [[rejects]] {r.id} "
+        found.append(finding(RuleCode.RUNTIME_REJECTS, f"the runtime ({ref.describe(())}) runs an input that [[rejects]] {r.id} "
                                       f"({r.text}) says it refuses: the contract is wrong there"))
     except ref.rejects as err:
         if r.message and r.message not in str(err):
@@ -90,6 +91,6 @@ def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[s
         meta_outputs(case, sizes)
     except Exception:
         return found  # the meta kernel refuses it too
-    found.append(finding("SC021", f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
+    found.append(finding(RuleCode.META_ACCEPTS_REJECTED_INPUT, f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
                                   f"runtime raises"))
     return found
