@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..findings import Violation, verdict_of
+from ..findings import Finding, verdict_of
 from ..paths import locate
 from ..result.run import ContractRun, RunResult
 
@@ -30,13 +30,13 @@ def digest(parts: list[str]) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
-def fingerprint(v: Violation, run: ContractRun) -> str:
+def fingerprint(v: Finding, run: ContractRun) -> str:
     loc = v.location
     where = (locate(loc.file)[0], loc.function) if loc is not None else ("", "")
-    return digest([v.code, run.report.op, locate(run.contract.file)[0], v.case, v.path or "", v.expr, *where])
+    return digest([v.code, run.report.op, locate(run.contract.file)[0], v.case, str(v.path or ""), v.expr, *where])
 
 
-def _findings(run: ContractRun) -> list[Violation]:
+def _findings(run: ContractRun) -> list[Finding]:
     return [v for v in run.report.violations if not v.suppressed] + list(run.stale)
 
 

@@ -14,7 +14,7 @@ from ..contract.find import discover, normalize_op, shipped_contracts_dir
 from ..contract.load import load_contract
 from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
-from ..findings import Verdict, Violation
+from ..findings import Finding, Verdict
 from ..kernel.sources import INSTALLED, KernelSource
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
@@ -248,7 +248,7 @@ def judge_suppressions(run: ContractRun) -> None:
         elif matched == 0 and not _undecided(s, run.report):
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
-            run.stale.append(Violation(
+            run.stale.append(Finding(
                 code=RuleCode.STALE_SUPPRESSION, case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
                 dims=s.dims, location=loc, counterexample={},
                 message=f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "

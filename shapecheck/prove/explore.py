@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.model import BoundCase
-from ..findings import Violation
+from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
@@ -26,7 +26,7 @@ from .torch_decides import TorchView, settled_guard
 class CaseRun:
     case: BoundCase
     leaves: list[Leaf] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Finding] = field(default_factory=list)
     traces: int = 0
     truncated: bool = False
     paths: list[PathCheck] = field(default_factory=list)
@@ -68,7 +68,7 @@ class _CaseFindings:
     def key(code, expr, loc, path=None) -> tuple:
         return (code, expr, (loc.file, loc.line) if loc else None, path)
 
-    def add(self, v: Violation) -> None:
+    def add(self, v: Finding) -> None:
         k = self.key(v.code, v.expr, v.location, v.path)
         if k not in self.seen:
             self.seen.add(k)
@@ -78,7 +78,7 @@ class _CaseFindings:
         return restrict(self.solver.small_model(conds), self.dims)
 
     def inconclusive(self, expr: str, loc, why: str) -> None:
-        self.add(Violation(code=RuleCode.INCONCLUSIVE, case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+        self.add(Finding(code=RuleCode.INCONCLUSIVE, case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
 
 
 class _CaseExplorer(_CaseFindings):
@@ -120,7 +120,7 @@ class _CaseExplorer(_CaseFindings):
                               "not define the name; with --meta-source, neither the file's own functions nor the "
                               "installed torch's meta-registration namespace do: written for another torch?)")
             return
-        self.add(Violation(code=RuleCode.KERNEL_ERROR, case=self.case.id, expr=t.error, location=t.loc,
+        self.add(Finding(code=RuleCode.KERNEL_ERROR, case=self.case.id, expr=t.error, location=t.loc,
                            counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
 
     def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
@@ -194,7 +194,7 @@ class _CaseExplorer(_CaseFindings):
         elif other.sat is Sat.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
         elif dynamic(self.case, set(gdims)) and self.key(RuleCode.VALUE_SPECIALIZATION, text, t.loc) not in self.seen:
-            self.add(Violation(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+            self.add(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                                counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
@@ -211,7 +211,7 @@ class _CaseExplorer(_CaseFindings):
             via = ("" if t.fallback_value is None else
                    f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
                    f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
-            self.add(Violation(
+            self.add(Finding(
                 code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                 counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
                 restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
@@ -247,7 +247,7 @@ class _CaseExplorer(_CaseFindings):
         return list(reversed(mine))
 
 
-def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
+def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Finding | None:
     """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
     expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
     kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
@@ -267,13 +267,13 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
         return None
     (v1, p1), (v2, p2) = list(seen.items())[:2]
     if t.is_specialization:
-        return Violation(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+        return Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                          counterexample=restrict(p2, dims), witness=restrict(p1, dims),
                          message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() "
                          f"or similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
                          f"a dynamic dim")
     cex, wit = (p1, p2) if v1 is False else (p2, p1)
-    return Violation(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+    return Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                      counterexample=restrict(cex, dims), witness=restrict(wit, dims),
                      message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract "
                      f"language: evaluated at the two points, not proved by z3), which is false at the "

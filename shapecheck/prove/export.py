@@ -18,7 +18,7 @@ from typing import Any
 from .._torch import core as C
 from ..contract.model import BoundCase
 from ..errors import InternalError, ShapecheckError
-from ..findings import Verdict, Violation
+from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
 from ..kernel.sources import Kernel
 from ..logic import expr as E
@@ -289,7 +289,7 @@ def _quiet():
         logging.disable(previous)
 
 
-def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], kernel: Kernel, op: Any,
+def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kernel: Kernel, op: Any,
             solver: Solver) -> ExportResult:
     if result.skipped:
         return ExportResult(False, None, None, f"case skipped: {result.skipped}")
@@ -311,7 +311,7 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], ke
     return ExportResult(True, ok, agrees, message, why, sizes)
 
 
-def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver,
+def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
             retry: Any = None, example: dict[str, int] | None = None) -> str:
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
     again at other example sizes (an experiment that can establish a cause)."""
@@ -352,7 +352,7 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 
 
-def _other_side(case: BoundCase, v: Violation, solver: Solver, ge2: list[E.Node], retry: Any,
+def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: list[E.Node], retry: Any,
                 example: dict[str, int] | None) -> str:
     """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
     side. If that fails, the cause is established: export followed the example's side."""
@@ -402,7 +402,7 @@ def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
     return ""
 
 
-def _shape_text(v: Violation) -> str:
+def _shape_text(v: Finding) -> str:
     from ..logic.simplify import shown
 
     return shown(v.expected) if v.expected is not None else "the contract's shape"

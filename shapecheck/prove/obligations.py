@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 
 from ..contract.model import BoundCase
-from ..findings import Violation
+from ..findings import Finding, PathId, PathStatus
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
@@ -153,14 +153,14 @@ def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
 # Leaf obligations: asserts, range refinements and replacements must follow from the domain
 
 
-def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violation]:
+def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Finding]:
     """The findings of one finished trace's asserts, refinements and replacements."""
     dims = [d.name for d in case.dims]
     premises = (case.domain, *leaf.pc)
-    found: list[Violation] = []
+    found: list[Finding] = []
 
     def unknown(expr: str, loc, why: str) -> None:
-        found.append(Violation(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why))
+        found.append(Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why))
 
     narrowed: set[str] = set()
     for a in leaf.trace.asserts:
@@ -183,7 +183,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
                 message = (f"the kernel asserts {a.raw} (torch's expression, outside the contract language), which "
                            f"is false at the counterexample, a point of the contract's domain (evaluated there, not "
                            f"proved by z3)")
-            found.append(Violation(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
+            found.append(Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
                                    counterexample=restrict(d.point, dims), message=message))
         elif d.status is Status.UNKNOWN:
             why = (f"z3 could not prove the assert {text} ({d.reason})" if a.expr is not None
@@ -197,7 +197,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
         cond = E.conj(parts)
         d = discharge(Obligation(premises, cond), case, solver)
         if d.status is Status.REFUTED:
-            found.append(Violation(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
+            found.append(Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
                                    counterexample=restrict(d.point, dims),
                                    message=f"tracing refined the range of {name} to [{lo}, {hi}]"))
         elif d.status is Status.UNKNOWN:
@@ -209,7 +209,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Violat
         cond = E.Cmp("==", E.Var(name), node)
         d = discharge(Obligation(premises, cond), case, solver)
         if d.status is Status.REFUTED:
-            found.append(Violation(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
+            found.append(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
                                    counterexample=restrict(d.point, dims),
                                    message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does "
                                    f"not imply"))
@@ -228,16 +228,17 @@ def _holds(sym) -> Callable[[dict[str, int]], bool | None]:
 # Output obligations: on every contract path, each finished trace that overlaps it returns the path's outputs
 
 
-def path_name(p) -> str:
-    return p.id if p.era == "default" else f"{p.id}@{p.era}"
+def path_name(p) -> PathId:
+    """A contract path (``BoundPath`` or ``PathSpec``) as findings name it, with its table's line."""
+    return p.pid
 
 
 def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...] = (),
-                       definition=None) -> tuple[list[PathCheck], list[Violation]]:
+                       definition=None) -> tuple[list[PathCheck], list[Finding]]:
     """Per contract path (of the given eras, all when empty) its status, and the findings of its outputs.
     A finding without a line of its own is placed at the kernel's ``definition``."""
     checks: list[PathCheck] = []
-    found: list[Violation] = []
+    found: list[Finding] = []
     seen: set[tuple] = set()
     for p in case.paths:
         if eras and p.era not in eras:
@@ -245,9 +246,9 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
         name = path_name(p)
         reach = solver.satisfiable([case.domain, p.when])
         if reach.sat is Sat.UNSAT:
-            checks.append(PathCheck(name, "unreachable"))
+            checks.append(PathCheck(name, PathStatus.UNREACHABLE))
             continue
-        status = "proved" if reach.sat is Sat.SAT else "unknown"
+        status = PathStatus.PROVED if reach.sat is Sat.SAT else PathStatus.UNKNOWN
         for leaf in leaves:
             premises = [case.domain, p.when] + leaf.pc
             if solver.satisfiable(premises).sat is Sat.UNSAT:
@@ -264,13 +265,14 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
                 if (v.code, v.expr) not in seen:
                     seen.add((v.code, v.expr))
                     found.append(v)
-                status = "unknown" if v.code == RuleCode.INCONCLUSIVE and status != "refuted" else "refuted"
-        if status == "proved":
+                status = PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE and status != PathStatus.REFUTED \
+                    else PathStatus.REFUTED
+        if status is PathStatus.PROVED:
             # proved only where finished traces cover the path: a bound, an error or a shared first guard
             # can leave part of domain /\ when unexplored
             union = E.disj([E.conj(leaf.pc) for leaf in leaves])
             if solver.satisfiable([case.domain, p.when, E.negate(union)]).sat is not Sat.UNSAT:
-                status = "partial" if leaves else "unchecked"
+                status = PathStatus.PARTIAL if leaves else PathStatus.UNCHECKED
         checks.append(PathCheck(name, status))
     return checks, found
 
@@ -304,12 +306,12 @@ class _OutputCheck:
         return restrict(model, [d.name for d in self.case.dims])
 
     def finding(self, code: RuleCode, expr: str, message: str, point: dict[str, int] | None = None,
-                dims: tuple[str, ...] = ()) -> Violation:
-        return Violation(code=code, case=self.case.id, path=self.path, expected=self.want, expr=expr, dims=dims,
+                dims: tuple[str, ...] = ()) -> Finding:
+        return Finding(code=code, case=self.case.id, path=self.path, expected=self.want, expr=expr, dims=dims,
                          counterexample={} if point is None else point, message=message)
 
 
-def _compare_output(c: _OutputCheck, got) -> Violation | None:
+def _compare_output(c: _OutputCheck, got) -> Finding | None:
     where, want = c.where, c.want
     if got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType":
         return c.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
@@ -354,7 +356,7 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
                      f"{E.evaluate(want, d.point)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
 
 
-def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
+def _untranslated_output(c: _OutputCheck, got) -> Finding | None:
     """An output torch computed outside the contract language: evaluated at points of the path's region and
     compared with the contract there (SC002 at a point where they differ); proved size by size, by z3 where a
     size translates and by exhaustion where its dims take few values; else SC005."""

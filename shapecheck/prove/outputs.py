@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
-from ..findings import Violation
+from ..findings import Finding, PathStatus
 from ..logic import expr as E
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck
@@ -24,11 +24,11 @@ from .obligations import Leaf, Obligation, Status, _compare_output, _OutputCheck
 
 
 def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...], checks: list[PathCheck],
-                     definition=None, notes: list[str] | None = None) -> list[Violation]:
+                     definition=None, notes: list[str] | None = None) -> list[Finding]:
     """The findings of every output table (and ``"none"``) of the case's paths; a refuted path's status in
     ``checks`` becomes ``refuted``. Precision notes (a data-dependent size wider than the runtime's) go to
     ``notes``."""
-    found: list[Violation] = []
+    found: list[Finding] = []
     seen: set[tuple] = set()
     for p in case.paths:
         if (eras and p.era not in eras) or not any(s is not None for s in p.specs):
@@ -52,7 +52,7 @@ def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: 
                         bad = bad or v.code != RuleCode.INCONCLUSIVE
         if bad:
             name = path_name(p)
-            checks[:] = [PathCheck(name, "refuted") if pc.path == name else pc for pc in checks]
+            checks[:] = [PathCheck(name, PathStatus.REFUTED) if pc.path == name else pc for pc in checks]
     return found
 
 
@@ -74,14 +74,14 @@ class _Check:
     def dims(self) -> list[str]:
         return [d.name for d in self.case.dims]
 
-    def finding(self, code: RuleCode, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Violation:
-        return Violation(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
+    def finding(self, code: RuleCode, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Finding:
+        return Finding(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
                          counterexample=point or {}, message=message)
 
     def least(self, extra: list[E.Node] = (), names: list[str] = ()) -> dict[str, int]:
         return restrict(self.solver.small_model(self.premises + list(extra)), self.dims + list(names))
 
-    def run(self, got, notes: list[str]) -> list[Violation]:
+    def run(self, got, notes: list[str]) -> list[Finding]:
         spec, where = self.spec, self.where
         is_none = got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType"
         if spec.absent:
@@ -104,7 +104,7 @@ class _Check:
             what = "nothing" if got is None else f"a {got.text}"
             return [self.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
                                  self.least())]
-        out: list[Violation] = []
+        out: list[Finding] = []
         if spec.dtype is not None and got.dtype is not None and got.dtype != spec.dtype:
             out.append(self.finding(RuleCode.OUTPUT_DTYPE_MISMATCH, f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
@@ -119,7 +119,7 @@ class _Check:
         shape, renames = got.shape, {}
         if spec.sizes:
             sized = self._sizes(got, notes)
-            if isinstance(sized, Violation):
+            if isinstance(sized, Finding):
                 return out + [sized]
             shape, renames = sized
             v = _compare_output(_OutputCheck(self.case, path_name(self.path), self.index, spec.shape, self.leaf,
@@ -186,7 +186,7 @@ class _Check:
                              f"{E.to_text(hi)}] (precision, not a failure)")
         return E.bind(got.shape, sub), renames
 
-    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Violation | None:
+    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Finding | None:
         spec, where = self.spec, self.where
         want = spec.strides
         if got.strides is None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..contract.model import BoundCase, BoundReject
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
@@ -48,7 +48,7 @@ class _Region:
     reject: BoundReject
     solver: Solver
     max_traces: int
-    found: list[Violation] = field(default_factory=list)
+    found: list[Finding] = field(default_factory=list)
     traces: int = 0
     accepting: list[tuple[list[E.Node], Finished]] = field(default_factory=list)  # (where it accepts, trace)
     points: list[tuple[dict[str, int], Finished]] = field(default_factory=list)  # (a point it accepts, trace)
@@ -61,7 +61,7 @@ class _Region:
         return f"[[rejects]] {self.reject.id} ({self.reject.text})"
 
     def inconclusive(self, expr: str, loc: SourceLoc | None, why: str) -> None:
-        self.found.append(Violation(code=RuleCode.INCONCLUSIVE, case=self.case.id, path=f"rejects.{self.reject.id}", expr=expr,
+        self.found.append(Finding(code=RuleCode.INCONCLUSIVE, case=self.case.id, path=self.reject.pid, expr=expr,
                                     location=loc, counterexample={}, message=f"{self.where()}: {why}"))
 
     def run(self, cache: dict[tuple[str, ...], Trace]) -> None:
@@ -199,8 +199,8 @@ class _Region:
         shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)
         r = self.reject
         said = f" with {r.message!r}" if r.message else ""
-        self.found.append(Violation(
-            code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        self.found.append(Finding(
+            code=RULE, case=self.case.id, path=r.pid, expr=r.text, node=r.when,
             dims=tuple(sorted(E.free_names(r.when))), location=self.kernel.definition, counterexample=point,
             fix=RULES[RULE].fix,
             message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input: at the "
@@ -224,11 +224,11 @@ class _Region:
             point, t = min(points, key=lambda a: tuple(a[0].get(n, 0) for n in order))
             self.found.append(self._violation(t, point))
 
-    def _violation(self, t: Finished, point: dict[str, int]) -> Violation:
+    def _violation(self, t: Finished, point: dict[str, int]) -> Finding:
         r = self.reject
         said = f" with {r.message!r}" if r.message else ""
-        return Violation(
-            code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        return Finding(
+            code=RULE, case=self.case.id, path=r.pid, expr=r.text, node=r.when,
             dims=tuple(sorted(E.free_names(r.when))), location=t.returned_at or self.kernel.definition,
             counterexample=point, fix=RULES[RULE].fix,
             message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input and "
@@ -236,12 +236,12 @@ class _Region:
 
 
 def reject_obligations(kernel: Kernel, case: BoundCase, solver: Solver, max_traces: int,
-                       cache: dict[tuple[str, ...], Trace] | None = None) -> list[Violation]:
+                       cache: dict[tuple[str, ...], Trace] | None = None) -> list[Finding]:
     """SC021 (and SC005) for each runtime-check ``[[rejects]]`` region of ``case``. ``cache``: the traces
     already made for the case, by assumptions (the domain's exploration's: a trace does not depend on the
     domain); the regions' own traces join it."""
     cache = {} if cache is None else cache
-    found: list[Violation] = []
+    found: list[Finding] = []
     for r in case.rejects:
         if r.kind != "runtime-check":
             continue

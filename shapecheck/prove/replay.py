@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..contract.model import BoundCase
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..rules import RuleCode
@@ -156,7 +156,7 @@ class Replayer:
     def complete(self, point: dict[str, int] | None) -> bool:
         return point is not None and all(n in point for n in self.dims)
 
-    def why_not(self, v: Violation) -> str | None:
+    def why_not(self, v: Finding) -> str | None:
         """None when the finding reproduces; else what the replay saw instead."""
         cex = v.counterexample
         run = self.at(cex)
@@ -173,7 +173,7 @@ class Replayer:
         return None
 
 
-def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list[Violation]:
+def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[Finding]:
     """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
     r = Replayer(kernel, case)
     out = []
@@ -213,7 +213,7 @@ def _shown(outputs: tuple) -> str:
     return ", ".join("?" if o is None else str(o) for o in outputs) or "nothing"
 
 
-def _output_differs(v: Violation, run: Run) -> str | None:
+def _output_differs(v: Finding, run: Run) -> str | None:
     if run.error is not None:
         return f"the kernel raised {run.error}"
     m = re.match(r"output (\d+)", v.expr)
@@ -227,7 +227,7 @@ def _output_differs(v: Violation, run: Run) -> str | None:
     return f"output {j} is {have}, as the contract says"
 
 
-def _specialises(v: Violation) -> str | None:
+def _specialises(v: Finding) -> str | None:
     if v.node is None:
         return None  # torch's own expression, already evaluated at two real points
     at = E.evaluate(v.node, v.counterexample)
@@ -237,7 +237,7 @@ def _specialises(v: Violation) -> str | None:
     return None if at != other else f"{v.expr} is {at} at both points"
 
 
-def _branches(v: Violation, a: Run, b: Run) -> str | None:
+def _branches(v: Finding, a: Run, b: Run) -> str | None:
     """Both points reach the guard's line (the kernel's own, or torch's shape logic called from it), and the
     guard has a different value at them: the kernel decides on it there (a branch, or a value such as
     ``E in (64, 96, 128)`` that export turns into a guard)."""
@@ -253,7 +253,7 @@ def _branches(v: Violation, a: Run, b: Run) -> str | None:
     return None
 
 
-def _placed(v: Violation, r: Replayer) -> Violation:
+def _placed(v: Finding, r: Replayer) -> Finding:
     """SC002 at the kernel line that made the output (seen in the replay), not the kernel's ``def``."""
     m = re.match(r"output (\d+)", v.expr)
     if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or m is None:

@@ -12,7 +12,7 @@ from typing import Any
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
 from ..errors import UserError
-from ..findings import Verdict, Violation, verdict_of
+from ..findings import Finding, PathStatus, Verdict, verdict_of
 from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
@@ -64,7 +64,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     start = time.perf_counter()
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
-    violations: list[Violation] = []
+    violations: list[Finding] = []
     roots: dict[tuple, Any] = {}  # first violating guard -> the case explored in full; ("leaves", case) -> its regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
@@ -94,7 +94,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         violations.extend(found)
     if not options.cases:
         violations.extend(unreachable_paths(contract, results, options))
-    violations.extend(Violation(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+    violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
                                 message=why) for loc, why in kernel.caveats)
     if options.confirm_export:
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
@@ -110,7 +110,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
 
 
 def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, str] | None,
-              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Violation]]:
+              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Finding]]:
     """One case, explored and proved: its result and its findings (before suppressions)."""
     try:
         run = explore_case(kernel, case, solver, options, roots, first=first)
@@ -144,7 +144,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
-                      options: Options) -> list[tuple[CaseResult, list[Violation]]]:
+                      options: Options) -> list[tuple[CaseResult, list[Finding]]]:
     """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
     a result (no paths) and its findings, so that every report format lists them as cases."""
     from .rejects import reject_obligations
@@ -176,11 +176,11 @@ def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    run.violations.append(Violation(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
+    run.violations.append(Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
                                     message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
 
 
-def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Violation]:
+def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:
     """SC006 for a contract path whose precondition holds in no case: a contract smell, never a pass."""
     checked = [r for r in results if not r.skipped]
     out = []
@@ -189,8 +189,8 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
             continue
         name = path_name(p)
         statuses = [s.status for r in checked for s in r.paths if s.path == name]
-        if statuses and all(s == "unreachable" for s in statuses):
-            out.append(Violation(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
+        if statuses and all(s is PathStatus.UNREACHABLE for s in statuses):
+            out.append(Finding(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
                                  message=f"the precondition of path {name} holds for no input of any case"))
     return out
 

@@ -8,12 +8,11 @@ the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolu
 from __future__ import annotations
 
 import json
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, SourceLoc
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, RunResult
 from ..rules import FAILING, RULES, Command, Rule, RuleCode, Severity, help_uri, rules_of
@@ -29,19 +28,12 @@ def level(code: RuleCode) -> str:
     return RULES[code].severity.sarif_level
 
 
-def where(v: Violation, run: ContractRun) -> SourceLoc:
-    """The finding's kernel line; without one (e.g. a refined range), the contract's path entry or top."""
+def where(v: Finding, run: ContractRun) -> SourceLoc:
+    """The finding's kernel line; without one (e.g. a refined range), the line of the contract table it is
+    about (its path's, recorded when the contract loaded), else the contract's first."""
     if v.location is not None and v.location.line > 0:
         return v.location
-    line = 1
-    if v.path:
-        pid = v.path.split("@")[0]
-        try:
-            src = Path(run.contract.file).read_text(encoding="utf-8").splitlines()
-            line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
-        except OSError:
-            pass
-    return SourceLoc(run.contract.file, line, "", "")
+    return SourceLoc(run.contract.file, v.path.line if v.path is not None and v.path.line else 1, "", "")
 
 
 def _counts(result: RunResult) -> dict[str, int]:
@@ -119,7 +111,7 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _shown(violations: list[Violation], quiet: bool) -> list[Violation]:
+def _shown(violations: list[Finding], quiet: bool) -> list[Finding]:
     """With ``quiet``, only findings that fail or leave the run inconclusive (no notes such as SC006)."""
     return [v for v in violations if not quiet or RULES[v.code].severity is not Severity.NOTE]
 
@@ -247,7 +239,8 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
                 "message": {"text": f"{v.code} {v.kind}: {v.message}"},
                 "locations": [_sarif_location(where(v, run), cwd)],
                 "properties": {"op": r.op, "contract": relpath(r.contract, cwd), "case": cases[0] or None,
-                               "cases": [c for c in cases if c], "path": v.path, "expr": v.expr,
+                               "cases": [c for c in cases if c], "path": None if v.path is None else str(v.path),
+                               "expr": v.expr,
                                "dims": list(v.dims), "counterexample": v.counterexample}}
             if v.suppressed:
                 res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": v.suppressed,
@@ -275,7 +268,7 @@ def render_sarif(result: RunResult, cwd: Path) -> str:
 # JUnit XML
 
 
-def _finding_text(v: Violation, run: ContractRun, cwd: Path) -> str:
+def _finding_text(v: Finding, run: ContractRun, cwd: Path) -> str:
     loc = where(v, run)
     cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items()) or "-"
     path = f"\n  path: {v.path}" if v.path else ""
@@ -298,7 +291,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
                             ("torch", r.torch_version)):
             ET.SubElement(props, "property", name=name, value=value)
         counts = dict(tests=0, failures=0, errors=0, skipped=0)
-        by_case: dict[str, list[Violation]] = {}
+        by_case: dict[str, list[Finding]] = {}
         for v in r.violations:
             by_case.setdefault(v.case, []).append(v)
         for c in r.cases:

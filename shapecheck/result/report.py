@@ -1,4 +1,4 @@
-"""verify's results as data: ``PathCheck``, ``CaseResult``, ``Report`` (findings are ``findings.Violation``), and
+"""verify's results as data: ``PathCheck``, ``CaseResult``, ``Report`` (findings are ``findings.Finding``), and
 their JSON form (``to_json``). ``render.text`` shows them to people."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import TRANSIENT
-from ..findings import Verdict, Violation
+from ..findings import Finding, PathId, PathStatus, Verdict
 
 
 @dataclass(frozen=True)
 class PathCheck:
-    path: str
-    status: str  # proved | refuted | unreachable | unknown | partial | unchecked
+    path: PathId
+    status: PathStatus
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
+                "paths": {str(p.path): p.status.value for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Report:
     kernel: str
     verdict: Verdict
     cases: list[CaseResult] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
     torch_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict, metadata=TRANSIENT)

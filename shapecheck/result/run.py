@@ -13,7 +13,7 @@ from typing import Any
 
 from ..contract import suppressions
 from ..contract.spec import ContractInfo
-from ..findings import SourceLoc, Verdict, Violation
+from ..findings import Finding, SourceLoc, Verdict
 from ..kernel.sources import INSTALLED, Installed, KernelSource
 from .report import Report
 
@@ -34,18 +34,17 @@ class ContractRun:
     contract: ContractInfo  # a loaded contract's ``info``, or the result cache's copy of it
     report: Report
     kernel_note: str = ""  # why the kernel is not the one asked for (--meta-source without this op)
-    stale: list[Violation] = field(default_factory=list)  # SC008, located at the [[suppress]] table
+    stale: list[Finding] = field(default_factory=list)  # SC008, located at the [[suppress]] table
     expired: list[ExpiredSuppression] = field(default_factory=list)
     error: str = ""  # bad input that kept this contract from running (its op unknown, its kernel not loadable)
 
     @functools.cached_property
     def suppress_locs(self) -> list[SourceLoc]:
-        """Per ``[[suppress]]`` table, by index: its header in the contract file."""
-        lines = suppressions.header_lines(self.contract.file)
-        return [SourceLoc(self.contract.file, lines[s.index] if s.index < len(lines) else 1, f"suppress[{s.index}]",
-                          "[[suppress]]") for s in self.contract.suppressions]
+        """Per ``[[suppress]]`` table, by index: its header in the contract file (recorded when it loaded)."""
+        return [SourceLoc(self.contract.file, s.line or 1, f"suppress[{s.index}]", "[[suppress]]")
+                for s in self.contract.suppressions]
 
-    def suppressed_at(self, v: Violation) -> SourceLoc:
+    def suppressed_at(self, v: Finding) -> SourceLoc:
         """The ``[[suppress]]`` table that suppressed ``v`` (the first in force that matches, as in verify)."""
         for s in suppressions.in_force(self.contract.suppressions):
             if suppressions.matches(s, v) and s.index < len(self.suppress_locs):

@@ -28,7 +28,7 @@ from hypothesis.errors import InvalidArgument
 from .._torch import core as C
 from ..contract.model import BoundCase, Contract
 from ..errors import TargetError
-from ..findings import Violation
+from ..findings import Finding
 from ..kernel.load import load_target
 from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
 from ..search.strategies import (
@@ -70,7 +70,7 @@ class FuzzOptions:
 # Targets and explicit examples
 
 
-def verify_points(contract: Contract, violations: Iterable[Violation],
+def verify_points(contract: Contract, violations: Iterable[Finding],
                   case_filter: Callable[[BoundCase], bool] | None = None) -> tuple[list[Example], list[str]]:
     """Explicit examples from verify's violations (counterexample and witness) and the guard texts."""
     by_id = {c.id: c for c in contract.cases() if case_filter is None or case_filter(c)}
@@ -93,7 +93,7 @@ def verify_points(contract: Contract, violations: Iterable[Violation],
     return examples, guards
 
 
-def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Violation], str]:
+def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Finding], str]:
     if options.from_verify:
         try:
             with open(options.from_verify, encoding="utf-8") as fh:
@@ -105,7 +105,7 @@ def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions)
             raise TargetError(f"--from-verify {options.from_verify}: no 'violations' list (expected the output "
                               "of shapecheck verify op --format json)")
         try:
-            found = [Violation.from_json(v) for v in data["violations"]]
+            found = [Finding.from_json(v) for v in data["violations"]]
         except ValueError as err:
             raise TargetError(f"--from-verify {options.from_verify}: {err}") from None
         return found, f"{data.get('verdict', '?')} (from {options.from_verify})"

@@ -142,8 +142,8 @@ def test_every_folder_ships_in_the_wheel():
     assert {"shapecheck", "shapecheck.contracts", "metal_ref"} <= listed
 
 
-PUBLIC = ["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options", "RULES",
-          "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation", "__version__",
+PUBLIC = ["Contract", "ContractError", "Finding", "Function", "Installed", "KernelSource", "MetaSource", "Options",
+          "PathStatus", "RULES", "Report", "Rule", "RuleCode", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation", "__version__",
           "explore_op", "fuzz_given", "fuzz_test", "load_contract", "verify_op"]
 
 
@@ -156,6 +156,7 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
     homes = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
              "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.load",
              "Contract": "contract.model", "Report": "result.report", "Verdict": "findings", "Violation": "findings",
+             "Finding": "findings", "PathStatus": "findings", "RuleCode": "rules",
              "SourceLoc": "findings", "RULES": "rules", "Rule": "rules", "ContractError": "errors",
              "ShapecheckError": "errors", "UserError": "errors", "Function": "kernel.sources",
              "Installed": "kernel.sources", "MetaSource": "kernel.sources", "KernelSource": "kernel.sources",
