@@ -30,19 +30,30 @@ class SourceLoc:
         return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PathId:
     """A contract path (``[[paths]]``: its id in its era) or a ``[[rejects]]`` region (``rejects.<id>``), as
     findings name it: ``id@era``, or ``id`` alone in the default era. ``line`` is the line of its table in the
     contract file (of its ``id`` key; 0 when unknown), recorded when the contract loaded; it takes no part in
-    equality: two ids of one path are equal wherever they came from."""
+    equality: two ids of one path are equal wherever they came from. A PathId equals (and hashes as) the text
+    that names it, so a report's ``"path"`` text finds it in a set or a dict."""
 
     id: str
     era: str = DEFAULT_ERA
-    line: int = field(default=0, compare=False)
+    line: int = 0
 
     def __str__(self) -> str:
         return self.id if self.era == DEFAULT_ERA else f"{self.id}@{self.era}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathId):
+            return (self.id, self.era) == (other.id, other.era)
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
 
     @classmethod
     def parse(cls, text: str) -> PathId:
