@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..contract.model import BoundCase, BoundReject
+from ..errors import ShapecheckError
 from ..findings import Finding, SourceLoc
-from ..kernel.sources import Kernel
+from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..rules import RULES, RuleCode
@@ -192,8 +193,13 @@ class _Region:
         args = make_arguments(self.case, point, 0, "meta")
         try:
             pos, kw = call_args(self.kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
+        except NotApplicable:  # it cannot be called so: the symbolic exploration decides
+            return False
+        try:
             out = self.kernel.fn(*pos, **kw)
-        except Exception:  # it raises there, or cannot be called so: the symbolic exploration decides
+        except ShapecheckError:  # ours (bad input, a bug): never taken for the kernel rejecting
+            raise
+        except Exception:  # the kernel raises there (it rejects the point): the symbolic exploration decides
             return False
         outs = out if isinstance(out, (tuple, list)) else (out,)
         shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)

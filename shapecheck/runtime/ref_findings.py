@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.model import BoundCase
+from ..errors import ShapecheckError
 from ..rules import RULES, RuleCode
 
 SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
@@ -48,10 +49,27 @@ def first_line(err: BaseException) -> str:
     return text[0][:240] if text else ""
 
 
+class MetaRefuses(Exception):
+    """The op's meta kernel raised on an input (``error``: what it raised)."""
+
+    def __init__(self, error: Exception):
+        super().__init__(str(error))
+        self.error = error
+
+
 def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
-    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``; raises what it raises."""
+    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``. What the kernel raises
+    comes as ``MetaRefuses``; what shapecheck raises while resolving the op or making the arguments (bad input, a
+    bug) propagates as it is, never taken for the kernel refusing."""
     from .._torch import core as C
     from ..contract.find import normalize_op
     from ..trace.arguments import make_arguments
 
-    return C.call_op(C.resolve_op(normalize_op(case.contract.op)), make_arguments(case, sizes, 0, "meta"))
+    op = C.resolve_op(normalize_op(case.contract.op))
+    args = make_arguments(case, sizes, 0, "meta")
+    try:
+        return C.call_op(op, args)
+    except ShapecheckError:
+        raise
+    except Exception as err:  # the meta kernel itself: any exception it raises is its refusal
+        raise MetaRefuses(err) from err

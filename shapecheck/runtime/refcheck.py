@@ -22,7 +22,7 @@ from ..logic.solver import Bounds, Sat, Solver, restrict
 from ..rules import RuleCode
 from ..search.boundaries import interesting_values as _interesting
 from ..trace.run import call_args, made
-from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
+from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .reference import accepted_by as accepted_by
 from .reference import live_runtime_suppressions as live_runtime_suppressions
@@ -172,7 +172,8 @@ def _against_meta(case: BoundCase, sizes: dict[str, int], real: tuple[Any, ...],
 
     try:
         meta = meta_outputs(case, sizes)
-    except Exception as err:  # the meta kernel refuses an input the real kernel takes
+    except MetaRefuses as refusal:  # the meta kernel refuses an input the real kernel takes
+        err = refusal.error
         return [finding(RuleCode.KERNEL_ERROR, f"the meta kernel raises {type(err).__name__} where the runtime runs: {first_line(err)}")]
     if len(meta) != len(real):
         return [finding(RuleCode.META_RUNTIME_MISMATCH, f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]

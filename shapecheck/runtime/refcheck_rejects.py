@@ -14,7 +14,7 @@ from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
 from ..search.boundaries import interesting_values
-from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
+from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RuntimeReference
 
 ERA = "-"  # a reject region belongs to no era
@@ -89,7 +89,7 @@ def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[s
             notes.add(f"the runtime raises {type(err).__name__}: {first_line(err)[:80]} (not {r.message!r})")
     try:
         meta_outputs(case, sizes)
-    except Exception:
+    except MetaRefuses:
         return found  # the meta kernel refuses it too
     found.append(finding(RuleCode.META_ACCEPTS_REJECTED_INPUT, f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
                                   f"runtime raises"))
