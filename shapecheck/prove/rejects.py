@@ -29,7 +29,7 @@ from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..rules import RULES, RuleCode
-from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, trace_case
+from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, kernel_failure, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 
@@ -199,7 +199,9 @@ class _Region:
             out = self.kernel.fn(*pos, **kw)
         except ShapecheckError:  # ours (bad input, a bug): never taken for the kernel rejecting
             raise
-        except Exception:  # the kernel raises there (it rejects the point): the symbolic exploration decides
+        except BaseException as exc:  # noqa: BLE001 - the kernel raises there (it rejects the point): exploration decides
+            if not kernel_failure(exc):
+                raise
             return False
         outs = out if isinstance(out, (tuple, list)) else (out,)
         shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)

@@ -25,7 +25,7 @@ from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..rules import RuleCode
-from ..trace.run import call_args, concrete_size
+from ..trace.run import call_args, concrete_size, kernel_failure
 
 REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMATCH, RuleCode.VALUE_SPECIALIZATION,
                       RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR})
@@ -131,7 +131,9 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
         try:
             with Origins():
                 result = fn(*args, **kwargs)
-        except (Exception, SystemExit) as exc:  # the kernel raised (or exited) at this point: what the replay observes
+        except BaseException as exc:  # noqa: BLE001 - the kernel raised (or exited) here: what the replay observes
+            if not kernel_failure(exc):
+                raise
             text = str(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
         finally:

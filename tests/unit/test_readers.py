@@ -1,0 +1,116 @@
+"""Every file shapecheck reads goes through ``limits.read_bounded`` (issue 20). The files read a second time
+for a report (a kernel for source context; a contract never is: its lines are recorded when it loads) cost nothing when they have
+become something else since: no context, never a hang. A ``--meta-source`` file is parsed once per run."""
+
+import os
+import re
+import time
+
+import pytest
+
+from shapecheck import limits as L
+from shapecheck.errors import UserError
+from shapecheck.findings import SourceLoc
+
+
+@pytest.fixture(params=["fifo", "dev-zero", "directory", "missing", "large"])
+def not_a_file(request, tmp_path):
+    path = tmp_path / "thing"
+    if request.param == "fifo":
+        os.mkfifo(path)
+    elif request.param == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif request.param == "directory":
+        path.mkdir()
+    elif request.param == "large":
+        with open(path, "wb") as f:
+            f.truncate(L.SOURCE_BYTES + 1)
+    return path
+
+
+def test_a_contract_is_never_read_again_for_line_numbers(tmp_path):
+    """The lines of its tables are recorded when it loads (contract.lines): a contract file swapped for a FIFO
+    after loading cannot hang a report that points at them."""
+    from shapecheck.contract.find import shipped_contracts_dir
+    from shapecheck.contract.lines import table_lines
+    from shapecheck.contract.load import load_contract
+    from shapecheck.findings import Verdict
+    from shapecheck.result.report import Report
+    from shapecheck.result.run import ContractRun
+
+    path = tmp_path / "index_select.toml"
+    text = (shipped_contracts_dir() / "aten" / "index_select.toml").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    contract = load_contract(path)
+    path.unlink()
+    os.mkfifo(path)
+    start = time.monotonic()
+    run = ContractRun(contract.info, Report(contract.op, str(path), "-", Verdict.PASS))
+    lines = table_lines(text)
+    assert [loc.line for loc in run.suppress_locs] == lines["suppress"] and lines["suppress"]
+    assert [p.line for p in contract.paths] == lines["paths"]
+    assert time.monotonic() - start < 5
+
+
+def test_source_context_of_something_that_is_not_a_file_is_none(not_a_file):
+    from shapecheck.render.text import _context
+
+    assert _context(SourceLoc(str(not_a_file), 3, "f"), 2) == []
+
+
+def test_source_context_and_suppress_lines_of_a_real_file(tmp_path):
+    from shapecheck.contract.lines import table_lines
+    from shapecheck.render.text import _context
+
+    path = tmp_path / "c.toml"
+    path.write_text("a = 1\n[[suppress]]\nrule = 'SC001'\n  [[ suppress ]]\n")
+    assert table_lines(path.read_text()) == {"suppress": [2, 4]}
+    assert _context(SourceLoc(str(path), 2, "f"), 1)[1].startswith("    >    2 | [[suppress]]")
+
+
+def test_read_input_names_the_option_and_the_file(not_a_file):
+    with pytest.raises(UserError) as err:
+        L.read_input(not_a_file, L.SOURCE_BYTES, f"--thing {not_a_file}")
+    text = str(err.value)
+    assert text.startswith(f"--thing {not_a_file}: ") and "\n" not in text
+    assert any(w in text for w in ("not a regular file", "larger than the limit of 2 MiB", "cannot read")), text
+
+
+def test_read_json_refuses_what_python_cannot_hold(tmp_path):
+    for doc in ('{"version": ' + "9" * 5001 + "}", "[" * 100_000 + "]" * 100_000, '{"a": 1', "\udcff"):
+        path = tmp_path / "b.json"
+        path.write_bytes(doc.encode("utf-8", "surrogateescape"))
+        with pytest.raises(UserError, match="^" + re.escape(f"--baseline {path}: not a baseline (")):
+            L.read_json(path, L.BASELINE_BYTES, "--baseline", "a baseline")
+    path.write_text('{"version": 1}')
+    assert L.read_json(path, L.BASELINE_BYTES, "--baseline", "a baseline") == {"version": 1}
+
+
+FILE = '''
+import torch
+from torch._meta_registrations import register_meta
+aten = torch.ops.aten
+
+def _rows(x):
+    return x.size(0)
+
+@register_meta(aten.mm.default)
+def meta_mm(self, mat2):
+    return self.new_empty((_rows(self), mat2.size(1)))
+'''
+
+
+def test_a_meta_source_file_is_parsed_once_and_its_tree_is_never_changed(tmp_path):
+    from shapecheck.kernel.load import source_kernel
+    from shapecheck.kernel.registrations import find_registration, read_python
+
+    path = tmp_path / "regs.py"
+    path.write_text(FILE)
+    source, tree = read_python(str(path), "--meta-source")
+    assert read_python(str(path), "--meta-source")[1] is tree  # the gate asks once per contract
+    for _ in range(2):  # defining the kernel drops its registering decorator from a copy, not from the tree
+        kernel = source_kernel(str(path), "aten::mm")
+        assert kernel.name == "regs.py:meta_mm"
+        assert find_registration(tree, "aten::mm") is not None
+    path.write_text(FILE.replace("mat2.size(1)", "mat2.size(0)"))
+    assert read_python(str(path), "--meta-source")[1] is not tree  # another file: parsed again
