@@ -92,9 +92,9 @@ def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
                 v = replace(v, suppressed=f"{REASON} {file}")
                 accepted += 1
             marked.append(v)
-        run.report.violations = marked
-        if any(not c.skipped for c in run.report.cases):  # a run with no case checked stays inconclusive
-            run.report.verdict = verdict_of(marked)
+        checked = any(not c.skipped for c in run.report.cases)  # a run with no case checked stays inconclusive
+        run.report = replace(run.report, violations=tuple(marked),
+                             verdict=verdict_of(marked) if checked else run.report.verdict)
         stale = [v for v in run.stale if fingerprint(v, run) not in known]
         accepted += len(run.stale) - len(stale)
         run.stale = stale

@@ -140,7 +140,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         torch_version = C.TORCH_VERSION
         kernel, note = _kernel_or_error(c, options.source)
         if kernel is None:  # bad input for this contract alone: reported, the others still run
-            report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, [], [], 0.0, C.TORCH_VERSION, {"error": note})
+            report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, torch_version=C.TORCH_VERSION, error=note)
             runs.append(ContractRun(c.info, report, error=note))
             continue
 
@@ -190,8 +190,7 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
     hit = R.verify_lookup(key) if key is not None else None
     if hit is None:
         return None
-    report = hit.value[1]
-    report.extra["cache"] = hit.to_json()
+    report = replace(hit.value[1], cache=hit.note())
     # the key says whether the source registers the op (resolve_kernel's note, without parsing the file again)
     note = f"{options.source} registers no meta kernel for {key['op']}: checked the installed torch's" \
         if "unregistered_in" in key["source"] else ""
@@ -200,13 +199,8 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
 
 def _judged(contract: Contract, report: Report, note: str) -> ContractRun:
     """A contract's run with its suppressions judged and the gate's fields in its report."""
-    run = ContractRun(contract.info, report, note)
+    run = ContractRun(contract.info, report, note, judged=True)
     judge_suppressions(run)
-    report.extra["kernel_note"] = note or None
-    report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]
-    report.extra["expired_suppressions"] = [
-        {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
-         "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
     return run
 
 

@@ -63,6 +63,8 @@ def verify() -> None:
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
                   confirm_export, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
+    from dataclasses import replace
+
     from ..result.run import ContractRun, RunResult
 
     check_outputs(outputs)
@@ -82,7 +84,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
-            report.extra["cache"] = hit.to_json()
+            report = replace(report, cache=hit.note())
             result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
                                command="verify")  # c: the cached ContractInfo
             emit(result, fmt, outputs, context=context, quiet=quiet)

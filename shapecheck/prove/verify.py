@@ -109,7 +109,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         verdict = verdict_of(violations)
     from .._torch import core as C
 
-    return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
+    return Report(contract.op, contract.file, kernel.name, verdict, tuple(results), tuple(violations),
                   time.perf_counter() - start, C.TORCH_VERSION)
 
 

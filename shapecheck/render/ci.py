@@ -169,7 +169,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
     return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
             "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
             "total_contracts": result.total_contracts, "summary": _counts(result),
-            "reports": [_located(run.report.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
+            "reports": [_located(run.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
 
 
 def _located(doc: dict[str, Any]) -> dict[str, Any]:
@@ -372,13 +372,13 @@ def _own_text(result: RunResult) -> bool:
 
 
 def cache_line(result: RunResult) -> str:
-    """One line naming the results answered from the cache (their reports' ``extra["cache"]``), else empty.
+    """One line naming the results answered from the cache (their reports' ``cache``), else empty.
     Nothing else in any format differs from the run that stored them."""
-    hits = [run.report.extra["cache"] for run in result.runs if run.report.extra.get("cache")]
+    hits = [run.report.cache for run in result.runs if run.report.cache is not None]
     if not hits:
         return ""
     if result.command == "verify" and len(result.runs) == 1:
-        return (f"cache: the result of the run of {hits[0]['stored_at']}, reused: the kernel and the helpers it "
+        return (f"cache: the result of the run of {hits[0].stored_at}, reused: the kernel and the helpers it "
                 "reaches, the contract, the options, torch and shapecheck are unchanged (--no-cache runs it again)")
     return (f"cache: {len(hits)} of {len(result.runs)} contracts answered from the cache: their kernels, contracts, "
             "options, torch and shapecheck are unchanged (--no-cache runs them again)")

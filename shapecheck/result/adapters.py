@@ -56,9 +56,8 @@ def fuzz_result(contract: Contract, fuzz: Any, source: KernelSource = INSTALLED)
                           counterexample=_point(f.dims), message=f"{f.message} (example {f.example}; replay: {f.replay or '-'})"
                           + _other_paths(f))
                   for f in fuzz.failures]
-    verdict = Verdict.FAIL if fuzz.failures else Verdict.PASS
-    report = Report(fuzz.op, fuzz.contract, fuzz.kernel, verdict, _cases(violations, "generated examples"),
-                    violations, fuzz.seconds, fuzz.torch)
+    report = Report(fuzz.op, fuzz.contract, fuzz.kernel, fuzz.verdict, tuple(_cases(violations, "generated examples")),
+                    tuple(violations), fuzz.seconds, fuzz.torch)
     return _run(contract, report, fuzz.seconds, fuzz.torch, source, "fuzz", fuzz)
 
 
@@ -69,7 +68,6 @@ def ref_result(contract: Contract, ref: Any, torch: str) -> RunResult:
     violations = [Finding(code=f.code, case=f.case, path=PathId(f.path, f.era), expr=f"{f.code} on {f.path}@{f.era}",
                             counterexample=_point(f.sizes), message=f.message, suppressed=f.suppressed)
                   for f in found]
-    verdict = {"pass": Verdict.PASS, "fail": Verdict.FAIL}.get(ref.verdict, Verdict.INCONCLUSIVE)
-    report = Report(ref.op, ref.contract, "runtime reference", verdict, _cases(violations, "sampled inputs"),
-                    violations, ref.seconds, torch)
+    report = Report(ref.op, ref.contract, "runtime reference", ref.verdict, tuple(_cases(violations, "sampled inputs")),
+                    tuple(violations), ref.seconds, torch)
     return _run(contract, report, ref.seconds, torch, INSTALLED, "ref check", ref)

@@ -41,17 +41,32 @@ class CaseResult:
                 "paths": {str(p.path): p.status.value for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
 
 
-@dataclass
+@dataclass(frozen=True)
+class CacheNote:
+    """A report answered from the result cache: when the run that stored it ran, and the entry's key."""
+
+    stored_at: str  # ISO time
+    key: str  # the entry's key digest, as reports show it (16 hex digits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hit": True, "stored_at": self.stored_at, "key": self.key}
+
+
+@dataclass(frozen=True)
 class Report:
+    """verify's result for one contract (the gate's per contract). ``cache`` and ``error`` are this run's, never
+    stored in the result cache."""
+
     op: str
     contract: str
     kernel: str
     verdict: Verdict
-    cases: list[CaseResult] = field(default_factory=list)
-    violations: list[Finding] = field(default_factory=list)
+    cases: tuple[CaseResult, ...] = ()
+    violations: tuple[Finding, ...] = ()
     seconds: float = 0.0
     torch_version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, metadata=TRANSIENT)
+    cache: CacheNote | None = field(default=None, metadata=TRANSIENT)  # answered from the result cache
+    error: str = field(default="", metadata=TRANSIENT)  # bad input kept the contract from running (the gate)
 
     @property
     def exit_code(self) -> int:
@@ -63,5 +78,8 @@ class Report:
                "violations": [v.to_json() for v in self.violations if not v.suppressed],
                "suppressed": [v.to_json() for v in self.violations if v.suppressed],
                "seconds": round(self.seconds, 3)}
-        out.update(self.extra)
+        if self.cache is not None:
+            out["cache"] = self.cache.to_json()
+        if self.error:
+            out["error"] = self.error
         return out

@@ -37,6 +37,18 @@ class ContractRun:
     stale: list[Finding] = field(default_factory=list)  # SC008, located at the [[suppress]] table
     expired: list[ExpiredSuppression] = field(default_factory=list)
     error: str = ""  # bad input that kept this contract from running (its op unknown, its kernel not loadable)
+    judged: bool = False  # the gate judged its suppressions: its JSON has kernel_note, stale and expired ones
+
+    def to_json(self) -> dict[str, Any]:
+        """Its report's JSON document, with the gate's own fields when the gate judged it."""
+        doc = self.report.to_json()
+        if self.judged:
+            doc["kernel_note"] = self.kernel_note or None
+            doc["stale_suppressions"] = [v.to_json() for v in self.stale]
+            doc["expired_suppressions"] = [
+                {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
+                 "location": {"file": e.location.file, "line": e.location.line}} for e in self.expired]
+        return doc
 
     @functools.cached_property
     def suppress_locs(self) -> list[SourceLoc]:

@@ -27,7 +27,7 @@ from hypothesis.errors import InvalidArgument
 from .._torch import core as C
 from ..contract.model import BoundCase, Contract
 from ..errors import TargetError
-from ..findings import Finding
+from ..findings import Finding, Verdict
 from ..kernel.load import load_target
 from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
 from ..limits import REPORT_BYTES, read_json
@@ -187,7 +187,7 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
     seconds = time.perf_counter() - start
     timings = {k: round(v, 4) for k, v in checker.timings.items()}
     timings["other"] = round(max(seconds - sum(checker.timings.values()), 0.0), 4)
-    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, "fail" if failures else "pass",
+    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, Verdict.FAIL if failures else Verdict.PASS,
                       seed, checker.count, len(prep.explicit), seconds, timings, tuple(failures),
                       dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
                       checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
@@ -263,7 +263,7 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
         except FuzzFailure as err:
             failures.append(err.failure)
     seconds = time.perf_counter() - start
-    return FuzzReport(c.op, c.file, kernel.name, "fail" if failures else "pass", 0, checker.count, len(examples),
+    return FuzzReport(c.op, c.file, kernel.name, Verdict.FAIL if failures else Verdict.PASS, 0, checker.count, len(examples),
                       seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
                       dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note,
                       torch=C.TORCH_VERSION)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..findings import Verdict
 from ..rules import RuleCode
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
@@ -48,7 +49,7 @@ class FuzzReport:
     op: str
     contract: str
     kernel: str
-    verdict: str  # pass | fail
+    verdict: Verdict  # pass | fail
     seed: int
     examples: int  # examples run (explicit, generated and shrinking)
     explicit: int  # examples taken from verify counterexamples
@@ -68,7 +69,7 @@ class FuzzReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failures else 0
+        return self.verdict.exit_code
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..errors import TargetError
+from ..findings import Verdict
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Sat, Solver, restrict
@@ -34,7 +35,7 @@ REF_RULES = RUNTIME_RULES
 class RefReport:
     op: str
     contract: str
-    verdict: str
+    verdict: Verdict  # fail on a finding, else pass when an input ran, else inconclusive
     paths: list[PathRun]
     seconds: float
     mps: str
@@ -50,10 +51,10 @@ class RefReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.verdict == "fail" else (3 if self.verdict == "inconclusive" else 0)
+        return self.verdict.exit_code
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "contract": self.contract, "verdict": self.verdict, "mps": self.mps,
+        return {"op": self.op, "contract": self.contract, "verdict": self.verdict.value, "mps": self.mps,
                 "paths": [p.to_json() for p in self.paths], "findings": [f.to_json() for f in self.findings],
                 "suppressed": [f.to_json() for f in self.suppressed], "unexercised_suppressions": self.unexercised,
                 "seconds": round(self.seconds, 3)}
@@ -249,7 +250,7 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
         runs.extend(check_rejects(contract, ref, examples, seed, solver))
     unexercised = _suppress(contract, runs)
     failing = any(not f.suppressed for r in runs for f in r.findings)
-    verdict = "fail" if failing else ("pass" if any(r.points for r in runs) else "inconclusive")
+    verdict = Verdict.FAIL if failing else (Verdict.PASS if any(r.points for r in runs) else Verdict.INCONCLUSIVE)
     note = ("real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran") \
         if not getattr(ref, "compares_all_outputs", False) else f"{ref.describe(())}, against the meta kernel"
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
