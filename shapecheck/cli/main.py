@@ -65,7 +65,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from dataclasses import replace
 
-    from ..result.run import ContractRun, RunResult
+    from ..result.run import VerifyRun
 
     check_outputs(outputs)
     if imports:  # what registers the ops (it may load torch; the cache key then names its files)
@@ -85,8 +85,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         if hit is not None:
             c, report = hit.value
             report = replace(report, cache=hit.note())
-            result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
-                               command="verify")  # c: the cached ContractInfo
+            result = VerifyRun.of(c, report, source)  # c: the cached ContractInfo
             emit(result, fmt, outputs, context=context, quiet=quiet)
             sys.exit(report.exit_code)
     from ..kernel.load import load_target
@@ -98,8 +97,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     report = verify_contract(c, kernel, opts)
     if key is not None:
         R.verify_store(key, c, kernel, report)
-    result = RunResult([ContractRun(c.info, report)], 1, (1, 1), report.seconds, report.torch_version, source,
-                       command="verify")
+    result = VerifyRun.of(c.info, report, source)
     emit(result, fmt, outputs, context=context, quiet=quiet)
     sys.exit(report.exit_code)
 

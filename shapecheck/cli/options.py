@@ -164,7 +164,7 @@ class OutputFile(_Pair):
         return left, right
 
 
-def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
+def output_options(*, formats: tuple[str, ...] = tuple(FORMATS)) -> Callable:
     def decorate(f: Callable) -> Callable:
         f = click.option("--quiet", "-q", is_flag=True,
                          help="Text output: only the verdict and what fails (no suppressed findings, no notes).")(f)

@@ -51,7 +51,7 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     from .._torch import core as C
     from ..errors import TargetError
     from ..kernel.load import import_modules, load_op_contract
-    from ..result.adapters import ref_result
+    from ..result.run import RefRun
     from ..runtime.refcheck import ref_check
 
     check_outputs(outputs)
@@ -64,5 +64,5 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
     report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed, device=device)
-    emit(ref_result(c, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
+    emit(RefRun.of(c.info, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..findings import Finding, SourceLoc
 from ..paths import base_uris, locate, relpath
-from ..result.run import ContractRun, RunResult
-from ..rules import FAILING, RULES, Command, Rule, RuleCode, Severity, help_uri, rules_of
+from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
+from ..rules import FAILING, RULES, Rule, RuleCode, Severity, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
 from .text import group
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
 def level(code: RuleCode) -> str:
@@ -226,7 +226,9 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from .._version import __version__
 
-    reported = rules_of(Command(result.command))
+    # the command's rules, and any other rule a finding here has (ref check's [[rejects]] regions give SC021)
+    reported = rules_of(result.command) | {v.code: RULES[v.code] for run in result.runs
+                                           for v in (*run.report.violations, *run.stale)}
     ids = sorted(reported)
     rules = [_sarif_rule(r) for _, r in sorted(reported.items())]
     results = []
@@ -350,58 +352,62 @@ def render_junit(result: RunResult, cwd: Path) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # The registry
 
-def _native_text(result: RunResult) -> str:
-    """The text report of fuzz and ref check, as each has always printed it."""
-    if result.command == "fuzz":
-        return fuzz_text(result.native)
-    return ref_text(result.native)
+def _verify_text(result: VerifyRun, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
+    from .text import render_text as verify_text
+
+    return verify_text(result.runs[0].report, context=context, quiet=quiet) + _cache_tail(result)
+
+
+def _verify_json(result: VerifyRun, cwd: Path, **_: Any) -> str:
+    from .text import render_json as verify_json
+
+    return verify_json(result.runs[0].report)
+
+
+def _cache_tail(result: RunResult) -> str:
+    line = cache_line(result)
+    return f"\n{line}" if line else ""
+
+
+Renderer = Callable[..., str]  # (result, cwd, *, context=, quiet=) -> the document
+
+#: every format of every result type: a result type's own text and JSON where it has them (verify's, fuzz's and
+#: ref check's documented formats), else the shared one (the gate's, and GitHub, SARIF and JUnit for all)
+FORMATS: dict[str, dict[type, Renderer]] = {
+    "text": {VerifyRun: _verify_text,
+             FuzzRun: lambda result, cwd, **_: fuzz_text(result.fuzz),
+             RefRun: lambda result, cwd, **_: ref_text(result.ref),
+             RunResult: lambda result, cwd, *, quiet=False, **_: render_text(result, cwd, quiet=quiet)},
+    "json": {VerifyRun: _verify_json,
+             FuzzRun: lambda result, cwd, **_: json.dumps(result.fuzz.to_json(), indent=2),
+             RefRun: lambda result, cwd, **_: json.dumps(result.ref.to_json(), indent=2),
+             RunResult: lambda result, cwd, **_: render_json(result)},
+    "github": {RunResult: lambda result, cwd, *, quiet=False, **_: render_github(result, cwd, quiet=quiet)},
+    "sarif": {RunResult: lambda result, cwd, **_: render_sarif(result, cwd)},
+    "junit": {RunResult: lambda result, cwd, **_: render_junit(result, cwd)},
+}
 
 
 def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
-    """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
-    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text has
-    one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
+    """``result`` in format ``fmt`` (a key of ``FORMATS``), by the most specific renderer of its type there. Text
+    has one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
     summary."""
-    text = _render(result, fmt, cwd, context=context, quiet=quiet)
-    line = cache_line(result) if fmt == "text" and _own_text(result) else ""  # the shared text has it above its summary
-    return f"{text}\n{line}" if line else text
-
-
-def _own_text(result: RunResult) -> bool:
-    return result.command == "verify" and len(result.runs) == 1
+    table = FORMATS[fmt]
+    kind = next(t for t in type(result).__mro__ if t in table)
+    return table[kind](result, cwd, context=context, quiet=quiet)
 
 
 def cache_line(result: RunResult) -> str:
-    """One line naming the results answered from the cache (their reports' ``cache``), else empty.
-    Nothing else in any format differs from the run that stored them."""
+    """One line naming the results answered from the cache (their reports' ``cache``), else empty. Nothing else
+    in any format differs from the run that stored them."""
     hits = [run.report.cache for run in result.runs if run.report.cache is not None]
     if not hits:
         return ""
-    if result.command == "verify" and len(result.runs) == 1:
+    if isinstance(result, VerifyRun):
         return (f"cache: the result of the run of {hits[0].stored_at}, reused: the kernel and the helpers it "
                 "reaches, the contract, the options, torch and shapecheck are unchanged (--no-cache runs it again)")
     return (f"cache: {len(hits)} of {len(result.runs)} contracts answered from the cache: their kernels, contracts, "
             "options, torch and shapecheck are unchanged (--no-cache runs them again)")
-
-
-def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
-    if fmt in ("text", "json") and _own_text(result):
-        from .text import render_json as verify_json
-        from .text import render_text as verify_text
-
-        report = result.runs[0].report
-        return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)
-    if result.native is not None and fmt == "json":
-        return json.dumps(result.native.to_json(), indent=2)
-    if result.native is not None and fmt == "text":
-        return _native_text(result)
-    if fmt == "text":
-        return render_text(result, cwd, quiet=quiet)
-    if fmt == "github":
-        return render_github(result, cwd, quiet=quiet)
-    renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
-                 "sarif": render_sarif, "junit": render_junit}
-    return renderers[fmt](result, cwd)
 
 
 # ---------------------------------------------------------------------------------------------------------

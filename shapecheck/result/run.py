@@ -1,6 +1,9 @@
 """Results as every renderer takes them: a ``RunResult`` holds one ``ContractRun`` (a contract, its verify-style
-``Report``, and what the run judged of its suppressions) per contract. verify, gate, fuzz and ref check all
-produce one, so text, JSON, JUnit, SARIF and GitHub output exist for every command.
+``Report``, and what the run judged of its suppressions) per contract. The gate's is a ``RunResult``; verify's a
+``VerifyRun``; fuzz's a ``FuzzRun`` and ref check's a ``RefRun``, which carry the command's own report besides
+(its findings, made ``Finding``s by the report itself, fill the ``Report``). So text, JSON, JUnit, SARIF and
+GitHub output exist for every command, and a renderer picks a result's own text or JSON by its type
+(``render.ci.FORMATS``), never by the command's name.
 
 Torch-free: renderers import this without loading torch or z3.
 """
@@ -9,13 +12,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from ..contract import suppressions
 from ..contract.spec import ContractInfo
 from ..findings import Finding, SourceLoc, Verdict
 from ..kernel.sources import INSTALLED, Installed, KernelSource
-from .report import Report
+from ..rules import Command
+from .report import CaseResult, Report
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ class ContractRun:
 
 @dataclass
 class RunResult:
-    """What one command run found, for every renderer: one ``ContractRun`` per contract checked."""
+    """What one command run found, for every renderer: one ``ContractRun`` per contract checked (the gate's)."""
 
     runs: list[ContractRun]
     total_contracts: int  # in the whole set, all shards
@@ -78,8 +82,7 @@ class RunResult:
     seconds: float
     torch_version: str
     source: KernelSource = INSTALLED
-    command: str = "gate"  # gate | verify | fuzz | ref check: names the tool run in every format
-    native: Any = None  # the command's own report (fuzz, ref check): its text and JSON are its own
+    command: ClassVar[Command] = Command.GATE  # names the tool run in every format (data, never a branch)
 
     @property
     def meta_source(self) -> str | None:
@@ -88,12 +91,7 @@ class RunResult:
 
     @property
     def verdict(self) -> Verdict:
-        verdicts = {r.verdict for r in self.runs}
-        if Verdict.FAIL in verdicts:
-            return Verdict.FAIL
-        if Verdict.INCONCLUSIVE in verdicts:
-            return Verdict.INCONCLUSIVE
-        return Verdict.PASS
+        return Verdict.worst(r.verdict for r in self.runs)
 
     @property
     def errors(self) -> list[ContractRun]:
@@ -106,3 +104,81 @@ class RunResult:
 
 
 GateResult = RunResult  # the gate's name for it
+
+
+@dataclass
+class VerifyRun(RunResult):
+    """``verify op``: one contract; its text and JSON are its report's own (``render.text``)."""
+
+    command: ClassVar[Command] = Command.VERIFY
+
+    @classmethod
+    def of(cls, contract: ContractInfo, report: Report, source: KernelSource = INSTALLED) -> VerifyRun:
+        return cls([ContractRun(contract, report)], 1, (1, 1), report.seconds, report.torch_version, source)
+
+
+class RuntimeReport(Protocol):
+    """What a ``FuzzRun`` or ``RefRun`` needs of the command's own report (``runtime.fuzz_report.FuzzReport``,
+    ``runtime.refcheck.RefReport``): its verdict, its findings as ``Finding``s, and its JSON document."""
+
+    op: str
+    contract: str
+    verdict: Verdict
+    seconds: float
+
+    def as_findings(self) -> tuple[Finding, ...]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class FuzzLike(RuntimeReport, Protocol):
+    """A ``FuzzReport``: also the kernel it fuzzed and the torch version it ran."""
+
+    kernel: str
+    torch: str
+
+
+def _cases(findings: tuple[Finding, ...], everything: str) -> tuple[CaseResult, ...]:
+    """One case result per case with findings (fail unless every finding is suppressed); one passing entry
+    named ``everything`` when there is none."""
+    by_case: dict[str, list[Finding]] = {}
+    for v in findings:
+        by_case.setdefault(v.case, []).append(v)
+    if not by_case:
+        return (CaseResult(everything, Verdict.PASS),)
+    return tuple(CaseResult(case, Verdict.PASS if all(v.suppressed for v in vs) else Verdict.FAIL)
+                 for case, vs in by_case.items())
+
+
+def _runtime_run(contract: ContractInfo, own: RuntimeReport, kernel: str, torch: str, everything: str) -> ContractRun:
+    findings = own.as_findings()
+    report = Report(own.op, own.contract, kernel, own.verdict, _cases(findings, everything), findings, own.seconds,
+                    torch)
+    return ContractRun(contract, report)
+
+
+@dataclass
+class FuzzRun(RunResult):
+    """``fuzz op``: its own text and JSON are the ``FuzzReport``'s (``fuzz``); each shrunk failure is a finding."""
+
+    command: ClassVar[Command] = Command.FUZZ
+    fuzz: FuzzLike = field(kw_only=True)  # a runtime.fuzz_report.FuzzReport
+
+    @classmethod
+    def of(cls, contract: ContractInfo, fuzz: FuzzLike, source: KernelSource = INSTALLED) -> FuzzRun:
+        run = _runtime_run(contract, fuzz, fuzz.kernel, fuzz.torch, "generated examples")
+        return cls([run], 1, (1, 1), fuzz.seconds, fuzz.torch, source, fuzz=fuzz)
+
+
+@dataclass
+class RefRun(RunResult):
+    """``ref check``: its own text and JSON are the ``RefReport``'s (``ref``); each runtime finding is a finding
+    on its contract path."""
+
+    command: ClassVar[Command] = Command.REF
+    ref: RuntimeReport = field(kw_only=True)  # a runtime.refcheck.RefReport
+
+    @classmethod
+    def of(cls, contract: ContractInfo, ref: RuntimeReport, torch: str) -> RefRun:
+        run = _runtime_run(contract, ref, "runtime reference", torch, "sampled inputs")
+        return cls([run], 1, (1, 1), ref.seconds, torch, INSTALLED, ref=ref)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..findings import Verdict
+from ..findings import Finding, PathId, Verdict
 from ..rules import RuleCode
 
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
@@ -43,6 +43,16 @@ class Failure:
     replay: str = ""  # a command that replays this example alone
     code: str = ""  # the rule (rules.RULES); runtime findings have the code `ref check` gives them
 
+    def as_finding(self) -> Finding:
+        """This failure as a finding of its rule: on its contract path when the example fell in exactly one
+        (else the paths are listed in the message)."""
+        paths = list(dict.fromkeys(PathId(p, era) for era, ps in self.paths.items() for p in ps))
+        also = f" (paths: {', '.join(map(str, paths))})" if len(paths) > 1 else ""
+        return Finding(code=RuleCode(self.code), case=self.case, path=paths[0] if len(paths) == 1 else None,
+                       expr=f"{self.check}: expected {self.expected}, got {self.got}",
+                       counterexample={k: int(v) for k, v in self.dims.items()},
+                       message=f"{self.message} (example {self.example}; replay: {self.replay or '-'}){also}")
+
 
 @dataclass(frozen=True)
 class FuzzReport:
@@ -70,6 +80,10 @@ class FuzzReport:
     @property
     def exit_code(self) -> int:
         return self.verdict.exit_code
+
+    def as_findings(self) -> tuple[Finding, ...]:
+        """Each shrunk failure as a finding of its rule, at its example (for SARIF, JUnit and GitHub output)."""
+        return tuple(f.as_finding() for f in self.failures)
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..errors import TargetError
-from ..findings import Verdict
+from ..findings import Finding, PathId, Verdict
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Sat, Solver, restrict
@@ -52,6 +52,13 @@ class RefReport:
     @property
     def exit_code(self) -> int:
         return self.verdict.exit_code
+
+    def as_findings(self) -> tuple[Finding, ...]:
+        """Each runtime finding (suppressed ones included, marked) as a finding of its rule on its contract path."""
+        return tuple(Finding(code=f.code, case=f.case, path=PathId(f.path, f.era), expr=f"{f.code} on {f.path}@{f.era}",
+                             counterexample={k: int(v) for k, v in f.sizes.items()}, message=f.message,
+                             suppressed=f.suppressed)
+                     for f in self.findings + self.suppressed)
 
     def to_json(self) -> dict[str, Any]:
         return {"op": self.op, "contract": self.contract, "verdict": self.verdict.value, "mps": self.mps,
