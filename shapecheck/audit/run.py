@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
 
 from ..errors import UserError
+from ..findings import Verdict
 from .classify import RANK
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -273,8 +274,13 @@ class AuditRun:
         return sorted(out, key=lambda rf: (RANK[rf[1]["class"]], rf[0]["op"], rf[1]["expr"]))
 
     @property
+    def verdict(self) -> Verdict:
+        """fail on a finding the baseline does not hold, else pass."""
+        return Verdict.FAIL if self.findings() else Verdict.PASS
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.findings() else 0
+        return self.verdict.exit_code
 
     def counts(self) -> dict[str, Any]:
         by_class: dict[str, int] = {}

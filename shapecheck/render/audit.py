@@ -38,7 +38,7 @@ def summary_line(run: Any) -> str:
     classes = ", ".join(f"{RULES[code].name.removeprefix('audit-')} {c['by_class'].get(cls, 0)}"
                         for cls, code in _classes().items() if c["by_class"].get(cls))
     base = f", {c['baselined']} in the baseline" if run.baseline else ""
-    verdict = "FAIL" if run.exit_code else "PASS"
+    verdict = run.verdict.value.upper()
     return (f"audit: {verdict} ({shard}: {c['clean']} clean, {c['relation_only']} relation-only, "
             f"{c['with_findings']} with findings, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
             f"inputs, {c['not_run']} not run; {c['findings']} findings{base}" + (f" [{classes}]" if classes else "")
@@ -75,7 +75,7 @@ def render_text(run: Any, *, quiet: bool = False) -> str:
 def to_json(run: Any) -> dict[str, Any]:
     k, n = run.shard
     ranked = [dict(f, op=rec["op"]) for rec, f in run.findings(active=False)]
-    return {"tool": "shapecheck audit", "verdict": "fail" if run.exit_code else "pass", "exit_code": run.exit_code,
+    return {"tool": "shapecheck audit", "verdict": run.verdict.value, "exit_code": run.exit_code,
             "torch": run.torch_version, "shard": f"{k}/{n}", "total_ops": run.total_ops, "summary": run.counts(),
             "baseline": run.baseline, "findings": ranked, "ops": run.records, "seconds": round(run.seconds, 3)}
 
@@ -113,7 +113,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
         "originalUriBaseIds": base_uris(cwd),
         "invocations": [{"executionSuccessful": True, "exitCode": run.exit_code}],
         "results": results,
-        "properties": {"verdict": "fail" if run.exit_code else "pass", "torch": run.torch_version}}]}
+        "properties": {"verdict": run.verdict.value, "torch": run.torch_version}}]}
 
 
 def render(run: Any, fmt: str, *, quiet: bool = False) -> str:
