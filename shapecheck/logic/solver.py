@@ -118,7 +118,9 @@ def to_z3(node: E.Node, variables: dict[str, z3.ArithRef], side: list) -> z3.Exp
         return z3.Not(t(node.operand, side))
     if isinstance(node, E.Ite):
         # side conditions of either branch hold only where that branch is taken
-        cond, then_side, other_side = t(node.cond, side), [], []
+        cond = t(node.cond, side)
+        then_side: list[z3.BoolRef] = []
+        other_side: list[z3.BoolRef] = []
         then, other = t(node.then, then_side), t(node.other, other_side)
         side.extend(z3.Implies(cond, c) for c in then_side)
         side.extend(z3.Implies(z3.Not(cond), c) for c in other_side)
@@ -312,7 +314,7 @@ class Solver(_Session):
         stalled for seconds on some of these queries, at random. None when z3 finds no model.
         """
         with self._scope(conds) as a:
-            if a.result != z3.sat:
+            if a.result != z3.sat or a.model is None:
                 return None
             model = a.model
             for name, var in self.vars.items():
@@ -326,7 +328,7 @@ class Solver(_Session):
     def extreme(self, conds: Iterable[E.Node], name: str, lowest: bool) -> int | None:
         """The least (or greatest) value of a dim under conds; None if z3 cannot say."""
         with self._scope(conds) as a:
-            if a.result != z3.sat:
+            if a.result != z3.sat or a.model is None:
                 return None
             found = self._descend(a.solver, name, a.model, lowest)
             return None if found is None else found[name]
@@ -383,8 +385,8 @@ def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, 
     if alt is None:
         return None
     r = solver._satisfiable([*premises, E.negate(alt) if negated else alt], ways)
-    if r.sat is Sat.SAT:  # a model must show the original claim's side there (its divisors non-zero)
-        try:
+    if r.sat is Sat.SAT and r.model is not None:  # a model must show the original claim's side there
+        try:  # (its divisors non-zero)
             if E.evaluate(cond, r.model) is not (not negated):
                 return None
         except (E.ExprError, ZeroDivisionError, KeyError):
@@ -399,7 +401,7 @@ class CachedSolver(Solver):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._cache: dict[tuple[E.Node, ...], SatResult] = {}
-        self._small: dict[tuple[E.Node, ...], dict[str, int] | None] = {}
+        self._small: dict[tuple[str, ...], dict[str, int] | None] = {}
 
     def _satisfiable(self, conds, ways):
         key = tuple(conds)
