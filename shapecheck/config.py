@@ -9,9 +9,15 @@ takes precedence over the file.
     cache = false                      # verify and gate: no result cache (docs/cache.md)
     timeout-ms = 20000
 
-    [tool.shapecheck.gate]             # for one command only (verify, gate, fuzz, ref)
+    [tool.shapecheck.gate]             # for one command only (verify, gate, fuzz, ref, audit)
     format = "github"
     baseline = "shapecheck-baseline.json"
+
+    [tool.shapecheck.audit]
+    samples = "mylib.testing:samples_for"   # sample calls per op (docs/audit.md)
+
+    [tool.shapecheck.audit.untraced]   # ops the audit may leave untraced, each with its reason
+    "mylib::cuda_only.default" = "no CPU kernel and a fake that needs a CUDA stream"
 
 Paths in the file (``contracts``, ``baseline``, ``meta-source``, ``output``) are relative to the file.
 Every value is checked against the option it sets (its click type, whether it repeats) before click sees it:
@@ -29,18 +35,16 @@ import click
 
 from .errors import UserError
 from .limits import CONFIG_BYTES, key_text, read_input
+from .options import config_keys
 
 #: command tables and the click path of each command
-COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
-#: options a project file may set: file key (dashes) -> click parameter name
-OPTIONS = {"imports": "imports", "jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
-           "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
-           "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
-           "max-elements": "max_elements", "max-side": "max_side", "max-cases": "max_cases",
-           "cache": "cache"}
+COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check"),
+            "audit": ("audit",)}
+#: options a project file may set: file key (dashes) -> click parameter name, from their declarations
+OPTIONS = config_keys()
 _PATHS = {"baseline", "meta-source"}
 _PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
-_NOT_OPTIONS = {"contracts"}  # read by the gate itself
+_NOT_OPTIONS = {"contracts", "untraced"}  # read by the gate itself; [tool.shapecheck.audit.untraced] by audit
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -74,6 +78,20 @@ def configured_contract_paths(pyproject: Path) -> list[Path]:
     if not isinstance(entries, list) or not all(isinstance(e, str) and "\x00" not in e for e in entries):
         raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
     return [pyproject.parent / e for e in entries]
+
+
+def audit_untraced(cwd: Path | None = None) -> dict[str, str]:
+    """``[tool.shapecheck.audit.untraced]``: op name -> why the audit may leave it untraced (a reason each)."""
+    pyproject = find_pyproject(cwd or Path.cwd())
+    if pyproject is None:
+        return {}
+    own = table(pyproject).get("audit", {})
+    found = own.get("untraced", {}) if isinstance(own, dict) else {}
+    if not isinstance(found, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                              for k, v in found.items()):
+        raise UserError(f"{pyproject}: [tool.shapecheck.audit.untraced]: expected op = \"reason\" entries, each "
+                        "with a reason")
+    return dict(found)
 
 
 def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:

@@ -115,6 +115,9 @@ class Finding:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
+    # the way of running the op whose kernel this is a finding of, where torch.export's and plain
+    # FakeTensorMode's kernels differ: "fake" for plain FakeTensorMode's (``kernel.sources.Kernel.mode``)
+    mode: str = ""
     node: Any = field(default=None, metadata=TRANSIENT)  # the guard/assert/obligation as an expression node
     expected: Any = field(default=None, metadata=TRANSIENT)  # SC002: the contract's shape (or integer) node
     fallback: Any = field(default=None, metadata=TRANSIENT)  # SC002 on a guard_or_* fallback side: export's side
@@ -140,7 +143,7 @@ class Finding:
                                           str(loc.get("text", ""))) if loc else None,
                        counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
                        witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
-                       suppressed=str(d.get("suppressed") or ""))
+                       suppressed=str(d.get("suppressed") or ""), mode=str(d.get("mode") or ""))
         except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
@@ -152,6 +155,8 @@ class Finding:
         d["location"] = None if self.location is None else self.location.to_json()
         if not self.suppressed:
             d.pop("suppressed")
+        if not self.mode:
+            d.pop("mode")
         return d
 
 

@@ -49,6 +49,7 @@ class RuleCode(enum.StrEnum):
     OUTPUT_PRESENCE_MISMATCH = "SC019"
     DYNAMIC_SIZE_RANGE = "SC020"
     META_ACCEPTS_REJECTED_INPUT = "SC021"
+    GUARD_IN_TORCH_HELPER = "SC022"
     AUDIT_CONSTANT_COMPARISON = "SC030"
     AUDIT_ZERO_ONE = "SC031"
     AUDIT_SPECIALIZATION = "SC032"
@@ -57,6 +58,12 @@ class RuleCode(enum.StrEnum):
     AUDIT_UNDISCHARGEABLE = "SC035"
     AUDIT_KERNEL_ERROR = "SC036"
     AUDIT_DIM_BRANCH = "SC037"
+    AUDIT_EAGER_SHAPE = "SC038"
+    AUDIT_EAGER_DTYPE = "SC039"
+    AUDIT_EAGER_STRIDES = "SC040"
+    AUDIT_FAKE_ACCEPTS = "SC041"
+    AUDIT_FAKE_REJECTS = "SC042"
+    AUDIT_EAGER_FORMULA = "SC043"
 
 
 class Command(enum.StrEnum):
@@ -171,6 +178,12 @@ RULES: dict[RuleCode, Rule] = _rules(
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, V,
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
+    Rule(C.GUARD_IN_TORCH_HELPER, "guard-in-torch-helper",
+         "a guard that torch's own helper (reached from a kernel line) installs when torch.export traces the op "
+         "does not hold on the whole range of the contract's dims: export rejects the Dim range", E, V,
+         "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
+         "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
+         "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
     Rule(C.AUDIT_CONSTANT_COMPARISON, "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, A, "remove the branch from shape inference (it copies a runtime choice), or make "
@@ -193,6 +206,25 @@ RULES: dict[RuleCode, Rule] = _rules(
     Rule(C.AUDIT_DIM_BRANCH, "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
          "accepts both sides", E, A, "return a shape that does not depend on the relation, or make the "
          "relation a precondition (torch._check) if the op demands it"),
+    Rule(C.AUDIT_EAGER_SHAPE, "audit-eager-shape",
+         "the fake's outputs differ from the eager kernel's on the same inputs: their number, a tensor or None, a "
+         "shape, a non-tensor value", E, A,
+         "return what the eager kernel returns on the device (the same number of outputs, each of its shape); "
+         "where the kernels of two devices differ, the fake must follow the one it stands for, or both must agree"),
+    Rule(C.AUDIT_EAGER_DTYPE, "audit-eager-dtype", "an output of the fake has another dtype or device than the eager kernel's",
+         E, A, "give each output the eager kernel's dtype (e.g. int32 where it returns int32, not the "
+         "input's options) and the input's device, never a fixed one"),
+    Rule(C.AUDIT_EAGER_STRIDES, "audit-eager-strides", "an output of the fake has other strides than the eager kernel's "
+         "(dims of size > 1)", E, A, "allocate the output in the eager kernel's memory order"),
+    Rule(C.AUDIT_FAKE_ACCEPTS, "audit-fake-accepts", "the fake returns where the eager kernel raises (or crashes) on the same "
+         "inputs: export and compile accept a program the device refuses", E, A,
+         "raise where the eager kernel does: torch._check the eager kernel's condition in the fake"),
+    Rule(C.AUDIT_FAKE_REJECTS, "audit-fake-rejects", "the fake raises where the eager kernel returns: export cannot trace a "
+         "valid call", E, A, "make the fake accept every input the kernel accepts (a parameter it lacks, "
+         "a tensor made on a fixed device)"),
+    Rule(C.AUDIT_EAGER_FORMULA, "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
+         "kernel returns at a drawn point", E, A,
+         "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
 del C, E, INC, N, V, G, F, REF, A
 

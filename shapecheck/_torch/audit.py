@@ -61,7 +61,7 @@ def tensor_facts(x: Any) -> tuple[tuple[int, ...], str] | None:
     if not isinstance(x, torch.Tensor):
         return None
     name = str(x.dtype).replace("torch.", "")
-    return (tuple(int(d) for d in x.shape), name) if name in DTYPES else None
+    return (tuple(int(d) for d in x.shape), name) if name in AUDIT_DTYPES else None
 
 
 @contextlib.contextmanager
@@ -94,3 +94,196 @@ _MACHINERY = tuple(os.path.join(*p) + os.sep for p in (("fx",), ("_subclasses",)
                                                          ("_higher_order_ops",), ("utils",), ("_logging",)))
 _MACHINERY_FILES = {"__init__.py", "_ops.py", "overrides.py", "_tensor.py", "_compile.py", "_jit_internal.py",
                     os.path.join("_prims_common", "wrappers.py"), os.path.join("_prims", "context.py")}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Audit v2: which ops FakeTensorMode reaches, what runs them, concrete fake runs and the eager kernel
+
+#: every dtype an audit input may take (the contract's DTYPES and the ones quantization libraries use)
+AUDIT_DTYPES = {**DTYPES, **{n: getattr(torch, n) for n in ("complex64", "float8_e4m3fn", "float8_e5m2", "uint16",
+                                                            "uint32", "uint64") if hasattr(torch, n)}}
+
+
+def dtype_of(name: str) -> Any:
+    return AUDIT_DTYPES[name]
+
+
+def dtype_name(dtype: Any) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def is_dtype(x: Any) -> bool:
+    return isinstance(x, torch.dtype)
+
+
+def fake_rule(op: Any) -> Any | None:
+    """FakeTensor's own rule for ``op`` (``fake_impls``: masked_select, nonzero, index_put, ...), or None."""
+    try:
+        from torch._subclasses import fake_impls
+    except ImportError:  # pragma: no cover - a torch without FakeTensor's rules
+        return None
+    for check, rule in getattr(fake_impls, "op_implementations_checks", ()):
+        try:
+            if check(op):
+                return fake_impls.op_implementations_dict.get(op, rule)
+        except Exception:  # noqa: BLE001, S112 - a check that cannot judge this op: not its rule
+            continue
+    return None
+
+
+def fake_reachable(op: Any) -> bool:
+    """Whether FakeTensorMode (and so torch.export) can run ``op`` in some mode: a Python meta registration or
+    decomposition, a torch.library fake kernel, FakeTensor's own rule, a CompositeImplicitAutograd
+    decomposition, or a computed Meta kernel. Decided where verify decides it (``kernels.kernels_for``)."""
+    from .kernels import has_fake_kernel
+
+    return has_fake_kernel(op)
+
+
+def kernel_origin(op: Any) -> tuple[str, Any]:
+    """(what runs the op under FakeTensorMode, in words; the Python function, or None for a C++ kernel). A
+    stand-in until ``_torch`` resolves kernels as FakeTensorMode does (issue 22): the torch.library fake, the
+    Python meta registration or decomposition, FakeTensor's rule, else C++."""
+    from .core import fake_kernel, installed_meta
+
+    fake = fake_kernel(op)
+    if fake is not None:
+        return "Python fake kernel", fake
+    meta = installed_meta(op)
+    if meta is not None:
+        return "Python meta kernel", meta
+    rule = fake_rule(op)
+    if rule is not None:
+        return f"FakeTensor rule fake_impls.{getattr(rule, '__name__', 'rule')}", rule
+    name = op.name()
+    if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
+            torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
+        return "C++ CompositeImplicitAutograd decomposition", None
+    return "C++ Meta kernel", None
+
+
+@contextlib.contextmanager
+def concrete_fake_mode() -> Iterator[Any]:
+    """FakeTensorMode with a ShapeEnv at concrete sizes and the Python dispatcher on: the kernel torch.export
+    runs, at the sizes given; an output whose size needs data gets an unbacked size (``new_dynamic_size``)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from .core import ShapeEnv
+
+    mode = FakeTensorMode(shape_env=ShapeEnv(), allow_non_fake_inputs=False)
+    mode.cache_enabled = False
+    with quiet_torch_logging(), warnings.catch_warnings(), mode, enable_python_dispatcher():
+        warnings.simplefilter("ignore")
+        yield mode
+
+
+def empty(shape: list[Any], dtype: str, device: str = "cpu") -> Any:
+    return torch.empty(shape, dtype=AUDIT_DTYPES[dtype], device=device)
+
+
+def real_tensor(shape: list[int], dtype: str, fill: str, device: str, seed: int) -> Any:
+    """A real tensor for the eager kernel: floats drawn from N(0, 1) (seeded), integers and bools as ``fill``
+    says (``zeros``: every index and offset valid; ``ones``; ``arange``: 0, 1, 2, ... modulo the last size)."""
+    dt = AUDIT_DTYPES[dtype]
+    gen = torch.Generator().manual_seed(seed)
+    if dt.is_floating_point or dt.is_complex:
+        base = torch.randn(shape, generator=gen, dtype=torch.float32 if not dt.is_complex else torch.complex64)
+        return base.to(dt).to(device)
+    if fill == "ones":
+        return torch.ones(shape, dtype=dt, device=device)
+    if fill == "arange" and shape:
+        n = max(1, shape[-1])
+        return (torch.arange(int(torch.tensor(shape).prod()), dtype=torch.int64) % n).reshape(shape).to(dt).to(device)
+    return torch.zeros(shape, dtype=dt, device=device)
+
+
+def tensor_bytes(x: Any) -> bytes:
+    """A real tensor as bytes (``torch.save``: plain pickle cannot load float8 tensors back on torch 2.13)."""
+    import io
+
+    buf = io.BytesIO()
+    torch.save(x.detach().cpu(), buf)
+    return buf.getvalue()
+
+
+def tensor_from_bytes(blob: bytes, device: str = "cpu") -> Any:
+    import io
+
+    return torch.load(io.BytesIO(blob), weights_only=False).to(device)
+
+
+def describe(out: Any) -> tuple:
+    """An op's result as plain data: ("T", shape, dtype, significant strides, device) per tensor (a size the
+    fake made from data is its text, ``u0``), ("N",) for None, ("L", items) for a tuple or list, ("V", value)
+    for anything else."""
+    if isinstance(out, torch.Tensor):
+        shape = tuple(int(s) if isinstance(s, int) or not _symbolic(s) else str(s) for s in out.shape)
+        try:
+            strides = tuple(int(st) if isinstance(st, int) or not _symbolic(st) else str(st) for st in out.stride())
+            sig = tuple(st if isinstance(sz, int) and sz > 1 else None for sz, st in zip(shape, strides))
+        except Exception:  # noqa: BLE001 - a sparse or opaque tensor has no strides
+            sig = None
+        device = "meta" if out.device.type == "meta" else str(out.device)
+        return ("T", shape, dtype_name(out.dtype), sig, device)
+    if out is None:
+        return ("N",)
+    if isinstance(out, (tuple, list)):
+        return ("L", tuple(describe(v) for v in out))
+    if isinstance(out, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+        return ("V", str(out) if _symbolic(out) else out.node.maybe_as_int() if hasattr(out, "node") else str(out))
+    if isinstance(out, (int, float, bool, str)):
+        return ("V", out)
+    return ("V", repr(out)[:80])
+
+
+def _symbolic(s: Any) -> bool:
+    try:
+        int(s)
+        return False
+    except Exception:  # noqa: BLE001 - an unbacked size has no value
+        return True
+
+
+def fake_device(x: Any) -> str:
+    """The device a fake tensor stands for (``cpu`` for FakeTensorMode's default)."""
+    return str(getattr(x, "fake_device", x.device))
+
+
+def call_error(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first[:240]}"
+
+
+def has_eager_kernel(op: Any, device: str) -> bool:
+    from .core import eager_kernel_key
+
+    return eager_kernel_key(op, device) is not None
+
+
+def set_threads(n: int) -> None:
+    torch.set_num_threads(n)
+
+
+#: torch functions that answer layout questions (contiguity, strides, memory format): their guards on sizes 0 and 1
+#: pick a layout, never a shape
+_LAYOUT_WORDS = ("contiguous", "stride", "channels_last", "memory_format", "non_overlapping", "dense")
+
+
+def layout_helper(frames: list[Any], files: set[str] | frozenset[str]) -> str | None:
+    """``file:line in function`` of torch's layout helper that raised a guard, when one did (the innermost
+    frame of torch's own code, past the machinery, below the kernel's frames, named for a layout question);
+    None when the guard is the kernel's own."""
+    norm = {os.path.abspath(f) for f in files}
+    for fr in reversed(frames):
+        path = os.path.abspath(fr.filename)
+        if path in norm:
+            return None
+        if not path.startswith(TORCH_DIR + os.sep):
+            continue
+        rel = os.path.relpath(path, TORCH_DIR)
+        if rel.startswith(_MACHINERY) or rel in _MACHINERY_FILES:
+            continue
+        if any(w in fr.name for w in _LAYOUT_WORDS):
+            return f"torch/{rel}:{fr.lineno} in {fr.name}"
+        return None
+    return None

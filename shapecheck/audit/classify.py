@@ -19,6 +19,9 @@ from ..rules import RuleCode
 
 #: finding class -> rule code, in the order the report ranks them (most likely to break torch.export first)
 CLASSES: dict[str, RuleCode] = {
+    "eager-shape": RuleCode.AUDIT_EAGER_SHAPE,
+    "fake-rejects": RuleCode.AUDIT_FAKE_REJECTS,
+    "eager-formula": RuleCode.AUDIT_EAGER_FORMULA,
     "constant-comparison": RuleCode.AUDIT_CONSTANT_COMPARISON,
     "specialization": RuleCode.AUDIT_SPECIALIZATION,
     "modulo": RuleCode.AUDIT_MODULO,
@@ -26,8 +29,14 @@ CLASSES: dict[str, RuleCode] = {
     "kernel-error": RuleCode.AUDIT_KERNEL_ERROR,
     "data-dependent": RuleCode.AUDIT_DATA_DEPENDENT,
     "undischargeable": RuleCode.AUDIT_UNDISCHARGEABLE,
+    "eager-dtype": RuleCode.AUDIT_EAGER_DTYPE,
+    "eager-strides": RuleCode.AUDIT_EAGER_STRIDES,
+    "fake-accepts": RuleCode.AUDIT_FAKE_ACCEPTS,
     "zero-one": RuleCode.AUDIT_ZERO_ONE,
 }
+#: the classes a comparison with the eager kernel finds (the others come from the symbolic exploration)
+DIFFERENTIAL = frozenset({"eager-shape", "eager-dtype", "eager-strides", "fake-accepts", "fake-rejects",
+                          "eager-formula"})
 RANK = {name: i for i, name in enumerate(CLASSES)}
 RELATION = "relation"
 

@@ -1,9 +1,7 @@
 """The one writer of draft contracts (TOML text in the contract format, docs/contracts.md): ``contract draft OP``
-(``schema_text``, from the schema plan of ``schema_draft``) and ``audit --draft DIR`` (``audit_text``, from what
-the audit inferred: its dims, one per input axis; its arguments as the example passed them; the inferred
-``requires`` that are expressions; a path per finished trace with its region and output shapes), and the
-``audit --draft`` run (``write_drafts``). A draft is a starting point to review, not a proof. Both load back
-before they are kept.
+(``schema_text``, from the schema plan of ``schema_draft``), and ``audit --draft DIR`` (``write_drafts``), which
+writes the same draft for each audited op with the audit's findings and inferred relations as comments. A draft
+is a starting point to review, not a proof; it loads back before it is kept.
 """
 
 from __future__ import annotations
@@ -11,8 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-
-from ..logic import expr as E
 
 
 def toml_value(value: Any) -> str:
@@ -63,10 +59,36 @@ def schema_text(op_name: str, args: list[Any], names: Any, head: str, traced: An
               'when = "True"  # TODO: one [[paths]] per runtime code path, each with its precondition']
     for todo in traced.todos:
         lines.append(f"# TODO: {todo}")
-    outputs = [o if o is not None else "unspecified" for o in traced.outputs] or ["unspecified"]
-    lines.append(f"outputs = {toml_value(outputs)}  # what the meta kernel returns at a sample point, traced "
+    tables = list(getattr(traced, "tables", []) or [])
+    outputs = [output_entry(o, tables[i] if i < len(tables) else None, names)
+               for i, o in enumerate(traced.outputs)] or ['"unspecified"']
+    lines.append(f"outputs = [{', '.join(outputs)}]  # what the meta kernel returns at a sample point, traced "
                  "symbolically")
     return "\n".join(lines) + "\n"
+
+
+def output_entry(shape: str | None, table: dict[str, Any] | None, names: Any = None) -> str:
+    """One entry of a path's ``outputs``: ``"unspecified"``, a shape, or a table with the trace's dtype (the
+    tensors' dtype choice where it is the sample's), layout or strides, and data-dependent ``sizes``."""
+    if shape is None:
+        return '"unspecified"'
+    if not table:
+        return toml_value(shape)
+    fields = [f"shape = {toml_value(shape)}"]
+    dtype = table.get("dtype")
+    if dtype:
+        choice = next((n for n, v in (getattr(names, "choices", {}) or {}).items()
+                       if n.startswith("dtype") and tuple(v) == (dtype,)), None)
+        fields.append(f"dtype = {toml_value(choice or dtype)}")
+    if table.get("layout"):
+        fields.append(f"layout = {toml_value(table['layout'])}")
+    elif table.get("strides"):
+        fields.append(f"strides = {toml_value(table['strides'])}")
+    if table.get("sizes"):
+        sizes = ", ".join(f"{n} = {{ min = {toml_value(lo)}, max = {toml_value(hi)} }}"
+                          for n, (lo, hi) in table["sizes"].items())
+        fields.append(f"sizes = {{ {sizes} }}")
+    return "{ " + ", ".join(fields) + " }"
 
 
 def _dim_doc(a: Any, i: int) -> str:
@@ -94,6 +116,8 @@ def _render_arg(a: Any) -> list[str]:
         fields.append(f"value = {toml_value(a.dims[0])}")
     elif a.kind == "str":
         fields.append(f"value = {toml_value(repr(a.value))}")  # a string literal in the expression language
+    elif a.kind == "dtype":
+        fields.append(f"value = {toml_value(a.value)}")
     elif a.kind != "none":
         fields.append(f"value = {toml_value(a.value)}")
     tail = []
@@ -104,83 +128,37 @@ def _render_arg(a: Any) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# audit --draft DIR: from an audit record
+# audit --draft DIR: contract draft's text for each audited op, with the audit's findings as comments
 
 
-def _arg(name: str, keyword: bool, tree: tuple) -> list[str] | None:
-    """The ``[[args]]`` table of one argument, or None when the contract format cannot say it."""
-    kind = tree[0]
-    value = tree[1] if kind in ("const", "list") else None
-    if kind == "tensor":
-        shape = "(" + ", ".join(tree[1]) + ("," if len(tree[1]) == 1 else "") + ")"
-        kind, fields = "tensor", [f"dtype = {toml_value(tree[3])}", f"shape = {toml_value(shape)}"]
-    elif kind == "sym":
-        kind, fields = "int", [f"value = {toml_value(tree[1])}"]
-    elif kind == "list" and all(t[0] == "sym" for t in tree[1]):
-        kind, fields = "ints", [f"value = {toml_value('(' + ', '.join(t[1] for t in tree[1]) + ',)')}"]
-    elif value is None:
-        kind, fields = "none", []
-    elif isinstance(value, bool):
-        kind, fields = "bool", [f"value = {toml_value(value)}"]
-    elif isinstance(value, int):
-        kind, fields = "int", [f"value = {value}"]
-    elif isinstance(value, float):
-        kind, fields = "float", [f"value = {value!r}"]
-    elif isinstance(value, str):
-        kind, fields = "str", [f"value = {toml_value(value)}"]
-    elif isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        kind, fields = "ints", [f"value = {json.dumps(value)}"]
-    else:
-        return None
-    return arg_table(name, kind, fields, keyword=keyword, tail=[""])
-
-
-def audit_text(rec: dict[str, Any], inputs: Any) -> str | None:
-    """The draft contract of one audited op; None when its arguments or outputs are outside the format."""
-    from .explore import MAX_SIZE, MIN_SIZE  # loads torch: only once there is an audit
-
-    args = [_arg(name, kw, tree) for name, kw, tree in inputs.args]
-    paths = [p for p in rec.get("paths") or [] if p["outputs"] and all(o is not None for o in p["outputs"])]
-    if any(a is None for a in args) or not paths:
-        return None
-    requires = []
+def audit_notes(rec: dict[str, Any]) -> list[str]:
+    """The audit's word on one op, as comment lines of its draft: its status, each finding (rule, class, guard,
+    line, counterexample), each inferred requires (in the audit's dim names: self_0 is axis 0 of self)."""
+    lines = [f"shapecheck audit: {rec['status']}; example {rec['example'] or '(none)'}"]
+    for f in rec["findings"]:
+        loc = f.get("location")
+        where = f" at {Path(loc['file']).name}:{loc['line']}" if loc else ""
+        point = ", ".join(f"{k}={v}" for k, v in (f.get("counterexample") or {}).items())
+        lines.append(f"audit finding {f['code']} {f['class']}: {f['expr']}{where}" + (f" ({point})" if point else ""))
     for r in rec["requires"]:
-        try:
-            E.parse(r["expr"])
-        except Exception:  # noqa: BLE001 - evidence text such as "(raised) ...": not a precondition
-            continue
-        requires.append(r["expr"])
-    lines = [f"# A draft contract written by shapecheck audit --draft: {rec['status']}; review it before use.",
-             f"# example: {rec['example']}", "schema = 1", f"op = {toml_value(rec['op'])}", "", "[dims]"]
-    lines += [f"{d} = {{ min = {MIN_SIZE}, max = {MAX_SIZE} }}" for d, _ in inputs.dims()]
-    if requires:
-        lines += ["", "[domain]", "requires = [" + ", ".join(toml_value(r) for r in requires) + "]"]
-    lines.append("")
-    for a in args:
-        lines += a
-    for i, p in enumerate(paths, 1):
-        lines += ["[[paths]]", f'id = "trace{i}"', f"when = {toml_value(p['when'])}",
-                  "outputs = [" + ", ".join(toml_value(o) for o in p["outputs"]) + "]", ""]
-    return "\n".join(lines)
+        lines.append(f"audit inferred requires (audit dim names): {r['expr']}")
+    return lines
 
 
 def write_drafts(run: Any, source: Any, directory: str) -> int:
-    """One ``DIR/<ns>/<name>.<overload>.toml`` per op with a draft that loads back; the number written."""
-    from .._torch import core as C
-    from ..contract.load import load_contract
+    """One ``DIR/<ns>/<name>.<overload>.toml`` per audited op, written by ``contract draft``'s writer with the
+    audit's findings as comments; the number written. An op the draft cannot be made for is left out."""
     from ..errors import ShapecheckError, UserError
-    from .inputs import from_opinfo, from_schema
-    from .run import audit_kernel
+    from .schema_draft import draft_contract
 
     written = 0
     for rec in run.records:
-        if rec["status"] in ("no-inputs", "not-run"):
+        if rec["status"] == "not-run":
             continue
-        kernel = audit_kernel(rec["op"], source)
-        inputs = from_opinfo(rec["op"], kernel.fn) or from_schema(rec["op"], C.resolve_op(rec["op"]), kernel.fn)
-        text = audit_text(rec, inputs) if inputs is not None else None
-        if text is None:
-            continue
+        try:
+            text = draft_contract(rec["op"], notes=audit_notes(rec))
+        except ShapecheckError:
+            continue  # no draft for this op rather than a broken one (contract draft says why, op by op)
         ns, _, rest = rec["op"].partition("::")
         path = Path(directory) / ns / f"{rest}.toml"
         try:
@@ -188,10 +166,5 @@ def write_drafts(run: Any, source: Any, directory: str) -> int:
             path.write_text(text, encoding="utf-8")
         except OSError as err:
             raise UserError(f"--draft {directory}: cannot write {path} ({err.strerror})") from None
-        try:
-            load_contract(str(path))
-        except ShapecheckError:
-            path.unlink()  # the format cannot say this op's example: no draft rather than a broken one
-            continue
         written += 1
     return written

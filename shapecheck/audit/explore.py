@@ -31,6 +31,7 @@ from ..trace.run import (
     guard_trace,
     kernel_failure,
     missing_name,
+    own_code,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
 from .inputs import OpInputs, materialize, static_error
@@ -63,17 +64,18 @@ class OpAudit:
     traces: int = 0
     leaves: int = 0
     paths: list[dict] = field(default_factory=list)  # the first finished traces: {"when", "outputs"} in dim names
+    points: list[dict[str, int]] = field(default_factory=list)  # both sides of each guard (for the eager check)
 
 
 def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) -> Trace:
     """The kernel on ``inputs`` with every dim an unbacked size in [MIN_SIZE, MAX_SIZE], under assumptions."""
-    with C.TraceEnv(kernel.files) as env:
+    with C.TraceEnv(own_code(kernel)) as env:  # a torch kernel's own code objects too (its guard_or_* answers)
         syms = {d: env.size(MIN_SIZE, MAX_SIZE) for d, _ in inputs.dims()}
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
             C.assume(a, syms)
         env.mark_baseline()
-        args, kwargs = materialize(inputs, lambda dims, _e, dtype: env.tensor([syms[d] for d in dims], dtype),
+        args, kwargs = materialize(inputs, lambda dims, _e, dtype, _f: CA.empty([syms[d] for d in dims], dtype),
                                    lambda d, _e: syms[d])
         try:
             result = kernel.fn(*args, **kwargs)
@@ -149,7 +151,25 @@ class AuditExplorer:
         sides of a guard then differ only where the guard looks), else the least point."""
         pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
         model = self.solver.small_model(conds + pinned) or self.solver.small_model(conds)
-        return restrict(model, self.dims) if model is not None else None
+        point = restrict(model, self.dims) if model is not None else None
+        if point is not None and keep and point not in self.state.points and len(self.state.points) < 32:
+            self.state.points.append(point)
+        return point
+
+    def side(self, conds: list[E.Node], keep: set[str]) -> tuple[dict[str, int] | None, str | None]:
+        """A point of ``conds`` next to the example and the op's error there (None: it accepts it). A side is
+        never judged by a point where one of ``keep``'s dims is 0 alone: where the op rejects it, a point with
+        those dims at 1 or more, then 2 or more, is tried too (an op that rejects empty inputs does not make a
+        specialisation a relation)."""
+        point = self.near(conds, keep)
+        err = self.rejects(point)
+        if err is None or point is None or not any(point.get(d) == 0 for d in keep):
+            return point, err
+        for least in (1, 2):
+            other = self.near(conds + [E.Cmp(">=", E.Var(d), E.Const(least)) for d in sorted(keep)], keep)
+            if other is not None and self.rejects(other) is None:
+                return other, None
+        return point, err
 
     def rejects(self, point: dict[str, int] | None) -> str | None:
         return static_error(self.kernel.fn, self.inputs, point) if point is not None else "no point"
@@ -230,8 +250,7 @@ class AuditExplorer:
 
     def _branch(self, t: Guarded, pc: list[E.Node], text: str) -> None:
         keep = set(_guard_dims(t))
-        pos, neg = self.near(pc + [t.guard], keep), self.near(pc + [E.negate(t.guard)], keep)
-        err_pos, err_neg = self.rejects(pos), self.rejects(neg)
+        (pos, err_pos), (neg, err_neg) = self.side(pc + [t.guard], keep), self.side(pc + [E.negate(t.guard)], keep)
         if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
             side = t.guard if err_pos is None else E.negate(t.guard)
             bad = neg if err_pos is None else pos
@@ -245,6 +264,12 @@ class AuditExplorer:
             return
         if err_pos is None:
             cls = classify_guard(t.guard)
+            helper = CA.layout_helper(list(t.frames), self.kernel.files)
+            if helper is not None and cls == "zero-one":  # torch's layout logic, not the kernel's shape logic
+                self.state.notes.append(f"torch's helper {helper} branches on {text} (a layout question on "
+                                        "sizes 0 and 1, which export specialises): not the kernel's finding")
+                self.work.append(pc + [t.guard if E.evaluate(t.guard, self.example) else E.negate(t.guard)])
+                return
             via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
                                                       "example sizes, as torch.export traces)"
             self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts "
@@ -265,21 +290,33 @@ class AuditExplorer:
         return point is not None and self.rejects(point) is not None
 
     def _specialised(self, t: Guarded, pc: list[E.Node]) -> None:
+        """The kernel needs a size's value: a finding whenever the op accepts the example (a specialisation is
+        never a relation: export specialises it whatever the op demands). The counterexample is another value
+        the op accepts, tried away from 0 (value + 1, + 2, twice the value); without one, the message says so."""
         text = E.to_text(t.guard)
         at = self.near(pc)
         if at is None:
             return
         value = E.evaluate(t.guard, at)
         fixed = E.Cmp("==", t.guard, E.Const(value))
-        other = self.near(pc + [E.negate(fixed)], set(_guard_dims(t)))
-        if other is not None:
-            err_at, err_other = self.rejects(at), self.rejects(other)
-            if err_at is None and err_other is None:
+        keep = set(_guard_dims(t))
+        if self.rejects(at) is None:
+            other, shown = None, None
+            for v in dict.fromkeys((value + 1, value + 2, 2 * value + 1, value - 1)):
+                if v == value or (v < 0 and isinstance(value, int)):
+                    continue
+                cand = self.near(pc + [E.Cmp("==", t.guard, E.Const(v))], keep)
+                if cand is not None and self.rejects(cand) is None:
+                    other, shown = cand, v
+                    break
+            if other is not None:
                 self.add("specialization", text, t.loc, other, at,
-                       f"the kernel needs the concrete value of {text} (int() or similar): {value} at the "
-                         f"witness, {E.evaluate(t.guard, other)} at the counterexample")
-            elif err_at is None:
-                self.require(E.to_text(fixed), t.loc, f"the op rejects {_point(other)}: {err_other}")
+                         f"the kernel needs the concrete value of {text} (int(), len() or similar): {value} at the "
+                         f"witness, {shown} at the counterexample")
+            else:
+                self.add("specialization", text, t.loc, at, None,
+                         f"the kernel needs the concrete value of {text} (int(), len() or similar): {value} here; "
+                         "the op rejected the other values tried, so export's specialisation may be all it takes")
         self.work.append(pc + [fixed])
 
     def _untranslated(self, t: Guarded, pc: list[E.Node]) -> None:

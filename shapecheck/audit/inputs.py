@@ -22,14 +22,20 @@ EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
 RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
 DTYPES = ("float32", "int64", "bool")
 
-Tree = tuple  # ("tensor", dims, example sizes, dtype) | ("sym", dim, example) | ("const", value) | ("list", trees)
+#: ("tensor", dims, example sizes, dtype[, fill]) | ("sym", dim, example) | ("const", value) | ("dtype", name)
+#: | ("list", trees). A tensor's fill says how the eager kernel's real tensor is made: "zeros" (the default;
+#: integers are then valid indices and offsets), "ones", "arange", or "data:KEY" (a sample's own tensor, in
+#: ``OpInputs.blobs``, used at the sample's sizes)
+Tree = tuple
 
 
 @dataclass(frozen=True)
 class OpInputs:
     op: str
-    origin: str  # "schema" or "opinfo"
+    origin: str  # "schema" (found by search), "opinfo" or "samples" (the project's samples hook)
     args: tuple[tuple[str, bool, Tree], ...]  # (argument name, keyword-only, tree)
+    blobs: tuple[tuple[str, bytes], ...] = ()  # a sample's real tensors (torch.save bytes), by key
+    label: str = ""  # what a variant changes from the op's first inputs (``check_length=True``)
 
     def dims(self) -> list[tuple[str, int]]:
         """(dim name, its example value), in argument order."""
@@ -54,6 +60,8 @@ def _collect(tree: Tree, out: list[tuple[str, int]]) -> None:
 
 
 def _describe(tree: Tree) -> str:
+    if tree[0] == "dtype":
+        return tree[1]
     if tree[0] == "tensor":
         return f"{tree[3]}[{', '.join(tree[1])}]"
     if tree[0] == "sym":
@@ -63,12 +71,15 @@ def _describe(tree: Tree) -> str:
     return repr(tree[1])
 
 
-def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str], Any],
+def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, ...], str, str], Any],
                 size: Callable[[str, int], Any]) -> tuple[list, dict]:
-    """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` and ``size``."""
+    """The call's positional and keyword arguments, tensors and sizes made by ``tensor`` (dims, example sizes,
+    dtype, fill) and ``size``."""
     def build(tree: Tree) -> Any:
         if tree[0] == "tensor":
-            return tensor(tree[1], tree[2], tree[3])
+            return tensor(tree[1], tree[2], tree[3], tree[4] if len(tree) > 4 else "zeros")
+        if tree[0] == "dtype":
+            return CA.dtype_of(tree[1])
         if tree[0] == "sym":
             return size(tree[1], tree[2])
         if tree[0] == "list":
@@ -85,13 +96,44 @@ def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, 
 
 
 def at_point(inputs: OpInputs, point: dict[str, int]) -> tuple[list, dict]:
-    """The call's arguments at concrete sizes (inside a static FakeTensorMode)."""
-    import torch
-
-    def tensor(dims, example, dtype):
-        return torch.empty([point.get(d, e) for d, e in zip(dims, example, strict=True)], dtype=C.DTYPES[dtype])
+    """The call's arguments at concrete sizes (inside a FakeTensorMode)."""
+    def tensor(dims, example, dtype, _fill):
+        return CA.empty([point.get(d, e) for d, e in zip(dims, example, strict=True)], dtype)
 
     return materialize(inputs, tensor, lambda d, e: point.get(d, e))
+
+
+def at_point_real(inputs: OpInputs, point: dict[str, int], device: str = "cpu", seed: int = 0) -> tuple[list, dict]:
+    """The call's arguments as real tensors on ``device`` at concrete sizes: a sample's own tensor at its own
+    sizes, else a tensor made as its fill says (floats drawn with ``seed``)."""
+    blobs = dict(inputs.blobs)
+    counter = iter(range(10**6))
+
+    def tensor(dims, example, dtype, fill):
+        shape = [point.get(d, e) for d, e in zip(dims, example, strict=True)]
+        if fill.startswith("data:") and fill[5:] in blobs and tuple(shape) == tuple(example):
+            return CA.tensor_from_bytes(blobs[fill[5:]], device)
+        return CA.real_tensor(shape, dtype, fill, device, seed * 1000 + next(counter))
+
+    return materialize(inputs, tensor, lambda d, e: point.get(d, e))
+
+
+DATA_DEPENDENT = "data-dependent: "
+
+
+def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> tuple[bool, Any]:
+    """The kernel under FakeTensorMode at concrete sizes (export's kernel, a ShapeEnv for data-dependent
+    outputs): (True, the result's description) or (False, the error). A fake that guards on tensor data fails
+    with an error starting ``data-dependent:`` (``DATA_DEPENDENT``): it takes the sizes, the exploration says
+    the rest."""
+    try:
+        with CA.concrete_fake_mode():
+            args, kwargs = at_point(inputs, point)
+            return True, CA.describe(call(*args, **kwargs))
+    except C.DATA_ERRORS as exc:
+        return False, DATA_DEPENDENT + CA.call_error(exc)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the fake rejects these inputs: the error says how
+        return False, CA.call_error(exc)
 
 
 def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> str | None:
@@ -99,7 +141,7 @@ def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, in
     raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
     tensors' data (``nonzero``) accepts the sizes."""
     try:
-        with CA.static_mode():
+        with CA.concrete_fake_mode():
             args, kwargs = at_point(inputs, point)
             call(*args, **kwargs)
     except C.DATA_ERRORS:
@@ -191,29 +233,99 @@ def from_schema(op_name: str, op: Any, call: Callable[..., Any]) -> OpInputs | N
 # From OpInfo samples
 
 
-def from_opinfo(op_name: str, call: Callable[..., Any], limit: int = 4) -> OpInputs | None:
-    """The first OpInfo sample of an OpInfo named for the op (its ``aten_name``, or its name with dots as
-    underscores) that the kernel accepts at the sample's sizes; None without torch's OpInfo database."""
+def opinfo_names(info: Any) -> set[str]:
+    """The op packets an OpInfo stands for: its ``aten_name``, its name with dots as underscores, the last part
+    of an ``nn.functional.*`` name (``nn.functional.relu`` is ``relu``; ``_``-prefixed aten twins too), and
+    each alias's."""
+    names = {getattr(info, "aten_name", None), info.name.replace(".", "_"), info.name.rpartition(".")[2]}
+    if info.name.startswith(("nn.functional.", "special.", "linalg.", "fft.")):
+        last = info.name.rpartition(".")[2]
+        prefix = info.name.split(".")[0] if not info.name.startswith("nn.") else ""
+        names |= {f"_{last}", f"{prefix}_{last}" if prefix else last}
+    for alias in getattr(info, "aliases", ()) or ():
+        names.add(getattr(alias, "name", str(alias)).replace(".", "_"))
+    return {n for n in names if n}
+
+
+def from_opinfo(op_name: str, call: Callable[..., Any] | None = None, limit: int = 4) -> list[OpInputs]:
+    """Up to ``limit`` OpInfo samples for the op (an OpInfo named for it, ``opinfo_names``; an in-place op
+    ``add_`` takes ``add``'s samples), as inputs; [] without torch's OpInfo database. Whether the kernels take
+    them is the caller's test."""
     db = CA.opinfo_db()
     if not db:
-        return None
+        return []
     packet = op_name.partition("::")[2].partition(".")[0]
+    wanted = {packet, packet[:-1]} if packet.endswith("_") and not packet.startswith("_") else {packet}
     arguments = _arguments(C.resolve_op(op_name))
     schema = [name for name, _, keyword, _ in arguments if not keyword]
     types = {name: t for name, t, _, _ in arguments}
-    for info in db or ():
-        names = {getattr(info, "aten_name", None), info.name.replace(".", "_")}
-        if packet not in names:
+    out: list[OpInputs] = []
+    for info in db:
+        if not wanted & opinfo_names(info):
             continue
         for sample in CA.opinfo_samples(info, limit):
             inputs = from_sample(op_name, sample, schema, types)
-            if inputs is not None and static_error(call, inputs, dict(inputs.dims())) is None:
-                return inputs
-    return None
+            if inputs is not None:
+                out.append(inputs)
+            if len(out) >= limit:
+                return out
+    return out
+
+
+#: the samples hook's functions, by spec (imported once per process)
+_HOOKS: dict[str, Callable[..., Any]] = {}
+
+
+def samples_hook(spec: str) -> Callable[..., Any]:
+    """``pkg.module:function`` (``[tool.shapecheck.audit] samples``) imported; a bad spec is bad input."""
+    import importlib
+
+    from ..errors import UserError
+
+    if spec in _HOOKS:
+        return _HOOKS[spec]
+    module, sep, func = spec.partition(":")
+    if not sep or not module or not func.isidentifier():
+        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: expected 'pkg.module:function'")
+    try:
+        fn = getattr(importlib.import_module(module), func)
+    except ImportError as err:
+        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: cannot import {module} ({err})") from None
+    except AttributeError:
+        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: {module} has no function {func}") from None
+    if not callable(fn):
+        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: not a function")
+    _HOOKS[spec] = fn
+    return fn
+
+
+def from_samples_hook(op_name: str, spec: str, limit: int = 4) -> list[OpInputs]:
+    """The project's sample calls of the op: ``function(op_name)`` returns a list of ``(args, kwargs)`` (or of
+    ``args`` tuples), real tensors included; each becomes inputs whose tensors keep their data at their own
+    sizes. A hook that raises for an op gives it no samples (its error is not the op's)."""
+    fn = samples_hook(spec)
+    try:
+        calls = list(fn(op_name) or [])[:limit]
+    except Exception:  # noqa: BLE001 - the project's hook failed on this op: no samples from it
+        return []
+    arguments = _arguments(C.resolve_op(op_name))
+    schema = [name for name, _, keyword, _ in arguments if not keyword]
+    types = {name: t for name, t, _, _ in arguments}
+    out = []
+    for call in calls:
+        args, kwargs = (call if isinstance(call, tuple) and len(call) == 2 and isinstance(call[1], dict)
+                        else (tuple(call) if isinstance(call, (tuple, list)) else (call,), {}))
+        if not args:
+            continue
+        blobs: dict[str, bytes] = {}
+        inputs = from_sample(op_name, (args[0], tuple(args[1:]), dict(kwargs)), schema, types, blobs)
+        if inputs is not None:
+            out.append(OpInputs(op_name, "samples", inputs.args, tuple(blobs.items())))
+    return out
 
 
 def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = (),
-                types: dict[str, str] | None = None) -> OpInputs | None:
+                types: dict[str, str] | None = None, blobs: dict[str, bytes] | None = None) -> OpInputs | None:
     """An OpInfo sample (input, args, kwargs) as inputs. Each positional value takes the name of the schema's
     argument at its place (``arg<i>`` past them), each keyword its own, so that tensors' dims read
     ``self_0``, ``other_1``; every other value is kept as it is. None when a tensor has a dtype outside the
@@ -225,7 +337,7 @@ def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = 
     out = []
     for arg_name, value, keyword in [(names[0], first, False)] + [(names[i + 1], v, False) for i, v in enumerate(args)] \
             + [(k, v, True) for k, v in kwargs.items()]:
-        tree = _sizes(arg_name, value, (types or {}).get(arg_name, "")) or _sample_tree(arg_name, value)
+        tree = _sizes(arg_name, value, (types or {}).get(arg_name, "")) or _sample_tree(arg_name, value, blobs)
         if tree is None:
             return None
         out.append((arg_name, keyword, tree))
@@ -243,14 +355,21 @@ def _sizes(name: str, value: Any, type_text: str) -> Tree | None:
     return None
 
 
-def _sample_tree(name: str, value: Any) -> Tree | None:
+def _sample_tree(name: str, value: Any, blobs: dict[str, bytes] | None = None) -> Tree | None:
+    """A sample's value as a tree; with ``blobs``, a tensor keeps its data there (``data:NAME``)."""
     if isinstance(value, (list, tuple)) and any(C.is_tensor(v) for v in value):
-        items = [_sample_tree(f"{name}_{i}", v) for i, v in enumerate(value)]
+        items = [_sample_tree(f"{name}_{i}", v, blobs) for i, v in enumerate(value)]
         return None if any(t is None for t in items) else ("list", tuple(items))
     if C.is_tensor(value):
         facts = CA.tensor_facts(value)
         if facts is None:
             return None
         shape, dtype = facts
-        return ("tensor", tuple(f"{name}_{i}" for i in range(len(shape))), shape, dtype)
+        dims = tuple(f"{name}_{i}" for i in range(len(shape)))
+        if blobs is None:
+            return ("tensor", dims, shape, dtype)
+        blobs[name] = CA.tensor_bytes(value)
+        return ("tensor", dims, shape, dtype, f"data:{name}")
+    if CA.is_dtype(value):
+        return ("dtype", CA.dtype_name(value))
     return ("const", value)

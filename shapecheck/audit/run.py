@@ -4,10 +4,13 @@
 record (``record`` keys below), so that a result cache can store it. ``run_audit`` enumerates the ops, splits
 them by ``--shard``, audits them in ``--jobs`` processes and ranks the findings.
 
-A record: ``op``, ``kernel`` (its name), ``definition`` (file:line of the kernel function, when Python),
-``inputs`` (``schema`` or ``opinfo``), ``example`` (the call), ``status`` (``clean``, ``relation-only``,
-``findings``, ``inconclusive``, ``no-inputs``, ``not-run``), ``findings``, ``requires``, ``notes``, ``traces``,
-``paths`` (the first finished traces: their region and output shapes), ``seconds``.
+A record: ``op``, ``kernel`` (its name), ``kernel_kind`` (``python`` or ``c++``), ``definition`` (file:line of
+the kernel function, when Python), ``inputs`` (``schema``: found by search; ``opinfo``; ``samples``: the project's
+hook), ``example`` (the call), ``status`` (``clean``, ``relation-only``, ``findings``, ``inconclusive``,
+``no-inputs``, ``not-run``), ``findings``, ``requires``, ``notes``, ``traces``, ``paths`` (the first finished
+traces: their region and output shapes), ``eager`` (the comparison with the eager kernel: device, whether it
+accepted the inputs, points run and compared, evidence), ``variants`` (the argument combinations beyond the
+first inputs, each with what happened), ``seconds``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,12 @@ from __future__ import annotations
 import fnmatch
 import functools
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, NotRequired, TypedDict
 
 from ..errors import UserError
 from ..findings import Verdict
+from ..options import internal, result_options
 from .classify import RANK
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -39,10 +43,31 @@ class AuditLoc(TypedDict):
     text: str
 
 
-#: one finding of an op's record ("class" is a keyword, hence the functional form)
+#: one finding of an op's record ("class" is a keyword, hence the functional form); ``variant``: the arguments
+#: beyond the first inputs under which it shows ("" for the first inputs)
 AuditFinding = TypedDict("AuditFinding", {"code": str, "class": str, "expr": str, "location": AuditLoc | None,
                                           "counterexample": dict[str, int], "witness": dict[str, int] | None,
-                                          "message": str})
+                                          "message": str, "variant": NotRequired[str],
+                                          "baselined": NotRequired[str]})
+
+
+class AuditEager(TypedDict):
+    """The fake against the eager kernel on one op: ``status`` is ``compared``, ``rejected`` (the eager kernel
+    took none of the inputs tried), ``none`` (no eager kernel on the device), ``off`` or ``crashed``."""
+
+    device: str
+    status: str
+    points: int
+    compared: int
+    formula_points: int
+    crashes: int
+    evidence: str
+
+
+class AuditVariant(TypedDict):
+    args: str
+    status: str  # traced | fake-rejects | both-reject | eager-only
+    traces: int
 
 
 class AuditRequire(TypedDict):
@@ -56,9 +81,7 @@ class AuditPath(TypedDict):
     outputs: list[str | None]
 
 
-class AuditRecord(TypedDict):
-    """One op's record, as the result cache reads it back (the module docstring says what each key means)."""
-
+class _AuditRecordKeys(TypedDict):
     op: str
     kernel: str
     definition: AuditLoc | None
@@ -69,24 +92,35 @@ class AuditRecord(TypedDict):
     requires: list[AuditRequire]
     notes: list[str]
     traces: int
-    paths: NotRequired[list[AuditPath]]
     seconds: float
+
+
+class AuditRecord(_AuditRecordKeys, total=False):
+    """One op's record, as the result cache reads it back (the module docstring says what each key means); the
+    keys here may be absent (a record of an op that was not run has none of them)."""
+
+    kernel_kind: str
+    paths: list[AuditPath]
+    eager: AuditEager
+    variants: list[AuditVariant]
+    cached: bool
 
 
 @dataclass(frozen=True)
 class AuditOptions:
+    """The audit's options; the cache key holds those that change a record (``options.result_options``)."""
+
     max_traces: int = 12
-    seconds_per_op: float | None = None  # a wall-clock bound makes a record depend on the machine's load
+    seconds_per_op: float | None = internal(True, None)  # a wall-clock bound makes a record depend on the load
     timeout_ms: int = 2000
     cache: bool = True  # answer an op from the result cache while its kernel, torch and shapecheck are unchanged
+    device: str = "cpu"  # the eager kernel's device for the differential check
+    differential: bool = True  # run the eager kernel beside the fake (off: the guards only)
+    variants: int = 6  # argument combinations beyond the first inputs, each traced and compared
+    samples: str | None = None  # "pkg.module:function": the project's sample calls per op
 
 
 _REGISTERED: dict[str, frozenset[str]] = {}  # --import spec -> the op names importing it registered
-
-
-@dataclass(frozen=True)
-class _Item:
-    id: str  # the op name (parallel.map_cases hands out items by ``id``)
 
 
 def op_name(name: str) -> str:
@@ -95,13 +129,19 @@ def op_name(name: str) -> str:
 
 
 def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[str]) -> list[str]:
-    """Every functional overload in ``namespaces`` (plus ``extra`` names) with a meta/fake kernel reachable
-    under FakeTensorMode (a Python meta registration or decomposition, a fake kernel, a C++ Meta or composite
-    kernel), that matches one of ``patterns`` (all when none), sorted."""
+    """Every overload in ``namespaces`` (plus ``extra`` names) that FakeTensorMode can run (a Python meta
+    registration or decomposition, a fake kernel, FakeTensor's rule, a C++ Meta or composite kernel) and that
+    matches one of ``patterns`` (all when none), sorted: aten's functional overloads, and every overload of
+    another namespace (a library's ``.out`` and in-place ops have fakes of their own)."""
+    return enumerate_all(patterns, namespaces, extra)[0]
+
+
+def enumerate_all(patterns: tuple[str, ...], namespaces: set[str], extra: set[str]) -> tuple[list[str], list[str]]:
+    """(the ops to audit, the matching ops of a non-aten namespace that FakeTensorMode cannot run at all)."""
     from .._torch import audit as CA
     from .._torch import core as C
 
-    out = []
+    out, unreachable = [], []
     for raw in CA.all_op_names():
         ns = raw.partition("::")[0]
         if ns not in namespaces and raw not in extra:
@@ -110,23 +150,27 @@ def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[st
         if patterns and not any(fnmatch.fnmatchcase(n, p) for n in (name, raw) for p in patterns):
             continue
         overload = name.partition("::")[2].partition(".")[2]
-        if overload == "out" or overload.endswith("_out") or "out_" in overload:
+        if ns == "aten" and (overload == "out" or overload.endswith("_out") or "out_" in overload):
             continue
         try:
             op = C.resolve_op(raw)
         except Exception:  # noqa: BLE001 - a name torch lists but cannot resolve: not an op to audit
             continue
-        if CA.is_functional(op) and C.has_meta_kernel(op):
+        if ns == "aten" and not CA.is_functional(op):
+            continue
+        if CA.fake_reachable(op):
             out.append(name)
-    return sorted(set(out))
+        elif ns != "aten":
+            unreachable.append(name)
+    return sorted(set(out)), sorted(set(unreachable))
 
 
 def _adapted(kernel: Any) -> Any:
     """A kernel with a Python signature (``--meta-source``) called with the schema's arguments: keywords
     and trailing positionals it does not take are left out (they are at their schema default)."""
     sig = kernel.signature
-    if sig is None or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
-        return kernel
+    if sig is None or kernel.via_op or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return kernel  # a candidate called through the op takes the op's arguments
     params = sig.parameters
     positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params.values())
     var_positional = any(p.kind == p.VAR_POSITIONAL for p in params.values())
@@ -147,7 +191,27 @@ def audit_kernel(name: str, source: Any) -> Any:
 
     if source is not None and _provides(source, name):
         return _adapted(load_kernel(source, name))
-    return installed_kernel(name)
+    try:
+        return installed_kernel(name)
+    except Exception:  # noqa: BLE001 - a kernel installed_kernel does not list (FakeTensor's rule, a CEA kernel)
+        return _reached_kernel(name)
+
+
+def _reached_kernel(name: str) -> Any:
+    """The op as FakeTensorMode runs it, for an op whose kernel ``installed_kernel`` does not name: a FakeTensor
+    rule, or a C++ kernel that runs on meta tensors (a stand-in until _torch resolves kernels, issue 22)."""
+    from .._torch import audit as CA
+    from .._torch import core as C
+    from ..kernel.sources import Kernel
+
+    op = C.resolve_op(name)
+    label, fn = CA.kernel_origin(op)
+    files = frozenset(f for f in [C.function_file(fn) if fn is not None else None] if f)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return op(*args, **kwargs)
+
+    return Kernel(f"{label} of {name}", call, files, None, op, None)
 
 
 def _provides(source: Any, name: str) -> bool:
@@ -172,13 +236,10 @@ def _registered(file: str) -> tuple:
 def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions()) -> dict[str, Any]:
     """One op's record (see the module docstring). Never raises for a kernel's failure: a failure of
     shapecheck itself is a ``not-run`` record with the error."""
-    from .._torch import core as C
-    from .explore import AuditExplorer
-    from .inputs import from_opinfo, from_schema
-
     start = time.monotonic()
-    rec: dict[str, Any] = {"op": name, "kernel": "", "definition": None, "inputs": None, "example": "",
-                           "status": "not-run", "findings": [], "requires": [], "notes": [], "traces": 0}
+    rec: dict[str, Any] = {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None,
+                           "example": "", "status": "not-run", "findings": [], "requires": [], "notes": [],
+                           "traces": 0}
     if name in CRASHES:
         rec["notes"].append(CRASHES[name])
         return _timed(rec, start)
@@ -188,33 +249,82 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         hit = _lookup(cached)
         if hit is not None:
             return hit
-        rec["kernel"] = kernel.name
-        rec["definition"] = _loc(kernel.definition)
-        inputs = from_opinfo(name, kernel.fn) or from_schema(name, C.resolve_op(name), kernel.fn)
-        if inputs is None:
-            rec["status"] = "no-inputs"
-            rec["notes"].append("no OpInfo sample or schema-derived example that the kernel accepts at static sizes")
-            return _timed(rec, start)
-        rec["inputs"], rec["example"] = inputs.origin, inputs.describe()
-        st = AuditExplorer(kernel, inputs, options.max_traces, options.seconds_per_op, options.timeout_ms).run()
+        _fill(rec, name, kernel, options)
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {str(err)[:300]}")
         return _timed(rec, start)
-    rec["traces"] = st.traces
-    rec["paths"] = st.paths
-    rec["findings"] = [{"code": f.code, "class": f.cls, "expr": f.expr, "location": _loc(f.loc),
-                        "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
-                       for f in sorted(st.findings, key=lambda f: (RANK[f.cls], f.expr))]
-    rec["requires"] = [{"expr": e, "location": _loc(loc), "evidence": ev} for e, loc, ev in st.requires]
-    rec["notes"] = list(st.notes)
-    rec["status"] = "findings" if st.findings else "inconclusive" if st.notes else \
-        "relation-only" if st.requires else "clean"
     rec = _timed(rec, start)
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
         from ..cache import store as cache
 
         cache.store("audit", cached[0], cached[1] + cache.loaded_files(), rec, AuditRecord)
     return rec
+
+
+def _crashed(name: str, why: str) -> dict[str, Any]:
+    """The record of an op whose audit killed its worker process: not run, with the signal."""
+    return {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None, "example": "",
+            "status": "not-run", "findings": [], "requires": [], "notes": [
+                f"not run: the op's fake (or its trace) {why}; the other ops were audited in a new process"],
+            "traces": 0, "seconds": 0.0}
+
+
+def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions) -> None:
+    """The record of one op from its run (``op.OpRun``): inputs, exploration, comparison, variants."""
+    from .._torch import audit as CA
+    from .._torch import core as C
+    from .op import OpRun
+
+    op = C.resolve_op(name)
+    label, fn = CA.kernel_origin(op)
+    rec["kernel"] = kernel.name if kernel.definition is not None or "C++" not in label else f"{label} of {name}"
+    rec["kernel_kind"] = "python" if kernel.definition is not None or fn is not None else "c++"
+    rec["definition"] = _loc(kernel.definition)
+    out = OpRun(name, op, kernel, options).run(given_inputs(name, kernel, options))
+    rec["traces"] = out.traces
+    rec["eager"] = out.eager or {"device": options.device, "status": "off" if not options.differential else "none",
+                                 "points": 0, "compared": 0, "formula_points": 0, "crashes": 0, "evidence": ""}
+    rec["variants"] = out.variants
+    if out.inputs is not None:
+        rec["inputs"], rec["example"] = out.inputs.origin, out.inputs.describe()
+    st = out.audit
+    rec["paths"] = st.paths if st is not None else []
+    rec["findings"] = [{"code": f.code, "class": f.cls, "expr": f.expr, "location": _loc(f.loc),
+                        "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
+                       for f in sorted(_unique(out.findings), key=lambda f: (RANK[f.cls], f.expr))]
+    rec["requires"] = [{"expr": e, "location": _loc(loc), "evidence": ev} for e, loc, ev in
+                       (st.requires if st is not None else [])]
+    rec["notes"] = [*(st.notes if st is not None else []), *out.notes]
+    if out.no_fake:  # not traced, never a pass; counted in the coverage with the ops that have no fake
+        rec["notes"].append(f"not run: {out.no_fake}")
+        rec["status"] = "not-run"
+        return
+    if out.inputs is None and not out.findings:
+        rec["status"] = "no-inputs"
+        return
+    stopped = any(n.startswith(("stopped after", "z3 could not", "cannot translate", "the kernel cannot run"))
+                  for n in rec["notes"])
+    rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
+        "relation-only" if rec["requires"] else "clean"
+
+
+def _unique(findings: list[Any]) -> list[Any]:
+    seen, out = set(), []
+    for f in findings:
+        key = (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def given_inputs(name: str, kernel: Any, options: AuditOptions) -> list[Any]:
+    """Inputs that need no search: the project's samples hook (``[tool.shapecheck.audit] samples``), then
+    torch's OpInfo samples."""
+    from .inputs import from_opinfo, from_samples_hook
+
+    out = from_samples_hook(name, options.samples) if options.samples else []
+    return out + from_opinfo(name, kernel.fn)
 
 
 def _cache_key(name: str, kernel: Any, options: AuditOptions) -> tuple[dict[str, Any], tuple] | None:
@@ -233,8 +343,7 @@ def _cache_key(name: str, kernel: Any, options: AuditOptions) -> tuple[dict[str,
     deps, complete = cache.kernel_dependencies(fn) if fn is not None else ((), True)
     if not complete or (fn is not None and not deps):  # a Python kernel whose source the walk did not see
         return None
-    parts = {"op": name, "kernel": kernel.name, "max_traces": options.max_traces, "timeout_ms": options.timeout_ms,
-             "seconds_per_op": options.seconds_per_op, "opinfo": CA.opinfo_db() is not None}
+    parts = {"op": name, "kernel": kernel.name, **result_options(options), "opinfo": CA.opinfo_db() is not None}
     return parts, deps
 
 
@@ -258,6 +367,10 @@ def _loc(loc: Any) -> dict[str, Any] | None:
     return None if loc is None else {"file": loc.file, "line": loc.line, "function": loc.function, "text": loc.text}
 
 
+#: statuses of an op that was not traced to the end: each makes the run inconclusive unless excused
+UNTRACED = ("no-inputs", "not-run", "inconclusive")
+
+
 @dataclass
 class AuditRun:
     records: list[dict[str, Any]]
@@ -267,20 +380,44 @@ class AuditRun:
     torch_version: str
     baseline: str | None = None
     accepted: int = 0  # findings the baseline accepted
+    unreachable: list[str] = field(default_factory=list)  # a library's ops FakeTensorMode cannot run at all
+    excused: dict[str, str] = field(default_factory=dict)  # untraced op -> the reason the config or baseline gives
+    device: str = "cpu"
 
     def findings(self, *, active: bool = True) -> list[tuple[dict, dict]]:
         """(record, finding) pairs, ranked: class first, then op and line."""
         out = [(r, f) for r in self.records for f in r["findings"] if not (active and f.get("baselined"))]
         return sorted(out, key=lambda rf: (RANK[rf[1]["class"]], rf[0]["op"], rf[1]["expr"]))
 
+    def untraced(self, *, excused: bool = False) -> list[dict[str, Any]]:
+        """The records of ops not traced to the end (no inputs, not run, inconclusive) without findings; with
+        ``excused``, only those the config or baseline lists, else only those it does not."""
+        return [r for r in self.records if r["status"] in UNTRACED and (r["op"] in self.excused) == excused]
+
     @property
     def verdict(self) -> Verdict:
-        """fail on a finding the baseline does not hold, else pass."""
-        return Verdict.FAIL if self.findings() else Verdict.PASS
+        """fail on a finding the baseline does not hold; else inconclusive when an op was not traced and nothing
+        excuses it (not traced is never a pass); else pass."""
+        if self.findings():
+            return Verdict.FAIL
+        return Verdict.INCONCLUSIVE if self.untraced() else Verdict.PASS
 
     @property
     def exit_code(self) -> int:
         return self.verdict.exit_code
+
+    def coverage(self) -> dict[str, Any]:
+        traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run")]
+        no_fake = [r["op"] for r in self.records if any(n.startswith("not run: no fake kernel") for n in r["notes"])]
+        eager = [r for r in self.records if (r.get("eager") or {}).get("status") == "compared"]
+        return {"ops": len(self.records), "traced": len(traced), "compared_with_eager": len(eager),
+                "no_inputs": [r["op"] for r in self.records if r["status"] == "no-inputs"],
+                "not_run": [r["op"] for r in self.records if r["status"] == "not-run" and r["op"] not in no_fake],
+                "inconclusive": [r["op"] for r in self.records if r["status"] == "inconclusive"],
+                "excused": dict(sorted((op, why) for op, why in self.excused.items()
+                                       if any(r["op"] == op and r["status"] in UNTRACED for r in self.records))),
+                "no_fake_kernel": sorted({*self.unreachable, *no_fake}),
+                "variants": sum(len(r.get("variants") or []) for r in self.records)}
 
     def counts(self) -> dict[str, Any]:
         by_class: dict[str, int] = {}
@@ -289,21 +426,34 @@ class AuditRun:
         statuses = {s.replace("-", "_"): sum(r["status"] == s for r in self.records) for s in STATUSES}
         statuses["with_findings"] = statuses.pop("findings")
         return {"ops": len(self.records), **statuses, "findings": sum(by_class.values()),
-                "new_findings": len(self.findings()), "baselined": self.accepted, "by_class": by_class}
+                "new_findings": len(self.findings()), "baselined": self.accepted, "by_class": by_class,
+                "untraced_excused": len(self.untraced(excused=True)), "untraced": len(self.untraced())}
+
+
+def device_missing(device: str) -> str | None:
+    """Why the eager kernels cannot run on ``device`` here (None: they can)."""
+    from .._torch import core as C
+
+    return C.device_available(device)
 
 
 def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), source: Any = None,
-              jobs: int = 0, shard: tuple[int, int] = (1, 1), options: AuditOptions = AuditOptions()) -> AuditRun:
+              jobs: int = 0, shard: tuple[int, int] = (1, 1), options: AuditOptions = AuditOptions(),
+              excused: dict[str, str] | None = None) -> AuditRun:
     """Audit every matching op (the installed torch's aten ops, and every op the imports register)."""
     from .._torch import audit as CA
     from .._torch import core as C
     from ..kernel.load import import_modules
-    from ..trace.parallel import map_cases
+    from ..trace.parallel import resolve_jobs
 
     if options.cache:  # checked once, before any op: a malformed setting is bad input (exit 2)
         from ..cache import store as cache
 
         options = replace(options, cache=cache.enabled())
+    if options.samples:
+        from .inputs import samples_hook
+
+        samples_hook(options.samples)  # a bad hook is bad input (exit 2), before any op
     start = time.monotonic()
     extra: set[str] = set()
     for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)
@@ -313,13 +463,20 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
             _REGISTERED[spec] = frozenset(set(CA.all_op_names()) - before)
         extra |= _REGISTERED[spec]
     namespaces = {"aten"} | {n.partition("::")[0] for n in extra}
-    names = enumerate_ops(patterns, namespaces, extra)
-    if patterns and not names:  # else a pass of 0 ops
+    names, unreachable = enumerate_all(patterns, namespaces, extra)
+    if patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--ops {' '.join(patterns)}: no op with a meta or fake kernel matches (patterns match "
                         "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")
     k, n = shard
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
-    done = map_cases(lambda item: audit_op(item.id, source, options), [_Item(x) for x in mine], jobs)
-    records = [done.get(x) or audit_op(x, source, options) for x in mine]
-    return AuditRun(records, len(names), shard, time.monotonic() - start, C.TORCH_VERSION)
+    from .pool import run_supervised
 
+    try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
+        done = run_supervised(mine, lambda x: audit_op(x, source, options), resolve_jobs(jobs), _crashed)
+        records = [done[x] for x in mine]
+    finally:
+        from .eager import worker
+
+        worker().close()
+    return AuditRun(records, len(names), shard, time.monotonic() - start, C.TORCH_VERSION,
+                    unreachable=unreachable if k == 1 else [], excused=dict(excused or {}), device=options.device)

@@ -59,9 +59,11 @@ class Arg:
     shapes: list[str] = field(default_factory=list)  # per element, for a tensor list
 
 
-def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: bool = True) -> str:
+def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: bool = True,
+                   notes: list[str] | tuple[str, ...] = ()) -> str:
     """A starting contract for ``op_name`` (``ns::name[.overload]``, registered in this process) as TOML text.
-    ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name."""
+    ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name. ``notes``:
+    comment lines for the head (``audit --draft`` gives the audit's findings there)."""
     from .._torch import core as C
     from .._torch import schema as CL
     from ..contract.find import normalize_op
@@ -83,16 +85,19 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
             raise UserError(f"--rank {a.name}={ranks[a.name]}: the schema says {a.name} is {a.type}, which has "
                             "no rank")
     _sample_ranks(op, args)
+    eager = _eager_sample(name, op, args)
     names = _Names(args)
     _name_dims(args, names)
     head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
-           f"#   {CL.schema_text(op)}\n"
+           f"#   {CL.schema_text(op)}\n" + "".join(f"# {n}\n" for line in notes for n in line.splitlines())
     text = schema_text(name, args, names, head, Traced())
     lists = any(a.kind == "tensors" for a in args)
     if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
         return schema_text(name, args, names, head, Traced(todos=[
             "the outputs: this shapecheck cannot load `kind = \"tensors\"` yet, so the kernel was not traced"]))
     traced = trace_draft(name, text, args) if trace else Traced(todos=["the outputs: not traced (--no-trace)"])
+    if trace and eager:
+        _eager_contradictions(name, args, names, traced)
     final = schema_text(name, args, names, head, traced)
     _must_load(final)
     return final
@@ -111,7 +116,11 @@ def _loads(text: str) -> bool:
 def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, default: Any,
              rank: int | None) -> Arg:
     """The contract kind and value of one schema argument (``type_text`` in schema notation)."""
-    m = _TYPE.fullmatch(type_text.replace(" ", ""))
+    spelled = type_text.replace(" ", "")
+    for _ in range(3):  # torchgen's spelling (List[int], Optional[Tensor]) in schema notation (int[], Tensor?)
+        spelled = re.sub(r"List\[([^\[\]]*(?:\[\d*\])?\??)\]", r"\1[]", spelled)
+        spelled = re.sub(r"Optional\[([^\[\]]*(?:\[\d*\])?\??)\]", r"\1?", spelled)
+    m = _TYPE.fullmatch(spelled)
     base, inner_opt, size, outer_opt = m.groups() if m else (type_text, None, None, None)
     is_list = size is not None
     optional = bool(inner_opt or outer_opt)
@@ -124,7 +133,8 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
         a.kind, a.rank = "tensors", rank
         return a
     if absent:
-        a.todo = f"{type_text} = None: give kind and value to pass one"
+        a.todo = f"{type_text} = None: give kind and value to pass one" + \
+            (' (kind = "dtype")' if base == "ScalarType" else "")
         return a
     if base in ("int", "SymInt") and is_list:
         a.kind, a.symbolic = "ints", base == "SymInt"
@@ -149,6 +159,11 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
         if not has_default:
             a.todo = "the values to check"
         return a
+    if base == "bool" and is_list:  # an output_mask: every output asked for
+        a.kind = "bools"
+        a.value = [bool(v) for v in default] if has_default and isinstance(default, (list, tuple)) else \
+            [True] * (int(size) if size else 2)
+        return a
     if base == "bool" and not is_list:
         a.kind = "bool"
         first = bool(default) if has_default and isinstance(default, bool) else False
@@ -157,6 +172,10 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     if base in ("float", "Scalar") and not is_list:
         a.kind = "float"
         a.value = default if has_default and isinstance(default, (int, float)) and math.isfinite(default) else 1.0
+        return a
+    if base == "ScalarType" and not is_list:
+        a.kind = "dtype"
+        a.value = default if has_default and isinstance(default, str) else "float32"
         return a
     if base == "str" and not is_list:
         a.kind = "str"
@@ -167,6 +186,109 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     a.todo = f"{type_text} cannot be given in a contract: the kernel gets None" if not optional else \
         f"{type_text}: the kernel gets None"
     return a
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The eager kernel: a sample it accepts, and the formulas it contradicts
+
+
+def _call_inputs(name: str, args: list[Arg], names: Any, size: int) -> tuple[Any, dict[str, int]]:
+    """The draft's sample call as audit inputs (``OpInputs``) with every tensor dim and SymInt[] entry at
+    ``size`` and every SymInt at SYMINT_SIZE, and that point in the draft's dim names."""
+    from .inputs import OpInputs
+
+    choices = getattr(names, "choices", {}) if names is not None else {}
+
+    def concrete(v: Any) -> Any:
+        return choices[v][0] if isinstance(v, str) and v in choices else v
+
+    trees, point = [], {}
+    for a in args:
+        dims = a.dims or [f"{a.name}_{i}" for i in range(a.rank or 0)]
+        if a.kind == "tensor" and a.optional and concrete(a.value) is False:
+            tree = ("const", None)
+        elif a.kind == "tensor":
+            tree = ("tensor", tuple(dims), (size,) * len(dims), concrete(a.dtype))
+            point.update({d: size for d in dims})
+        elif a.kind == "tensors":
+            n = len(dims) // 2 if a.dims else (a.rank or 1)
+            items = [dims[j * n:(j + 1) * n] if a.dims else [f"{a.name}_{j}_{i}" for i in range(n)] for j in range(2)]
+            tree = ("list", tuple(("tensor", tuple(it), (size,) * len(it), concrete(a.dtype)) for it in items))
+            point.update({d: size for it in items for d in it})
+        elif a.kind == "ints" and a.symbolic:
+            tree = ("list", tuple(("sym", d, size) for d in dims))
+            point.update({d: size for d in dims})
+        elif a.kind == "int" and a.symbolic:
+            d = a.dims[0] if a.dims else a.name
+            tree, point[d] = ("sym", d, SYMINT_SIZE), SYMINT_SIZE
+        elif a.kind == "dtype":
+            tree = ("dtype", concrete(a.value))
+        elif a.kind == "none":
+            tree = ("const", None)
+        else:
+            tree = ("const", concrete(a.value))
+        trees.append((a.name, a.keyword_only, tree))
+    return OpInputs(name, "schema", tuple(trees)), point
+
+
+def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
+    """Whether the op has an eager kernel on the CPU. When it has and rejects the fake's sample, the audit's
+    search finds a call both accept; its ranks, dtypes, ints and strings become the draft's."""
+    from .._torch import audit as CA
+
+    if not CA.has_eager_kernel(op, "cpu"):
+        return False
+    from .candidates import Search
+    from .eager import worker
+    from .run import audit_kernel
+
+    inputs, point = _call_inputs(name, args, None, TENSOR_SIZE)
+    if worker().call(name, inputs, point).ok or any(a.rank_from == "--rank" for a in args):
+        return True
+    kernel = audit_kernel(name, None)
+    found = Search(name, op, kernel.fn, lambda i: worker().call(name, i, dict(i.dims()))).run()
+    if found.inputs is None or found.eager != "accepted":
+        return True
+    trees = {n: t for n, _, t in found.inputs.args}
+    for a in args:
+        t = trees.get(a.name)
+        if t is None:
+            continue
+        if a.kind == "tensor" and t[0] == "tensor" and a.rank_from != "--rank":
+            a.rank, a.dtype, a.rank_from = len(t[1]), t[3], "a sample the eager kernel accepts"
+        elif a.kind == "dtype" and t[0] == "dtype":
+            a.value = t[1]
+        elif a.kind in ("int", "str", "float") and not a.symbolic and t[0] == "const" and t[1] is not None:
+            a.value, a.choice = t[1], ((t[1],) if a.kind == "int" else None)
+    return True
+
+
+def _eager_contradictions(name: str, args: list[Arg], names: Any, traced: Traced) -> None:
+    """Each traced output formula checked against the eager kernel at the sample sizes and one size past them:
+    a formula it contradicts is not copied (``# TODO: the eager kernel gives ...`` instead)."""
+    from .eager import worker
+
+    for size in (TENSOR_SIZE, TENSOR_SIZE + 1):
+        inputs, point = _call_inputs(name, args, names, size)
+        res = worker().call(name, inputs, point)
+        if not res.ok:
+            continue
+        items = list(res.value[1]) if res.value[0] == "L" else [res.value]
+        for i, formula in enumerate(traced.outputs):
+            if formula is None or i >= len(items) or items[i][0] != "T":
+                continue
+            try:
+                want = E.evaluate(E.parse(formula), point)
+            except Exception:  # noqa: BLE001, S112 - a formula with data-dependent sizes: not compared
+                continue
+            have = tuple(items[i][1])
+            if isinstance(want, tuple) and tuple(want) != have:
+                at = ", ".join(f"{k}={v}" for k, v in point.items())
+                traced.todos.append(f"the eager kernel gives {list(have)} for output {i} at {at}, where the fake's "
+                                    f"formula {formula} gives {list(want)}: the formula is not copied")
+                traced.outputs[i] = None
+                if i < len(traced.tables):
+                    traced.tables[i] = None
 
 
 def _int_sample(name: str) -> int:
@@ -220,23 +342,17 @@ def _builder(args: list[Arg], ranked: list[Arg], combo: tuple) -> Any:
 
 def _nearest_first(tries: list[tuple]) -> Iterator[tuple]:
     """Every combination of one entry per list, by the sum of the entries' positions (the likeliest first)."""
-    lengths = [len(t) for t in tries]
+    from .candidates import nearest_first
 
-    def with_sum(k: int, total: int) -> Iterator[tuple[int, ...]]:
-        if k == len(lengths):
-            if total == 0:
-                yield ()
-            return
-        for i in range(min(lengths[k] - 1, total) + 1):
-            for rest in with_sum(k + 1, total - i):
-                yield (i, *rest)
-
-    for total in range(sum(n - 1 for n in lengths) + 1):
-        for idx in with_sum(0, total):
-            yield tuple(t[i] for t, i in zip(tries, idx))
+    for idx in nearest_first([len(t) for t in tries]):
+        yield tuple(t[i] for t, i in zip(tries, idx))
 
 
 def _sample_value(a: Arg, chosen: tuple | None, tensor: Any) -> Any:
+    if a.kind == "dtype":
+        from .._torch import audit as CA
+
+        return CA.dtype_of(a.value)
     if a.kind == "tensor":
         rank, dtype = chosen
         return tensor((TENSOR_SIZE,) * rank, dtype)
@@ -317,6 +433,8 @@ class Traced:
     outputs: list[str | None] = field(default_factory=list)  # None: unspecified
     requires: list[tuple[str, str]] = field(default_factory=list)  # (expression, why)
     todos: list[str] = field(default_factory=list)
+    # per output: what else the trace says of it (dtype, layout or strides, data-dependent sizes), or None
+    tables: list[dict[str, Any] | None] = field(default_factory=list)
 
 
 def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
@@ -337,8 +455,14 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     try:
         kernel = installed_kernel(op_name)
     except TargetError as err:
-        out.todos.append(f"the outputs: no meta kernel to trace ({err})")
-        return out
+        from .._torch import audit as CA
+        from .._torch import core as C2
+        from .run import audit_kernel
+
+        if not CA.fake_reachable(C2.resolve_op(op_name)):
+            out.todos.append(f"the outputs: no meta kernel to trace ({err})")
+            return out
+        kernel = audit_kernel(op_name, None)  # a FakeTensor rule or a C++ kernel FakeTensorMode reaches
     assumptions: list[E.Node] = []
 
     def where(loc: SourceLoc | None) -> str:
@@ -380,11 +504,19 @@ def _is_dim_equality(node: E.Node) -> bool:
 def _finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
     from ..trace.run import OutputKind, exprs_dims
 
+    fresh = {name: (lo, hi) for name, lo, hi in t.fresh}
     for o in t.outputs:
-        if o.kind in (OutputKind.TENSOR, OutputKind.INT):
+        if o.kind is OutputKind.TENSOR:
+            shape, sizes = _named_sizes(o.shape, contract, fresh, out)
+            out.outputs.append(shown_shape(shape))
+            out.tables.append(_table(o, shape, sizes, contract))
+            continue
+        if o.kind is OutputKind.INT and not (E.free_names(o.scalar) - set(contract.dim_names)):
             out.outputs.append(o.formula)
+            out.tables.append(None)
             continue
         out.outputs.append(None)
+        out.tables.append(None)
         made = o.exprs is not None and not exprs_dims(o.exprs) <= set(contract.dim_names)
         what = "a data-dependent size the kernel made (no dim can name it)" if made else \
             "a size outside the contract language" if o.kind is OutputKind.UNSUPPORTED else f"a {o.text}"
@@ -398,6 +530,55 @@ def _finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
             seen.add(text)
             why = f"the kernel needs these equal{at}" if _is_dim_equality(node) else f"the kernel asserts this{at}"
             out.requires.append((text, why))
+
+
+def shown_shape(shape: E.Node) -> str:
+    from ..logic.simplify import shown
+
+    return shown(shape)
+
+
+def _named_sizes(shape: E.TupleE, contract: Any, fresh: dict[str, tuple], out: Traced) -> tuple[E.TupleE, dict]:
+    """The shape with each data-dependent size (``?u2``, which no contract can name) renamed ``n``, ``n_1``, ...,
+    and the ``sizes`` table entry of each: the fake's range for it (min 0 and the int32 top where it states
+    none, with a TODO: the runtime's range is the contract's to state)."""
+    made = sorted(n for n in E.free_names(shape) if n.startswith("?"))
+    if not made:
+        return shape, {}
+    taken = set(contract.dim_names) | {n for n, _ in contract.choices} | {a.name for a in contract.args}
+    renames, sizes = {}, {}
+    for m in made:
+        name = next(c for c in ("n", *(f"n_{i}" for i in range(1, 100))) if c not in taken and c not in renames.values())
+        renames[m] = name
+        lo, hi = fresh.get(m, (None, None))
+        sizes[name] = (str(lo if lo is not None else 0), str(hi if hi is not None else 2**31 - 1))
+        out.todos.append(f"the output size {name} depends on the tensors' data: its range in `sizes` is the fake's "
+                         "(or 0 to 2**31-1); give the runtime's")
+    return E.bind(shape, {m: E.Var(n) for m, n in renames.items()}), sizes
+
+
+def _table(o: Any, shape: E.TupleE, sizes: dict, contract: Any) -> dict[str, Any]:
+    """An output's dtype and layout as the trace gives them: ``contiguous`` where its strides are a contiguous
+    tensor's at the sample sizes, else its strides where they translate."""
+    table: dict[str, Any] = {"dtype": o.dtype}
+    if o.strides is not None and not sizes:
+        point = {d: TENSOR_SIZE + i for i, d in enumerate(contract.dim_names)}
+        try:
+            dims = [E.evaluate(x, point) for x in shape.items]
+            strides = [E.evaluate(x, point) for x in o.strides]
+        except Exception:  # noqa: BLE001 - undefined at the sample point: no layout stated
+            return table
+        expected, acc = [], 1
+        for d in reversed(dims):
+            expected.insert(0, acc)
+            acc *= max(int(d), 1)
+        if all(s == e for s, e, d in zip(strides, expected, dims) if d > 1):
+            table["layout"] = "contiguous"
+        else:
+            table["strides"] = shown_shape(E.TupleE(tuple(o.strides)))
+    if sizes:
+        table["sizes"] = sizes
+    return table
 
 
 def _conjuncts(node: E.Node) -> list[E.Node]:

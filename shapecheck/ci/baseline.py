@@ -121,9 +121,10 @@ def load_audit(file: str) -> set[str] | None:
 
 
 def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
-    """With no file yet: record every finding in it (the run then passes: today's findings are accepted).
-    Otherwise: mark the findings it holds (``known``, when read before the run) as baselined; only the others
-    fail the run."""
+    """With no file yet: record every finding in it, and every op not traced to the end with its status as the
+    reason (the run then passes: today's findings and gaps are accepted). Otherwise: mark the findings it holds
+    (``known``, when read before the run) as baselined, and excuse the untraced ops it lists (``"untraced":
+    [{"op", "reason"}]``, each with a reason); only the others fail the run or make it inconclusive."""
     run.baseline = file
     if known is None:
         known = load_audit(file)
@@ -131,10 +132,29 @@ def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
         entries = sorted(({"fingerprint": audit_fingerprint(rec, f), "rule": f["code"], "op": rec["op"],
                            "expr": f["expr"]} for rec, f in run.findings(active=False)),
                          key=lambda e: (e["op"], e["rule"], e["expr"]))
-        _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries}, "--baseline")
+        untraced = [{"op": rec["op"], "reason": f"{rec['status']} when the baseline was written"
+                     + (f": {rec['notes'][-1][:160]}" if rec["notes"] else "")} for rec in run.untraced()]
+        _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries,
+                      "untraced": untraced}, "--baseline")
         known = {e["fingerprint"] for e in entries}
+        excused = {u["op"]: u["reason"] for u in untraced}
+    else:
+        excused = _untraced(file)
+    run.excused.update(excused)
     for rec in run.records:
         for f in rec["findings"]:
             if audit_fingerprint(rec, f) in known:
                 f["baselined"] = f"in the baseline {file}"
                 run.accepted += 1
+
+
+def _untraced(file: str) -> dict[str, str]:
+    """An audit baseline's ``untraced`` list: op -> reason (every entry must have both); read within the
+    baseline's limit like its findings."""
+    doc = read_json(file, BASELINE_BYTES, "--baseline", "an audit baseline")
+    entries = doc.get("untraced", []) if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("op"), str)
+                                                and isinstance(e.get("reason"), str) and e["reason"].strip()
+                                                for e in entries):
+        raise UserError(f"--baseline {file}: untraced: expected a list of {{\"op\", \"reason\"}}, each with a reason")
+    return {e["op"]: e["reason"] for e in entries}

@@ -7,41 +7,34 @@ import sys
 
 import click
 
-from .options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
+from .options import check_outputs, import_option, option, options
 
-AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
---import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
+AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
+bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
+usage), 3 inconclusive (an op without inputs, not run or explored only in part, that neither the baseline nor
+[tool.shapecheck.audit.untraced] lists), 4 internal error."""
 
 
 @click.command("audit", epilog=AUDIT_HELP)
-@click.option("--ops", "patterns", multiple=True, metavar="GLOB",
-              help="Audit only ops matching GLOB (ns::name.overload, e.g. 'aten::cross*'); repeatable.")
-@import_option
-@click.option("--meta-source", "meta_source", metavar="FILE.py",
-              help="A _meta_registrations.py-style file: audit the functions it registers in place of the "
-                   "installed ones (the file is never run).")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text",
-              show_default=True, help="The report on stdout.")
-@click.option("--output", "outputs", multiple=True, metavar="FORMAT=FILE",
-              help="Also write the report in FORMAT (text, json, sarif, github) to FILE; repeatable.")
-@click.option("--baseline", metavar="FILE", help="Fail only on findings not in FILE; a missing FILE is written "
-              "with today's findings.")
-@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
-              help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
-@click.option("--max-traces", type=click.IntRange(1, 1000), default=12, show_default=True,
-              help="Traces per op when exploring its guards.")
-@click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
-              "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
-@click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
-@cache_option
-@jobs_option
-def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
+@option("audit", "patterns")
+@import_option("audit")
+@option("audit", "meta_source", help="A _meta_registrations.py-style file: audit the functions it registers in place "
+        "of the installed ones (the file is never run).")
+@options("audit", "fmt", "outputs", "baseline")
+@option("audit", "shard", help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
+@options("audit", "max_traces", "draft_dir")
+@option("audit", "device", help="The eager kernel's device for the comparison with the fake; without the device "
+        "here the run is inconclusive (exit 3), never a pass.")
+@options("audit", "differential", "variants", "samples", "quiet", "cache", "jobs")
+def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
+          variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
     from pathlib import Path
 
-    from ..audit.run import AuditOptions, run_audit
+    from ..audit.run import AuditOptions, device_missing, run_audit
     from ..ci.baseline import apply_audit, load_audit
+    from ..config import audit_untraced
     from ..errors import UserError
     from ..kernel.sources import MetaSource
     from ..render.audit import render
@@ -54,11 +47,17 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         parsed.append((out_fmt, file))
     check_outputs(tuple(parsed))
     known = load_audit(baseline) if baseline else None  # bad input before any work
+    untraced = audit_untraced()
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
-    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard,
-                    AuditOptions(max_traces=max_traces, cache=cache))
+    options = AuditOptions(max_traces=max_traces, cache=cache, device=device, differential=differential,
+                           variants=variants, samples=samples)
+    missing = device_missing(device) if differential else None
+    if missing is not None:  # no such device here: nothing is compared, so nothing passes
+        click.echo(f"audit: INCONCLUSIVE: --device {device}: {missing}; nothing was compared", err=True)
+        sys.exit(3)
+    run = run_audit(tuple(patterns), tuple(imports), source, jobs, shard, options, untraced)
     hits = sum(bool(r.get("cached")) for r in run.records)
     if hits:
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "

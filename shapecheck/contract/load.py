@@ -559,8 +559,10 @@ def value_leaf(r: Reader, value: Any, key: str) -> Any:
         return r.parse(value, key)
     if isinstance(value, (int, float, bool)):
         return value
+    if isinstance(value, list) and value and all(isinstance(x, bool) for x in value):
+        return E.TupleE(tuple(E.Const(x) for x in value))  # a bool list (kind = "bools"), e.g. an output_mask
     if isinstance(value, list) and all(isinstance(x, (int, str)) and not isinstance(x, bool) for x in value):
         # an int list (kind = "ints"): literals or expressions, one per element
         return E.TupleE(tuple(E.Const(x) if isinstance(x, int) else r.parse(x, f"{key}[{j}]")
                               for j, x in enumerate(value)))
-    raise r.err(key, f"expected a literal, a list of ints or an expression string, found {short(value)}")
+    raise r.err(key, f"expected a literal, a list of ints or of bools, or an expression string, found {short(value)}")

@@ -327,6 +327,12 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
     """A bound non-tensor value -> (the Python value, None) when it is fixed by the choices, or
     (None, the expression) for an int or ints argument given by dims (passed to the kernel as SymInts)."""
     where = f"{contract.file}: [{key}.value]"
+    if spec.kind == "bools":
+        bools = [i.value for i in value.items if isinstance(i, E.Const) and type(i.value) is bool] \
+            if isinstance(value, E.TupleE) else None
+        if bools is None or not isinstance(value, E.TupleE) or len(bools) != len(value.items):
+            raise ContractError(where, f"a bools argument needs a list of true/false, found {E.to_text(value)}")
+        return tuple(bools), None
     if spec.kind == "ints":
         if not isinstance(value, E.TupleE):
             raise ContractError(where, f"an ints argument needs a tuple or a list, found {E.to_text(value)}")
@@ -368,6 +374,8 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
         value = b.value_of(value.name) if isinstance(value, E.Var) else value
         if value not in TENSOR_DTYPES:
             raise ContractError(f"{file}: [{key}.value]", f"unknown dtype {value!r}")
+    elif isinstance(value, E.Node) and spec.kind == "bools":  # literals only: nothing to evaluate
+        value, expr = _scalar_value(b.c, spec, value, key)
     elif isinstance(value, E.Node):
         value = b.scalar(value, f"{key}.value", shapes)
         value, expr = _scalar_value(b.c, spec, value, key)

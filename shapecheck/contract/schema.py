@@ -23,11 +23,12 @@ KIND_TYPES = {
     "ints": {"int[]", "SymInt[]"},
     "float": {"float", "Scalar"},
     "bool": {"bool", "Scalar"},
+    "bools": {"bool[]"},
     "str": {"str"},
     "dtype": {"ScalarType"},
 }
 _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tensors", "int": "int", "SymInt": "int",
-                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "bool": "bool", "str": "str",
+                  "int[]": "ints", "SymInt[]": "ints", "float": "float", "bool": "bool", "bool[]": "bools", "str": "str",
                   "ScalarType": "dtype", "Scalar": "int, float or bool"}
 
 

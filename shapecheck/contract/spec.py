@@ -15,7 +15,7 @@ INT32_MAX = 2**31 - 1
 SCHEMA = 1
 OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 TENSOR_DTYPES = ("float64", "float32", "float16", "bfloat16", "bool", "int64", "int32", "int16", "int8", "uint8")
-ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "bool", "str", "dtype", "none")
+ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "bool", "bools", "str", "dtype", "none")
 UNSPECIFIED = "unspecified"
 
 

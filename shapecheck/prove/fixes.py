@@ -21,7 +21,7 @@ def suggest_fixes(run, solver: Solver) -> list[Finding]:
 def _suggest(v: Finding, run, solver: Solver) -> str:
     if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
-    if v.code == RuleCode.GUARD_TORCH_CANNOT_DISCHARGE:
+    if v.code in (RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, RuleCode.DYNAMIC_SIZE_RANGE):
         return v.fix or v.rule.fix
     if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix

@@ -23,8 +23,35 @@ def _where(f: dict[str, Any], rec: dict[str, Any]) -> SourceLoc | None:
     return SourceLoc(loc["file"], loc["line"], loc.get("function", ""), loc.get("text", "")) if loc else None
 
 
-def _shown(loc: SourceLoc | None, op: str) -> str:
-    return f"{locate(loc.file)[0]}:{loc.line}" if loc else f"(C++ kernel of {op})"
+def _shown(loc: SourceLoc | None, op: str, rec: dict[str, Any] | None = None) -> str:
+    if loc:
+        return f"{locate(loc.file)[0]}:{loc.line}"
+    kernel = (rec or {}).get("kernel") or ""
+    if (rec or {}).get("kernel_kind") == "c++" and kernel.startswith("C++"):
+        return f"({kernel})"
+    return f"(C++ kernel of {op})" if (rec or {}).get("kernel_kind", "c++") == "c++" else f"({kernel or op})"
+
+
+def _names(ops: list[str], limit: int = 12) -> str:
+    shown = ", ".join(ops[:limit])
+    return shown + (f", ... ({len(ops) - limit} more)" if len(ops) > limit else "")
+
+
+def coverage_line(run: Any) -> str:
+    """What was traced, first: ``114 of 258 ops traced (96 compared with the eager kernel on cpu); 30 without
+    inputs: ...``."""
+    c = run.coverage()
+    parts = [f"coverage: {c['traced']} of {c['ops']} ops traced ({c['compared_with_eager']} compared with the "
+             f"eager kernel on {run.device}; {c['variants']} argument variants)"]
+    for key, what in (("no_inputs", "without inputs"), ("not_run", "not run"), ("inconclusive", "explored in part")):
+        if c[key]:
+            parts.append(f"{len(c[key])} {what}: {_names(c[key])}")
+    if c["excused"]:
+        parts.append(f"{len(c['excused'])} of them excused by the config or baseline")
+    if c["no_fake_kernel"]:
+        parts.append(f"{len(c['no_fake_kernel'])} without a fake kernel (FakeTensorMode and export cannot run them; "
+                     f"not audited, never a pass): {_names(c['no_fake_kernel'], 6)}")
+    return "; ".join(parts)
 
 
 def _point(p: dict[str, int] | None) -> str:
@@ -51,16 +78,24 @@ def _classes() -> dict[str, str]:
     return CLASSES
 
 
+def _differential() -> frozenset[str]:
+    from ..audit.classify import DIFFERENTIAL
+
+    return DIFFERENTIAL
+
+
 def render_text(run: Any, *, quiet: bool = False) -> str:
     """The findings ranked (most likely to break torch.export first), one line each with its counterexample,
     then each op's inferred requires (unless ``quiet``), then the summary."""
-    lines = []
+    lines = [coverage_line(run)]
     rows = run.findings()
     for i, (rec, f) in enumerate(rows, 1):
-        lines.append(f"{i:>4}. {f['code']} {f['class']:<20} {rec['op']}  {_shown(_where(f, rec), rec['op'])}")
+        lines.append(f"{i:>4}. {f['code']} {f['class']:<20} {rec['op']}  {_shown(_where(f, rec), rec['op'], rec)}")
         lines.append(f"        guard: {f['expr']}")
         lines.append(f"        counterexample: {_point(f['counterexample'])}"
                      + (f"; other side: {_point(f['witness'])}" if f.get("witness") else ""))
+        if f["class"] in _differential():
+            lines.append(f"        {f['message']}")
     if not quiet:
         for rec in run.records:
             for r in rec["requires"]:
@@ -68,6 +103,9 @@ def render_text(run: Any, *, quiet: bool = False) -> str:
                 lines.append(f"requires {rec['op']}: {r['expr']}  [{where}; {r['evidence']}]")
             for note in rec["notes"]:
                 lines.append(f"note {rec['op']}: {note}")
+            evidence = (rec.get("eager") or {}).get("evidence")
+            if evidence:
+                lines.append(f"evidence {rec['op']}: {evidence}")
     lines.append(summary_line(run))
     return "\n".join(lines)
 
@@ -76,7 +114,8 @@ def to_json(run: Any) -> dict[str, Any]:
     k, n = run.shard
     ranked = [dict(f, op=rec["op"]) for rec, f in run.findings(active=False)]
     return {"tool": "shapecheck audit", "verdict": run.verdict.value, "exit_code": run.exit_code,
-            "torch": run.torch_version, "shard": f"{k}/{n}", "total_ops": run.total_ops, "summary": run.counts(),
+            "torch": run.torch_version, "shard": f"{k}/{n}", "total_ops": run.total_ops, "device": run.device,
+            "coverage": run.coverage(), "summary": run.counts(),
             "baseline": run.baseline, "findings": ranked, "ops": run.records, "seconds": round(run.seconds, 3)}
 
 
@@ -84,6 +123,8 @@ def render_github(run: Any) -> str:
     lines = [_gh("error", _where(f, rec), f"{f['code']} {RULES[f['code']].name}",
                  f"{rec['op']}: {f['message']}; counterexample: {_point(f['counterexample'])}", Path.cwd())
              for rec, f in run.findings()]
+    lines += [f"::warning::{rec['op']}: not traced ({rec['status']})" for rec in run.untraced()]
+    lines.append(coverage_line(run))
     lines.append(summary_line(run))
     return "\n".join(lines)
 
@@ -113,7 +154,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
         "originalUriBaseIds": base_uris(cwd),
         "invocations": [{"executionSuccessful": True, "exitCode": run.exit_code}],
         "results": results,
-        "properties": {"verdict": run.verdict.value, "torch": run.torch_version}}]}
+        "properties": {"verdict": run.verdict.value, "torch": run.torch_version, "coverage": run.coverage()}}]}
 
 
 def render(run: Any, fmt: str, *, quiet: bool = False) -> str:

@@ -53,6 +53,19 @@ class CacheNote:
 
 
 @dataclass(frozen=True)
+class KernelMode:
+    """One of the two kernels of an op whose ways of running differ (``prove.modes``): which ways run it, the
+    kernel, and its verdict against the contract."""
+
+    runs: str  # in words: "torch.export, torch.compile (the Python dispatcher)", "plain FakeTensorMode"
+    kernel: str
+    verdict: Verdict
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "kernel": self.kernel, "verdict": self.verdict.value}
+
+
+@dataclass(frozen=True)
 class Report:
     """verify's result for one contract (the gate's per contract). ``cache`` and ``error`` are this run's, never
     stored in the result cache."""
@@ -67,6 +80,9 @@ class Report:
     torch_version: str = ""
     cache: CacheNote | None = field(default=None, metadata=TRANSIENT)  # answered from the result cache
     error: str = field(default="", metadata=TRANSIENT)  # bad input kept the contract from running (the gate)
+    # where torch.export and plain FakeTensorMode run different kernels: each one's verdict
+    kernel_modes: tuple[KernelMode, ...] = ()
+    notes: tuple[str, ...] = ()  # which kernel torch runs, where the user should know (in words)
 
     @property
     def exit_code(self) -> int:
@@ -78,6 +94,10 @@ class Report:
                "violations": [v.to_json() for v in self.violations if not v.suppressed],
                "suppressed": [v.to_json() for v in self.violations if v.suppressed],
                "seconds": round(self.seconds, 3)}
+        if self.kernel_modes:
+            out["kernel_modes"] = [m.to_json() for m in self.kernel_modes]
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.cache is not None:
             out["cache"] = self.cache.to_json()
         if self.error:

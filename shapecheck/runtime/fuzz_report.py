@@ -11,7 +11,7 @@ from typing import Any
 from ..findings import Finding, PathId, Verdict
 from ..rules import RuleCode
 
-CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
+CHECKS = ("kernel-error", "meta-shape", "fake-shape", "guard", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
 differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
 (another path, a rejected input, another output 0); the runtime's values differ from the math.
@@ -20,11 +20,16 @@ Every failure carries a rule code (``rules.RULES``). A failure of the runtime re
 check`` gives the same defect: "runtime" is SC010 (dispatch), SC014 (rejects), SC011 (output 0's shape
 against a contract path) or SC015 (the meta kernel against the runtime where the contract states nothing:
 dtype, density, a shape no path covers); "values" is SC012. The meta kernel's own checks are verify's rules:
-"kernel-error" SC007, "meta-shape" and "fake-shape" SC002 (``CHECK_RULES``)."""
+"kernel-error" SC007, "meta-shape" and "fake-shape" SC002, "guard" SC001 (SC003, SC004 or SC022 where the
+guard is a value, an assert or torch's helper's) (``CHECK_RULES``).
+
+The kernel runs as torch runs fakes: under FakeTensorMode with a ShapeEnv, backed sizes at the example
+(``runtime.fake_run``). "meta-shape" is the kernel torch.export runs (the Python dispatcher on), "fake-shape"
+plain FakeTensorMode's where it runs another kernel (upsample_nearest2d's meta registration)."""
 
 CHECK_RULES = {"kernel-error": RuleCode.KERNEL_ERROR, "meta-shape": RuleCode.OUTPUT_SHAPE_MISMATCH,
-               "fake-shape": RuleCode.OUTPUT_SHAPE_MISMATCH, "runtime": RuleCode.META_RUNTIME_MISMATCH,
-               "values": RuleCode.RUNTIME_VALUES}
+               "fake-shape": RuleCode.OUTPUT_SHAPE_MISMATCH, "guard": RuleCode.GUARD_ON_DYNAMIC_DIM,
+               "runtime": RuleCode.META_RUNTIME_MISMATCH, "values": RuleCode.RUNTIME_VALUES}
 """The rule of a failure whose check does not name a more precise one."""
 
 
@@ -115,6 +120,10 @@ class FakeShapeFailure(FuzzFailure):
     pass
 
 
+class GuardFailure(FuzzFailure):
+    pass
+
+
 class RuntimeFailure(FuzzFailure):
     pass
 
@@ -124,4 +133,5 @@ class ValueFailure(FuzzFailure):
 
 
 FAILURE_TYPES = {"kernel-error": KernelErrorFailure, "meta-shape": MetaShapeFailure,
-                  "fake-shape": FakeShapeFailure, "runtime": RuntimeFailure, "values": ValueFailure}
+                  "fake-shape": FakeShapeFailure, "guard": GuardFailure, "runtime": RuntimeFailure,
+                  "values": ValueFailure}

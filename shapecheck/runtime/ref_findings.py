@@ -52,24 +52,29 @@ def first_line(err: BaseException) -> str:
 class MetaRefuses(Exception):
     """The op's meta kernel raised on an input (``error``: what it raised)."""
 
-    def __init__(self, error: Exception):
+    def __init__(self, error: BaseException):
         super().__init__(str(error))
         self.error = error
 
 
 def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
-    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``. What the kernel raises
-    comes as ``MetaRefuses``; what shapecheck raises while resolving the op or making the arguments (bad input, a
-    bug) propagates as it is, never taken for the kernel refusing."""
-    from .._torch import core as C
+    """The op's installed fake kernel (the one torch.export runs: ``kernel.resolved``) on ``case`` at ``sizes``,
+    run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed sizes at ``sizes``: ``fake_run``): its
+    outputs as meta tensors (``DataDependent`` where the data decides a size). What the kernel raises comes as
+    ``MetaRefuses``; what shapecheck raises while resolving the op or making the arguments (bad input, a bug)
+    propagates as it is, never taken for the kernel refusing."""
     from ..contract.find import normalize_op
-    from ..trace.arguments import make_arguments
+    from ..kernel.resolved import installed_kernel
+    from ..kernel.sources import NotApplicable
+    from .fake_run import fake_run
 
-    op = C.resolve_op(normalize_op(case.contract.op))
-    args = make_arguments(case, sizes, 0, "meta")
+    kernel = installed_kernel(normalize_op(case.contract.op))
     try:
-        return C.call_op(op, args)
-    except ShapecheckError:
-        raise
-    except Exception as err:  # the meta kernel itself: any exception it raises is its refusal
+        run = fake_run(kernel, case, dict(sizes))
+    except NotApplicable as err:  # the kernel takes no such argument: it refuses the case
         raise MetaRefuses(err) from err
+    if isinstance(run.error, ShapecheckError):
+        raise run.error
+    if run.error is not None:  # the fake kernel itself: any exception it raises is its refusal
+        raise MetaRefuses(run.error) from run.error
+    return tuple(run.outputs)

@@ -3,7 +3,7 @@ the fields that must not drift, and compared with ``tests/golden/<rule>.json``.
 
 Each example lives in ``tests/golden/examples/``:
 
-- SC001-SC005, SC007, SC016: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
+- SC001-SC005, SC007, SC016, SC022: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
@@ -16,6 +16,8 @@ Each example lives in ``tests/golden/examples/``:
   the runtime's memory layout;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
+- SC038-SC043: ``audit --import audit_eager.py --ops auditeg::<op>``, a custom-op library whose eager kernels
+  and fakes disagree in one way per rule;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
   whose reference agrees with the math by construction, the example plants wrong values in the reference.
@@ -90,6 +92,12 @@ def _audit(op: str) -> tuple[str, ...]:
     """``audit`` of one op of the custom-op library whose kernels are written one per audit class."""
     return ("audit", "--import", f"{EXAMPLES_DIR}/audit_classes.py", "--ops", f"auditex::{op}.default",
             "--format", "json", "-j", "1")
+def _audit_eager(op: str) -> tuple[str, ...]:
+    """``audit`` of one op of the custom-op library whose eager kernels and fakes disagree, one way per rule."""
+    return ("audit", "--import", f"{EXAMPLES_DIR}/audit_eager.py", "--ops", f"auditeg::{op}.default",
+            "--format", "json", "-j", "1")
+
+
 def _outputs(kernel: str) -> tuple[str, ...]:
     return ("verify", "op", "golden::attn", "--contract", f"{EXAMPLES_DIR}/outputs.toml", "--meta",
             f"{EXAMPLES_DIR}/{kernel}:kernel", "--format", "json", "-j", "1")
@@ -127,6 +135,7 @@ EXAMPLES = [
     Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
+    Example("SC022", _verify("new_empty.toml", "sc022_guard_in_torch_helper.py"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),
@@ -135,6 +144,12 @@ EXAMPLES = [
     Example("SC035", _audit("undischargeable"), 1),
     Example("SC036", _audit("kernel_error"), 1),
     Example("SC037", _audit("dim_branch"), 1),
+    Example("SC038", _audit_eager("eager_shape"), 1),
+    Example("SC039", _audit_eager("eager_dtype"), 1),
+    Example("SC040", _audit_eager("eager_strides"), 1),
+    Example("SC041", _audit_eager("fake_accepts"), 1),
+    Example("SC042", _audit_eager("fake_rejects"), 1),
+    Example("SC043", _audit_eager("eager_formula"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
 

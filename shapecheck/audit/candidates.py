@@ -1,0 +1,462 @@
+"""Inputs for an op without a contract, found by search (issue 23, item 1).
+
+Each schema argument gets a list of options, the likeliest first: a tensor a (rank, dtype) pair (integer dtypes
+first for arguments named like indices, offsets or lengths), a ``ScalarType`` dtypes, a ``str`` its default or the
+words the kernel's errors quote, an ``int`` its default or a few small magnitudes, a ``bool`` its default, an
+optional argument absent. Every tensor dim takes one example size (3, else 4, 8, 2 or 1). Combinations are tried
+in order of the sum of their options' positions; an error that names a dtype or a rank moves that option to the
+front for the argument it names (or every tensor) and the enumeration starts again. A combination is accepted when
+the fake (FakeTensorMode at concrete sizes, as export runs it) and the eager kernel on ``--device`` both return;
+without an eager kernel, when the fake returns. What the search ends with is a ``Found``: the inputs (or None),
+whether the eager kernel accepted them, and what it learnt on the way (the fake's error on a call the eager kernel
+accepts: a kernel error; the same programming error on every call: a kernel error too).
+
+Then ``variants``: the inputs with one argument changed (a bool flipped, an optional present or absent, another
+small int, a probability above 0, another dtype), each kept when the fake or the eager kernel accepts it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._torch import schema as CL
+from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
+
+SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
+FAKE_TRIES = 96  # fake calls per op before the search gives up (a refused call costs about a millisecond)
+EAGER_TRIES = 12  # eager calls per op (each a round trip to the worker)
+FLOATS = ("float32", "float16", "bfloat16", "float64")
+INTS = ("int64", "int32", "int8", "uint8", "int16")
+TENSOR_OPTIONS = ((2, "float32"), (1, "float32"), (3, "float32"), (1, "int64"), (2, "int64"), (4, "float32"),
+                  (0, "float32"), (1, "int32"), (2, "int32"), (2, "bool"), (2, "uint8"), (2, "float16"),
+                  (2, "bfloat16"), (2, "float64"), (3, "int64"), (1, "uint8"), (2, "int8"), (0, "int64"),
+                  (5, "float32"), (1, "bool"))
+SCALAR_TYPES = ("float32", "int64", "float16", "bfloat16", "int32", "uint8", "int8", "float64", "bool",
+                "float8_e4m3fn")
+INDEX_WORDS = ("ind", "idx", "offset", "length", "perm", "target", "count", "label", "position", "bucket", "segment",
+               "hash", "ids", "batch_sizes", "cumsum", "seq_len", "lengths", "row", "col", "crow", "ccol")
+#: strings worth trying for a str argument without a default, by a word of its name
+STR_GUESSES = {"reduc": ("mean", "sum", "none"), "mode": ("nearest", "bilinear", "linear", "constant", "reflect"),
+               "pad": ("constant", "reflect", "replicate"), "approx": ("none", "tanh"), "round": ("floor", "trunc"),
+               "type": ("nf4", "fp4", "ASYMMETRIC", "SYMMETRIC"), "layout": ("NHWC", "NCHW"), "": ("", "none")}
+_DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "float64", "Half": "float16",
+                "BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8", "Short": "int16",
+                "ComplexFloat": "complex64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+_DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
+                       + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
+                                   "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
+_RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
+                      r"|<=\s*(\d) dimensions")
+_REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
+                      r"cannot be|invalid)\b", re.I)
+_QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
+#: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
+PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
+NO_EAGER = ("Could not run", "no kernel", "not implemented for the")
+
+
+@dataclass
+class Arg:
+    """One schema argument and its options (trees without sizes: sizes are filled in per combination)."""
+
+    name: str
+    type: str
+    keyword: bool
+    options: list[Any]
+    kind: str  # tensor | tensors | dtype | str | int | float | bool | fixed
+
+
+@dataclass
+class Found:
+    inputs: OpInputs | None = None
+    eager: str = "unknown"  # accepted | rejected | none (no eager kernel on the device) | unchecked
+    eager_error: str = ""
+    fake_error: str = ""  # the fake's error on a call the eager kernel accepts (then ``inputs`` is that call)
+    fake_rejected: OpInputs | None = None  # the call the eager kernel accepts and the fake raises on
+    every_call_error: str = ""  # the one programming error the fake raised on every call tried
+    fake_tries: int = 0
+    eager_tries: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _words(name: str) -> str:
+    return name.lower()
+
+
+def _tensor_options(name: str, optional: bool) -> list[Any]:
+    low = _words(name)
+    opts = list(TENSOR_OPTIONS)
+    if any(w in low for w in INDEX_WORDS):
+        opts.sort(key=lambda o: (o[1] not in ("int64", "int32"), o[0] != 1))
+    elif "mask" in low:
+        opts.sort(key=lambda o: o[1] != "bool")
+    elif low.startswith(("scale", "zero_point", "stats", "absmax", "bias", "weight")):
+        opts.sort(key=lambda o: (o[0] != 1, o[1] != "float32"))
+    return ([None] if optional else []) + opts
+
+
+def _int_options(name: str, default: Any, has: bool) -> list[Any]:
+    low = _words(name)
+    first = default if has and isinstance(default, int) and not isinstance(default, bool) else \
+        0 if "dim" in low else 64 if "block" in low else 4 if "bit" in low else 1
+    rest = (1, 0, 2, 4, 8, 16, 32, 64, -1, 3)
+    return list(dict.fromkeys((first, *rest)))
+
+
+def schema_type(text: str) -> str:
+    """A type in schema notation: ``Optional[Tensor]`` is ``Tensor?``, ``List[int]`` is ``int[]``, and alias
+    annotations (``Tensor(a!)``) are dropped."""
+    text = re.sub(r"\([a-z0-9!|]+\)", "", text.replace(" ", ""))
+    m = re.fullmatch(r"Optional\[(.*)\]", text)
+    if m:
+        return schema_type(m.group(1)) + "?"
+    m = re.fullmatch(r"List\[(.*)\]", text)
+    if m:
+        return schema_type(m.group(1)) + "[]"
+    return text
+
+
+def plan_args(op: Any) -> list[Arg]:
+    """Each schema argument with its options, the likeliest first (the default, where there is one)."""
+    out = []
+    for name, raw_type, kw, has, default in CL.schema_arguments(op):
+        type_text = schema_type(raw_type)
+        optional = type_text.endswith("?")
+        base = type_text.rstrip("?")
+        absent = optional and (not has or default is None)
+        if base == "Tensor":
+            out.append(Arg(name, type_text, kw, _tensor_options(name, absent), "tensor"))
+        elif base in ("Tensor[]", "Tensor?[]"):
+            out.append(Arg(name, type_text, kw, [o for o in TENSOR_OPTIONS[:8]], "tensors"))
+        elif base == "ScalarType":
+            opts = ([None] if absent else []) + list(SCALAR_TYPES)
+            if has and default is not None:
+                opts = [default, *opts]
+            out.append(Arg(name, type_text, kw, opts, "dtype"))
+        elif base == "str":
+            first = [default] if has else [None] if absent else []
+            guesses = next(v for k, v in STR_GUESSES.items() if k in _words(name))
+            out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *guesses])), "str"))
+        elif base in ("int", "SymInt") and not absent:
+            out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if base == "SymInt"
+                           else "int"))
+        elif base == "bool" and not absent:
+            first = bool(default) if has and isinstance(default, bool) else False
+            out.append(Arg(name, type_text, kw, [first, not first], "bool"))
+        elif base in ("float", "Scalar") and not absent:
+            first = default if has and isinstance(default, (int, float)) and not isinstance(default, bool) else 1
+            out.append(Arg(name, type_text, kw, list(dict.fromkeys([first, 0.5, 0, 2])), "float"))
+        elif absent:
+            out.append(Arg(name, type_text, kw, [None], "fixed"))
+        elif has:
+            out.append(Arg(name, type_text, kw, [default], "fixed"))
+        else:
+            out.append(Arg(name, type_text, kw, [_fixed_value(base, name)], "fixed"))
+    return out
+
+
+def _fixed_value(base: str, name: str) -> Any:
+    """A value for an argument the search does not vary (lists, devices, ...); ``...`` when none can be made."""
+    if base.startswith(("int[", "SymInt[")):
+        return [0] if "dim" in name else [3, 3] if name in ("size", "shape", "sizes") else [1]
+    return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0]}.get(base, ...)
+
+
+def tree_of(arg: Arg, option: Any, size: int) -> Tree | None:
+    """The tree of one argument taking ``option`` with every dim of ``size``; None when it cannot be made."""
+    if option is None:
+        return ("const", None)
+    if arg.kind == "tensor":
+        rank, dtype = option
+        return ("tensor", tuple(f"{arg.name}_{i}" for i in range(rank)), (size,) * rank, dtype)
+    if arg.kind == "tensors":
+        rank, dtype = option
+        return ("list", tuple(("tensor", tuple(f"{arg.name}_{j}_{i}" for i in range(rank)), (size,) * rank, dtype)
+                              for j in range(2)))
+    if arg.kind == "dtype":
+        return ("dtype", option) if isinstance(option, str) else ("const", option)
+    if arg.kind == "sym":
+        return ("sym", arg.name, option if option >= 0 else 1)
+    if arg.kind == "fixed" and arg.type.rstrip("?").startswith("SymInt[") and isinstance(option, list):
+        return ("list", tuple(("sym", f"{arg.name}_{i}", size if v > 1 else v) for i, v in enumerate(option)))
+    if option is ...:
+        return None
+    return ("const", option)
+
+
+def build(op_name: str, args: list[Arg], combo: tuple[Any, ...], size: int, label: str = "") -> OpInputs | None:
+    trees = [tree_of(a, o, size) for a, o in zip(args, combo, strict=True)]
+    if any(t is None for t in trees):
+        return None
+    return OpInputs(op_name, "schema", tuple((a.name, a.keyword, t) for a, t in zip(args, trees, strict=True)),
+                    label=label)
+
+
+def nearest_first(lengths: list[int]) -> Iterator[tuple[int, ...]]:
+    """Every tuple of one index per list, by the sum of the indices (the likeliest combinations first)."""
+    def with_sum(k: int, total: int) -> Iterator[tuple[int, ...]]:
+        if k == len(lengths):
+            if total == 0:
+                yield ()
+            return
+        for i in range(min(lengths[k] - 1, total) + 1):
+            for rest in with_sum(k + 1, total - i):
+                yield (i, *rest)
+
+    for total in range(sum(n - 1 for n in lengths) + 1):
+        yield from with_sum(0, total)
+
+
+def _hint(args: list[Arg], error: str) -> bool:
+    """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
+    (every tensor when it names none). Whether anything moved."""
+    named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
+             or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))] or \
+        [a for a in args if a.kind in ("tensor", "tensors")]
+    wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
+    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
+              for m in _DTYPE_RE.finditer(wanted)]
+    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
+    words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
+    moved = False
+    if _REFUSES.search(wanted):  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
+        for a in args:
+            if a.kind == "dtype" and dtypes and (a in named or not any(b.kind == "dtype" for b in named)):
+                bad: Any = dtypes
+            elif a.kind == "str":
+                bad = [o for o in a.options if isinstance(o, str) and o and re.search(rf"\b{re.escape(o)}\b", error)]
+            else:
+                continue
+            new = [o for o in a.options if o not in bad] + [o for o in a.options if o in bad]
+            moved |= new[:1] != a.options[:1]
+            a.options = new
+        if moved:
+            return True
+    for a in named:
+        if a.kind in ("tensor", "tensors"):
+            def key(o: Any) -> tuple:
+                return (bool(o is not None and dtypes and o[1] not in dtypes),
+                        bool(o is not None and ranks and o[0] not in ranks))
+            if dtypes or ranks:
+                front = sorted(a.options, key=key)
+                for r in ranks:
+                    for d in dtypes or [None]:
+                        cand = (r, d or (front[0][1] if front and front[0] else "float32"))
+                        if cand not in front:
+                            front.insert(0, cand)
+                moved |= front[:3] != a.options[:3]
+                a.options = front
+    for a in args:
+        if a.kind == "str" and words:
+            new = list(dict.fromkeys([*a.options[:1], *words, *a.options[1:]]))
+            moved |= new != a.options
+            a.options = new
+        if a.kind == "dtype" and dtypes and a in named:
+            new = list(dict.fromkeys([*dtypes, *a.options]))
+            moved |= new[:2] != a.options[:2]
+            a.options = new
+    return moved
+
+
+class Search:
+    """The search of one op's inputs: ``eager(inputs) -> EagerResult`` runs its eager kernel (None: it has none)."""
+
+    def __init__(self, op_name: str, op: Any, call: Callable[..., Any], eager: Callable[[OpInputs], Any] | None):
+        self.op_name, self.call, self.eager = op_name, call, eager
+        self.args = plan_args(op)
+        self.found = Found()
+        self.tried: set[tuple] = set()
+        self.errors: list[str] = []
+
+    def fake_ok(self, inputs: OpInputs) -> tuple[bool, str]:
+        self.found.fake_tries += 1
+        ok, value = fake_result(self.call, inputs, dict(inputs.dims()))
+        if not ok and value.startswith(DATA_DEPENDENT):  # it takes the sizes; its guard on data is a finding later
+            return True, ""
+        return ok, "" if ok else value
+
+    def eager_ok(self, inputs: OpInputs) -> tuple[bool | None, str]:
+        """True/False: the eager kernel accepts/rejects; None: it has no kernel for the device."""
+        if self.eager is None:
+            return None, ""
+        self.found.eager_tries += 1
+        res = self.eager(inputs)
+        if res.ok:
+            return True, ""
+        if any(m in res.error for m in NO_EAGER) and "NotImplementedError" in res.error:
+            self.eager = None
+            return None, res.error
+        return False, res.error
+
+    def uniform(self) -> Iterator[tuple[tuple[Any, ...], int]]:
+        """Every tensor argument alike (each of the first tensor's options in turn), the others at their first
+        option: most ops take tensors of one rank and dtype."""
+        tensors = [a for a in self.args if a.kind in ("tensor", "tensors")]
+        if len(tensors) < 2:
+            return
+        for o in tensors[0].options:
+            if o is None:
+                continue
+            combo = tuple(o if a.kind in ("tensor", "tensors") and a.options[0] is not None and o in a.options
+                          else a.options[0]
+                          for a in self.args)
+            if repr((combo, SIZES[0])) not in self.tried:
+                self.tried.add(repr((combo, SIZES[0])))
+                yield combo, SIZES[0]
+                if self._moved:  # an error named what it wants: the per-argument search takes it from here
+                    self._moved = False
+                    return
+
+    def combos(self) -> Iterator[tuple[tuple[Any, ...], int]]:
+        """(options, size) in order, restarted whenever an error moves an option."""
+        yield from self.uniform()
+        while True:
+            lengths = [len(a.options) for a in self.args] + [len(SIZES)]
+            restarted = False
+            for idx in nearest_first(lengths):
+                combo = tuple(a.options[i] for a, i in zip(self.args, idx[:-1], strict=True))
+                key = repr((combo, SIZES[idx[-1]]))
+                if key in self.tried:
+                    continue
+                self.tried.add(key)
+                yield combo, SIZES[idx[-1]]
+                if self._moved:
+                    self._moved = False
+                    restarted = True
+                    break
+            if not restarted:
+                return
+
+    _moved = False
+
+    def run(self) -> Found:
+        f = self.found
+        fake_accepted: list[OpInputs] = []
+        unmakeable = [a.name for a in self.args if a.kind == "fixed" and a.options == [...]]
+        if unmakeable:
+            f.notes.append(f"no value can be made for {', '.join(unmakeable)} (its schema type)")
+            return f
+        for n, (combo, size) in enumerate(self.combos()):
+            if f.fake_tries >= FAKE_TRIES or n >= 20 * FAKE_TRIES:
+                break
+            inputs = build(self.op_name, self.args, combo, size)
+            if inputs is None:
+                continue
+            ok, err = self.fake_ok(inputs)
+            if ok:
+                if self.eager is None or f.eager_tries >= EAGER_TRIES:
+                    f.inputs = inputs
+                    if f.fake_rejected is not None and self.eager is not None:
+                        f.eager = "unchecked"
+                        return f
+                    f.eager = "none" if self.eager is None else "rejected" if fake_accepted else "unchecked"
+                    return f
+                verdict, eerr = self.eager_ok(inputs)
+                if verdict is not False:
+                    f.inputs, f.eager = inputs, "accepted" if verdict else "none"
+                    return f
+                fake_accepted.append(inputs)
+                f.eager_error = eerr
+                self._moved = _hint(self.args, eerr)
+                continue
+            self.errors.append(err)
+            if self.eager is not None and f.fake_rejected is None and f.eager_tries < EAGER_TRIES // 2 \
+                    and len(self.errors) in (1, 4, 16):
+                verdict, eerr = self.eager_ok(inputs)
+                if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
+                    f.fake_rejected, f.fake_error = inputs, err
+                    self._moved = _hint(self.args, err)
+                    continue
+                if eerr:
+                    self._moved = _hint(self.args, eerr)
+            self._moved = self._moved or _hint(self.args, err)
+        if fake_accepted:  # the fake takes these, the eager kernel none of them: traced, not compared
+            f.inputs, f.eager = fake_accepted[0], "rejected"
+            return f
+        if f.fake_rejected is not None:  # no call both take: the one the eager kernel takes
+            f.inputs, f.eager = f.fake_rejected, "accepted"
+            return f
+        # a programming error on every call that got past indexing the shapes (an IndexError is a rank the
+        # fake does not take, not a check): the fake cannot run at all
+        kinds = {e.partition(":")[0] for e in self.errors}
+        programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
+        if programming and kinds <= {*PROGRAMMING_ERRORS, "IndexError"} \
+                and (len(set(programming)) == 1 or len(programming) >= 4):
+            f.every_call_error = max(set(programming), key=programming.count)
+        return f
+
+
+def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInputs]:
+    """The base inputs with one argument changed: each bool flipped, each optional toggled (a tensor of the
+    first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
+    trees = {name: tree for name, _, tree in base.args}
+    size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
+    made = 0
+    # first, every flag off by default turned on together with a probability above 0: a debug or return output
+    # that only exists with dropout (flash attention's return_debug_mask) needs both at once
+    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and trees[a.name][1] is False}
+    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args
+             if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
+    together = {**flags, **probs}
+    if len(together) >= 2 and probs and flags:
+        args_ = []
+        for n, kw, t in base.args:
+            a = next(x for x in search.args if x.name == n)
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), together[n][0], size) if n in together else t
+            args_.append((n, kw, t if tree is None else tree))
+        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in together.values()))
+        made += 1
+    # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
+    # eager kernel takes it, like every variant
+    first = next((a for a in search.args if a.kind == "tensor" and trees[a.name][0] == "tensor"), None)
+    if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
+        rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
+        tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
+        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
+                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
+        made += 1
+    for a in search.args:
+        current = trees[a.name]
+        alternatives: list[tuple[Any, str]] = []
+        if a.kind == "bool":
+            alternatives = [(not current[1], f"{a.name}={not current[1]}")]
+        elif a.kind == "tensor" and current == ("const", None):
+            alternatives = [(_present(search, base, a, size), "")]
+        elif a.kind == "tensor" and a.type.endswith("?"):
+            alternatives = [(None, f"{a.name}=None")]
+        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
+            alternatives = [(v, f"{a.name}={v}") for v in (2, 1)]
+        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
+            alternatives = [(0.5, f"{a.name}=0.5")]
+        elif a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
+            alternatives = [(0.5, f"{a.name}=0.5")]
+        elif a.kind == "dtype" and current[0] in ("dtype", "const"):
+            alternatives = [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
+        for option, label in alternatives:
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind if a.kind != "fixed" else "fixed"), option, size)
+            if tree is None:
+                continue
+            args = tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args)
+            label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
+            yield OpInputs(base.op, base.origin, args, base.blobs, label)
+            made += 1
+            if made >= limit:
+                return
+        if made >= limit:
+            return
+
+
+def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
+    """The first (rank, dtype) of an optional tensor that the fake takes beside the base inputs (the first
+    option when it takes none)."""
+    options = [o for o in a.options if o is not None]
+    for o in options[:6]:
+        tree = tree_of(a, o, size)
+        trial = OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
+                         base.blobs)
+        if search.fake_ok(trial)[0]:
+            return o
+    return options[0]

@@ -1,0 +1,241 @@
+"""The fake against the eager kernel, with no contract (issue 23, item 3).
+
+On one op's inputs, at drawn points (the example; every dim at 0, at 1 and past the example; both sides of every
+guard the symbolic trace saw), the fake runs under FakeTensorMode at concrete sizes (in this process) and the
+eager kernel on real tensors (in the worker, ``audit.eager``). Their results are compared: which side raises,
+the number and kind of outputs, each tensor's shape, dtype, device and significant strides (of dims of size > 1),
+and non-tensor values. Each disagreement is a finding with its point. Then the symbolic trace's output formulas
+(the finished paths of the exploration, each with its region) are evaluated at every point the eager kernel
+accepts and compared with its output shapes: a formula it contradicts is a finding; where they agree at every
+point, the record says so, as evidence (not a proof: only those points were run).
+
+Torch-free: results are descriptions (``_torch.audit.describe``), plain data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..logic import expr as E
+from .candidates import NO_EAGER
+from .inputs import DATA_DEPENDENT, OpInputs, fake_result
+
+MAX_POINTS = 14  # drawn points per input (the example first)
+PAST = 2  # "past the example": the example value plus this
+
+
+@dataclass
+class Disagreement:
+    cls: str  # eager-shape | eager-dtype | eager-strides | fake-accepts | fake-rejects | eager-formula
+    what: str  # the finding's expression: what differs ("output 1 dtype", "fake returns, eager raises")
+    point: dict[str, int]
+    detail: str
+
+
+@dataclass
+class DiffResult:
+    points: int = 0  # points where both sides ran
+    compared: int = 0  # points where both returned (outputs compared)
+    formula_points: int = 0  # points where a trace formula was checked against the eager outputs
+    disagreements: list[Disagreement] = field(default_factory=list)
+    crashes: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _flat(desc: tuple) -> list[tuple]:
+    return list(desc[1]) if desc[0] == "L" else [desc]
+
+
+def compare(eager: tuple, fake: tuple) -> list[tuple[str, str, str]]:
+    """(class, what, detail) for each way the two results differ."""
+    out: list[tuple[str, str, str]] = []
+    e_items, f_items = _flat(eager), _flat(fake)
+    if len(e_items) != len(f_items):
+        return [("eager-shape", "output count", f"the eager kernel returns {len(e_items)} outputs, the fake "
+                 f"{len(f_items)}")]
+    for i, (e, f) in enumerate(zip(e_items, f_items)):
+        _compare_one(f"output {i}", e, f, out)
+    return out
+
+
+def _compare_one(where: str, e: tuple, f: tuple, out: list) -> None:
+    kinds = {"T": "a tensor", "N": "None", "L": "a list", "V": "a value"}
+    if e[0] != f[0]:
+        out.append(("eager-shape", f"{where} kind", f"the eager kernel returns {kinds[e[0]]}, the fake {kinds[f[0]]}"))
+        return
+    if e[0] == "L":
+        if len(e[1]) != len(f[1]):
+            out.append(("eager-shape", f"{where} length", f"the eager kernel returns {len(e[1])} items, the fake "
+                        f"{len(f[1])}"))
+            return
+        for j, (a, b) in enumerate(zip(e[1], f[1])):
+            _compare_one(f"{where}[{j}]", a, b, out)
+        return
+    if e[0] == "V":
+        if e[1] != f[1] and not isinstance(f[1], str):
+            out.append(("eager-shape", f"{where} value", f"the eager kernel returns {e[1]!r}, the fake {f[1]!r}"))
+        return
+    if e[0] == "N":
+        return
+    _, es, ed, est, edev = e
+    _, fs, fd, fst, fdev = f
+    same_shape = len(es) == len(fs) and all(isinstance(b, str) or a == b for a, b in zip(es, fs))
+    if not same_shape:
+        out.append(("eager-shape", f"{where} shape", f"the eager kernel returns {list(es)}, the fake "
+                    f"{[b if not isinstance(b, str) else '?' for b in fs]}"))
+    if ed != fd:
+        out.append(("eager-dtype", f"{where} dtype", f"the eager kernel returns {ed}, the fake {fd}"))
+    if edev != fdev and fdev != "meta" or (fdev == "meta" and edev != "meta"):
+        out.append(("eager-dtype", f"{where} device", f"the eager kernel returns a tensor on {edev}, the fake on "
+                    f"{fdev}"))
+    if same_shape and est is not None and fst is not None and not any(isinstance(s, str) for s in fs):
+        if any(a is not None and b is not None and a != b for a, b in zip(est, fst)):
+            out.append(("eager-strides", f"{where} strides", f"the eager kernel's strides {list(est)}, the fake's "
+                        f"{list(fst)} (shape {list(es)}; dims of size 1 do not count)"))
+
+
+def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
+                near: Callable[[list[E.Node], set[str]], dict[str, int] | None],
+                requires: list[E.Node]) -> list[dict[str, int]]:
+    """The example, the guards' sides, then every dim at 0, at 1 and past the example (the others where the
+    inferred requires let them stay at the example), at most MAX_POINTS, each once."""
+    example = dict(inputs.dims())
+    out: list[dict[str, int]] = [example]
+
+    def add(p: dict[str, int] | None) -> None:
+        if p is not None and len(out) < MAX_POINTS:
+            full = {**example, **{k: v for k, v in p.items() if k in example}}
+            if full not in out:
+                out.append(full)
+
+    for p in guard_points:
+        add(p)
+    for value in (0, 1, None):
+        for d, ex in example.items():
+            v = ex + PAST if value is None else value
+            p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
+            add(p if p is not None else {d: v})
+    return out
+
+
+#: an eager error about the tensors' values (an index past a size): made-up data, not the sizes, is what it rejects
+DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "must be non-negative",
+              "must be positive", "must be sorted", "must be in range")
+
+
+def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[dict[str, int]],
+        eager: Callable[[OpInputs, dict[str, int]], Any], paths: list[dict] | None = None,
+        requires: list[E.Node] = ()) -> DiffResult:
+    """Fake and eager at each point; their disagreements, and the trace's formulas checked at each point (where
+    the inferred ``requires``, which the symbolic trace assumed, hold).
+
+    Where the fake returns and the eager kernel raises, it is a finding only at a point with no dim at 0 and an
+    error that is not about the tensors' values (an index out of range on made-up data): an eager kernel that
+    rejects empty inputs, or the data made up for it, is noted, not reported."""
+    res = DiffResult()
+    generated_ok = True
+    if inputs.blobs:  # a sample's own tensors: are tensors made here valid for the eager kernel too?
+        control = eager(replace(inputs, blobs=()), points[0])
+        generated_ok = control.ok
+        if not generated_ok:
+            res.notes.append(f"the eager kernel rejects made-up data at the sample's sizes ({control.error}): the "
+                             "eager kernel's errors at other sizes are not findings")
+    formulas = _formulas(paths or [])
+    agreed = 0
+    for i, point in enumerate(points):
+        e = eager(inputs, point)
+        if not e.ok and not e.crashed and any(m in e.error for m in NO_EAGER) and "NotImplementedError" in e.error:
+            res.notes.append(f"no eager kernel to compare with: {e.error}")
+            return res
+        f_ok, f_val = fake_result(call, inputs, point)
+        res.points += 1
+        res.crashes += e.crashed
+        if e.ok and f_ok:
+            res.compared += 1
+            differ = compare(e.value, f_val)
+            for cls, what, detail in differ:
+                res.disagreements.append(Disagreement(cls, what, point, detail))
+            # a formula is judged only where the fake at these sizes agrees with the kernel (else SC038 says it)
+            skip = {int(w.split()[1]) for c, w, _ in differ if c == "eager-shape" and w.split()[1].isdigit()}
+            if any(w == "output count" for _, w, _ in differ):
+                skip = set(range(64))
+            holds = all(_holds(r, point) for r in requires)
+            checked, bad = _check_formulas(formulas, point, e.value, skip) if holds else (0, [])
+            res.formula_points += checked > 0
+            agreed += checked > 0 and not bad
+            for what, detail in bad:
+                res.disagreements.append(Disagreement("eager-formula", what, point, detail))
+        elif f_ok and not e.ok and (generated_ok or i == 0):
+            how = "crashes" if e.crashed else "raises"
+            if not e.crashed and (0 in point.values() or any(w in e.error for w in DATA_WORDS)):
+                why = "an empty input" if 0 in point.values() else "made-up data"
+                note = f"the fake returns where the eager kernel raises on {why} ({e.error}): noted, not reported"
+                if note not in res.notes:
+                    res.notes.append(note)
+                continue
+            res.disagreements.append(Disagreement("fake-accepts", f"the fake returns where the eager kernel {how}",
+                                                  point, f"the eager kernel: {e.error}"))
+        elif e.ok and not f_ok and not f_val.startswith(DATA_DEPENDENT):  # a guard on data: the exploration's
+            res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
+                                                  point, f"the fake: {f_val}"))
+    if formulas and res.formula_points and agreed == res.formula_points and not res.disagreements:
+        res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
+                         "checked: evidence, not a proof")
+    return res
+
+
+def _holds(node: E.Node, point: dict[str, int]) -> bool:
+    try:
+        return bool(E.evaluate(node, point))
+    except Exception:  # noqa: BLE001 - undefined at this point: not known to hold
+        return False
+
+
+def _formulas(paths: list[dict]) -> list[tuple[E.Node, list[E.Node | None], list[str | None]]]:
+    out = []
+    for p in paths:
+        try:
+            when = E.parse(p["when"]) if p["when"] != "true" else E.TRUE
+        except Exception:  # noqa: BLE001, S112 - a region outside the language: not checked
+            continue
+        nodes = []
+        for o in p["outputs"]:
+            try:
+                nodes.append(E.parse(o) if o is not None and "?" not in o else None)
+            except Exception:  # noqa: BLE001 - a formula outside the language: not checked
+                nodes.append(None)
+        out.append((when, nodes, list(p["outputs"])))
+    return out
+
+
+def _check_formulas(formulas: list, point: dict[str, int], eager: tuple,
+                    skip: set[int] = frozenset()) -> tuple[int, list[tuple[str, str]]]:
+    """(formulas checked, [(what, detail)] for each the eager outputs contradict) at one point."""
+    items = _flat(eager)
+    checked, bad = 0, []
+    for when, nodes, texts in formulas:
+        try:
+            if not E.evaluate(when, point):
+                continue
+        except Exception:  # noqa: BLE001, S112 - undefined at this point (a division by 0): not this path
+            continue
+        for i, (node, text) in enumerate(zip(nodes, texts)):
+            if node is None or i >= len(items) or i in skip:
+                continue
+            try:
+                value = E.evaluate(node, point)
+            except Exception:  # noqa: BLE001, S112 - undefined here: nothing to compare
+                continue
+            got = items[i]
+            want = list(value) if isinstance(value, tuple) else value
+            have = list(got[1]) if got[0] == "T" else got[1] if got[0] == "V" else None
+            if have is None or (isinstance(want, list) and any(isinstance(h, str) for h in have)):
+                continue
+            checked += 1
+            if want != have:
+                bad.append((f"output {i} formula {text}", f"the trace's formula {text} gives {want} here; the eager "
+                            f"kernel returns {have}"))
+        break  # the first path whose region holds: the one the kernel takes here
+    return checked, bad

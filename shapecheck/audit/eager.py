@@ -1,0 +1,157 @@
+"""The eager kernel of an op, run in a worker process: a kernel that kills its process (r23 measured SIGFPE and
+SIGSEGV in fbgemm's CPU kernels on inputs the fake accepts) costs only its own result, and the audit goes on.
+
+One long-lived worker per audit process, forked on first use (it inherits the imported libraries, so every op
+the audit sees is registered there too) and forked again after a crash or a time-out. A call sends the op's name,
+its ``OpInputs`` (plain data; real tensors of samples as bytes), the point (the dims' values) and the device; the
+worker builds real tensors there, calls the op and sends back the result's description (``_torch.audit.describe``)
+or the error. Torch-free here: the worker's own code loads torch through ``_torch.audit``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from dataclasses import dataclass
+from typing import Any
+
+#: one eager call's wall-clock bound (a kernel stuck in a loop is reported as a time-out, the worker replaced)
+CALL_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class EagerResult:
+    ok: bool  # None only inside the worker protocol: the op is not registered in the forked worker
+    value: Any = None  # the description of the result (ok), or the error text
+    crashed: bool = False  # the kernel killed the worker (a signal) or ran past CALL_SECONDS
+
+    @property
+    def error(self) -> str:
+        return "" if self.ok else str(self.value)
+
+
+def _serve(conn: Any) -> None:
+    """The worker's loop: one request at a time, until the parent closes the pipe."""
+    os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")  # a library that wraps its eager kernel in torch.compile
+    _close_inherited(conn.fileno())
+    from .._torch import audit as CA
+    from .._torch import core as C
+    from .inputs import at_point_real
+
+    CA.set_threads(1)
+    while True:
+        try:
+            op_name, inputs, point, device, seed = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            op = C.resolve_op(op_name)
+        except Exception:  # noqa: BLE001 - registered after this worker was forked: the parent starts a new one
+            try:
+                conn.send((None, "unknown op"))
+            except (OSError, ValueError):
+                return
+            continue
+        try:
+            args, kwargs = at_point_real(inputs, point, device, seed)
+            with C.quiet_torch_logging():
+                out = op(*args, **kwargs)
+            reply = (True, CA.describe(out))
+        except Exception as exc:  # noqa: BLE001 - the kernel rejects these inputs: the reply says how
+            reply = (False, CA.call_error(exc))
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+
+
+def _close_inherited(keep: int) -> None:
+    """Close every file descriptor the fork inherited but the worker's own pipe and stdio: a pipe of the parent
+    (a parallel job's result pipe) held open here would never reach end-of-file there."""
+    try:
+        fds = [int(n) for n in os.listdir("/proc/self/fd")]
+    except OSError:  # not Linux: nothing to close
+        return
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class EagerWorker:
+    """Calls of ops' eager kernels in a forked worker process (``call``); ``close`` ends it."""
+
+    def __init__(self) -> None:
+        self._proc: Any = None
+        self._conn: Any = None
+        self.crashes = 0
+
+    def _start(self) -> None:
+        ctx = multiprocessing.get_context("fork")
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+        proc.start()
+        child.close()
+        self._proc, self._conn = proc, parent
+
+    def call(self, op_name: str, inputs: Any, point: dict[str, int], device: str = "cpu", seed: int = 0,
+             seconds: float = CALL_SECONDS) -> EagerResult:
+        res = self._call(op_name, inputs, point, device, seed, seconds)
+        if res.ok is None:  # the op was registered (an --import) after the worker was forked: fork it again
+            self.close()
+            res = self._call(op_name, inputs, point, device, seed, seconds)
+            if res.ok is None:
+                return EagerResult(False, f"RuntimeError: the eager worker cannot resolve {op_name}")
+        return res
+
+    def _call(self, op_name: str, inputs: Any, point: dict[str, int], device: str, seed: int,
+              seconds: float) -> EagerResult:
+        if self._proc is None or not self._proc.is_alive():
+            self._start()
+        try:
+            self._conn.send((op_name, inputs, point, device, seed))
+            if self._conn.poll(seconds):
+                ok, value = self._conn.recv()
+                return EagerResult(ok, value)
+            why = f"the eager kernel ran past {seconds:.0f} s"
+        except (EOFError, OSError, BrokenPipeError):
+            why = ""
+        return self._crashed(why)
+
+    def _crashed(self, why: str) -> EagerResult:
+        proc = self._proc
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        code = proc.exitcode
+        if not why:
+            why = f"the eager kernel killed its process ({signal.Signals(-code).name})" \
+                if code is not None and code < 0 and -code in signal.Signals._value2member_map_ \
+                else f"the eager kernel's process ended (exit {code})"
+        self._proc = self._conn = None
+        self.crashes += 1
+        return EagerResult(False, why, crashed=True)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._proc is not None:
+            self._proc.join(2)
+            if self._proc.is_alive():
+                self._proc.kill()
+        self._proc = self._conn = None
+
+
+_WORKER: EagerWorker | None = None
+_WORKER_PID: int | None = None
+
+
+def worker() -> EagerWorker:
+    """This process's eager worker (a forked audit job gets its own)."""
+    global _WORKER, _WORKER_PID
+    if _WORKER is None or _WORKER_PID != os.getpid():
+        _WORKER, _WORKER_PID = EagerWorker(), os.getpid()
+    return _WORKER

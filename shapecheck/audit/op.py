@@ -1,0 +1,191 @@
+"""One op's audit, v2 (issue 23): inputs found by search (or from OpInfo, or from the project's samples hook),
+the symbolic exploration of the guards (``explore``), the fake against the eager kernel (``differential``), and
+the same for each argument combination beyond the first inputs (``candidates.variants``). The caller
+(``run.audit_op``) turns the ``OpOutcome`` into the op's record.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..logic import expr as E
+from .candidates import Found, Search, variants
+from .differential import draw_points
+from .differential import run as diff_run
+from .explore import AuditExplorer, Finding, OpAudit
+from .inputs import DATA_DEPENDENT, OpInputs, fake_result
+
+VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
+VARIANT_POINTS = 6  # drawn points per variant
+
+
+@dataclass
+class OpOutcome:
+    inputs: OpInputs | None
+    audit: OpAudit | None = None
+    findings: list[Finding] = field(default_factory=list)  # the explorations' and the comparisons' findings
+    notes: list[str] = field(default_factory=list)
+    eager: dict[str, Any] | None = None
+    variants: list[dict[str, Any]] = field(default_factory=list)
+    traces: int = 0
+    no_fake: str = ""  # FakeTensorMode has no kernel for the op (UnsupportedOperatorException): why, when so
+
+
+class OpRun:
+    def __init__(self, name: str, op: Any, kernel: Any, options: Any) -> None:
+        self.name, self.op, self.kernel, self.options = name, op, kernel, options
+        self.device = options.device
+        self.has_eager = False
+        if options.differential:
+            from .._torch import audit as CA
+
+            self.has_eager = CA.has_eager_kernel(op, self.device)
+
+    # -- the eager kernel, in the worker -------------------------------------------------------------------
+    def eager_at(self, inputs: OpInputs, point: dict[str, int]) -> Any:
+        from .eager import worker
+
+        return worker().call(self.name, inputs, point, self.device)
+
+    def eager_example(self, inputs: OpInputs) -> Any:
+        return self.eager_at(inputs, dict(inputs.dims()))
+
+    # -- inputs ----------------------------------------------------------------------------------------------
+    def find(self, given: list[OpInputs]) -> tuple[Found, Search]:
+        """The first given inputs (OpInfo, samples hook) that the fake or the eager kernel accepts, else a search."""
+        search = Search(self.name, self.op, self.kernel.fn, self.eager_example if self.has_eager else None)
+        for inputs in given:
+            ok, err = fake_result(self.kernel.fn, inputs, dict(inputs.dims()))
+            ok = ok or err.startswith(DATA_DEPENDENT)
+            e = self.eager_example(inputs) if self.has_eager else None
+            if ok or (e is not None and e.ok):
+                eager = "none" if e is None else "accepted" if e.ok else "rejected"
+                return Found(inputs, eager, "" if e is None or e.ok else e.error, "" if ok else err), search
+        return search.run(), search
+
+    # -- the whole op ----------------------------------------------------------------------------------------
+    def run(self, given: list[OpInputs]) -> OpOutcome:
+        found, search = self.find(given)
+        out = OpOutcome(found.inputs)
+        if found.inputs is None:
+            if found.every_call_error:
+                out.findings.append(Finding("kernel-error", found.every_call_error, self.kernel.definition, {}, None,
+                                            f"the fake raises {found.every_call_error} on every input tried "
+                                            f"({found.fake_tries} calls): no input reaches its shape logic"))
+            else:
+                out.notes += found.notes
+                out.notes.append(f"no input found that the fake (or the eager kernel) accepts: {found.fake_tries} "
+                                 f"fake and {found.eager_tries} eager calls tried" +
+                                 (f"; the eager kernel's last error: {found.eager_error}" if found.eager_error else ""))
+            return out
+        base = found.inputs
+        if found.fake_error.startswith("UnsupportedOperatorException"):  # no fake at all: nothing to audit
+            out.no_fake = (f"no fake kernel: FakeTensorMode raises {found.fake_error[:120]} on inputs the eager "
+                           "kernel accepts, so torch.export and torch.compile cannot trace this op")
+            return out
+        if found.fake_error:  # the eager kernel takes a call the fake raises on
+            bad = found.fake_rejected or base
+            out.findings.append(Finding("fake-rejects", "the fake raises where the eager kernel returns",
+                                        self.kernel.definition, dict(bad.dims()), None,
+                                        f"the fake raises {found.fake_error} on inputs the eager kernel accepts "
+                                        f"({bad.describe()})"))
+            if found.fake_rejected is None or base is found.fake_rejected:
+                out.eager = self._eager_record("compared", 1, 0, 0, 0, "")
+                return out
+        st = self._explore(base, self.options.max_traces, out)
+        out.audit = st
+        self.base_keys = {(f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
+                          for f in out.findings}
+        out.eager = self._compare(base, st, found, out, self.options.max_traces)
+        if self.options.variants:
+            self._variants(search, base, out)
+        return out
+
+    def _explore(self, inputs: OpInputs, max_traces: int, out: OpOutcome) -> OpAudit:
+        explorer = AuditExplorer(self.kernel, inputs, max_traces, self.options.seconds_per_op, self.options.timeout_ms)
+        st = explorer.run()
+        st.explorer = explorer  # type: ignore[attr-defined] - the points of the comparison use its solver
+        out.traces += st.traces
+        for f in st.findings:
+            self._add(out, f, inputs.label)
+        return st
+
+    base_keys: set = frozenset()
+
+    def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
+        """A finding of the first inputs, or a variant's that the first inputs do not show already."""
+        # unbacked sizes are numbered per trace (u4 in one, u5 in the next): one guard, whatever its number
+        key = (f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
+        if label and key in self.base_keys:
+            return
+        self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
+        out.findings.append(_labelled(f, label))
+
+    def _compare(self, inputs: OpInputs, st: OpAudit, found: Any, out: OpOutcome, budget: int) -> dict[str, Any]:
+        if not self.options.differential:
+            return self._eager_record("off", 0, 0, 0, 0, "")
+        if not self.has_eager or found.eager == "none":
+            return self._eager_record("none", 0, 0, 0, 0, f"no eager kernel for {self.device}")
+        if found.eager == "rejected":
+            return self._eager_record("rejected", 0, 0, 0, 0, f"the eager kernel rejected every input tried: "
+                                      f"{found.eager_error}")
+        explorer = st.explorer  # type: ignore[attr-defined]
+        requires = []
+        for expr, _, _ in st.requires:
+            try:
+                requires.append(E.parse(expr))
+            except Exception:  # noqa: BLE001, S112 - evidence text such as "(raised) ...": not a fact
+                continue
+        points = draw_points(inputs, st.points, lambda conds, keep: explorer.near(conds, keep), requires)
+        points = points[:budget if inputs.label else len(points)]
+        res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires)
+        seen: set[tuple[str, str]] = set()
+        for d in res.disagreements:
+            if (d.cls, d.what) in seen:
+                continue
+            seen.add((d.cls, d.what))
+            f = Finding(d.cls, d.what, self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
+            self._add(out, f, inputs.label)
+        out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
+        evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")
+        return self._eager_record("crashed" if res.crashes and not res.compared else "compared", res.points,
+                                  res.compared, res.formula_points, res.crashes, evidence)
+
+    def _eager_record(self, status: str, points: int, compared: int, formula: int, crashes: int,
+                      evidence: str) -> dict[str, Any]:
+        return {"device": self.device, "status": status, "points": points, "compared": compared,
+                "formula_points": formula, "crashes": crashes, "evidence": evidence}
+
+    def _variants(self, search: Search, base: OpInputs, out: OpOutcome) -> None:
+        for v in variants(search, base, self.options.variants):
+            ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
+            ok = ok or err.startswith(DATA_DEPENDENT)
+            e = self.eager_example(v) if self.has_eager else None
+            if not ok:
+                if e is not None and e.ok:
+                    out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
+                                                f"with {v.label}", self.kernel.definition, dict(v.dims()), None,
+                                                f"with {v.label}, the fake raises {err}; the eager kernel returns"))
+                    out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
+                else:
+                    out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
+                                         "fake-rejects", "traces": 0})
+                continue
+            st = self._explore(v, VARIANT_TRACES, out)
+            found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
+                          else e.error)
+            if e is not None:
+                self._compare(v, st, found, out, VARIANT_POINTS)
+            out.variants.append({"args": v.label, "status": "traced", "traces": st.traces})
+
+
+def _labelled(f: Finding, label: str) -> Finding:
+    if not label:
+        return f
+    return Finding(f.cls, f"{f.expr} (with {label})", f.loc, f.counterexample, f.witness, f"with {label}: {f.message}")
+
+
+def _point(p: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in p.items()) or "the example"

@@ -1,0 +1,100 @@
+"""Audit jobs in supervised worker processes: a kernel that kills its process (a C++ Meta kernel's SIGFPE on an
+integer division by a zero size, a segfault) costs only its own op, reported as not run with the signal; the
+other ops' records are kept and the audit goes on in a new worker.
+
+Each worker is forked after the imports, takes one op at a time from the parent through its pipe and sends
+back the op's record. ``jobs`` workers run at once. Without ``os.fork`` the ops run in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+def _serve(conn: Any, fn: Callable[[str], dict[str, Any]]) -> None:
+    from .eager import worker
+
+    try:
+        while True:
+            try:
+                name = conn.recv()
+            except (EOFError, OSError):
+                return
+            if name is None:
+                return
+            try:
+                rec = fn(name)
+            except Exception as err:  # noqa: BLE001 - audit_op reports its own failures; this is a last guard
+                rec = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+            try:
+                conn.send(rec)
+            except (OSError, ValueError):
+                return
+    finally:
+        worker().close()
+
+
+def _died(proc: Any) -> str:
+    proc.join(5)
+    code = proc.exitcode
+    if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
+        return f"killed its process ({signal.Signals(-code).name})"
+    return f"ended its process (exit {code})"
+
+
+def run_supervised(names: list[str], fn: Callable[[str], dict[str, Any]], jobs: int,
+                   crashed: Callable[[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """op -> fn(op) for every op, computed by ``jobs`` forked workers; an op whose worker died gets
+    ``crashed(op, why)``."""
+    if not hasattr(os, "fork"):
+        return {n: fn(n) for n in names}
+    import multiprocessing
+    from multiprocessing.connection import wait
+
+    ctx = multiprocessing.get_context("fork")
+    todo = list(reversed(names))
+    out: dict[str, dict[str, Any]] = {}
+    busy: dict[Any, tuple[Any, str]] = {}  # connection -> (process, the op it is on)
+
+    def start() -> Any:
+        parent, child = ctx.Pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        proc = ctx.Process(target=_serve, args=(child, fn))  # not a daemon: it forks the eager worker
+        proc.start()
+        child.close()
+        return parent, proc
+
+    def give(conn: Any, proc: Any) -> None:
+        if todo:
+            name = todo.pop()
+            conn.send(name)
+            busy[conn] = (proc, name)
+        else:
+            try:
+                conn.send(None)
+            except (OSError, ValueError):
+                pass
+            conn.close()
+            proc.join(5)
+
+    for _ in range(max(1, min(jobs, len(names)))):
+        give(*start())
+    while busy:
+        for conn in wait(list(busy)):
+            proc, name = busy.pop(conn)
+            try:
+                rec = conn.recv()
+            except (EOFError, OSError):
+                out[name] = crashed(name, _died(proc))
+                conn.close()
+                if todo:
+                    give(*start())
+                continue
+            out[name] = rec if "error" not in rec or "op" in rec else crashed(name, rec["error"])
+            give(conn, proc)
+    return out

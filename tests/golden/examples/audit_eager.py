@@ -1,0 +1,64 @@
+"""A custom-op library for ``shapecheck audit --import``'s comparison of the fake with the eager kernel: one op per
+rule (SC038-SC043), each with an eager kernel and a fake that disagree in that one way. Every op takes
+``(Tensor x, Tensor y)``; ``y`` is not used."""
+
+import torch
+from torch.fx.experimental.symbolic_shapes import statically_known_true
+from torch.library import custom_op
+
+
+def _op(name, eager, fake):
+    """Define ``auditeg::NAME(Tensor x, Tensor y) -> Tensor`` with its eager kernel and its fake."""
+
+    @custom_op(f"auditeg::{name}", mutates_args=())
+    def real(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return eager(x, y)
+
+    real.register_fake(fake)
+    return real
+
+
+def eager_shape(x, y):  # SC038: the fake rounds the row length up to a multiple of 4, the kernel does not
+    return x.new_empty((x.shape[0], (x.shape[1] + 3) // 4 * 4))
+
+
+def eager_dtype(x, y):  # SC039: the kernel returns int32 positions, the fake int64
+    return x.new_empty(x.shape, dtype=torch.int64)
+
+
+def eager_strides(x, y):  # SC040: the kernel returns a transposed buffer, the fake a contiguous one
+    return x.new_empty(x.shape)
+
+
+def fake_accepts(x, y):  # SC041: the kernel refuses rows longer than 4, the fake does not check
+    return x.new_empty(x.shape)
+
+
+def fake_rejects(x, y):  # SC042: the fake refuses a single row, which the kernel takes
+    torch._check(x.shape[0] != 1, lambda: "fake_rejects: one row is not supported")
+    return x.new_empty(x.shape)
+
+
+def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and the fake at size 1) give 1 row
+    n = x.shape[0]
+    return x.new_empty((1 if statically_known_true(n == 1) else 2 * n,))
+
+
+EAGER = {
+    "eager_shape": lambda x, y: torch.zeros_like(x),
+    "eager_dtype": lambda x, y: torch.zeros(x.shape, dtype=torch.int32),
+    "eager_strides": lambda x, y: torch.zeros(tuple(reversed(x.shape))).permute(*reversed(range(x.dim()))),
+    "fake_accepts": lambda x, y: _at_most_4(x),
+    "fake_rejects": lambda x, y: torch.zeros_like(x),
+    "eager_formula": lambda x, y: torch.zeros((1 if x.shape[0] == 1 else 2 * x.shape[0],)),
+}
+
+
+def _at_most_4(x):
+    if x.shape[1] > 4:
+        raise RuntimeError("fake_accepts: rows longer than 4 are not supported")
+    return torch.zeros_like(x)
+
+
+for _name, _eager in EAGER.items():
+    _op(_name, _eager, globals()[_name])

@@ -1,0 +1,256 @@
+"""``shapecheck audit`` v2 (issue 23): inputs found by search, not traced is never a pass (exit 3 unless the
+config or the baseline excuses the op), the project's samples hook, specialisations that are never relations, a
+fake that raises on every input, a fake that crashes behind a non-default bool, --device without the device, and
+``contract draft`` for every op (50 aten ops and every custom op under examples/ load and check ok).
+In-process (click's runner through ``main``); the libraries are small files written here."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import ROOT
+
+LIB = '''
+import torch
+from torch.library import custom_op
+
+LIB = torch.library.Library("auditv2", "DEF")
+
+
+@custom_op("auditv2::spec_nonzero", mutates_args=())
+def spec_nonzero(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x.new_zeros((x.shape[0],))
+
+
+@spec_nonzero.register_fake
+def _(x, y):
+    torch._check(x.shape[0] > 0, lambda: "empty x")
+    n = int(x.shape[0])  # the size's value: a specialisation, whatever the op says of 0
+    return x.new_empty((n,))
+
+
+LIB.define("type_error(Tensor x) -> Tensor")
+
+
+@torch.library.register_fake("auditv2::type_error")
+def _(x):
+    return x.new_empty((x.shape[0], "1"))  # a str as a size: TypeError on every input
+
+
+@custom_op("auditv2::flagged", mutates_args=())
+def flagged(x: torch.Tensor, check: bool = False) -> torch.Tensor:
+    return x.clone()
+
+
+@flagged.register_fake
+def _(x):  # lacks the bool: raises whenever check is passed
+    return x.new_empty(x.shape)
+
+
+@custom_op("auditv2::complex_only", mutates_args=())
+def complex_only(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.dtype == torch.complex64, lambda: "x must be complex")
+    return x.clone()
+
+
+@complex_only.register_fake
+def _(x):
+    torch._check(x.dtype == torch.complex64, lambda: "x must be complex")
+    return x.new_empty(x.shape)
+'''
+
+HOOK = '''
+import torch
+
+
+def samples_for(op):
+    if op == "auditv2::complex_only.default":
+        return [((torch.zeros(2, 3, dtype=torch.complex64),), {})]
+    return []
+'''
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    d = tmp_path_factory.mktemp("auditv2")
+    (d / "auditv2_lib.py").write_text(LIB)
+    (d / "auditv2_hook.py").write_text(HOOK)
+    sys.path.insert(0, str(d))
+    yield d
+    sys.path.remove(str(d))
+
+
+def _main(*argv: str) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of ``shapecheck ARGV`` in-process (a command that returns is exit 0)."""
+    from shapecheck.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(argv))
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue(), err.getvalue()
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    return _main("audit", *args)
+
+
+def _records(lib, *extra: str) -> tuple[int, dict]:
+    code, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::*", "--format", "json", "-j",
+                        "1", "--no-cache", *extra)
+    return code, json.loads(out)
+
+
+def test_a_specialisation_is_never_a_relation_and_its_other_side_is_not_zero(lib):
+    _, doc = _records(lib, "--ops", "auditv2::spec_nonzero*")
+    rec = next(r for r in doc["ops"] if r["op"] == "auditv2::spec_nonzero.default")
+    spec = [f for f in rec["findings"] if f["class"] == "specialization"]
+    assert spec and spec[0]["counterexample"]["x_0"] > 0 and spec[0]["witness"]["x_0"] > 0
+    assert not any("x_0 ==" in r["expr"] for r in rec["requires"])
+
+
+def test_a_fake_that_raises_on_every_input_is_a_kernel_error_and_a_missing_parameter_is_found_behind_a_bool(lib):
+    _, doc = _records(lib)
+    recs = {r["op"]: r for r in doc["ops"]}
+    te = recs["auditv2::type_error.default"]
+    assert [f["class"] for f in te["findings"]] == ["kernel-error"] and "TypeError" in te["findings"][0]["expr"]
+    flagged = recs["auditv2::flagged.default"]
+    assert any(f["code"] == "SC042" and "check=True" in f["expr"] for f in flagged["findings"]), flagged["findings"]
+
+
+def test_not_traced_is_never_a_pass_until_the_config_or_baseline_excuses_it(lib, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
+                        "--no-cache")
+    assert code == 3 and out.startswith("coverage: 0 of 1 ops traced") and "1 without inputs" in out
+    assert "audit: INCONCLUSIVE" in out
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent('''\
+        [tool.shapecheck.audit.untraced]
+        "auditv2::complex_only.default" = "complex inputs only: the samples hook gives them"
+    '''))
+    code, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
+                        "--no-cache")
+    assert code == 0 and "excused" in out
+    (tmp_path / "pyproject.toml").unlink()
+    base = tmp_path / "base.json"
+    code, _, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
+                      "--no-cache", "--baseline", str(base))
+    assert code == 0 and json.loads(base.read_text())["untraced"][0]["op"] == "auditv2::complex_only.default"
+    code, _, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
+                      "--no-cache", "--baseline", str(base))
+    assert code == 0
+
+
+def test_the_samples_hook_gives_inputs_the_search_cannot_reach(lib, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit]\nsamples = "auditv2_hook:samples_for"\n')
+    code, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
+                        "--no-cache", "--format", "json")
+    doc = json.loads(out)
+    (rec,) = doc["ops"]
+    assert code == 0 and rec["inputs"] == "samples" and rec["example"] == "x=complex64[x_0, x_1]"
+    assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 1
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit]\nsamples = "no_such_module:f"\n')
+    code, _, err = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1")
+    assert code == 2 and "samples" in err and "Traceback" not in err
+
+
+def test_a_device_that_is_not_here_is_inconclusive_never_a_pass():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here")
+    code, _, err = _cli("--ops", "aten::mm.default", "--device", "cuda", "-j", "1")
+    assert code == 3 and "no CUDA device" in err
+
+
+def test_the_fake_and_the_eager_kernel_agree_on_mm_and_the_formula_is_evidence_not_proof():
+    from shapecheck.audit.run import AuditOptions, audit_op
+
+    rec = audit_op("aten::mm.default", None, AuditOptions(cache=False))
+    assert rec["findings"] == [] and rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 5
+    assert "evidence, not a proof" in rec["eager"]["evidence"]
+    assert rec["kernel_kind"] == "python"
+
+
+def _aten_sample(n: int = 50) -> list[str]:
+    from shapecheck.audit.run import enumerate_ops
+
+    ops = enumerate_ops((), {"aten"}, set())
+    step = max(1, len(ops) // n)
+    return ops[::step][:n]
+
+
+def test_contract_draft_drafts_50_aten_ops_and_every_example_custom_op_and_each_checks_ok(tmp_path):
+    """Issue 22 item 6: each draft loads and ``contract check`` says ok (data-dependent outputs included)."""
+    from shapecheck.audit.schema_draft import draft_contract
+    from shapecheck.kernel.load import import_modules
+
+    sys.path.insert(0, str(ROOT / "examples" / "custom_ops"))
+    try:
+        import_modules(["sc_custom_ops"])
+    finally:
+        sys.path.remove(str(ROOT / "examples" / "custom_ops"))
+    from shapecheck.audit.run import enumerate_ops
+
+    custom = enumerate_ops((), {"sc_custom_ops"}, set())
+    ops = _aten_sample() + custom
+    assert len(ops) >= 50 + 3
+    for i, op in enumerate(ops):
+        path = tmp_path / f"draft{i}.toml"
+        path.write_text(draft_contract(op), encoding="utf-8")
+        code, out, err = _main("contract", "check", str(path))
+        assert code == 0 and out.startswith("ok:"), (op, out, err)
+
+
+CRASHER = '''
+import os
+import signal
+
+import torch
+from torch.library import custom_op
+
+
+@custom_op("auditcrash::boom", mutates_args=())
+def boom(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@boom.register_fake
+def _(x):
+    os.kill(os.getpid(), signal.SIGFPE)  # as a C++ Meta kernel that divides by a zero size does
+    return x.new_empty(x.shape)
+
+
+@custom_op("auditcrash::fine", mutates_args=())
+def fine(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@fine.register_fake
+def _(x):
+    return x.new_empty(x.shape)
+'''
+
+
+def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
+    """The audit runs its ops in supervised workers: the SIGFPE op is not run (inconclusive), the other is
+    audited and compared with its eager kernel."""
+    lib = tmp_path / "auditcrash_lib.py"
+    lib.write_text(CRASHER, encoding="utf-8")
+    code, out, _ = _cli("--import", str(lib), "--ops", "auditcrash::*", "-j", "1", "--no-cache", "--format", "json")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    assert code == 3
+    assert recs["auditcrash::boom.default"]["status"] == "not-run"
+    assert "SIGFPE" in recs["auditcrash::boom.default"]["notes"][0]
+    assert recs["auditcrash::fine.default"]["status"] == "clean"
+    assert recs["auditcrash::fine.default"]["eager"]["status"] == "compared"
