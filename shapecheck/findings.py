@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .codec import TRANSIENT
-from .rules import FAILING, RULES, Rule, RuleCode
+from .rules import FAILING, INCONCLUSIVE, INTERNAL, RULES, Rule, RuleCode
 
 DEFAULT_ERA = "default"
 
@@ -71,16 +71,18 @@ class Verdict(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
     INCONCLUSIVE = "inconclusive"
+    ERROR = "error"  # shapecheck failed (a bug) in some case: every other case's result still stands
 
     @property
     def exit_code(self) -> int:
-        return {"pass": 0, "fail": 1, "inconclusive": 3}[self.value]
+        return {"pass": 0, "fail": 1, "inconclusive": 3, "error": 4}[self.value]
 
     @classmethod
     def worst(cls, verdicts: Iterable[Verdict]) -> Verdict:
-        """fail if any fails, else inconclusive if any is, else pass (pass for none)."""
+        """error if any is (shapecheck failed), else fail if any fails, else inconclusive if any is, else pass
+        (pass for none)."""
         seen = set(verdicts)
-        return next((v for v in (cls.FAIL, cls.INCONCLUSIVE) if v in seen), cls.PASS)
+        return next((v for v in (cls.ERROR, cls.FAIL, cls.INCONCLUSIVE) if v in seen), cls.PASS)
 
 
 class PathStatus(enum.StrEnum):
@@ -115,6 +117,7 @@ class Finding:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
+    traceback: str = ""  # SC023 (an internal error): the Python traceback, for the bug report
     # the way of running the op whose kernel this is a finding of, where torch.export's and plain
     # FakeTensorMode's kernels differ: "fake" for plain FakeTensorMode's (``kernel.sources.Kernel.mode``)
     mode: str = ""
@@ -155,6 +158,8 @@ class Finding:
         d["location"] = None if self.location is None else self.location.to_json()
         if not self.suppressed:
             d.pop("suppressed")
+        if not self.traceback:
+            d.pop("traceback")
         if not self.mode:
             d.pop("mode")
         return d
@@ -164,10 +169,13 @@ Violation = Finding  # the name before findings of every command were one record
 
 
 def verdict_of(findings: Iterable[Finding]) -> Verdict:
-    """fail when a finding of a failing rule is not suppressed, else inconclusive when one of SC005 is, else pass."""
+    """ERROR (exit 4) when shapecheck failed in some case, else FAIL on a failing finding, else INCONCLUSIVE on
+    an inconclusive one (z3 gave up, the time budget ran out), else PASS."""
     codes = {v.code for v in findings if not v.suppressed}
+    if codes & INTERNAL:
+        return Verdict.ERROR
     if codes & FAILING:
         return Verdict.FAIL
-    if RuleCode.INCONCLUSIVE in codes:
+    if codes & INCONCLUSIVE:
         return Verdict.INCONCLUSIVE
     return Verdict.PASS

@@ -108,6 +108,15 @@ DECLARED: tuple[Option, ...] = (
     Option("confirm_export", "--confirm-export", ("verify",), True, False, is_flag=True,
            help="Also run torch.export(strict=True) on failing cases and a sample of passing ones, with the "
                 "contract's dynamic dims as Dims, and report agreement."),
+    Option("budget", "--timeout", ("verify",), True, (), type="[case=|run=]S", multiple=True, metavar="[case=|run=]S",
+           help="Time budget in seconds: per case (S or case=S) and per run (run=S); repeatable. A case over its "
+                "budget is inconclusive; over the run's, the cases done are reported and the rest are not checked "
+                "(exit 3 unless something fails). Not z3's --timeout-ms."),
+    Option("show_obligations", "--show-obligations", ("verify",), True, False, is_flag=True,
+           help="List, per case, every obligation discharged: what is proved, its premises, the kernel line, the "
+                "contract key, and whether it was proved."),
+    Option("debug", "--debug", ("verify",), False, False, is_flag=True,
+           help="Print the full traceback of an internal error (exit 4) on stderr; the same as SHAPECHECK_DEBUG=1."),
     Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
            help="Where torch.export and plain FakeTensorMode run different kernels (both are checked), fail on "
                 "either's findings; by default the kernel torch.export runs decides."),
@@ -284,6 +293,18 @@ class VerifyOptions:
     # the case limit the contract was loaded under (``limits.max_cases()``; None: not said). verify does not read
     # it; it is here for the cache key, so that a run that would refuse the contract is not answered from the cache
     max_cases: int | None = None
+    budget: tuple[tuple[str, float], ...] = ()  # --timeout: ("case" | "run", seconds) pairs; not z3's timeout_ms
+    show_obligations: bool = False  # keep every obligation discharged in its case's result (--show-obligations)
+
+    @property
+    def case_timeout(self) -> float | None:
+        """Seconds per case (the last ``--timeout S``/``case=S``); None: no limit."""
+        return dict(self.budget).get("case")
+
+    @property
+    def run_timeout(self) -> float | None:
+        """Seconds for the whole run (the last ``--timeout run=S``); None: no limit."""
+        return dict(self.budget).get("run")
 
     def key(self) -> dict[str, Any]:
         """The result cache's options part (``result_options``)."""

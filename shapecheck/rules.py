@@ -18,10 +18,11 @@ class Severity(enum.StrEnum):
     ERROR = "error"  # a violation: the run fails (exit 1) unless the finding is suppressed
     INCONCLUSIVE = "inconclusive"  # nothing proved: the run is inconclusive (exit 3), never a pass
     NOTE = "note"  # a remark: the verdict stands
+    INTERNAL = "internal"  # a bug in shapecheck in one case: the run's exit code is 4, the other cases still report
 
     @property
     def sarif_level(self) -> str:
-        return {"error": "error", "inconclusive": "warning", "note": "note"}[self.value]
+        return {"error": "error", "inconclusive": "warning", "note": "note", "internal": "error"}[self.value]
 
 
 class RuleCode(enum.StrEnum):
@@ -50,6 +51,7 @@ class RuleCode(enum.StrEnum):
     DYNAMIC_SIZE_RANGE = "SC020"
     META_ACCEPTS_REJECTED_INPUT = "SC021"
     GUARD_IN_TORCH_HELPER = "SC022"
+    INTERNAL_ERROR = "SC023"
     AUDIT_CONSTANT_COMPARISON = "SC030"
     AUDIT_ZERO_ONE = "SC031"
     AUDIT_SPECIALIZATION = "SC032"
@@ -112,7 +114,7 @@ def _rules(*rules: Rule) -> dict[RuleCode, Rule]:
     return out
 
 
-C, E, INC, N = RuleCode, Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE
+C, E, INC, N, BUG = RuleCode, Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE, Severity.INTERNAL
 V, G, F, REF, A = Command.VERIFY, Command.GATE, Command.FUZZ, Command.REF, Command.AUDIT
 
 RULES: dict[RuleCode, Rule] = _rules(
@@ -184,6 +186,11 @@ RULES: dict[RuleCode, Rule] = _rules(
          "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
          "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
          "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
+    Rule(C.INTERNAL_ERROR, "internal-error",
+         "shapecheck itself failed in this case (a bug): nothing is known about the case; the other cases still "
+         "report, and the run exits 4", BUG, V,
+         "report the bug with the traceback (in the JSON report's finding; on stderr with SHAPECHECK_DEBUG=1 or "
+         "--debug); `--case` runs the other cases alone"),
     Rule(C.AUDIT_CONSTANT_COMPARISON, "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, A, "remove the branch from shape inference (it copies a runtime choice), or make "
@@ -226,7 +233,7 @@ RULES: dict[RuleCode, Rule] = _rules(
          "kernel returns at a drawn point", E, A,
          "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
-del C, E, INC, N, V, G, F, REF, A
+del C, E, INC, N, BUG, V, G, F, REF, A
 
 
 def rule(code: RuleCode) -> Rule:
@@ -240,6 +247,12 @@ def rules_of(command: Command) -> dict[RuleCode, Rule]:
 
 
 FAILING = frozenset(c for c, r in RULES.items() if r.fails)
+#: the rules whose finding makes a run inconclusive (exit 3) when nothing fails it
+INCONCLUSIVE = frozenset(c for c, r in RULES.items() if r.severity is Severity.INCONCLUSIVE)
+#: the rules whose finding is a bug in shapecheck (exit 4)
+INTERNAL = frozenset(c for c, r in RULES.items() if r.severity is Severity.INTERNAL)
+#: the rule of an internal error in one case
+INTERNAL_ERROR = RuleCode.INTERNAL_ERROR
 
 
 def help_uri(r: Rule) -> str | None:

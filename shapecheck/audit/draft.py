@@ -1,5 +1,5 @@
 """The one writer of draft contracts (TOML text in the contract format, docs/contracts.md): ``contract draft OP``
-(``schema_text``, from the schema plan of ``schema_draft``), and ``audit --draft DIR`` (``write_drafts``), which
+(``schema_text``, from the schema plan of ``schema_draft``), and ``audit --draft DIR`` (``draft_dir.write_drafts``), which
 writes the same draft for each audited op with the audit's findings and inferred relations as comments. A draft
 is a starting point to review, not a proof; it loads back before it is kept.
 """
@@ -143,28 +143,3 @@ def audit_notes(rec: dict[str, Any]) -> list[str]:
     for r in rec["requires"]:
         lines.append(f"audit inferred requires (audit dim names): {r['expr']}")
     return lines
-
-
-def write_drafts(run: Any, source: Any, directory: str) -> int:
-    """One ``DIR/<ns>/<name>.<overload>.toml`` per audited op, written by ``contract draft``'s writer with the
-    audit's findings as comments; the number written. An op the draft cannot be made for is left out."""
-    from ..errors import ShapecheckError, UserError
-    from .schema_draft import draft_contract
-
-    written = 0
-    for rec in run.records:
-        if rec["status"] == "not-run":
-            continue
-        try:
-            text = draft_contract(rec["op"], notes=audit_notes(rec))
-        except ShapecheckError:
-            continue  # no draft for this op rather than a broken one (contract draft says why, op by op)
-        ns, _, rest = rec["op"].partition("::")
-        path = Path(directory) / ns / f"{rest}.toml"
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as err:
-            raise UserError(f"--draft {directory}: cannot write {path} ({err.strerror})") from None
-        written += 1
-    return written

@@ -489,11 +489,11 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
     """Store a verify ``Report`` and its contract's ``info`` (before anything adds to its ``extra``), with the
     kernel's dependencies: the definitions it reaches and every project file loaded when it ran. A run whose
     kernel's helpers cannot all be fingerprinted (the walk's bound) is not stored, nor an inconclusive one;
-    errors (exit 2 and 4) never reach here."""
+    errors (exit 2, and 4 outside a case) never reach here; a case's internal error (SC023) is not stored."""
     from ..contract import suppressions
     from ..findings import Verdict
 
-    if report.verdict == Verdict.INCONCLUSIVE:  # a z3 timeout may not repeat: run it again next time
+    if report.verdict in (Verdict.INCONCLUSIVE, Verdict.ERROR):  # a timeout, a bug: run it again next time
         return False
     fn = kernel_function(kernel)
     deps: tuple[K.Dep, ...] = ()

@@ -258,6 +258,6 @@ def judge_suppressions(run: ContractRun) -> None:
 
 
 def _undecided(s, report) -> bool:
-    """Whether a case the suppression covers is inconclusive: the finding it accepts may still be there,
-    so the suppression is not stale."""
-    return any(c.verdict == Verdict.INCONCLUSIVE and (not s.case or s.case in c.case) for c in report.cases)
+    """Whether a case the suppression covers is inconclusive or stopped on an internal error: the finding it
+    accepts may still be there, so the suppression is not stale."""
+    return any(c.verdict in (Verdict.INCONCLUSIVE, Verdict.ERROR) and (not s.case or s.case in c.case) for c in report.cases)

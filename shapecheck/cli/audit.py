@@ -65,7 +65,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     if baseline:
         apply_audit(run, baseline, known)
     if draft_dir:
-        from ..audit.draft import write_drafts
+        from ..audit.draft_dir import write_drafts
 
         n = write_drafts(run, source, draft_dir)
         click.echo(f"audit: {n} draft contracts written under {draft_dir}", err=True)

@@ -13,12 +13,14 @@ from .options import (
     case_era_options,
     check_outputs,
     contract_option,
+    debug_flag,
     emit,
     import_option,
     kernel_source,
     max_cases_option,
     options,
     output_options,
+    set_debug,
 )
 
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
@@ -27,6 +29,7 @@ EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op,
 
 @click.group(epilog=EXIT_HELP)
 @click.version_option(package_name="torch-shapecheck", prog_name="shapecheck")
+@debug_flag
 def cli() -> None:
     """Prove PyTorch meta kernels against declarative shape contracts, for every size."""
 
@@ -43,12 +46,13 @@ def verify() -> None:
 @kernel_source("verify", meta_help="Check this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
 @output_options("verify")
-@options("verify", "max_traces", "timeout_ms")
+@options("verify", "max_traces", "timeout_ms", "budget")
 @case_era_options("verify")
 @max_cases_option("verify")
-@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "jobs", "cache")
-def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
-                  confirm_export, both_modes, context, jobs, cache):
+@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "show_obligations", "jobs", "cache",
+         "debug")
+def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
+                  explore, confirm_export, both_modes, context, show_obligations, jobs, cache, debug):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from dataclasses import replace
 
@@ -61,6 +65,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
+    set_debug(debug)
     from ..limits import max_cases as limit_in_force
     from ..options import VerifyOptions, pick
 
@@ -86,7 +91,23 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         R.verify_store(key, c, kernel, report)
     result = VerifyRun.of(c.info, report, source)
     emit(result, fmt, outputs, context=context, quiet=quiet)
+    show_tracebacks(report.violations)
     sys.exit(report.exit_code)
+
+
+def debugging() -> bool:
+    """``SHAPECHECK_DEBUG=1`` (``--debug`` sets it): internal errors print their full traceback on stderr."""
+    import os
+
+    return os.environ.get("SHAPECHECK_DEBUG", "").strip() not in ("", "0")
+
+
+def show_tracebacks(violations) -> None:
+    """With debugging on, the traceback of every case's internal error (SC023) on stderr."""
+    if debugging():
+        for v in violations:
+            if v.traceback:
+                click.echo(f"shapecheck: internal error in case {v.case}:\n{v.traceback}", err=True, nl=False)
 
 
 @cli.group()
@@ -177,15 +198,27 @@ def main(argv: list[str] | None = None) -> None:
     except ShapecheckError as e:
         if e.exit_code == 2:
             _fail(args, f"shapecheck: error: {_one_line(e)}", 2)
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {_one_line(e)}", e.exit_code)
+        _internal(args, f"{_one_line(e)}", e.exit_code)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         click.echo("shapecheck: interrupted", err=True)
         sys.exit(130)
     except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
-        _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): "
-                    f"{type(e).__name__}: {_one_line(e)}", 4)
+        _internal(args, f"{type(e).__name__}: {_one_line(e)}", 4)
+
+
+def _internal(args: list[str], what: str, code: int) -> None:
+    """A bug in shapecheck: one line (saying how to see the traceback), or the traceback when debugging."""
+    import traceback
+
+    if debugging():
+        click.echo(traceback.format_exc(), err=True, nl=False)
+        hint = ""
+    else:
+        hint = " (SHAPECHECK_DEBUG=1 or --debug prints the traceback)"
+    _fail(args, f"shapecheck: internal error (a bug in shapecheck, please report it): {what}{hint}", code)
+
 
 
 def _fail(args: list[str], message: str, code: int) -> None:

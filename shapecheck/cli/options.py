@@ -171,8 +171,43 @@ class OutputFile(_Pair):
 
 
 #: the declarations' own types (``shapecheck/options.py`` names them)
+class BudgetSpec(click.ParamType):
+    """``S``, ``case=S`` or ``run=S`` (seconds, > 0) -> (scope, seconds)."""
+
+    name = "[case=|run=]S"
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        scope, _, seconds = value.rpartition("=")
+        try:
+            s = float(seconds)
+            if scope not in ("", "case", "run") or not 0 < s < 10**7:
+                raise ValueError
+        except ValueError:
+            self.fail(f"{value[:80]!r}: expected seconds (per case), case=SECONDS or run=SECONDS, a number above 0",
+                      param, ctx)
+        return (scope or "case", s)
+
+
+def set_debug(on: bool) -> None:
+    """``--debug``: as ``SHAPECHECK_DEBUG=1``."""
+    if on:
+        import os
+
+        os.environ["SHAPECHECK_DEBUG"] = "1"
+
+
+def debug_flag(f: Callable) -> Callable:
+    """``--debug`` of the command group (``shapecheck --debug verify op ...``)."""
+    return click.option("--debug", is_flag=True, expose_value=False, is_eager=True,
+                        callback=lambda ctx, param, value: set_debug(value),
+                        help="Print the full traceback of an internal error (exit 4) on stderr; the same as "
+                             "SHAPECHECK_DEBUG=1.")(f)
+
+
 CUSTOM_TYPES: dict[str, type[click.ParamType]] = {"FILE.py:FUNC": FunctionSpec, "ARG=N": RankSpec, "K/N": ShardSpec,
-                                                  "FORMAT=FILE": OutputFile}
+                                                  "FORMAT=FILE": OutputFile, "[case=|run=]S": BudgetSpec}
 
 
 def output_options(command: str) -> Callable:

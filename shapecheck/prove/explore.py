@@ -18,7 +18,8 @@ from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
 from ..rules import RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
-from .obligations import Leaf, leaf_obligations, probe_points
+from . import budget
+from .obligations import Leaf, ShownObligation, leaf_obligations, probe_points
 from .torch_decides import TorchView, settled_guard
 
 
@@ -34,6 +35,7 @@ class CaseRun:
     # every trace made, by its assumptions (``pc_key``): a trace does not depend on the domain, so the
     # [[rejects]] regions of the case (``rejects``) reuse them
     trace_cache: dict[tuple[str, ...], Trace] = field(default_factory=dict)
+    obligations: list[ShownObligation] = field(default_factory=list)  # discharged, with --show-obligations
 
 
 def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
@@ -48,7 +50,8 @@ def dynamic(case: BoundCase, names: set[str]) -> bool:
 def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
                  roots: dict[tuple, Any] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
     """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
-    ``roots``: first violating guard -> the case that explored it (the default mode's shortcut)."""
+    ``roots``: first violating guard -> the cases that explored it in full; ("leaves", case id) -> that case's
+    leaf regions (the default mode's shortcut)."""
     if isinstance(first, NotApplicable):
         raise first
     return _CaseExplorer(kernel, case, solver, options, roots).run(first)
@@ -89,6 +92,7 @@ class _CaseExplorer(_CaseFindings):
         self.kernel, self.options, self.roots = kernel, options, roots
         self.work: list[list[E.Node]] = [[]]
         self.view = TorchView(case, solver)
+        self.is_root = False  # the case explored a violating first guard in full: its regions go in ``roots``
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -97,17 +101,19 @@ class _CaseExplorer(_CaseFindings):
             if run.traces >= self.options.max_traces:
                 run.truncated = True
                 break
+            budget.check()  # --timeout: a case over its time budget stops here
             pc = self.work.pop()
             if not pc and first is not None:
                 t, first = first, None
             else:
-                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore)
+                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
+                               or getattr(self.options, "show_obligations", False))  # the return's line
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
             t = self._as_guard_or_recorded(t, pc)
             if t is not None and self.guarded(t, pc) == "stop":
                 break
-        if self.roots is not None and self.case.id in self.roots.values() and not run.truncated:
+        if self.is_root and not run.truncated:
             self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
         return run
 
@@ -169,7 +175,8 @@ class _CaseExplorer(_CaseFindings):
             if pending is None:
                 leaf = Leaf(pc, t)
                 self.state.leaves.append(leaf)
-                for v in leaf_obligations(self.case, leaf, self.solver):
+                shown = self.state.obligations if getattr(self.options, "show_obligations", False) else None
+                for v in leaf_obligations(self.case, leaf, self.solver, shown):
                     self.add(v)
             return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
         return t
@@ -226,18 +233,26 @@ class _CaseExplorer(_CaseFindings):
         # (a guard of its own on such a region is still explored); --full explores it guard by guard
         if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
             sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
-            if sig in self.roots:
-                self.state.shared_with = self.roots[sig]
-                regions = self.roots.get(("leaves", self.roots[sig]))
-                if regions is not None:
+            explored = self.roots.setdefault(sig, [])
+            for earlier in explored:
+                regions = self.roots.get(("leaves", earlier))
+                if regions is not None and self._own_regions(regions):
+                    self.state.shared_with = earlier
                     self.work = self._shared_regions(regions)
                     return None
-            else:
-                self.roots[sig] = self.case.id
+            explored.append(self.case.id)  # explored guard by guard: its regions serve the cases after it
+            self.is_root = True
         # explore both sides: the false side first is popped last
         self.work.append(pc + [E.negate(t.guard)])
         self.work.append(pc + [t.guard])
         return None
+
+    def _own_regions(self, regions: list[list[E.Node]]) -> bool:
+        """Whether every region of the earlier case is a condition on this case's dims. A case whose dims
+        differ (a rank choice, an argument absent in this case) cannot be traced under the other case's
+        assumptions: it is explored guard by guard."""
+        mine = {d.name for d in self.case.dims}
+        return all(E.free_names(n) <= mine for r in regions for n in r)
 
     def _shared_regions(self, regions: list[list[E.Node]]) -> list[list[E.Node]]:
         """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from

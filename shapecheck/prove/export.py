@@ -179,7 +179,6 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
                classes: dict[str, str] | None = None, specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str]:
     """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
     says nothing about the kernel under test (it could not be set up, or export never called it)."""
-    import torch
     from torch.export import export
 
     dims = _export_dims(case, classes, specs)
@@ -210,21 +209,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
         return None, (f"not run: int arguments use {', '.join(sorted(missing))}, which no input tensor carries "
                        "(export needs them as tensor sizes)")
 
-    class Call(torch.nn.Module):
-        def forward(self, inputs):
-            def fill(x):
-                try:
-                    if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
-                        return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
-                    if isinstance(x, list):  # a tensors argument: a list of slots
-                        return [fill(i) for i in x]
-                    return inputs[x.index] if isinstance(x, _Slot) else x
-                except Exception as err:  # noqa: BLE001 - export would report it as its own failure
-                    raise InternalError(f"filling the exported call's arguments failed: "
-                                        f"{type(err).__name__}: {err}") from err
-
-            out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
-            return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor))
+    Call = _call_module(op, args, kwargs, dim_at)
 
     reached: list[bool] = []
 
@@ -260,6 +245,30 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             return False, f"{type(err).__name__}: {text[:600]}"
         finally:
             C.reset_dynamo()
+
+
+def _call_module(op: Any, args: list, kwargs: dict, dim_at: dict[str, tuple[int, int]]) -> Any:
+    """The module torch.export traces: it calls the op on its input tensors (``_Slot``s), with each int(s)
+    argument (``_SizeSlot``) computed from the sizes of the inputs that carry its dims (``dim_at``)."""
+    import torch
+
+    class Call(torch.nn.Module):
+        def forward(self, inputs):
+            def fill(x):
+                try:
+                    if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
+                        return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                    if isinstance(x, list):  # a tensors argument: a list of slots
+                        return [fill(i) for i in x]
+                    return inputs[x.index] if isinstance(x, _Slot) else x
+                except Exception as err:  # noqa: BLE001 - export would report it as its own failure
+                    raise InternalError(f"filling the exported call's arguments failed: "
+                                        f"{type(err).__name__}: {err}") from err
+
+            out = op(*[fill(a) for a in args], **{k: fill(v) for k, v in kwargs.items()})
+            return tuple(o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor))
+
+    return Call
 
 
 # where torch.export raises a constraint violation (a guard on a dynamic Dim); in torch 2.13 it can fail while

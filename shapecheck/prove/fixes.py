@@ -13,9 +13,9 @@ from ..trace.run import OutputKind
 from .pathmap import unpin
 
 
-def suggest_fixes(run, solver: Solver) -> list[Finding]:
-    """The run's violations, each with a ``fix`` suggestion."""
-    return [replace(v, fix=_suggest(v, run, solver)) for v in run.violations]
+def suggest_fixes(run, findings: list[Finding], solver: Solver) -> list[Finding]:
+    """A pass: ``findings`` of the case explored in ``run``, each with a ``fix`` suggestion (new findings)."""
+    return [replace(v, fix=_suggest(v, run, solver)) for v in findings]
 
 
 def _suggest(v: Finding, run, solver: Solver) -> str:

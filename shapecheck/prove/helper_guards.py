@@ -48,7 +48,6 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if kernel.mode == "fake" or not case.contract.guard_free or not any(d.dynamic for d in case.dims):
         return []  # plain FakeTensorMode's kernel is never exported; a contract that allows guards
     from .._torch import backed as B
-    from .._torch import translate as T
 
     classes = equal_classes(case, solver)
     specs = export_dims(case, solver, classes)
@@ -89,23 +88,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     refusal = run.export_verdict()
     if refusal is None:
         return []
-    names = dict(run.names)
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) for d in case.dims if d.dynamic]
-    groups: dict[tuple, list[tuple[E.Node, Any]]] = {}  # (who asked, kernel line) -> its restricting guards
-    for g in run.guards:
-        if not g.origin:
-            continue  # the kernel's own guard: verify's trace reports it (SC001, SC003, SC004, SC016)
-        try:
-            node = T.to_node(g.expr, names)
-        except T.Unsupported:
-            continue
-        if not any(case.contract.dim(n).dynamic for n in E.free_names(node) if n in case.contract.dim_names):
-            continue
-        if solver.decide([case.domain, *ge2], node)[0] is not Decision.BOTH:
-            continue  # it holds (or fails) on the whole range: torch's own reasoning is SC016's question
-        key = (g.origin, (g.kernel_line.file, g.kernel_line.line) if g.kernel_line else None)
-        if all(E.to_text(node) != E.to_text(n) for n, _ in groups.get(key, [])):
-            groups.setdefault(key, []).append((node, g))
+    groups = _restricting_guards(run, case, solver, ge2)
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     refusal = _in_dim_names(refusal, run.axes)
@@ -126,6 +110,30 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
                     f"{', '.join(gdims)}: torch.export rejects the Dim range ({_first(refusal, gdims)}). The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
+
+
+def _restricting_guards(run: Any, case: BoundCase, solver: Solver, ge2: list[E.Node]) -> dict[tuple, list]:
+    """(who asked, kernel line) -> the guards of torch's helpers in ``run`` that restrict a dynamic dim on the
+    case's domain (sizes from 2), each once: (the guard as an expression, the guard record)."""
+    from .._torch import translate as T
+
+    names = dict(run.names)
+    groups: dict[tuple, list[tuple[E.Node, Any]]] = {}
+    for g in run.guards:
+        if not g.origin:
+            continue  # the kernel's own guard: verify's trace reports it (SC001, SC003, SC004, SC016)
+        try:
+            node = T.to_node(g.expr, names)
+        except T.Unsupported:
+            continue
+        if not any(case.contract.dim(n).dynamic for n in E.free_names(node) if n in case.contract.dim_names):
+            continue
+        if solver.decide([case.domain, *ge2], node)[0] is not Decision.BOTH:
+            continue  # it holds (or fails) on the whole range: torch's own reasoning is SC016's question
+        key = (g.origin, (g.kernel_line.file, g.kernel_line.line) if g.kernel_line else None)
+        if all(E.to_text(node) != E.to_text(n) for n, _ in groups.get(key, [])):
+            groups.setdefault(key, []).append((node, g))
+    return groups
 
 
 def _in_dim_names(message: str, axes: dict[tuple[str, int], str]) -> str:

@@ -17,13 +17,14 @@ import enum
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..contract.model import BoundCase
-from ..findings import Finding, PathId, PathStatus
+from ..findings import Finding, PathId, PathStatus, SourceLoc
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
-from ..result.report import PathCheck
+from ..result.report import PathCheck, ShownObligation
 from ..rules import RuleCode
 from ..trace.run import FRESH, Finished, OutputKind, exprs_dims, values_at
 
@@ -50,12 +51,34 @@ class Discharged:
     by: str = "z3"  # how it was settled: z3 | points | exhaustion
 
 
+class Kind(enum.StrEnum):
+    """What an obligation is about: which rule its refutation breaks."""
+
+    ASSERT = "assert"  # a runtime assert the trace recorded (torch._check): SC004
+    RANGE = "range"  # a range refinement tracing made: SC004
+    REPLACEMENT = "replacement"  # a dim replaced by an expression while tracing: SC003
+    OUTPUT = "output"  # an output of a finished trace against a contract path: SC002 (and SC019)
+
+
 @dataclass(frozen=True)
 class Obligation:
+    """One claim to prove over a region, made before anything is discharged."""
+
     premises: tuple[E.Node, ...]  # the region: domain, path precondition, the leaf's assumptions
     claim: E.Node | None = None  # in the contract language
     holds_at: Callable[[dict[str, int]], bool | None] | None = None  # torch's expression at a point
     reads: tuple[str, ...] = ()  # the dims ``holds_at`` reads
+    kind: Kind = Kind.ASSERT
+    what: str = ""  # what is proved, as a person reads it
+    line: SourceLoc | None = None  # the kernel line it comes from (an assert's, the return's)
+    key: str = ""  # the contract key it comes from: ``domain``, ``paths.ID.outputs[J]``
+    source: Any = None  # what the finding is made from when it is refuted (an assert record, a dim name)
+
+
+def show(ob: Obligation, status: PathStatus) -> ShownObligation:
+    line = f"{ob.line.file}:{ob.line.line}" if ob.line is not None else ""
+    return ShownObligation(str(ob.kind), ob.what, tuple(E.to_text(p) for p in ob.premises if p != E.TRUE), line,
+                           ob.key, status)
 
 
 def discharge(ob: Obligation, case: BoundCase, solver: Solver) -> Discharged:
@@ -153,67 +176,96 @@ def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
 # Leaf obligations: asserts, range refinements and replacements must follow from the domain
 
 
-def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver) -> list[Finding]:
-    """The findings of one finished trace's asserts, refinements and replacements."""
-    dims = [d.name for d in case.dims]
+def leaf_obligation_list(case: BoundCase, leaf: Leaf) -> list[Obligation]:
+    """The obligations of one finished trace, in the order they are discharged: its asserts, then its range
+    refinements, then its replacements, each of which must follow from the domain and the trace's region."""
     premises = (case.domain, *leaf.pc)
-    found: list[Finding] = []
-
-    def unknown(expr: str, loc, why: str) -> None:
-        found.append(Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why))
-
-    narrowed: set[str] = set()
+    out: list[Obligation] = []
     for a in leaf.trace.asserts:
         if a.expr is not None:
-            ob = Obligation(premises, a.expr)
-            text, adims = E.to_text(a.expr), tuple(sorted(E.free_names(a.expr)))
-        elif a.sym is not None:
-            adims = tuple(sorted(exprs_dims((a.sym,))))
-            ob = Obligation(premises, holds_at=_holds(a.sym), reads=adims)
-            text = a.raw
-        else:
-            unknown(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
+            out.append(Obligation(premises, a.expr, kind=Kind.ASSERT, what=f"assert {E.to_text(a.expr)}", line=a.loc,
+                                  key="domain", source=a))
+        else:  # torch's expression (holds_at), or none at all: unknown when discharged
+            reads = tuple(sorted(exprs_dims((a.sym,)))) if a.sym is not None else ()
+            out.append(Obligation(premises, holds_at=_holds(a.sym) if a.sym is not None else None, reads=reads,
+                                  kind=Kind.ASSERT, what=f"assert {a.raw}", line=a.loc, key="domain", source=a))
+    for name, lo, hi in leaf.trace.refinements:
+        parts = [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
+        parts += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
+        cond = E.conj(parts)
+        out.append(Obligation(premises, cond, kind=Kind.RANGE, what=f"range {E.to_text(cond)} (refined by tracing)",
+                              key=f"dims.{name}", source=(name, lo, hi)))
+    for name, node, raw in leaf.trace.replacements:
+        cond = None if node is None else E.Cmp("==", E.Var(name), node)
+        out.append(Obligation(premises, cond, kind=Kind.REPLACEMENT, key=f"dims.{name}", source=(name, node, raw),
+                              what=f"{name} == {raw if node is None else E.to_text(node)} (replaced by tracing)"))
+    return out
+
+
+def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
+                     shown: list[ShownObligation] | None = None) -> list[Finding]:
+    """The findings of one finished trace's obligations (``leaf_obligation_list``), each made where its
+    obligation is discharged. ``shown``: each obligation and its status is appended to it."""
+    dims = [d.name for d in case.dims]
+    found: list[Finding] = []
+    narrowed: set[str] = set()  # dims a refuted assert narrowed: their refinements say the same again
+    for ob in leaf_obligation_list(case, leaf):
+        if ob.kind is Kind.RANGE and ob.source[0] in narrowed:
             continue
         d = discharge(ob, case, solver)
+        if shown is not None:
+            shown.append(show(ob, PathStatus(d.status.value)))
+        v = _leaf_finding(case, ob, d, dims)
+        if v is not None:
+            if ob.kind is Kind.ASSERT and v.code == RuleCode.ASSERT_NARROWS_RANGE:
+                narrowed.update(v.dims)
+            found.append(v)
+    return found
+
+
+def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str]) -> Finding | None:
+    """The finding of a discharged leaf obligation: its rule when refuted, SC005 when unknown, else none."""
+    def unknown(expr: str, loc, why: str) -> Finding:
+        return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why)
+
+    if ob.kind is Kind.ASSERT:
+        a = ob.source
+        if a.expr is None and a.sym is None:
+            return unknown(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
+        text = E.to_text(a.expr) if a.expr is not None else a.raw
+        adims = tuple(sorted(E.free_names(a.expr))) if a.expr is not None else ob.reads
         if d.status is Status.REFUTED:
-            narrowed.update(adims)
             if a.expr is not None:
                 message = f"the kernel asserts {text}, which fails inside the contract's domain"
             else:
                 message = (f"the kernel asserts {a.raw} (torch's expression, outside the contract language), which "
                            f"is false at the counterexample, a point of the contract's domain (evaluated there, not "
                            f"proved by z3)")
-            found.append(Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
-                                   counterexample=restrict(d.point, dims), message=message))
-        elif d.status is Status.UNKNOWN:
+            return Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
+                             counterexample=restrict(d.point, dims), message=message)
+        if d.status is Status.UNKNOWN:
             why = (f"z3 could not prove the assert {text} ({d.reason})" if a.expr is not None
                    else f"cannot translate the runtime assert {a.raw}")
-            unknown(text, a.loc, why)
-    for name, lo, hi in leaf.trace.refinements:
-        if name in narrowed:
-            continue
-        parts = [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
-        parts += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
-        cond = E.conj(parts)
-        d = discharge(Obligation(premises, cond), case, solver)
+            return unknown(text, a.loc, why)
+        return None
+    if ob.kind is Kind.RANGE:
+        name, lo, hi = ob.source
+        text = E.to_text(ob.claim)
         if d.status is Status.REFUTED:
-            found.append(Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
-                                   counterexample=restrict(d.point, dims),
-                                   message=f"tracing refined the range of {name} to [{lo}, {hi}]"))
-        elif d.status is Status.UNKNOWN:
-            unknown(E.to_text(cond), None, f"z3 could not prove the range {E.to_text(cond)}")
-    for name, node, raw in leaf.trace.replacements:
-        if node is None:
-            unknown(raw, None, f"cannot translate the replacement {name} -> {raw}")
-            continue
-        cond = E.Cmp("==", E.Var(name), node)
-        d = discharge(Obligation(premises, cond), case, solver)
-        if d.status is Status.REFUTED:
-            found.append(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(cond), node=cond, dims=(name,),
-                                   counterexample=restrict(d.point, dims),
-                                   message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does "
-                                   f"not imply"))
-    return found
+            return Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=ob.claim, dims=(name,),
+                             counterexample=restrict(d.point, dims),
+                             message=f"tracing refined the range of {name} to [{lo}, {hi}]")
+        if d.status is Status.UNKNOWN:
+            return unknown(text, None, f"z3 could not prove the range {text}")
+        return None
+    name, node, raw = ob.source  # a replacement
+    if node is None:
+        return unknown(raw, None, f"cannot translate the replacement {name} -> {raw}")
+    if d.status is Status.REFUTED:
+        return Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(ob.claim), node=ob.claim, dims=(name,),
+                         counterexample=restrict(d.point, dims),
+                         message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply")
+    return None
 
 
 def _holds(sym) -> Callable[[dict[str, int]], bool | None]:
@@ -234,9 +286,11 @@ def path_name(p) -> PathId:
 
 
 def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...] = (),
-                       definition=None) -> tuple[list[PathCheck], list[Finding]]:
+                       definition=None, shown: list[ShownObligation] | None = None
+                       ) -> tuple[list[PathCheck], list[Finding]]:
     """Per contract path (of the given eras, all when empty) its status, and the findings of its outputs.
-    A finding without a line of its own is placed at the kernel's ``definition``."""
+    A finding without a line of its own is placed at the kernel's ``definition``. The obligations of a path
+    (``output_obligation_list``) are built first, then discharged; ``shown`` collects each with its status."""
     checks: list[PathCheck] = []
     found: list[Finding] = []
     seen: set[tuple] = set()
@@ -249,24 +303,21 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
             checks.append(PathCheck(name, PathStatus.UNREACHABLE))
             continue
         status = PathStatus.PROVED if reach.sat is Sat.SAT else PathStatus.UNKNOWN
-        for leaf in leaves:
-            premises = [case.domain, p.when] + leaf.pc
-            if solver.satisfiable(premises).sat is Sat.UNSAT:
+        for c in output_obligation_list(case, p, leaves, solver):
+            got = c.leaf.trace.outputs[c.index] if c.index < len(c.leaf.trace.outputs) else None
+            v = _compare_output(c, got)
+            if shown is not None:
+                shown.append(show(c.obligation(definition), PathStatus.PROVED if v is None else
+                                  PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE else PathStatus.REFUTED))
+            if v is None:
                 continue
-            for j, want in enumerate(p.outputs):
-                if want is None:
-                    continue
-                got = leaf.trace.outputs[j] if j < len(leaf.trace.outputs) else None
-                v = _compare_output(_OutputCheck(case, name, j, want, leaf, premises, solver), got)
-                if v is None:
-                    continue
-                if v.location is None and definition is not None:
-                    v = replace(v, location=definition)
-                if (v.code, v.expr) not in seen:
-                    seen.add((v.code, v.expr))
-                    found.append(v)
-                status = PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE and status != PathStatus.REFUTED \
-                    else PathStatus.REFUTED
+            if v.location is None and definition is not None:
+                v = replace(v, location=definition)
+            if (v.code, v.expr) not in seen:
+                seen.add((v.code, v.expr))
+                found.append(v)
+            status = PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE and status is not PathStatus.REFUTED \
+                else PathStatus.REFUTED
         if status is PathStatus.PROVED:
             # proved only where finished traces cover the path: a bound, an error or a shared first guard
             # can leave part of domain /\ when unexplored
@@ -277,12 +328,25 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
     return checks, found
 
 
+def output_obligation_list(case: BoundCase, p, leaves: list[Leaf], solver: Solver) -> list[_OutputCheck]:
+    """The output obligations of contract path ``p``: per finished trace whose region meets the path's
+    precondition, each output the path states equals the path's."""
+    out = []
+    for leaf in leaves:
+        premises = [case.domain, p.when] + leaf.pc
+        if solver.satisfiable(premises).sat is Sat.UNSAT:
+            continue
+        out.extend(_OutputCheck(case, path_name(p), j, want, leaf, premises, solver)
+                   for j, want in enumerate(p.outputs) if want is not None)
+    return out
+
+
 @dataclass(frozen=True)
 class _OutputCheck:
     """One output of one leaf against one contract path."""
 
     case: BoundCase
-    path: str
+    path: PathId
     index: int
     want: E.Node  # the contract's shape (a TupleE) or integer
     leaf: Leaf
@@ -292,6 +356,12 @@ class _OutputCheck:
     @property
     def where(self) -> str:
         return f"output {self.index}"
+
+    def obligation(self, definition: SourceLoc | None = None) -> Obligation:
+        """The record of this obligation (what ``--show-obligations`` prints)."""
+        return Obligation(tuple(self.premises), kind=Kind.OUTPUT, key=f"paths.{self.path}.outputs[{self.index}]",
+                          what=f"{self.where} = {shown(self.want)} on path {self.path}",
+                          line=self.leaf.trace.returned_at or definition)
 
     @property
     def suffix(self) -> str:

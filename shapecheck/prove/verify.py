@@ -21,6 +21,7 @@ from ..options import VerifyOptions as Options  # every option is declared there
 from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
+from .budget import Budget, OverBudget
 from .explore import CaseRun, explore_case
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
@@ -57,7 +58,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
     violations: list[Finding] = []
-    roots: dict[tuple, Any] = {}  # first violating guard -> the case explored in full; ("leaves", case) -> its regions
+    roots: dict[tuple, Any] = {}  # first violating guard -> the cases explored in full; ("leaves", case) -> regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
     if options.cases and not selected and not any(any(s in c.id for s in options.cases)
@@ -77,25 +78,35 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
                              valid=lambda v: isinstance(v, tuple) and len(v) == 2)
         else:
-            first = prefetch_roots(kernel, selected, options.jobs, track_return=options.explore)
-    for case in selected:
+            first = prefetch_roots(kernel, selected, options.jobs,
+                                   track_return=options.explore or options.show_obligations)
+    budget = Budget(options.case_timeout, options.run_timeout)
+    for i, case in enumerate(selected):
+        if budget.run_over():
+            results.extend(_not_run(c, budget) for c in selected[i:])
+            violations.append(_run_over(budget, selected, i))
+            break
         if on_case is not None:
             on_case(case.id)
-        result, found = done.pop(case.id, None) or _run_case(kernel, case, solver, options, roots,
-                                                            first.pop(case.id, None))
+        result, found = done.pop(case.id, None) or isolated(
+            case.id, budget, lambda case=case: _run_case(kernel, case, solver, options, roots,
+                                                         first.pop(case.id, None)))
         results.append(result)
         violations.extend(found)
-    for result, found in _excluded_rejects(contract, kernel, solver, options):
-        results.append(result)
-        violations.extend(found)
-    if not options.cases:
+    complete = not any(_cut_short(r) for r in results)
+    if not budget.run_over():
+        for case_id, run_rejects in _excluded_rejects(contract, kernel, solver, options):
+            result, found = isolated(case_id, budget, run_rejects)
+            results.append(result)
+            violations.extend(found)
+    if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
         violations.extend(unreachable_paths(contract, results, options))
     violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
                                 message=why) for loc, why in kernel.caveats)
-    if options.confirm_export:
+    if options.confirm_export and not budget.run_over():
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = suppressions.apply(contract.suppressions, violations)
-    if not any(not r.skipped for r in results):
+    if not any(not r.skipped for r in results) and not any(r.verdict is Verdict.ERROR for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = verdict_of(violations)
@@ -109,7 +120,7 @@ EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and e
                 "outside every [[rejects]] region, so nothing is checked in this case")
 
 
-def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, str] | None,
+def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, Any] | None,
               first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Finding]]:
     """One case, explored and proved: its result and its findings (before suppressions)."""
     if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
@@ -118,26 +129,27 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         run = explore_case(kernel, case, solver, options, roots, first=first)
     except NotApplicable as why:
         return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
-    checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition)
+    shown = run.obligations if options.show_obligations else None
+    checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition, shown)
     notes: list[str] = []
     found += spec_obligations(case, run.leaves, solver, options.eras, checks, kernel.definition, notes)
-    found = [fallback_note(v, run.leaves) for v in found]  # an output wrong where a guard_or_* fell back
     run.paths.extend(checks)
-    run.violations.extend(found)
+    from .fixes import suggest_fixes
     from .replay import replay
 
-    run.violations = replay(kernel, case, run.violations)
+    # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
+    findings: list[Finding] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
+    findings = replay(kernel, case, findings)  # every counterexample run with static sizes
     from .helper_guards import helper_guards
 
-    run.violations.extend(v for v in helper_guards(kernel, case, solver) if _new(v, run.violations))
-    _unexplored(run, solver, options)
+    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings)]  # export's guards
+    findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
 
-        run.violations.extend(reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache))
-    from .fixes import suggest_fixes
-
-    run.violations = suggest_fixes(run, solver)
+        findings = findings + reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache)
+    findings = suggest_fixes(run, findings, solver)
+    run.violations = findings
     pmap = None
     if options.explore:
         from .pathmap import path_map
@@ -145,7 +157,8 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         pmap = path_map(run, solver, path_name)
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
-                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+                       run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes),
+                       obligations=tuple(run.obligations)), run.violations)
 
 
 def _new(v: Finding, found: list[Finding]) -> bool:
@@ -155,44 +168,94 @@ def _new(v: Finding, found: list[Finding]) -> bool:
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
-                      options: Options) -> list[tuple[CaseResult, list[Finding]]]:
+                      options: Options) -> list[tuple[str, Callable[[], tuple[CaseResult, list[Finding]]]]]:
     """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
-    a result (no paths) and its findings, so that every report format lists them as cases."""
+    per case, its id and the function that checks it, giving a result (no paths) and its findings, so that
+    every report format lists them as cases."""
+    return [(case.id, lambda case=case: _excluded_reject_case(kernel, case, solver, options))
+            for case in contract.excluded_reject_cases()
+            if not options.cases or any(s in case.id for s in options.cases)]
+
+
+def _excluded_reject_case(kernel: Kernel, case: BoundCase, solver: Solver,
+                          options: Options) -> tuple[CaseResult, list[Finding]]:
     from .rejects import reject_obligations
 
-    out = []
-    for case in contract.excluded_reject_cases():
-        if options.cases and not any(s in case.id for s in options.cases):
-            continue
-        if all(r.kind == "dispatcher-limit" for r in case.rejects):  # no obligation: nothing is checked
-            out.append((CaseResult(case.id, Verdict.PASS, skipped="wholly rejected by a dispatcher-limit [[rejects]] "
-                                   "(the op itself may run there): nothing is checked in this case"), []))
-            continue
-        cache: dict = {}
-        try:
-            found = reject_obligations(kernel, case, solver, options.max_traces, cache)
-        except NotApplicable as why:
-            out.append((CaseResult(case.id, Verdict.PASS, skipped=str(why)), []))
-            continue
-        out.append((CaseResult(case.id, verdict_of(found), traces=len(cache)), found))
-    return out
+    if all(r.kind == "dispatcher-limit" for r in case.rejects):  # no obligation: nothing is checked
+        return (CaseResult(case.id, Verdict.PASS, skipped="wholly rejected by a dispatcher-limit [[rejects]] "
+                           "(the op itself may run there): nothing is checked in this case"), [])
+    cache: dict = {}
+    try:
+        found = reject_obligations(kernel, case, solver, options.max_traces, cache)
+    except NotApplicable as why:
+        return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
+    return CaseResult(case.id, verdict_of(found), traces=len(cache)), found
 
 
-def _unexplored(run: CaseRun, solver: Solver, options: Options) -> None:
-    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive."""
+def isolated(case_id: str, budget: Budget,
+             check: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
+    """One case checked on its own: a bug in shapecheck there becomes the case's SC023 finding (with its
+    traceback), and its time budget running out the case's SC005 finding; either way the other cases still
+    run and report. Bad input (``UserError``, exit 2) and the user's interrupt go through."""
+    try:
+        with budget.case():
+            return check()
+    except OverBudget as over:
+        return (CaseResult(case_id, Verdict.INCONCLUSIVE, skipped=f"cut short: {over}"),
+                [Finding(code=RuleCode.INCONCLUSIVE, case=case_id, expr="time budget", counterexample={},
+                           message=f"{over} before the case was checked: nothing is proved in this case "
+                           "(raise --timeout; the z3 timeout per query is --timeout-ms)")])
+    except UserError:
+        raise
+    except Exception as err:  # noqa: BLE001 - isolation: a bug in one case never loses the others
+        return CaseResult(case_id, Verdict.ERROR, skipped=f"internal error: {type(err).__name__}"), [internal_error(case_id, err)]
+
+
+def internal_error(case_id: str, err: BaseException) -> Finding:
+    """The SC023 finding of a bug in shapecheck while it checked ``case_id``."""
+    import traceback
+
+    what = f"{type(err).__name__}: {err}".splitlines()[0] if str(err) else type(err).__name__
+    return Finding(code=RuleCode.INTERNAL_ERROR, case=case_id, expr=type(err).__name__, counterexample={},
+                     message=f"internal error in this case (a bug in shapecheck, please report it): {what}; nothing "
+                     "is known about the case. The traceback is in the JSON report, and on stderr with "
+                     "SHAPECHECK_DEBUG=1 or --debug",
+                     traceback="".join(traceback.format_exception(err)))
+
+
+def _not_run(case: BoundCase, budget: Budget) -> CaseResult:
+    return CaseResult(case.id, Verdict.INCONCLUSIVE, skipped=f"not checked: the run's time budget ({budget.run_s:g} s, "
+                      "--timeout run=S) ran out before this case")
+
+
+def _run_over(budget: Budget, selected: list[BoundCase], done: int) -> Finding:
+    return Finding(code=RuleCode.INCONCLUSIVE, case="*", expr="time budget", counterexample={},
+                     message=f"the run's time budget ({budget.run_s:g} s, --timeout run=S) ran out after {done} of "
+                     f"{len(selected)} cases: the other {len(selected) - done} were not checked, nothing is proved "
+                     "there")
+
+
+def _cut_short(result: CaseResult) -> bool:
+    """Whether the case stopped before it was checked (a bug in shapecheck, or the time budget)."""
+    return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked"))
+
+
+def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
+    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005)."""
     from ..rules import FAILING
 
-    if any(v.code in FAILING for v in run.violations):
-        return
+    if any(v.code in FAILING for v in findings):
+        return []
     union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
     rest = solver.satisfiable([run.case.domain, E.negate(union)])
     if rest.sat is Sat.UNSAT:
-        return
+        return []
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    run.violations.append(Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(), location=None, counterexample=point,
-                                    message=f"{why}: nothing is proved there, e.g. at the counterexample point"))
+    return [Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(),
+                    location=None, counterexample=point,
+                    message=f"{why}: nothing is proved there, e.g. at the counterexample point")]
 
 
 def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:

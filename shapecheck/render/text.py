@@ -65,7 +65,24 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
         for v, cases in group(sup):
             lines.append(f"  {v.code} {v.expr} [{len(cases)} cases]: {v.suppressed}")
     lines.extend(_appendix(report, skipped))
+    lines.extend(_obligations(report))
     return "\n".join(lines)
+
+
+def _obligations(report: Report) -> list[str]:
+    """``--show-obligations``: per case, each obligation discharged: what is proved, its premises, the kernel
+    line and the contract key it comes from, and how it ended."""
+    lines = []
+    for c in report.cases:
+        if not c.obligations:
+            continue
+        lines += ["", f"obligations of case {c.case} ({len(c.obligations)}):"]
+        for o in c.obligations:
+            where = f"{relpath(o.line.rpartition(':')[0])}:{o.line.rpartition(':')[2]}" if o.line else "-"
+            lines.append(f"  [{o.status}] {o.kind}: {o.what}")
+            lines.append(f"      premises: {' and '.join(o.premises) or 'true'}")
+            lines.append(f"      kernel:   {where}    contract: {o.key}")
+    return lines
 
 
 def _place_key(v: Finding) -> tuple:

@@ -17,6 +17,23 @@ class PathCheck:
 
 
 @dataclass(frozen=True)
+class ShownObligation:
+    """An obligation discharged in a case, as ``verify op --show-obligations`` prints it (``prove.obligations``
+    builds it)."""
+
+    kind: str  # assert | range | replacement | output
+    what: str  # what is proved
+    premises: tuple[str, ...]  # besides the domain
+    line: str  # FILE:LINE of the kernel, or ""
+    key: str  # the contract key it comes from
+    status: PathStatus  # proved | refuted | unknown
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "what": self.what, "premises": list(self.premises), "line": self.line or None,
+                "contract": self.key, "status": self.status}
+
+
+@dataclass(frozen=True)
 class CaseResult:
     case: str
     verdict: Verdict
@@ -30,6 +47,7 @@ class CaseResult:
     export: Any = field(default=None, metadata=TRANSIENT)  # prove.export.ExportResult with --confirm-export
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
     notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
+    obligations: tuple[ShownObligation, ...] = ()  # with --show-obligations only
 
     def to_json(self) -> dict[str, Any]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
@@ -38,7 +56,8 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {str(p.path): p.status.value for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {})
+                "paths": {str(p.path): p.status.value for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {}) | (
+                {"obligations": [o.to_json() for o in self.obligations]} if self.obligations else {})
 
 
 @dataclass(frozen=True)

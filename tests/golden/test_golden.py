@@ -14,6 +14,7 @@ Each example lives in ``tests/golden/examples/``:
   ``[[rejects]]`` region (a 2-D index) the kernel accepts;
 - SC015: a kernel file fuzzed (``fuzz op --examples 5 --seed 0``) whose output 0 has the contract's shape but not
   the runtime's memory layout;
+- SC023: the installed kernel against ``new_empty.toml``, with a bug planted in shapecheck's output check;
 - SC030-SC037: ``audit --import audit_classes.py --ops auditex::<op>``, a custom-op library with one fake
   kernel per audit class (its ``relation`` op demands a relation: no finding);
 - SC038-SC043: ``audit --import audit_eager.py --ops auditeg::<op>``, a custom-op library whose eager kernels
@@ -66,7 +67,7 @@ class Example:
     rule: str
     args: tuple[str, ...]
     exit_code: int
-    plant: str = ""  # a defect planted in the runtime reference for the run (a function of this module)
+    plant: str = ""  # a defect planted in the runtime reference or in shapecheck for the run (a function here)
 
 
 def _values_off(monkeypatch) -> None:
@@ -80,6 +81,16 @@ def _values_off(monkeypatch) -> None:
         return out0 + 0.05, out1
 
     monkeypatch.setattr(metal_ref, "run", off_by_a_bit)
+
+
+def _shapecheck_bug(monkeypatch) -> None:
+    """A bug in shapecheck while it checks a case's outputs: the case's SC023 finding."""
+    from shapecheck.prove import verify
+
+    def buggy(*a, **k):
+        raise KeyError("K")
+
+    monkeypatch.setattr(verify, "output_obligations", buggy)
 
 
 def _verify(contract: str, kernel: str | None = None) -> tuple[str, ...]:
@@ -136,6 +147,7 @@ EXAMPLES = [
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
     Example("SC022", _verify("new_empty.toml", "sc022_guard_in_torch_helper.py"), 1),
+    Example("SC023", _verify("new_empty.toml"), 4, plant="_shapecheck_bug"),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),
@@ -151,7 +163,7 @@ EXAMPLES = [
     Example("SC042", _audit_eager("fake_rejects"), 1),
     Example("SC043", _audit_eager("eager_formula"), 1),
 ]
-VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive"}
+VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive", 4: "error"}
 
 
 def run_command(args: tuple[str, ...], tmp_path: Path, monkeypatch) -> tuple[int, dict, str]:

@@ -59,11 +59,14 @@ def pool_report():
 def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(pool_report):
     """The ceil-mode branch of torch's pooling meta is dead for kernel 3 / stride 2 (and kernel 2, padding 0):
     z3 proves it, torch cannot, and export rejects the dynamic H. Where the branch is real (kernel 2, stride 2,
-    padding 1) it is SC001; everywhere else export succeeds and nothing is reported."""
+    padding 1) the branch is in torch's helper pooling_output_shape, SC022 (the kernel's own line: SC001);
+    everywhere else export succeeds and nothing is reported."""
     failing = {case_id(*c) for c in POOL_CASES if export_fails(*c) is not None}
-    sc016, sc001 = by_case(pool_report, "SC016"), by_case(pool_report, "SC001")
+    sc016 = by_case(pool_report, "SC016")
+    branch = by_case(pool_report, "SC001") | by_case(pool_report, "SC022")
     assert case_id(True, 3, 2, 0) in sc016 and case_id(True, 3, 2, 1) in sc016
-    assert sc016 | sc001 == failing and not sc016 & sc001
+    assert case_id(True, 2, 2, 1) in branch
+    assert sc016 | branch == failing and not sc016 & branch
     assert not by_case(pool_report, "SC005") and not by_case(pool_report, "SC002")
     # the shipped contract accepts these findings with reasons (the gate over contracts/ passes)
     assert all(v.suppressed for v in pool_report.violations) and pool_report.verdict == Verdict.PASS
@@ -72,7 +75,8 @@ def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(
 def test_sc016_names_the_guard_its_line_and_no_counterexample(pool_report):
     v = next(v for v in pool_report.violations if v.code == "SC016" and v.case == case_id(True, 3, 2, 0)
              and v.dims == ("H",))
-    assert v.location.line and "(outputSize - 1) * stride >= inputSize + pad_l" in v.location.text
+    # located at the kernel's line that calls torch's helper pooling_output_shape, where the check is
+    assert v.location.line and "pooling_output_shape(" in v.location.text
     assert v.counterexample == {}
     assert "always false for H in [3, 2147483647]" in v.message and "torch.export installs the guard" in v.message
     assert "static arguments" in v.fix and "sym_min" in v.fix

@@ -341,15 +341,15 @@ def test_a_helper_the_file_cannot_define_is_never_silently_the_installed_one(tmp
 
 
 def test_shapecheck_errors_raised_under_a_trace_are_not_kernel_failures(tmp_path):
-    """An error of shapecheck's own (here an InternalError raised while the kernel runs) propagates: it is
-    never reported as SC007 (the kernel raised)."""
-    from shapecheck.errors import InternalError
-
+    """An error of shapecheck's own (here an InternalError raised while the kernel runs) is never reported as
+    SC007 (the kernel raised): it is the case's internal error (SC023, exit 4)."""
     k = tmp_path / "k.py"
     k.write_text("from shapecheck.errors import InternalError\n\n\ndef kernel(query, key, value, *a, **kw):\n"
                  "    raise InternalError('a broken invariant')\n")
-    with pytest.raises(InternalError):
-        verify_op(SDPA_MPS, meta=f"{k}:kernel", options=Options(cases=(CASE4,)))
+    report = verify_op(SDPA_MPS, meta=f"{k}:kernel", options=Options(cases=(CASE4,)))
+    assert report.verdict is Verdict.ERROR and report.exit_code == 4
+    assert codes(report) == {"SC023"}
+    assert "InternalError: a broken invariant" in report.violations[0].message
 
 
 def test_an_import_error_of_a_meta_file_names_its_line(tmp_path):

@@ -1,0 +1,170 @@
+"""No crash loses a run (issue 22 item 3): a bug in one case is that case's SC023 finding (exit 4) and the other
+cases still report; ``--timeout`` per case and per run cuts the run short as inconclusive (exit 3) with the
+cases done; ``SHAPECHECK_DEBUG=1``/``--debug`` prints the traceback; the default mode's case-region shortcut
+never traces a case under another case's dims (the KeyError 'K' of issue 22, reproduced here)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+
+import pytest
+
+from tests.conftest import KERNELS, ROOT
+
+CONTRACT = str(KERNELS / "shared_guard.toml")
+KERNEL = str(KERNELS / "shared_guard.py")
+CASES = ["rank=3,dtype=float32", "rank=3,dtype=float16", "rank=2,dtype=float32", "rank=2,dtype=float16"]
+
+
+def verify(monkeypatch, kernel: str, *extra: str) -> tuple[int, dict, str]:
+    """``shapecheck verify op aten::new_empty`` on shared_guard.toml in this process: (exit, JSON, stderr)."""
+    from shapecheck.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(["verify", "op", "aten::new_empty", "--contract", CONTRACT, "--meta", f"{KERNEL}:{kernel}",
+                  "--format", "json", "-j", "1", *extra])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, json.loads(out.getvalue()), err.getvalue()
+
+
+def test_cases_with_other_dims_never_reuse_a_case_s_regions(monkeypatch):
+    """The rank-3 case's regions name K, which the rank-2 cases lack: before the fix the default mode traced a
+    rank-2 case under them and died with KeyError 'K', losing every case. Now a rank-2 case shares only a
+    rank-2 case's regions, and the verdicts are --full's."""
+    code, doc, err = verify(monkeypatch, "branches_first_on_n")
+    assert code == 1, err
+    assert [c["case"] for c in doc["cases"]] == CASES
+    assert {v["code"] for v in doc["violations"]} == {"SC001"}
+    shared = {c["case"]: c["shared_with"] for c in doc["cases"]}
+    assert shared == {CASES[0]: None, CASES[1]: CASES[0], CASES[2]: None, CASES[3]: CASES[2]}
+    full_code, full, _ = verify(monkeypatch, "branches_first_on_n", "--full")
+    assert full_code == code
+    assert {c["case"]: c["verdict"] for c in full["cases"]} == {c["case"]: c["verdict"] for c in doc["cases"]}
+    assert {(v["case"], v["expr"]) for v in doc["violations"]} <= {(v["case"], v["expr"]) for v in full["violations"]}
+
+
+def _plant_bug(monkeypatch, in_case: str):
+    from shapecheck.prove import verify as V
+
+    real = V.output_obligations
+
+    def buggy(case, *args, **kw):
+        if case.id == in_case:
+            {}["K"]  # a bug in shapecheck, as in issue 22
+        return real(case, *args, **kw)
+
+    monkeypatch.setattr(V, "output_obligations", buggy)
+
+
+def test_a_bug_in_one_case_is_its_sc022_finding_and_the_others_report(monkeypatch):
+    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    _plant_bug(monkeypatch, CASES[2])
+    code, doc, err = verify(monkeypatch, "guard_free")
+    assert code == 4
+    assert doc["verdict"] == "error"
+    verdicts = {c["case"]: c["verdict"] for c in doc["cases"]}
+    assert verdicts == {CASES[0]: "pass", CASES[1]: "pass", CASES[2]: "error", CASES[3]: "pass"}
+    [bug] = doc["violations"]
+    assert (bug["code"], bug["kind"], bug["case"]) == ("SC023", "internal-error", CASES[2])
+    assert "KeyError: 'K'" in bug["message"] and "SHAPECHECK_DEBUG=1" in bug["message"]
+    assert bug["traceback"].startswith("Traceback") and "buggy" in bug["traceback"]
+    assert "Traceback" not in err
+
+
+def test_debug_prints_the_traceback_of_a_case_s_internal_error(monkeypatch):
+    _plant_bug(monkeypatch, CASES[0])
+    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    code, doc, err = verify(monkeypatch, "guard_free", "--debug")
+    assert code == 4
+    assert f"internal error in case {CASES[0]}" in err and "Traceback" in err and "KeyError: 'K'" in err
+
+
+def test_a_run_wide_internal_error_says_how_to_see_the_traceback(monkeypatch):
+    from shapecheck.prove import verify as V
+
+    def boom(*args, **kw):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(V, "make_solver", boom)
+    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    with pytest.raises(json.JSONDecodeError):  # no report: the run died before any case
+        verify(monkeypatch, "guard_free")
+    from shapecheck.cli.main import main
+
+    for env, traceback in (("", False), ("1", True)):
+        monkeypatch.setenv("SHAPECHECK_DEBUG", env)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                pytest.raises(SystemExit) as exit_:
+            main(["verify", "op", "aten::new_empty", "--contract", CONTRACT, "--meta", f"{KERNEL}:guard_free"])
+        assert exit_.value.code == 4
+        assert "RuntimeError: planted" in err.getvalue()
+        assert ("Traceback" in err.getvalue()) is traceback
+        assert ("SHAPECHECK_DEBUG=1 or --debug prints the traceback" in err.getvalue()) is not traceback
+
+
+def _plant_hang(monkeypatch, in_case: str):
+    """The case's every trace hangs (sleeps until the time budget stops it)."""
+    from shapecheck.prove import explore as X
+
+    real = X.trace_case
+
+    def hanging(kernel, case, *args, **kw):
+        while case.id == in_case:
+            time.sleep(0.05)
+        return real(kernel, case, *args, **kw)
+
+    monkeypatch.setattr(X, "trace_case", hanging)
+
+
+def test_a_case_over_its_time_budget_is_inconclusive_and_the_others_report(monkeypatch):
+    _plant_hang(monkeypatch, CASES[1])
+    code, doc, _ = verify(monkeypatch, "guard_free", "--timeout", "3")
+    assert code == 3
+    verdicts = {c["case"]: c["verdict"] for c in doc["cases"]}
+    assert verdicts == {CASES[0]: "pass", CASES[1]: "inconclusive", CASES[2]: "pass", CASES[3]: "pass"}
+    [late] = doc["violations"]
+    assert (late["code"], late["case"]) == ("SC005", CASES[1])
+    assert "case's time budget (3 s, --timeout)" in late["message"]
+
+
+def test_a_run_over_its_time_budget_reports_the_cases_done(monkeypatch):
+    _plant_hang(monkeypatch, CASES[1])
+    code, doc, _ = verify(monkeypatch, "guard_free", "--timeout", "run=6")
+    assert code == 3
+    cases = {c["case"]: c for c in doc["cases"]}
+    assert list(cases) == CASES
+    assert cases[CASES[0]]["verdict"] == "pass" and not cases[CASES[0]]["skipped"]
+    assert cases[CASES[1]]["verdict"] == "inconclusive" and cases[CASES[1]]["skipped"].startswith("cut short")
+    for later in CASES[2:]:
+        assert cases[later]["verdict"] == "inconclusive" and cases[later]["skipped"].startswith("not checked")
+    messages = {v["case"]: v["message"] for v in doc["violations"]}
+    assert "run's time budget (6 s" in messages[CASES[1]]
+    assert "ran out after 2 of 4 cases" in messages["*"]
+
+
+def test_a_violation_found_before_the_budget_ran_out_still_fails_the_run(monkeypatch):
+    """A counterexample is real whatever the clock says: the run fails (exit 1), the late case inconclusive."""
+    _plant_hang(monkeypatch, CASES[3])
+    code, doc, _ = verify(monkeypatch, "branches_first_on_n", "--timeout", "case=3")
+    assert code == 1
+    assert doc["cases"][3]["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "case=", "walltime=3", "run=x"])
+def test_a_bad_timeout_is_a_usage_error(monkeypatch, value):
+    from shapecheck.cli.main import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        main(["verify", "op", "aten::new_empty", "--timeout", value])
+    assert exit_.value.code == 2
+    assert "--timeout" in err.getvalue()

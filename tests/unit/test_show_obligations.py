@@ -1,0 +1,81 @@
+"""``verify op OP --show-obligations`` (issue 21 item 3): each case's obligations are built as a list of typed
+``Obligation`` records, then discharged, and the command prints them per case: what is proved, its premises,
+the kernel line, the contract key and how each ended."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+from tests.conftest import ROOT
+
+EXAMPLES = "tests/golden/examples"
+
+
+def verify(*args: str) -> tuple[int, str]:
+    from shapecheck.cli.main import main
+
+    out = io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(["verify", "op", "aten::new_empty", "--contract", f"{EXAMPLES}/new_empty.toml", "-j", "1", *args])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue()
+
+
+def test_obligations_are_listed_per_case_with_premises_line_and_status(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    kernel = f"{EXAMPLES}/sc004_assert_narrows_range.py:kernel"
+    code, out = verify("--meta", kernel, "--show-obligations", "--format", "json")
+    assert code == 1
+    [case] = json.loads(out)["cases"]
+    obs = case["obligations"]
+    by_kind = {o["kind"]: o for o in obs}
+    assert set(by_kind) == {"assert", "output"}
+    a = by_kind["assert"]
+    assert a["what"] == "assert N <= 4096" and a["status"] == "refuted"
+    assert a["line"].endswith("sc004_assert_narrows_range.py:6") and a["contract"] == "domain"
+    o = by_kind["output"]
+    assert o["what"] == "output 0 = (N,) on path only" and o["status"] == "proved"
+    assert o["line"].endswith("sc004_assert_narrows_range.py:7")  # the return statement
+    assert o["contract"] == "paths.only.outputs[0]"
+    assert all(isinstance(p, str) for p in o["premises"])
+    # the same obligations in text, after the findings
+    code, text = verify("--meta", kernel, "--show-obligations")
+    assert code == 1
+    block = text[text.index("obligations of case dtype=float32 (2):"):]
+    assert "[refuted] assert: assert N <= 4096" in block
+    assert "kernel:   tests/golden/examples/sc004_assert_narrows_range.py:6    contract: domain" in block
+    assert "[proved] output: output 0 = (N,) on path only" in block
+
+
+def test_without_the_option_nothing_is_listed(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out = verify("--meta", f"{EXAMPLES}/sc004_assert_narrows_range.py:kernel", "--format", "json")
+    assert code == 1
+    assert "obligations" not in json.loads(out)["cases"][0]
+
+
+def test_a_leaf_s_obligations_are_built_before_any_is_discharged():
+    """The list is made from the trace alone (no solver): asserts, range refinements, replacements, in the
+    order they are discharged, each with its kernel line and contract key."""
+    from shapecheck.contract.load import load_contract
+    from shapecheck.logic import expr as E
+    from shapecheck.prove.obligations import Kind, Leaf, leaf_obligation_list
+    from shapecheck.trace.run import Assert, Finished
+
+    contract = load_contract(ROOT / EXAMPLES / "new_empty.toml")
+    [case] = list(contract.cases())
+    n = E.Var("N")
+    check = E.Cmp("<=", n, E.Const(4096))
+    trace = Finished(asserts=(Assert(check, "N <= 4096", None),), refinements=(("N", 1, 64),),
+                     replacements=(("N", E.Const(8), "8"),))
+    obs = leaf_obligation_list(case, Leaf([E.Cmp(">", n, E.Const(2))], trace))
+    assert [o.kind for o in obs] == [Kind.ASSERT, Kind.RANGE, Kind.REPLACEMENT]
+    assert [o.what for o in obs] == ["assert N <= 4096", "range N >= 1 and N <= 64 (refined by tracing)",
+                                     "N == 8 (replaced by tracing)"]
+    assert [o.key for o in obs] == ["domain", "dims.N", "dims.N"]
+    assert all(o.premises[-1] == E.Cmp(">", n, E.Const(2)) for o in obs)
