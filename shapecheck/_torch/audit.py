@@ -264,6 +264,13 @@ def set_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+def cuda_fork_unsafe() -> bool:
+    """Whether a process forked from this one cannot use CUDA: CUDA is initialized here, or this process is
+    itself a fork of one that had it (torch then refuses to initialize it again: "Cannot re-initialize CUDA in
+    forked subprocess")."""
+    return bool(torch.cuda.is_initialized() or torch.cuda._is_in_bad_fork())
+
+
 #: torch functions that answer layout questions (contiguity, strides, memory format): their guards on sizes 0 and 1
 #: pick a layout, never a shape
 _LAYOUT_WORDS = ("contiguous", "stride", "channels_last", "memory_format", "non_overlapping", "dense")

@@ -215,13 +215,23 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
     ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
     constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
     """
-    if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
-            and isinstance(cond.right, E.Const)):
-        sym = values[cond.left.name]
-        torch._check(sym >= cond.right.value)
-        torch._check(sym <= cond.right.value)
-        return
-    torch._check(_eval_sym(cond, values))
+    from torch.utils._sympy.value_ranges import ValueRangeError
+
+    try:
+        if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
+                and isinstance(cond.right, E.Const)):
+            sym = values[cond.left.name]
+            torch._check(sym >= cond.right.value)
+            torch._check(sym <= cond.right.value)
+            return
+        torch._check(_eval_sym(cond, values))
+    except ValueRangeError as err:  # torch's range refinement finds the assumptions contradictory
+        raise AssumptionRejected(str(err)) from err
+
+
+class AssumptionRejected(Exception):
+    """torch refused an assumption of a region: with the others, it leaves a size no value (its range
+    refinement gave lower > upper). The region may be empty, or one torch cannot represent."""
 
 
 def static_fake_mode() -> FakeTensorMode:

@@ -89,8 +89,16 @@ class EagerWorker:
         self._conn: Any = None
         self.crashes = 0
 
-    def _start(self) -> None:
-        ctx = multiprocessing.get_context("fork")
+    def _start(self, device: str) -> None:
+        """Fork the worker (it inherits every op registered so far); for a CUDA device in a process where CUDA
+        cannot survive a fork, spawn it instead (a fresh interpreter: aten's ops, not an --import's)."""
+        method = "fork"
+        if device != "cpu":
+            from .._torch import audit as CA
+
+            if CA.cuda_fork_unsafe():
+                method = "spawn"
+        ctx = multiprocessing.get_context(method)
         parent, child = ctx.Pipe()
         proc = ctx.Process(target=_serve, args=(child,), daemon=True)
         proc.start()
@@ -110,7 +118,7 @@ class EagerWorker:
     def _call(self, op_name: str, inputs: Any, point: dict[str, int], device: str, seed: int,
               seconds: float) -> EagerResult:
         if self._proc is None or not self._proc.is_alive():
-            self._start()
+            self._start(device)
         try:
             self._conn.send((op_name, inputs, point, device, seed))
             if self._conn.poll(seconds):

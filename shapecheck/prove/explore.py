@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase
 from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
@@ -106,8 +107,12 @@ class _CaseExplorer(_CaseFindings):
             if not pc and first is not None:
                 t, first = first, None
             else:
-                t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
-                               or getattr(self.options, "show_obligations", False))  # the return's line
+                try:
+                    t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
+                                   or getattr(self.options, "show_obligations", False))  # the return's line
+                except AssumptionRejected as why:
+                    self.rejected_region(pc, str(why))
+                    continue
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
             t = self._as_guard_or_recorded(t, pc)
@@ -116,6 +121,15 @@ class _CaseExplorer(_CaseFindings):
         if self.is_root and not run.truncated:
             self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
         return run
+
+    def rejected_region(self, pc: list[E.Node], why: str) -> None:
+        """torch refused the region's assumptions: nothing to check where z3 finds the region empty on the
+        domain, else the region is not checked (SC005), never passed."""
+        if self.solver.satisfiable([self.case.domain, *pc]).sat is Sat.UNSAT:
+            return
+        region = " and ".join(E.to_text(c) for c in pc) or "true"
+        self.inconclusive(region, None, f"torch refuses to assume the region {region} ({why}), which z3 does not "
+                                        "find empty: the region is not checked")
 
     def failed(self, t: Failed, pc: list[E.Node]) -> None:
         if t.missing_name:

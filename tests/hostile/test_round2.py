@@ -164,7 +164,7 @@ def test_a_division_by_zero_over_a_choice_is_found_by_contract_check(warm, tmp_p
     ('expires = "2099-01-01"', 'expires = "2027-02-30"', "calendar date"),
     ('expires = "2099-01-01"', 'expires = "\u0662\u0660\u0662\u0667-\u0660\u0661-\u0660\u0661"', "ASCII digits"),
     ('expires = "2099-01-01"', 'expires = "2027-1-01"', "calendar date"),
-    ('rule = "SC001"', 'rule = "SC999"', "unknown rule 'SC999' (did you mean SC019?)"),
+    ('rule = "SC001"', 'rule = "SC999"', "unknown rule 'SC999' (did you mean SC0"),
     ('rule = "SC001"', 'rule = "sc001"', "the rules: SC001, SC002"),
 ])
 def test_a_suppression_that_could_never_expire_or_match_is_refused(warm, tmp_path, old, new, words):
@@ -259,3 +259,13 @@ def test_a_dim_in_no_input_shape_does_not_turn_a_real_sc002_into_sc005(warm, tmp
     assert [v["code"] for v in found] == (["SC002"] if verdict else []), o
     if verdict:
         assert found[0]["counterexample"] == {"N": 1, "D": 2, "H": 1}, o
+
+
+def test_a_region_torch_refuses_to_assume_is_inconclusive_never_an_internal_error(warm):
+    """Found by the hostile fuzzer on the cat base: the region 3 * L + L * r == 0 (L = 0 satisfies it) makes
+    torch's range refinement fail (ValueRangeError) when verify assumes it; that region is SC005, exit 3."""
+    cat = next(b for b in BASES if b.op == "aten::cat")
+    o = run(["verify", "op", cat.op, "--contract", str(cat.file), "--jobs", "1", "--max-traces", "8", "--no-cache"],
+            seconds=60)
+    judge(o, names=str(cat.file))
+    assert o.code == 3 and "torch refuses to assume the region" in o.stdout and "SC023" not in o.stdout, o
