@@ -13,6 +13,8 @@ from .contract.model import Contract as Contract
 from .errors import ContractError as ContractError
 from .errors import ShapecheckError as ShapecheckError
 from .errors import UserError as UserError
+from .findings import Finding as Finding
+from .findings import PathStatus as PathStatus
 from .findings import SourceLoc as SourceLoc
 from .findings import Verdict as Verdict
 from .findings import Violation as Violation
@@ -23,6 +25,7 @@ from .kernel.sources import MetaSource as MetaSource
 from .result.report import Report as Report
 from .rules import RULES as RULES
 from .rules import Rule as Rule
+from .rules import RuleCode as RuleCode
 
 if TYPE_CHECKING:
     from .prove.verify import Options as Options
@@ -35,9 +38,9 @@ if TYPE_CHECKING:
 _LAZY = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
          "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry"}
 
-__all__ = sorted(["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options",
-                  "RULES", "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation",
-                  "__version__", "explore_op", "fuzz_given", "fuzz_test", "load_contract", "verify_op"])
+__all__ = sorted(["Contract", "ContractError", "Finding", "Function", "Installed", "KernelSource", "MetaSource",
+                  "Options", "PathStatus", "RULES", "Report", "Rule", "RuleCode", "ShapecheckError", "SourceLoc",
+                  "UserError", "Verdict", "Violation", "__version__", "explore_op", "fuzz_given", "fuzz_test", "load_contract", "verify_op"])
 
 
 def __getattr__(name: str):

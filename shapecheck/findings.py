@@ -1,15 +1,20 @@
-"""Findings as data: where (``SourceLoc``), what (``Violation``, one finding of a rule) and the verdict they
-give. A leaf module: it imports only the rule registry, so every renderer can load it without torch or z3.
+"""Findings as data, the one record every command produces: where (``SourceLoc``; a contract path or region
+as ``PathId``, which carries the line of its table), what (``Finding``: one finding of a rule, from verify,
+gate, fuzz, ref check or audit) and what they give (``Verdict``; ``PathStatus`` for one contract path). A leaf
+module: it imports only the rule registry and the codec, so every renderer can load it without torch or z3.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .codec import TRANSIENT
-from .rules import FAILING, INCONCLUSIVE, INTERNAL, RULES, Rule
+from .rules import FAILING, INCONCLUSIVE, INTERNAL, RULES, Rule, RuleCode
+
+DEFAULT_ERA = "default"
 
 
 @dataclass(frozen=True)
@@ -25,6 +30,43 @@ class SourceLoc:
         return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
 
 
+@dataclass(frozen=True, eq=False)
+class PathId:
+    """A contract path (``[[paths]]``: its id in its era) or a ``[[rejects]]`` region (``rejects.<id>``), as
+    findings name it: ``id@era``, or ``id`` alone in the default era. ``line`` is the line of its table in the
+    contract file (of its ``id`` key; 0 when unknown), recorded when the contract loaded; it takes no part in
+    equality: two ids of one path are equal wherever they came from. A PathId equals (and hashes as) the text
+    that names it, so a report's ``"path"`` text finds it in a set or a dict."""
+
+    id: str
+    era: str = DEFAULT_ERA
+    line: int = 0
+
+    def __str__(self) -> str:
+        return self.id if self.era == DEFAULT_ERA else f"{self.id}@{self.era}"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PathId):
+            return (self.id, self.era) == (other.id, other.era)
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    @classmethod
+    def parse(cls, text: str) -> PathId:
+        """The id a report or the command line writes (``id@era`` or ``id``): the one place it is split."""
+        pid, _, era = text.partition("@")
+        return cls(pid, era or DEFAULT_ERA)
+
+    def named_by(self, text: str) -> bool:
+        """Whether ``text`` (a suppression's ``path``, a ``--path``) names this path: its id alone (any era),
+        or ``id@era``."""
+        return text in (self.id, str(self), f"{self.id}@{self.era}")
+
+
 class Verdict(enum.StrEnum):
     PASS = "pass"
     FAIL = "fail"
@@ -35,19 +77,37 @@ class Verdict(enum.StrEnum):
     def exit_code(self) -> int:
         return {"pass": 0, "fail": 1, "inconclusive": 3, "error": 4}[self.value]
 
+    @classmethod
+    def worst(cls, verdicts: Iterable[Verdict]) -> Verdict:
+        """error if any is (shapecheck failed), else fail if any fails, else inconclusive if any is, else pass
+        (pass for none)."""
+        seen = set(verdicts)
+        return next((v for v in (cls.ERROR, cls.FAIL, cls.INCONCLUSIVE) if v in seen), cls.PASS)
 
-#: fields of a Violation that are in-process only (expression nodes): never in JSON
+
+class PathStatus(enum.StrEnum):
+    """What was proved of one contract path's output obligations in one case, in the order reports list them."""
+
+    PROVED = "proved"  # on every finished trace that reaches it, and those cover the path
+    REFUTED = "refuted"  # a finding on its outputs
+    UNKNOWN = "unknown"  # z3 could not decide (its reachability or an output)
+    PARTIAL = "partial"  # proved where finished traces reach; part of the path has none
+    UNCHECKED = "unchecked"  # reachable, but no finished trace
+    UNREACHABLE = "unreachable"  # its precondition holds for no input of the case
+
+
+#: fields of a Finding that are in-process only (expression nodes): never in JSON
 _NODES = ("node", "expected", "fallback")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Violation:
+class Finding:
     """One finding of one rule in one case. Built by keyword; ``node`` and ``expected`` carry the obligation's
     expression trees (contract language) so that fixes and explanations never re-parse ``expr``."""
 
-    code: str
+    code: RuleCode
     case: str
-    path: str | None = None
+    path: PathId | None = None
     expr: str
     dims: tuple[str, ...] = ()
     location: SourceLoc | None = None
@@ -74,24 +134,26 @@ class Violation:
         return self.rule.name
 
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Violation:
+    def from_json(cls, d: dict[str, Any]) -> Finding:
         """A finding read back from ``verify --format json`` (a process edge: ``fuzz op --from-verify``).
         Raises ValueError on a record that is not one."""
         try:
             loc = d.get("location")
-            return cls(code=str(d["code"]), case=str(d.get("case", "")), path=d.get("path"), expr=str(d.get("expr", "")),
+            return cls(code=RuleCode(d["code"]), case=str(d.get("case", "")),
+                       path=PathId.parse(str(d["path"])) if d.get("path") else None, expr=str(d.get("expr", "")),
                        dims=tuple(d.get("dims") or ()), message=str(d.get("message", "")),
                        location=SourceLoc(str(loc["file"]), int(loc["line"]), str(loc.get("function", "")),
                                           str(loc.get("text", ""))) if loc else None,
                        counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
                        witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
                        suppressed=str(d.get("suppressed") or ""), mode=str(d.get("mode") or ""))
-        except (KeyError, TypeError, AttributeError, OverflowError) as err:  # OverflowError: int(Infinity)
+        except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
     def to_json(self) -> dict[str, Any]:
         d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NODES}
         d["kind"] = self.kind
+        d["path"] = None if self.path is None else str(self.path)
         d["dims"] = list(self.dims)
         d["location"] = None if self.location is None else self.location.to_json()
         if not self.suppressed:
@@ -103,10 +165,13 @@ class Violation:
         return d
 
 
-def verdict_of(violations: list[Violation]) -> Verdict:
+Violation = Finding  # the name before findings of every command were one record (public API: shapecheck.Violation)
+
+
+def verdict_of(findings: Iterable[Finding]) -> Verdict:
     """ERROR (exit 4) when shapecheck failed in some case, else FAIL on a failing finding, else INCONCLUSIVE on
     an inconclusive one (z3 gave up, the time budget ran out), else PASS."""
-    codes = {v.code for v in violations if not v.suppressed}
+    codes = {v.code for v in findings if not v.suppressed}
     if codes & INTERNAL:
         return Verdict.ERROR
     if codes & FAILING:

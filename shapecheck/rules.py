@@ -25,13 +25,75 @@ class Severity(enum.StrEnum):
         return {"error": "error", "inconclusive": "warning", "note": "note", "internal": "error"}[self.value]
 
 
+class RuleCode(enum.StrEnum):
+    """A rule's code: the key of ``RULES``. Code names a rule by its member (``RuleCode.GUARD_ON_DYNAMIC_DIM``,
+    the rule's name in capitals), never by a string; the value is the code every output shows (``"SC001"``), so a
+    member prints, compares and serialises as that string."""
+
+    GUARD_ON_DYNAMIC_DIM = "SC001"
+    OUTPUT_SHAPE_MISMATCH = "SC002"
+    VALUE_SPECIALIZATION = "SC003"
+    ASSERT_NARROWS_RANGE = "SC004"
+    INCONCLUSIVE = "SC005"
+    UNREACHABLE_PATH = "SC006"
+    KERNEL_ERROR = "SC007"
+    STALE_SUPPRESSION = "SC008"
+    DISPATCH_MISMATCH = "SC010"
+    RUNTIME_OUTPUT_SHAPE = "SC011"
+    RUNTIME_VALUES = "SC012"
+    RUNTIME_OUTPUT1_SHAPE = "SC013"
+    RUNTIME_REJECTS = "SC014"
+    META_RUNTIME_MISMATCH = "SC015"
+    GUARD_TORCH_CANNOT_DISCHARGE = "SC016"
+    OUTPUT_DTYPE_MISMATCH = "SC017"
+    OUTPUT_LAYOUT_MISMATCH = "SC018"
+    OUTPUT_PRESENCE_MISMATCH = "SC019"
+    DYNAMIC_SIZE_RANGE = "SC020"
+    META_ACCEPTS_REJECTED_INPUT = "SC021"
+    GUARD_IN_TORCH_HELPER = "SC022"
+    INTERNAL_ERROR = "SC023"
+    RUNTIME_OUTPUT_LAYOUT = "SC024"
+    AUDIT_CONSTANT_COMPARISON = "SC030"
+    AUDIT_ZERO_ONE = "SC031"
+    AUDIT_SPECIALIZATION = "SC032"
+    AUDIT_MODULO = "SC033"
+    AUDIT_DATA_DEPENDENT = "SC034"
+    AUDIT_UNDISCHARGEABLE = "SC035"
+    AUDIT_KERNEL_ERROR = "SC036"
+    AUDIT_DIM_BRANCH = "SC037"
+    AUDIT_EAGER_SHAPE = "SC038"
+    AUDIT_EAGER_DTYPE = "SC039"
+    AUDIT_EAGER_STRIDES = "SC040"
+    AUDIT_FAKE_ACCEPTS = "SC041"
+    AUDIT_FAKE_REJECTS = "SC042"
+    AUDIT_EAGER_FORMULA = "SC043"
+
+
+class Command(enum.StrEnum):
+    """A command whose runs report findings; the value is how its reports name it (``shapecheck ref check``)."""
+
+    VERIFY = "verify"
+    GATE = "gate"
+    FUZZ = "fuzz"
+    REF = "ref check"
+    AUDIT = "audit"
+
+
+#: the rules each command's runs report, by the command each rule is reported by (``Rule.reported_by``): the
+#: gate runs verify, fuzz runs verify's checks and ref check's
+_REPORTS: dict[Command, frozenset[Command]] = {
+    Command.VERIFY: frozenset({Command.VERIFY}), Command.GATE: frozenset({Command.VERIFY, Command.GATE}),
+    Command.REF: frozenset({Command.REF}), Command.FUZZ: frozenset({Command.VERIFY, Command.REF, Command.FUZZ}),
+    Command.AUDIT: frozenset({Command.AUDIT})}
+
+
 @dataclass(frozen=True)
 class Rule:
-    code: str
-    name: str
+    code: RuleCode
+    name: str  # kebab-case, the member's name in lower case (``GUARD_ON_DYNAMIC_DIM``: guard-on-dynamic-dim)
     summary: str  # what a finding means, one line
     severity: Severity
-    reported_by: str  # the command whose runs report it: verify (also gate and fuzz), gate, ref (also fuzz), fuzz, audit
+    reported_by: Command  # verify (also gate and fuzz), gate, ref check (also fuzz), fuzz, audit
     fix: str = ""  # the default fix suggestion; verify's fixes module refines some from what it explored
 
     @property
@@ -44,144 +106,149 @@ class Rule:
         return f"{self.code.lower()}-{self.name}"
 
 
-def _rules(*rules: Rule) -> dict[str, Rule]:
-    return {r.code: r for r in rules}
+def _rules(*rules: Rule) -> dict[RuleCode, Rule]:
+    """The registry, checked as it loads: one rule per code, each code's member named after its rule."""
+    out = {r.code: r for r in rules}
+    assert list(out) == list(RuleCode), "every RuleCode has exactly one Rule, in code order"
+    for r in rules:
+        assert r.code.name == r.name.upper().replace("-", "_"), f"{r.code}: member {r.code.name} for rule {r.name}"
+    return out
 
 
-E, INC, N, BUG = Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE, Severity.INTERNAL
+C, E, INC, N, BUG = RuleCode, Severity.ERROR, Severity.INCONCLUSIVE, Severity.NOTE, Severity.INTERNAL
+V, G, F, REF, A = Command.VERIFY, Command.GATE, Command.FUZZ, Command.REF, Command.AUDIT
 
-RULES: dict[str, Rule] = _rules(
-    Rule("SC001", "guard-on-dynamic-dim",
-         "the kernel branches on a dynamic dim: a guard that does not hold on the whole range", E, "verify",
+RULES: dict[RuleCode, Rule] = _rules(
+    Rule(C.GUARD_ON_DYNAMIC_DIM, "guard-on-dynamic-dim",
+         "the kernel branches on a dynamic dim: a guard that does not hold on the whole range", E, V,
          "remove the branch, or state the relation it needs as a contract precondition (requires)"),
-    Rule("SC002", "output-shape-mismatch",
-         "an output shape differs from the contract's shape for a runtime path", E, "verify",
+    Rule(C.OUTPUT_SHAPE_MISMATCH, "output-shape-mismatch",
+         "an output shape differs from the contract's shape for a runtime path", E, V,
          "return the contract's shape on the path"),
-    Rule("SC003", "value-specialization",
-         "the kernel needs a dim's concrete value (int(), a constant replacement)", E, "verify",
+    Rule(C.VALUE_SPECIALIZATION, "value-specialization",
+         "the kernel needs a dim's concrete value (int(), a constant replacement)", E, V,
          "use the SymInt directly: converting a size to a Python int (int(), a list of ints, .item()) fixes it "
          "to one value; pass the size itself to the tensor factory, or use torch.sym_max/sym_min/sym_ite where a "
          "value is computed from it"),
-    Rule("SC004", "assert-narrows-range",
-         "a torch._check / runtime assert or range refinement narrows a dim's range", E, "verify",
+    Rule(C.ASSERT_NARROWS_RANGE, "assert-narrows-range",
+         "a torch._check / runtime assert or range refinement narrows a dim's range", E, V,
          "this range check belongs to the runtime, not to shape inference: express it as a contract "
          "precondition ([domain] requires) or remove it from the meta kernel"),
-    Rule("SC005", "inconclusive", "the solver or the translation gave up: nothing was proved", INC, "verify"),
-    Rule("SC006", "unreachable-path", "a contract path whose precondition holds for no input of any case", N,
-         "verify", "fix the path's `when`, or delete the path"),
-    Rule("SC007", "kernel-error", "the kernel raised an error on an input inside the contract's domain", E,
-         "verify", "the meta kernel must not raise for inputs inside the contract's domain; check its "
+    Rule(C.INCONCLUSIVE, "inconclusive", "the solver or the translation gave up: nothing was proved", INC, V),
+    Rule(C.UNREACHABLE_PATH, "unreachable-path", "a contract path whose precondition holds for no input of any case", N,
+         V, "fix the path's `when`, or delete the path"),
+    Rule(C.KERNEL_ERROR, "kernel-error", "the kernel raised an error on an input inside the contract's domain", E,
+         V, "the meta kernel must not raise for inputs inside the contract's domain; check its "
          "preconditions"),
-    Rule("SC008", "stale-suppression",
-         "a contract suppression matches no violation: the finding it accepted is gone", E, "gate",
+    Rule(C.STALE_SUPPRESSION, "stale-suppression",
+         "a contract suppression matches no violation: the finding it accepted is gone", E, G,
          "delete the [[suppress]] table"),
-    Rule("SC010", "dispatch-mismatch",
-         "the runtime's dispatch picks another path than the contract's `when` names", E, "ref"),
-    Rule("SC011", "runtime-output-shape",
-         "the runtime's output 0 shape differs from the contract's output-0 shape", E, "ref"),
-    Rule("SC012", "runtime-values",
-         "output 0 differs from the float64 math reference beyond the dtype tolerance", E, "ref"),
-    Rule("SC013", "runtime-output1-shape",
-         "output 1 differs from the shape the contract documents for the path", E, "ref"),
-    Rule("SC014", "runtime-rejects", "the runtime raises on an input the path's precondition admits", E, "ref"),
-    Rule("SC015", "meta-runtime-mismatch",
+    Rule(C.DISPATCH_MISMATCH, "dispatch-mismatch",
+         "the runtime's dispatch picks another path than the contract's `when` names", E, REF),
+    Rule(C.RUNTIME_OUTPUT_SHAPE, "runtime-output-shape",
+         "the runtime's output 0 shape differs from the contract's output-0 shape", E, REF),
+    Rule(C.RUNTIME_VALUES, "runtime-values",
+         "output 0 differs from the float64 math reference beyond the dtype tolerance", E, REF),
+    Rule(C.RUNTIME_OUTPUT1_SHAPE, "runtime-output1-shape",
+         "output 1 differs from the shape the contract documents for the path", E, REF),
+    Rule(C.RUNTIME_REJECTS, "runtime-rejects", "the runtime raises on an input the path's precondition admits", E, REF),
+    Rule(C.META_RUNTIME_MISMATCH, "meta-runtime-mismatch",
          "the meta kernel's output 0 differs from the runtime reference's where the contract states nothing "
-         "(dtype, memory layout, or a shape no contract path covers)", E, "fuzz",
+         "(dtype, memory layout, or a shape no contract path covers)", E, F,
          "return the dtype and layout the runtime returns (e.g. a permuted view where the runtime allocates one "
          "order and returns another)"),
-    Rule("SC016", "guard-torch-cannot-discharge",
+    Rule(C.GUARD_TORCH_CANNOT_DISCHARGE, "guard-torch-cannot-discharge",
          "z3 proves a guard or guard_or_* condition settled over the domain, but torch's own reasoning cannot "
-         "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, "verify",
+         "decide it from the Dim ranges: torch.export installs the guard and rejects the range", E, V,
          "remove the branch where z3 proves it dead (a condition on the static arguments in front of it), or "
          "compute the value without a guard (torch.sym_min/sym_max) so that export installs none"),
-    Rule("SC017", "output-dtype-mismatch",
-         "an output's dtype differs from the dtype the contract's path states for the case", E, "verify",
+    Rule(C.OUTPUT_DTYPE_MISMATCH, "output-dtype-mismatch",
+         "an output's dtype differs from the dtype the contract's path states for the case", E, V,
          "return the runtime's dtype for every input dtype (e.g. float32 statistics for half inputs, but the "
          "input's dtype for float64)"),
-    Rule("SC018", "output-layout-mismatch",
+    Rule(C.OUTPUT_LAYOUT_MISMATCH, "output-layout-mismatch",
          "an output's strides differ from the layout the contract's path states, somewhere in the domain", E,
-         "verify", "allocate the output in the runtime's memory order (e.g. empty((B, L, H, E)).transpose(1, 2) "
+         V, "allocate the output in the runtime's memory order (e.g. empty((B, L, H, E)).transpose(1, 2) "
          "where the runtime does that), not contiguous"),
-    Rule("SC019", "output-presence-mismatch",
+    Rule(C.OUTPUT_PRESENCE_MISMATCH, "output-presence-mismatch",
          "the kernel returns a tensor where the runtime returns None, or None where the runtime returns a tensor",
-         E, "verify", "return None exactly where the runtime returns an undefined tensor"),
-    Rule("SC020", "dynamic-size-range",
-         "a data-dependent output size's range in the fake misses values the runtime can return", E, "verify",
+         E, V, "return None exactly where the runtime returns an undefined tensor"),
+    Rule(C.DYNAMIC_SIZE_RANGE, "dynamic-size-range",
+         "a data-dependent output size's range in the fake misses values the runtime can return", E, V,
          "create the size with torch.library.get_ctx().new_dynamic_size() (minimum 0), not the deprecated "
          "create_unbacked_symint() (minimum 2), and bound it with torch._check only where the runtime does"),
-    Rule("SC021", "meta-accepts-rejected-input",
-         "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
+    Rule(C.META_ACCEPTS_REJECTED_INPUT, "meta-accepts-rejected-input",
+         "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, V,
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
-    Rule("SC022", "guard-in-torch-helper",
+    Rule(C.GUARD_IN_TORCH_HELPER, "guard-in-torch-helper",
          "a guard that torch's own helper (reached from a kernel line) installs when torch.export traces the op "
-         "does not hold on the whole range of the contract's dims: export rejects the Dim range", E, "verify",
+         "does not hold on the whole range of the contract's dims: export rejects the Dim range", E, V,
          "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
          "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
          "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
-    Rule("SC023", "internal-error",
+    Rule(C.INTERNAL_ERROR, "internal-error",
          "shapecheck itself failed in this case (a bug): nothing is known about the case; the other cases still "
-         "report, and the run exits 4", BUG, "verify",
+         "report, and the run exits 4", BUG, V,
          "report the bug with the traceback (in the JSON report's finding; on stderr with SHAPECHECK_DEBUG=1 or "
          "--debug); `--case` runs the other cases alone"),
-    Rule("SC024", "runtime-output-layout",
-         "an output's strides or dtype at run time differ from what the contract's output table states", E, "ref",
+    Rule(C.RUNTIME_OUTPUT_LAYOUT, "runtime-output-layout",
+         "an output's strides or dtype at run time differ from what the contract's output table states", E, REF,
          "state the runtime's layout (e.g. like ARG where it follows an input's memory format) or dtype in the "
          "output table, or fix the runtime where the contract states the intended one"),
-    Rule("SC030", "audit-constant-comparison",
+    Rule(C.AUDIT_CONSTANT_COMPARISON, "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
-         "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "
+         "both sides", E, A, "remove the branch from shape inference (it copies a runtime choice), or make "
          "it a documented precondition the op checks"),
-    Rule("SC031", "audit-zero-one", "the kernel special-cases a size of 0 or 1 that the op accepts on both sides",
-         E, "audit", "return the general shape for sizes 0 and 1 too, or use guard_or_false where the special "
+    Rule(C.AUDIT_ZERO_ONE, "audit-zero-one", "the kernel special-cases a size of 0 or 1 that the op accepts on both sides",
+         E, A, "return the general shape for sizes 0 and 1 too, or use guard_or_false where the special "
          "case is only an optimisation"),
-    Rule("SC032", "audit-specialization", "the kernel needs a size's concrete value (int(), a Python loop "
-         "over a size)", E, "audit", "keep the SymInt: pass the size itself, or use torch.sym_max/sym_min/sym_ite"),
-    Rule("SC033", "audit-modulo", "the kernel branches on a size modulo or divided by a constant (alignment)", E,
-         "audit", "compute the aligned size arithmetically ((x + 7) // 8 * 8) instead of branching on it"),
-    Rule("SC034", "audit-data-dependent", "the kernel's shapes depend on tensor data (.item(), nonzero) and "
-         "it guards on them", E, "audit", "declare the data-dependent size (torch.library.get_ctx()."
+    Rule(C.AUDIT_SPECIALIZATION, "audit-specialization", "the kernel needs a size's concrete value (int(), a Python loop "
+         "over a size)", E, A, "keep the SymInt: pass the size itself, or use torch.sym_max/sym_min/sym_ite"),
+    Rule(C.AUDIT_MODULO, "audit-modulo", "the kernel branches on a size modulo or divided by a constant (alignment)", E,
+         A, "compute the aligned size arithmetically ((x + 7) // 8 * 8) instead of branching on it"),
+    Rule(C.AUDIT_DATA_DEPENDENT, "audit-data-dependent", "the kernel's shapes depend on tensor data (.item(), nonzero) and "
+         "it guards on them", E, A, "declare the data-dependent size (torch.library.get_ctx()."
          "new_dynamic_size()) and check it with torch._check instead of branching"),
-    Rule("SC035", "audit-undischargeable", "a guard that holds for every input, which torch cannot decide "
-         "from its own facts: under unbacked sizes it raises", E, "audit",
+    Rule(C.AUDIT_UNDISCHARGEABLE, "audit-undischargeable", "a guard that holds for every input, which torch cannot decide "
+         "from its own facts: under unbacked sizes it raises", E, A,
          "state the fact with torch._check before the branch, or drop the always-true test"),
-    Rule("SC036", "audit-kernel-error", "the kernel raises under symbolic sizes on inputs it accepts at static "
-         "sizes", E, "audit", "make the kernel work on SymInts (no .item(), no Python-int-only APIs on sizes)"),
-    Rule("SC037", "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
-         "accepts both sides", E, "audit", "return a shape that does not depend on the relation, or make the "
+    Rule(C.AUDIT_KERNEL_ERROR, "audit-kernel-error", "the kernel raises under symbolic sizes on inputs it accepts at static "
+         "sizes", E, A, "make the kernel work on SymInts (no .item(), no Python-int-only APIs on sizes)"),
+    Rule(C.AUDIT_DIM_BRANCH, "audit-dim-branch", "the kernel branches on a relation between input sizes, and the op "
+         "accepts both sides", E, A, "return a shape that does not depend on the relation, or make the "
          "relation a precondition (torch._check) if the op demands it"),
-    Rule("SC038", "audit-eager-shape",
+    Rule(C.AUDIT_EAGER_SHAPE, "audit-eager-shape",
          "the fake's outputs differ from the eager kernel's on the same inputs: their number, a tensor or None, a "
-         "shape, a non-tensor value", E, "audit",
+         "shape, a non-tensor value", E, A,
          "return what the eager kernel returns on the device (the same number of outputs, each of its shape); "
          "where the kernels of two devices differ, the fake must follow the one it stands for, or both must agree"),
-    Rule("SC039", "audit-eager-dtype", "an output of the fake has another dtype or device than the eager kernel's",
-         E, "audit", "give each output the eager kernel's dtype (e.g. int32 where it returns int32, not the "
+    Rule(C.AUDIT_EAGER_DTYPE, "audit-eager-dtype", "an output of the fake has another dtype or device than the eager kernel's",
+         E, A, "give each output the eager kernel's dtype (e.g. int32 where it returns int32, not the "
          "input's options) and the input's device, never a fixed one"),
-    Rule("SC040", "audit-eager-strides", "an output of the fake has other strides than the eager kernel's "
-         "(dims of size > 1)", E, "audit", "allocate the output in the eager kernel's memory order"),
-    Rule("SC041", "audit-fake-accepts", "the fake returns where the eager kernel raises (or crashes) on the same "
-         "inputs: export and compile accept a program the device refuses", E, "audit",
+    Rule(C.AUDIT_EAGER_STRIDES, "audit-eager-strides", "an output of the fake has other strides than the eager kernel's "
+         "(dims of size > 1)", E, A, "allocate the output in the eager kernel's memory order"),
+    Rule(C.AUDIT_FAKE_ACCEPTS, "audit-fake-accepts", "the fake returns where the eager kernel raises (or crashes) on the same "
+         "inputs: export and compile accept a program the device refuses", E, A,
          "raise where the eager kernel does: torch._check the eager kernel's condition in the fake"),
-    Rule("SC042", "audit-fake-rejects", "the fake raises where the eager kernel returns: export cannot trace a "
-         "valid call", E, "audit", "make the fake accept every input the kernel accepts (a parameter it lacks, "
+    Rule(C.AUDIT_FAKE_REJECTS, "audit-fake-rejects", "the fake raises where the eager kernel returns: export cannot trace a "
+         "valid call", E, A, "make the fake accept every input the kernel accepts (a parameter it lacks, "
          "a tensor made on a fixed device)"),
-    Rule("SC043", "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
-         "kernel returns at a drawn point", E, "audit",
+    Rule(C.AUDIT_EAGER_FORMULA, "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
+         "kernel returns at a drawn point", E, A,
          "compute the output size as the eager kernel does for every size, not only at the sample's"),
 )
-del E, INC, N, BUG
+del C, E, INC, N, BUG, V, G, F, REF, A
 
 
-def rule(code: str) -> Rule:
+def rule(code: RuleCode) -> Rule:
     return RULES[code]
 
 
-def rules_of(command: str) -> dict[str, Rule]:
-    """The rules a command's runs report (``verify`` also covers the gate, which runs verify)."""
-    commands = {"verify": {"verify"}, "gate": {"verify", "gate"}, "ref": {"ref"},
-                "fuzz": {"verify", "ref", "fuzz"}, "audit": {"audit"}}[command]
-    return {c: r for c, r in RULES.items() if r.reported_by in commands}
+def rules_of(command: Command) -> dict[RuleCode, Rule]:
+    """The rules a command's runs report (the gate's include verify's, which it runs; fuzz's verify's and ref
+    check's)."""
+    return {c: r for c, r in RULES.items() if r.reported_by in _REPORTS[command]}
 
 
 FAILING = frozenset(c for c, r in RULES.items() if r.fails)
@@ -190,7 +257,7 @@ INCONCLUSIVE = frozenset(c for c, r in RULES.items() if r.severity is Severity.I
 #: the rules whose finding is a bug in shapecheck (exit 4)
 INTERNAL = frozenset(c for c, r in RULES.items() if r.severity is Severity.INTERNAL)
 #: the rule of an internal error in one case
-INTERNAL_ERROR = "SC023"
+INTERNAL_ERROR = RuleCode.INTERNAL_ERROR
 
 
 def help_uri(r: Rule) -> str | None:

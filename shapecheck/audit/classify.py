@@ -15,23 +15,24 @@ Torch-free and z3-free: works on contract-language expressions (``expr``).
 from __future__ import annotations
 
 from ..logic import expr as E
+from ..rules import RuleCode
 
 #: finding class -> rule code, in the order the report ranks them (most likely to break torch.export first)
-CLASSES: dict[str, str] = {
-    "eager-shape": "SC038",
-    "fake-rejects": "SC042",
-    "eager-formula": "SC043",
-    "constant-comparison": "SC030",
-    "specialization": "SC032",
-    "modulo": "SC033",
-    "dim-branch": "SC037",
-    "kernel-error": "SC036",
-    "data-dependent": "SC034",
-    "undischargeable": "SC035",
-    "eager-dtype": "SC039",
-    "eager-strides": "SC040",
-    "fake-accepts": "SC041",
-    "zero-one": "SC031",
+CLASSES: dict[str, RuleCode] = {
+    "eager-shape": RuleCode.AUDIT_EAGER_SHAPE,
+    "fake-rejects": RuleCode.AUDIT_FAKE_REJECTS,
+    "eager-formula": RuleCode.AUDIT_EAGER_FORMULA,
+    "constant-comparison": RuleCode.AUDIT_CONSTANT_COMPARISON,
+    "specialization": RuleCode.AUDIT_SPECIALIZATION,
+    "modulo": RuleCode.AUDIT_MODULO,
+    "dim-branch": RuleCode.AUDIT_DIM_BRANCH,
+    "kernel-error": RuleCode.AUDIT_KERNEL_ERROR,
+    "data-dependent": RuleCode.AUDIT_DATA_DEPENDENT,
+    "undischargeable": RuleCode.AUDIT_UNDISCHARGEABLE,
+    "eager-dtype": RuleCode.AUDIT_EAGER_DTYPE,
+    "eager-strides": RuleCode.AUDIT_EAGER_STRIDES,
+    "fake-accepts": RuleCode.AUDIT_FAKE_ACCEPTS,
+    "zero-one": RuleCode.AUDIT_ZERO_ONE,
 }
 #: the classes a comparison with the eager kernel finds (the others come from the symbolic exploration)
 DIFFERENTIAL = frozenset({"eager-shape", "eager-dtype", "eager-strides", "fake-accepts", "fake-rejects",

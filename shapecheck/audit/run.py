@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NotRequired, TypedDict
 
 from ..errors import UserError
+from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
 
@@ -394,16 +395,16 @@ class AuditRun:
         return [r for r in self.records if r["status"] in UNTRACED and (r["op"] in self.excused) == excused]
 
     @property
-    def exit_code(self) -> int:
-        """1 on a new finding; else 3 when an op was not traced and nothing excuses it (not traced is never a
-        pass); else 0."""
+    def verdict(self) -> Verdict:
+        """fail on a finding the baseline does not hold; else inconclusive when an op was not traced and nothing
+        excuses it (not traced is never a pass); else pass."""
         if self.findings():
-            return 1
-        return 3 if self.untraced() else 0
+            return Verdict.FAIL
+        return Verdict.INCONCLUSIVE if self.untraced() else Verdict.PASS
 
     @property
-    def verdict(self) -> str:
-        return {0: "pass", 1: "fail", 3: "inconclusive"}[self.exit_code]
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
 
     def coverage(self) -> dict[str, Any]:
         traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run")]

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import ExprError, InternalError, TargetError, UserError
 from ..logic import expr as E
+from ..rules import RuleCode
 from .draft import schema_text
 from .draft_samples import SYMINT_SIZE, TENSOR_SIZE, int_sample, sample_ranks
 
@@ -374,7 +375,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     out = Traced()
     if sum(1 for _ in contract.cases()) > 1:
         out.todos.append(f"traced on the case {case.id}; other cases may return other shapes (verify reports "
-                         "where: SC002): give them their own [[paths]] with a `when` over the choices")
+                         f"where: {RuleCode.OUTPUT_SHAPE_MISMATCH}): give them their own [[paths]] with a `when` over the choices")
     try:
         kernel = installed_kernel(op_name)
     except TargetError as err:
@@ -413,7 +414,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
         side = t.guard if holds else E.negate(t.guard)
         out.todos.append(f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
                          f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
-                         "branch: shapecheck verify reports it as SC001)")
+                         f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
         assumptions.append(side)
     out.todos.append("the outputs: more than 8 guards on the sample case")
     return out

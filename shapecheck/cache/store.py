@@ -49,7 +49,7 @@ from .. import codec
 from .. import limits as L
 from ..contract.spec import ContractInfo
 from ..errors import UserError
-from ..result.report import Report
+from ..result.report import CacheNote, Report
 from . import key as K
 from .key import Dep as Dep  # noqa: F401 - the API: what store and lookup take as deps
 from .key import kernel_dependencies as kernel_dependencies  # noqa: F401 - the API: (deps, complete)
@@ -72,7 +72,11 @@ class Hit:
     key: str  # the entry's key digest
 
     def to_json(self) -> dict[str, Any]:
-        return {"hit": True, "stored_at": self.stored_at, "key": self.key[:16]}
+        return self.note().to_json()
+
+    def note(self) -> CacheNote:
+        """What a report answered from this entry says of it (``Report.cache``)."""
+        return CacheNote(self.stored_at, self.key[:16])
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -502,7 +506,7 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
     if kernel.definition is not None:
         shown.add(os.path.realpath(kernel.definition.file))
     future = [s.expires for s in contract.suppressions if s.expires and not suppressions.expired(s)]
-    value = VerifyEntry(contract.info, replace(report, torch_version=str(report.torch_version), extra={}))
+    value = VerifyEntry(contract.info, replace(report, torch_version=str(report.torch_version), cache=None, error=""))
     return store("verify", key_parts, K.unlocated(deps, shown) + K.loaded_files(), value, VerifyEntry,
                  valid_until=min(future, default=None))
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..findings import Violation, verdict_of
+from ..findings import Finding, verdict_of
 from ..limits import BASELINE_BYTES, read_json
 from ..paths import locate
 from ..result.run import ContractRun, RunResult
@@ -31,13 +31,13 @@ def digest(parts: list[str]) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:20]
 
 
-def fingerprint(v: Violation, run: ContractRun) -> str:
+def fingerprint(v: Finding, run: ContractRun) -> str:
     loc = v.location
     where = (locate(loc.file)[0], loc.function) if loc is not None else ("", "")
-    return digest([v.code, run.report.op, locate(run.contract.file)[0], v.case, v.path or "", v.expr, *where])
+    return digest([v.code, run.report.op, locate(run.contract.file)[0], v.case, str(v.path or ""), v.expr, *where])
 
 
-def _findings(run: ContractRun) -> list[Violation]:
+def _findings(run: ContractRun) -> list[Finding]:
     return [v for v in run.report.violations if not v.suppressed] + list(run.stale)
 
 
@@ -92,9 +92,9 @@ def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
                 v = replace(v, suppressed=f"{REASON} {file}")
                 accepted += 1
             marked.append(v)
-        run.report.violations = marked
-        if any(not c.skipped for c in run.report.cases):  # a run with no case checked stays inconclusive
-            run.report.verdict = verdict_of(marked)
+        checked = any(not c.skipped for c in run.report.cases)  # a run with no case checked stays inconclusive
+        run.report = replace(run.report, violations=tuple(marked),
+                             verdict=verdict_of(marked) if checked else run.report.verdict)
         stale = [v for v in run.stale if fingerprint(v, run) not in known]
         accepted += len(run.stale) - len(stale)
         run.stale = stale

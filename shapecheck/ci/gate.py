@@ -14,15 +14,15 @@ from ..contract.find import discover, normalize_op, shipped_contracts_dir
 from ..contract.load import load_contract
 from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
-from ..findings import Verdict, Violation
+from ..findings import Finding, Verdict
 from ..kernel.sources import INSTALLED, KernelSource
 from ..limits import SHARDS, max_cases
 from ..options import VerifyOptions, internal, pick
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
-from ..rules import rules_of
+from ..rules import Command, RuleCode, rules_of
 
-GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so the suppressions it judges
+GATE_RULES = frozenset(rules_of(Command.VERIFY))  # the rules a gate run reports, so the suppressions it judges
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         torch_version = C.TORCH_VERSION
         kernel, note = _kernel_or_error(c, options.source)
         if kernel is None:  # bad input for this contract alone: reported, the others still run
-            report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, [], [], 0.0, C.TORCH_VERSION, {"error": note})
+            report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, torch_version=C.TORCH_VERSION, error=note)
             runs.append(ContractRun(c.info, report, error=note))
             continue
 
@@ -186,8 +186,7 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
     hit = R.verify_lookup(key) if key is not None else None
     if hit is None:
         return None
-    report = hit.value[1]
-    report.extra["cache"] = hit.to_json()
+    report = replace(hit.value[1], cache=hit.note())
     # the key says whether the source registers the op (resolve_kernel's note, without parsing the file again)
     note = f"{options.source} registers no meta kernel for {key['op']}: checked the installed torch's" \
         if "unregistered_in" in key["source"] else ""
@@ -196,13 +195,8 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
 
 def _judged(contract: Contract, report: Report, note: str) -> ContractRun:
     """A contract's run with its suppressions judged and the gate's fields in its report."""
-    run = ContractRun(contract.info, report, note)
+    run = ContractRun(contract.info, report, note, judged=True)
     judge_suppressions(run)
-    report.extra["kernel_note"] = note or None
-    report.extra["stale_suppressions"] = [v.to_json() for v in run.stale]
-    report.extra["expired_suppressions"] = [
-        {"rule": e.rule, "reason": e.reason, "expires": e.expires, "matched": e.matched,
-         "location": {"file": e.location.file, "line": e.location.line}} for e in run.expired]
     return run
 
 
@@ -256,8 +250,8 @@ def judge_suppressions(run: ContractRun) -> None:
         elif matched == 0 and not _undecided(s, run.report):
             what = ", ".join(f"{k}={v!r}" for k, v in (("case", s.case), ("path", s.path)) if v)
             dims = f" on {', '.join(s.dims)}" if s.dims else ""
-            run.stale.append(Violation(
-                code="SC008", case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
+            run.stale.append(Finding(
+                code=RuleCode.STALE_SUPPRESSION, case="", expr=f"suppress[{s.index}]: {s.rule}{dims}" + (f" ({what})" if what else ""),
                 dims=s.dims, location=loc, counterexample={},
                 message=f"the suppression of {s.rule}{dims} ({s.reason}) matches no violation: the finding it "
                 f"accepted is gone; delete the [[suppress]] table"))

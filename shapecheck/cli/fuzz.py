@@ -55,7 +55,7 @@ def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path
     dtype, significant strides, which side raises); they are skipped, with a note, for ops with neither.
     """
     from ..kernel.load import import_modules, load_op_contract
-    from ..result.adapters import fuzz_result
+    from ..result.run import FuzzRun
     from ..runtime.fuzz import FuzzOptions, check_examples, fuzz_op
     from ..search.strategies import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_SIDE
 
@@ -71,5 +71,5 @@ def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path
         report = check_examples(op, explicit, contract=contract, source=source, options=options)
     else:
         report = fuzz_op(op, contract=contract, source=source, options=options)
-    emit(fuzz_result(load_op_contract(op, contract), report, source), fmt, outputs, quiet=quiet)
+    emit(FuzzRun.of(load_op_contract(op, contract).info, report, source), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

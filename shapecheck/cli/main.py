@@ -54,7 +54,9 @@ def verify() -> None:
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
                   explore, confirm_export, both_modes, context, show_obligations, jobs, cache, debug):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
-    from ..result.run import ContractRun, RunResult
+    from dataclasses import replace
+
+    from ..result.run import VerifyRun
 
     check_outputs(outputs)
     if imports:  # what registers the ops (it may load torch; the cache key then names its files)
@@ -76,9 +78,8 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
-            report.extra["cache"] = hit.to_json()
-            result = RunResult([ContractRun(c, report)], 1, (1, 1), report.seconds, report.torch_version, source,
-                               command="verify")  # c: the cached ContractInfo
+            report = replace(report, cache=hit.note())
+            result = VerifyRun.of(c, report, source)  # c: the cached ContractInfo
             emit(result, fmt, outputs, context=context, quiet=quiet)
             sys.exit(report.exit_code)
     from ..kernel.load import load_target
@@ -88,8 +89,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     report = verify_contract(c, kernel, opts)
     if key is not None:
         R.verify_store(key, c, kernel, report)
-    result = RunResult([ContractRun(c.info, report)], 1, (1, 1), report.seconds, report.torch_version, source,
-                       command="verify")
+    result = VerifyRun.of(c.info, report, source)
     emit(result, fmt, outputs, context=context, quiet=quiet)
     show_tracebacks(report.violations)
     sys.exit(report.exit_code)

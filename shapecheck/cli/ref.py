@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..rules import RuleCode as C
 from .options import (
     check_device,
     check_outputs,
@@ -18,7 +19,10 @@ from .options import (
     output_options,
 )
 
-REF_HELP = """Exit codes: 0 every sampled input agrees with the contract, 1 a finding (SC010-SC015, SC021) not accepted by a
+#: what ref check reports: its runtime rules, the meta kernel against the runtime (SC015) and [[rejects]] (SC021)
+_RUNTIME_RULES = f"{C.DISPATCH_MISMATCH}-{C.META_RUNTIME_MISMATCH}, {C.META_ACCEPTS_REJECTED_INPUT}"
+
+REF_HELP = f"""Exit codes: 0 every sampled input agrees with the contract, 1 a finding ({_RUNTIME_RULES}) not accepted by a
 [[suppress]] table, 3 inconclusive (nothing could be checked), 2 bad input (contract, op without a runtime
 reference, unknown era, usage), 4 internal error (a bug in shapecheck)."""
 
@@ -43,7 +47,7 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     from .._torch import core as C
     from ..errors import TargetError
     from ..kernel.load import import_modules, load_op_contract
-    from ..result.adapters import ref_result
+    from ..result.run import RefRun
     from ..runtime.refcheck import ref_check
 
     check_outputs(outputs)
@@ -56,5 +60,5 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
     report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed, device=device)
-    emit(ref_result(c, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
+    emit(RefRun.of(c.info, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

@@ -26,6 +26,7 @@ from . import dtypes
 from . import spec as S
 from .layouts import KEYS as LAYOUT_KEYS
 from .layouts import load_layout
+from .lines import line_of, table_lines
 from .model import Contract
 from .outputs import output_leaf
 from .schema import check_sizes
@@ -45,7 +46,8 @@ _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float:
 def read_contract(path: Path, max_cases: int) -> dict[str, Any]:
     """The fields of ``contract.model.Contract`` from a contract file, validated, within the limits (at most
     ``max_cases`` cases). Raises ContractError naming the file and key."""
-    return build(Reader(str(path), read_toml(path), max_cases))
+    text = read_text(path)
+    return build(Reader(str(path), parse_toml(str(path), text), max_cases, table_lines(text)))
 
 
 def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract:
@@ -68,6 +70,11 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
 
 def read_toml(path: Path) -> dict:
     """The TOML table of a contract file, within the size, nesting and integer limits."""
+    return parse_toml(str(path), read_text(path))
+
+
+def read_text(path: Path) -> str:
+    """A contract file's text, within the size limit."""
     where = str(path)
     try:
         raw = L.read_bounded(path, L.CONTRACT_BYTES)
@@ -79,6 +86,11 @@ def read_toml(path: Path) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ContractError(where, f"not UTF-8 text (byte {err.start})") from None
+    return text
+
+
+def parse_toml(where: str, text: str) -> dict:
+    """The TOML table of a contract file's text, within the nesting and integer limits."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -140,13 +152,19 @@ def check_toml(where: str, data: dict) -> None:
 class Reader:
     """The state of one load: the file, the names declared so far, and the counts the limits bound."""
 
-    def __init__(self, where: str, data: dict, max_cases: int):
+    def __init__(self, where: str, data: dict, max_cases: int, lines: dict[str, list[int]] | None = None):
         self.where, self.data, self.max_cases = where, data, max_cases
+        self.lines = lines or {}  # contract.lines.table_lines of the file
         self.names: dict[str, str] = {}  # name -> what (dim/choice/let)
         self.choices: dict[str, tuple[Any, ...]] = {}
         self.let_depth: dict[str, int] = {}
         self.tensor_args: set[str] = set()
         self.expressions = 0
+
+    def line(self, array: str, index: int) -> int:
+        """The line of table ``index`` of the array of tables ``array`` (0: not known)."""
+        items = self.data.get(array)
+        return line_of(self.lines, array, index, len(items) if isinstance(items, list) else 0)
 
     def err(self, key: str, message: str) -> ContractError:
         return ContractError(f"{self.where}: [{key}]" if key else self.where, message)
@@ -392,7 +410,8 @@ def load_path(r: Reader, i: int, p: Any, seen: set[tuple[str, str]]) -> S.PathSp
         shape = r.selectable(o["shape"], f"{k}.shape", doc_leaf) if "shape" in o else None
         docs.append(S.OutputDoc(shape, r.want(o["what"], f"{k}.what", str)))
     source = r.want(p.get("source", ""), f"{key}.source", str)
-    return S.PathSpec(pid, era, when, outputs, tuple(docs), source, r.want(p.get("doc", ""), f"{key}.doc", str))
+    return S.PathSpec(pid, era, when, outputs, tuple(docs), source, r.want(p.get("doc", ""), f"{key}.doc", str),
+                      r.line("paths", i))
 
 
 def _calendar_date(text: str) -> bool:
@@ -433,7 +452,7 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
         expires = str(r.want(expires, f"{key}.expires", str, datetime.date))
         if not _calendar_date(expires):
             raise r.err(f"{key}.expires", f"expected a calendar date YYYY-MM-DD in ASCII digits, found {short(expires)}")
-    return S.Suppression(rule, reason, case, path, tuple(dims), expires, i)
+    return S.Suppression(rule, reason, case, path, tuple(dims), expires, i, r.line("suppress", i))
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import limits as L
 from ..errors import ContractError, ExprError
+from ..findings import PathId
 from ..logic import expr as E
 from . import dtypes
 from .layouts import BoundLayout, bind_layout, layout_nodes
@@ -148,6 +149,12 @@ class BoundReject:
     message: str
     source: str
     text: str = ""  # the region as the contract writes it: its case and its when
+    line: int = 0  # of its table in the contract file (0: not known)
+
+    @property
+    def pid(self) -> PathId:
+        """The region as findings name it (``rejects.<id>``), at its table's line."""
+        return PathId(f"rejects.{self.id}", line=self.line)
 
 @dataclass(frozen=True)
 class BoundPath:
@@ -158,6 +165,11 @@ class BoundPath:
     runtime_outputs: tuple[tuple[E.Node | None, str], ...]
     source: str
     specs: tuple[BoundOutput | None, ...] = ()  # per output: what a table (or "none") states beyond the shape
+    line: int = 0  # of its table in the contract file (0: not known)
+
+    @property
+    def pid(self) -> PathId:
+        return PathId(self.id, self.era, self.line)
 
 
 @dataclass(frozen=True)
@@ -443,7 +455,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
         for j, d in enumerate(p.runtime_outputs):
             shape = b.pick(d.shape, f"{key}.runtime_outputs[{j}].shape") if d.shape is not None else None
             docs.append((None if shape is None else b.scalar(shape, f"{key}.runtime_outputs[{j}]", shapes), d.what))
-        paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source, tuple(specs)))
+        paths.append(BoundPath(p.id, p.era, when, tuple(outs), tuple(docs), p.source, tuple(specs), p.line))
     inputs = [*shapes.values(), *(s for a in args if a.shapes for s in a.shapes),
               *(a.expr for a in args if a.expr is not None), *(n for a in args for n in layout_nodes(a.layout)),
               *(a.total for a in args if a.total is not None)]
@@ -483,5 +495,5 @@ def _bind_rejects(b: _CaseBinder, contract: Contract, shapes: Mapping[str, E.Tup
         when = b.condition(r.when, f"{key}.when", shapes)
         if when != E.FALSE:
             text = " and ".join(E.to_text(x) for x in (r.case, r.when) if x is not None and x != E.TRUE)
-            out.append(BoundReject(r.id, r.kind, when, r.message, r.source, text or "true"))
+            out.append(BoundReject(r.id, r.kind, when, r.message, r.source, text or "true", r.line))
     return tuple(out)

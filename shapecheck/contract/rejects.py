@@ -49,4 +49,4 @@ def load_reject(r: Any, i: int, x: Any, seen: set[str]) -> S.RejectSpec:
     if kind not in S.REJECT_KINDS:
         raise r.err(f"{key}.kind", f"expected one of {', '.join(S.REJECT_KINDS)}, found {kind!r}")
     text = {k: r.want(x.get(k, ""), f"{key}.{k}", str) for k in ("message", "source", "doc")}
-    return S.RejectSpec(rid, when, case, kind, text["message"], text["source"], text["doc"])
+    return S.RejectSpec(rid, when, case, kind, text["message"], text["source"], text["doc"], r.line("rejects", i))

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import limits as L
+from ..findings import PathId
 from ..logic import expr as E
 
 INT32_MAX = 2**31 - 1
@@ -67,6 +68,11 @@ class PathSpec:
     runtime_outputs: tuple[OutputDoc, ...]
     source: str = ""
     doc: str = ""
+    line: int = 0  # of its table in the contract file (contract.lines; 0: not known)
+
+    @property
+    def pid(self) -> PathId:
+        return PathId(self.id, self.era, self.line)
 
 
 REJECT_KINDS = ("runtime-check", "dispatcher-limit")
@@ -88,6 +94,7 @@ class RejectSpec:
     message: str = ""
     source: str = ""
     doc: str = ""
+    line: int = 0  # of its table in the contract file (contract.lines; 0: not known)
 
 
 @dataclass(frozen=True)
@@ -99,6 +106,7 @@ class Suppression:
     dims: tuple[str, ...] = ()
     expires: str | None = None
     index: int = 0
+    line: int = 0  # of its [[suppress]] header in the contract file (contract.lines; 0: not known)
 
 
 @dataclass(frozen=True)

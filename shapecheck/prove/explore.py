@@ -12,11 +12,12 @@ from typing import Any
 
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase
-from ..findings import Violation
+from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
+from ..rules import RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from . import budget
 from .obligations import Leaf, ShownObligation, leaf_obligations, probe_points
@@ -27,7 +28,7 @@ from .torch_decides import TorchView, settled_guard
 class CaseRun:
     case: BoundCase
     leaves: list[Leaf] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Finding] = field(default_factory=list)
     traces: int = 0
     truncated: bool = False
     paths: list[PathCheck] = field(default_factory=list)
@@ -71,7 +72,7 @@ class _CaseFindings:
     def key(code, expr, loc, path=None) -> tuple:
         return (code, expr, (loc.file, loc.line) if loc else None, path)
 
-    def add(self, v: Violation) -> None:
+    def add(self, v: Finding) -> None:
         k = self.key(v.code, v.expr, v.location, v.path)
         if k not in self.seen:
             self.seen.add(k)
@@ -81,7 +82,7 @@ class _CaseFindings:
         return restrict(self.solver.small_model(conds), self.dims)
 
     def inconclusive(self, expr: str, loc, why: str) -> None:
-        self.add(Violation(code="SC005", case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
+        self.add(Finding(code=RuleCode.INCONCLUSIVE, case=self.case.id, expr=expr, location=loc, counterexample={}, message=why))
 
 
 class _CaseExplorer(_CaseFindings):
@@ -139,7 +140,7 @@ class _CaseExplorer(_CaseFindings):
                               "not define the name; with --meta-source, neither the file's own functions nor the "
                               "installed torch's meta-registration namespace do: written for another torch?)")
             return
-        self.add(Violation(code="SC007", case=self.case.id, expr=t.error, location=t.loc,
+        self.add(Finding(code=RuleCode.KERNEL_ERROR, case=self.case.id, expr=t.error, location=t.loc,
                            counterexample=self.point(self.premises + pc), message=f"the kernel raised {t.error}"))
 
     def guarded(self, t: Guarded, pc: list[E.Node]) -> str | None:
@@ -213,8 +214,8 @@ class _CaseExplorer(_CaseFindings):
             self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
         elif other.sat is Sat.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
-        elif dynamic(self.case, set(gdims)) and self.key("SC003", text, t.loc) not in self.seen:
-            self.add(Violation(code="SC003", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+        elif dynamic(self.case, set(gdims)) and self.key(RuleCode.VALUE_SPECIALIZATION, text, t.loc) not in self.seen:
+            self.add(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                                counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
@@ -228,13 +229,13 @@ class _CaseExplorer(_CaseFindings):
         # holds only where the assumption does, but the branch is torch's, not the kernel's
         violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
         # a guard torch's helper (or a sub-op's C++ kernel) asked for, reached from the kernel's line: SC022
-        code = "SC022" if t.origin else "SC001"
+        code = RuleCode.GUARD_IN_TORCH_HELPER if t.origin else RuleCode.GUARD_ON_DYNAMIC_DIM
         if violating and self.key(code, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else
                    f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
                    f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
             who = f"{t.origin}, reached from the kernel's line," if t.origin else "the kernel"
-            self.add(Violation(
+            self.add(Finding(
                 code=code, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                 counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
                 restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
@@ -278,7 +279,7 @@ class _CaseExplorer(_CaseFindings):
         return list(reversed(mine))
 
 
-def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Violation | None:
+def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Finding | None:
     """A guard outside the contract language (a float comparison, say) cannot go to z3, but torch's own
     expression can be evaluated at concrete sizes. Two points of the region where it differs prove that the
     kernel branches on (or specialises) a dynamic dim: a violation with two real counterexample points.
@@ -298,13 +299,13 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
         return None
     (v1, p1), (v2, p2) = list(seen.items())[:2]
     if t.is_specialization:
-        return Violation(code="SC003", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+        return Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                          counterexample=restrict(p2, dims), witness=restrict(p1, dims),
                          message=f"the kernel needs the concrete value of {t.guard_raw} (torch's expression; int() "
                          f"or similar), which is {v1} at the witness and {v2} at the counterexample: it specialises "
                          f"a dynamic dim")
     cex, wit = (p1, p2) if v1 is False else (p2, p1)
-    return Violation(code="SC001", case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
+    return Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=case.id, expr=t.guard_raw, dims=gdims, location=t.loc,
                      counterexample=restrict(cex, dims), witness=restrict(wit, dims),
                      message=f"the kernel branches on {t.guard_raw} (torch's expression, outside the contract "
                      f"language: evaluated at the two points, not proved by z3), which is false at the "

@@ -18,12 +18,13 @@ from typing import Any
 from .._torch import core as C
 from ..contract.model import BoundCase
 from ..errors import InternalError, ShapecheckError
-from ..findings import Verdict, Violation
+from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
+from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
 
@@ -327,7 +328,7 @@ def _quiet():
         logging.disable(previous)
 
 
-def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], kernel: Kernel, op: Any,
+def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kernel: Kernel, op: Any,
             solver: Solver) -> ExportResult:
     if result.skipped:
         return ExportResult(False, None, None, f"case skipped: {result.skipped}")
@@ -350,7 +351,7 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Violation], ke
     return ExportResult(True, ok, agrees, message, why, sizes, ints)
 
 
-def explain(case: BoundCase, violations: list[Violation], export_ok: bool, message: str, solver: Solver,
+def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
             retry: Any = None, example: dict[str, int] | None = None) -> str:
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
     again at other example sizes (an experiment that can establish a cause)."""
@@ -359,9 +360,10 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     reasons = []
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
-        if v.code in ("SC001", "SC003", "SC004", "SC022"):
+        if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
+                      RuleCode.GUARD_IN_TORCH_HELPER):
             cond = v.node
-            if cond is not None and v.code != "SC003":
+            if cond is not None and v.code != RuleCode.VALUE_SPECIALIZATION:
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
                 if decided in (Decision.TRUE, Decision.FALSE):
                     pts = [p for p in (v.witness, v.counterexample) if p]
@@ -374,29 +376,30 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                 other = _other_side(case, v, solver, ge2, retry, example)
                 if other:
                     reasons.append(other)
-        elif v.code == "SC002":
+        elif v.code == RuleCode.OUTPUT_SHAPE_MISMATCH:
             which = re.match(r"(output \d+)", v.expr)
-            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know "
+            reasons.append(f"{v.code} on {v.path}: export has no contract, so it cannot know "
                            f"{which.group(1) if which else 'the output'} should be {_shape_text(v)}; the traced "
                            "graph is consistent with the meta kernel")
-        elif v.code in ("SC017", "SC018", "SC019"):
-            what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
+        elif v.code in (RuleCode.OUTPUT_DTYPE_MISMATCH, RuleCode.OUTPUT_LAYOUT_MISMATCH, RuleCode.OUTPUT_PRESENCE_MISMATCH):
+            what = {RuleCode.OUTPUT_DTYPE_MISMATCH: "dtype", RuleCode.OUTPUT_LAYOUT_MISMATCH: "strides",
+                    RuleCode.OUTPUT_PRESENCE_MISMATCH: "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
                            "meta kernel; the traced graph is consistent with it")
-        elif v.code == "SC020":
-            reasons.append(f"SC020 on {v.path}: export traces the fake's range for a data-dependent size and has no "
+        elif v.code == RuleCode.DYNAMIC_SIZE_RANGE:
+            reasons.append(f"{v.code} on {v.path}: export traces the fake's range for a data-dependent size and has no "
                            "contract for the runtime's, so it succeeds; the exported program asserts the fake's range "
                            f"when it runs, and fails where the runtime gives a value outside it ({v.counterexample})")
-        elif v.code == "SC021":
+        elif v.code == RuleCode.META_ACCEPTS_REJECTED_INPUT:
             reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
                            "accepts them too (the finding is that export succeeds where the device would refuse)")
-        elif v.code == "SC007":
-            reasons.append(f"SC007: the kernel raised on a domain point ({v.counterexample}) export's example did "
+        elif v.code == RuleCode.KERNEL_ERROR:
+            reasons.append(f"{v.code}: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 
 
-def _other_side(case: BoundCase, v: Violation, solver: Solver, ge2: list[E.Node], retry: Any,
+def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: list[E.Node], retry: Any,
                 example: dict[str, int] | None) -> str:
     """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
     side. If that fails, the cause is established: export followed the example's side."""
@@ -446,7 +449,7 @@ def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
     return ""
 
 
-def _shape_text(v: Violation) -> str:
+def _shape_text(v: Finding) -> str:
     from ..logic.simplify import shown
 
     return shown(v.expected) if v.expected is not None else "the contract's shape"

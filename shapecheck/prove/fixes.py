@@ -4,25 +4,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..findings import Violation
+from ..findings import Finding
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Solver
+from ..rules import RuleCode
 from ..trace.run import OutputKind
 from .pathmap import unpin
 
 
-def suggest_fixes(run, findings: list[Violation], solver: Solver) -> list[Violation]:
+def suggest_fixes(run, findings: list[Finding], solver: Solver) -> list[Finding]:
     """A pass: ``findings`` of the case explored in ``run``, each with a ``fix`` suggestion (new findings)."""
     return [replace(v, fix=_suggest(v, run, solver)) for v in findings]
 
 
-def _suggest(v: Violation, run, solver: Solver) -> str:
-    if v.code == "SC002" and v.expected is not None:
+def _suggest(v: Finding, run, solver: Solver) -> str:
+    if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
-    if v.code in ("SC016", "SC018", "SC020"):  # a fix the finding chose for itself, else the rule's
+    if v.code in (RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, RuleCode.OUTPUT_LAYOUT_MISMATCH,
+                  RuleCode.DYNAMIC_SIZE_RANGE):  # a fix the finding chose for itself, else the rule's
         return v.fix or v.rule.fix
-    if v.code != "SC001":
+    if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix
     formula = _path_independent_out0(run, solver)
     if formula is not None:
@@ -34,7 +36,7 @@ def _suggest(v: Violation, run, solver: Solver) -> str:
     return _narrowest_dims(v, run, solver)
 
 
-def _sides_agree(v: Violation, run, solver: Solver) -> bool:
+def _sides_agree(v: Finding, run, solver: Solver) -> bool:
     """True when every pair of finished traces that differ only in this guard's side returns the same
     outputs (proved over the rest of their region), and there is at least one such pair."""
     if v.node is None:
@@ -91,7 +93,7 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
     return None
 
 
-def _narrowest_dims(v: Violation, run, solver: Solver) -> str:
+def _narrowest_dims(v: Finding, run, solver: Solver) -> str:
     """The widest Dim range on either side of a one-dim guard (what export would need to pass)."""
     if len(v.dims) != 1:
         return (f"the branches give different outputs, so the kernel needs to know how {', '.join(v.dims)} relate: "

@@ -17,10 +17,11 @@ import math
 from typing import Any
 
 from ..contract.model import BoundArg, BoundCase
-from ..findings import Violation
+from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
+from ..rules import RuleCode
 from ..trace.run import call_args, own_code
 from .export import equal_classes, example_sizes, export_dims
 
@@ -42,7 +43,7 @@ class _Later:
         self.arg = arg
 
 
-def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Violation]:
+def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Finding]:
     """The case's SC022 findings (none where export accepts the example's run, or cannot be modelled)."""
     if kernel.mode == "fake" or not case.contract.guard_free or not any(d.dynamic for d in case.dims):
         return []  # plain FakeTensorMode's kernel is never exported; a contract that allows guards
@@ -92,7 +93,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Viola
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     refusal = _in_dim_names(refusal, run.axes)
-    out: list[Violation] = []
+    out: list[Finding] = []
     for found in groups.values():
         node, g = found[0]
         gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
@@ -100,8 +101,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Viola
         wit = restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims)
         line = f", reached from the kernel's line {g.kernel_line.line}," if g.kernel_line else ""
         texts = "; ".join(E.to_text(n) for n, _ in found)
-        out.append(Violation(
-            code="SC022", case=case.id, expr=E.to_text(node), node=node, dims=gdims, location=g.kernel_line,
+        out.append(Finding(
+            code=RuleCode.GUARD_IN_TORCH_HELPER, case=case.id, expr=E.to_text(node), node=node, dims=gdims, location=g.kernel_line,
             counterexample=cex, witness=wit,
             message=f"{g.origin}{line} installs the guard{'s' if len(found) > 1 else ''} {texts} when "
                     f"torch.export traces the op (backed sizes at the example {at}), and "

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ..contract.model import Contract
-from ..findings import Verdict, Violation
+from ..findings import Finding, Verdict
 from ..kernel.sources import Kernel
-from ..result.report import Report
+from ..result.report import KernelMode, Report
 
 #: why a finding of plain FakeTensorMode's kernel does not count without --both-modes
 NOT_COUNTED = ("found only in plain FakeTensorMode's kernel; the verdict is that of the kernel torch.export runs "
@@ -33,16 +33,16 @@ def with_other_mode(report: Report, contract: Contract, kernel: Kernel, options,
     """``report`` (of ``kernel``) with the findings of ``kernel.other`` added, each naming its kernel."""
     other = kernel.other
     theirs = run(contract, other, replace(options, confirm_export=False))
-    tagged = [_tagged(v, other, options.both_modes) for v in theirs.violations]
+    tagged = tuple(_tagged(v, other, options.both_modes) for v in theirs.violations)
     verdict = report.verdict
     if options.both_modes and _WORSE[theirs.verdict] > _WORSE[verdict]:
         verdict = theirs.verdict
-    modes = ((kernel.modes_text or "every way of running the op", kernel.name, report.verdict.value),
-             (other.modes_text, other.name, theirs.verdict.value))
+    modes = (KernelMode(kernel.modes_text or "every way of running the op", kernel.name, report.verdict),
+             KernelMode(other.modes_text, other.name, theirs.verdict))
     return replace(report, verdict=verdict, violations=report.violations + tagged, kernel_modes=modes,
                    seconds=report.seconds + theirs.seconds, notes=tuple(dict.fromkeys(report.notes + theirs.notes)))
 
 
-def _tagged(v: Violation, kernel: Kernel, counted: bool) -> Violation:
+def _tagged(v: Finding, kernel: Kernel, counted: bool) -> Finding:
     return replace(v, mode=kernel.mode or "fake", message=f"[{prefix(kernel)}] {v.message}",
                    suppressed=v.suppressed or ("" if counted else NOT_COUNTED))

@@ -20,11 +20,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..contract.model import BoundCase
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, PathId, PathStatus, SourceLoc
 from ..logic import expr as E
 from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck, ShownObligation
+from ..rules import RuleCode
 from ..trace.run import FRESH, Finished, OutputKind, exprs_dims, values_at
 
 
@@ -74,7 +75,7 @@ class Obligation:
     source: Any = None  # what the finding is made from when it is refuted (an assert record, a dim name)
 
 
-def show(ob: Obligation, status: str) -> ShownObligation:
+def show(ob: Obligation, status: PathStatus) -> ShownObligation:
     line = f"{ob.line.file}:{ob.line.line}" if ob.line is not None else ""
     return ShownObligation(str(ob.kind), ob.what, tuple(E.to_text(p) for p in ob.premises if p != E.TRUE), line,
                            ob.key, status)
@@ -202,30 +203,30 @@ def leaf_obligation_list(case: BoundCase, leaf: Leaf) -> list[Obligation]:
 
 
 def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
-                     shown: list[ShownObligation] | None = None) -> list[Violation]:
+                     shown: list[ShownObligation] | None = None) -> list[Finding]:
     """The findings of one finished trace's obligations (``leaf_obligation_list``), each made where its
     obligation is discharged. ``shown``: each obligation and its status is appended to it."""
     dims = [d.name for d in case.dims]
-    found: list[Violation] = []
+    found: list[Finding] = []
     narrowed: set[str] = set()  # dims a refuted assert narrowed: their refinements say the same again
     for ob in leaf_obligation_list(case, leaf):
         if ob.kind is Kind.RANGE and ob.source[0] in narrowed:
             continue
         d = discharge(ob, case, solver)
         if shown is not None:
-            shown.append(show(ob, d.status.value))
+            shown.append(show(ob, PathStatus(d.status.value)))
         v = _leaf_finding(case, ob, d, dims)
         if v is not None:
-            if ob.kind is Kind.ASSERT and v.code == "SC004":
+            if ob.kind is Kind.ASSERT and v.code == RuleCode.ASSERT_NARROWS_RANGE:
                 narrowed.update(v.dims)
             found.append(v)
     return found
 
 
-def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str]) -> Violation | None:
+def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str]) -> Finding | None:
     """The finding of a discharged leaf obligation: its rule when refuted, SC005 when unknown, else none."""
-    def unknown(expr: str, loc, why: str) -> Violation:
-        return Violation(code="SC005", case=case.id, expr=expr, location=loc, counterexample={}, message=why)
+    def unknown(expr: str, loc, why: str) -> Finding:
+        return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=expr, location=loc, counterexample={}, message=why)
 
     if ob.kind is Kind.ASSERT:
         a = ob.source
@@ -240,7 +241,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
                 message = (f"the kernel asserts {a.raw} (torch's expression, outside the contract language), which "
                            f"is false at the counterexample, a point of the contract's domain (evaluated there, not "
                            f"proved by z3)")
-            return Violation(code="SC004", case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
+            return Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=a.expr, dims=adims, location=a.loc,
                              counterexample=restrict(d.point, dims), message=message)
         if d.status is Status.UNKNOWN:
             why = (f"z3 could not prove the assert {text} ({d.reason})" if a.expr is not None
@@ -251,7 +252,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
         name, lo, hi = ob.source
         text = E.to_text(ob.claim)
         if d.status is Status.REFUTED:
-            return Violation(code="SC004", case=case.id, expr=text, node=ob.claim, dims=(name,),
+            return Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=ob.claim, dims=(name,),
                              counterexample=restrict(d.point, dims),
                              message=f"tracing refined the range of {name} to [{lo}, {hi}]")
         if d.status is Status.UNKNOWN:
@@ -261,7 +262,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
     if node is None:
         return unknown(raw, None, f"cannot translate the replacement {name} -> {raw}")
     if d.status is Status.REFUTED:
-        return Violation(code="SC003", case=case.id, expr=E.to_text(ob.claim), node=ob.claim, dims=(name,),
+        return Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(ob.claim), node=ob.claim, dims=(name,),
                          counterexample=restrict(d.point, dims),
                          message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply")
     return None
@@ -279,18 +280,19 @@ def _holds(sym) -> Callable[[dict[str, int]], bool | None]:
 # Output obligations: on every contract path, each finished trace that overlaps it returns the path's outputs
 
 
-def path_name(p) -> str:
-    return p.id if p.era == "default" else f"{p.id}@{p.era}"
+def path_name(p) -> PathId:
+    """A contract path (``BoundPath`` or ``PathSpec``) as findings name it, with its table's line."""
+    return p.pid
 
 
 def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...] = (),
                        definition=None, shown: list[ShownObligation] | None = None
-                       ) -> tuple[list[PathCheck], list[Violation]]:
+                       ) -> tuple[list[PathCheck], list[Finding]]:
     """Per contract path (of the given eras, all when empty) its status, and the findings of its outputs.
     A finding without a line of its own is placed at the kernel's ``definition``. The obligations of a path
     (``output_obligation_list``) are built first, then discharged; ``shown`` collects each with its status."""
     checks: list[PathCheck] = []
-    found: list[Violation] = []
+    found: list[Finding] = []
     seen: set[tuple] = set()
     for p in case.paths:
         if eras and p.era not in eras:
@@ -298,15 +300,15 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
         name = path_name(p)
         reach = solver.satisfiable([case.domain, p.when])
         if reach.sat is Sat.UNSAT:
-            checks.append(PathCheck(name, "unreachable"))
+            checks.append(PathCheck(name, PathStatus.UNREACHABLE))
             continue
-        status = "proved" if reach.sat is Sat.SAT else "unknown"
+        status = PathStatus.PROVED if reach.sat is Sat.SAT else PathStatus.UNKNOWN
         for c in output_obligation_list(case, p, leaves, solver):
             got = c.leaf.trace.outputs[c.index] if c.index < len(c.leaf.trace.outputs) else None
             v = _compare_output(c, got)
             if shown is not None:
-                shown.append(show(c.obligation(definition), "proved" if v is None else
-                                  "unknown" if v.code == "SC005" else "refuted"))
+                shown.append(show(c.obligation(definition), PathStatus.PROVED if v is None else
+                                  PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE else PathStatus.REFUTED))
             if v is None:
                 continue
             if v.location is None and definition is not None:
@@ -314,13 +316,14 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
             if (v.code, v.expr) not in seen:
                 seen.add((v.code, v.expr))
                 found.append(v)
-            status = "unknown" if v.code == "SC005" and status != "refuted" else "refuted"
-        if status == "proved":
+            status = PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE and status is not PathStatus.REFUTED \
+                else PathStatus.REFUTED
+        if status is PathStatus.PROVED:
             # proved only where finished traces cover the path: a bound, an error or a shared first guard
             # can leave part of domain /\ when unexplored
             union = E.disj([E.conj(leaf.pc) for leaf in leaves])
             if solver.satisfiable([case.domain, p.when, E.negate(union)]).sat is not Sat.UNSAT:
-                status = "partial" if leaves else "unchecked"
+                status = PathStatus.PARTIAL if leaves else PathStatus.UNCHECKED
         checks.append(PathCheck(name, status))
     return checks, found
 
@@ -343,7 +346,7 @@ class _OutputCheck:
     """One output of one leaf against one contract path."""
 
     case: BoundCase
-    path: str
+    path: PathId
     index: int
     want: E.Node  # the contract's shape (a TupleE) or integer
     leaf: Leaf
@@ -380,42 +383,42 @@ class _OutputCheck:
             model = self.solver.satisfiable(self.premises).model
         return restrict(model, self.names)
 
-    def finding(self, code: str, expr: str, message: str, point: dict[str, int] | None = None,
-                dims: tuple[str, ...] = ()) -> Violation:
-        return Violation(code=code, case=self.case.id, path=self.path, expected=self.want, expr=expr, dims=dims,
+    def finding(self, code: RuleCode, expr: str, message: str, point: dict[str, int] | None = None,
+                dims: tuple[str, ...] = ()) -> Finding:
+        return Finding(code=code, case=self.case.id, path=self.path, expected=self.want, expr=expr, dims=dims,
                          counterexample={} if point is None else point, message=message)
 
 
-def _compare_output(c: _OutputCheck, got) -> Violation | None:
+def _compare_output(c: _OutputCheck, got) -> Finding | None:
     where, want = c.where, c.want
     if got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType":
-        return c.finding("SC019", f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
+        return c.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: None, runtime a tensor", f"{where} is None, but the runtime returns a "
                          f"tensor on path {c.path}{c.suffix}", c.point())
     if got is None or got.kind is OutputKind.OTHER:
         what = "nothing" if got is None else f"a {got.text}"
-        return c.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
+        return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where}: {what}", f"{where} is missing: the kernel returned {what}{c.suffix}",
                          c.point())
     if got.kind is OutputKind.UNSUPPORTED:
         return _untranslated_output(c, got)
     fresh = sorted(n for n in E.free_names(got.shape if got.kind is OutputKind.TENSOR else got.scalar)
                    if n.startswith(FRESH))
     if fresh:  # a size the kernel created (new_dynamic_size): only an output table's `sizes` can state it
-        return c.finding("SC005", f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
+        return c.finding(RuleCode.INCONCLUSIVE, f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
                          f"{c.path} does not name: state it with `sizes` in an output table", c.point())
     if isinstance(want, E.TupleE):
         if got.kind is not OutputKind.TENSOR:
-            return c.finding("SC002", f"{where} = {got.text}",
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where} = {got.text}",
                              f"{where} should be a tensor of shape {shown(want)}, the kernel returned an int",
                              c.point())
         have = got.shape
         expr = f"{where} = {shown(have)}, contract {shown(want)}"
         if len(have.items) != len(want.items):
-            return c.finding("SC002", expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
                              f"rank {len(want.items)}{c.suffix}", restrict(c.solver.small_model(c.premises), c.names))
         eq = E.conj([E.compare("==", a, b) for a, b in zip(have.items, want.items)])
     else:
         if got.kind is not OutputKind.INT:
-            return c.finding("SC002", f"{where} = {got.text}", f"{where} should be the integer {shown(want)}",
+            return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where} = {got.text}", f"{where} should be the integer {shown(want)}",
                              c.point())
         have = got.scalar
         expr = f"{where} = {shown(have)}, contract {shown(want)}"
@@ -424,20 +427,20 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
     if d.status is Status.PROVED:
         return None
     if d.status is Status.UNKNOWN:
-        return c.finding("SC005", expr, f"z3 could not prove {expr} ({d.reason})")
+        return c.finding(RuleCode.INCONCLUSIVE, expr, f"z3 could not prove {expr} ({d.reason})")
     point = restrict(d.point, c.names)
-    return c.finding("SC002", expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
+    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
                      f"{E.evaluate(want, d.point)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
 
 
-def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
+def _untranslated_output(c: _OutputCheck, got) -> Finding | None:
     """An output torch computed outside the contract language: evaluated at points of the path's region and
     compared with the contract there (SC002 at a point where they differ); proved size by size, by z3 where a
     size translates and by exhaustion where its dims take few values; else SC005."""
     where, want, dims = c.where, c.want, [d.name for d in c.case.dims]
     expr = f"{where} = {got.text}"
     if got.exprs and not exprs_dims(got.exprs) <= set(dims):  # a size the kernel made (ctx.new_dynamic_size())
-        return c.finding("SC005", f"{where}: a data-dependent size", f"{where} has a data-dependent size that the kernel made "
+        return c.finding(RuleCode.INCONCLUSIVE, f"{where}: a data-dependent size", f"{where} has a data-dependent size that the kernel made "
                          "(e.g. with torch.library.get_ctx().new_dynamic_size()): no contract dim can name it; "
                          "nothing is proved about it (write \"unspecified\" for this output)")
     if got.exprs:
@@ -447,7 +450,7 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
                 continue
             want_at, have_at = E.evaluate(want, point), (have if got.is_tensor else have[0])
             if want_at != have_at:
-                return c.finding("SC002", expr, f"{where} is {have_at} but the contract's path {c.path} says "
+                return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {have_at} but the contract's path {c.path} says "
                                  f"{want_at}{c.suffix} (torch's expression is outside the contract language: "
                                  f"evaluated at the counterexample, not proved by z3)", restrict(point, c.names))
         parts = _output_parts(got, want)
@@ -460,12 +463,12 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
                 if d.status is Status.UNKNOWN or (d.status is Status.REFUTED and item is not None):
                     break
                 if d.status is Status.REFUTED:
-                    return c.finding("SC002", expr, f"{where} differs from the contract's path {c.path}{c.suffix} at "
+                    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} differs from the contract's path {c.path}{c.suffix} at "
                                      f"the counterexample (torch's expression evaluated there, not proved by z3)",
                                      restrict(d.point, c.names))
             else:
                 return None  # every size proved
-    return c.finding("SC005", f"{where}: {got.text}", f"cannot translate {where}'s shape: {got.text}")
+    return c.finding(RuleCode.INCONCLUSIVE, f"{where}: {got.text}", f"cannot translate {where}'s shape: {got.text}")
 
 
 def _output_parts(got, want) -> list[tuple] | None:

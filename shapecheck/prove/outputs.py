@@ -15,20 +15,21 @@ from dataclasses import dataclass, replace
 from ..contract import dtypes
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
-from ..findings import Violation
+from ..findings import Finding, PathStatus
 from ..logic import expr as E
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck
+from ..rules import RuleCode
 from ..trace.run import FRESH, OutputKind
 from .obligations import Leaf, Obligation, Status, _compare_output, _OutputCheck, discharge, path_name
 
 
 def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...], checks: list[PathCheck],
-                     definition=None, notes: list[str] | None = None) -> list[Violation]:
+                     definition=None, notes: list[str] | None = None) -> list[Finding]:
     """The findings of every output table (and ``"none"``) of the case's paths; a refuted path's status in
     ``checks`` becomes ``refuted``. Precision notes (a data-dependent size wider than the runtime's) go to
     ``notes``."""
-    found: list[Violation] = []
+    found: list[Finding] = []
     seen: set[tuple] = set()
     for p in case.paths:
         if (eras and p.era not in eras) or not any(s is not None for s in p.specs):
@@ -49,10 +50,10 @@ def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: 
                     if (v.code, v.expr, v.path) not in seen:
                         seen.add((v.code, v.expr, v.path))
                         found.append(v)
-                        bad = bad or v.code != "SC005"
+                        bad = bad or v.code != RuleCode.INCONCLUSIVE
         if bad:
             name = path_name(p)
-            checks[:] = [PathCheck(name, "refuted") if pc.path == name else pc for pc in checks]
+            checks[:] = [PathCheck(name, PathStatus.REFUTED) if pc.path == name else pc for pc in checks]
     return found
 
 
@@ -74,52 +75,52 @@ class _Check:
     def dims(self) -> list[str]:
         return [d.name for d in self.case.dims]
 
-    def finding(self, code: str, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Violation:
-        return Violation(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
+    def finding(self, code: RuleCode, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Finding:
+        return Finding(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
                          counterexample=point or {}, message=message)
 
     def least(self, extra: list[E.Node] = (), names: list[str] = ()) -> dict[str, int]:
         return restrict(self.solver.small_model(self.premises + list(extra)), self.dims + list(names))
 
-    def run(self, got, notes: list[str]) -> list[Violation]:
+    def run(self, got, notes: list[str]) -> list[Finding]:
         spec, where = self.spec, self.where
         is_none = got is not None and got.kind is OutputKind.OTHER and got.text == "NoneType"
         if spec.absent:
             if got is None:
-                return [self.finding("SC019", f"{where}: nothing, runtime None", f"{where} is missing: the kernel "
+                return [self.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: nothing, runtime None", f"{where} is missing: the kernel "
                                      f"returns fewer outputs; the runtime returns None there", self.least())]
             if is_none:
                 return []
             what = f"a tensor {got.formula}" if got.is_tensor or got.kind is OutputKind.TENSOR else f"a {got.text}"
-            return [self.finding("SC019", f"{where}: {what}, runtime None",
+            return [self.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: {what}, runtime None",
                                  f"{where} is {what}, but the runtime returns None on path {path_name(self.path)}",
                                  self.least())]
         if is_none:
-            return [self.finding("SC019", f"{where}: None, runtime a tensor",
+            return [self.finding(RuleCode.OUTPUT_PRESENCE_MISMATCH, f"{where}: None, runtime a tensor",
                                  f"{where} is None, but the runtime returns a tensor on path {path_name(self.path)}",
                                  self.least())]
         if got is None or got.kind is OutputKind.OTHER:
             if not spec.sizes:
                 return []  # a missing output is SC002's finding (the shape loop)
             what = "nothing" if got is None else f"a {got.text}"
-            return [self.finding("SC002", f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
+            return [self.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, f"{where}: {what}", f"{where} is missing: the kernel returned {what}",
                                  self.least())]
-        out: list[Violation] = []
+        out: list[Finding] = []
         if spec.dtype is not None and got.dtype is not None and got.dtype != dtypes.canonical(spec.dtype):
-            out.append(self.finding("SC017", f"{where} dtype {got.dtype}, contract {spec.dtype}",
+            out.append(self.finding(RuleCode.OUTPUT_DTYPE_MISMATCH, f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
                                     f"{path_name(self.path)} in case {self.case.id}", self.least()))
         if spec.sizes and got.kind is not OutputKind.TENSOR:  # the shape is checked here, not by SC002's loop
             why = f"cannot translate {where}'s shape: {got.text}" if got.kind is OutputKind.UNSUPPORTED else \
                 f"{where} should be a tensor with data-dependent sizes, the kernel returned {got.formula}"
-            return out + [self.finding("SC005" if got.kind is OutputKind.UNSUPPORTED else "SC002",
+            return out + [self.finding(RuleCode.INCONCLUSIVE if got.kind is OutputKind.UNSUPPORTED else RuleCode.OUTPUT_SHAPE_MISMATCH,
                                        f"{where}: {got.formula}", why, self.least())]
         if got.kind is not OutputKind.TENSOR or spec.shape is None:
             return out
         shape, renames = got.shape, {}
         if spec.sizes:
             sized = self._sizes(got, notes)
-            if isinstance(sized, Violation):
+            if isinstance(sized, Finding):
                 return out + [sized]
             shape, renames = sized
             v = _compare_output(_OutputCheck(self.case, path_name(self.path), self.index, spec.shape, self.leaf,
@@ -148,7 +149,7 @@ class _Check:
             have = got.shape.items[at] if at < len(got.shape.items) else None
             if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
                 shown = "nothing" if have is None else E.to_text(have)
-                return self.finding("SC020", f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
+                return self.finding(RuleCode.DYNAMIC_SIZE_RANGE, f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
                                     f"{E.to_text(hi)}]", f"{where}'s size {at} is {shown}, not a data-dependent size: "
                                     f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]",
                                     self.least())
@@ -157,7 +158,7 @@ class _Check:
         unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
                      if x.startswith(FRESH)} - set(renames)
         if None in self.leaf.trace.fresh_facts or unmatched:
-            return self.finding("SC005", f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
+            return self.finding(RuleCode.INCONCLUSIVE, f"{where}: data-dependent sizes", f"the kernel constrains a data-dependent "
                                 f"size in a way shapecheck cannot read ({', '.join(sorted(unmatched)) or 'untranslated'})",
                                 None)
         for fresh, n in renames.items():
@@ -171,10 +172,10 @@ class _Check:
             d = discharge(Obligation(tuple(self.premises + [runtime]), allowed), self.case, self.solver)
             text = f"{where} size {n}: kernel {kernel}, runtime [{E.to_text(lo)}, {E.to_text(hi)}]"
             if d.status is Status.UNKNOWN:
-                return self.finding("SC005", text, f"z3 could not compare the range of {n} ({d.reason})", None)
+                return self.finding(RuleCode.INCONCLUSIVE, text, f"z3 could not compare the range of {n} ({d.reason})", None)
             if d.status is Status.REFUTED:
                 point = self.least([runtime, E.negate(allowed)], [n]) or restrict(d.point, self.dims + [n])
-                found = self.finding("SC020", text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
+                found = self.finding(RuleCode.DYNAMIC_SIZE_RANGE, text, f"{where}'s data-dependent size {n} ranges over {kernel} in the "
                                      f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
                                      f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
                                      f"program fails its runtime assertion there", point, (n,))
@@ -187,11 +188,11 @@ class _Check:
                              f"{E.to_text(hi)}] (precision, not a failure)")
         return E.bind(got.shape, sub), renames
 
-    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Violation | None:
+    def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Finding | None:
         spec, where = self.spec, self.where
         want = spec.strides
         if got.strides is None:
-            return self.finding("SC005", f"{where} strides {got.stride_text}",
+            return self.finding(RuleCode.INCONCLUSIVE, f"{where} strides {got.stride_text}",
                                 f"cannot translate {where}'s strides {got.stride_text}", None)
         sub = {f: E.Var(n) for f, n in renames.items()}
         floor = {d.name: d.min for d in self.case.contract.dims}
@@ -222,7 +223,7 @@ class _Check:
             return None
         text = f"{where} strides {_tuple(have)}, contract {spec.layout} {_tuple(want)}"
         if d.status is Status.UNKNOWN:
-            return self.finding("SC005", text, f"z3 could not prove {where}'s strides ({d.reason})", None)
+            return self.finding(RuleCode.INCONCLUSIVE, text, f"z3 could not prove {where}'s strides ({d.reason})", None)
         # a point where every size of the output is at least 2: no size-1 dim hides the difference
         wide = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
         names = [n for _, n in renames.items()]
@@ -231,7 +232,7 @@ class _Check:
         point = restrict(model, self.dims + names)
         at = {k: v for k, v in model.items()}
         got_at, want_at, shape_at = (E.evaluate(E.TupleE(x), at) for x in (have, want, sizes))
-        v = self.finding("SC018", text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
+        v = self.finding(RuleCode.OUTPUT_LAYOUT_MISMATCH, text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
                          f"comparison) gives {want_at} for shape {shape_at} on path {path_name(self.path)}", point,
                          tuple(sorted(set().union(*map(E.free_names, have + want)))))
         return replace(v, fix=_layout_fix(got_at, want_at, shape_at))

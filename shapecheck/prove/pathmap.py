@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..findings import SourceLoc
+from ..findings import PathId, SourceLoc
 from ..logic import expr as E
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..trace.run import OutputKind
@@ -18,7 +18,7 @@ from ..trace.run import OutputKind
 
 @dataclass(frozen=True)
 class Overlap:
-    path: str
+    path: PathId
     out0_matches: bool | None  # None: the contract leaves output 0 unspecified or z3 gave up
     counterexample: dict[str, int] | None = None
 
@@ -40,7 +40,7 @@ class MetaPath:
                 "returned_at": None if self.returned_at is None else
                 {"file": self.returned_at.file, "line": self.returned_at.line},
                 "traces": self.traces,
-                "overlaps": [{"path": o.path, "out0_matches": o.out0_matches, "counterexample": o.counterexample}
+                "overlaps": [{"path": str(o.path), "out0_matches": o.out0_matches, "counterexample": o.counterexample}
                              for o in self.overlaps]}
 
 

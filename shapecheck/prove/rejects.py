@@ -23,16 +23,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..contract.model import BoundCase, BoundReject
-from ..findings import SourceLoc, Violation
-from ..kernel.sources import Kernel
+from ..errors import ShapecheckError
+from ..findings import Finding, SourceLoc
+from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
-from ..rules import RULES
+from ..rules import RULES, RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, kernel_failure, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 
-RULE = "SC021"
+RULE = RuleCode.META_ACCEPTS_REJECTED_INPUT
 _NOT_A_REFUSAL = ("data-dependent guard:", "UnsupportedOperatorException", "DynamicOutputShapeException",
                   "DataDependentOutputException", "UnsupportedFakeTensorException")
 """Errors of a trace (``Failed.error`` starts with the exception's name) that are the tracing's limits rather
@@ -48,7 +49,7 @@ class _Region:
     reject: BoundReject
     solver: Solver
     max_traces: int
-    found: list[Violation] = field(default_factory=list)
+    found: list[Finding] = field(default_factory=list)
     traces: int = 0
     accepting: list[tuple[list[E.Node], Finished]] = field(default_factory=list)  # (where it accepts, trace)
     points: list[tuple[dict[str, int], Finished]] = field(default_factory=list)  # (a point it accepts, trace)
@@ -61,7 +62,7 @@ class _Region:
         return f"[[rejects]] {self.reject.id} ({self.reject.text})"
 
     def inconclusive(self, expr: str, loc: SourceLoc | None, why: str) -> None:
-        self.found.append(Violation(code="SC005", case=self.case.id, path=f"rejects.{self.reject.id}", expr=expr,
+        self.found.append(Finding(code=RuleCode.INCONCLUSIVE, case=self.case.id, path=self.reject.pid, expr=expr,
                                     location=loc, counterexample={}, message=f"{self.where()}: {why}"))
 
     def run(self, cache: dict[tuple[str, ...], Trace]) -> None:
@@ -197,8 +198,13 @@ class _Region:
             kernel = replace(kernel, fn=kernel.direct, via_op=False)
         try:
             pos, kw = call_args(kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
+        except NotApplicable:  # it cannot be called so: the symbolic exploration decides
+            return False
+        try:
             out = kernel.fn(*pos, **kw)
-        except BaseException as exc:  # noqa: BLE001 - it raises there, or cannot be called so: exploration decides
+        except ShapecheckError:  # ours (bad input, a bug): never taken for the kernel rejecting
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the kernel raises there (it rejects the point): exploration decides
             if not kernel_failure(exc):
                 raise
             return False
@@ -206,8 +212,8 @@ class _Region:
         shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)
         r = self.reject
         said = f" with {r.message!r}" if r.message else ""
-        self.found.append(Violation(
-            code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        self.found.append(Finding(
+            code=RULE, case=self.case.id, path=r.pid, expr=r.text, node=r.when,
             dims=tuple(sorted(E.free_names(r.when))), location=self.kernel.definition, counterexample=point,
             fix=RULES[RULE].fix,
             message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input: at the "
@@ -231,11 +237,11 @@ class _Region:
             point, t = min(points, key=lambda a: tuple(a[0].get(n, 0) for n in order))
             self.found.append(self._violation(t, point))
 
-    def _violation(self, t: Finished, point: dict[str, int]) -> Violation:
+    def _violation(self, t: Finished, point: dict[str, int]) -> Finding:
         r = self.reject
         said = f" with {r.message!r}" if r.message else ""
-        return Violation(
-            code=RULE, case=self.case.id, path=f"rejects.{r.id}", expr=r.text, node=r.when,
+        return Finding(
+            code=RULE, case=self.case.id, path=r.pid, expr=r.text, node=r.when,
             dims=tuple(sorted(E.free_names(r.when))), location=t.returned_at or self.kernel.definition,
             counterexample=point, fix=RULES[RULE].fix,
             message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input and "
@@ -243,12 +249,12 @@ class _Region:
 
 
 def reject_obligations(kernel: Kernel, case: BoundCase, solver: Solver, max_traces: int,
-                       cache: dict[tuple[str, ...], Trace] | None = None) -> list[Violation]:
+                       cache: dict[tuple[str, ...], Trace] | None = None) -> list[Finding]:
     """SC021 (and SC005) for each runtime-check ``[[rejects]]`` region of ``case``. ``cache``: the traces
     already made for the case, by assumptions (the domain's exploration's: a trace does not depend on the
     domain); the regions' own traces join it."""
     cache = {} if cache is None else cache
-    found: list[Violation] = []
+    found: list[Finding] = []
     for r in case.rejects:
         if r.kind != "runtime-check":
             continue

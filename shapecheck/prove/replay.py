@@ -21,13 +21,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..contract.model import BoundCase
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
+from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args, concrete_size, kernel_failure
 
-REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
+REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMATCH, RuleCode.VALUE_SPECIALIZATION,
+                      RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR})
 
 
 @dataclass(frozen=True)
@@ -162,24 +164,24 @@ class Replayer:
     def complete(self, point: dict[str, int] | None) -> bool:
         return point is not None and all(n in point for n in self.dims)
 
-    def why_not(self, v: Violation) -> str | None:
+    def why_not(self, v: Finding) -> str | None:
         """None when the finding reproduces; else what the replay saw instead."""
         cex = v.counterexample
         run = self.at(cex)
-        if v.code in ("SC004", "SC007"):
+        if v.code in (RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR):
             return None if run.error is not None else f"the kernel returned {_shown(run.outputs)} without raising"
-        if v.code == "SC002":
+        if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH:
             return _output_differs(v, run)
-        if v.code == "SC003":
+        if v.code == RuleCode.VALUE_SPECIALIZATION:
             return _specialises(v)
-        if v.code == "SC001":
+        if v.code == RuleCode.GUARD_ON_DYNAMIC_DIM:
             if not self.complete(v.witness):
                 return "no point on the other side of the guard"
             return _branches(v, run, self.at(v.witness))
         return None
 
 
-def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list[Violation]:
+def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[Finding]:
     """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
     r = Replayer(kernel, case)
     out = []
@@ -201,15 +203,15 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Violation]) -> list
             run = r.at(v.counterexample)
         except Exception as err:  # a point the kernel cannot even be called with (inputs too large to build, say)
             why, run = f"the replay itself failed ({type(err).__name__}: {str(err)[:200]})", None
-        if v.code == "SC002" and run is not None and run.error is not None:
+        if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and run is not None and run.error is not None:
             # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
             # size, say): a kernel error at a domain point, which the replay did show
-            out.append(replace(v, code="SC007", fix="", path=None, expected=None, expr=run.error,
+            out.append(replace(v, code=RuleCode.KERNEL_ERROR, fix="", path=None, expected=None, expr=run.error,
                                message=f"the kernel raised {run.error} at the counterexample (static sizes under "
                                f"FakeTensorMode; the symbolic trace returned {v.expr})"))
             continue
         at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
-        out.append(replace(v, code="SC005", fix="", message=f"{v.code} did not reproduce at {at}: {why} "
+        out.append(replace(v, code=RuleCode.INCONCLUSIVE, fix="", message=f"{v.code} did not reproduce at {at}: {why} "
                            f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "
                            f"{v.message}"))
     return out
@@ -219,7 +221,7 @@ def _shown(outputs: tuple) -> str:
     return ", ".join("?" if o is None else str(o) for o in outputs) or "nothing"
 
 
-def _output_differs(v: Violation, run: Run) -> str | None:
+def _output_differs(v: Finding, run: Run) -> str | None:
     if run.error is not None:
         return f"the kernel raised {run.error}"
     m = re.match(r"output (\d+)", v.expr)
@@ -233,7 +235,7 @@ def _output_differs(v: Violation, run: Run) -> str | None:
     return f"output {j} is {have}, as the contract says"
 
 
-def _specialises(v: Violation) -> str | None:
+def _specialises(v: Finding) -> str | None:
     if v.node is None:
         return None  # torch's own expression, already evaluated at two real points
     at = E.evaluate(v.node, v.counterexample)
@@ -243,7 +245,7 @@ def _specialises(v: Violation) -> str | None:
     return None if at != other else f"{v.expr} is {at} at both points"
 
 
-def _branches(v: Violation, a: Run, b: Run) -> str | None:
+def _branches(v: Finding, a: Run, b: Run) -> str | None:
     """Both points reach the guard's line (the kernel's own, or torch's shape logic called from it), and the
     guard has a different value at them: the kernel decides on it there (a branch, or a value such as
     ``E in (64, 96, 128)`` that export turns into a guard)."""
@@ -259,10 +261,10 @@ def _branches(v: Violation, a: Run, b: Run) -> str | None:
     return None
 
 
-def _placed(v: Violation, r: Replayer) -> Violation:
+def _placed(v: Finding, r: Replayer) -> Finding:
     """SC002 at the kernel line that made the output (seen in the replay), not the kernel's ``def``."""
     m = re.match(r"output (\d+)", v.expr)
-    if v.code != "SC002" or m is None:
+    if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or m is None:
         return v
     made = r.at(v.counterexample).made_at
     j = int(m.group(1))

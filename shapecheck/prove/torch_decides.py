@@ -19,9 +19,10 @@ from dataclasses import replace
 
 from .._torch import static as CS
 from ..contract.model import BoundCase
-from ..findings import Violation
+from ..findings import Finding
 from ..logic import expr as E
 from ..logic.solver import Outcome, Solver
+from ..rules import RuleCode
 from .premises import conjuncts, definition
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
@@ -103,7 +104,7 @@ class TorchView:
 
 
 def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code_text: str, loc, what: str,
-                   dims: set[str], node: E.Node | None) -> Violation | None:
+                   dims: set[str], node: E.Node | None) -> Finding | None:
     """z3 settled ``expr`` to ``value`` over the region ``pc``: SC016 when torch cannot decide it, SC005 when
     the installed torch cannot say; None when torch decides it as z3 does."""
     case = view.case
@@ -115,25 +116,25 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
     try:
         says = view.decides(expr, pc)
     except CS.TorchCannotSay as err:
-        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+        return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
                          f"(as torch.export must) is unknown: {err}")
     if says is value:
         return None
     if says is not None:
-        return Violation(code="SC005", case=case.id, expr=code_text, location=loc, counterexample={},
+        return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "
                          f"{says} under export's Dim ranges")
     span = view.span(dims)
-    return Violation(
-        code="SC016", case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
+    return Finding(
+        code=RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, case=case.id, expr=code_text, node=node, dims=tuple(sorted(dims)), location=loc,
         counterexample={},
         fix=FIX_GUARD,
         message=f"the {what} {code_text} is always {str(value).lower()} for {span} (proved by z3); torch "
         f"cannot prove it from the Dim ranges, so torch.export installs the guard and rejects the Dim range")
 
 
-def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violation | None:
+def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Finding | None:
     """A guard the kernel raised (``trace.run.Guarded``) that z3 settles to ``value`` over ``pc``."""
     expr = t.guard_expr if t.guard_expr is not None else t.guard
     what = "guard_or_* condition" if t.fallback_value is not None else "guard"
@@ -141,11 +142,11 @@ def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Violatio
                           dims=E.free_names(t.guard), node=t.guard)
 
 
-def fallback_note(v: Violation, leaves) -> Violation:
+def fallback_note(v: Finding, leaves) -> Finding:
     """An SC002 at a point where a guard_or_* fallback of the leaf covering it took the side its condition does
     not have there (a fallback torch decides for every size export traces, so the leaf stood for the whole
     region): say so, with that point."""
-    if v.code != "SC002" or not v.counterexample:
+    if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or not v.counterexample:
         return v
     for leaf in leaves:
         if E.evaluate(E.conj(leaf.pc), v.counterexample) is not True:

@@ -12,13 +12,14 @@ from typing import Any
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
 from ..errors import UserError
-from ..findings import Verdict, Violation, verdict_of
+from ..findings import Finding, PathStatus, Verdict, verdict_of
 from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
 from ..options import VerifyOptions as Options  # every option is declared there (the cache key derives)
 from ..result.report import CaseResult, Report
+from ..rules import RuleCode
 from ..trace.run import Trace
 from .budget import Budget, OverBudget
 from .explore import CaseRun, explore_case
@@ -56,7 +57,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     start = time.perf_counter()
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
-    violations: list[Violation] = []
+    violations: list[Finding] = []
     roots: dict[tuple, Any] = {}  # first violating guard -> the cases explored in full; ("leaves", case) -> regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
@@ -100,7 +101,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             violations.extend(found)
     if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
         violations.extend(unreachable_paths(contract, results, options))
-    violations.extend(Violation(code="SC005", case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+    violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
                                 message=why) for loc, why in kernel.caveats)
     if options.confirm_export and not budget.run_over():
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
@@ -111,7 +112,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         verdict = verdict_of(violations)
     from .._torch import core as C
 
-    return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
+    return Report(contract.op, contract.file, kernel.name, verdict, tuple(results), tuple(violations),
                   time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
 
 
@@ -120,7 +121,7 @@ EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and e
 
 
 def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, Any] | None,
-              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Violation]]:
+              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Finding]]:
     """One case, explored and proved: its result and its findings (before suppressions)."""
     if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
         return CaseResult(case.id, Verdict.PASS, skipped=EMPTY_DOMAIN), []
@@ -137,7 +138,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .replay import replay
 
     # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
-    findings: list[Violation] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
+    findings: list[Finding] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
     findings = replay(kernel, case, findings)  # every counterexample run with static sizes
     from .helper_guards import helper_guards
 
@@ -160,14 +161,14 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
                        obligations=tuple(run.obligations)), run.violations)
 
 
-def _new(v: Violation, found: list[Violation]) -> bool:
+def _new(v: Finding, found: list[Finding]) -> bool:
     loc = (v.location.file, v.location.line) if v.location else None
     return all((f.code, f.expr, (f.location.file, f.location.line) if f.location else None) != (v.code, v.expr, loc)
                for f in found)
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
-                      options: Options) -> list[tuple[str, Callable[[], tuple[CaseResult, list[Violation]]]]]:
+                      options: Options) -> list[tuple[str, Callable[[], tuple[CaseResult, list[Finding]]]]]:
     """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
     per case, its id and the function that checks it, giving a result (no paths) and its findings, so that
     every report format lists them as cases."""
@@ -177,7 +178,7 @@ def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
 
 
 def _excluded_reject_case(kernel: Kernel, case: BoundCase, solver: Solver,
-                          options: Options) -> tuple[CaseResult, list[Violation]]:
+                          options: Options) -> tuple[CaseResult, list[Finding]]:
     from .rejects import reject_obligations
 
     if all(r.kind == "dispatcher-limit" for r in case.rejects):  # no obligation: nothing is checked
@@ -192,7 +193,7 @@ def _excluded_reject_case(kernel: Kernel, case: BoundCase, solver: Solver,
 
 
 def isolated(case_id: str, budget: Budget,
-             check: Callable[[], tuple[CaseResult, list[Violation]]]) -> tuple[CaseResult, list[Violation]]:
+             check: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
     """One case checked on its own: a bug in shapecheck there becomes the case's SC023 finding (with its
     traceback), and its time budget running out the case's SC005 finding; either way the other cases still
     run and report. Bad input (``UserError``, exit 2) and the user's interrupt go through."""
@@ -201,7 +202,7 @@ def isolated(case_id: str, budget: Budget,
             return check()
     except OverBudget as over:
         return (CaseResult(case_id, Verdict.INCONCLUSIVE, skipped=f"cut short: {over}"),
-                [Violation(code="SC005", case=case_id, expr="time budget", counterexample={},
+                [Finding(code=RuleCode.INCONCLUSIVE, case=case_id, expr="time budget", counterexample={},
                            message=f"{over} before the case was checked: nothing is proved in this case "
                            "(raise --timeout; the z3 timeout per query is --timeout-ms)")])
     except UserError:
@@ -210,14 +211,12 @@ def isolated(case_id: str, budget: Budget,
         return CaseResult(case_id, Verdict.ERROR, skipped=f"internal error: {type(err).__name__}"), [internal_error(case_id, err)]
 
 
-def internal_error(case_id: str, err: BaseException) -> Violation:
+def internal_error(case_id: str, err: BaseException) -> Finding:
     """The SC023 finding of a bug in shapecheck while it checked ``case_id``."""
     import traceback
 
-    from ..rules import INTERNAL_ERROR
-
     what = f"{type(err).__name__}: {err}".splitlines()[0] if str(err) else type(err).__name__
-    return Violation(code=INTERNAL_ERROR, case=case_id, expr=type(err).__name__, counterexample={},
+    return Finding(code=RuleCode.INTERNAL_ERROR, case=case_id, expr=type(err).__name__, counterexample={},
                      message=f"internal error in this case (a bug in shapecheck, please report it): {what}; nothing "
                      "is known about the case. The traceback is in the JSON report, and on stderr with "
                      "SHAPECHECK_DEBUG=1 or --debug",
@@ -229,8 +228,8 @@ def _not_run(case: BoundCase, budget: Budget) -> CaseResult:
                       "--timeout run=S) ran out before this case")
 
 
-def _run_over(budget: Budget, selected: list[BoundCase], done: int) -> Violation:
-    return Violation(code="SC005", case="*", expr="time budget", counterexample={},
+def _run_over(budget: Budget, selected: list[BoundCase], done: int) -> Finding:
+    return Finding(code=RuleCode.INCONCLUSIVE, case="*", expr="time budget", counterexample={},
                      message=f"the run's time budget ({budget.run_s:g} s, --timeout run=S) ran out after {done} of "
                      f"{len(selected)} cases: the other {len(selected) - done} were not checked, nothing is proved "
                      "there")
@@ -241,7 +240,7 @@ def _cut_short(result: CaseResult) -> bool:
     return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked"))
 
 
-def _unexplored(run: CaseRun, findings: list[Violation], solver: Solver, options: Options) -> list[Violation]:
+def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
     """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005)."""
     from ..rules import FAILING
 
@@ -254,11 +253,12 @@ def _unexplored(run: CaseRun, findings: list[Violation], solver: Solver, options
     why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
            else "part of the domain has no finished trace")
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    return [Violation(code="SC005", case=run.case.id, path=None, expr="unexplored region", dims=(), location=None,
-                      counterexample=point, message=f"{why}: nothing is proved there, e.g. at the counterexample point")]
+    return [Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(),
+                    location=None, counterexample=point,
+                    message=f"{why}: nothing is proved there, e.g. at the counterexample point")]
 
 
-def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Violation]:
+def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:
     """SC006 for a contract path whose precondition holds in no case: a contract smell, never a pass."""
     checked = [r for r in results if not r.skipped]
     out = []
@@ -267,8 +267,8 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
             continue
         name = path_name(p)
         statuses = [s.status for r in checked for s in r.paths if s.path == name]
-        if statuses and all(s == "unreachable" for s in statuses):
-            out.append(Violation(code="SC006", case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
+        if statuses and all(s is PathStatus.UNREACHABLE for s in statuses):
+            out.append(Finding(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
                                  message=f"the precondition of path {name} holds for no input of any case"))
     return out
 
@@ -297,12 +297,12 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
     return out
 
 
-def _unexplained(r: CaseResult) -> Violation:
+def _unexplained(r: CaseResult) -> Finding:
     """A disagreement with torch.export that no established cause explains: shapecheck's verdict on the case
     is not one to bet on, so the run is inconclusive (SC005), never a pass or a plain fail."""
     x = r.export
     said = "succeeds" if x.succeeded else "fails"
-    return Violation(code="SC005", case=r.case, expr="torch.export disagrees", counterexample=dict(x.example or {}),
+    return Finding(code=RuleCode.INCONCLUSIVE, case=r.case, expr="torch.export disagrees", counterexample=dict(x.example or {}),
                      message=f"torch.export(strict=True) {said} on this case, shapecheck says {r.verdict.value}, and "
                      f"no established cause explains the difference ({x.explanation}); at {x.example}")
 

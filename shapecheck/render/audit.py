@@ -12,7 +12,7 @@ from typing import Any
 
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
-from ..rules import RULES, rules_of
+from ..rules import RULES, Command, rules_of
 from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -65,7 +65,7 @@ def summary_line(run: Any) -> str:
     classes = ", ".join(f"{RULES[code].name.removeprefix('audit-')} {c['by_class'].get(cls, 0)}"
                         for cls, code in _classes().items() if c["by_class"].get(cls))
     base = f", {c['baselined']} in the baseline" if run.baseline else ""
-    verdict = run.verdict.upper()
+    verdict = run.verdict.value.upper()
     return (f"audit: {verdict} ({shard}: {c['clean']} clean, {c['relation_only']} relation-only, "
             f"{c['with_findings']} with findings, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
             f"inputs, {c['not_run']} not run; {c['findings']} findings{base}" + (f" [{classes}]" if classes else "")
@@ -113,7 +113,7 @@ def render_text(run: Any, *, quiet: bool = False) -> str:
 def to_json(run: Any) -> dict[str, Any]:
     k, n = run.shard
     ranked = [dict(f, op=rec["op"]) for rec, f in run.findings(active=False)]
-    return {"tool": "shapecheck audit", "verdict": run.verdict, "exit_code": run.exit_code,
+    return {"tool": "shapecheck audit", "verdict": run.verdict.value, "exit_code": run.exit_code,
             "torch": run.torch_version, "shard": f"{k}/{n}", "total_ops": run.total_ops, "device": run.device,
             "coverage": run.coverage(), "summary": run.counts(),
             "baseline": run.baseline, "findings": ranked, "ops": run.records, "seconds": round(run.seconds, 3)}
@@ -133,7 +133,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
     from .._version import __version__
 
     cwd = Path.cwd()
-    reported = rules_of("audit")
+    reported = rules_of(Command.AUDIT)
     ids = sorted(reported)
     results = []
     for rec, f in run.findings(active=False):
@@ -154,7 +154,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
         "originalUriBaseIds": base_uris(cwd),
         "invocations": [{"executionSuccessful": True, "exitCode": run.exit_code}],
         "results": results,
-        "properties": {"verdict": run.verdict, "torch": run.torch_version, "coverage": run.coverage()}}]}
+        "properties": {"verdict": run.verdict.value, "torch": run.torch_version, "coverage": run.coverage()}}]}
 
 
 def render(run: Any, fmt: str, *, quiet: bool = False) -> str:

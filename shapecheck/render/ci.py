@@ -8,38 +8,32 @@ the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolu
 from __future__ import annotations
 
 import json
-import re
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..contract.suppressions import contract_text
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, SourceLoc
 from ..paths import base_uris, locate, relpath
-from ..result.run import ContractRun, RunResult
-from ..rules import FAILING, RULES, Rule, Severity, help_uri, rules_of
+from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
+from ..rules import FAILING, RULES, Rule, RuleCode, Severity, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
 from .text import group
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
-FORMATS = ("text", "json", "github", "sarif", "junit")
 
 
-def level(code: str) -> str:
+def level(code: RuleCode) -> str:
     """SARIF level: findings that fail the gate are errors, inconclusive is a warning, the rest notes."""
     return RULES[code].severity.sarif_level
 
 
-def where(v: Violation, run: ContractRun) -> SourceLoc:
-    """The finding's kernel line; without one (e.g. a refined range), the contract's path entry or top."""
+def where(v: Finding, run: ContractRun) -> SourceLoc:
+    """The finding's kernel line; without one (e.g. a refined range), the line of the contract table it is
+    about (its path's, recorded when the contract loaded), else the contract's first."""
     if v.location is not None and v.location.line > 0:
         return v.location
-    line = 1
-    if v.path:
-        pid = v.path.split("@")[0]
-        src = contract_text(run.contract.file).splitlines()
-        line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
-    return SourceLoc(run.contract.file, line, "", "")
+    return SourceLoc(run.contract.file, v.path.line if v.path is not None and v.path.line else 1, "", "")
 
 
 def _counts(result: RunResult) -> dict[str, int]:
@@ -117,7 +111,7 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _shown(violations: list[Violation], quiet: bool) -> list[Violation]:
+def _shown(violations: list[Finding], quiet: bool) -> list[Finding]:
     """With ``quiet``, only findings that fail or leave the run inconclusive (no notes such as SC006)."""
     return [v for v in violations if not quiet or RULES[v.code].severity is not Severity.NOTE]
 
@@ -175,7 +169,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
     return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
             "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
             "total_contracts": result.total_contracts, "summary": _counts(result),
-            "reports": [_located(run.report.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
+            "reports": [_located(run.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
 
 
 def _located(doc: dict[str, Any]) -> dict[str, Any]:
@@ -232,7 +226,9 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from .._version import __version__
 
-    reported = rules_of(_RULE_SETS.get(result.command, "gate"))
+    # the command's rules, and any other rule a finding here has (ref check's [[rejects]] regions give SC021)
+    reported = rules_of(result.command) | {v.code: RULES[v.code] for run in result.runs
+                                           for v in (*run.report.violations, *run.stale)}
     ids = sorted(reported)
     rules = [_sarif_rule(r) for _, r in sorted(reported.items())]
     results = []
@@ -245,7 +241,8 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
                 "message": {"text": f"{v.code} {v.kind}: {v.message}"},
                 "locations": [_sarif_location(where(v, run), cwd)],
                 "properties": {"op": r.op, "contract": relpath(r.contract, cwd), "case": cases[0] or None,
-                               "cases": [c for c in cases if c], "path": v.path, "expr": v.expr,
+                               "cases": [c for c in cases if c], "path": None if v.path is None else str(v.path),
+                               "expr": v.expr,
                                "dims": list(v.dims), "counterexample": v.counterexample}}
             if v.suppressed:
                 res["suppressions"] = [{"kind": "external", "status": "accepted", "justification": v.suppressed,
@@ -273,7 +270,7 @@ def render_sarif(result: RunResult, cwd: Path) -> str:
 # JUnit XML
 
 
-def _finding_text(v: Violation, run: ContractRun, cwd: Path) -> str:
+def _finding_text(v: Finding, run: ContractRun, cwd: Path) -> str:
     loc = where(v, run)
     cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items()) or "-"
     path = f"\n  path: {v.path}" if v.path else ""
@@ -296,7 +293,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
                             ("torch", r.torch_version)):
             ET.SubElement(props, "property", name=name, value=value)
         counts = dict(tests=0, failures=0, errors=0, skipped=0)
-        by_case: dict[str, list[Violation]] = {}
+        by_case: dict[str, list[Finding]] = {}
         for v in r.violations:
             by_case.setdefault(v.case, []).append(v)
         for c in r.cases:
@@ -304,7 +301,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
             counts["tests"] += 1
             found = by_case.get(c.case, [])
             failing = [v for v in found if not v.suppressed and v.code in FAILING]
-            unknown = [v for v in found if not v.suppressed and v.code == "SC005"]
+            unknown = [v for v in found if not v.suppressed and v.code == RuleCode.INCONCLUSIVE]
             if c.skipped:
                 ET.SubElement(tc, "skipped", message=c.skipped)
                 counts["skipped"] += 1
@@ -315,7 +312,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
                 el.text = "\n\n".join(_finding_text(v, run, cwd) for v in failing)
                 counts["failures"] += 1
             elif unknown:
-                el = ET.SubElement(tc, "error", type="SC005", message="; ".join(f"SC005 {v.expr}" for v in unknown))
+                el = ET.SubElement(tc, "error", type=RuleCode.INCONCLUSIVE, message="; ".join(f"{v.code} {v.expr}" for v in unknown))
                 el.text = "\n\n".join(_finding_text(v, run, cwd) for v in unknown)
                 counts["errors"] += 1
             sup = [v for v in found if v.suppressed]
@@ -330,7 +327,7 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
         for v in run.stale:
             tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
                                file=relpath(r.contract, cwd), line=str(v.location.line))
-            el = ET.SubElement(tc, "failure", type="SC008", message=f"SC008 {v.expr}")
+            el = ET.SubElement(tc, "failure", type=RuleCode.STALE_SUPPRESSION, message=f"{v.code} {v.expr}")
             el.text = _finding_text(v, run, cwd)
             counts["tests"] += 1
             counts["failures"] += 1
@@ -355,61 +352,62 @@ def render_junit(result: RunResult, cwd: Path) -> str:
 # ---------------------------------------------------------------------------------------------------------
 # The registry
 
-_RULE_SETS = {"gate": "gate", "verify": "verify", "ref check": "ref", "fuzz": "fuzz"}
+def _verify_text(result: VerifyRun, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
+    from .text import render_text as verify_text
+
+    return verify_text(result.runs[0].report, context=context, quiet=quiet) + _cache_tail(result)
 
 
-def _native_text(result: RunResult) -> str:
-    """The text report of fuzz and ref check, as each has always printed it."""
-    if result.command == "fuzz":
-        return fuzz_text(result.native)
-    return ref_text(result.native)
+def _verify_json(result: VerifyRun, cwd: Path, **_: Any) -> str:
+    from .text import render_json as verify_json
+
+    return verify_json(result.runs[0].report)
+
+
+def _cache_tail(result: RunResult) -> str:
+    line = cache_line(result)
+    return f"\n{line}" if line else ""
+
+
+Renderer = Callable[..., str]  # (result, cwd, *, context=, quiet=) -> the document
+
+#: every format of every result type: a result type's own text and JSON where it has them (verify's, fuzz's and
+#: ref check's documented formats), else the shared one (the gate's, and GitHub, SARIF and JUnit for all)
+FORMATS: dict[str, dict[type, Renderer]] = {
+    "text": {VerifyRun: _verify_text,
+             FuzzRun: lambda result, cwd, **_: fuzz_text(result.fuzz),
+             RefRun: lambda result, cwd, **_: ref_text(result.ref),
+             RunResult: lambda result, cwd, *, quiet=False, **_: render_text(result, cwd, quiet=quiet)},
+    "json": {VerifyRun: _verify_json,
+             FuzzRun: lambda result, cwd, **_: json.dumps(result.fuzz.to_json(), indent=2),
+             RefRun: lambda result, cwd, **_: json.dumps(result.ref.to_json(), indent=2),
+             RunResult: lambda result, cwd, **_: render_json(result)},
+    "github": {RunResult: lambda result, cwd, *, quiet=False, **_: render_github(result, cwd, quiet=quiet)},
+    "sarif": {RunResult: lambda result, cwd, **_: render_sarif(result, cwd)},
+    "junit": {RunResult: lambda result, cwd, **_: render_junit(result, cwd)},
+}
 
 
 def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
-    """``result`` in format ``fmt`` (one of ``FORMATS``). A single-contract run of ``verify`` keeps its own text
-    and JSON (the documented ``verify --format json``); every other combination is the shared one. Text has
-    one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
+    """``result`` in format ``fmt`` (a key of ``FORMATS``), by the most specific renderer of its type there. Text
+    has one more line when results came from the cache (``cache_line``): verify's last, the gate's above its
     summary."""
-    text = _render(result, fmt, cwd, context=context, quiet=quiet)
-    line = cache_line(result) if fmt == "text" and _own_text(result) else ""  # the shared text has it above its summary
-    return f"{text}\n{line}" if line else text
-
-
-def _own_text(result: RunResult) -> bool:
-    return result.command == "verify" and len(result.runs) == 1
+    table = FORMATS[fmt]
+    kind = next(t for t in type(result).__mro__ if t in table)
+    return table[kind](result, cwd, context=context, quiet=quiet)
 
 
 def cache_line(result: RunResult) -> str:
-    """One line naming the results answered from the cache (their reports' ``extra["cache"]``), else empty.
-    Nothing else in any format differs from the run that stored them."""
-    hits = [run.report.extra["cache"] for run in result.runs if run.report.extra.get("cache")]
+    """One line naming the results answered from the cache (their reports' ``cache``), else empty. Nothing else
+    in any format differs from the run that stored them."""
+    hits = [run.report.cache for run in result.runs if run.report.cache is not None]
     if not hits:
         return ""
-    if result.command == "verify" and len(result.runs) == 1:
-        return (f"cache: the result of the run of {hits[0]['stored_at']}, reused: the kernel and the helpers it "
+    if isinstance(result, VerifyRun):
+        return (f"cache: the result of the run of {hits[0].stored_at}, reused: the kernel and the helpers it "
                 "reaches, the contract, the options, torch and shapecheck are unchanged (--no-cache runs it again)")
     return (f"cache: {len(hits)} of {len(result.runs)} contracts answered from the cache: their kernels, contracts, "
             "options, torch and shapecheck are unchanged (--no-cache runs them again)")
-
-
-def _render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: bool = False) -> str:
-    if fmt in ("text", "json") and _own_text(result):
-        from .text import render_json as verify_json
-        from .text import render_text as verify_text
-
-        report = result.runs[0].report
-        return verify_json(report) if fmt == "json" else verify_text(report, context=context, quiet=quiet)
-    if result.native is not None and fmt == "json":
-        return json.dumps(result.native.to_json(), indent=2)
-    if result.native is not None and fmt == "text":
-        return _native_text(result)
-    if fmt == "text":
-        return render_text(result, cwd, quiet=quiet)
-    if fmt == "github":
-        return render_github(result, cwd, quiet=quiet)
-    renderers = {"json": lambda r, _cwd: render_json(r), "github": render_github,
-                 "sarif": render_sarif, "junit": render_junit}
-    return renderers[fmt](result, cwd)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ def fuzz_text(report: FuzzReport) -> str:
     """The text report: a verdict line, the run's figures, then each failure (with the runtime rule of a runtime
     finding, as ``ref check`` names it) and its replay command."""
 
-    verdict = "PASS" if report.verdict == "pass" else "FAIL"
+    verdict = report.verdict.value.upper()
     lines = [f"{verdict}: {report.op} fuzzed against {report.contract} (kernel: {report.kernel}; "
              f"{report.examples} examples, {report.examples_per_second:.1f} examples/s, {report.seconds:.2f}s"
              + (f", seed {report.seed}" if report.replay else "") + ")"]
@@ -48,7 +48,7 @@ def fuzz_text(report: FuzzReport) -> str:
 
 
 def ref_text(report: RefReport) -> str:
-    lines = [f"{report.verdict.upper()}: ref check of {report.op} against {report.contract} "
+    lines = [f"{report.verdict.value.upper()}: ref check of {report.op} against {report.contract} "
              f"({sum(p.points for p in report.paths)} inputs, {len(report.findings)} findings, "
              f"{len(report.suppressed)} suppressed, {report.seconds:.1f}s; {report.mps})"]
     for p in report.paths:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ..findings import SourceLoc, Violation
+from ..findings import Finding, PathStatus, SourceLoc
 from ..paths import relpath
 from ..result.report import CaseResult, Report
 from .pathmap import render_path_map
@@ -22,9 +22,9 @@ def _fmt_point(point: dict[str, int] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def group(violations: list[Violation]) -> list[tuple[Violation, list[str]]]:
+def group(violations: list[Finding]) -> list[tuple[Finding, list[str]]]:
     """Violations that differ only by case, grouped: (first, [cases])."""
-    groups: dict[tuple, tuple[Violation, list[str]]] = {}
+    groups: dict[tuple, tuple[Finding, list[str]]] = {}
     for v in violations:
         loc = (v.location.file, v.location.line) if v.location else None
         key = (v.code, v.path, v.expr, loc, v.suppressed, v.fix)  # each case keeps its own fix
@@ -46,7 +46,7 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
              f"{report.seconds:.2f}s; kernel: {report.kernel})"]
     if report.kernel_modes:
         lines.append("  torch runs two kernels for this op; both were checked:")
-        lines += [f"    {runs}: {kernel}: {verdict.upper()}" for runs, kernel, verdict in report.kernel_modes]
+        lines += [f"    {m.runs}: {m.kernel}: {m.verdict.value.upper()}" for m in report.kernel_modes]
     lines += [f"  note: {n}" for n in report.notes]
     if not quiet:
         lines.extend(_path_summary(checked))
@@ -85,14 +85,14 @@ def _obligations(report: Report) -> list[str]:
     return lines
 
 
-def _place_key(v: Violation) -> tuple:
+def _place_key(v: Finding) -> tuple:
     loc = v.location
     return (loc is None, relpath(loc.file) if loc else "", loc.line if loc else 0, v.code, v.expr)
 
 
-def _what_to_change(groups: list[tuple[Violation, list[str]]]) -> list[str]:
+def _what_to_change(groups: list[tuple[Finding, list[str]]]) -> list[str]:
     """One entry per source line: the findings there, then each distinct fix once."""
-    places: dict[tuple, list[tuple[Violation, list[str]]]] = {}
+    places: dict[tuple, list[tuple[Finding, list[str]]]] = {}
     for v, cases in groups:
         key = (relpath(v.location.file), v.location.line, v.location.function) if v.location else ("", 0, "")
         places.setdefault(key, []).append((v, cases))
@@ -117,7 +117,7 @@ def _cases_text(cases: list[str]) -> str:
     return ", ".join(c or "the case" for c in cases[:2]) + (f" and {len(cases) - 2} more" if len(cases) > 2 else "")
 
 
-def _finding_block(v: Violation, cases: list[str], context: int) -> list[str]:
+def _finding_block(v: Finding, cases: list[str], context: int) -> list[str]:
     lines = ["", f"{v.code} {v.kind}: {v.message}"]
     if v.path:
         lines.append(f"  path:     {v.path}")
@@ -187,19 +187,18 @@ def _path_summary(cases: list[CaseResult]) -> list[str]:
     """Per contract path, in how many cases output obligations were proved (or not), and the trace count."""
     if not cases:
         return []
-    counts: dict[str, dict[str, int]] = {}
+    counts: dict[str, dict[PathStatus, int]] = {}
     for c in cases:
         for p in c.paths:
-            counts.setdefault(p.path, {}).setdefault(p.status, 0)
-            counts[p.path][p.status] += 1
+            counts.setdefault(str(p.path), {}).setdefault(p.status, 0)
+            counts[str(p.path)][p.status] += 1
     traces = sum(c.traces for c in cases)
     guard_free = sum(1 for c in cases if c.traces == 1 and c.meta_paths == 1)
     lines = [f"  traces: {traces} for {len(cases)} cases; {guard_free} cases guard-free in a single trace",
              "  output obligations per contract path (number of cases):"]
     width = max((len(k) for k in counts), default=0)
-    order = ("proved", "refuted", "unknown", "partial", "unchecked", "unreachable")
     for path, st in counts.items():
-        parts = ", ".join(f"{name} {st[name]}" for name in order if name in st)
+        parts = ", ".join(f"{s} {st[s]}" for s in PathStatus if s in st)
         lines.append(f"    {path:<{width}}  {parts}")
     return lines
 

@@ -1,4 +1,4 @@
-"""verify's results as data: ``PathCheck``, ``CaseResult``, ``Report`` (findings are ``findings.Violation``), and
+"""verify's results as data: ``PathCheck``, ``CaseResult``, ``Report`` (findings are ``findings.Finding``), and
 their JSON form (``to_json``). ``render.text`` shows them to people."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..codec import TRANSIENT
-from ..findings import Verdict, Violation
+from ..findings import Finding, PathId, PathStatus, Verdict
 
 
 @dataclass(frozen=True)
 class PathCheck:
-    path: str
-    status: str  # proved | refuted | unreachable | unknown | partial | unchecked
+    path: PathId
+    status: PathStatus
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class ShownObligation:
     premises: tuple[str, ...]  # besides the domain
     line: str  # FILE:LINE of the kernel, or ""
     key: str  # the contract key it comes from
-    status: str  # proved | refuted | unknown
+    status: PathStatus  # proved | refuted | unknown
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "what": self.what, "premises": list(self.premises), "line": self.line or None,
@@ -56,23 +56,51 @@ class CaseResult:
         return extra | {"case": self.case, "verdict": self.verdict.value, "traces": self.traces,
                 "meta_paths": self.meta_paths, "truncated": self.truncated, "skipped": self.skipped or None,
                 "shared_with": self.shared_with or None,
-                "paths": {p.path: p.status for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {}) | (
+                "paths": {str(p.path): p.status.value for p in self.paths}, "outputs": [list(o) for o in self.outputs]} | ({"notes": list(self.notes)} if self.notes else {}) | (
                 {"obligations": [o.to_json() for o in self.obligations]} if self.obligations else {})
 
 
-@dataclass
+@dataclass(frozen=True)
+class CacheNote:
+    """A report answered from the result cache: when the run that stored it ran, and the entry's key."""
+
+    stored_at: str  # ISO time
+    key: str  # the entry's key digest, as reports show it (16 hex digits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"hit": True, "stored_at": self.stored_at, "key": self.key}
+
+
+@dataclass(frozen=True)
+class KernelMode:
+    """One of the two kernels of an op whose ways of running differ (``prove.modes``): which ways run it, the
+    kernel, and its verdict against the contract."""
+
+    runs: str  # in words: "torch.export, torch.compile (the Python dispatcher)", "plain FakeTensorMode"
+    kernel: str
+    verdict: Verdict
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "kernel": self.kernel, "verdict": self.verdict.value}
+
+
+@dataclass(frozen=True)
 class Report:
+    """verify's result for one contract (the gate's per contract). ``cache`` and ``error`` are this run's, never
+    stored in the result cache."""
+
     op: str
     contract: str
     kernel: str
     verdict: Verdict
-    cases: list[CaseResult] = field(default_factory=list)
-    violations: list[Violation] = field(default_factory=list)
+    cases: tuple[CaseResult, ...] = ()
+    violations: tuple[Finding, ...] = ()
     seconds: float = 0.0
     torch_version: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, metadata=TRANSIENT)
-    # where torch.export and plain FakeTensorMode run different kernels: (which runs, kernel, verdict) each
-    kernel_modes: tuple[tuple[str, str, str], ...] = ()
+    cache: CacheNote | None = field(default=None, metadata=TRANSIENT)  # answered from the result cache
+    error: str = field(default="", metadata=TRANSIENT)  # bad input kept the contract from running (the gate)
+    # where torch.export and plain FakeTensorMode run different kernels: each one's verdict
+    kernel_modes: tuple[KernelMode, ...] = ()
     notes: tuple[str, ...] = ()  # which kernel torch runs, where the user should know (in words)
 
     @property
@@ -86,8 +114,11 @@ class Report:
                "suppressed": [v.to_json() for v in self.violations if v.suppressed],
                "seconds": round(self.seconds, 3)}
         if self.kernel_modes:
-            out["kernel_modes"] = [{"runs": m, "kernel": k, "verdict": v} for m, k, v in self.kernel_modes]
+            out["kernel_modes"] = [m.to_json() for m in self.kernel_modes]
         if self.notes:
             out["notes"] = list(self.notes)
-        out.update(self.extra)
+        if self.cache is not None:
+            out["cache"] = self.cache.to_json()
+        if self.error:
+            out["error"] = self.error
         return out

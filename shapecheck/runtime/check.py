@@ -18,6 +18,7 @@ from ..contract.model import BoundCase, BoundPath, Contract
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
+from ..rules import RuleCode
 from ..search.examples import Example, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
 from ..trace.run import call_args
@@ -207,14 +208,14 @@ class Checker:
                 else (g.origin or "the kernel")
             at = f" at {g.kernel_line.file}:{g.kernel_line.line}" if g.kernel_line and not g.origin else ""
             why = ("torch cannot decide it from the Dim ranges, so torch.export installs it and rejects them"
-                   if code == "SC016" or (code == "SC022" and g.fallback and self._settled(ex.case, node))
+                   if code == RuleCode.GUARD_TORCH_CANNOT_DISCHARGE or (code == RuleCode.GUARD_IN_TORCH_HELPER and g.fallback and self._settled(ex.case, node))
                    else f"it does not hold on the whole range of {', '.join(sorted(names))}")
             self._failed(fail, counted, kernel, "guard", "no guard on the dynamic dims", text,
                          f"{who}{at} installs the guard {text} when torch traces the example with backed sizes "
                          f"(as torch.export does), and {why}", code)
 
     def _finding(self, case: BoundCase, g: Any, node: Any, names: dict, dims: set[str],
-                 export_only: bool) -> str | None:
+                 export_only: bool) -> RuleCode | None:
         """The rule a guard the run installed breaks, or None: it is false somewhere in the case's domain (from 2
         up for ``export_only``) and true elsewhere (z3 where it translated, else torch's expression at real
         points): a branch (``guard_rule``); it holds (or fails) on the whole domain but torch cannot decide it
@@ -239,7 +240,7 @@ class Checker:
                 says = TorchView(case, self._solver()).decides(named, [])
             except CS.TorchCannotSay:
                 return None
-            return None if says is not None else ("SC022" if g.origin else "SC016")
+            return None if says is not None else (RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE)
         seen = set()
         for point in probe_points(case, self._solver(), conds, sorted(dims)):
             seen.add(T.value_at(named, point))
@@ -287,17 +288,17 @@ class Checker:
         if rpath is not None:
             fail.runtime_paths[era] = rpath
         mismatch = f"{era}: the runtime takes {rpath}, the contract says {'/'.join(ids)}"
-        if ids and pid is not None and pid not in ids and not self._accepted("SC010", ids, ex, mismatch):
+        if ids and pid is not None and pid not in ids and not self._accepted(RuleCode.DISPATCH_MISMATCH, ids, ex, mismatch):
             raise fail("runtime", "/".join(ids), str(pid), f"the runtime ({era}) takes {rpath}; the contract's "
-                       f"`when` names {'/'.join(ids)}", "SC010")
+                       f"`when` names {'/'.join(ids)}", RuleCode.DISPATCH_MISMATCH)
         if error is not None:
             what = f"{era}: the runtime rejects the input ({type(error).__name__})"
             claim = [pid] if pid in ids else ids
-            if ids and not self._accepted("SC014", claim, ex, f"{what} on contract path {'/'.join(claim)}"):
+            if ids and not self._accepted(RuleCode.RUNTIME_REJECTS, claim, ex, f"{what} on contract path {'/'.join(claim)}"):
                 where = f"{era}, {rpath}" if rpath is not None else ref.describe(())
                 raise fail("runtime", "outputs", type(error).__name__, f"the runtime ({where}) raises "
                            f"{type(error).__name__} on an input contract path {'/'.join(claim)} admits: "
-                           f"{str(error).strip().splitlines()[0][:200]}", "SC014") from error
+                           f"{str(error).strip().splitlines()[0][:200]}", RuleCode.RUNTIME_REJECTS) from error
             if not ids:
                 self.notes[what] += 1
             return
@@ -311,8 +312,8 @@ class Checker:
         got = f"{describe(out0)} {dtype_name(out0)} {density(out0)}"
         if want != got and not data_dependent_like(out0, ref0):
             shape = describe(ref0) != describe(out0)
-            code = "SC011" if shape and ids else None
-            if shape and self._accepted("SC011", [pid], ex,
+            code = RuleCode.RUNTIME_OUTPUT_SHAPE if shape and ids else None
+            if shape and self._accepted(RuleCode.RUNTIME_OUTPUT_SHAPE, [pid], ex,
                                    f"{era}: the runtime's output 0 on {rpath} differs from the contract"):
                 return
             raise fail("runtime", want, got, f"output 0 of the meta kernel is {got}; the runtime ({era}, "
@@ -335,10 +336,10 @@ class Checker:
             if why is None:
                 continue
             shape = why.startswith("shape")
-            code = "SC011" if shape and ids and j == 0 else None
-            if code and self._accepted("SC011", ids, ex, f"the runtime's output {j} differs from the contract"):
+            code = RuleCode.RUNTIME_OUTPUT_SHAPE if shape and ids and j == 0 else None
+            if code and self._accepted(RuleCode.RUNTIME_OUTPUT_SHAPE, ids, ex, f"the runtime's output {j} differs from the contract"):
                 continue
-            if code is None and self._accepted("SC015", ids, ex, f"output {j} of the meta kernel differs "
+            if code is None and self._accepted(RuleCode.META_RUNTIME_MISMATCH, ids, ex, f"output {j} of the meta kernel differs "
                                                                       "from the runtime's"):
                 continue
             raise fail("runtime", _layout(r), _layout(m), f"output {j} of the meta kernel has {why} "
@@ -370,16 +371,16 @@ class Checker:
             return
         accept = f"{era}: the runtime's values on {rpath} differ from the math"
         if ref_math.numel() != ref0.numel():
-            if not self._accepted("SC012", [ref.path_id(rpath)], ex, accept):
+            if not self._accepted(RuleCode.RUNTIME_VALUES, [ref.path_id(rpath)], ex, accept):
                 raise fail("values", f"{tuple(ref_math.shape)} values", describe(ref0), f"the runtime ({era}, "
-                           f"{rpath}) returns {ref0.numel()} values, the math {ref_math.numel()}", "SC012")
+                           f"{rpath}) returns {ref0.numel()} values, the math {ref_math.numel()}", RuleCode.RUNTIME_VALUES)
             return
         atol, rtol = ref.tolerance(args, dtype_name(ref0))
         bad = compare_values(ref0, ref_math, atol, rtol)
-        if bad is not None and not self._accepted("SC012", [ref.path_id(rpath)], ex, accept):
+        if bad is not None and not self._accepted(RuleCode.RUNTIME_VALUES, [ref.path_id(rpath)], ex, accept):
             raise fail("values", f"{bad.want:.6g} (math)", f"{bad.got:.6g}",
                        f"the runtime ({era}, {rpath}) differs from the math at index {bad.index} "
-                       f"({bad.bad} of {bad.total} values; atol={atol}, rtol={rtol})", "SC012")
+                       f"({bad.bad} of {bad.total} values; atol={atol}, rtol={rtol})", RuleCode.RUNTIME_VALUES)
 
 
     def _accepted(self, rule: str, path_ids: list[str], ex: Example, note: str) -> bool:
@@ -400,7 +401,7 @@ class _Fail:
         self.holding = holding
         self.runtime_paths: dict[str, str] = {}  # era -> the path the runtime took (filled by check 2)
 
-    def __call__(self, check: str, expected: str, got: str, message: str, code: str | None = None) -> FuzzFailure:
+    def __call__(self, check: str, expected: str, got: str, message: str, code: RuleCode | None = None) -> FuzzFailure:
         ex, replay = self.ex, self.checker.replay
         paths = {era: [p.id for p in ps] for era, ps in self.holding.items()}
         f = Failure(check, ex.text(), ex.case.id, ex.values, ex.seed, paths, dict(self.runtime_paths), expected,
@@ -426,21 +427,21 @@ def data_dependent_like(meta: Any, real: Any) -> bool:
     return same_shape(describe(meta), describe(real))
 
 
-def guard_rule(g: Any, node: Any) -> str:
+def guard_rule(g: Any, node: Any) -> RuleCode:
     """The rule of a guard the fake run installed: torch's helper (SC022), a torch._check (SC004), a size's
     value (SC003: ``dim == constant``), else a branch (SC001)."""
 
     if g.origin:
-        return "SC022"
+        return RuleCode.GUARD_IN_TORCH_HELPER
     if g.assertion:
-        return "SC004"
+        return RuleCode.ASSERT_NARROWS_RANGE
     value = isinstance(node, E.Cmp) and node.op == "==" and (isinstance(node.right, E.Const)
                                                               or isinstance(node.left, E.Const))
-    return "SC003" if value else "SC001"
+    return RuleCode.VALUE_SPECIALIZATION if value else RuleCode.GUARD_ON_DYNAMIC_DIM
 
 
 def contract_differences(paths: list[BoundPath], outs: list[Any], dims: Mapping[str, int],
-                         tables: str = "none") -> list[tuple[str, str, str, str]]:
+                         tables: str = "none") -> list[tuple[RuleCode, str, str, str]]:
     """(rule, expected, got, message) for each way the kernel's outputs at ``dims`` differ from a holding path's:
     a shape (SC002), and where an output table states them (``tables``: "all"; "sizes" for the range alone),
     the dtype (SC017), the layout (SC018), None (SC019), a data-dependent size's range (SC020)."""
@@ -451,7 +452,7 @@ def contract_differences(paths: list[BoundPath], outs: list[Any], dims: Mapping[
             spec = p.specs[j] if j < len(p.specs) else None
             got = outs[j] if j < len(outs) else None
             if spec is not None and spec.absent != (got is None) and tables == "all":
-                out.append(("SC019", "None" if spec.absent else "a tensor", describe(got), f"output {j} is "
+                out.append((RuleCode.OUTPUT_PRESENCE_MISMATCH, "None" if spec.absent else "a tensor", describe(got), f"output {j} is "
                             f"{describe(got)} but path {p.id}@{p.era} says {'None' if spec.absent else 'a tensor'}"))
                 continue
             if want is None and spec is not None:
@@ -461,7 +462,7 @@ def contract_differences(paths: list[BoundPath], outs: list[Any], dims: Mapping[
             expected = expected_text(want, dims, spec)
             actual = describe(got) if j < len(outs) else "nothing"
             if not same_shape(expected, actual):
-                out.append(("SC002", expected, actual, f"output {j} is {actual} but path {p.id}@{p.era} says {expected}"))
+                out.append((RuleCode.OUTPUT_SHAPE_MISMATCH, expected, actual, f"output {j} is {actual} but path {p.id}@{p.era} says {expected}"))
                 continue
             if spec is not None and not shapes_only:
                 out += _table_differences(p, j, spec, got, dims, tables == "all")
@@ -474,7 +475,7 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
     out = []
     where = f"output {j} on path {p.id}@{p.era}"
     if layout and spec.dtype is not None and dtype_name(got) != spec.dtype:
-        out.append(("SC017", spec.dtype, dtype_name(got), f"{where} has dtype {dtype_name(got)}, the contract "
+        out.append((RuleCode.OUTPUT_DTYPE_MISMATCH, spec.dtype, dtype_name(got), f"{where} has dtype {dtype_name(got)}, the contract "
                     f"{spec.dtype}"))
     if layout and spec.strides is not None and hasattr(got, "stride") and got.numel() > 0:
         want = tuple(E.evaluate(s, dims) for s in spec.strides)
@@ -484,7 +485,7 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
         else:
             differs = want != have
         if differs:
-            out.append(("SC018", str(want), str(have), f"{where} has strides {have}, the contract's layout "
+            out.append((RuleCode.OUTPUT_LAYOUT_MISMATCH, str(want), str(have), f"{where} has strides {have}, the contract's layout "
                         f"{spec.layout} gives {want} for shape {tuple(got.shape)}"))
     if isinstance(got, DataDependent) and spec.sizes and spec.shape is not None:
         ranges = dict(zip([getattr(i, "name", None) for i in spec.shape.items], got.ranges))
@@ -494,7 +495,7 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
                 continue
             least, most = E.evaluate(lo, dims), E.evaluate(hi, dims)
             if (have[0] is not None and have[0] > least) or (have[1] is not None and have[1] < most):
-                out.append(("SC020", f"[{least}, {most}]", f"[{have[0]}, {have[1]}]", f"{where}: the fake's "
+                out.append((RuleCode.DYNAMIC_SIZE_RANGE, f"[{least}, {most}]", f"[{have[0]}, {have[1]}]", f"{where}: the fake's "
                             f"data-dependent size {name} ranges over [{have[0]}, {have[1]}], which misses values in "
                             f"the runtime's [{least}, {most}]"))
     return out

@@ -27,7 +27,7 @@ from hypothesis.errors import InvalidArgument
 from .._torch import core as C
 from ..contract.model import BoundCase, Contract
 from ..errors import TargetError
-from ..findings import Violation
+from ..findings import Finding, Verdict
 from ..kernel.load import load_target
 from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
 from ..limits import REPORT_BYTES, read_json
@@ -74,7 +74,7 @@ class FuzzOptions:
 # Targets and explicit examples
 
 
-def verify_points(contract: Contract, violations: Iterable[Violation],
+def verify_points(contract: Contract, violations: Iterable[Finding],
                   case_filter: Callable[[BoundCase], bool] | None = None) -> tuple[list[Example], list[str]]:
     """Explicit examples from verify's violations (counterexample and witness) and the guard texts."""
     by_id = {c.id: c for c in contract.cases() if case_filter is None or case_filter(c)}
@@ -97,14 +97,14 @@ def verify_points(contract: Contract, violations: Iterable[Violation],
     return examples, guards
 
 
-def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Violation], str]:
+def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Finding], str]:
     if options.from_verify:
         data = read_json(options.from_verify, REPORT_BYTES, "--from-verify", "a verify JSON report")
         if not isinstance(data, dict) or not isinstance(data.get("violations"), list):
             raise TargetError(f"--from-verify {options.from_verify}: no 'violations' list (expected the output "
                               "of shapecheck verify op --format json)")
         try:
-            found = [Violation.from_json(v) for v in data["violations"]]
+            found = [Finding.from_json(v) for v in data["violations"]]
         except ValueError as err:
             raise TargetError(f"--from-verify {options.from_verify}: {err}") from None
         return found, f"{data.get('verdict', '?')} (from {options.from_verify})"
@@ -191,7 +191,7 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
     seconds = time.perf_counter() - start
     timings = {k: round(v, 4) for k, v in checker.timings.items()}
     timings["other"] = round(max(seconds - sum(checker.timings.values()), 0.0), 4)
-    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, "fail" if failures else "pass",
+    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, Verdict.FAIL if failures else Verdict.PASS,
                       seed, checker.count, len(prep.explicit), seconds, timings, tuple(failures),
                       dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
                       checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
@@ -286,7 +286,7 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
         except FuzzFailure as err:
             failures.append(err.failure)
     seconds = time.perf_counter() - start
-    return FuzzReport(c.op, c.file, kernel.name, "fail" if failures else "pass", 0, checker.count, len(examples),
+    return FuzzReport(c.op, c.file, kernel.name, Verdict.FAIL if failures else Verdict.PASS, 0, checker.count, len(examples),
                       seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
                       dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note,
                       torch=C.TORCH_VERSION)

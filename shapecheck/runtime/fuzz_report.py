@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..findings import Finding, PathId, Verdict
+from ..rules import RuleCode
+
 CHECKS = ("kernel-error", "meta-shape", "fake-shape", "guard", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
 differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
@@ -24,8 +27,9 @@ The kernel runs as torch runs fakes: under FakeTensorMode with a ShapeEnv, backe
 (``runtime.fake_run``). "meta-shape" is the kernel torch.export runs (the Python dispatcher on), "fake-shape"
 plain FakeTensorMode's where it runs another kernel (upsample_nearest2d's meta registration)."""
 
-CHECK_RULES = {"kernel-error": "SC007", "meta-shape": "SC002", "fake-shape": "SC002", "guard": "SC001", "runtime": "SC015",
-               "values": "SC012"}
+CHECK_RULES = {"kernel-error": RuleCode.KERNEL_ERROR, "meta-shape": RuleCode.OUTPUT_SHAPE_MISMATCH,
+               "fake-shape": RuleCode.OUTPUT_SHAPE_MISMATCH, "guard": RuleCode.GUARD_ON_DYNAMIC_DIM,
+               "runtime": RuleCode.META_RUNTIME_MISMATCH, "values": RuleCode.RUNTIME_VALUES}
 """The rule of a failure whose check does not name a more precise one."""
 
 
@@ -44,13 +48,23 @@ class Failure:
     replay: str = ""  # a command that replays this example alone
     code: str = ""  # the rule (rules.RULES); runtime findings have the code `ref check` gives them
 
+    def as_finding(self) -> Finding:
+        """This failure as a finding of its rule: on its contract path when the example fell in exactly one
+        (else the paths are listed in the message)."""
+        paths = list(dict.fromkeys(PathId(p, era) for era, ps in self.paths.items() for p in ps))
+        also = f" (paths: {', '.join(map(str, paths))})" if len(paths) > 1 else ""
+        return Finding(code=RuleCode(self.code), case=self.case, path=paths[0] if len(paths) == 1 else None,
+                       expr=f"{self.check}: expected {self.expected}, got {self.got}",
+                       counterexample={k: int(v) for k, v in self.dims.items()},
+                       message=f"{self.message} (example {self.example}; replay: {self.replay or '-'}){also}")
+
 
 @dataclass(frozen=True)
 class FuzzReport:
     op: str
     contract: str
     kernel: str
-    verdict: str  # pass | fail
+    verdict: Verdict  # pass | fail
     seed: int
     examples: int  # examples run (explicit, generated and shrinking)
     explicit: int  # examples taken from verify counterexamples
@@ -70,7 +84,11 @@ class FuzzReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failures else 0
+        return self.verdict.exit_code
+
+    def as_findings(self) -> tuple[Finding, ...]:
+        """Each shrunk failure as a finding of its rule, at its example (for SARIF, JUnit and GitHub output)."""
+        return tuple(f.as_finding() for f in self.failures)
 
     def to_json(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.model import BoundCase
+from ..errors import ShapecheckError
+from ..rules import RULES, RuleCode
 
 SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
 
 
 @dataclass(frozen=True)
 class RefFinding:
-    code: str
+    code: RuleCode
     era: str
     path: str
     case: str
@@ -22,8 +24,6 @@ class RefFinding:
 
     @property
     def kind(self) -> str:
-        from ..rules import RULES
-
         return RULES[self.code].name
 
     def to_json(self) -> dict[str, Any]:
@@ -49,15 +49,32 @@ def first_line(err: BaseException) -> str:
     return text[0][:240] if text else ""
 
 
+class MetaRefuses(Exception):
+    """The op's meta kernel raised on an input (``error``: what it raised)."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
 def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
     """The op's installed fake kernel (the one torch.export runs: ``kernel.resolved``) on ``case`` at ``sizes``,
     run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed sizes at ``sizes``: ``fake_run``): its
-    outputs as meta tensors (``DataDependent`` where the data decides a size); raises what it raises."""
+    outputs as meta tensors (``DataDependent`` where the data decides a size). What the kernel raises comes as
+    ``MetaRefuses``; what shapecheck raises while resolving the op or making the arguments (bad input, a bug)
+    propagates as it is, never taken for the kernel refusing."""
     from ..contract.find import normalize_op
     from ..kernel.resolved import installed_kernel
+    from ..kernel.sources import NotApplicable
     from .fake_run import fake_run
 
-    run = fake_run(installed_kernel(normalize_op(case.contract.op)), case, dict(sizes))
-    if run.error is not None:
+    kernel = installed_kernel(normalize_op(case.contract.op))
+    try:
+        run = fake_run(kernel, case, dict(sizes))
+    except NotApplicable as err:  # the kernel takes no such argument: it refuses the case
+        raise MetaRefuses(err) from err
+    if isinstance(run.error, ShapecheckError):
         raise run.error
+    if run.error is not None:  # the fake kernel itself: any exception it raises is its refusal
+        raise MetaRefuses(run.error) from run.error
     return tuple(run.outputs)

@@ -17,12 +17,14 @@ from typing import Any
 
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..errors import TargetError
+from ..findings import Finding, PathId, Verdict
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Sat, Solver, restrict
+from ..rules import RuleCode
 from ..search.boundaries import interesting_values as _interesting
 from ..trace.run import call_args, made
-from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
+from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .reference import accepted_by as accepted_by
 from .reference import live_runtime_suppressions as live_runtime_suppressions
@@ -34,7 +36,7 @@ REF_RULES = RUNTIME_RULES
 class RefReport:
     op: str
     contract: str
-    verdict: str
+    verdict: Verdict  # fail on a finding, else pass when an input ran, else inconclusive
     paths: list[PathRun]
     seconds: float
     mps: str
@@ -50,10 +52,17 @@ class RefReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.verdict == "fail" else (3 if self.verdict == "inconclusive" else 0)
+        return self.verdict.exit_code
+
+    def as_findings(self) -> tuple[Finding, ...]:
+        """Each runtime finding (suppressed ones included, marked) as a finding of its rule on its contract path."""
+        return tuple(Finding(code=f.code, case=f.case, path=PathId(f.path, f.era), expr=f"{f.code} on {f.path}@{f.era}",
+                             counterexample={k: int(v) for k, v in f.sizes.items()}, message=f.message,
+                             suppressed=f.suppressed)
+                     for f in self.findings + self.suppressed)
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "contract": self.contract, "verdict": self.verdict, "mps": self.mps,
+        return {"op": self.op, "contract": self.contract, "verdict": self.verdict.value, "mps": self.mps,
                 "paths": [p.to_json() for p in self.paths], "findings": [f.to_json() for f in self.findings],
                 "suppressed": [f.to_json() for f in self.suppressed], "unexercised_suppressions": self.unexercised,
                 "seconds": round(self.seconds, 3)}
@@ -135,16 +144,16 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     want_path = ref.runtime_path(p.id)
     found = []
 
-    def finding(code: str, message: str) -> RefFinding:
+    def finding(code: RuleCode, message: str) -> RefFinding:
         return RefFinding(code, p.era, p.id, case.id, dict(sizes), message)
 
     got = ref.select_path(args, p.era)
     if got is not None and got != want_path:  # None: a reference without paths (the op's eager kernel)
-        found.append(finding("SC010", f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
+        found.append(finding(RuleCode.DISPATCH_MISMATCH, f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
     try:
         outs = ref.run(args, p.era, want_path)
     except ref.rejects as err:
-        found.append(finding("SC014", f"{type(err).__name__}: {first_line(err)}"))
+        found.append(finding(RuleCode.RUNTIME_REJECTS, f"{type(err).__name__}: {first_line(err)}"))
         return found
     out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
     if getattr(ref, "compares_all_outputs", False):
@@ -153,18 +162,18 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     if p.outputs[0] is not None:
         expected = E.evaluate(p.outputs[0], sizes)
         if tuple(out0.shape) != tuple(expected):
-            found.append(finding("SC011", f"output 0 is {tuple(out0.shape)}, the contract says {tuple(expected)}"))
+            found.append(finding(RuleCode.RUNTIME_OUTPUT_SHAPE, f"output 0 is {tuple(out0.shape)}, the contract says {tuple(expected)}"))
     if p.runtime_outputs and len(p.runtime_outputs) > 1 and p.runtime_outputs[1][0] is not None and out1 is not None:
         doc1 = E.evaluate(p.runtime_outputs[1][0], sizes)
         if tuple(out1.shape) != tuple(doc1):
-            found.append(finding("SC013", f"output 1 is {tuple(out1.shape)}, the contract documents {tuple(doc1)} "
+            found.append(finding(RuleCode.RUNTIME_OUTPUT1_SHAPE, f"output 1 is {tuple(out1.shape)}, the contract documents {tuple(doc1)} "
                                           f"({p.runtime_outputs[1][1]})"))
     oracle = ref.expected(args, p.era, want_path)
     if oracle is not None and oracle.numel() == out0.numel():
         atol, rtol = ref.tolerance(args, str(out0.dtype).replace("torch.", ""))
         bad = compare_values(out0, oracle, atol, rtol)
         if bad is not None:
-            found.append(finding("SC012", f"{bad.bad} of {bad.total} values differ from the float64 reference "
+            found.append(finding(RuleCode.RUNTIME_VALUES, f"{bad.bad} of {bad.total} values differ from the float64 reference "
                                           f"(max abs error {bad.max_error:.3g}, tolerance {atol:g}+{rtol:g}*|ref|)"))
     if mps:
         found.extend(_compare_mps(case, args, out0, finding))
@@ -184,13 +193,13 @@ def _against_tables(p: BoundPath, sizes: dict[str, int], real: tuple[Any, ...], 
             continue
         dtype = str(x.dtype).removeprefix("torch.")
         if spec.dtype is not None and canonical(spec.dtype) != dtype:
-            found.append(finding("SC024", f"output {j} has dtype {dtype}, the contract says {spec.dtype}"))
+            found.append(finding(RuleCode.RUNTIME_OUTPUT_LAYOUT, f"output {j} has dtype {dtype}, the contract says {spec.dtype}"))
         if spec.strides is None or spec.shape is None or tuple(x.shape) != E.evaluate(spec.shape, sizes):
             continue  # no layout stated, or a shape the other checks report
         want, got, shape = E.evaluate(E.TupleE(spec.strides), sizes), tuple(x.stride()), tuple(x.shape)
         differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w and (spec.match == "exact" or shape[i] > 1)]
         if differ and (spec.match == "exact" or 0 not in shape):
-            found.append(finding("SC024", f"output {j} has strides {got} for shape {shape}, the contract's "
+            found.append(finding(RuleCode.RUNTIME_OUTPUT_LAYOUT, f"output {j} has strides {got} for shape {shape}, the contract's "
                                           f"{spec.layout} gives {want} ({spec.match} comparison, dims "
                                           f"{', '.join(map(str, differ))})"))
     return found
@@ -204,14 +213,15 @@ def _against_meta(case: BoundCase, sizes: dict[str, int], real: tuple[Any, ...],
 
     try:
         meta = meta_outputs(case, sizes)
-    except Exception as err:  # the meta kernel refuses an input the real kernel takes
-        return [finding("SC007", f"the meta kernel raises {type(err).__name__} where the runtime runs: {first_line(err)}")]
+    except MetaRefuses as refusal:  # the meta kernel refuses an input the real kernel takes
+        err = refusal.error
+        return [finding(RuleCode.KERNEL_ERROR, f"the meta kernel raises {type(err).__name__} where the runtime runs: {first_line(err)}")]
     if len(meta) != len(real):
-        return [finding("SC015", f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]
+        return [finding(RuleCode.META_RUNTIME_MISMATCH, f"the meta kernel returns {len(meta)} outputs, the runtime {len(real)}")]
     for j, (m, r) in enumerate(zip(meta, real)):
         why = None if data_dependent_like(m, r) else outputs_differ(m, r)
         if why is not None:
-            return [finding("SC015", f"output {j} of the meta kernel has {why}")]
+            return [finding(RuleCode.META_RUNTIME_MISMATCH, f"output {j} of the meta kernel has {why}")]
     return []
 
 
@@ -234,9 +244,9 @@ def _compare_mps(case: BoundCase, named: dict[str, Any], out0, finding) -> list[
     real0 = op(*args, **kwargs)[0].cpu()
     out = []
     if tuple(real0.shape) != tuple(out0.shape):
-        out.append(finding("SC011", f"real MPS output 0 is {tuple(real0.shape)}, metal_ref gives {tuple(out0.shape)}"))
+        out.append(finding(RuleCode.RUNTIME_OUTPUT_SHAPE, f"real MPS output 0 is {tuple(real0.shape)}, metal_ref gives {tuple(out0.shape)}"))
     elif not torch.allclose(real0.double(), out0.double(), atol=2e-2, rtol=2e-2, equal_nan=True):
-        out.append(finding("SC012", "real MPS output 0 differs from metal_ref beyond 2e-2"))
+        out.append(finding(RuleCode.RUNTIME_VALUES, "real MPS output 0 differs from metal_ref beyond 2e-2"))
     return out
 
 
@@ -280,7 +290,7 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
         runs.extend(check_rejects(contract, ref, examples, seed, solver))
     unexercised = _suppress(contract, runs)
     failing = any(not f.suppressed for r in runs for f in r.findings)
-    verdict = "fail" if failing else ("pass" if any(r.points for r in runs) else "inconclusive")
+    verdict = Verdict.FAIL if failing else (Verdict.PASS if any(r.points for r in runs) else Verdict.INCONCLUSIVE)
     note = ("real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran") \
         if not getattr(ref, "compares_all_outputs", False) else f"{ref.describe(())}, against the meta kernel"
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)

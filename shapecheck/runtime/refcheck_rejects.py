@@ -12,8 +12,9 @@ from typing import Any
 from ..contract.model import BoundCase, BoundReject, Contract
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
+from ..rules import RuleCode
 from ..search.boundaries import interesting_values
-from .ref_findings import SIDE_CAP, PathRun, RefFinding, first_line, meta_outputs
+from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RuntimeReference
 
 ERA = "-"  # a reject region belongs to no era
@@ -74,22 +75,22 @@ def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: ra
 
 def _check(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[str, int], seed: int,
            notes: set[str]) -> list[RefFinding]:
-    def finding(code: str, message: str) -> RefFinding:
+    def finding(code: RuleCode, message: str) -> RefFinding:
         return RefFinding(code, ERA, f"rejects.{r.id}", case.id, dict(sizes), message)
 
     found = []
     args: Any = ref.arguments(case, sizes, seed)
     try:
         ref.run(args, ERA)
-        found.append(finding("SC014", f"the runtime ({ref.describe(())}) runs an input that [[rejects]] {r.id} "
+        found.append(finding(RuleCode.RUNTIME_REJECTS, f"the runtime ({ref.describe(())}) runs an input that [[rejects]] {r.id} "
                                       f"({r.text}) says it refuses: the contract is wrong there"))
     except ref.rejects as err:
         if r.message and r.message not in str(err):
             notes.add(f"the runtime raises {type(err).__name__}: {first_line(err)[:80]} (not {r.message!r})")
     try:
         meta_outputs(case, sizes)
-    except Exception:
+    except MetaRefuses:
         return found  # the meta kernel refuses it too
-    found.append(finding("SC021", f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
+    found.append(finding(RuleCode.META_ACCEPTS_REJECTED_INPUT, f"the meta kernel accepts an input of [[rejects]] {r.id} ({r.text}), where the "
                                   f"runtime raises"))
     return found

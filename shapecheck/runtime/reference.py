@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
-from ..rules import rules_of
+from ..rules import Command, RuleCode, rules_of
 from ..trace.arguments import make_arguments
 
-RUNTIME_RULES = rules_of("ref")
+RUNTIME_RULES = rules_of(Command.REF)
 """Rule codes of runtime findings, the same in ``ref check`` and ``fuzz op`` (from the rule registry)."""
 
 TOLERANCES = {"float32": (1e-5, 1e-5), "float16": (2e-3, 1e-2), "bfloat16": (1e-2, 2e-2), "float64": (1e-7, 1e-7)}
@@ -376,7 +376,7 @@ def compare_values(got: Any, want: Any, atol: float, rtol: float) -> ValueMismat
     return ValueMismatch(int((~close).sum()), close.numel(), idx, want[idx].item(), a[idx].item(), err)
 
 
-COMPARED_RULES = ("SC015", "SC021")
+COMPARED_RULES = (RuleCode.META_RUNTIME_MISMATCH, RuleCode.META_ACCEPTS_REJECTED_INPUT)
 """Rules of the meta kernel against the real one that ``fuzz op`` and ``ref check`` also report from a runtime
 run (an eager reference): their ``[[suppress]]`` tables are read the same way."""
 

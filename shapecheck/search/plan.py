@@ -305,9 +305,9 @@ def aim_key(aim: BoundPath | None) -> str | None:
 def _resolve_path(contract: Contract, path: str | None, era: str | None) -> tuple[str, str] | None:
     if path is None:
         return None
-    pid, _, pera = path.partition("@")
-    pera = pera or era
-    found = [(p.id, p.era) for p in contract.paths if p.id == pid and (pera is None or p.era == pera)]
+    # ``era`` narrows a path named by its id alone; ``id@era`` names its era itself
+    found = [(p.id, p.era) for p in contract.paths
+             if p.pid.named_by(path) and (era is None or p.era == era or path != p.id)]
     if len(found) == 1:
         return found[0]
     known = ", ".join(f"{p.id}@{p.era}" for p in contract.paths)

@@ -142,8 +142,8 @@ def test_every_folder_ships_in_the_wheel():
     assert {"shapecheck", "shapecheck.contracts", "metal_ref"} <= listed
 
 
-PUBLIC = ["Contract", "ContractError", "Function", "Installed", "KernelSource", "MetaSource", "Options", "RULES",
-          "Report", "Rule", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation", "__version__",
+PUBLIC = ["Contract", "ContractError", "Finding", "Function", "Installed", "KernelSource", "MetaSource", "Options",
+          "PathStatus", "RULES", "Report", "Rule", "RuleCode", "ShapecheckError", "SourceLoc", "UserError", "Verdict", "Violation", "__version__",
           "explore_op", "fuzz_given", "fuzz_test", "load_contract", "verify_op"]
 
 
@@ -156,6 +156,7 @@ def test_the_public_api_is_pinned_and_each_name_is_the_real_object():
     homes = {"verify_op": "prove.verify", "explore_op": "prove.verify", "Options": "prove.verify",
              "fuzz_test": "pytest_entry", "fuzz_given": "pytest_entry", "load_contract": "contract.load",
              "Contract": "contract.model", "Report": "result.report", "Verdict": "findings", "Violation": "findings",
+             "Finding": "findings", "PathStatus": "findings", "RuleCode": "rules",
              "SourceLoc": "findings", "RULES": "rules", "Rule": "rules", "ContractError": "errors",
              "ShapecheckError": "errors", "UserError": "errors", "Function": "kernel.sources",
              "Installed": "kernel.sources", "MetaSource": "kernel.sources", "KernelSource": "kernel.sources",
@@ -180,6 +181,53 @@ def test_modules_and_their_functions_stay_small():
     assert not big, big
     long = [f"shapecheck/{m.replace('.', '/')}.py:{line} {fn}: {n} lines" for m, fn, line, n in S.long_functions(MODULES)]
     assert not long, long
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Rule codes: named through the registry (rules.RuleCode), never spelled as strings elsewhere
+
+
+RULE_CODE = re.compile(r"\bSC\d{3}\b")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the docstring constants of a module, class or function (and attribute docstrings): prose that
+    may name a rule."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body \
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            out.add(id(body[0].value))
+        for a, b in zip(body, body[1:]):
+            if isinstance(a, (ast.Assign, ast.AnnAssign)) and isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant):
+                out.add(id(b.value))
+    return out
+
+
+def rule_code_literals(text: str) -> list[tuple[int, str]]:
+    """(line, text) of each string constant (f-string parts included, docstrings not) that spells a rule code."""
+    tree = ast.parse(text)
+    prose = _docstrings(tree)
+    return sorted((n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                  and isinstance(n.value, str) and id(n) not in prose and RULE_CODE.search(n.value))
+
+
+def test_the_rule_code_scan_sees_literals_and_f_strings_but_not_docstrings():
+    text = ('"""SC001 in a module docstring."""\n'
+            'def f(v):\n    """SC002 in prose."""\n    return v.code == "SC005" or f"SC008 {v.expr}"\n'
+            'X = 1\n"""SC003: an attribute docstring."""\n')
+    assert [line for line, _ in rule_code_literals(text)] == [4, 4]
+
+
+def test_rule_codes_are_spelled_only_in_the_registry():
+    """Code names a rule by ``rules.RuleCode``; a string "SCxxx" anywhere else in the package (but prose) is a
+    rule the registry does not know about."""
+    found = [f"{m.path.relative_to(ROOT)}:{line}: {text[:60]!r}" for name, m in MODULES.items() if name != "rules"
+             for line, text in rule_code_literals(m.path.read_text(encoding="utf-8"))]
+    assert not found, "rule codes spelled outside shapecheck/rules.py (use rules.RuleCode):\n" + "\n".join(found)
 
 
 # ---------------------------------------------------------------------------------------------------------

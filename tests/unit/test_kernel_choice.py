@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from shapecheck.findings import Verdict
 from tests.conftest import KERNELS, ROOT
 
 TORCH_FILE = "torch/_meta_registrations.py"
@@ -115,10 +116,10 @@ def test_upsample_nearest2d_both_kernels_are_checked_and_export_decides_the_exit
     contract = _contract(tmp_path, "u.toml", UPSAMPLE)
     r = _verify("aten::upsample_nearest2d", contract)
     assert r.verdict.value == "pass" and r.exit_code == 0
-    (export_runs, export_kernel, export_verdict), (fake_runs, fake_kernel, fake_verdict) = r.kernel_modes
-    assert "decomposition" in export_kernel and "torch/_decomp/decompositions.py" in export_kernel
-    assert export_verdict == "pass" and "torch.export" in export_runs
-    assert "Python meta registration" in fake_kernel and fake_verdict == "fail" and "plain" in fake_runs
+    export, fake = r.kernel_modes
+    assert "decomposition" in export.kernel and "torch/_decomp/decompositions.py" in export.kernel
+    assert export.verdict is Verdict.PASS and "torch.export" in export.runs
+    assert "Python meta registration" in fake.kernel and fake.verdict is Verdict.FAIL and "plain" in fake.runs
     raised = [v for v in r.violations if v.code == "SC007"]
     assert raised and all(v.mode == "fake" and v.suppressed and "TypeError" in v.expr for v in raised)
     assert all(v.counterexample.get("N") == 0 for v in raised)

@@ -57,7 +57,7 @@ def test_an_option_changes_results_for_every_command_or_for_none():
     for o in O.DECLARED:
         assert O.changes_result(o.name) == o.result
         assert {d.config for d in O.DECLARED if d.name == o.name} == {o.config}, o.name
-    assert O._FORMATS == FORMATS  # --format's choices, in the order --help shows them
+    assert O._FORMATS == tuple(FORMATS)  # --format's choices, in the order --help shows them
 
 
 def test_the_run_options_fields_are_all_classified():

@@ -1,5 +1,5 @@
 """Every file shapecheck reads goes through ``limits.read_bounded`` (issue 20). The files read a second time
-for a report (a contract for its line numbers, a kernel for source context) cost nothing when they have
+for a report (a kernel for source context; a contract never is: its lines are recorded when it loads) cost nothing when they have
 become something else since: no context, never a hang. A ``--meta-source`` file is parsed once per run."""
 
 import os
@@ -28,11 +28,27 @@ def not_a_file(request, tmp_path):
     return path
 
 
-def test_a_contract_reread_for_line_numbers_is_empty_when_it_is_no_longer_a_file(not_a_file):
-    from shapecheck.contract.suppressions import contract_text, header_lines
+def test_a_contract_is_never_read_again_for_line_numbers(tmp_path):
+    """The lines of its tables are recorded when it loads (contract.lines): a contract file swapped for a FIFO
+    after loading cannot hang a report that points at them."""
+    from shapecheck.contract.find import shipped_contracts_dir
+    from shapecheck.contract.lines import table_lines
+    from shapecheck.contract.load import load_contract
+    from shapecheck.findings import Verdict
+    from shapecheck.result.report import Report
+    from shapecheck.result.run import ContractRun
 
+    path = tmp_path / "index_select.toml"
+    text = (shipped_contracts_dir() / "aten" / "index_select.toml").read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    contract = load_contract(path)
+    path.unlink()
+    os.mkfifo(path)
     start = time.monotonic()
-    assert contract_text(str(not_a_file)) == "" and header_lines(str(not_a_file)) == []
+    run = ContractRun(contract.info, Report(contract.op, str(path), "-", Verdict.PASS))
+    lines = table_lines(text)
+    assert [loc.line for loc in run.suppress_locs] == lines["suppress"] and lines["suppress"]
+    assert [p.line for p in contract.paths] == lines["paths"]
     assert time.monotonic() - start < 5
 
 
@@ -43,12 +59,12 @@ def test_source_context_of_something_that_is_not_a_file_is_none(not_a_file):
 
 
 def test_source_context_and_suppress_lines_of_a_real_file(tmp_path):
-    from shapecheck.contract.suppressions import header_lines
+    from shapecheck.contract.lines import table_lines
     from shapecheck.render.text import _context
 
     path = tmp_path / "c.toml"
     path.write_text("a = 1\n[[suppress]]\nrule = 'SC001'\n  [[ suppress ]]\n")
-    assert header_lines(str(path)) == [2, 4]
+    assert table_lines(path.read_text()) == {"suppress": [2, 4]}
     assert _context(SourceLoc(str(path), 2, "f"), 1)[1].startswith("    >    2 | [[suppress]]")
 
 

@@ -193,3 +193,62 @@ def test_an_index_bound_must_be_an_integer_expression(tmp_path):
     with pytest.raises(ContractError) as err:
         load_contract(bad)
     assert "[args.index.high]" in str(err.value) and "integer expression" in str(err.value)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A shapecheck error is never the kernel refusing (issue 21: exit 4, not "the kernel rejects")
+
+
+def test_an_error_of_ours_while_calling_the_kernel_on_a_region_propagates(index_select, monkeypatch):
+    import shapecheck.prove.rejects as R
+    from shapecheck.errors import InternalError
+
+    def broken(*args, **kwargs):
+        raise InternalError("a bug while binding the arguments")
+
+    monkeypatch.setattr(R, "call_args", broken)
+    with pytest.raises(InternalError, match="a bug while binding"):
+        verify_op("aten::index_select", contract=str(index_select), meta=f"{KERNELS}:accepts_matrix_index",
+                  options=Options(jobs=1))
+
+
+def test_ref_check_tells_the_meta_kernel_refusing_from_an_error_of_ours(index_select, monkeypatch):
+    import shapecheck._torch.core as C
+    import shapecheck.trace.arguments as A
+    from shapecheck.errors import InternalError
+    from shapecheck.runtime.ref_findings import MetaRefuses, meta_outputs
+
+    contract = load_contract(index_select)
+    case = next(c for c in [*contract.cases(), *contract.excluded_reject_cases()] if "index_rank=2" in c.id)
+    sizes = {d.name: d.min for d in case.dims}
+    assert meta_outputs(case, sizes)  # torch 2.13's meta kernel accepts a 2-D index (SC021)
+
+    def refuses(op, args):
+        raise RuntimeError("the meta kernel says no")
+
+    monkeypatch.setattr(C, "call_op", refuses)
+    with pytest.raises(MetaRefuses) as refusal:
+        meta_outputs(case, sizes)
+    assert isinstance(refusal.value.error, RuntimeError)
+
+    def broken(*args, **kwargs):
+        raise InternalError("a bug while making the arguments")
+
+    monkeypatch.setattr(A, "make_arguments", broken)
+    with pytest.raises(InternalError):
+        meta_outputs(case, sizes)
+
+
+@pytest.mark.parametrize("module", ["refcheck", "refcheck_rejects"])
+def test_ref_check_never_takes_an_error_of_ours_for_the_meta_kernel_refusing(index_select, monkeypatch, module):
+    import importlib
+
+    from shapecheck.errors import InternalError
+
+    def broken(case, sizes):
+        raise InternalError("a bug in the meta call")
+
+    # before: a path's check made it SC007 (the meta kernel raises), a region's check "the meta kernel refuses too"
+    monkeypatch.setattr(importlib.import_module(f"shapecheck.runtime.{module}"), "meta_outputs", broken)
+    with pytest.raises(InternalError, match="a bug in the meta call"):
+        ref_check(load_contract(index_select), examples=2, seed=0)
