@@ -15,7 +15,7 @@ import inspect
 import logging
 import os
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -28,6 +28,7 @@ from .attribution import Own as Own
 from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
+from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
 
 try:
     from torch._dispatch.python import enable_python_dispatcher
@@ -59,24 +60,6 @@ SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 
-class _Dtypes(Mapping):
-    """Every dtype of this torch by name (``DTYPES["float4_e2m1fn_x2"]``), aliases included: read from torch's
-    module, as ``contract.dtypes`` validates them."""
-
-    def __getitem__(self, name: str) -> torch.dtype:
-        value = getattr(torch, name, None) if isinstance(name, str) else None
-        if not isinstance(value, torch.dtype):
-            raise KeyError(name)
-        return value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(n for n in dir(torch) if isinstance(getattr(torch, n, None), torch.dtype))
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-DTYPES: Mapping[str, torch.dtype] = _Dtypes()
 
 
 

@@ -10,7 +10,6 @@ expressions, let chains, and the number of cases (the product of the choices) wi
 from __future__ import annotations
 
 import datetime
-import difflib
 import keyword
 import re
 import tomllib
@@ -21,7 +20,6 @@ from typing import Any
 from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
-from ..rules import RULES
 from . import dtypes
 from . import spec as S
 from .layouts import KEYS as LAYOUT_KEYS
@@ -31,6 +29,7 @@ from .model import Contract
 from .outputs import output_leaf
 from .schema import check_sizes
 from .spec import short
+from .suppress_table import load_suppressions
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
@@ -38,7 +37,6 @@ _RESERVED = {"true", "false", "True", "False", "min", "max"}
 TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress",
             "rejects"}
 PATH_KEYS = {"id", "era", "when", "outputs", "runtime_outputs", "source", "doc"}
-SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "expires"}
 _TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "an array",
                dict: "a table", datetime.date: "a date"}
 
@@ -412,47 +410,6 @@ def load_path(r: Reader, i: int, p: Any, seen: set[tuple[str, str]]) -> S.PathSp
     source = r.want(p.get("source", ""), f"{key}.source", str)
     return S.PathSpec(pid, era, when, outputs, tuple(docs), source, r.want(p.get("doc", ""), f"{key}.doc", str),
                       r.line("paths", i))
-
-
-def _calendar_date(text: str) -> bool:
-    """Whether ``text`` is a real date written YYYY-MM-DD in ASCII digits (``\\d`` matches any script's digits,
-    and those sort after every ASCII date: such a date would never expire)."""
-    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
-        return False
-    try:
-        datetime.date.fromisoformat(text)
-    except ValueError:  # 2027-02-30
-        return False
-    return True
-
-
-def load_suppressions(r: Reader, items: Any) -> tuple[S.Suppression, ...]:
-    r.want(items, "suppress", list)
-    return tuple(load_suppression(r, i, s) for i, s in enumerate(items))
-
-
-def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
-    key = f"suppress[{i}]"
-    r.table(s, key, SUPPRESS_KEYS, {"rule", "reason"})
-    rule = r.want(s["rule"], f"{key}.rule", str)
-    if rule not in RULES:  # a rule no command reports would suppress nothing, silently, for ever
-        close = difflib.get_close_matches(rule, RULES, n=3, cutoff=0.6)
-        raise r.err(f"{key}.rule", f"unknown rule {short(rule)}" + (f" (did you mean {', '.join(close)}?)" if close
-                                                                    else "") + f"; the rules: {', '.join(RULES)}")
-    reason = r.want(s["reason"], f"{key}.reason", str)
-    if not reason.strip():
-        raise r.err(f"{key}.reason", "a suppression needs a reason")
-    dims = r.want(s.get("dims", []), f"{key}.dims", list)
-    if any(not isinstance(x, str) or r.names.get(x) != "dim" for x in dims):
-        raise r.err(f"{key}.dims", f"expected a list of declared dims, found {short(dims)}")
-    case = r.want(s.get("case", ""), f"{key}.case", str) or None
-    path = r.want(s.get("path", ""), f"{key}.path", str) or None
-    expires = s.get("expires")
-    if expires is not None:
-        expires = str(r.want(expires, f"{key}.expires", str, datetime.date))
-        if not _calendar_date(expires):
-            raise r.err(f"{key}.expires", f"expected a calendar date YYYY-MM-DD in ASCII digits, found {short(expires)}")
-    return S.Suppression(rule, reason, case, path, tuple(dims), expires, i, r.line("suppress", i))
 
 
 # ---------------------------------------------------------------------------------------------------------
