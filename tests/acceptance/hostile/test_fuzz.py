@@ -14,8 +14,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hostile.harness import judge, run
-from tests.hostile.inputs import BASES, SENTINEL, expressions, hostile_files, write_toml
+from tests.acceptance.hostile.harness import judge, run
+from tests.acceptance.hostile.inputs import BASES, SENTINEL, expressions, hostile_files, write_toml
 
 LONG = int(os.environ.get("SHAPECHECK_HOSTILE_EXAMPLES", "0"))
 WORK = Path(tempfile.mkdtemp(prefix="shapecheck-hostile-"))
