@@ -14,7 +14,9 @@ takes precedence over the file.
     baseline = "shapecheck-baseline.json"
 
 Paths in the file (``contracts``, ``baseline``, ``meta-source``, ``output``) are relative to the file.
-Torch-free; read once per run, before the command parses its options.
+Every value is checked against the option it sets (its click type, whether it repeats) before click sees it:
+a wrong value is bad input naming the file and the key. Torch-free; read once per run, before the command
+parses its options.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import click
+
 from .errors import UserError
+from .limits import CONFIG_BYTES, key_text, read_input
 
 #: command tables and the click path of each command
 COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
@@ -39,36 +44,41 @@ _NOT_OPTIONS = {"contracts"}  # read by the gate itself
 
 
 def find_pyproject(start: Path) -> Path | None:
-    """The ``pyproject.toml`` in ``start`` or its nearest parent."""
+    """The ``pyproject.toml`` in ``start`` or its nearest parent: whatever is there by that name (a FIFO or a
+    directory is then refused when it is read, not passed over)."""
     for d in (start, *start.parents):
         cand = d / "pyproject.toml"
-        if cand.is_file():
+        if cand.exists() or cand.is_symlink():
             return cand
     return None
 
 
 def table(pyproject: Path) -> dict[str, Any]:
     """The file's ``[tool.shapecheck]`` table (empty when it has none)."""
+    raw = read_input(pyproject, CONFIG_BYTES, str(pyproject))
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as err:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, ValueError, RecursionError) as err:
         raise UserError(f"{pyproject}: cannot read it as TOML ({err})") from None
-    found = data.get("tool", {}).get("shapecheck", {})
-    if not isinstance(found, dict):
-        raise UserError(f"{pyproject}: [tool.shapecheck]: expected a table, found {type(found).__name__}")
+    found: Any = data
+    for key, where in (("tool", "tool"), ("shapecheck", "tool.shapecheck")):
+        found = found.get(key, {})
+        if not isinstance(found, dict):
+            raise UserError(f"{pyproject}: [{where}]: expected a table, found {_type_name(found)} {_short(found)}")
     return found
 
 
 def configured_contract_paths(pyproject: Path) -> list[Path]:
     """``[tool.shapecheck] contracts = [...]``, relative to the pyproject file."""
     entries = table(pyproject).get("contracts", [])
-    if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+    if not isinstance(entries, list) or not all(isinstance(e, str) and "\x00" not in e for e in entries):
         raise UserError(f"{pyproject}: [tool.shapecheck] contracts: expected a list of paths, found {entries!r}")
     return [pyproject.parent / e for e in entries]
 
 
-def default_map(cwd: Path | None = None) -> dict[str, Any]:
-    """click's ``default_map`` for the whole command tree, from the nearest ``[tool.shapecheck]``."""
+def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
+    """click's ``default_map`` for the command tree ``root``, from the nearest ``[tool.shapecheck]``; every
+    value checked against the option of each command it goes to."""
     pyproject = find_pyproject(cwd or Path.cwd())
     if pyproject is None:
         return {}
@@ -78,29 +88,47 @@ def default_map(cwd: Path | None = None) -> dict[str, Any]:
     for command, click_path in COMMANDS.items():
         own = found.get(command, {})
         if not isinstance(own, dict):
-            raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table")
-        values = {**_params(pyproject, shared, "tool.shapecheck"), **_params(pyproject, own, f"tool.shapecheck.{command}")}
+            raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table, found {_type_name(own)}")
+        params = _options_of(root, click_path)
+        values = {**_params(pyproject, shared, "tool.shapecheck", params),
+                  **_params(pyproject, own, f"tool.shapecheck.{command}", params, own_table=True)}
         node = out
         for part in click_path[:-1]:
             node = node.setdefault(part, {})
         node[click_path[-1]] = values
     # contract check and contract draft load ops too: the shared table's imports (and case limit) apply
-    loads = {k: v for k, v in _params(pyproject, shared, "tool.shapecheck").items() if k in ("imports", "max_cases")}
-    out["contract"] = {"check": dict(loads), "draft": {k: v for k, v in loads.items() if k == "imports"}}
+    for command in ("check", "draft"):
+        params = _options_of(root, ("contract", command))
+        values = _params(pyproject, shared, "tool.shapecheck", params)
+        out.setdefault("contract", {})[command] = {k: v for k, v in values.items() if k in ("imports", "max_cases")}
     return out
 
 
-def _params(pyproject: Path, entries: dict[str, Any], where: str) -> dict[str, Any]:
+def _options_of(root: click.Group, click_path: tuple[str, ...]) -> dict[str, click.Parameter]:
+    """The parameters of the command at ``click_path`` under ``root``, by name (none when it is not there)."""
+    node: Any = root
+    for part in click_path:
+        node = node.commands.get(part) if isinstance(node, click.Group) else None
+    return {p.name: p for p in node.params} if node is not None else {}
+
+
+def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[str, click.Parameter],
+            own_table: bool = False) -> dict[str, Any]:
+    """The table's options that the command has (``params``), each value checked; with ``own_table`` (the
+    command's own table) a key the command has no option for is refused, as an unknown key is."""
     out = {}
     for key, value in entries.items():
         name = key.replace("_", "-")
         if name in _NOT_OPTIONS:
             continue
         if name not in OPTIONS:
-            raise UserError(f"{pyproject}: [{where}] {key}: not an option shapecheck reads from a project file "
+            raise UserError(f"{pyproject}: [{where}] {key_text(key)}: not an option shapecheck reads from a project file "
                             f"(known: contracts, {', '.join(sorted(OPTIONS))})")
-        if isinstance(value, dict):
-            raise UserError(f"{pyproject}: [{where}] {key}: expected a value, found a table")
+        param = params.get(OPTIONS[name])
+        if param is None:
+            if own_table:
+                raise UserError(f"{pyproject}: [{where}] {key}: the command has no option --{name}")
+            continue  # a shared key for the commands that have the option
         if name in _PATHS and isinstance(value, str):
             value = str(pyproject.parent / value)
         elif name in _PATH_LISTS and isinstance(value, list):
@@ -108,12 +136,72 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str) -> dict[str, A
                      for v in value]
         elif name == "output" and isinstance(value, list):
             value = [_output_relative(pyproject, v) for v in value]
+        check_value(f"{pyproject}: [{where}] {key}", value, param)  # paths as they will be used
         out[OPTIONS[name]] = value
     return out
 
 
 def _output_relative(pyproject: Path, spec: Any) -> Any:
     if not isinstance(spec, str) or "=" not in spec:
-        return spec  # click reports the bad value, naming --output
+        return spec  # check_value refuses it
     fmt, _, file = spec.partition("=")
     return spec if file == "-" else f"{fmt}={pyproject.parent / file}"
+
+
+#: what each kind of click parameter takes from TOML (a bool is not an integer): the first row that the
+#: parameter's type is an instance of; every other type (a choice, a path, FORMAT=FILE) takes a string that it
+#: then converts as it would from the command line
+_NATIVE: tuple[tuple[type, tuple[type, ...], str], ...] = (
+    (click.types.BoolParamType, (bool,), "true or false"),
+    (click.types.IntParamType, (int,), "an integer"),
+    (click.types.FloatParamType, (int, float), "a number"),
+    (click.types.ParamType, (str,), "a string"),
+)
+
+
+def check_value(where: str, value: Any, param: click.Parameter) -> None:
+    """A project-file value for ``param``, checked as the command line's value would be, before click sees it:
+    its TOML type (from the parameter's click type; an array of them for a repeatable option), then the type's
+    own conversion (a range, a choice, a ``FORMAT=FILE``). Anything else is bad input naming ``where`` (the
+    file and the key)."""
+    types, wanted = next((t, w) for kind, t, w in _NATIVE if isinstance(param.type, kind))
+    if getattr(param, "multiple", False) or param.nargs != 1:
+        if not isinstance(value, list):
+            raise UserError(f"{where}: expected an array (each element {wanted}), found {_type_name(value)} "
+                            f"{_short(value)}")
+        items = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    else:
+        items = [(where, value)]
+    for at, item in items:
+        if not isinstance(item, types) or (isinstance(item, bool) and bool not in types):
+            raise UserError(f"{at}: expected {wanted}, found {_type_name(item)} {_short(item)}")
+        if isinstance(item, str) and "\x00" in item:  # no command-line value can hold one (a path would crash)
+            raise UserError(f"{at}: a string with a NUL character, {_short(item)}")
+        try:
+            param.type.convert(item, param, None)
+        except click.BadParameter as err:
+            raise UserError(f"{at}: {err.message}") from None
+
+
+def _type_name(value: Any) -> str:
+    names = ((bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"), (list, "an array"),
+             (dict, "a table"))
+    return next((name for t, name in names if isinstance(value, t)), f"a {type(value).__name__}")
+
+
+def _short(value: Any) -> str:
+    """A value for a message, cut to 60 characters (TOML's spelling of a boolean)."""
+    text = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def option_origin(name: str, flag: str) -> str:
+    """Where the running command's parameter ``name`` came from, for a message: ``flag`` (the command line),
+    or ``PYPROJECT: [tool.shapecheck] KEY`` when the project file gave it (click's default map), so that an
+    error never names an option the user did not pass."""
+    ctx = click.get_current_context(silent=True)
+    source = ctx.get_parameter_source(name) if ctx is not None else None
+    if source is not click.core.ParameterSource.DEFAULT_MAP:
+        return flag
+    key = next((k for k, v in OPTIONS.items() if v == name), name)
+    return f"{find_pyproject(Path.cwd()) or 'pyproject.toml'}: [tool.shapecheck] {key}:"

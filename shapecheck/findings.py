@@ -81,7 +81,7 @@ class Violation:
                        counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
                        witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
                        suppressed=str(d.get("suppressed") or ""))
-        except (KeyError, TypeError, AttributeError) as err:
+        except (KeyError, TypeError, AttributeError, OverflowError) as err:  # OverflowError: int(Infinity)
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
     def to_json(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@ file and the key (exit 2), before it can use memory or time without bound.
 
 Every number is far above what a real contract or kernel file needs (the largest value among the shipped
 contracts is noted). docs/contracts.md (Limits) and docs/cli.md list them. Nothing here imports torch, z3 or
-another module of the package.
+another module of the package but ``errors``.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import os
 import stat
 from collections.abc import Iterator
 from contextvars import ContextVar
+from typing import Any
 
 # -- contract files -------------------------------------------------------------------------------------
 CONTRACT_BYTES = 1 << 20  # a contract file (shipped: 9 KB)
@@ -36,8 +37,15 @@ EXPRESSIONS_PER_CASE = 256  # cases x expression fields, per allowed case (shipp
 BIND_NODES_PER_CASE = 256  # expression nodes bound, counted as done (most expressions bind once for all
 # cases), per allowed case (shipped: 17)
 
-# -- kernel files (--meta, --meta-source) ---------------------------------------------------------------
-SOURCE_BYTES = 16 << 20  # torch/_meta_registrations.py: 300 KB
+# -- kernel files (--meta, --meta-source, --import FILE.py) ----------------------------------------------
+# parsing is the cost (a 2 MiB file of 17,000 registrations: about 300 MB and 2 s; 16 MiB took 2.7 GB and 52 s)
+SOURCE_BYTES = 2 << 20  # torch/_meta_registrations.py: 300 KB; torch's largest .py file: 1.3 MB
+
+# -- the project's other files --------------------------------------------------------------------------
+CONFIG_BYTES = 1 << 20  # pyproject.toml (torch's own: 20 KB)
+BASELINE_BYTES = 32 << 20  # a gate or audit baseline (one finding: about 300 bytes; torch's audit: 40 KB)
+REPORT_BYTES = 64 << 20  # a verify JSON report read back (fuzz --from-verify)
+SHARDS = 10_000  # N of --shard K/N (a CI matrix: GitHub allows 256 jobs)
 
 _max_cases: ContextVar[int] = ContextVar("shapecheck_max_cases", default=DEFAULT_MAX_CASES)
 
@@ -96,6 +104,38 @@ def read_bounded(path: str | os.PathLike, limit: int) -> bytes:
     if len(data) > limit:  # it grew while being read
         raise TooLarge(f"larger than the limit of {size_text(limit)}")
     return data
+
+
+def read_input(path: str | os.PathLike, limit: int, name: str, error: type | None = None) -> bytes:
+    """``read_bounded``, each refusal bad input (``error``: ``errors.UserError`` or a subclass, exit 2) that
+    starts with ``name`` (the option and the file, e.g. ``--baseline b.json``): not a regular file, over the
+    limit, cannot be read."""
+    from .errors import UserError
+
+    error = error or UserError
+    try:
+        return read_bounded(path, limit)
+    except NotRegularFile as err:
+        raise error(f"{name}: {err.strerror}") from None
+    except OSError as err:
+        raise error(f"{name}: cannot read ({err.strerror or err})") from None
+    except TooLarge as err:
+        raise error(f"{name}: the file is {err}") from None
+
+
+def read_json(path: str | os.PathLike, limit: int, option: str, what: str) -> Any:
+    """A JSON file the user names (a baseline, a report), read by ``read_input``: bad input naming the option and
+    the file when it is not ``what`` (JSON that does not parse, integers of thousands of digits, nesting too
+    deep for Python's parser)."""
+    import json
+
+    from .errors import UserError
+
+    raw = read_input(path, limit, f"{option} {path}")
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as err:  # ValueError: JSON, or int() over 4300 digits
+        raise UserError(f"{option} {path}: not {what} ({type(err).__name__}: {str(err)[:200]})") from None
 
 
 def _kind(mode: int) -> str:

@@ -29,6 +29,7 @@ from ..trace.run import (
     finished_trace,
     first_line,
     guard_trace,
+    kernel_failure,
     missing_name,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
@@ -86,7 +87,9 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
             frames = C.exception_frames(exc)
             return Failed(f"data-dependent: {type(exc).__name__}: {first_line(exc)}",
                           CA.audit_frame(frames, kernel.files), frames=tuple(frames))
-        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
+        except BaseException as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
+            if not kernel_failure(exc):
+                raise
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.files),
                           missing_name(exc), tuple(frames))

@@ -16,6 +16,7 @@ from typing import Any
 from .._torch import audit as CA
 from .._torch import core as C
 from .._torch import schema as CL
+from ..trace.run import kernel_failure
 
 EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
 RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
@@ -103,7 +104,9 @@ def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, in
             call(*args, **kwargs)
     except C.DATA_ERRORS:
         return None  # the result depends on tensor data, not on these sizes: the op takes them
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any error means: the op rejects these sizes
+    except BaseException as exc:  # noqa: BLE001 - any error of the kernel means: the op rejects these sizes
+        if not kernel_failure(exc):
+            raise
         return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
     return None
 

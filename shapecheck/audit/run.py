@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
 
+from ..errors import UserError
 from .classify import RANK
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -307,6 +308,9 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         extra |= _REGISTERED[spec]
     namespaces = {"aten"} | {n.partition("::")[0] for n in extra}
     names = enumerate_ops(patterns, namespaces, extra)
+    if patterns and not names:  # else a pass of 0 ops
+        raise UserError(f"--ops {' '.join(patterns)}: no op with a meta or fake kernel matches (patterns match "
+                        "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")
     k, n = shard
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
     done = map_cases(lambda item: audit_op(item.id, source, options), [_Item(x) for x in mine], jobs)

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..findings import Violation, verdict_of
+from ..limits import BASELINE_BYTES, read_json
 from ..paths import locate
 from ..result.run import ContractRun, RunResult
 
@@ -55,6 +56,7 @@ def write(result: RunResult, file: str) -> int:
 
 
 def load(file: str) -> set[str]:
+    """The fingerprints a gate baseline holds (bad input naming the file when it is not one)."""
     return _read(file, "a shapecheck baseline", VERSION)
 
 
@@ -66,13 +68,9 @@ def _write(file: str, doc: dict[str, Any], option: str) -> None:
 
 
 def _read(file: str, what: str, version: int, tool: str | None = None) -> set[str]:
-    """The fingerprints a baseline file holds (``tool``: the ``"tool"`` it must name, when given)."""
-    try:
-        doc = json.loads(Path(file).read_text(encoding="utf-8"))
-    except OSError as err:
-        raise UserError(f"--baseline {file}: cannot read ({err.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise UserError(f"--baseline {file}: not {what} ({err})") from None
+    """The fingerprints a baseline file holds (``tool``: the ``"tool"`` it must name, when given), read within
+    ``limits.BASELINE_BYTES`` as a regular file (a FIFO or ``/dev/zero`` is refused before a byte is read)."""
+    doc = read_json(file, BASELINE_BYTES, "--baseline", what)
     entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == version \
         and (tool is None or doc.get("tool") == tool) else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
@@ -81,10 +79,11 @@ def _read(file: str, what: str, version: int, tool: str | None = None) -> set[st
     return {e["fingerprint"] for e in entries}
 
 
-def apply(result: RunResult, file: str) -> int:
+def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
     """Mark the run's findings that the baseline holds as accepted (like a suppression), and recompute each
-    contract's verdict: only new findings fail. The number of findings the baseline accepted."""
-    known = load(file)
+    contract's verdict: only new findings fail. The number of findings the baseline accepted. ``known``: the
+    baseline's fingerprints when already loaded (the gate reads it before any work)."""
+    known = load(file) if known is None else known
     accepted = 0
     for run in result.runs:
         marked = []
@@ -113,18 +112,27 @@ def audit_fingerprint(rec: dict[str, Any], f: dict[str, Any]) -> str:
     return digest([f["code"], rec["op"], f["expr"], locate(loc["file"])[0] if loc else "", loc.get("function", "")])
 
 
-def apply_audit(run: Any, file: str) -> None:
+def load_audit(file: str) -> set[str] | None:
+    """The fingerprints of the audit baseline ``file``, or None when there is nothing by that name yet (the
+    run will write it); bad input naming the file when it is not an audit baseline."""
+    path = Path(file)
+    return _read(file, "an audit baseline", AUDIT_VERSION, "shapecheck audit") \
+        if path.exists() or path.is_symlink() else None
+
+
+def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
     """With no file yet: record every finding in it (the run then passes: today's findings are accepted).
-    Otherwise: mark the findings it holds as baselined; only the others fail the run."""
+    Otherwise: mark the findings it holds (``known``, when read before the run) as baselined; only the others
+    fail the run."""
     run.baseline = file
-    if not Path(file).exists():
+    if known is None:
+        known = load_audit(file)
+    if known is None:
         entries = sorted(({"fingerprint": audit_fingerprint(rec, f), "rule": f["code"], "op": rec["op"],
                            "expr": f["expr"]} for rec, f in run.findings(active=False)),
                          key=lambda e: (e["op"], e["rule"], e["expr"]))
         _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries}, "--baseline")
         known = {e["fingerprint"] for e in entries}
-    else:
-        known = _read(file, "an audit baseline", AUDIT_VERSION, "shapecheck audit")
     for rec in run.records:
         for f in rec["findings"]:
             if audit_fingerprint(rec, f) in known:

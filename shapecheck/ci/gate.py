@@ -16,6 +16,7 @@ from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
 from ..findings import Verdict, Violation
 from ..kernel.sources import INSTALLED, KernelSource
+from ..limits import SHARDS
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
 from ..rules import rules_of
@@ -50,6 +51,7 @@ def contract_files(paths: list[str], cwd: Path) -> list[Path]:
         if pyproject is not None:
             roots += configured_contract_paths(pyproject)
     for r in roots:
+        _resolved(r)  # a symlink loop is named as one
         if not r.exists():
             raise UserError(f"{display(r, cwd)}: no such contract file or directory")
     files: dict[Path, Path] = {}
@@ -58,17 +60,27 @@ def contract_files(paths: list[str], cwd: Path) -> list[Path]:
         if r.is_dir() and not found:
             raise UserError(f"{display(r, cwd)}: no contract (*.toml) under this directory")
         for f in found:
-            files.setdefault(f.resolve(), f)
+            files.setdefault(_resolved(f), f)
     return sorted((Path(display(f, cwd)) for f in files.values()), key=str)
 
 
 def display(path: Path, cwd: Path) -> str:
-    """``path`` relative to ``cwd`` when it lies under it, else absolute."""
+    """``path`` relative to ``cwd`` when it lies under it, else absolute; named as the user names it (its
+    folder resolved, not the file: a symlink to ``/dev/zero`` is named by its own name)."""
     p = path if path.is_absolute() else cwd / path
+    p = _resolved(p.parent) / p.name
     try:
-        return str(p.resolve().relative_to(cwd.resolve()))
+        return str(p.relative_to(cwd.resolve()))
     except ValueError:
-        return str(p.resolve())
+        return str(p)
+
+
+def _resolved(path: Path) -> Path:
+    """``path`` with its symlinks resolved; a symlink loop (a directory linked to itself) is bad input."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError) as err:  # Python 3.11: RuntimeError("Symlink loop from ..."); 3.13: OSError
+        raise UserError(f"{path}: cannot be read: a symlink that leads back to itself ({err})") from None
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -82,10 +94,10 @@ def assign_shards(weights: list[tuple[str, int]], n: int) -> dict[str, int]:
     case's, and suppressions, which belong to a contract) is the same as in a full run: the union of the
     shards' results equals one full run's.
     """
-    load = [0] * n
+    load = [0] * min(n, len(weights))  # shards past the number of keys stay empty: each key fills an empty one first
     out: dict[str, int] = {}
     for key, w in sorted(weights, key=lambda kw: (-kw[1], kw[0])):
-        i = min(range(n), key=lambda j: (load[j], j))
+        i = min(range(len(load)), key=lambda j: (load[j], j))
         load[i] += max(w, 1)
         out[key] = i + 1
     return out
@@ -103,8 +115,8 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
     start = time.perf_counter()
     cwd = Path.cwd() if cwd is None else cwd
     k, n = options.shard
-    if not 1 <= k <= n:
-        raise UserError(f"--shard {k}/{n}: expected K/N with 1 <= K <= N")
+    if not 1 <= k <= n <= SHARDS:
+        raise UserError(f"--shard {k}/{n}: expected K/N with 1 <= K <= N <= {SHARDS}")
     files = contract_files(paths, cwd)
     # reports name each file as the user sees it (relative to cwd when under it)
     contracts = [replace(load_contract(cwd / f), file=str(f)) for f in files]

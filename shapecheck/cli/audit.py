@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .options import ShardSpec, cache_option, import_option, jobs_option
+from .options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
 
 AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
 --import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
@@ -41,7 +41,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     from pathlib import Path
 
     from ..audit.run import AuditOptions, run_audit
-    from ..ci.baseline import apply_audit
+    from ..ci.baseline import apply_audit, load_audit
     from ..errors import UserError
     from ..kernel.sources import MetaSource
     from ..render.audit import render
@@ -52,6 +52,8 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         if not sep or out_fmt not in ("text", "json", "sarif", "github") or not file:
             raise click.BadParameter(f"{spec!r}: expected FORMAT=FILE", param_hint="--output")
         parsed.append((out_fmt, file))
+    check_outputs(tuple(parsed))
+    known = load_audit(baseline) if baseline else None  # bad input before any work
     source = MetaSource(meta_source) if meta_source else None
     if source is not None:
         source.validate()
@@ -62,7 +64,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         click.echo(f"cache: {hits} of {len(run.records)} ops answered from the result cache (--no-cache: "
                    "audit them all again)", err=True)
     if baseline:
-        apply_audit(run, baseline)
+        apply_audit(run, baseline, known)
     if draft_dir:
         from ..audit.draft import write_drafts
 

@@ -98,7 +98,10 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
     outputs = tuple(outputs) + tuple((f, file) for f, file in (("junit", junit), ("sarif", sarif), ("json", json_file))
                                      if file)
     check_outputs(outputs)
+    from ..ci import baseline as B
     from ..ci.gate import GateOptions, run_gate
+
+    known = B.load(baseline) if baseline and not write_baseline else None  # bad input before any work
 
     if imports:  # what registers the ops (it may load torch; the cache key then names its files)
         from ..kernel.load import import_modules
@@ -113,15 +116,11 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
     finally:
         progress.close()
     if write_baseline:
-        from ..ci import baseline as B
-
         recorded = B.write(result, write_baseline)
         click.echo(f"gate: {recorded} finding(s) recorded in the baseline {write_baseline}", err=True)
         baseline = write_baseline
     if baseline:
-        from ..ci import baseline as B
-
-        B.apply(result, baseline)
+        B.apply(result, baseline, known)
     emit(result, fmt, outputs, quiet=quiet)
     for run in result.errors:  # bad input of one contract: the others ran and were reported
         click.echo(f"shapecheck: error: {run.error}", err=True)

@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
 
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map())
+        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
@@ -215,10 +215,14 @@ def _fail(args: list[str], message: str, code: int) -> None:
     sys.exit(code)
 
 
+#: every character ``str.splitlines`` breaks a line at (\x1c-\x1e, \x85 and U+2028 besides \r, \n, \v, \f)
+_LINE_BREAKS = {c: c.encode("unicode_escape").decode("ascii") for c in "\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _one_line(message: object, limit: int = 2000) -> str:
-    """A message on one line (newlines from a file name or a user's exception escaped), cut to ``limit``
-    characters."""
-    text = str(message).replace("\r", "\\r").replace("\n", "\\n")
+    """A message on one line (line breaks from a file name, a TOML key or a user's exception escaped), cut to
+    ``limit`` characters."""
+    text = str(message).translate(str.maketrans(_LINE_BREAKS))
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import click
 
 from ..kernel.sources import INSTALLED, Function, MetaSource
-from ..limits import DEFAULT_MAX_CASES, case_limit
+from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
 from ..render.ci import FORMATS
 
 
@@ -36,7 +36,8 @@ class _Pair(click.ParamType):
                 raise ValueError
             return self.build(left, right)
         except ValueError:
-            self.fail(f"{value!r}: expected {self.expected}", param, ctx)
+            shown = repr(value) if len(value) <= 80 else repr(value[:60]) + f" ... ({len(value)} characters)"
+            self.fail(f"{shown}: expected {self.expected}", param, ctx)
 
 
 class FunctionSpec(_Pair):
@@ -64,15 +65,17 @@ class RankSpec(_Pair):
 
 
 class ShardSpec(_Pair):
-    """``K/N`` -> (K, N) with 1 <= K <= N."""
+    """``K/N`` -> (K, N) with 1 <= K <= N <= ``limits.SHARDS``."""
 
     name = "K/N"
     sep = "/"
-    expected = "K/N with 1 <= K <= N, e.g. 2/4"
+    expected = f"K/N with 1 <= K <= N <= {SHARDS}, e.g. 2/4"
 
     def build(self, left, right):
+        if len(left) > 12 or len(right) > 12:  # int() of thousands of digits is slow, then refused anyway
+            raise ValueError
         k, n = int(left), int(right)
-        if not 1 <= k <= n:
+        if not 1 <= k <= n <= SHARDS:
             raise ValueError
         return k, n
 
@@ -174,13 +177,22 @@ def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
 
 
 def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
-    """Fail before any work when an output file's directory does not exist."""
+    """Fail before any work when an output file's directory does not exist, or when two outputs go to one file
+    (or both to stdout): the second would overwrite the first."""
+    import os
     from pathlib import Path
 
+    seen: dict[str, str] = {}
     for fmt, file in outputs:
         if file != "-" and not Path(file).resolve().parent.is_dir():
             raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
                                      param_hint="--output")
+        where = "-" if file == "-" else os.path.realpath(file)
+        if where in seen:
+            raise click.BadParameter(f"{seen[where]} and {fmt}={file} write to the same "
+                                     f"{'stdout' if file == '-' else 'file'}: give each report its own file",
+                                     param_hint="--output")
+        seen[where] = f"{fmt}={file}"
 
 
 def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
@@ -230,6 +242,7 @@ def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]
 def emit_error(argv: list[str], message: str, exit_code: int) -> None:
     """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
     prints an ``::error`` line. Never raises: the error itself is what matters."""
+    import os
     from pathlib import Path
 
     from ..render.ci import render_error
@@ -237,7 +250,12 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
     fmt, outputs = requested_outputs(argv)
     groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...
     command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
+    written: set[str] = set()
     for out_fmt, file in outputs:
+        where = file if file == "-" else os.path.realpath(file)
+        if file != "-" and where in written:
+            continue  # two reports asked of one file: the first is written (check_outputs refuses the run)
+        written.add(where)
         text = render_error(out_fmt, command, message, exit_code)
         try:
             if file == "-":

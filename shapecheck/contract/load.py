@@ -10,6 +10,7 @@ expressions, let chains, and the number of cases (the product of the choices) wi
 from __future__ import annotations
 
 import datetime
+import difflib
 import keyword
 import re
 import tomllib
@@ -19,6 +20,7 @@ from typing import Any
 from .. import limits as L
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
+from ..rules import RULES
 from . import spec as S
 from .model import Contract
 from .outputs import output_leaf
@@ -389,6 +391,18 @@ def load_path(r: Reader, i: int, p: Any, seen: set[tuple[str, str]]) -> S.PathSp
     return S.PathSpec(pid, era, when, outputs, tuple(docs), source, r.want(p.get("doc", ""), f"{key}.doc", str))
 
 
+def _calendar_date(text: str) -> bool:
+    """Whether ``text`` is a real date written YYYY-MM-DD in ASCII digits (``\\d`` matches any script's digits,
+    and those sort after every ASCII date: such a date would never expire)."""
+    if not re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:  # 2027-02-30
+        return False
+    return True
+
+
 def load_suppressions(r: Reader, items: Any) -> tuple[S.Suppression, ...]:
     r.want(items, "suppress", list)
     return tuple(load_suppression(r, i, s) for i, s in enumerate(items))
@@ -398,8 +412,10 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
     key = f"suppress[{i}]"
     r.table(s, key, SUPPRESS_KEYS, {"rule", "reason"})
     rule = r.want(s["rule"], f"{key}.rule", str)
-    if not re.fullmatch(r"SC\d{3}", rule):
-        raise r.err(f"{key}.rule", f"expected a rule id like 'SC001', found {short(rule)}")
+    if rule not in RULES:  # a rule no command reports would suppress nothing, silently, for ever
+        close = difflib.get_close_matches(rule, RULES, n=3, cutoff=0.6)
+        raise r.err(f"{key}.rule", f"unknown rule {short(rule)}" + (f" (did you mean {', '.join(close)}?)" if close
+                                                                    else "") + f"; the rules: {', '.join(RULES)}")
     reason = r.want(s["reason"], f"{key}.reason", str)
     if not reason.strip():
         raise r.err(f"{key}.reason", "a suppression needs a reason")
@@ -411,8 +427,8 @@ def load_suppression(r: Reader, i: int, s: Any) -> S.Suppression:
     expires = s.get("expires")
     if expires is not None:
         expires = str(r.want(expires, f"{key}.expires", str, datetime.date))
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", expires):
-            raise r.err(f"{key}.expires", f"expected a date YYYY-MM-DD, found {short(expires)}")
+        if not _calendar_date(expires):
+            raise r.err(f"{key}.expires", f"expected a calendar date YYYY-MM-DD in ASCII digits, found {short(expires)}")
     return S.Suppression(rule, reason, case, path, tuple(dims), expires, i)
 
 

@@ -7,7 +7,6 @@ import datetime
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from pathlib import Path
 
 from ..findings import Violation
 
@@ -58,8 +57,18 @@ def apply(suppressions: list, violations: list[Violation]) -> list[Violation]:
 
 def header_lines(file: str) -> list[int]:
     """The 1-based line of each ``[[suppress]]`` header of a contract file, in order."""
-    try:
-        text = Path(file).read_text(encoding="utf-8")
-    except OSError:
-        return []
+    text = contract_text(file)
     return [i for i, line in enumerate(text.splitlines(), 1) if _HEADER.match(line)]
+
+
+def contract_text(file: str) -> str:
+    """A contract file read again, for line numbers only (the contract itself was loaded already): read as the
+    contract was (``limits.read_bounded``: a regular file within the contract limit, so a file swapped for a
+    FIFO or ``/dev/zero`` since cannot hang the report), and empty when it no longer can be: the report then
+    points at line 1 rather than losing the run's results."""
+    from ..limits import CONTRACT_BYTES, TooLarge, read_bounded
+
+    try:
+        return read_bounded(file, CONTRACT_BYTES).decode("utf-8", "replace")
+    except (OSError, TooLarge):
+        return ""

@@ -5,6 +5,7 @@ op's schema."""
 from __future__ import annotations
 
 import ast
+import copy
 import importlib.util
 import inspect
 import os
@@ -200,7 +201,7 @@ def _import_file(file: str, path: Path) -> Any:
     except SyntaxError as err:
         sys.modules.pop(mod_name, None)
         raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
-    except (Exception, SystemExit) as err:  # noqa: BLE001 - any error of the user's module (sys.exit too) is bad input
+    except BaseException as err:  # noqa: BLE001 - any error of the user's module (sys.exit, Ctrl-C too) is bad input
         sys.modules.pop(mod_name, None)
         clash = registration_clash(err)
         if clash is not None:
@@ -208,7 +209,7 @@ def _import_file(file: str, path: Path) -> Any:
                               "(another module, or this file under another name): import the library once "
                               "(--import) and name the fake with --meta-source FILE, or put the fake in a file "
                               "that registers nothing") from err
-        raise TargetError(f"{_innermost(err, path)}: importing it raised {type(err).__name__}: {err}") from err
+        raise TargetError(f"{_innermost(err, path)}: importing it raised {_raised(err)}") from err
     return module
 
 
@@ -256,7 +257,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     registration = find_registration(tree, op_name)
     if registration is None:
         raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_fake, impl_abstract or <custom op>.register_fake)")
-    fdef = registration.fdef
+    fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
     fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
     namespace = C.meta_registration_namespace()
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
@@ -337,12 +338,15 @@ def _signature(fn: Any) -> inspect.Signature | None:
 def import_modules(specs: tuple[str, ...] | list[str]) -> None:
     """``--import MODULE_OR_FILE``: import what registers the ops (a custom-op library, a file of fake
     kernels) before the op is resolved. A file is imported with its folder on ``sys.path``, as Python runs a
-    script. Any failure is bad input naming the module and the line of its own code that raised."""
+    script. Any failure is bad input naming the module and the line of its own code that raised, and where the
+    module was named (``--import``, or the project file's ``imports``)."""
+    from ..config import option_origin
+
+    option = option_origin("imports", "--import")
     for spec in specs:
         path = Path(spec)
         if spec.endswith(".py") or path.is_file():
-            if not path.is_file():
-                raise TargetError(f"--import {spec}: no such file")
+            read_python(spec, option)  # the file's limits (a FIFO, a device, its size), before Python reads it
             folder = str(path.resolve().parent)
             if folder not in sys.path:
                 sys.path.insert(0, folder)
@@ -356,13 +360,22 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
                 continue  # already imported, under any name (its ops are registered once)
             importlib.import_module(name)
         except SyntaxError as err:
-            raise TargetError(f"--import {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
-        except Exception as err:  # noqa: BLE001 - the user's module failed: bad input, with its own line
+            raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
+        except BaseException as err:  # noqa: BLE001 - the user's module failed (sys.exit and Ctrl-C too): bad input
             clash = registration_clash(err)
             if clash is not None:
-                raise TargetError(f"--import {spec}: {clash}; another module (or this one under another name) "
+                raise TargetError(f"{option} {spec}: {clash}; another module (or this one under another name) "
                                   "registered these ops first: import the library once") from err
-            raise TargetError(f"--import {spec}: {_innermost_any(err)}{type(err).__name__}: {err}") from err
+            raise TargetError(f"{option} {spec}: {_innermost_any(err)}{_raised(err)}") from err
+
+
+def _raised(err: BaseException) -> str:
+    """``SystemExit: 0`` (what a module's import raised, for a message); a module that exits or is interrupted
+    while it is imported has not registered its ops, so nothing after it could be checked."""
+    text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    if not isinstance(err, Exception):  # sys.exit(), Ctrl-C, a BaseException of the module's own
+        text += " (the module stopped before it was imported: nothing can be checked)"
+    return text
 
 
 def _innermost_any(err: BaseException) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import TargetError
-from ..limits import SOURCE_BYTES, TooLarge, read_bounded
+from ..limits import SOURCE_BYTES, read_input
 
 #: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
 #: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
@@ -184,14 +184,11 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
     in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep
     nesting included). Reading it runs nothing."""
     path = Path(path_text)
-    if not path.is_file():
-        raise TargetError(f"{option} {path_text}: " + ("not a regular file" if path.exists() else "no such file"))
-    try:
-        raw = read_bounded(path, SOURCE_BYTES)
-    except OSError as err:
-        raise TargetError(f"{option} {path_text}: cannot read ({err.strerror or err})") from None
-    except TooLarge as err:
-        raise TargetError(f"{option} {path_text}: the file is {err}") from None
+    if not path.exists() and not path.is_symlink():
+        raise TargetError(f"{option} {path_text}: no such file")
+    raw = read_input(path, SOURCE_BYTES, f"{option} {path_text}", TargetError)
+    if _parsed and _parsed[0] == raw:  # the gate reads the file once per contract: parsed once
+        return _parsed[1], _parsed[2]
     try:
         source = importlib.util.decode_source(raw)
     except UnicodeDecodeError as err:
@@ -206,7 +203,13 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
         raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
     except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting
         raise TargetError(f"{path_text}: does not parse: nested too deeply for Python's parser") from None
+    _parsed[:] = [raw, source, tree]
     return source, tree
+
+
+#: the bytes, text and tree of the last file ``read_python`` parsed (one: a tree is about 150 times its file);
+#: the tree is shared, so nothing may change it
+_parsed: list = []
 
 
 def is_registered_in(path_text: str, op_name: str) -> bool:

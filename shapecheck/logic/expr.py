@@ -411,11 +411,14 @@ def _want_shape(n: Node, ctx: Node) -> TupleE:
 
 
 def arith(op: str, a: Node, b: Node) -> Node:
-    """Build ``a op b`` with constant folding (Python semantics: floor division and modulo)."""
+    """Build ``a op b`` with constant folding (Python semantics: floor division and modulo). A divisor that is
+    the constant 0 (``C * r * r // 0``, or ``% (r - 1)`` once the choice r = 1 is bound) is an error here, when
+    the expression is parsed or bound (``contract check``), not a crash when a case is built."""
+    if op in ("//", "%") and b == Const(0):
+        text = f"({to_text(a)}) {op} 0" if isinstance(a, Arith) else f"{to_text(a)} {op} 0"
+        raise ExprError(text, f"division by zero: {text if len(text) <= 80 else '... ' + op + ' 0'}")
     if isinstance(a, Const) and isinstance(b, Const):
         x, y = a.value, b.value
-        if op in ("//", "%") and y == 0:
-            raise ExprError(f"{int_text(x)} {op} {y}", "division by zero")
         value = {"+": x + y, "-": x - y, "*": x * y, "//": x // y if y else 0, "%": x % y if y else 0}[op]
         if value.bit_length() > CONST_BITS:
             raise ExprError(f"{int_text(x)} {op} {int_text(y)}", f"a number beyond 2**{CONST_BITS} (the limit)")

@@ -295,12 +295,20 @@ class _OutputCheck:
         region = E.to_text(E.conj(self.leaf.pc)) if self.leaf.pc else ""
         return f" where {region}" if region else ""
 
+    @property
+    def names(self) -> list[str]:
+        """The dims a counterexample of this output assigns: the case's (its inputs) and every other dim the
+        contract's output reads (one in no input shape, tied to them by the domain: ``requires = ["D == 2 * H"]``,
+        output ``(N, H)``), which the replay needs to evaluate the contract's output there."""
+        read = E.free_names(self.want)
+        return [d.name for d in self.case.contract.dims if d in self.case.dims or d.name in read]
+
     def point(self, extra: list[E.Node] = ()) -> dict[str, int]:
         """A reproducible point of the premises (the smallest)."""
         model = self.solver.small_model(self.premises + list(extra))
         if model is None and not extra:
             model = self.solver.satisfiable(self.premises).model
-        return restrict(model, [d.name for d in self.case.dims])
+        return restrict(model, self.names)
 
     def finding(self, code: str, expr: str, message: str, point: dict[str, int] | None = None,
                 dims: tuple[str, ...] = ()) -> Violation:
@@ -333,8 +341,7 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
         expr = f"{where} = {shown(have)}, contract {shown(want)}"
         if len(have.items) != len(want.items):
             return c.finding("SC002", expr, f"{where} has rank {len(have.items)}, the contract's path {c.path} has "
-                             f"rank {len(want.items)}{c.suffix}", restrict(c.solver.small_model(c.premises),
-                                                                           [d.name for d in c.case.dims]))
+                             f"rank {len(want.items)}{c.suffix}", restrict(c.solver.small_model(c.premises), c.names))
         eq = E.conj([E.compare("==", a, b) for a, b in zip(have.items, want.items)])
     else:
         if got.kind is not OutputKind.INT:
@@ -348,7 +355,7 @@ def _compare_output(c: _OutputCheck, got) -> Violation | None:
         return None
     if d.status is Status.UNKNOWN:
         return c.finding("SC005", expr, f"z3 could not prove {expr} ({d.reason})")
-    point = restrict(d.point, [dd.name for dd in c.case.dims])
+    point = restrict(d.point, c.names)
     return c.finding("SC002", expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
                      f"{E.evaluate(want, d.point)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
 
@@ -372,7 +379,7 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
             if want_at != have_at:
                 return c.finding("SC002", expr, f"{where} is {have_at} but the contract's path {c.path} says "
                                  f"{want_at}{c.suffix} (torch's expression is outside the contract language: "
-                                 f"evaluated at the counterexample, not proved by z3)", restrict(point, dims))
+                                 f"evaluated at the counterexample, not proved by z3)", restrict(point, c.names))
         parts = _output_parts(got, want)
         if parts is not None:
             for item, sym, want_i in parts:
@@ -385,7 +392,7 @@ def _untranslated_output(c: _OutputCheck, got) -> Violation | None:
                 if d.status is Status.REFUTED:
                     return c.finding("SC002", expr, f"{where} differs from the contract's path {c.path}{c.suffix} at "
                                      f"the counterexample (torch's expression evaluated there, not proved by z3)",
-                                     restrict(d.point, dims))
+                                     restrict(d.point, c.names))
             else:
                 return None  # every size proved
     return c.finding("SC005", f"{where}: {got.text}", f"cannot translate {where}'s shape: {got.text}")

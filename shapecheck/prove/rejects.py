@@ -28,7 +28,7 @@ from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..rules import RULES
-from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, trace_case
+from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, kernel_failure, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 
@@ -193,7 +193,9 @@ class _Region:
         try:
             pos, kw = call_args(self.kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
             out = self.kernel.fn(*pos, **kw)
-        except Exception:  # it raises there, or cannot be called so: the symbolic exploration decides
+        except BaseException as exc:  # noqa: BLE001 - it raises there, or cannot be called so: exploration decides
+            if not kernel_failure(exc):
+                raise
             return False
         outs = out if isinstance(out, (tuple, list)) else (out,)
         shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)

@@ -24,7 +24,7 @@ from ..contract.model import BoundCase
 from ..findings import SourceLoc, Violation
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..trace.run import call_args, concrete_size
+from ..trace.run import call_args, concrete_size, kernel_failure
 
 REPLAYED = frozenset({"SC001", "SC002", "SC003", "SC004", "SC007"})
 
@@ -129,7 +129,9 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
         try:
             with Origins():
                 result = fn(*args, **kwargs)
-        except (Exception, SystemExit) as exc:  # the kernel raised (or exited) at this point: what the replay observes
+        except BaseException as exc:  # noqa: BLE001 - the kernel raised (or exited) here: what the replay observes
+            if not kernel_failure(exc):
+                raise
             text = str(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
         finally:

@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from ..contract.suppressions import contract_text
 from ..findings import SourceLoc, Violation
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, RunResult
@@ -36,11 +37,8 @@ def where(v: Violation, run: ContractRun) -> SourceLoc:
     line = 1
     if v.path:
         pid = v.path.split("@")[0]
-        try:
-            src = Path(run.contract.file).read_text(encoding="utf-8").splitlines()
-            line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
-        except OSError:
-            pass
+        src = contract_text(run.contract.file).splitlines()
+        line = next((i for i, t in enumerate(src, 1) if re.match(rf'^\s*id\s*=\s*"{re.escape(pid)}"', t)), 1)
     return SourceLoc(run.contract.file, line, "", "")
 
 

@@ -182,10 +182,11 @@ def _path_summary(cases: list[CaseResult]) -> list[str]:
 
 
 def _context(loc: SourceLoc, n: int) -> list[str]:
-    try:
-        with open(loc.file, encoding="utf-8") as f:
-            src = f.read().splitlines()
-    except OSError:
+    from ..limits import SOURCE_BYTES, TooLarge, read_bounded
+
+    try:  # the kernel's file, for context only: a regular file within the kernel limit, else no context
+        src = read_bounded(loc.file, SOURCE_BYTES).decode("utf-8", "replace").splitlines()
+    except (OSError, TooLarge):
         return []
     lo, hi = max(1, loc.line - n), min(len(src), loc.line + n)
     return [f"    {'>' if i == loc.line else ' '}{i:5d} | {src[i - 1]}" for i in range(lo, hi + 1)]

@@ -21,7 +21,7 @@ from ..logic import expr as E
 from ..logic.compiled import fast_holds
 from ..search.examples import Example, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
-from ..trace.run import call_args, concrete_size, made
+from ..trace.run import call_args, concrete_size, kernel_failure, made
 from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure
 from .reference import Unmodelled, accepted_by, compare_values, live_runtime_suppressions, reference_for
 
@@ -255,7 +255,9 @@ def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, whe
     pos, kw = call_args(kernel, ex.case, made(args), lambda a: concrete_size(a, ex.values))
     try:
         result = kernel.fn(*pos, **kw)
-    except Exception as err:  # the kernel failed on a valid input: a finding
+    except BaseException as err:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
+        if not kernel_failure(err):
+            raise
         raise fail("kernel-error", "outputs", f"{type(err).__name__}",
                    f"the meta kernel raised {type(err).__name__} on {where} tensors: "
                    f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}") from err

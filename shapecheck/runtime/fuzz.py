@@ -12,7 +12,6 @@ entry points.
 
 from __future__ import annotations
 
-import json
 import random
 import shlex
 import time
@@ -31,6 +30,7 @@ from ..errors import TargetError
 from ..findings import Violation
 from ..kernel.load import load_target
 from ..kernel.sources import INSTALLED, Kernel, KernelSource, from_options
+from ..limits import REPORT_BYTES, read_json
 from ..search.strategies import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_SIDE,
@@ -95,12 +95,7 @@ def verify_points(contract: Contract, violations: Iterable[Violation],
 
 def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Violation], str]:
     if options.from_verify:
-        try:
-            with open(options.from_verify, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as err:
-            raise TargetError(f"--from-verify {options.from_verify}: cannot read a verify JSON report ({err})") \
-                from None
+        data = read_json(options.from_verify, REPORT_BYTES, "--from-verify", "a verify JSON report")
         if not isinstance(data, dict) or not isinstance(data.get("violations"), list):
             raise TargetError(f"--from-verify {options.from_verify}: no 'violations' list (expected the output "
                               "of shapecheck verify op --format json)")

@@ -214,11 +214,20 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             return guard_trace(exc, names, kernel)
         except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
             raise
-        except (Exception, SystemExit) as exc:  # the kernel failed on a valid input (sys.exit too): a finding
+        except BaseException as exc:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
+            if not kernel_failure(exc):
+                raise
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
                           missing_name(exc), tuple(frames), _fallbacks(env, names))
         return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
+
+
+def kernel_failure(exc: BaseException) -> bool:
+    """Whether an exception out of a call of the kernel under test is the kernel's own failure, a finding
+    (SC007): any ``Exception``, ``sys.exit()``, and any other ``BaseException`` the kernel raises (a class of its
+    own, GeneratorExit); only a ``KeyboardInterrupt``, the user stopping the run, goes through."""
+    return not isinstance(exc, KeyboardInterrupt)
 
 
 def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], returned_at: SourceLoc | None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import json
 import math
 import tempfile
 import tomllib
@@ -254,17 +255,135 @@ def mutated(draw, base: Base) -> dict:
 def hostile_files(draw) -> tuple[Base, bytes]:
     """A base and the bytes of a mutated contract file: mutated tables, then sometimes the text mutated too."""
     base = draw(st.sampled_from(BASES))
-    text = write_toml(draw(mutated(base))).encode("utf-8")
+    return base, _edited(draw, write_toml(draw(mutated(base))).encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Project files and baselines (issue 20): mutated [tool.shapecheck] tables, mutated gate and audit baselines
+
+#: a valid [tool.shapecheck] table that sets an option of each kind (an integer, a flag, a choice, a repeated
+#: string, FORMAT=FILE, a path) in the shared table and in each command's own
+CONFIG = {"jobs": 1, "timeout-ms": 2000, "max-traces": 8, "cache": False, "max-cases": 64, "format": "text",
+          "quiet": True, "imports": [], "contracts": ["shape_contracts"],
+          "verify": {"context": 1, "era": ["default"], "output": ["json=verify.json"]},
+          "gate": {"baseline": "b.json", "output": ["sarif=gate.sarif"]},
+          "fuzz": {"seed": 1, "examples": 2, "max-side": 8}, "ref": {"examples": 2}}
+#: what a path in a project file may hold (the keys that name files, and the FORMAT=FILE of output)
+HOSTILE_PATHS = ("", "\x00", "a\x00b", "/dev/zero", "/", "..", ".", "-", "=", "json=", "json=\x00", "json=-",
+                 "sarif=/dev/null", "~/x", "a" * 5000, "\udcff", "x.py:f", "mylib", "nonexistent.py")
+CONFIG_KEYS = ("jobs", "timeout-ms", "timeout_ms", "max-traces", "cache", "max-cases", "format", "output", "quiet",
+               "context", "baseline", "meta-source", "era", "examples", "seed", "max-elements", "max-side",
+               "imports", "contracts", "verify", "gate", "fuzz", "ref", "audit", "tool", "shapecheck")
+
+
+@st.composite
+def hostile_configs(draw) -> bytes:
+    """The bytes of a pyproject.toml: the valid table changed one to three times (a value of any kind, a known
+    key added or set anywhere, an unknown key, a key deleted, a command table made a value, ``tool`` or
+    ``tool.shapecheck`` made a value), then sometimes the text changed too."""
+    table = copy.deepcopy(CONFIG)
+    doc: dict = {"project": {"name": "p"}, "tool": {"shapecheck": table}}
+    for _ in range(draw(st.integers(1, 3))):
+        tool = doc.setdefault("tool", {})
+        places = [p for p in _places(tool) if p[0] == "shapecheck"] if isinstance(tool, dict) else []
+        kind = draw(st.sampled_from(["value", "value", "key", "path", "unknown key", "delete", "table", "top"]))
+        path = ("tool",) + draw(st.sampled_from(places)) if places else ("tool",)
+        parent, last = _get(doc, path[:-1]), path[-1]
+        node = _get(doc, path)
+        target = node if isinstance(node, dict) else parent
+        if kind == "value" or not isinstance(target, dict):
+            parent[last] = draw(toml_values(("a", "b")))
+        elif kind == "key":
+            target[draw(st.sampled_from(CONFIG_KEYS))] = draw(toml_values(("a", "b")))
+        elif kind == "path":  # a key that names files, with a hostile path (or a list of them)
+            path_text = st.sampled_from(HOSTILE_PATHS)
+            target[draw(st.sampled_from(["baseline", "meta-source", "output", "imports", "contracts", "format"]))] = \
+                draw(st.one_of(path_text, st.lists(path_text, max_size=3)))
+        elif kind == "unknown key":
+            target[draw(st.text(max_size=12))] = draw(toml_values(("a", "b")))
+        elif kind == "delete":
+            del parent[last]
+        elif kind == "table" and isinstance(tool, dict) and isinstance(tool.get("shapecheck"), dict):
+            tool["shapecheck"][draw(st.sampled_from(["verify", "gate", "fuzz", "ref"]))] = draw(toml_values(("a", "b")))
+        elif kind == "top":
+            doc[draw(st.sampled_from(["tool", "project"]))] = draw(toml_values(("a", "b")))
+    return _edited(draw, write_toml(doc).encode("utf-8"))
+
+
+def _edited(draw, text: bytes) -> bytes:
+    """``text``, mostly as is, else truncated, with bytes inserted, with a line doubled, or random bytes."""
     edit = draw(st.sampled_from(["none"] * 8 + ["truncate", "bytes", "line", "random"]))
     if edit == "truncate":
-        text = text[:draw(st.integers(0, len(text)))]
-    elif edit == "bytes":
+        return text[:draw(st.integers(0, len(text)))]
+    if edit == "bytes":
         at = draw(st.integers(0, len(text)))
-        text = text[:at] + draw(st.binary(min_size=1, max_size=16)) + text[at:]
-    elif edit == "line":  # a duplicated line: a duplicated key, or a second [table]
+        return text[:at] + draw(st.binary(min_size=1, max_size=16)) + text[at:]
+    if edit == "line":  # a duplicated line: a duplicated key, or a second [table]
         lines = text.splitlines(keepends=True)
         i = draw(st.integers(0, max(0, len(lines) - 1)))
-        text = b"".join(lines[:i + 1] + lines[i:i + 1] + lines[i + 1:])
-    elif edit == "random":
-        text = draw(st.binary(max_size=200))
-    return base, text
+        return b"".join(lines[:i + 1] + lines[i:i + 1] + lines[i + 1:])
+    if edit == "random":
+        return draw(st.binary(max_size=200))
+    return text
+
+
+#: a valid baseline of each command (``baseline.write``, ``audit_report.apply_baseline``)
+BASELINES = {
+    "gate": {"tool": "shapecheck", "version": 1, "findings": [
+        {"fingerprint": "0123456789abcdef0123", "rule": "SC001", "op": "aten::mm", "case": "dtype=float32",
+         "expr": "M <= 8", "file": "torch/_meta_registrations.py", "line": 2518}]},
+    "audit": {"tool": "shapecheck audit", "version": 1, "findings": [
+        {"fingerprint": "0123456789abcdef0123", "rule": "SC001", "op": "aten::mm.default", "expr": "self_0 <= 8"}]},
+}
+
+
+def json_values() -> st.SearchStrategy[Any]:
+    """JSON values: every kind, numbers JSON can write that Python cannot hold (thousands of digits,
+    Infinity, NaN), and nesting Python's parser gives up on."""
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-100, 100), huge_numbers(), st.floats(),
+                        st.text(max_size=20), st.sampled_from(["SC001", "SC999", "aten::mm", "", "0" * 20]))
+    nested = st.recursive(scalars, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)), max_leaves=8)
+    deep = st.builds(lambda n, kind: Raw(kind * n + "1" + {"[": "]", '{"a":': "}"}[kind] * n),
+                     st.integers(1, 100_000), st.sampled_from(["[", '{"a":']))
+    return st.one_of(nested, deep)
+
+
+def json_text(v: Any) -> str:
+    """JSON text for ``v`` (``Raw`` written as is; Infinity and NaN as Python's json writes them)."""
+    if isinstance(v, Raw):
+        return v.text
+    if isinstance(v, list):
+        return "[" + ", ".join(json_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {json_text(x)}" for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+@st.composite
+def hostile_baselines(draw, command: str) -> bytes:
+    """The bytes of a baseline of ``command`` (gate or audit): the valid one changed one to three times (a
+    value, a key added or deleted, the findings duplicated many times), then sometimes the text too."""
+    doc = copy.deepcopy(BASELINES[command])
+    for _ in range(draw(st.integers(1, 3))):
+        places = _places(doc)
+        if not places:  # every key deleted: a value where the version was
+            doc["version"] = draw(json_values())
+            continue
+        kind = draw(st.sampled_from(["value", "value", "key", "delete", "duplicate", "top"]))
+        path = draw(st.sampled_from(places))
+        parent, last = _get(doc, path[:-1]), path[-1]
+        if kind == "value":
+            parent[last] = draw(json_values())
+        elif kind == "key" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(["fingerprint", "version", "tool", "findings", "rule", ""]))] = \
+                draw(json_values())
+        elif kind == "delete" and isinstance(parent, dict):
+            del parent[last]
+        elif kind == "duplicate" and isinstance(doc, dict):  # many findings (a copy each: never a product)
+            doc["findings"] = [copy.deepcopy(BASELINES[command]["findings"][0]) for _ in range(draw(st.integers(2, 5000)))]
+        elif kind == "top":
+            doc = draw(json_values())
+            if not isinstance(doc, dict):
+                break
+    return _edited(draw, json_text(doc).encode("utf-8"))
