@@ -15,6 +15,8 @@ os.environ["SHAPECHECK_CACHE"] = "0"
 os.environ["SHAPECHECK_CACHE_DIR"] = tempfile.mkdtemp(prefix="shapecheck-test-cache-")
 os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="shapecheck-test-config-"))  # its key file
 KERNELS = ROOT / "tests" / "kernels"
+#: the tiers whose every test is slow: end to end as a user works (acceptance) and installed from a wheel (install)
+SLOW_TIERS = ("acceptance", "install")
 SDPA_MPS = "aten::_scaled_dot_product_attention_math_for_mps"
 SDPA_CONTRACT = ROOT / "contracts" / "aten" / "_scaled_dot_product_attention_math_for_mps.toml"
 
@@ -43,3 +45,12 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("SHAPECHECK_CACHE_SECRET", raising=False)
     monkeypatch.delenv("SHAPECHECK_CACHE_MAX_MB", raising=False)
     return d
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every test of a slow tier ``slow`` (``pytest -m "not slow"`` leaves them out)."""
+    tests = ROOT / "tests"
+    for item in items:
+        path = Path(str(item.path))
+        if path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SLOW_TIERS:
+            item.add_marker(pytest.mark.slow)
