@@ -102,9 +102,11 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 def pytest_collection_modifyitems(items):
-    """Mark every test of a slow tier ``slow`` (``pytest -m "not slow"`` leaves them out)."""
+    """Mark ``slow`` (``pytest -m "not slow"`` leaves them out) every test of a slow tier and every test that
+    needs ``shipped_gate``, the whole family's gate (about 20 s of CPU, once per session)."""
     tests = ROOT / "tests"
     for item in items:
         path = Path(str(item.path))
-        if path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SLOW_TIERS:
+        if (path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SLOW_TIERS
+                or "shipped_gate" in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)

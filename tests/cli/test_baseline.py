@@ -2,12 +2,15 @@
 
 import json
 
+import pytest
+
 from tests.conftest import KERNELS, invoke
 from tests.unit.test_gate import small_contract
 
 REGRESSED = KERNELS / "regressed_registrations.py"
 
 
+@pytest.mark.slow
 def test_a_baseline_accepts_todays_findings_and_fails_only_on_new_ones(tmp_path):
     contract = small_contract(tmp_path / "c" / "sdpa.toml")
     kernel = tmp_path / "_meta_registrations.py"
@@ -38,6 +41,7 @@ def test_a_bad_baseline_is_bad_input(tmp_path):
     assert res.returncode == 2 and "not a shapecheck baseline" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow  # a bare `gate` runs the shipped family too, twice here
 def test_pyproject_sets_defaults_and_the_command_line_wins(tmp_path):
     (tmp_path / "shape_contracts").mkdir()
     small_contract(tmp_path / "shape_contracts" / "sdpa.toml")

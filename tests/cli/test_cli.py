@@ -1,11 +1,14 @@
 import json
 
+import pytest
+
 from tests.conftest import KERNELS, invoke, run_cli
 
 OP = "aten._scaled_dot_product_attention_math_for_mps"
 CASE4 = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
 
 
+@pytest.mark.slow
 def test_verify_installed_passes_text():
     """In a fresh process, as a user runs it (``python -m shapecheck``: the console script's own exit path)."""
     res = run_cli("verify", "op", OP, "--case", "rank=4,mask=bool")

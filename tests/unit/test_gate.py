@@ -105,6 +105,7 @@ def test_gate_over_the_shipped_contracts_passes(shipped_gate):
     assert text.splitlines()[-1].startswith("gate: PASS")
 
 
+@pytest.mark.slow
 def test_regressed_kernel_fails_with_SC001_at_its_line_in_every_format(tmp_path):
     contract = small_contract(tmp_path / "contracts" / "sdpa.toml")
     files = {k: tmp_path / f"out.{k}" for k in ("junit", "sarif", "json")}
@@ -178,6 +179,7 @@ def test_assign_shards_is_deterministic_balanced_and_total():
     assert assign_shards(weights, 2) != {k: 1 for k, _ in weights}
 
 
+@pytest.mark.slow
 def test_all_shards_together_equal_one_full_run(tmp_path):
     d = tmp_path / "contracts"
     small_contract(d / "a.toml", rank="[4, 5]")  # two cases with the same first guard: one is shared
