@@ -29,15 +29,12 @@ import click
 
 from .errors import UserError
 from .limits import CONFIG_BYTES, key_text, read_input
+from .options import config_keys
 
 #: command tables and the click path of each command
 COMMANDS = {"verify": ("verify", "op"), "gate": ("gate",), "fuzz": ("fuzz", "op"), "ref": ("ref", "check")}
-#: options a project file may set: file key (dashes) -> click parameter name
-OPTIONS = {"imports": "imports", "jobs": "jobs", "timeout-ms": "timeout_ms", "max-traces": "max_traces", "format": "fmt",
-           "output": "outputs", "quiet": "quiet", "context": "context", "baseline": "baseline",
-           "meta-source": "meta_source", "era": "eras", "examples": "examples", "seed": "seed",
-           "max-elements": "max_elements", "max-side": "max_side", "max-cases": "max_cases",
-           "cache": "cache"}
+#: options a project file may set: file key (dashes) -> click parameter name, from their declarations
+OPTIONS = config_keys()
 _PATHS = {"baseline", "meta-source"}
 _PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
 _NOT_OPTIONS = {"contracts"}  # read by the gate itself

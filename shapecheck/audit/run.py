@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, NotRequired, TypedDict
 
 from ..errors import UserError
+from ..options import internal, result_options
 from .classify import RANK
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -74,8 +75,10 @@ class AuditRecord(TypedDict):
 
 @dataclass(frozen=True)
 class AuditOptions:
+    """The audit's options; the cache key holds those that change a record (``options.result_options``)."""
+
     max_traces: int = 12
-    seconds_per_op: float | None = None  # a wall-clock bound makes a record depend on the machine's load
+    seconds_per_op: float | None = internal(True, None)  # a wall-clock bound makes a record depend on the load
     timeout_ms: int = 2000
     cache: bool = True  # answer an op from the result cache while its kernel, torch and shapecheck are unchanged
 
@@ -232,8 +235,7 @@ def _cache_key(name: str, kernel: Any, options: AuditOptions) -> tuple[dict[str,
     deps, complete = cache.kernel_dependencies(fn) if fn is not None else ((), True)
     if not complete or (fn is not None and not deps):  # a Python kernel whose source the walk did not see
         return None
-    parts = {"op": name, "kernel": kernel.name, "max_traces": options.max_traces, "timeout_ms": options.timeout_ms,
-             "seconds_per_op": options.seconds_per_op, "opinfo": CA.opinfo_db() is not None}
+    parts = {"op": name, "kernel": kernel.name, **result_options(options), "opinfo": CA.opinfo_db() is not None}
     return parts, deps
 
 

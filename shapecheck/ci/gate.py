@@ -16,7 +16,8 @@ from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
 from ..findings import Verdict, Violation
 from ..kernel.sources import INSTALLED, KernelSource
-from ..limits import SHARDS
+from ..limits import SHARDS, max_cases
+from ..options import VerifyOptions, internal, pick
 from ..result.report import Report
 from ..result.run import ContractRun, ExpiredSuppression, GateResult
 from ..rules import rules_of
@@ -26,7 +27,10 @@ GATE_RULES = frozenset(rules_of("verify"))  # the rules a gate run reports, so t
 
 @dataclass(frozen=True)
 class GateOptions:
-    source: KernelSource = INSTALLED  # where kernels come from; an op it lacks is checked against the installed torch
+    """The gate's declared options (``shapecheck/options.py``) that reach the run; each contract is verified with
+    ``verify_options()``, and cached under that object's key."""
+
+    source: KernelSource = internal(True, INSTALLED)  # --meta-source (keyed by cache/store.py's source parts)
     shard: tuple[int, int] = (1, 1)  # (K, N), 1-based
     explore: bool = False  # verify's --explore: every case in full, with its path map
     max_traces: int = 64
@@ -34,6 +38,12 @@ class GateOptions:
     jobs: int = 1  # verify's --jobs
     cache: bool = False  # answer each contract from the result cache when it holds (cache/store.py); the CLI's default
     imports: tuple[str, ...] = ()  # the --import specs, named in the cache key
+
+    def verify_options(self) -> VerifyOptions:
+        """verify's options for each contract: every field of the same name; --explore explores every case in
+        full; the case limit in force (a gate run and a verify run with the same contract path, kernel and
+        options share an entry)."""
+        return pick(VerifyOptions, self, full=self.explore, max_cases=max_cases())
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -150,11 +160,11 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
             if progress is not None:
                 progress(done, total, f"{op} {case_id}")
 
-        report = verify_contract(c, kernel, _verify_options(options), on_case)
+        report = verify_contract(c, kernel, options.verify_options(), on_case)
         if options.cache:
             from ..cache import store as R
 
-            key = R.verify_key(c.op, c.file, options.source, options.imports, _key_options(options), cwd=cwd)
+            key = R.verify_key(c.op, c.file, options.source, options.imports, options.verify_options().key(), cwd=cwd)
             if key is not None:
                 R.verify_store(key, c, kernel, report)
         runs.append(_judged(c, report, note))
@@ -162,20 +172,6 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         torch_version = runs[0].report.torch_version if runs else _torch_version()
     return GateResult(runs, len(contracts), (k, n), time.perf_counter() - start, torch_version,
                       options.source)
-
-
-def _verify_options(options: GateOptions):
-    from ..prove.verify import Options
-
-    return Options(max_traces=options.max_traces, timeout_ms=options.timeout_ms, full=options.explore,
-                   explore=options.explore, jobs=options.jobs)
-
-
-def _key_options(options: GateOptions) -> dict:
-    """The result-changing options, as verify's CLI names them (a gate run and a verify run with the same
-    contract path, kernel and options share an entry)."""
-    return {"max_traces": options.max_traces, "timeout_ms": options.timeout_ms, "eras": [], "cases": [],
-            "full": options.explore, "explore": options.explore, "confirm_export": False}
 
 
 def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | None:
@@ -186,7 +182,7 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
 
     if not R.enabled():
         return None
-    key = R.verify_key(contract.op, contract.file, options.source, options.imports, _key_options(options), cwd=cwd)
+    key = R.verify_key(contract.op, contract.file, options.source, options.imports, options.verify_options().key(), cwd=cwd)
     hit = R.verify_lookup(key) if key is not None else None
     if hit is None:
         return None

@@ -7,34 +7,20 @@ import sys
 
 import click
 
-from .options import ShardSpec, cache_option, check_outputs, import_option, jobs_option
+from .options import check_outputs, import_option, option, options
 
 AUDIT_HELP = """Exit codes: 0 no finding (or only findings in the baseline), 1 a new finding, 2 bad input (an
 --import that fails, a --meta-source file that does not parse, a bad baseline, usage), 4 internal error."""
 
 
 @click.command("audit", epilog=AUDIT_HELP)
-@click.option("--ops", "patterns", multiple=True, metavar="GLOB",
-              help="Audit only ops matching GLOB (ns::name.overload, e.g. 'aten::cross*'); repeatable.")
-@import_option
-@click.option("--meta-source", "meta_source", metavar="FILE.py",
-              help="A _meta_registrations.py-style file: audit the functions it registers in place of the "
-                   "installed ones (the file is never run).")
-@click.option("--format", "fmt", type=click.Choice(("text", "json", "sarif", "github")), default="text",
-              show_default=True, help="The report on stdout.")
-@click.option("--output", "outputs", multiple=True, metavar="FORMAT=FILE",
-              help="Also write the report in FORMAT (text, json, sarif, github) to FILE; repeatable.")
-@click.option("--baseline", metavar="FILE", help="Fail only on findings not in FILE; a missing FILE is written "
-              "with today's findings.")
-@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
-              help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
-@click.option("--max-traces", type=click.IntRange(1, 1000), default=12, show_default=True,
-              help="Traces per op when exploring its guards.")
-@click.option("--draft", "draft_dir", metavar="DIR", help="Also write a draft contract per audited op under "
-              "DIR/<ns>/<name>.<overload>.toml (dims, arguments, inferred requires, a path per trace).")
-@click.option("--quiet", "-q", is_flag=True, help="Text output: the findings and the summary only.")
-@cache_option
-@jobs_option
+@option("audit", "patterns")
+@import_option("audit")
+@option("audit", "meta_source", help="A _meta_registrations.py-style file: audit the functions it registers in place "
+        "of the installed ones (the file is never run).")
+@options("audit", "fmt", "outputs", "baseline")
+@option("audit", "shard", help="Audit the K-th of N interleaved slices of the op list (a CI matrix).")
+@options("audit", "max_traces", "draft_dir", "quiet", "cache", "jobs")
 def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""

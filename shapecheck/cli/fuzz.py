@@ -14,11 +14,11 @@ from .options import (
     check_device,
     check_outputs,
     contract_option,
-    device_option,
     emit,
     import_option,
     kernel_source,
     max_cases_option,
+    options,
     output_options,
 )
 
@@ -33,29 +33,14 @@ def fuzz() -> None:
 
 @fuzz.command("op", epilog=FUZZ_HELP)
 @click.argument("op")
-@import_option
-@contract_option
-@kernel_source(meta_help="Fuzz this Python function as the op's meta kernel.",
+@import_option("fuzz")
+@contract_option("fuzz")
+@kernel_source("fuzz", meta_help="Fuzz this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: fuzz the function it registers for OP.")
-@click.option("--examples", type=click.IntRange(1, 1_000_000), default=200, show_default=True,
-              help="Examples to generate (Hypothesis max_examples; shrinking runs more).")
-@click.option("--seed", type=click.IntRange(0), default=None, help="Seed of the run (default: random, reported).")
-@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths and runtime of this era.")
-@click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")
-@click.option("--path", metavar="ID[@ERA]", help="Aim every example at this contract path.")
-@click.option("--max-elements", type=click.IntRange(1), default=None,
-              help="Bound on the elements of every tensor an example implies [default: 262144].")
-@click.option("--max-side", type=click.IntRange(1), default=None,
-              help="Bound on each dim, raised to just above the constants it is compared with [default: 64].")
-@click.option("--example", "explicit", multiple=True, metavar="CASE;DIMS[;seed=N]",
-              help="Replay this example (as printed for a failure) instead of generating; repeatable.")
-@click.option("--verify-examples/--no-verify-examples", default=True, show_default=True,
-              help="Run verify first and retry its counterexamples as explicit examples.")
-@click.option("--from-verify", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Take the explicit examples from a saved 'verify op --format json' report instead.")
-@device_option
-@output_options()
-@max_cases_option
+@options("fuzz", "examples", "seed", "eras", "cases", "path", "max_elements", "max_side", "explicit", "verify_examples",
+         "from_verify", "device")
+@output_options("fuzz")
+@max_cases_option("fuzz")
 def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
                 verify_examples, from_verify, device, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).

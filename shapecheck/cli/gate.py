@@ -11,16 +11,14 @@ from typing import TextIO
 import click
 
 from .options import (
-    ShardSpec,
-    cache_option,
     check_outputs,
     emit,
     import_option,
-    jobs_option,
     kernel_source,
     max_cases_option,
+    option,
+    options,
     output_options,
-    timeout_option,
 )
 
 GATE_HELP = """Exit codes: 0 every contract passes, 1 a violation or a stale suppression, 3 inconclusive and
@@ -65,30 +63,17 @@ class Progress:
 
 @click.command("gate", epilog=GATE_HELP)
 @click.argument("contract_paths", nargs=-1, type=click.Path(exists=False))
-@import_option
-@kernel_source(allow_meta=False, meta_help="", meta_source_help=(
+@import_option("gate")
+@kernel_source("gate", meta_help="", meta_source_help=(
     "Check the kernels this _meta_registrations.py-style file registers instead of the installed torch's; ops it "
     "does not register are checked against the installed torch (said so)."))
-@click.option("--junit", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
-              help="Write a JUnit XML report (as --output junit=FILE).")
-@click.option("--sarif", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
-              help="Write a SARIF 2.1.0 report (as --output sarif=FILE).")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False, allow_dash=True), metavar="FILE",
-              help="Write the JSON report, verify's JSON per contract (as --output json=FILE).")
-@output_options()
-@click.option("--baseline", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Fail only on findings that are not in this baseline (written by --write-baseline).")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Record today's findings in FILE as the baseline, then report as --baseline FILE would.")
-@click.option("--shard", type=ShardSpec(), default="1/1", show_default=True,
-              help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
-@click.option("--explore", is_flag=True, help="Explore every case in full and map its meta-kernel paths.")
-@click.option("--max-traces", type=click.IntRange(1, 10_000), default=64, show_default=True,
-              help="Traces per case when exploring the kernel's guards.")
-@timeout_option
-@jobs_option
-@max_cases_option
-@cache_option
+@options("gate", "junit", "sarif", "json_file")
+@output_options("gate")
+@options("gate", "baseline", "write_baseline")
+@option("gate", "shard", help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
+@options("gate", "explore", "max_traces", "timeout_ms", "jobs")
+@max_cases_option("gate")
+@option("gate", "cache")
 def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard,
          explore, max_traces, timeout_ms, jobs, cache):
     """Verify every contract found: CONTRACT_PATHS (files or directories), or by default the shipped
@@ -108,8 +93,9 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
 
         import_modules(imports)
 
-    opts = GateOptions(source=source, shard=shard, explore=explore, max_traces=max_traces,
-                       timeout_ms=timeout_ms, jobs=jobs, cache=cache, imports=tuple(imports))
+    from ..options import pick
+
+    opts = pick(GateOptions, locals())  # every field from the option of its name
     progress = Progress(sys.stderr)
     try:
         result = run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress)

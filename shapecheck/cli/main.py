@@ -10,18 +10,15 @@ import sys
 import click
 
 from .options import (
-    RankSpec,
-    cache_option,
     case_era_options,
     check_outputs,
     contract_option,
     emit,
     import_option,
-    jobs_option,
     kernel_source,
     max_cases_option,
+    options,
     output_options,
-    timeout_option,
 )
 
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
@@ -41,25 +38,15 @@ def verify() -> None:
 
 @verify.command("op", epilog=EXIT_HELP)
 @click.argument("op")
-@import_option
-@contract_option
-@kernel_source(meta_help="Check this Python function as the op's meta kernel.",
+@import_option("verify")
+@contract_option("verify")
+@kernel_source("verify", meta_help="Check this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: check the function it registers for OP.")
-@output_options()
-@click.option("--max-traces", type=click.IntRange(1, 10_000), default=None,
-              help="Traces per case when exploring the kernel's guards [default: 64; 32 with --explore].")
-@timeout_option
-@case_era_options
-@max_cases_option
-@click.option("--full", is_flag=True, help="Explore every case guard by guard, also one whose first guard repeats an earlier case's.")
-@click.option("--explore", is_flag=True, help="Map every meta-kernel path of every case: region, example, outputs, "
-              "overlapping contract paths, shape-polymorphism breaks.")
-@click.option("--confirm-export", is_flag=True, help="Also run torch.export(strict=True) on failing cases and a "
-              "sample of passing ones, with the contract's dynamic dims as Dims, and report agreement.")
-@click.option("--context", type=click.IntRange(0, 20), default=2, show_default=True,
-              help="Source lines shown around each violation (text format).")
-@jobs_option
-@cache_option
+@output_options("verify")
+@options("verify", "max_traces", "timeout_ms")
+@case_era_options("verify")
+@max_cases_option("verify")
+@options("verify", "full", "explore", "confirm_export", "context", "jobs", "cache")
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
                   confirm_export, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
@@ -72,13 +59,15 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
+    from ..limits import max_cases as limit_in_force
+    from ..options import VerifyOptions, pick
+
+    opts = pick(VerifyOptions, locals(), max_cases=limit_in_force())  # each field from the option of its name
     key = None
     if cache:  # nothing up to the answer from the cache imports torch or z3
         from ..cache import store as R
 
-        key = R.verify_key(op, contract, source, tuple(imports), {
-            "max_traces": max_traces, "timeout_ms": timeout_ms, "eras": list(eras), "cases": list(cases),
-            "full": full, "explore": explore, "confirm_export": confirm_export}) if R.enabled() else None
+        key = R.verify_key(op, contract, source, tuple(imports), opts.key()) if R.enabled() else None
         hit = R.verify_lookup(key) if key is not None else None
         if hit is not None:
             c, report = hit.value
@@ -88,10 +77,8 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
             emit(result, fmt, outputs, context=context, quiet=quiet)
             sys.exit(report.exit_code)
     from ..kernel.load import load_target
-    from ..prove.verify import Options, verify_contract
+    from ..prove.verify import verify_contract
 
-    opts = Options(max_traces=max_traces, timeout_ms=timeout_ms, eras=tuple(eras), cases=tuple(cases), full=full,
-                   explore=explore, confirm_export=confirm_export, jobs=jobs)
     c, kernel = load_target(op, contract, source)
     report = verify_contract(c, kernel, opts)
     if key is not None:
@@ -109,8 +96,8 @@ def contract() -> None:
 
 @contract.command("check", epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=False))
-@import_option
-@max_cases_option
+@import_option("contract check")
+@max_cases_option("contract check")
 def contract_check(files, imports):
     """Load and validate contract files, or every *.toml under a directory (every case is bound once), and
     check each contract's arguments against its op's schema (a note when the op is not registered yet)."""
@@ -133,13 +120,8 @@ def contract_check(files, imports):
 
 @contract.command("draft", epilog=EXIT_HELP)
 @click.argument("op")
-@import_option
-@click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="Write the draft to this file (default: print it).")
-@click.option("--rank", "ranks", type=RankSpec(), multiple=True, metavar="ARG=N",
-              help="The rank of a tensor argument (the length of a SymInt[] or Tensor[] one); repeatable. "
-                   "Default: from a sample call of the meta kernel.")
-@click.option("--no-trace", is_flag=True, help="Do not trace the meta kernel: outputs unspecified, no requires.")
+@import_option("contract draft")
+@options("contract draft", "out", "ranks", "no_trace")
 def contract_draft(op, imports, out, ranks, no_trace):
     """Write a starting contract for OP from its schema: one [[args]] per argument, fresh dims per tensor
     dimension, choices for dtypes, bools and ints, and a single path with the outputs the meta kernel gives at

@@ -13,6 +13,7 @@ import click
 
 from ..kernel.sources import INSTALLED, Function, MetaSource
 from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
+from ..options import declared, of_command
 from ..render.ci import FORMATS
 
 
@@ -80,8 +81,33 @@ class ShardSpec(_Pair):
         return k, n
 
 
-def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = True) -> Callable:
-    """``--meta FILE.py:FUNC`` and ``--meta-source FILE.py`` (exclusive) as one ``source`` argument."""
+def option(command: str, name: str, **overrides) -> Callable:
+    """``command``'s click option ``name`` as ``shapecheck/options.py`` declares it (flag, parameter name,
+    default, type, help, ...); ``overrides`` replace click keywords (a help text that only this command says)."""
+    o = declared(command, name)
+    decls = [o.flag, *([o.short] if o.short else []), o.name]
+    kw: dict = {"default": o.default, "help": o.help or None, "multiple": o.multiple, "is_flag": o.is_flag,
+                "show_default": o.show_default, "metavar": o.metavar}
+    if o.type is not None:
+        kw["type"] = CUSTOM_TYPES[o.type]() if isinstance(o.type, str) else o.type
+    kw = {k: v for k, v in {**kw, **dict(o.extra), **overrides}.items() if v is not None and v is not False}
+    if o.is_flag or o.multiple or "/" in o.flag:
+        kw.setdefault("default", o.default)  # False and () are click's own defaults; True is not
+    return click.option(*decls, **kw)
+
+
+def options(command: str, *names: str) -> Callable:
+    """Several declared options of ``command``, listed top to bottom as ``--help`` shows them."""
+    def decorate(f: Callable) -> Callable:
+        for name in reversed(names):
+            f = option(command, name)(f)
+        return f
+    return decorate
+
+
+def kernel_source(command: str, *, meta_help: str, meta_source_help: str) -> Callable:
+    """``--meta FILE.py:FUNC`` and ``--meta-source FILE.py`` (exclusive; only those ``command`` declares) as one
+    ``source`` argument."""
 
     def decorate(f: Callable) -> Callable:
         @functools.wraps(f)
@@ -91,59 +117,39 @@ def kernel_source(*, meta_help: str, meta_source_help: str, allow_meta: bool = T
             source = meta if meta is not None else MetaSource(meta_source) if meta_source else INSTALLED
             return f(*args, source=source, **kwargs)
 
-        wrapper = click.option("--meta-source", "meta_source", metavar="FILE.py", help=meta_source_help)(wrapper)
-        if allow_meta:
-            wrapper = click.option("--meta", type=FunctionSpec(), metavar="FILE.py:FUNC", help=meta_help)(wrapper)
+        wrapper = option(command, "meta_source", help=meta_source_help)(wrapper)
+        if "meta" in of_command(command):
+            wrapper = option(command, "meta", help=meta_help)(wrapper)
         return wrapper
 
     return decorate
 
 
-def import_option(f: Callable) -> Callable:
-    return click.option("--import", "imports", multiple=True, metavar="MODULE_OR_FILE",
-                        help="Import this module or file first (what registers the ops: a custom-op library, a "
-                             "file of fake kernels); repeatable.")(f)
+def import_option(command: str) -> Callable:
+    return option(command, "imports")
 
 
-def contract_option(f: Callable) -> Callable:
-    return click.option("--contract", type=click.Path(dir_okay=False),
-                        help="Contract file (default: contracts/<ns>/<op>.toml).")(f)
+def contract_option(command: str) -> Callable:
+    return option(command, "contract")
 
 
-def max_cases_option(f: Callable) -> Callable:
+def max_cases_option(command: str) -> Callable:
     """``--max-cases N``: every contract the command loads may have up to N cases (``limits.case_limit``)."""
 
-    @functools.wraps(f)
-    def wrapper(*args, max_cases: int | None = None, **kwargs):
-        with case_limit(max_cases):
-            return f(*args, **kwargs)
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def wrapper(*args, max_cases: int | None = None, **kwargs):
+            with case_limit(max_cases):
+                return f(*args, **kwargs)
 
-    return click.option("--max-cases", type=click.IntRange(1, 10**9), default=None, metavar="N",
-                        help="Refuse a contract whose choices make more than N cases; the binding work allowed "
-                             f"grows with it [default: {DEFAULT_MAX_CASES}].")(wrapper)
-
-
-def timeout_option(f: Callable) -> Callable:
-    return click.option("--timeout-ms", type=click.IntRange(100, 600_000), default=10_000, show_default=True,
-                        help="z3 timeout per query; a timeout makes the verdict inconclusive.")(f)
+        return option(command, "max_cases",
+                      help="Refuse a contract whose choices make more than N cases; the binding work allowed "
+                           f"grows with it [default: {DEFAULT_MAX_CASES}].")(wrapper)
+    return decorate
 
 
-def jobs_option(f: Callable) -> Callable:
-    return click.option("--jobs", "-j", type=click.IntRange(0, 64), default=0, show_default=True,
-                        help="Processes for tracing the cases (0: one per usable core on Linux, 1 elsewhere; "
-                             "1: none). Reports do not depend on it.")(f)
-
-
-def cache_option(f: Callable) -> Callable:
-    return click.option("--cache/--no-cache", "cache", default=True, show_default=True,
-                        help="Answer from the result cache when the kernel (and the helpers it reaches), the "
-                             "contract, the options, torch and shapecheck are unchanged; store the result "
-                             "otherwise (docs/cache.md).")(f)
-
-
-def case_era_options(f: Callable) -> Callable:
-    f = click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")(f)
-    return click.option("--case", "cases", multiple=True, metavar="TEXT", help="Only cases whose id contains TEXT.")(f)
+def case_era_options(command: str) -> Callable:
+    return options(command, "cases", "eras")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -164,16 +170,13 @@ class OutputFile(_Pair):
         return left, right
 
 
-def output_options(*, formats: tuple[str, ...] = FORMATS) -> Callable:
-    def decorate(f: Callable) -> Callable:
-        f = click.option("--quiet", "-q", is_flag=True,
-                         help="Text output: only the verdict and what fails (no suppressed findings, no notes).")(f)
-        f = click.option("--output", "outputs", type=OutputFile(), multiple=True, metavar="FORMAT=FILE",
-                         help="Also write the report in FORMAT to FILE (- for stdout, instead of --format); "
-                              "repeatable.")(f)
-        return click.option("--format", "fmt", type=click.Choice(formats), default="text", show_default=True,
-                            help="The report on stdout.")(f)
-    return decorate
+#: the declarations' own types (``shapecheck/options.py`` names them)
+CUSTOM_TYPES: dict[str, type[click.ParamType]] = {"FILE.py:FUNC": FunctionSpec, "ARG=N": RankSpec, "K/N": ShardSpec,
+                                                  "FORMAT=FILE": OutputFile}
+
+
+def output_options(command: str) -> Callable:
+    return options(command, "fmt", "outputs", "quiet")
 
 
 def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
@@ -268,10 +271,8 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
         click.echo(render_error("github", command, message, exit_code))
 
 
-def device_option(f: Callable) -> Callable:
-    return click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", show_default=True,
-                        help="Where the op's eager kernel runs when it is the runtime reference (cuda: a GPU; "
-                             "exit 2 where there is none). metal_ref runs on cpu only.")(f)
+def device_option(command: str) -> Callable:
+    return option(command, "device")
 
 
 def check_device(device: str) -> None:

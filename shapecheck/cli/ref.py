@@ -11,10 +11,10 @@ from .options import (
     check_device,
     check_outputs,
     contract_option,
-    device_option,
     emit,
     import_option,
     max_cases_option,
+    options,
     output_options,
 )
 
@@ -30,15 +30,11 @@ def ref() -> None:
 
 @ref.command("check", epilog=REF_HELP)
 @click.argument("op")
-@import_option
-@contract_option
-@click.option("--era", "eras", multiple=True, metavar="ERA", help="Only the contract paths of this era.")
-@click.option("--examples", type=click.IntRange(1, 10_000), default=24, show_default=True,
-              help="Inputs per contract path (boundary values first).")
-@click.option("--seed", type=int, default=0, show_default=True)
-@device_option
-@output_options()
-@max_cases_option
+@import_option("ref")
+@contract_option("ref")
+@options("ref", "eras", "examples", "seed", "device")
+@output_options("ref")
+@max_cases_option("ref")
 def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outputs, quiet):
     """Run every path of OP's contract on inputs that satisfy its precondition, with the op's runtime
     reference. metal_ref (the MPS op): dispatch, output-0 shape, values against float64 math, and the

@@ -14,6 +14,7 @@ import difflib
 import keyword
 import re
 import tomllib
+from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ class Reader:
         wanted = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
         raise self.err(key, f"expected {wanted}, found {type_name(value)} {short(value)}")
 
-    def table(self, value: Any, key: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
+    def table(self, value: Any, key: str, allowed: set[str], required: Set[str] = frozenset()) -> dict:
         self.want(value, key, dict)
         for k in value:
             if k not in allowed:

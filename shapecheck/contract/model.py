@@ -205,7 +205,7 @@ class _CaseBinder:
     def __init__(self, contract: Contract, values: Mapping[str, Any], memo: dict | None = None):
         self.c = contract
         self.case = case_id(values)
-        self.values = {k: E.Const(v) for k, v in values.items()}
+        self.values: dict[str, E.Node] = {k: E.Const(v) for k, v in values.items()}
         self.memo = {} if memo is None else memo
         self.names = self.memo.setdefault("free names", {})
         self.sizes = self.memo.setdefault("sizes", {})
@@ -214,6 +214,11 @@ class _CaseBinder:
     def err(self, key: str, err: ExprError | str) -> ContractError:
         message = err.message if isinstance(err, ExprError) else err
         return ContractError(f"{self.c.file}: [{key}]", message + (f" (case {self.case})" if self.case else ""))
+
+    def value_of(self, name: str) -> Any:
+        """The Python value of a choice (a let bound to an expression stays that expression)."""
+        node = self.values[name]
+        return node.value if isinstance(node, E.Const) else node
 
     def pick(self, value: Any, key: str) -> Any:
         if not isinstance(value, Select):
@@ -313,8 +318,9 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
     if spec.kind == "ints":
         if not isinstance(value, E.TupleE):
             raise ContractError(where, f"an ints argument needs a tuple or a list, found {E.to_text(value)}")
-        if all(isinstance(i, E.Const) and type(i.value) is int for i in value.items):
-            return tuple(i.value for i in value.items), None
+        ints = [i.value for i in value.items if isinstance(i, E.Const) and type(i.value) is int]
+        if len(ints) == len(value.items):
+            return tuple(ints), None
         return None, value
     if isinstance(value, E.Const):
         return value.value, None
@@ -335,7 +341,7 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
     if spec.kind in ("tensor", "tensors"):
         dtype = b.pick(spec.dtype, f"{key}.dtype")
         if isinstance(dtype, E.Var):
-            dtype = b.values[dtype.name].value
+            dtype = b.value_of(dtype.name)
         if dtype not in TENSOR_DTYPES:
             raise ContractError(f"{file}: [{key}.dtype]", f"unknown dtype {dtype!r}")
         if spec.kind == "tensors":
@@ -347,7 +353,7 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
     value = b.pick(spec.value, f"{key}.value")
     expr = None
     if spec.kind == "dtype":
-        value = b.values[value.name].value if isinstance(value, E.Var) else value
+        value = b.value_of(value.name) if isinstance(value, E.Var) else value
         if value not in TENSOR_DTYPES:
             raise ContractError(f"{file}: [{key}.value]", f"unknown dtype {value!r}")
     elif isinstance(value, E.Node):
@@ -380,7 +386,7 @@ def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.Tu
     if not isinstance(shape, E.TupleE):
         raise b.err(key, f"expected a shape, found {E.to_text(shape)}")
     for item in shape.items:  # each an integer expression (binding checked it)
-        if isinstance(item, E.Const) and item.value < 0:
+        if isinstance(item, E.Const) and isinstance(item.value, int) and item.value < 0:
             raise b.err(key, f"a size cannot be negative, found {E.to_text(item)} in {E.to_text(shape)}")
     return shape
 

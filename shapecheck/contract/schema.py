@@ -115,7 +115,7 @@ def _text(value: Any) -> str:
 
 def composite_sizes(contract: Contract) -> list[tuple[Any, str, E.Node]]:
     """(case, key, size) for each input size that is an expression, not a dim or an integer."""
-    out = []
+    out: list[tuple[Any, str, E.Node]] = []
     for case in contract.cases():
         for a in case.args:
             shapes = [(f"args.{a.name}.shape", a.shape)] if a.kind == "tensor" and a.shape is not None else \

@@ -354,9 +354,10 @@ def bind(node: Node, values: Mapping[str, Node], shapes: Mapping[str, TupleE] | 
             return arith("-", Const(0), _want_int(go(n.operand), n))
         if isinstance(n, Call):
             args = tuple(_want_int(go(a), n) for a in n.args)
-            if all(isinstance(a, Const) for a in args):
+            consts = [a.value for a in args if isinstance(a, Const) and isinstance(a.value, int)]
+            if len(consts) == len(args):
                 pick = min if n.fn == "min" else max
-                return Const(pick(a.value for a in args))
+                return Const(pick(consts))
             return Call(n.fn, args)
         if isinstance(n, Cmp):
             return compare(n.op, go(n.left), go(n.right), n)
@@ -417,7 +418,7 @@ def arith(op: str, a: Node, b: Node) -> Node:
     if op in ("//", "%") and b == Const(0):
         text = f"({to_text(a)}) {op} 0" if isinstance(a, Arith) else f"{to_text(a)} {op} 0"
         raise ExprError(text, f"division by zero: {text if len(text) <= 80 else '... ' + op + ' 0'}")
-    if isinstance(a, Const) and isinstance(b, Const):
+    if isinstance(a, Const) and isinstance(b, Const) and isinstance(a.value, int) and isinstance(b.value, int):
         x, y = a.value, b.value
         value = {"+": x + y, "-": x - y, "*": x * y, "//": x // y if y else 0, "%": x % y if y else 0}[op]
         if value.bit_length() > CONST_BITS:
@@ -560,8 +561,8 @@ def _text(n: Node) -> tuple[str, int]:
                 return member.replace(" in (", " not in (", 1), _PREC_CMP
         return "not " + _wrap(_text(inner), _PREC_NOT), _PREC_NOT
     if isinstance(n, TupleE):
-        inner = ", ".join(to_text(i) for i in n.items)
-        return (f"({inner},)" if len(n.items) == 1 else f"({inner})"), _PREC_ATOM
+        items = ", ".join(to_text(i) for i in n.items)
+        return (f"({items},)" if len(n.items) == 1 else f"({items})"), _PREC_ATOM
     if isinstance(n, ShapeOf):
         return f"{n.arg}.shape", _PREC_ATOM
     if isinstance(n, Index):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -16,6 +17,7 @@ import z3
 
 from ..errors import InternalError
 from . import expr as E
+from .normal import normal
 
 
 class Outcome(enum.IntEnum):
@@ -116,12 +118,30 @@ def to_z3(node: E.Node, variables: dict[str, z3.ArithRef], side: list) -> z3.Exp
         return z3.Not(t(node.operand, side))
     if isinstance(node, E.Ite):
         # side conditions of either branch hold only where that branch is taken
-        cond, then_side, other_side = t(node.cond, side), [], []
+        cond = t(node.cond, side)
+        then_side: list[z3.BoolRef] = []
+        other_side: list[z3.BoolRef] = []
         then, other = t(node.then, then_side), t(node.other, other_side)
         side.extend(z3.Implies(cond, c) for c in then_side)
         side.extend(z3.Implies(z3.Not(cond), c) for c in other_side)
         return z3.If(cond, then, other)
     raise InternalError(f"cannot translate {E.to_text(node)} to z3")
+
+
+#: The strategies a query tries, cheapest first, all inside one budget of ``timeout_ms`` (``_Session.budget``):
+#:
+#: 1. ``quick``: the incremental solver (the dims' bounds asserted once) for a short slice: it answers the
+#:    common obligations, linear or with floor division by constants (in normal form), in milliseconds;
+#: 2. ``fresh``: a new solver given the whole query at once, which z3 preprocesses for its logic (it solves
+#:    equalities such as ``Ci == Co * PH * PW`` before anything else: ``Ci % (PH * PW) == 0`` is proved at once
+#:    where the incremental solver times out), for a larger slice;
+#: 3. ``general``: the incremental solver again with whatever is left.
+#:
+#: An ``unknown`` from every strategy, or a spent budget, is UNKNOWN: inconclusive, never a pass.
+QUICK_SHARE, QUICK_MIN_MS, QUICK_MAX_MS = 50, 100, 1000  # the quick slice: timeout / 50 within [100, 1000] ms
+FRESH_SHARE = 5  # the fresh solver's slice: timeout / 5
+CHEAP = ("quick", "fresh")
+EVERY = ("quick", "fresh", "general")
 
 
 class _Session:
@@ -135,36 +155,93 @@ class _Session:
         self.queries = 0
         self._z3: z3.Solver | None = None
         self._memo: dict[E.Node, tuple[z3.ExprRef, tuple]] = {}
+        self._deadline: float | None = None  # of the question being answered (``budget``)
+
+    def _bounds(self) -> list[z3.BoolRef]:
+        return [z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()]
 
     def _base(self) -> z3.Solver:
         if self._z3 is None:
             self._z3 = z3.Solver()
-            self._z3.set("timeout", self.timeout_ms)
-            self._z3.add(*[z3.And(self.vars[d.name] >= d.lo, self.vars[d.name] <= d.hi) for d in self.dims.values()])
+            self._z3.add(*self._bounds())
         return self._z3
+
+    @contextlib.contextmanager
+    def budget(self) -> Iterator[None]:
+        """One question (a query with its retries, an implication, one side of a decision): every z3 check
+        inside shares ``timeout_ms``. A budget inside a budget is the outer one."""
+        if self._deadline is not None:
+            yield
+            return
+        self._deadline = time.monotonic() + self.timeout_ms / 1000
+        try:
+            yield
+        finally:
+            self._deadline = None
+
+    def _left_ms(self) -> int:
+        if self._deadline is None:
+            return self.timeout_ms
+        return int((self._deadline - time.monotonic()) * 1000)
+
+    def _check(self, s: z3.Solver, slice_ms: int | None = None) -> tuple[z3.CheckSatResult, str]:
+        """One z3 check within the budget (and ``slice_ms``, when given): the result, and z3's reason when
+        it is unknown ("timeout" when the budget is spent before it starts)."""
+        left = self._left_ms()
+        if left <= 0:
+            return z3.unknown, "timeout"
+        s.set("timeout", max(1, min(left, slice_ms) if slice_ms is not None else left))
+        self.queries += 1
+        r = s.check()
+        return r, (str(s.reason_unknown()) if r == z3.unknown else "")
 
     def formula(self, node: E.Node) -> tuple[z3.ExprRef, tuple]:
         """A node in z3, with its side conditions (divisors are non-zero), memoised."""
         hit = self._memo.get(node)
         if hit is None:
+            # z3 gets the normal form (one term for every spelling of a size); the side conditions come from
+            # the expression as written, so a division the normal form cancels still needs its divisor non-zero
             side: list = []
-            hit = (to_z3(node, self.vars, side), tuple(side))
+            to_z3(node, self.vars, side)
+            hit = (to_z3(normal(node), self.vars, []), tuple(side))
             self._memo[node] = hit
         return hit
 
     @contextlib.contextmanager
-    def _scope(self, conds: Iterable[E.Node]) -> Iterator[tuple[z3.Solver, z3.CheckSatResult]]:
-        """The incremental solver with conds asserted inside a push/pop, and its first check."""
-        s = self._base()
-        s.push()
-        try:
-            for c in conds:
-                f, side = self.formula(c)
-                s.add(*side, f)
-            self.queries += 1
-            yield s, s.check()
-        finally:
-            s.pop()
+    def _scope(self, conds: Iterable[E.Node], ways: tuple[str, ...] = EVERY) -> Iterator[_Answer]:
+        """The incremental solver with conds asserted inside a push/pop, and the first answer to them, from
+        the strategies ``ways`` tried in order (module docstring) within one budget."""
+        with self.budget():
+            s = self._base()
+            s.push()
+            try:
+                assertions = []
+                for c in conds:
+                    f, side = self.formula(c)
+                    assertions += [*side, f]
+                s.add(*assertions)
+                yield self._answer(s, assertions, ways)
+            finally:
+                s.pop()
+
+    def _answer(self, s: z3.Solver, assertions: list, ways: tuple[str, ...]) -> _Answer:
+        if any(z3.is_false(a) for a in assertions):  # a condition whose normal form is false: no z3 needed
+            return _Answer(s, z3.unsat, None, "normal form")
+        reason = "timeout"
+        for way in ways:
+            if way == "fresh":
+                solver = z3.Solver()
+                solver.add(*self._bounds(), *assertions)
+                slice_ms: int | None = self.timeout_ms // FRESH_SHARE
+            else:
+                solver = s
+                quick = min(QUICK_MAX_MS, max(QUICK_MIN_MS, self.timeout_ms // QUICK_SHARE))
+                slice_ms = quick if way == "quick" else None
+            r, reason = self._check(solver, slice_ms)
+            if r != z3.unknown:
+                model = self._model(solver.model()) if r == z3.sat else None
+                return _Answer(s, r, model, way)
+        return _Answer(s, z3.unknown, None, "", reason)
 
     def _model(self, m: z3.ModelRef) -> dict[str, int]:
         return {name: m.eval(var, model_completion=True).as_long() for name, var in self.vars.items()}
@@ -181,6 +258,7 @@ class _Session:
             try:
                 s.add(var <= probe if lowest else var >= probe)
                 self.queries += 1
+                s.set("timeout", self.timeout_ms)  # each probe its own: only the least model depends on them
                 r = s.check()
                 if r == z3.unknown:
                     return None
@@ -200,17 +278,32 @@ def _narrow(lo: int, hi: int, probe: int, found: int, sat: bool, lowest: bool) -
     return (found, hi) if sat else (lo, probe - 1)
 
 
+@dataclass(frozen=True)
+class _Answer:
+    """A query's answer: the incremental solver holding it (for a descent), z3's result, a model with sat,
+    the strategy that answered, z3's reason with unknown."""
+
+    solver: z3.Solver
+    result: z3.CheckSatResult
+    model: dict[str, int] | None
+    way: str = ""
+    reason: str = ""
+
+
 class Solver(_Session):
     """Proves facts over a set of integer dims, each with inclusive bounds."""
 
     def satisfiable(self, conds: Iterable[E.Node]) -> SatResult:
         """Is the conjunction satisfiable within the bounds? With SAT, a model."""
-        with self._scope(conds) as (s, r):
-            if r == z3.sat:
-                return SatResult(Sat.SAT, self._model(s.model()))
-            if r == z3.unsat:
+        return self._satisfiable(list(conds), EVERY)
+
+    def _satisfiable(self, conds: list[E.Node], ways: tuple[str, ...]) -> SatResult:
+        with self._scope(conds, ways) as a:
+            if a.result == z3.sat:
+                return SatResult(Sat.SAT, a.model)
+            if a.result == z3.unsat:
                 return SatResult(Sat.UNSAT)
-            return SatResult(Sat.UNKNOWN, reason=str(s.reason_unknown()))
+            return SatResult(Sat.UNKNOWN, reason=a.reason)
 
     def small_model(self, conds: Iterable[E.Node]) -> dict[str, int] | None:
         """The lexicographically least model of conds (dims in declared order): readable counterexamples.
@@ -220,48 +313,38 @@ class Solver(_Session):
         its history). A plain solver descends one dim at a time; z3's Optimize engine was tried first and
         stalled for seconds on some of these queries, at random. None when z3 finds no model.
         """
-        with self._scope(conds) as (s, r):
-            if r != z3.sat:
+        with self._scope(conds) as a:
+            if a.result != z3.sat or a.model is None:
                 return None
-            model = self._model(s.model())
+            model = a.model
             for name, var in self.vars.items():
-                found = self._descend(s, name, model, lowest=True)
+                found = self._descend(a.solver, name, model, lowest=True)
                 if found is None:  # z3 gave up: a real model, though not the least
                     return model
                 model = found
-                s.add(var == model[name])
+                a.solver.add(var == model[name])
             return model
 
     def extreme(self, conds: Iterable[E.Node], name: str, lowest: bool) -> int | None:
         """The least (or greatest) value of a dim under conds; None if z3 cannot say."""
-        with self._scope(conds) as (s, r):
-            if r != z3.sat:
+        with self._scope(conds) as a:
+            if a.result != z3.sat or a.model is None:
                 return None
-            found = self._descend(s, name, self._model(s.model()), lowest)
+            found = self._descend(a.solver, name, a.model, lowest)
             return None if found is None else found[name]
 
     def implies(self, premises: Iterable[E.Node], conclusion: E.Node) -> Result:
         """PROVED if premises => conclusion on the bounded dims; REFUTED with a counterexample model."""
-        if conclusion == E.TRUE:
+        if normal(conclusion) == E.TRUE:  # in every spelling, not only when both sides are written alike
             return Result(Outcome.PROVED)
-        premises = list(premises)
-        # the premises' own definitions substituted first (Ci == Co * PH * PW makes Ci % (PH * PW) == 0 true),
-        # sympy's simplification too where z3 still gives up: nonlinear facts z3 alone leaves unknown
-        r = _again(self, premises, conclusion, negated=True, full=False) or \
-            self.satisfiable([*premises, E.negate(conclusion)])
-        if r.sat is Sat.UNKNOWN:
-            r = _again(self, premises, conclusion, negated=True) or r
+        r = self._question(list(premises), conclusion, negated=True)
         outcome = {Sat.SAT: Outcome.REFUTED, Sat.UNSAT: Outcome.PROVED, Sat.UNKNOWN: Outcome.UNKNOWN}[r.sat]
         return Result(outcome, r.model, r.reason)
 
     def decide(self, premises: list[E.Node], cond: E.Node) -> tuple[Decision, SatResult, SatResult]:
         """Whether the premises decide cond, with the query for each side (its model, or z3's reason)."""
-        pos = _again(self, premises, cond, negated=False, full=False) or self.satisfiable([*premises, cond])
-        if pos.sat is Sat.UNKNOWN:
-            pos = _again(self, premises, cond, negated=False) or pos
-        neg = _again(self, premises, cond, negated=True, full=False) or self.satisfiable([*premises, E.negate(cond)])
-        if neg.sat is Sat.UNKNOWN:
-            neg = _again(self, premises, cond, negated=True) or neg
+        pos = self._question(premises, cond, negated=False)
+        neg = self._question(premises, cond, negated=True)
         if Sat.UNKNOWN in (pos.sat, neg.sat):
             return Decision.UNKNOWN, pos, neg
         if pos.sat is Sat.SAT and neg.sat is Sat.SAT:
@@ -272,19 +355,38 @@ class Solver(_Session):
             return Decision.FALSE, pos, neg
         return Decision.EMPTY, pos, neg
 
+    def _question(self, premises: list[E.Node], cond: E.Node, negated: bool) -> SatResult:
+        """``premises and cond`` (``not cond`` when negated) within one budget, the cheap ways first: z3's
+        cheap strategies on the query (on the claim with the premises' definitions substituted instead, when
+        it names a defined dim: Ci == Co * PH * PW makes Ci % (PH * PW) == 0 true), then on the claim also
+        simplified by sympy (nonlinear facts z3 alone leaves unknown), and last z3's general strategy on the
+        query with whatever time is left."""
+        query = [*premises, E.negate(cond) if negated else cond]
+        if normal(query[-1]) == E.FALSE:  # settled by the normal form alone (the module docstring of normal.py)
+            return SatResult(Sat.UNSAT)
+        with self.budget():
+            r = _again(self, premises, cond, negated, CHEAP, full=False) or self._satisfiable(query, CHEAP)
+            if r.sat is Sat.UNKNOWN:
+                r = _again(self, premises, cond, negated, CHEAP) or r
+            if r.sat is Sat.UNKNOWN:
+                r = self._satisfiable(query, ("general",))
+        return r
 
-def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, full: bool = True) -> SatResult | None:
+
+def _again(solver: Solver, premises: list[E.Node], cond: E.Node, negated: bool, ways: tuple[str, ...],
+           full: bool = True) -> SatResult | None:
     """The query ``premises and cond`` (``not cond`` when negated) with cond simplified by the premises'
-    definitions (the solver's ``simplify``); None when simplification changes nothing or the solver has none.
-    The premises stay, so a model is a model of the original query; z3 may still say unknown."""
-    if solver.simplify is None:
+    definitions (the solver's ``simplify``); None when simplification changes nothing, the solver has none or
+    the question's budget is spent. The premises stay, so a model is a model of the original query; z3 may
+    still say unknown."""
+    if solver.simplify is None or solver._left_ms() <= 0:
         return None
     alt = solver.simplify(premises, cond, full)
     if alt is None:
         return None
-    r = solver.satisfiable([*premises, E.negate(alt) if negated else alt])
-    if r.sat is Sat.SAT:  # a model must show the original claim's side there (its divisors non-zero)
-        try:
+    r = solver._satisfiable([*premises, E.negate(alt) if negated else alt], ways)
+    if r.sat is Sat.SAT and r.model is not None:  # a model must show the original claim's side there
+        try:  # (its divisors non-zero)
             if E.evaluate(cond, r.model) is not (not negated):
                 return None
         except (E.ExprError, ZeroDivisionError, KeyError):
@@ -299,15 +401,15 @@ class CachedSolver(Solver):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._cache: dict[tuple[E.Node, ...], SatResult] = {}
-        self._small: dict[tuple[E.Node, ...], dict[str, int] | None] = {}
+        self._small: dict[tuple[str, ...], dict[str, int] | None] = {}
 
-    def satisfiable(self, conds):
-        conds = list(conds)
+    def _satisfiable(self, conds, ways):
         key = tuple(conds)
         hit = self._cache.get(key)
         if hit is None:
-            hit = super().satisfiable(conds)
-            self._cache[key] = hit
+            hit = super()._satisfiable(conds, ways)
+            if hit.sat is not Sat.UNKNOWN or "general" in ways:  # a cheap strategy's unknown is not the last word
+                self._cache[key] = hit
         return hit
 
     def small_model(self, conds):

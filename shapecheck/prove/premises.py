@@ -47,12 +47,14 @@ def simplified(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.No
     """The claim with the premises' definitions substituted (torch's integer functions simplify as they are
     built) and, when ``full``, simplified by sympy; None when nothing changes or it cannot be done (a form torch's
     sympy functions or the translation back do not take). Without ``full``, only a claim over a defined dim."""
-    from .._torch import static as CS
-    from .._torch import translate as T
-
     defs = definitions(premises)
     if not full and not (E.free_names(claim) & (set(defs) | set(divisors(premises)))):
         return None
+    # torch (and its sympy functions) only now: the common query, with nothing to substitute, imports nothing
+    # inside the solver's time budget
+    from .._torch import static as CS
+    from .._torch import translate as T
+
     names = E.free_names(claim) | set(defs) | {n for v in defs.values() for n in E.free_names(v)}
     try:
         import sympy

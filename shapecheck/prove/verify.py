@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..contract import suppressions
@@ -17,27 +17,13 @@ from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
+from ..options import VerifyOptions as Options  # every option is declared there (the cache key derives)
 from ..result.report import CaseResult, Report
 from ..trace.run import Trace
 from .explore import CaseRun, explore_case
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
 from .torch_decides import fallback_note
-
-
-@dataclass(frozen=True)
-class Options:
-    max_traces: int = 64  # per case
-    timeout_ms: int = 10_000  # per z3 query
-    eras: tuple[str, ...] = ()  # empty: every era
-    cases: tuple[str, ...] = ()  # substrings of case ids; empty: every case
-    # False: a case whose very first guard repeats a violating first guard of an earlier case is traced on
-    # that case's leaf regions (its verdict is already fail; its outputs are still all checked).
-    full: bool = False
-    explore: bool = False  # build the path map of every case (implies full)
-    confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
-    export_sample: int = 2  # passing cases to confirm
-    jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:

@@ -61,3 +61,81 @@ def test_small_model_is_the_least_model_and_does_not_depend_on_history(atoms, wa
         lo = min(p[1] for p in sat)
         hi = max(p[1] for p in sat)
         assert s.extreme(conds, "b", lowest=True) == lo and s.extreme(conds, "b", lowest=False) == hi
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Spelling, strategies and the budget
+
+
+def test_im2col_output_is_proved_whatever_the_spelling():
+    """Issue 22: aten::im2col's output (kernel 3, stride 2, padding 0) as torch traces it, against the
+    contract's formula in three spellings. z3 alone times out on the product of floors (SC005 after 132 s at a
+    60 s timeout); in normal form both sides are one term."""
+    s = Solver([Bounds("N", 1, 64), Bounds("C", 1, 1024), Bounds("H", 1, 4096), Bounds("W", 1, 4096)], timeout_ms=2000)
+    domain = [E.parse("H >= 3"), E.parse("W >= 3")]
+    traced = "(H - 1) // 2 * ((W - 1) // 2)"
+    for ho, wo in [("(H - 3) // 2 + 1", "(W - 3) // 2 + 1"), ("(H - 3 + 2) // 2", "(W - 3 + 2) // 2"),
+                   ("-((2 - H) // 2)", "(W + 2 - 3) // 2")]:
+        claim = E.parse(f"{traced} == ({ho}) * ({wo})")
+        assert s.implies(domain, claim).outcome == Outcome.PROVED
+        assert s.implies(domain, E.parse(f"{traced} == ({ho}) * ({wo}) + 1")).outcome == Outcome.REFUTED
+
+
+def _answered_by(s: Solver, conds: list[str]) -> tuple[str, str]:
+    with s._scope([E.parse(c) for c in conds]) as a:
+        return str(a.result), a.way
+
+
+def test_common_obligations_are_answered_by_the_quick_strategy():
+    s = Solver([Bounds("H", 1, 2**31 - 1), Bounds("W", 1, 2**31 - 1)])
+    assert _answered_by(s, ["H + 2 >= 3", "not ((H + 2 - 3) // 2 + 1 >= 1)"]) == ("unsat", "quick")
+    assert _answered_by(s, ["(H + 7) // 8 * 8 < H"]) == ("unsat", "quick")
+    assert _answered_by(s, ["H % 4 == 3", "W == H // 4"]) == ("sat", "quick")
+
+
+def test_a_definition_among_the_premises_is_taken_by_the_fresh_solver():
+    """The incremental solver times out on this nonlinear fact; a solver given the whole query solves the
+    equality first (no sympy involved: this Solver has no simplifier)."""
+    s = Solver([Bounds(n, 1, 4096) for n in ("Ci", "Co", "PH", "PW")], timeout_ms=3000)
+    assert _answered_by(s, ["Ci == Co * PH * PW", "Ci % (PH * PW) != 0"]) == ("unsat", "fresh")
+    assert s.implies([E.parse("Ci == Co * PH * PW")], E.parse("Ci % (PH * PW) == 0")).outcome == Outcome.PROVED
+
+
+def test_one_question_shares_one_budget_and_unknown_is_never_a_pass(monkeypatch):
+    """A fact z3 cannot settle (no cubes add up to a cube): every strategy of the question draws on the same
+    timeout, and the answer is UNKNOWN. The budget is read through the checks' own timeouts, not the clock."""
+    from shapecheck.logic import solver as S
+
+    given: list[int] = []
+    real = S._Session._check
+
+    def check(self, s, slice_ms=None):
+        given.append(self._left_ms() if slice_ms is None else min(self._left_ms(), slice_ms))
+        return real(self, s, slice_ms)
+
+    monkeypatch.setattr(S._Session, "_check", check)
+    s = Solver([Bounds(n, 1, 10**6) for n in "abc"], timeout_ms=600)
+    r = s.implies([], E.parse("a * a * a + b * b * b != c * c * c"))
+    assert r.outcome == Outcome.UNKNOWN and r.reason
+    assert len(given) == 3 and sum(given) <= 600 + 50  # quick, fresh, general; the last one gets what is left
+    assert given[0] <= 100 and given[1] <= 120
+
+
+def test_a_cheap_unknown_is_not_cached_as_the_answer():
+    from shapecheck.logic.solver import CHEAP, CachedSolver
+
+    s = CachedSolver([Bounds(n, 1, 10**6) for n in "abc"], timeout_ms=400)
+    q = [E.parse("a * a * a + b * b * b == c * c * c")]
+    assert s._satisfiable(q, CHEAP).sat is Sat.UNKNOWN
+    before = s.queries
+    assert s._satisfiable(q, ("general",)).sat is Sat.UNKNOWN and s.queries == before + 1  # asked again
+    assert s.satisfiable(q).sat is Sat.UNKNOWN and s.queries == before + 1  # the general unknown is kept
+
+
+def test_spellings_of_one_size_are_proved_without_asking_z3():
+    s = Solver([Bounds("H", 1, 4096), Bounds("W", 1, 4096)])
+    r = s.implies([E.parse("H >= 3")], E.parse("(H - 3) // 2 + 1 == -((2 - H) // 2)"))
+    assert r.outcome == Outcome.PROVED and s.queries == 0
+    assert s.satisfiable([E.parse("W >= 1"), E.parse("2 * H == 3")]).sat is Sat.UNSAT and s.queries == 0
+    assert s.implies([], E.parse("(H - 3) // 2 + 1 == (H - 2) // 2")).outcome == Outcome.REFUTED  # not one size
+    assert s.queries > 0

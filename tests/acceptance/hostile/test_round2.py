@@ -30,7 +30,7 @@ def replaced(text: str, old: str, new: str) -> str:
 def refused(argv: list, names: str, *words: str, cwd=None, seconds: float = FAST) -> str:
     o = run([str(a) for a in argv], **({"cwd": cwd} if cwd else {}))
     judge(o, names=names)
-    assert o.code == 2 and o.seconds < seconds, o
+    assert o.code == 2 and o.cpu < seconds, o
     for w in words:
         assert w in o.stderr, (w, str(o))
     return o.stderr.strip()
