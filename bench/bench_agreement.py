@@ -1,5 +1,6 @@
 """Agreement of `shapecheck verify` with `torch.export(strict=True)`, kernel by kernel: every kernel the tests
-use (the shipped contracts with the installed kernels, tests/kernels, tests/golden/examples) is verified with
+use (the shipped contracts with the installed kernels, the kernels and contracts of tests/kernels,
+tests/golden/examples) is verified with
 --confirm-export, in this one process. Writes the table (kernel, case, verify verdict, export outcome, agree,
 explanation) into bench/README.md between the agreement markers, and prints the two targets:
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib
 import sys
 import time
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ class Target:
     meta: str | None = None
     meta_source: str | None = None
     cases: tuple[str, ...] = ()
+    module: str | None = None  # imported first: it registers the op
 
 
 def _functions(path: Path) -> list[str]:
@@ -76,7 +79,27 @@ def targets(quick: bool) -> list[Target]:
     for ex in sorted(GOLDEN.glob("sc00*.py")):
         out.append(Target(f"golden/{ex.name}", "aten::new_empty", str(GOLDEN / "new_empty.toml"),
                           meta=f"{rel(ex)}:kernel"))
+    for toml in sorted(KERNELS.glob("*.toml")):  # the contracts of tests/kernels, with the kernel torch runs
+        op = _op(toml)
+        module = _registering_module(op)
+        if op.startswith("aten::") and op != "aten::new_empty" or module is not None:
+            out.append(Target(f"{op} ({rel(toml)})", op, str(toml), module=module))
     return out
+
+
+def _op(toml: Path) -> str:
+    return next(line.split("=", 1)[1].strip().strip('"') for line in toml.read_text().splitlines()
+                if line.startswith("op ="))
+
+
+def _registering_module(op: str) -> str | None:
+    """The module of tests/kernels that registers a custom op (imported before verify), None for aten."""
+    if op.startswith("aten::"):
+        return None
+    for py in sorted(KERNELS.glob("*.py")):
+        if f'"{op}' in py.read_text():
+            return f"tests.kernels.{py.stem}"
+    return None
 
 
 def replayed_again(report, contract_path, meta, meta_source) -> int:
@@ -102,12 +125,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="the SDPA-MPS contract on three cases only")
     ap.add_argument("--no-write", action="store_true", help="print the table, leave bench/README.md alone")
+    ap.add_argument("--only", action="append", default=[], help="only the kernels whose label contains this")
     args = ap.parse_args()
     rows, stale, again, unexplained, disagree = [], 0, 0, 0, 0
     start = time.perf_counter()
     summary = []
-    for t in targets(args.quick):
+    chosen = [t for t in targets(args.quick) if not args.only or any(o in t.label for o in args.only)]
+    for t in chosen:
         t0 = time.perf_counter()
+        if t.module:
+            importlib.import_module(t.module)
         r = verify_op(t.op, contract=t.contract, meta=t.meta, meta_source=t.meta_source,
                       options=Options(jobs=1, cases=t.cases, confirm_export=True))
         stale += sum("did not reproduce at" in v.message for v in r.violations)
@@ -126,12 +153,16 @@ def main() -> None:
                 disagree += 1
                 unexplained += (not why) or why.startswith("not explained")
             rows.append((t.label, c.case or "-", c.verdict.value, outcome, agree, why))
-        summary.append(f"{t.label}: {r.verdict.value}, {len(exported)} exported, {time.perf_counter() - t0:.1f}s")
+        mine = [c.export for c in exported]
+        summary.append(f"{t.label}: {r.verdict.value}, {len(exported)} exported, "
+                       f"{sum(x.agrees is False for x in mine)} disagree, "
+                       f"{sum(x.agrees is False and (not x.explanation or x.explanation.startswith('not explained')) for x in mine)} "
+                       f"unexplained, {time.perf_counter() - t0:.1f}s")
         print(summary[-1], flush=True)
     seconds = time.perf_counter() - start
-    table = render(rows, stale, again, disagree, unexplained, len(targets(args.quick)), seconds, args.quick)
+    table = render(rows, stale, again, disagree, unexplained, len(chosen), seconds, args.quick)
     print(table)
-    if not args.no_write:
+    if not args.no_write and not args.only:
         write(table)
 
 

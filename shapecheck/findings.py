@@ -56,6 +56,9 @@ class Violation:
     restricts: str = ""
     suppressed: str = ""  # the reason, when a contract suppression matches
     fix: str = ""  # a suggested fix
+    # the way of running the op whose kernel this is a finding of, where torch.export's and plain
+    # FakeTensorMode's kernels differ: "fake" for plain FakeTensorMode's (``kernel.sources.Kernel.mode``)
+    mode: str = ""
     node: Any = field(default=None, metadata=TRANSIENT)  # the guard/assert/obligation as an expression node
     expected: Any = field(default=None, metadata=TRANSIENT)  # SC002: the contract's shape (or integer) node
     fallback: Any = field(default=None, metadata=TRANSIENT)  # SC002 on a guard_or_* fallback side: export's side
@@ -80,7 +83,7 @@ class Violation:
                                           str(loc.get("text", ""))) if loc else None,
                        counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
                        witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
-                       suppressed=str(d.get("suppressed") or ""))
+                       suppressed=str(d.get("suppressed") or ""), mode=str(d.get("mode") or ""))
         except (KeyError, TypeError, AttributeError, OverflowError) as err:  # OverflowError: int(Infinity)
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
@@ -91,6 +94,8 @@ class Violation:
         d["location"] = None if self.location is None else self.location.to_json()
         if not self.suppressed:
             d.pop("suppressed")
+        if not self.mode:
+            d.pop("mode")
         return d
 
 

@@ -108,6 +108,12 @@ DECLARED: tuple[Option, ...] = (
     Option("confirm_export", "--confirm-export", ("verify",), True, False, is_flag=True,
            help="Also run torch.export(strict=True) on failing cases and a sample of passing ones, with the "
                 "contract's dynamic dims as Dims, and report agreement."),
+    Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
+           help="Where torch.export and plain FakeTensorMode run different kernels (both are checked), fail on "
+                "either's findings; by default the kernel torch.export runs decides."),
+    Option("both_modes", "--both-modes", ("fuzz",), True, False, is_flag=True,
+           help="Where torch.export and plain FakeTensorMode run different kernels (both are run), fail on "
+                "either's failures; by default the kernel torch.export runs decides."),
     # how fast, from where (never the result)
     Option("jobs", "--jobs", ("verify", "gate", "audit"), False, 0, config="jobs", short="-j",
            type=_int_range(0, 64), show_default=True,
@@ -263,6 +269,8 @@ class VerifyOptions:
     confirm_export: bool = False  # run torch.export on failing cases and a sample of passing ones
     export_sample: int = internal(True, 2)  # passing cases to confirm
     jobs: int = 1  # processes for the cases' first traces; 0: one per usable core (Linux), see trace/parallel.py
+    # where torch.export and plain FakeTensorMode run different kernels, both verdicts count (else export's)
+    both_modes: bool = False
     # the case limit the contract was loaded under (``limits.max_cases()``; None: not said). verify does not read
     # it; it is here for the cache key, so that a run that would refuse the contract is not answered from the cache
     max_cases: int | None = None

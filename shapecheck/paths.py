@@ -47,10 +47,15 @@ def base_uris(cwd: Path | None = None) -> dict[str, dict[str, str]]:
 
 
 def relpath(file: str, cwd: Path | None = None) -> str:
-    """``file`` relative to ``cwd`` (default: the current directory) when it lies under it, else as given.
-    For people; machine formats keep the paths they were given."""
+    """``file`` for people: an installed file (torch's, a package's) relative to its ``site-packages``
+    (``torch/_meta_registrations.py``, wherever the environment lives), else relative to ``cwd`` (default: the
+    current directory) when it lies under it, else as given. Machine formats keep the paths they were given."""
     p = Path(file)
     try:
-        return str(p.resolve().relative_to((cwd or Path.cwd()).resolve()))
-    except (ValueError, OSError):
+        resolved = p.resolve()
+    except OSError:
         return file
+    for base in (site_packages(), (cwd or Path.cwd()).resolve()):
+        if resolved.is_relative_to(base):
+            return str(resolved.relative_to(base))
+    return file

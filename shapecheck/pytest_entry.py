@@ -27,14 +27,17 @@ _EXPLICIT: dict[str, BaseException | None] = {}  # the first explicit example (f
 def _prepare(op: str, kwargs: dict[str, Any]) -> Prepared:
     from .kernel.load import load_target
     from .kernel.sources import from_options
-    from .runtime.fuzz import FuzzOptions, prepare, replay_command
+    from .runtime.fuzz import FuzzOptions, prepare, registering_modules, replay_command
 
     contract = kwargs.pop("contract", None)
     source = kwargs.pop("source", None) or from_options(kwargs.pop("meta", None), kwargs.pop("meta_source", None))
     eras = kwargs.pop("eras", ())
-    options = FuzzOptions(eras=(eras,) if isinstance(eras, str) else tuple(eras), **kwargs)
+    imports = kwargs.pop("imports", ())
+    options = FuzzOptions(eras=(eras,) if isinstance(eras, str) else tuple(eras),
+                          imports=(imports,) if isinstance(imports, str) else tuple(imports), **kwargs)
     c, kernel = load_target(op, contract, source)
-    base = replay_command(op, contract=contract, source=source, eras=options.eras)
+    base = replay_command(op, contract=contract, source=source, eras=options.eras,
+                          imports=options.imports or registering_modules(kernel))
     return prepare(c, kernel, options, lambda text: f"{base} --example {shlex.quote(text)}")
 
 
@@ -114,7 +117,8 @@ def fuzz_test(op: str, **kwargs: Any) -> Callable[..., None]:
 
     Keyword arguments: ``contract``, ``source`` (or ``meta``, ``meta_source``, as ``verify``), and the
     ``FuzzOptions`` fields except ``examples``/``seed`` (``eras``, ``cases``, ``path``, ``max_elements``,
-    ``max_side``, ``verify_examples``, ``from_verify``). The number of examples, the seed, the deadline and the
+    ``max_side``, ``verify_examples``, ``from_verify``, ``imports``: what registers the op, for the replay
+    commands a failure prints; by default the file of a custom op's fake kernel, ``both_modes``). The number of examples, the seed, the deadline and the
     database come from the Hypothesis settings in force (a profile, or ``@settings`` on the returned test).
     Nothing runs at collection; verify (``verify_examples=True``, the default) runs once, on first use.
     """

@@ -112,6 +112,12 @@ RULES: dict[str, Rule] = _rules(
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, "verify",
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "
          "message, so that export and compile refuse the input instead of the device"),
+    Rule("SC022", "guard-in-torch-helper",
+         "a guard that torch's own helper (reached from a kernel line) installs when torch.export traces the op "
+         "does not hold on the whole range of the contract's dims: export rejects the Dim range", E, "verify",
+         "the guard is torch's, asked for by the helper the kernel's line calls (broadcasting, reshaping, "
+         "contiguity): give the helper sizes it need not decide (build the shape directly, e.g. unsqueeze/expand "
+         "instead of broadcasting a size that may be 1), or make the condition a contract precondition"),
     Rule("SC030", "audit-constant-comparison",
          "the kernel branches on a comparison of input sizes with a constant other than 0/1, and the op accepts "
          "both sides", E, "audit", "remove the branch from shape inference (it copies a runtime choice), or make "

@@ -24,6 +24,10 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from ..errors import UnknownOpError, UnsupportedTorchError
 from ..findings import SourceLoc
 from ..logic import expr as E
+from .attribution import Own as Own
+from .attribution import origin as origin
+from .attribution import stack_frames as stack_frames
+from .attribution import traceback_frames as traceback_frames
 
 try:
     from torch._dispatch.python import enable_python_dispatcher
@@ -84,13 +88,16 @@ def quiet_torch_logging() -> Iterator[None]:
 
 class _FallbackRecorder:
     """Replaces ShapeEnv._log_suppressed_dde (torch 2.13: the one place every guard_or_* fallback passes,
-    where torch only logs). Kept when the frames between it and the nearest kernel frame are all torch's
-    guard machinery: the kernel asked. A fallback that torch's own helpers asked for (``_broadcast_shapes``,
-    ``is_contiguous_or_false``, ...) is kept too, flagged as not the kernel's own, at the kernel line that called
-    the helper: the trace's outputs hold only where torch's assumption does."""
+    where torch only logs). Kept when the frames between it and the nearest frame of the kernel's own code are
+    all torch's guard machinery: the kernel asked. A fallback that torch's own helpers asked for
+    (``_broadcast_shapes``, ``should_expand``, ...) is kept too, flagged as not the kernel's own, at the kernel
+    line that called the helper: the trace's outputs hold only where torch's answer does. torch's layout logic
+    (contiguity, strides, memory format: ``_prims_common``, ``_prims``) is left out: its answer decides a
+    layout, never a size (whether torch.export installs such a guard is the backed run's question,
+    ``_torch.backed``)."""
 
-    def __init__(self, files: set[str] | frozenset[str]) -> None:
-        self.files = {os.path.abspath(f) for f in files}
+    def __init__(self, own: Own) -> None:
+        self.own = own
         self.found: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
 
     def __call__(self, expr: Any, assumed: bool) -> None:
@@ -100,12 +107,13 @@ class _FallbackRecorder:
         frame = sys._getframe(1)
         own = True
         while frame is not None:
-            path = os.path.abspath(frame.f_code.co_filename)
-            if path in self.files:
-                text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-                self.found.append((expr, bool(assumed), SourceLoc(frame.f_code.co_filename, frame.f_lineno,
-                                                                  frame.f_code.co_name, text), own))
+            code = frame.f_code
+            if self.own.code(code):
+                text = linecache.getline(code.co_filename, frame.f_lineno).strip()
+                self.found.append((expr, bool(assumed), SourceLoc(code.co_filename, frame.f_lineno,
+                                                                  code.co_name, text), own))
                 return
+            path = os.path.abspath(code.co_filename)
             if path not in _GUARD_MACHINERY:
                 if own and path.startswith(_LAYOUT_HELPERS):
                     return  # contiguity, strides, memory format: decides the layout, never a size
@@ -122,14 +130,15 @@ class TraceEnv:
     every size in the bounds, 0 and 1 included (shared/docs/verification-design.md section 1).
     """
 
-    def __init__(self, files: set[str] | frozenset[str] = frozenset()) -> None:
+    def __init__(self, files: Own | set[str] | frozenset[str] = frozenset()) -> None:
         self.shape_env = ShapeEnv()
+        own = Own.of(files)
         # guard_or_false / guard_or_true called by the kernel itself on an undecidable size expression:
         # unbacked, torch answers with the fallback and goes on; with example values (torch.export) the
         # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
-        recorder = _FallbackRecorder(files)
+        recorder = _FallbackRecorder(own)
         self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
-        if files and hasattr(self.shape_env, "_log_suppressed_dde"):
+        if own and hasattr(self.shape_env, "_log_suppressed_dde"):
             self.shape_env._log_suppressed_dde = recorder
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
@@ -145,6 +154,7 @@ class TraceEnv:
         # signal, reported by shapecheck itself
         self._stack.enter_context(quiet_torch_logging())
         self._stack.enter_context(self.mode)
+        # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())
         return self
 
@@ -299,18 +309,21 @@ def is_symint(x: Any) -> bool:
 # Source locations
 
 
-def kernel_frame(frames: list[Any], files: set[str]) -> SourceLoc | None:
-    """The innermost frame in the kernel's own file(s); else the innermost outside torch and shapecheck."""
-    norm = {os.path.abspath(f) for f in files}
+def kernel_frame(frames: list[Any], files: Own | set[str]) -> SourceLoc | None:
+    """The innermost frame of the kernel's own code; else the innermost outside torch and shapecheck among the
+    frames below shapecheck's own call (the command line, pytest and click above it are never the kernel's)."""
+    own = Own.of(files)
     chosen = None
     for fr in reversed(frames):
-        if os.path.abspath(fr.filename) in norm:
+        if own.at(fr.filename, fr.name, fr.lineno):
             chosen = fr
             break
     if chosen is None:
         for fr in reversed(frames):
             path = os.path.abspath(fr.filename)
-            if not path.startswith(TORCH_DIR) and not path.startswith(SHAPECHECK_DIR) and "<" not in fr.filename:
+            if path.startswith(SHAPECHECK_DIR + os.sep):
+                break  # shapecheck called the kernel from here: what lies above is its caller
+            if not path.startswith(TORCH_DIR) and "<" not in fr.filename:
                 chosen = fr
                 break
     if chosen is None:
@@ -319,23 +332,19 @@ def kernel_frame(frames: list[Any], files: set[str]) -> SourceLoc | None:
 
 
 @contextlib.contextmanager
-def return_sites(files: set[str], sink: list[SourceLoc]) -> Iterator[None]:
-    """Record the return statements of frames in ``files``; the last one is the outermost kernel frame's."""
+def return_sites(files: Own | set[str], sink: list[SourceLoc]) -> Iterator[None]:
+    """Record the return statements of frames of the kernel's own code; the last one is the outermost kernel
+    frame's."""
     import sys
 
-    norm = {os.path.abspath(f) for f in files}
+    own = Own.of(files)
     previous = sys.getprofile()
-    mine: dict[str, bool] = {}
 
     def hook(frame, event, arg):
         if event != "return":
             return
-        name = frame.f_code.co_filename
-        hit = mine.get(name)
-        if hit is None:
-            hit = mine[name] = os.path.abspath(name) in norm
-        if hit:
-            sink.append(SourceLoc(name, frame.f_lineno, frame.f_code.co_name))
+        if own.code(frame.f_code):
+            sink.append(SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
 
     sys.setprofile(hook)
     try:
@@ -401,13 +410,6 @@ def installed_meta(op: Any) -> Any | None:
     return fn
 
 
-def kernel_function(op: Any) -> Any | None:
-    """The Python function an op's meta kernel runs (its meta registration, else its torch.library fake
-    function), or None when the kernel is C++: what the result cache fingerprints (``cache.key``)."""
-    fn = installed_meta(op)
-    return fn if fn is not None else fake_kernel(op)
-
-
 def fake_kernel(op: Any) -> Any | None:
     """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
     ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose
@@ -446,16 +448,6 @@ def _cell_full(cell: Any) -> bool:
         return True
     except ValueError:
         return False
-
-
-def has_meta_kernel(op: Any) -> bool:
-    name = op.name()
-    if installed_meta(op) is not None:
-        return True
-    for key in ("Meta", "CompositeImplicitAutograd", "CompositeExplicitAutogradNonFunctional"):
-        if torch._C._dispatch_has_kernel_for_dispatch_key(name, key):
-            return True
-    return False
 
 
 def function_file(fn: Any) -> str | None:

@@ -31,6 +31,7 @@ from ..trace.run import (
     guard_trace,
     kernel_failure,
     missing_name,
+    own_code,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
 from .inputs import OpInputs, materialize, static_error
@@ -67,7 +68,7 @@ class OpAudit:
 
 def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) -> Trace:
     """The kernel on ``inputs`` with every dim an unbacked size in [MIN_SIZE, MAX_SIZE], under assumptions."""
-    with C.TraceEnv(kernel.files) as env:
+    with C.TraceEnv(own_code(kernel)) as env:  # a torch kernel's own code objects too (its guard_or_* answers)
         syms = {d: env.size(MIN_SIZE, MAX_SIZE) for d, _ in inputs.dims()}
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:

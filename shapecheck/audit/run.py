@@ -102,6 +102,7 @@ def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[st
     kernel), that matches one of ``patterns`` (all when none), sorted."""
     from .._torch import audit as CA
     from .._torch import core as C
+    from .._torch import kernels as K
 
     out = []
     for raw in CA.all_op_names():
@@ -118,7 +119,7 @@ def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[st
             op = C.resolve_op(raw)
         except Exception:  # noqa: BLE001 - a name torch lists but cannot resolve: not an op to audit
             continue
-        if CA.is_functional(op) and C.has_meta_kernel(op):
+        if CA.is_functional(op) and K.has_fake_kernel(op):
             out.append(name)
     return sorted(set(out))
 
@@ -127,8 +128,8 @@ def _adapted(kernel: Any) -> Any:
     """A kernel with a Python signature (``--meta-source``) called with the schema's arguments: keywords
     and trailing positionals it does not take are left out (they are at their schema default)."""
     sig = kernel.signature
-    if sig is None or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
-        return kernel
+    if sig is None or kernel.via_op or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values()):
+        return kernel  # a candidate called through the op takes the op's arguments
     params = sig.parameters
     positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params.values())
     var_positional = any(p.kind == p.VAR_POSITIONAL for p in params.values())

@@ -508,10 +508,9 @@ def verify_store(key_parts: dict[str, Any], contract: Any, kernel: Any, report: 
 
 
 def kernel_function(kernel: Any) -> Any:
-    """The Python function whose source is the kernel: the one ``--meta``/``--meta-source`` gave, or the
-    installed torch's meta (or torch.library fake) function; None for a kernel written in C++."""
-    if kernel.op is None:
-        return kernel.fn
-    from .._torch import core as C
-
-    return C.kernel_function(kernel.op)
+    """The Python function whose source is the kernel: the one ``--meta``/``--meta-source`` gave, or the function
+    the installed torch runs for the op (``_torch.kernels.resolve_kernel``: a meta registration, a decomposition,
+    a FakeTensor rule, a torch.library fake); None for a kernel written in C++."""
+    if kernel.function is not None:
+        return kernel.function
+    return kernel.fn if kernel.op is None else None

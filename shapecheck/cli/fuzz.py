@@ -38,15 +38,16 @@ def fuzz() -> None:
 @kernel_source("fuzz", meta_help="Fuzz this Python function as the op's meta kernel.",
                meta_source_help="A _meta_registrations.py-style file: fuzz the function it registers for OP.")
 @options("fuzz", "examples", "seed", "eras", "cases", "path", "max_elements", "max_side", "explicit", "verify_examples",
-         "from_verify", "device")
+         "from_verify", "both_modes", "device")
 @output_options("fuzz")
 @max_cases_option("fuzz")
 def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
-                verify_examples, from_verify, device, fmt, outputs, quiet):
+                verify_examples, from_verify, both_modes, device, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).
 
-    Each example checks (1) the meta kernel's output shapes, on meta tensors and under FakeTensorMode,
-    against the contract; (2) the runtime reference's dispatch against the contract's paths and its output 0
+    Each example checks (1) the fake kernel run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed
+    sizes at the example; torch.export's kernel, and plain FakeTensorMode's where it differs): it raises
+    nothing, installs no guard that restricts the dynamic dims, and returns the contract's outputs; (2) the runtime reference's dispatch against the contract's paths and its output 0
     against the meta kernel's (shape, dtype, density); (3) the reference's values against the float64 math.
     Runtime findings carry the rule codes of `ref check` (SC010-SC014), whose [[suppress]] tables apply.
     Checks 2 and 3 need a reference: metal_ref for aten::_scaled_dot_product_attention_math_for_mps, the op's
@@ -64,7 +65,8 @@ def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path
 
     options = FuzzOptions(examples=examples, seed=seed, eras=tuple(eras), cases=tuple(cases), path=path,
                           max_elements=max_elements or DEFAULT_MAX_ELEMENTS, max_side=max_side or DEFAULT_MAX_SIDE,
-                          verify_examples=verify_examples and not explicit, from_verify=from_verify, device=device)
+                          verify_examples=verify_examples and not explicit, from_verify=from_verify, device=device,
+                          imports=tuple(imports), both_modes=both_modes)
     if explicit:
         report = check_examples(op, explicit, contract=contract, source=source, options=options)
     else:

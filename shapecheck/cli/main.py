@@ -46,9 +46,9 @@ def verify() -> None:
 @options("verify", "max_traces", "timeout_ms")
 @case_era_options("verify")
 @max_cases_option("verify")
-@options("verify", "full", "explore", "confirm_export", "context", "jobs", "cache")
+@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "jobs", "cache")
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, cases, eras, full, explore,
-                  confirm_export, context, jobs, cache):
+                  confirm_export, both_modes, context, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from ..result.run import ContractRun, RunResult
 

@@ -137,25 +137,10 @@ def load_kernel(source: KernelSource, op: str) -> Kernel:
 
 
 def installed_kernel(op_name: str) -> Kernel:
-    """The op as dispatched by the installed torch: its registered meta kernel under FakeTensorMode."""
-    op = C.resolve_op(op_name)
-    if not C.has_meta_kernel(op):
-        raise TargetError(f"op {op_name!r} has no meta kernel in torch {C.TORCH_VERSION} "
-                          "(no Python meta registration and no Meta/composite dispatch kernel)")
-    meta = C.installed_meta(op)
-    fake = C.fake_kernel(op) if meta is None else None
-    own = meta if meta is not None else fake
-    files = {f for f in [C.function_file(own)] if f} if own is not None else set()
+    """The op as the installed torch runs it on FakeTensors (``kernel.resolved``)."""
+    from .resolved import installed_kernel as installed
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return op(*args, **kwargs)
-
-    if fake is not None:  # a torch.library fake kernel: named as its author sees it
-        where = _definition(fake)
-        name = f"{op_name} fake kernel" + (f", {Path(where.file).name}:{where.line}" if where else "")
-    else:
-        name = f"installed torch {C.TORCH_VERSION}" + (f" ({meta.__name__})" if meta is not None else "")
-    return Kernel(name, call, frozenset(files), None, op, _definition(own))
+    return installed(op_name)
 
 
 def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
@@ -172,8 +157,19 @@ def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
     op = _op_or_none(op_name)
-    return Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
-                  _signature(fn), None, _definition(fn), schema=_schema(op))
+    kernel = Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                    _signature(fn), None, _definition(fn), schema=_schema(op), function=fn)
+    return _through_op(kernel, fn, op, None)
+
+
+def _through_op(kernel: Kernel, fn: Any, op: Any, registration: str | None) -> Kernel:
+    """A candidate for an op torch knows is called through the op, in torch's slot (``kernel.resolved``); one
+    for an op torch does not know is called directly."""
+    if op is None:
+        return kernel
+    from .resolved import candidate_kernel
+
+    return candidate_kernel(kernel, fn, op, registration)
 
 
 def _imported(path: Path) -> Any:
@@ -274,8 +270,14 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     op = _op_or_none(op_name)
-    return Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
-                  _signature(fn), None, loc, caveats, schema=_schema(op))
+    kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn)
+    return _through_op(kernel, fn, op, _registering_name(registration.decorator))
+
+
+def _registering_name(dec: ast.expr) -> str:
+    func = dec.func if isinstance(dec, ast.Call) else dec
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "register_meta")
 
 
 def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict) -> tuple | None:

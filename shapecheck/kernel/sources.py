@@ -108,19 +108,40 @@ def from_options(meta: str | None = None, meta_source: str | None = None) -> Ker
 
 @dataclass(frozen=True)
 class Kernel:
-    """A kernel under test: how to call it and which files count as 'the kernel's own lines'."""
+    """A kernel under test: how to call it and which code counts as 'the kernel's own lines'."""
 
     name: str
     fn: Callable[..., Any]
-    files: frozenset[str]
+    files: frozenset[str]  # files whose every line is the kernel's (a kernel file of the user's)
     signature: inspect.Signature | None = None
-    op: Any = None  # the OpOverload when the kernel is reached through the op
+    op: Any = None  # the OpOverload when the kernel is the installed torch's, reached through the op
     definition: SourceLoc | None = None  # where the kernel function is defined (for findings without a line)
     # why what runs is not exactly the kernel asked for (a helper the file could not define here): each
     # makes the verdict inconclusive
     caveats: tuple[tuple[SourceLoc, str], ...] = ()
     # the op's schema, for a function kernel of an op torch knows: arguments bind by it (``binding``)
     schema: tuple[SchemaArg, ...] | None = None
+    # the code objects that are the kernel's own (a torch kernel function's body and the code nested in it)
+    codes: frozenset[Any] = frozenset()
+    # which way of running the op on FakeTensors reaches this kernel: "" every way, "export" torch.export and
+    # torch.compile (the Python dispatcher on), "fake" plain FakeTensorMode (``_torch.kernels.Mode``)
+    mode: str = ""
+    # the kernel plain FakeTensorMode runs, when it is not this one (export's): checked too
+    other: Kernel | None = None
+    notes: tuple[str, ...] = ()  # what the user should know about which kernel runs (in words)
+    # a candidate called through the op: ``fn`` takes the op's arguments (``signature`` is the candidate's own,
+    # for binding a case's arguments), and ``install()`` puts the candidate in torch's slot for a whole run
+    via_op: bool = False
+    install: Callable[[], Any] | None = None
+    direct: Callable[..., Any] | None = None  # a candidate called through the op, called directly (replays)
+    function: Any = None  # the Python function whose source is the kernel (the result cache fingerprints it)
+
+    @property
+    def modes_text(self) -> str:
+        """Which runs of the op reach the kernel, in words."""
+        return {"": "", "export": "torch.export and torch.compile (FakeTensorMode under the Python dispatcher)",
+                "fake": "plain FakeTensorMode without the Python dispatcher (meta-device model init, FakeTensorProp, "
+                        "shape propagation)"}[self.mode]
 
 
 class NotApplicable(Exception):

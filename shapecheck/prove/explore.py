@@ -206,15 +206,18 @@ class _CaseExplorer(_CaseFindings):
         # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
         # holds only where the assumption does, but the branch is torch's, not the kernel's
         violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
-        if violating and self.key("SC001", text, t.loc) not in self.seen:
+        # a guard torch's helper (or a sub-op's C++ kernel) asked for, reached from the kernel's line: SC022
+        code = "SC022" if t.origin else "SC001"
+        if violating and self.key(code, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else
                    f" (through guard_or_false/guard_or_true: with unbacked sizes torch assumed "
                    f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
+            who = f"{t.origin}, reached from the kernel's line," if t.origin else "the kernel"
             self.add(Violation(
-                code="SC001", case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+                code=code, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
                 counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
                 restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
-                message=f"the kernel branches on {text}, which does not hold on the whole range of "
+                message=f"{who} branches on {text}, which does not hold on the whole range of "
                 f"{', '.join(gdims)}{via}"))
         # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
         # violation that an earlier case explored): the case is traced straight on the regions of that case's

@@ -126,6 +126,8 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dic
         lo = solver.extreme([case.domain], rep, lowest=True)
         hi = solver.extreme([case.domain], rep, lowest=False)
         lo, hi = (d.min if lo is None else lo), (d.max if hi is None else hi)
+        if lo == hi and rep not in bases:
+            continue  # one value over the domain: a static size for export (a Dim needs min < max)
         if rep in derived:
             base, a, b = derived[rep]
             out[name] = DimSpec(rep, lo, hi, base, a, b)
@@ -231,13 +233,20 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             a, kw = rebind(kernel.schema, kernel.signature, a, kw)
         return kernel.fn(*a, **kw)
 
-    install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
-    with install, _quiet():
+    if kernel.via_op and kernel.install is None:
+        return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
+                      + ")")
+    if kernel.via_op:  # the candidate in the slot torch.export runs (kernel.resolved)
+        install = kernel.install()
+    else:
+        install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
+    with install as probe, _quiet():
         try:
             export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
-            if kernel.op is None and not reached:
+            if kernel.op is None and not (probe.reached if kernel.via_op else reached):
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
-                               "op through its own fake implementation, not the Python meta table)")
+                              "op through another kernel: " + ("; ".join(kernel.notes) or "its own fake "
+                                                                "implementation") + ")")
             return True, "export succeeded"
         except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
             ours = _shapecheck_error(err)
@@ -319,7 +328,7 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
     reasons = []
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
-        if v.code in ("SC001", "SC003", "SC004"):
+        if v.code in ("SC001", "SC003", "SC004", "SC022"):
             cond = v.node
             if cond is not None and v.code != "SC003":
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
@@ -335,12 +344,18 @@ def explain(case: BoundCase, violations: list[Violation], export_ok: bool, messa
                 if other:
                     reasons.append(other)
         elif v.code == "SC002":
-            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know output 0 should be "
-                           f"{_shape_text(v)}; the traced graph is consistent with the meta kernel")
+            which = re.match(r"(output \d+)", v.expr)
+            reasons.append(f"SC002 on {v.path}: export has no contract, so it cannot know "
+                           f"{which.group(1) if which else 'the output'} should be {_shape_text(v)}; the traced "
+                           "graph is consistent with the meta kernel")
         elif v.code in ("SC017", "SC018", "SC019"):
             what = {"SC017": "dtype", "SC018": "strides", "SC019": "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
                            "meta kernel; the traced graph is consistent with it")
+        elif v.code == "SC020":
+            reasons.append(f"SC020 on {v.path}: export traces the fake's range for a data-dependent size and has no "
+                           "contract for the runtime's, so it succeeds; the exported program asserts the fake's range "
+                           f"when it runs, and fails where the runtime gives a value outside it ({v.counterexample})")
         elif v.code == "SC021":
             reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
                            "accepts them too (the finding is that export succeeds where the device would refuse)")

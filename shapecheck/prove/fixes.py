@@ -20,7 +20,7 @@ def suggest_fixes(run, solver: Solver) -> list[Violation]:
 def _suggest(v: Violation, run, solver: Solver) -> str:
     if v.code == "SC002" and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
-    if v.code == "SC016":
+    if v.code in ("SC016", "SC020"):
         return v.fix or v.rule.fix
     if v.code != "SC001":
         return v.rule.fix

@@ -177,7 +177,8 @@ class _Check:
                                      f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
                                      f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
                                      f"program fails its runtime assertion there", point, (n,))
-                return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh))
+                return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh),
+                               fix=_range_fix(n, point.get(n), flo, hi))
             wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
             if wider.sat is Sat.SAT:
                 notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
@@ -276,3 +277,13 @@ def _walk(node: E.Node) -> list[E.Node]:
         out.append(n)
         todo.extend(E.children(n))
     return out
+
+
+def _range_fix(name: str, value: int | None, least: int | None, most: E.Node) -> str:
+    """SC020's fix for the side of the range the kernel misses: its minimum (a value below the fake's least)
+    or its maximum (a bound the fake states with torch._check that the runtime exceeds)."""
+    if value is not None and least is not None and value < least:
+        return (f"create {name} with torch.library.get_ctx().new_dynamic_size() (minimum 0), not the deprecated "
+                "create_unbacked_symint() (minimum 2), so that the fake admits the runtime's smallest values")
+    return (f"the fake bounds {name} below the runtime's maximum ({E.to_text(most)}): loosen its torch._check (or "
+            f"the max= of new_dynamic_size) to the runtime's bound, so that {name}={value} is admitted")

@@ -40,11 +40,17 @@ class Run:
 
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
+    if kernel.via_op and kernel.direct is not None:
+        # the candidate's own code, called directly: each tensor it makes is seen to come from its line (torch's
+        # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
+        kernel = replace(kernel, fn=kernel.direct, via_op=False)
     def make_args(empty):
         return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype),
                          lambda a: concrete_size(a, point))
 
-    result, error, steps, origin = static_run(kernel.fn, make_args, set(kernel.files))
+    from ..trace.run import own_code
+
+    result, error, steps, origin = static_run(kernel.fn, make_args, own_code(kernel))
     outs = result if isinstance(result, (tuple, list)) else (result,)
     if error is not None:
         return Run((), error, tuple(steps))
@@ -71,25 +77,24 @@ def _shape_logic() -> tuple[str, ...]:
                                                         os.path.join("nn", "functional.py")))
 
 
-def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | None, list[tuple], Any]:
+def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list[tuple], Any]:
     """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
     ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
-    steps are the bytecode offsets the kernel's own files ran and the lines of torch's shape logic, each
-    with the kernel line active at the time, in order; ``origin(x)`` is the kernel line that made the output
-    tensor ``x`` (or None)."""
+    steps are the bytecode offsets the kernel's own code (``own``: a ``_torch.core.Own``, or its files) ran and
+    the lines of torch's shape logic, each with the kernel line active at the time, in order; ``origin(x)`` is
+    the kernel line that made the output tensor ``x`` (or None)."""
     import torch
 
     from .._torch import core as C
 
-    own = {os.path.abspath(f) for f in files}
+    own = C.Own.of(own)
     logic = _shape_logic()
     steps: list[tuple] = []
     current = [0]
-    own_codes: set[str] = set()
     made: dict[int, SourceLoc] = {}
 
     def local(frame: Any, event: str, arg: Any) -> Any:
-        if frame.f_code.co_filename in own_codes:
+        if own.code(frame.f_code):
             if event in ("opcode", "line"):
                 current[0] = frame.f_lineno
                 steps.append((frame.f_code.co_filename, frame.f_lineno, frame.f_lasti, current[0]))
@@ -98,12 +103,10 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
         return local
 
     def global_(frame: Any, event: str, arg: Any) -> Any:
-        path = frame.f_code.co_filename
-        if path in own_codes or os.path.abspath(path) in own:
-            own_codes.add(path)
+        if own.code(frame.f_code):
             frame.f_trace_opcodes = True
             return local
-        return local if path.startswith(logic) else None
+        return local if frame.f_code.co_filename.startswith(logic) else None
 
     class Origins(torch.overrides.TorchFunctionMode):
         """Which kernel line made each tensor: the innermost kernel frame when a torch function returned it."""
@@ -111,7 +114,7 @@ def static_run(fn: Any, make_args: Any, files: set[str]) -> tuple[Any, str | Non
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             out = func(*args, **(kwargs or {}))
             frame = sys._getframe(1)
-            while frame is not None and frame.f_code.co_filename not in own_codes:
+            while frame is not None and not own.code(frame.f_code):
                 frame = frame.f_back
             if frame is not None:
                 loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,

@@ -41,7 +41,13 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
     from .._torch.core import quiet_torch_logging
 
     with quiet_torch_logging():
-        return _verify_contract(contract, kernel, options, on_case)
+        report = _verify_contract(contract, kernel, options, on_case)
+        if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
+            from .modes import with_other_mode
+
+            report = with_other_mode(report, contract, kernel, options,
+                                     lambda c, k, o: _verify_contract(c, k, o, on_case))
+        return report
 
 
 def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
@@ -95,7 +101,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     from .._torch import core as C
 
     return Report(contract.op, contract.file, kernel.name, verdict, results, violations,
-                  time.perf_counter() - start, C.TORCH_VERSION)
+                  time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
 
 
 EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and exclude within the dims' ranges and "
@@ -120,6 +126,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .replay import replay
 
     run.violations = replay(kernel, case, run.violations)
+    from .helper_guards import helper_guards
+
+    run.violations.extend(v for v in helper_guards(kernel, case, solver) if _new(v, run.violations))
     _unexplored(run, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
@@ -136,6 +145,12 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     outputs = tuple(dict.fromkeys(tuple(o.formula for o in leaf.trace.outputs) for leaf in run.leaves))
     return (CaseResult(case.id, verdict_of(run.violations), run.traces, len(run.leaves), tuple(run.paths), "",
                        run.truncated, run.shared_with, pmap, outputs=outputs, notes=tuple(notes)), run.violations)
+
+
+def _new(v: Violation, found: list[Violation]) -> bool:
+    loc = (v.location.file, v.location.line) if v.location else None
+    return all((f.code, f.expr, (f.location.file, f.location.line) if f.location else None) != (v.code, v.expr, loc)
+               for f in found)
 
 
 def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
@@ -212,8 +227,20 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
             case = cases.get(r.case) or bind_case(contract, {})
             mine = [v for v in violations if v.case == r.case]
             r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
+            if r.export.agrees is False and r.export.explanation.startswith("not explained"):
+                violations.append(_unexplained(r))
         out.append(r)
     return out
+
+
+def _unexplained(r: CaseResult) -> Violation:
+    """A disagreement with torch.export that no established cause explains: shapecheck's verdict on the case
+    is not one to bet on, so the run is inconclusive (SC005), never a pass or a plain fail."""
+    x = r.export
+    said = "succeeds" if x.succeeded else "fails"
+    return Violation(code="SC005", case=r.case, expr="torch.export disagrees", counterexample=dict(x.example or {}),
+                     message=f"torch.export(strict=True) {said} on this case, shapecheck says {r.verdict.value}, and "
+                     f"no established cause explains the difference ({x.explanation}); at {x.example}")
 
 
 def export_sample(passing: list[BoundCase], least: int) -> set[str]:

@@ -44,6 +44,10 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
     lines = [f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
              f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
              f"{report.seconds:.2f}s; kernel: {report.kernel})"]
+    if report.kernel_modes:
+        lines.append("  torch runs two kernels for this op; both were checked:")
+        lines += [f"    {runs}: {kernel}: {verdict.upper()}" for runs, kernel, verdict in report.kernel_modes]
+    lines += [f"  note: {n}" for n in report.notes]
     if not quiet:
         lines.extend(_path_summary(checked))
     groups = sorted(group(active), key=lambda g: _place_key(g[0]))

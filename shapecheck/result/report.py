@@ -52,6 +52,9 @@ class Report:
     seconds: float = 0.0
     torch_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict, metadata=TRANSIENT)
+    # where torch.export and plain FakeTensorMode run different kernels: (which runs, kernel, verdict) each
+    kernel_modes: tuple[tuple[str, str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # which kernel torch runs, where the user should know (in words)
 
     @property
     def exit_code(self) -> int:
@@ -63,5 +66,9 @@ class Report:
                "violations": [v.to_json() for v in self.violations if not v.suppressed],
                "suppressed": [v.to_json() for v in self.violations if v.suppressed],
                "seconds": round(self.seconds, 3)}
+        if self.kernel_modes:
+            out["kernel_modes"] = [{"runs": m, "kernel": k, "verdict": v} for m, k, v in self.kernel_modes]
+        if self.notes:
+            out["notes"] = list(self.notes)
         out.update(self.extra)
         return out

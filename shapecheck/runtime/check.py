@@ -14,14 +14,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._torch import core as C
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
 from ..search.examples import Example, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
-from ..trace.run import call_args, concrete_size, kernel_failure, made
+from ..trace.run import call_args
 from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure
 from .reference import Unmodelled, accepted_by, compare_values, live_runtime_suppressions, reference_for
 
@@ -33,7 +32,7 @@ class Checker:
 
     def __init__(self, contract: Contract, kernel: Kernel, *, eras: tuple[str, ...] = (),
                  max_elements: int = DEFAULT_MAX_ELEMENTS, replay: Callable[[str], str] | None = None,
-                 device: str = "cpu"):
+                 device: str = "cpu", both_modes: bool = False):
         self.contract = contract
         self.kernel = kernel
         self.eras = eras or contract.eras
@@ -46,7 +45,9 @@ class Checker:
             self.reference_note = self.reference.describe(self.eras)
         # runtime deviations the contract accepts ([[suppress]] of SC010-SC014, as `ref check` reads them)
         self.accepted = live_runtime_suppressions(contract)
-        self.fake = C.static_fake_mode()
+        self.both_modes = both_modes
+        self._decided: dict[tuple, str | None] = {}  # (case, guard, export only) -> the rule it breaks
+        self._z3: Any = None
         self.timings: dict[str, float] = {}
         self.notes: Counter[str] = Counter()
         self.paths: Counter[str] = Counter()
@@ -101,34 +102,173 @@ class Checker:
             self._runtime_checks(ex, era, holding[era], args, outs, fail)
 
     def _meta_checks(self, ex: Example, holding: dict[str, list[BoundPath]], fail: _Fail) -> list[Any]:
-        """Check 1: the meta kernel on meta tensors and under a static FakeTensorMode; returns its outputs (on
-        meta tensors)."""
-        dims = ex.values
-        start = time.perf_counter()
-        outs = _call(self.kernel, ex.arguments("meta"), ex, fail, "meta")
-        self._time("meta", start)
-        start = time.perf_counter()
-        with self.fake:
-            fake_outs = _call(self.kernel, ex.arguments(None), ex, fail, "FakeTensorMode")
-        self._time("fake", start)
+        """Check 1: the fake kernel run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed sizes at the
+        example: ``fake_run``), for the kernel torch.export runs and, where plain FakeTensorMode runs another,
+        that one too (its failures count with ``both_modes``, else they are notes): the kernel raises nothing,
+        installs no guard that restricts the contract's dims, and returns the contract's outputs (shapes, and
+        what output tables state: dtype, layout, None, a data-dependent size's range). Where a dynamic dim is 0
+        or 1, the program torch.export builds (traced from 2) is run at the example too. Returns the export
+        kernel's outputs at the example (meta tensors; ``DataDependent`` where the data decides a size)."""
         paths = [p for ps in holding.values() for p in ps]
         if not paths:
             self.notes["no contract path holds: output shapes unchecked"] += 1
-        for check, got in (("meta-shape", outs), ("fake-shape", fake_outs)):
-            for p in paths:
-                for j, want in enumerate(p.outputs):
-                    if want is None:
-                        continue
-                    expected = E.evaluate(want, dims)
-                    actual = describe(got[j]) if j < len(got) else "nothing"
-                    if actual != fmt_value(expected):
-                        raise fail(check, fmt_value(expected), actual,
-                                   f"output {j} is {actual} but path {p.id}@{p.era} says {fmt_value(expected)}")
-        for j, (a, b) in enumerate(zip(outs, fake_outs)):
-            if describe(a) != describe(b) or dtype_name(a) != dtype_name(b):
-                raise fail("fake-shape", f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
-                           f"output {j} under FakeTensorMode differs from the meta tensor run")
-        return outs
+        runs = [("meta-shape", self.kernel, True)]
+        if self.kernel.other is not None:
+            runs.append(("fake-shape", self.kernel.other, self.both_modes))
+        found = []
+        for check, kernel, counted in runs:
+            start = time.perf_counter()
+            outs = self._fake(kernel, ex, fail, counted)
+            self._time("fake" if check == "fake-shape" else "meta", start)
+            if outs is None:
+                continue
+            found.append(outs)
+            # what an output table states (dtype, layout, None) is the runtime reference's to compare where there
+            # is one (SC015: the real op's layout); without one, the table is all there is to compare with
+            tables = "all" if self.reference is None else "sizes"
+            for code, expected, actual, message in contract_differences(paths, outs, ex.values, tables):
+                self._failed(fail, counted, kernel, check, expected, actual, message, code)
+        if len(found) == 2:
+            for j, (a, b) in enumerate(zip(*found)):
+                if describe(a) != describe(b) or dtype_name(a) != dtype_name(b):
+                    self._failed(fail, self.both_modes, self.kernel.other, "fake-shape",
+                                 f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
+                                 f"output {j} under plain FakeTensorMode differs from torch.export's kernel's")
+        if found and paths:
+            self._export_program(ex, paths, fail)
+        return found[0] if found and runs[0][2] else []
+
+    def _export_program(self, ex: Example, paths: list[BoundPath], fail: _Fail) -> None:
+        """Where a dynamic dim is 0 or 1 at the example, torch.export traces from 2 and runs that program here:
+        its outputs at the example must be the contract's too (a guard_or_false fallback taken for every size)."""
+        from .._torch.backed import holds_at
+        from ..logic import expr as E
+        from .fake_run import fake_run
+
+        low = [d.name for d in ex.case.dims if d.dynamic and ex.values.get(d.name) in (0, 1)]
+        if not low:
+            return
+        traced_at = {**ex.values, **{n: 2 for n in low}}
+        if E.evaluate(ex.case.domain, traced_at) is not True:
+            return
+        start = time.perf_counter()
+        run = fake_run(self.kernel, ex.case, ex.values, export_view=True)
+        self._time("meta", start)
+        if run.error is not None or any(holds_at(g.expr, run.names, ex.values) is not True for g in run.guards
+                                        if not g.fallback):
+            return  # export would fail to trace, or its program refuses the example: not a shape (a guard_or_*
+            # fallback is no guard there: export decides it from sizes >= 2)
+        at = ", ".join(f"{n}=2" for n in low)
+        for code, expected, actual, message in contract_differences(paths, run.outputs, ex.values):
+            raise fail("meta-shape", expected, actual, f"torch.export's program (traced with {at}) at the example: "
+                       f"{message}", code)
+
+    def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
+        from .fake_run import fake_run
+
+        run = fake_run(kernel, ex.case, ex.values)
+        if run.error is not None:
+            err = run.error
+            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            self._failed(fail, counted, kernel, "kernel-error", "outputs", type(err).__name__,
+                         f"the meta kernel raised {type(err).__name__} under FakeTensorMode: {text}", cause=err)
+            return None
+        self._guards(kernel, run, ex, fail, counted)
+        return run.outputs
+
+    def _guards(self, kernel: Kernel, run: Any, ex: Example, fail: _Fail, counted: bool) -> None:
+        """A guard the run installed at this example that does not hold on the whole range of the contract's
+        dynamic dims: the kernel branches on them (SC001), needs a value (SC003), narrows a range (SC004), or
+        torch's helper did (SC022). A plain guard of the kernel's own counts over the whole domain (0 and 1
+        too, as verify's); a guard_or_false/guard_or_true, or a helper's, only where torch.export would
+        install it (sizes from 2)."""
+        from .._torch import translate as T
+        from ..logic import expr as E
+
+        if not self.contract.guard_free:
+            return
+        for g in run.guards:
+            export_only = bool(g.origin) or g.fallback
+            try:
+                node = T.to_node(g.expr, run.names)
+                names = E.free_names(node)
+            except T.Unsupported:
+                node, names = None, T.dims_of(T.with_dim_names(g.expr, run.names))
+            if not names or not any(self.contract.dim(n).dynamic for n in names if n in self.contract.dim_names):
+                continue
+            text = E.to_text(node) if node is not None else T.rename_symbols(g.expr, run.names)
+            key = (ex.case.id, text, export_only)
+            if key not in self._decided:
+                self._decided[key] = self._finding(ex.case, g, node, run.names, names, export_only)
+            code = self._decided[key]
+            if code is None:
+                continue
+            who = f"{g.origin} (reached from the kernel's line {g.kernel_line.line})" if g.origin and g.kernel_line \
+                else (g.origin or "the kernel")
+            at = f" at {g.kernel_line.file}:{g.kernel_line.line}" if g.kernel_line and not g.origin else ""
+            why = ("torch cannot decide it from the Dim ranges, so torch.export installs it and rejects them"
+                   if code == "SC016" or (code == "SC022" and g.fallback and self._settled(ex.case, node))
+                   else f"it does not hold on the whole range of {', '.join(sorted(names))}")
+            self._failed(fail, counted, kernel, "guard", "no guard on the dynamic dims", text,
+                         f"{who}{at} installs the guard {text} when torch traces the example with backed sizes "
+                         f"(as torch.export does), and {why}", code)
+
+    def _finding(self, case: BoundCase, g: Any, node: Any, names: dict, dims: set[str],
+                 export_only: bool) -> str | None:
+        """The rule a guard the run installed breaks, or None: it is false somewhere in the case's domain (from 2
+        up for ``export_only``) and true elsewhere (z3 where it translated, else torch's expression at real
+        points): a branch (``guard_rule``); it holds (or fails) on the whole domain but torch cannot decide it
+        from the Dim ranges, so torch.export installs it and rejects the range: SC016, SC022 for a helper's."""
+        from .._torch import static as CS
+        from .._torch import translate as T
+        from ..logic import expr as E
+        from ..logic.solver import Decision
+        from ..prove.obligations import probe_points
+        from ..prove.torch_decides import TorchView
+
+        conds = [case.domain] + ([E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
+                                 if export_only else [])
+        named = T.with_dim_names(g.expr, names)
+        if node is not None:
+            verdict = self._solver().decide(conds, node)[0]
+            if verdict is Decision.BOTH:
+                return guard_rule(g, node)
+            if verdict not in (Decision.TRUE, Decision.FALSE):
+                return None
+            try:
+                says = TorchView(case, self._solver()).decides(named, [])
+            except CS.TorchCannotSay:
+                return None
+            return None if says is not None else ("SC022" if g.origin else "SC016")
+        seen = set()
+        for point in probe_points(case, self._solver(), conds, sorted(dims)):
+            seen.add(T.value_at(named, point))
+            if True in seen and False in seen:
+                return guard_rule(g, None)
+        return None
+
+    def _settled(self, case: BoundCase, node: Any) -> bool:
+        from ..logic.solver import Decision
+
+        return node is not None and self._solver().decide([case.domain], node)[0] in (Decision.TRUE, Decision.FALSE)
+
+    def _solver(self) -> Any:
+        if self._z3 is None:
+            from ..prove.verify import make_solver
+
+            self._z3 = make_solver(self.contract, 2_000)
+        return self._z3
+
+    def _failed(self, fail: _Fail, counted: bool, kernel: Kernel, check: str, expected: str, got: str,
+                message: str, code: str | None = None, cause: BaseException | None = None) -> None:
+        """Raise the failure, or, for plain FakeTensorMode's kernel without ``both_modes``, count it as a note."""
+        if kernel is self.kernel.other:
+            message = f"[plain FakeTensorMode ({kernel.name})] {message}"
+        if not counted:
+            self.notes[f"{message} (not counted: the verdict is torch.export's kernel's; --both-modes counts "
+                       "it)"] += 1
+            return
+        raise fail(check, expected, got, message, code) from cause
 
     def _runtime_checks(self, ex: Example, era: str, holding: list[BoundPath], args: Mapping[str, Any],
                         outs: list[Any], fail: _Fail) -> None:
@@ -169,7 +309,7 @@ class Checker:
             return
         want = f"{describe(ref0)} {dtype_name(ref0)} {density(ref0)}"
         got = f"{describe(out0)} {dtype_name(out0)} {density(out0)}"
-        if want != got:
+        if want != got and not data_dependent_like(out0, ref0):
             shape = describe(ref0) != describe(out0)
             code = "SC011" if shape and ids else None
             if shape and self._accepted("SC011", [pid], ex,
@@ -191,7 +331,7 @@ class Checker:
             raise fail("runtime", f"{len(real)} outputs", f"{len(outs)} outputs", f"the meta kernel returns "
                        f"{len(outs)} outputs, the runtime ({ref.describe(())}) {len(real)}")
         for j, (m, r) in enumerate(zip(outs, real)):
-            why = outputs_differ(m, r)
+            why = None if data_dependent_like(m, r) else outputs_differ(m, r)
             if why is None:
                 continue
             shape = why.startswith("shape")
@@ -251,19 +391,6 @@ class Checker:
         return False
 
 
-def _call(kernel: Kernel, args: Mapping[str, Any], ex: Example, fail: _Fail, where: str) -> list[Any]:
-    pos, kw = call_args(kernel, ex.case, made(args), lambda a: concrete_size(a, ex.values))
-    try:
-        result = kernel.fn(*pos, **kw)
-    except BaseException as err:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
-        if not kernel_failure(err):
-            raise
-        raise fail("kernel-error", "outputs", f"{type(err).__name__}",
-                   f"the meta kernel raised {type(err).__name__} on {where} tensors: "
-                   f"{str(err).strip().splitlines()[0] if str(err).strip() else ''}") from err
-    return list(result) if isinstance(result, (tuple, list)) else [result]
-
-
 class _Fail:
     """Makes the FuzzFailure of one example: ``raise fail(check, expected, got, message)``."""
 
@@ -287,10 +414,126 @@ def _layout(x: Any) -> str:
     return f"{describe(x)} {dtype_name(x)} strides {tuple(x.stride())}"
 
 
+def data_dependent_like(meta: Any, real: Any) -> bool:
+    """A fake output with data-dependent sizes (``DataDependent``) that fits the runtime's: the known sizes
+    equal, the dtype the same (its strides are not known)."""
+    from .._torch.backed import DataDependent
+
+    if not isinstance(meta, DataDependent):
+        return False
+    if meta.dtype != getattr(real, "dtype", None) or describe(real) == "nothing":
+        return False
+    return same_shape(describe(meta), describe(real))
+
+
+def guard_rule(g: Any, node: Any) -> str:
+    """The rule of a guard the fake run installed: torch's helper (SC022), a torch._check (SC004), a size's
+    value (SC003: ``dim == constant``), else a branch (SC001)."""
+
+    if g.origin:
+        return "SC022"
+    if g.assertion:
+        return "SC004"
+    value = isinstance(node, E.Cmp) and node.op == "==" and (isinstance(node.right, E.Const)
+                                                              or isinstance(node.left, E.Const))
+    return "SC003" if value else "SC001"
+
+
+def contract_differences(paths: list[BoundPath], outs: list[Any], dims: Mapping[str, int],
+                         tables: str = "none") -> list[tuple[str, str, str, str]]:
+    """(rule, expected, got, message) for each way the kernel's outputs at ``dims`` differ from a holding path's:
+    a shape (SC002), and where an output table states them (``tables``: "all"; "sizes" for the range alone),
+    the dtype (SC017), the layout (SC018), None (SC019), a data-dependent size's range (SC020)."""
+    shapes_only = tables == "none"
+    out = []
+    for p in paths:
+        for j, want in enumerate(p.outputs):
+            spec = p.specs[j] if j < len(p.specs) else None
+            got = outs[j] if j < len(outs) else None
+            if spec is not None and spec.absent != (got is None) and tables == "all":
+                out.append(("SC019", "None" if spec.absent else "a tensor", describe(got), f"output {j} is "
+                            f"{describe(got)} but path {p.id}@{p.era} says {'None' if spec.absent else 'a tensor'}"))
+                continue
+            if want is None and spec is not None:
+                want = spec.shape  # an output table: its shape
+            if want is None or got is None:
+                continue
+            expected = expected_text(want, dims, spec)
+            actual = describe(got) if j < len(outs) else "nothing"
+            if not same_shape(expected, actual):
+                out.append(("SC002", expected, actual, f"output {j} is {actual} but path {p.id}@{p.era} says {expected}"))
+                continue
+            if spec is not None and not shapes_only:
+                out += _table_differences(p, j, spec, got, dims, tables == "all")
+    return out
+
+
+def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[str, int], layout: bool) -> list[tuple]:
+    from .._torch.backed import DataDependent
+
+    out = []
+    where = f"output {j} on path {p.id}@{p.era}"
+    if layout and spec.dtype is not None and dtype_name(got) != spec.dtype:
+        out.append(("SC017", spec.dtype, dtype_name(got), f"{where} has dtype {dtype_name(got)}, the contract "
+                    f"{spec.dtype}"))
+    if layout and spec.strides is not None and hasattr(got, "stride") and got.numel() > 0:
+        want = tuple(E.evaluate(s, dims) for s in spec.strides)
+        have = tuple(got.stride())
+        if spec.match == "dense":
+            differs = any(w != h for w, h, n in zip(want, have, got.shape) if n != 1)
+        else:
+            differs = want != have
+        if differs:
+            out.append(("SC018", str(want), str(have), f"{where} has strides {have}, the contract's layout "
+                        f"{spec.layout} gives {want} for shape {tuple(got.shape)}"))
+    if isinstance(got, DataDependent) and spec.sizes and spec.shape is not None:
+        ranges = dict(zip([getattr(i, "name", None) for i in spec.shape.items], got.ranges))
+        for name, lo, hi in spec.sizes:
+            have = ranges.get(name)
+            if have is None:
+                continue
+            least, most = E.evaluate(lo, dims), E.evaluate(hi, dims)
+            if (have[0] is not None and have[0] > least) or (have[1] is not None and have[1] < most):
+                out.append(("SC020", f"[{least}, {most}]", f"[{have[0]}, {have[1]}]", f"{where}: the fake's "
+                            f"data-dependent size {name} ranges over [{have[0]}, {have[1]}], which misses values in "
+                            f"the runtime's [{least}, {most}]"))
+    return out
+
+
+def expected_text(want: Any, dims: Mapping[str, int], spec: Any) -> str:
+    """A contract output at the example: its shape, with ``?`` for a data-dependent size the contract names."""
+
+    sizes = {name for name, _, _ in spec.sizes} if spec is not None and getattr(spec, "sizes", None) else set()
+    if isinstance(want, E.TupleE):
+        items = ["?" if isinstance(i, E.Var) and i.name in sizes else str(E.evaluate(i, dims)) for i in want.items]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    return fmt_value(E.evaluate(want, dims))
+
+
+def same_shape(expected: str, actual: str) -> bool:
+    """Two shapes as ``describe`` writes them, ``?`` (a data-dependent size) matching any size."""
+    if expected == actual:
+        return True
+    a, b = _items(expected), _items(actual)
+    return a is not None and b is not None and len(a) == len(b) and all(
+        x == y or "?" in (x, y) for x, y in zip(a, b))
+
+
+def _items(text: str) -> list[str] | None:
+    if not (text.startswith("(") and text.endswith(")")):
+        return None
+    return [t.strip() for t in text[1:-1].split(",") if t.strip()]
+
+
 def describe(x: Any) -> str:
-    """An output as a report shows it: a tensor's shape, an integer, 'nothing' or a type name."""
+    """An output as a report shows it: a tensor's shape (``?`` for a size the data decides), an integer,
+    'nothing' or a type name."""
     import torch
 
+    from .._torch.backed import DataDependent
+
+    if isinstance(x, DataDependent):
+        return repr(x)
     if isinstance(x, torch.Tensor):
         return str(tuple(int(d) for d in x.shape))
     if isinstance(x, (int, torch.SymInt)):

@@ -64,6 +64,10 @@ class FuzzOptions:
     verify_examples: bool = True  # run verify first; its counterexamples become explicit examples
     from_verify: str | None = None  # take the counterexamples from this ``verify --format json`` file instead
     device: str = "cpu"  # where the op's eager kernel runs, when it is the runtime reference
+    imports: tuple[str, ...] = ()  # what registers the op (--import): replay commands name them
+    # where torch.export and plain FakeTensorMode run different kernels, both count (else export's; the other's
+    # failures are notes)
+    both_modes: bool = False
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -137,7 +141,7 @@ def prepare(contract: Contract, kernel: Kernel, options: FuzzOptions = FuzzOptio
         if era not in contract.eras:
             raise TargetError(f"--era {era!r}: the contract has eras {', '.join(contract.eras)}")
     checker = Checker(contract, kernel, eras=options.eras, max_elements=options.max_elements, replay=replay,
-                      device=options.device)
+                      device=options.device, both_modes=options.both_modes)
 
     def wanted(case: BoundCase) -> bool:
         if options.cases and not any(s in case.id for s in options.cases):
@@ -202,8 +206,12 @@ def _leaves(group: BaseException) -> list[BaseException]:
 
 
 def replay_command(op: str, *, contract: str | None = None, source: KernelSource = INSTALLED,
-                   eras: Iterable[str] = (), extra: Iterable[str] = ()) -> str:
+                   eras: Iterable[str] = (), extra: Iterable[str] = (), imports: Iterable[str] = ()) -> str:
+    """A complete command that runs the fuzz run (or one example) again: what registers the op (``--import``),
+    the contract, the kernel source, the eras."""
     parts = ["shapecheck", "fuzz", "op", op]
+    for spec in imports:
+        parts += ["--import", spec]
     if contract:
         parts += ["--contract", contract]
     parts += source.cli_args()
@@ -212,13 +220,27 @@ def replay_command(op: str, *, contract: str | None = None, source: KernelSource
     return " ".join([*map(shlex.quote, parts), *extra])
 
 
+def registering_modules(kernel: Kernel) -> tuple[str, ...]:
+    """For a replay command without ``--import``: the file that defines a custom op's fake kernel (the
+    module that registers the op), when the op is not torch's own; () for torch's ops."""
+    from pathlib import Path
+
+    from ..paths import relpath
+
+    loc = kernel.definition
+    if kernel.op is None or loc is None or loc.file.startswith(C.TORCH_DIR) or kernel.op.name().split("::")[0] in ("aten", "prims"):
+        return ()
+    return (relpath(loc.file),) if Path(loc.file).is_file() else ()
+
+
 def fuzz_op(op: str, *, contract: str | None = None, source: KernelSource | None = None, meta: str | None = None,
             meta_source: str | None = None, options: FuzzOptions = FuzzOptions()) -> FuzzReport:
     """The Python API behind ``shapecheck fuzz op``. The kernel comes from ``source``, or from ``meta`` /
     ``meta_source`` as on the command line, else the installed torch."""
     source = source or from_options(meta, meta_source)
     c, kernel = load_target(op, contract, source)
-    base = replay_command(op, contract=contract, source=source, eras=options.eras)
+    base = replay_command(op, contract=contract, source=source, eras=options.eras,
+                          imports=options.imports or registering_modules(kernel))
 
     def replay(text: str) -> str:
         return f"{base} --example {shlex.quote(text)}"
@@ -246,7 +268,8 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
     from ..search.strategies import parse_example
 
     c, kernel = load_target(op, contract, source or from_options(meta, meta_source))
-    checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements, device=options.device)
+    checker = Checker(c, kernel, eras=options.eras, max_elements=options.max_elements, device=options.device,
+                      both_modes=options.both_modes)
     examples = []
     for text in texts:
         try:

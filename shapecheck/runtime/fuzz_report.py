@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-CHECKS = ("kernel-error", "meta-shape", "fake-shape", "runtime", "values")
+CHECKS = ("kernel-error", "meta-shape", "fake-shape", "guard", "runtime", "values")
 """Failure kinds: the meta kernel raised on a valid input; its shapes on meta tensors / under FakeTensorMode
 differ from the contract (or from each other); the runtime disagrees with the contract or the meta kernel
 (another path, a rejected input, another output 0); the runtime's values differ from the math.
@@ -17,9 +17,14 @@ Every failure carries a rule code (``rules.RULES``). A failure of the runtime re
 check`` gives the same defect: "runtime" is SC010 (dispatch), SC014 (rejects), SC011 (output 0's shape
 against a contract path) or SC015 (the meta kernel against the runtime where the contract states nothing:
 dtype, density, a shape no path covers); "values" is SC012. The meta kernel's own checks are verify's rules:
-"kernel-error" SC007, "meta-shape" and "fake-shape" SC002 (``CHECK_RULES``)."""
+"kernel-error" SC007, "meta-shape" and "fake-shape" SC002, "guard" SC001 (SC003, SC004 or SC022 where the
+guard is a value, an assert or torch's helper's) (``CHECK_RULES``).
 
-CHECK_RULES = {"kernel-error": "SC007", "meta-shape": "SC002", "fake-shape": "SC002", "runtime": "SC015",
+The kernel runs as torch runs fakes: under FakeTensorMode with a ShapeEnv, backed sizes at the example
+(``runtime.fake_run``). "meta-shape" is the kernel torch.export runs (the Python dispatcher on), "fake-shape"
+plain FakeTensorMode's where it runs another kernel (upsample_nearest2d's meta registration)."""
+
+CHECK_RULES = {"kernel-error": "SC007", "meta-shape": "SC002", "fake-shape": "SC002", "guard": "SC001", "runtime": "SC015",
                "values": "SC012"}
 """The rule of a failure whose check does not name a more precise one."""
 
@@ -97,6 +102,10 @@ class FakeShapeFailure(FuzzFailure):
     pass
 
 
+class GuardFailure(FuzzFailure):
+    pass
+
+
 class RuntimeFailure(FuzzFailure):
     pass
 
@@ -106,4 +115,5 @@ class ValueFailure(FuzzFailure):
 
 
 FAILURE_TYPES = {"kernel-error": KernelErrorFailure, "meta-shape": MetaShapeFailure,
-                  "fake-shape": FakeShapeFailure, "runtime": RuntimeFailure, "values": ValueFailure}
+                  "fake-shape": FakeShapeFailure, "guard": GuardFailure, "runtime": RuntimeFailure,
+                  "values": ValueFailure}

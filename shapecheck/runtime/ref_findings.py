@@ -50,9 +50,14 @@ def first_line(err: BaseException) -> str:
 
 
 def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
-    """The op's installed meta (or fake) kernel on meta tensors of ``case`` at ``sizes``; raises what it raises."""
-    from .._torch import core as C
+    """The op's installed fake kernel (the one torch.export runs: ``kernel.resolved``) on ``case`` at ``sizes``,
+    run as torch runs fakes (FakeTensorMode with a ShapeEnv, backed sizes at ``sizes``: ``fake_run``): its
+    outputs as meta tensors (``DataDependent`` where the data decides a size); raises what it raises."""
     from ..contract.find import normalize_op
-    from ..trace.arguments import make_arguments
+    from ..kernel.resolved import installed_kernel
+    from .fake_run import fake_run
 
-    return C.call_op(C.resolve_op(normalize_op(case.contract.op)), make_arguments(case, sizes, 0, "meta"))
+    run = fake_run(installed_kernel(normalize_op(case.contract.op)), case, dict(sizes))
+    if run.error is not None:
+        raise run.error
+    return tuple(run.outputs)

@@ -18,7 +18,7 @@ from .._torch import translate as T
 from ..contract.model import BoundArg, BoundCase
 from ..errors import ShapecheckError
 from ..findings import SourceLoc
-from ..kernel.binding import Unbindable, bind
+from ..kernel.binding import Unbindable, bind, schema_signature
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 
@@ -106,6 +106,9 @@ class Guarded:
     guard_expr: Any = field(default=None, repr=False)  # torch's guard over dim-named symbols (for value_at)
     fallback_value: bool | None = None  # a guard made from a Fallback: the value torch assumed
     helper: bool = False  # a Fallback of torch's own helper: its sides are explored, it is not the kernel's guard
+    # who asked for the guard when it was not the kernel's own code: torch's helper or a sub-op's C++ kernel, in
+    # words (``_torch.core.origin``); ``loc`` is then the kernel line that reached it
+    origin: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,10 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
 
     if kernel.schema is not None and kernel.signature is not None:
         try:
-            return bind(kernel.schema, kernel.signature, values, may_omit)
+            bound = bind(kernel.schema, kernel.signature, values, may_omit)
+            if kernel.via_op:  # called as the op is: torch passes the arguments on to the candidate
+                return bind(kernel.schema, schema_signature(kernel.schema), values, may_omit)
+            return bound
         except Unbindable as why:
             raise NotApplicable(str(why)) from None
     params = kernel.signature.parameters if kernel.signature is not None else None
@@ -191,7 +197,8 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
     ``track_return`` records which return statement of the kernel produced the outputs (the kernel's code
     path), at the cost of a profile hook during the call.
     """
-    with C.TraceEnv(kernel.files) as env:
+    own = own_code(kernel)
+    with C.TraceEnv(own) as env:
         syms = {d.name: env.size(d.min, d.max) for d in case.dims}
         names = {C.symbol_of(s): n for n, s in syms.items()}
         for a in assumptions:
@@ -206,21 +213,26 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         returns: list[SourceLoc] = []
         try:
             if track_return:
-                with C.return_sites(set(kernel.files), returns):
+                with C.return_sites(own, returns):
                     result = kernel.fn(*args, **kwargs)
             else:
                 result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
-            return guard_trace(exc, names, kernel)
+            return guard_trace(exc, names, kernel, own)
         except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
             raise
         except BaseException as exc:  # noqa: BLE001 - the kernel failed on a valid input (sys.exit too): a finding
             if not kernel_failure(exc):
                 raise
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, set(kernel.files)),
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, own),
                           missing_name(exc), tuple(frames), _fallbacks(env, names))
-        return finished_trace(env, result, names, kernel.files, returns[-1] if returns else None)
+        return finished_trace(env, result, names, own, returns[-1] if returns else None)
+
+
+def own_code(kernel: Kernel) -> Any:
+    """The kernel's own code (``_torch.core.Own``): its files and code objects."""
+    return C.Own(kernel.files, kernel.codes)
 
 
 def kernel_failure(exc: BaseException) -> bool:
@@ -230,7 +242,7 @@ def kernel_failure(exc: BaseException) -> bool:
     return not isinstance(exc, KeyboardInterrupt)
 
 
-def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], returned_at: SourceLoc | None,
+def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: SourceLoc | None,
                    locate: Callable[..., SourceLoc | None] | None = None) -> Finished:
     """A kernel's return value and what the trace environment recorded, in dim names; ``locate(frames, files)``
     names an assert's line (the innermost frame in ``files`` by default). Sizes the kernel created (data-dependent
@@ -245,7 +257,7 @@ def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], re
             facts.append(_node_or_none(expr, names | fresh))
             continue
         node = _node_or_none(expr, names)
-        asserts.append(Assert(node, _renamed(expr, names), locate(frames, set(files)),
+        asserts.append(Assert(node, _renamed(expr, names), locate(frames, files),
                               T.with_dim_names(expr, names) if node is None else None))
     refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
     replacements = []
@@ -255,7 +267,7 @@ def finished_trace(env: Any, result: Any, names: dict, files: frozenset[str], re
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
                     fallbacks=_fallbacks(env, names), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
-                    fresh_at=tuple((n, locate(env.created_at(s), set(files))) for s, n in fresh.items()))
+                    fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()))
 
 
 def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
@@ -324,10 +336,11 @@ def first_line(exc: BaseException) -> str:
     return text[0] if text else ""
 
 
-def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
+def guard_trace(exc: BaseException, names: dict, kernel: Kernel, own: Any = None) -> Trace:
+    own = own if own is not None else own_code(kernel)
     cond = C.guard_condition(exc)
     frames = C.exception_frames(exc)
-    loc = C.kernel_frame(frames, set(kernel.files))
+    loc = C.kernel_frame(frames, own)
     if cond is None:
         return Failed(f"data-dependent guard: {first_line(exc)}", loc, frames=tuple(frames))
     is_bool = getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)
@@ -335,8 +348,12 @@ def guard_trace(exc: BaseException, names: dict, kernel: Kernel) -> Trace:
         node = T.to_node(cond, names)
     except T.Unsupported:
         node = None
+    origin = ""
+    if own:  # a kernel with code of its own (a C++ kernel's every guard is its own)
+        origin, at, _ = C.origin(C.traceback_frames(exc), own)
+        loc = at or loc
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
-                   guard_expr=T.with_dim_names(cond, names))
+                   guard_expr=T.with_dim_names(cond, names), origin=origin)
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:

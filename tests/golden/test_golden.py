@@ -3,7 +3,7 @@ the fields that must not drift, and compared with ``tests/golden/<rule>.json``.
 
 Each example lives in ``tests/golden/examples/``:
 
-- SC001-SC005, SC007, SC016: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
+- SC001-SC005, SC007, SC016, SC022: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
 - SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
@@ -127,6 +127,7 @@ EXAMPLES = [
     Example("SC021", ("verify", "op", "aten::index_select", "--contract", f"{EXAMPLES_DIR}/sc021_index_select.toml",
                       "--meta", f"{EXAMPLES_DIR}/sc021_meta_accepts_rejected_input.py:kernel", "--format", "json",
                       "-j", "1"), 1),
+    Example("SC022", _verify("new_empty.toml", "sc022_guard_in_torch_helper.py"), 1),
     Example("SC030", _audit("constant_comparison"), 1),
     Example("SC031", _audit("zero_one"), 1),
     Example("SC032", _audit("specialization"), 1),

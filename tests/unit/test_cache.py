@@ -104,15 +104,28 @@ def test_moving_the_kernel_misses_only_where_reports_show_its_lines(toy):
 
 
 def test_the_installed_kernel_is_fingerprinted_in_torchs_file():
-    from shapecheck._torch import core as C
+    from shapecheck.cache.store import kernel_function
+    from shapecheck.kernel.load import installed_kernel
 
-    fn = C.kernel_function(C.resolve_op(SDPA_MPS))
+    fn = kernel_function(installed_kernel(SDPA_MPS))
     deps, complete = K.kernel_dependencies(fn)
     assert complete
     mine = [d for d in deps if d.qualname == fn.__qualname__]
     assert mine and mine[0].file.endswith(os.path.join("torch", "_meta_registrations.py"))
     assert mine[0].line == fn.__code__.co_firstlineno
     assert K.deps_hold(deps, {d.file: K.file_digest(d.file) for d in deps})
+
+
+def test_the_fingerprinted_function_is_the_one_torch_runs_for_the_op():
+    """A FakeTensor rule (masked_select) or a decomposition torch runs above FakeTensorMode (upsample_nearest2d
+    under export) is what the cache fingerprints, not a meta function torch never reaches."""
+    from shapecheck.cache.store import kernel_function
+    from shapecheck.kernel.load import installed_kernel
+
+    assert kernel_function(installed_kernel("aten::masked_select")).__name__ == "masked_select"
+    assert "fake_impls" in kernel_function(installed_kernel("aten::masked_select")).__module__
+    up = kernel_function(installed_kernel("aten::upsample_nearest2d"))
+    assert up.__module__ == "torch._decomp.decompositions"
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -335,6 +348,7 @@ class _Kernel:
     op = None
     caveats = ()
     definition = None
+    function = None
 
     @staticmethod
     def fn(x):

@@ -64,7 +64,7 @@ def test_the_run_options_fields_are_all_classified():
     """verify's and the gate's options: each field is a declared option or says whether it changes a result."""
     assert result_options(VerifyOptions()) == {"max_traces": 64, "timeout_ms": 10_000, "eras": [], "cases": [],
                                                "full": False, "explore": False, "confirm_export": False,
-                                               "export_sample": 2, "max_cases": None}
+                                               "both_modes": False, "export_sample": 2, "max_cases": None}
     result_options(GateOptions())  # raises for an unclassified field
     from shapecheck.audit.run import AuditOptions
 

@@ -1,0 +1,124 @@
+"""Who asked for a guard: the kernel's own code (``Own``: its files, or its code objects) or torch's (a helper,
+a sub-op's C++ kernel), read from a stack (``origin``). Part of the door into torch: it knows torch's files."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import torch
+
+from ..findings import SourceLoc
+
+TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class Own:
+    """The kernel's own code: whole files (a kernel file of the user's) and code objects (a torch kernel
+    function's body and the code nested in it: ``_torch.kernels.own_codes``). Everything else on a stack is
+    torch's (its helpers, sub-ops, machinery) or the caller's."""
+
+    def __init__(self, files: Any = (), codes: Any = ()) -> None:
+        self.files = frozenset(os.path.abspath(f) for f in files)
+        self.codes = frozenset(codes)
+        self._lines = {(c.co_filename, c.co_name, line) for c in self.codes for _, _, line in c.co_lines()
+                       if line is not None}
+        self._by_file: dict[str, bool] = {}
+
+    @classmethod
+    def of(cls, own: Any) -> Own:
+        return own if isinstance(own, Own) else cls(files=own or ())
+
+    def __bool__(self) -> bool:
+        return bool(self.files or self.codes)
+
+    def _file(self, filename: str) -> bool:
+        hit = self._by_file.get(filename)
+        if hit is None:
+            hit = self._by_file[filename] = os.path.abspath(filename) in self.files
+        return hit
+
+    def code(self, code: Any) -> bool:
+        return code in self.codes or self._file(code.co_filename)
+
+    def at(self, filename: str, name: str, lineno: int | None) -> bool:
+        """A frame given as text (a ``traceback.FrameSummary``)."""
+        return self._file(filename) or (filename, name, lineno) in self._lines
+
+
+# the frames between a guard and the code that asked for it: the symbolic-shape machinery, the dispatcher,
+# FakeTensorMode, torch.library and the wrappers that only pass a call on
+_MACHINERY = tuple(os.path.join(TORCH_DIR, *p) for p in (
+    ("fx", "experimental", ""), ("__init__.py",), ("_ops.py",), ("utils", ""), ("_subclasses", "fake_tensor.py"),
+    ("_subclasses", "meta_utils.py"), ("_prims_common", "wrappers.py"), ("_library", ""), ("_logging", ""),
+    ("_dynamo", ""), ("_guards.py",), ("_export", ""), ("export", ""), ("_functorch", ""), ("_higher_order_ops", ""),
+    ("_compile.py",), ("_tensor.py",), ("overrides.py",), ("_decomp", "__init__.py"), ("_dispatch", ""),
+    ("_prims", "context.py"), ("_jit_internal.py",)))
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+_FAKE_FILE = os.path.join(TORCH_DIR, "_subclasses", "fake_tensor.py")
+
+
+def _machinery(filename: str) -> bool:
+    return filename.startswith(_MACHINERY) or filename.startswith(_STDLIB) or filename.startswith(SHAPECHECK_DIR) \
+        or filename.startswith("<")
+
+
+def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc | None, SourceLoc | None]:
+    """Who asked for a guard, from its stack (innermost first: (code, line, the op a FakeTensorMode dispatch
+    frame handles, else None)): ("", the kernel's line, None) when the kernel's own code asked; else (words
+    naming torch's helper or the sub-op whose C++ kernel asked, the kernel line that reached it, the helper's
+    own line). Words are empty only for the kernel's own line."""
+    site, subop, kernel = None, None, None
+    for code, line, func in frames:
+        if own.code(code):
+            kernel = _loc(code, line)
+            break
+        if site is None and subop is None and code.co_filename == _FAKE_FILE and code.co_name == "_dispatch_impl":
+            subop = func
+        if site is None and not _machinery(code.co_filename):
+            site = _loc(code, line)
+    if kernel is not None and site is None and subop is None:
+        return "", kernel, None
+    if subop is not None and site is None:
+        return f"the C++ kernel of {subop} (a sub-op the kernel calls)", kernel, None
+    if site is None:
+        return "torch's dispatch machinery", kernel, None
+    where = f"{site.function} at {_short(site.file)}:{site.line}"
+    if subop is not None:
+        where = f"the C++ kernel of {subop}, called from {where}"
+    return f"torch's helper {where}" if subop is None else where, kernel, site
+
+
+def _loc(code: Any, line: int | None) -> SourceLoc:
+    import linecache
+
+    return SourceLoc(code.co_filename, line or 0, code.co_name, linecache.getline(code.co_filename, line or 0).strip())
+
+
+def _short(file: str) -> str:
+    path = os.path.abspath(file)
+    return os.path.relpath(path, os.path.dirname(TORCH_DIR)) if path.startswith(TORCH_DIR + os.sep) else file
+
+
+def stack_frames(frame: Any) -> list[tuple[Any, int, Any]]:
+    """A live stack, innermost first, as ``origin`` reads it."""
+    out = []
+    while frame is not None:
+        func = frame.f_locals.get("func") if (frame.f_code.co_filename == _FAKE_FILE
+                                               and frame.f_code.co_name == "_dispatch_impl") else None
+        out.append((frame.f_code, frame.f_lineno, func))
+        frame = frame.f_back
+    return out
+
+
+def traceback_frames(exc: BaseException) -> list[tuple[Any, int, Any]]:
+    """An exception's traceback, innermost first, as ``origin`` reads it."""
+    out, tb = [], exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        func = frame.f_locals.get("func") if (frame.f_code.co_filename == _FAKE_FILE
+                                               and frame.f_code.co_name == "_dispatch_impl") else None
+        out.append((frame.f_code, tb.tb_lineno, func))
+        tb = tb.tb_next
+    return out[::-1]

@@ -1,0 +1,157 @@
+"""SC022: guards that torch's own helpers install under torch.export, found by running the kernel as export runs
+it (``_torch.backed``: backed sizes at the example, the contract's dims as ``Dim`` ranges) and asking torch's
+own constraint check (``produce_guards_verbose``), on the case's export example (``prove.export``'s).
+
+verify's trace has unbacked sizes: a ``guard_or_false`` inside torch's helper (``_broadcast_in_dim_meta``,
+``should_expand``, the contiguity checks) answers its fallback there and installs nothing, but with backed sizes,
+as export traces, the same call installs a guard at the example's value. When torch's check then rejects the
+Dim ranges, each such guard that does not hold on the whole domain (z3, sizes from 2 as export has them) is a
+finding of its own rule, at the kernel line that called into torch: the line is the kernel's, the guard torch's.
+A helper's ``guard_or_*`` that export settles without a guard is never a finding (native_group_norm's
+``N != 1``: export traces from 2 up).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..contract.model import BoundArg, BoundCase
+from ..findings import Violation
+from ..kernel.sources import Kernel, NotApplicable
+from ..logic import expr as E
+from ..logic.solver import Decision, Solver, restrict
+from ..trace.run import call_args, own_code
+from .export import equal_classes, example_sizes, export_dims
+
+_EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
+
+
+#: an input of the example larger than this is not built (the run is skipped: --confirm-export says why)
+EXAMPLE_ELEMENTS = 2**22
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Later:
+    """An int(s) argument built from dims: filled from the inputs' backed sizes once they exist."""
+
+    def __init__(self, arg: BoundArg) -> None:
+        self.arg = arg
+
+
+def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Violation]:
+    """The case's SC022 findings (none where export accepts the example's run, or cannot be modelled)."""
+    if kernel.mode == "fake" or not case.contract.guard_free or not any(d.dynamic for d in case.dims):
+        return []  # plain FakeTensorMode's kernel is never exported; a contract that allows guards
+    from .._torch import backed as B
+    from .._torch import translate as T
+
+    classes = equal_classes(case, solver)
+    specs = export_dims(case, solver, classes)
+    if any(sp.base is not None for sp in specs.values()):
+        return []  # a derived Dim (Ci == 4 * C): not modelled by this run
+    sizes = example_sizes(case, solver, classes)
+    if sizes is None:
+        return []
+    run = B.BackedRun(own_code(kernel))
+    carried: dict[str, Any] = {}  # dim -> the backed size of an input that carries it
+
+    def make_tensor(a: BoundArg) -> Any:
+        shape = [E.evaluate(i, sizes) for i in a.shape.items]
+        if math.prod(shape) > EXAMPLE_ELEMENTS:
+            raise _TooLarge(a.name)
+        dynamic = {}
+        for j, item in enumerate(a.shape.items):
+            if isinstance(item, E.Var) and item.name in specs and shape[j] >= _EXPORT_MIN:
+                sp = specs[item.name]
+                dynamic[j] = (sp.rep, sp.lo, sp.hi)
+        fake = run.tensor(a.name, shape, a.dtype, dynamic)
+        for j, item in enumerate(a.shape.items):
+            if isinstance(item, E.Var):
+                carried.setdefault(item.name, fake.size(j))
+        return fake
+
+    try:
+        args, kwargs = call_args(kernel, case, make_tensor, _Later)
+    except (NotApplicable, _TooLarge):
+        return []  # an input the example makes too large to build: torch.export's own run says why
+    try:
+        args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
+    except KeyError:
+        return []  # an int argument uses a dim no input carries: export cannot be modelled either
+    _, error = run.run(kernel.fn, args, kwargs)
+    if error is not None:
+        return []  # the kernel raised at the example: verify's own traces report that
+    refusal = run.export_verdict()
+    if refusal is None:
+        return []
+    names = dict(run.names)
+    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) for d in case.dims if d.dynamic]
+    groups: dict[tuple, list[tuple[E.Node, Any]]] = {}  # (who asked, kernel line) -> its restricting guards
+    for g in run.guards:
+        if not g.origin:
+            continue  # the kernel's own guard: verify's trace reports it (SC001, SC003, SC004, SC016)
+        try:
+            node = T.to_node(g.expr, names)
+        except T.Unsupported:
+            continue
+        if not any(case.contract.dim(n).dynamic for n in E.free_names(node) if n in case.contract.dim_names):
+            continue
+        if solver.decide([case.domain, *ge2], node)[0] is not Decision.BOTH:
+            continue  # it holds (or fails) on the whole range: torch's own reasoning is SC016's question
+        key = (g.origin, (g.kernel_line.file, g.kernel_line.line) if g.kernel_line else None)
+        if all(E.to_text(node) != E.to_text(n) for n, _ in groups.get(key, [])):
+            groups.setdefault(key, []).append((node, g))
+    dims = [d.name for d in case.dims]
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    refusal = _in_dim_names(refusal, run.axes)
+    out: list[Violation] = []
+    for found in groups.values():
+        node, g = found[0]
+        gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
+        cex = restrict(solver.small_model([case.domain, *ge2, E.negate(node)]) or {}, dims)
+        wit = restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims)
+        line = f", reached from the kernel's line {g.kernel_line.line}," if g.kernel_line else ""
+        texts = "; ".join(E.to_text(n) for n, _ in found)
+        out.append(Violation(
+            code="SC022", case=case.id, expr=E.to_text(node), node=node, dims=gdims, location=g.kernel_line,
+            counterexample=cex, witness=wit,
+            message=f"{g.origin}{line} installs the guard{'s' if len(found) > 1 else ''} {texts} when "
+                    f"torch.export traces the op (backed sizes at the example {at}), and "
+                    f"{'they do' if len(found) > 1 else 'it does'} not hold on the whole range of "
+                    f"{', '.join(gdims)}: torch.export rejects the Dim range ({_first(refusal, gdims)}). The guard is "
+                    "torch's, not a line of the kernel's own"))
+    return out
+
+
+def _in_dim_names(message: str, axes: dict[tuple[str, int], str]) -> str:
+    """torch's message with ``L['query'].size()[2]`` written as the dim it carries."""
+    import re
+
+    return re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]",
+                  lambda m: axes.get((m.group(1), int(m.group(2))), m.group(0)), message)
+
+
+def _filled(x: Any, carried: dict[str, Any]) -> Any:
+    from .._torch import core as C
+
+    if isinstance(x, _Later):
+        return C.sym_value(x.arg.expr, {n: carried[n] for n in E.free_names(x.arg.expr)})
+    if isinstance(x, list):
+        return [_filled(i, carried) for i in x]
+    return x
+
+
+def _first(message: str, dims: tuple[str, ...]) -> str:
+    """The line of torch's refusal about ``dims`` (else its first constraint violation)."""
+    import re
+
+    lines = [line.strip().lstrip("- ").strip() for line in message.splitlines() if line.strip()]
+    found = [line for line in lines if "satisfy the generated guard" in line or "must always be equal" in line
+             or "specialized" in line]
+    mine = [line for line in found if any(re.search(rf"\b{re.escape(d)}\b", line) for d in dims)]
+    chosen = (mine or found or lines or ["its constraint check failed"])[0]
+    return "torch: " + chosen[:300].rstrip(".")

@@ -1,0 +1,58 @@
+"""A kernel run on FakeTensors the way torch runs fakes: under FakeTensorMode with a ShapeEnv, every dynamic dim a
+backed size whose hint is the example's value, the Python dispatcher as the kernel's mode has it (torch.export's
+kernel under the Python dispatcher, plain FakeTensorMode's without). A fake that makes a data-dependent size
+(``get_ctx().new_dynamic_size()``, ``repeat_interleave`` without ``output_size``) works here, as it does in
+torch; meta tensors (no fake mode) cannot run it.
+
+``fuzz op``, its pytest entry and ``ref check`` take the kernel's outputs from here; the guards the run installs
+are how torch.export would see the example (``Checker``'s guard check).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract.model import BoundCase
+from ..kernel.sources import Kernel
+
+
+@dataclass
+class FakeRun:
+    """What one run gave: the outputs at the example (meta tensors, ``DataDependent`` where the data decides a
+    size), or the error the kernel raised; the guards it installed, and their symbols' dim names."""
+
+    outputs: list[Any] = field(default_factory=list)
+    error: BaseException | None = None
+    guards: list[Any] = field(default_factory=list)
+    names: dict[Any, str] = field(default_factory=dict)
+
+
+def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False) -> FakeRun:
+    """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value; a size of 1 stays
+    symbolic, 0 is a constant). ``export_view``: each dynamic dim that is 0 or 1 at the example traced at 2
+    instead, as torch.export traces every size from 2 up; the outputs are then that trace's formulas at
+    ``dims`` (a guard_or_false fallback export takes for every size, evaluated where the condition is really the
+    other way), None where one cannot be evaluated. Raises NotApplicable when the kernel cannot take the case."""
+    from .._torch import backed as B
+    from .._torch import core as C
+    from ..trace.run import call_args, own_code
+
+    run = B.BackedRun(own_code(kernel), specialize_zero_one=False)
+    dynamic = {d.name for d in case.contract.dims if d.dynamic}
+    hints = {n: (2 if export_view and n in dynamic and v in (0, 1) else v) for n, v in dims.items()}
+    syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
+
+    def make_tensor(a: Any) -> Any:
+        return run.empty([C.sym_value(item, syms) for item in a.shape.items], a.dtype)
+
+    args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
+    result, error = run.run(kernel.fn, args, kwargs)
+    if error is not None:
+        return FakeRun(error=error, guards=list(run.guards), names=dict(run.names))
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    if export_view:
+        outputs = [B.output_values(x, run.names, dims) for x in results]
+    else:
+        outputs = [B.concrete(x, run.shape_env) for x in results]
+    return FakeRun(outputs, None, list(run.guards), dict(run.names))
