@@ -15,6 +15,8 @@ os.environ["SHAPECHECK_CACHE"] = "0"
 os.environ["SHAPECHECK_CACHE_DIR"] = tempfile.mkdtemp(prefix="shapecheck-test-cache-")
 os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="shapecheck-test-config-"))  # its key file
 KERNELS = ROOT / "tests" / "kernels"
+#: the tiers whose every test is slow: end to end as a user works (acceptance) and installed from a wheel (install)
+SLOW_TIERS = ("acceptance", "install")
 SDPA_MPS = "aten::_scaled_dot_product_attention_math_for_mps"
 SDPA_CONTRACT = ROOT / "contracts" / "aten" / "_scaled_dot_product_attention_math_for_mps.toml"
 
@@ -24,6 +26,60 @@ def run_cli(*args, timeout=300, cwd=ROOT):
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     return subprocess.run([sys.executable, "-m", "shapecheck", *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, cwd=cwd, env=env)
+
+
+def invoke(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    """``shapecheck ARGS`` in this process, in ``cwd``: ``cli.main.main`` (the console script's one place for
+    messages and exit codes) under click's stream isolation, with warnings off as ``run_cli``'s processes have
+    them. The same CompletedProcess ``run_cli`` gives, without a fresh interpreter's 3 s of imports; use
+    ``run_cli`` where the process boundary is the point (a crash, what the console script does). What a process
+    would not keep goes afterwards: ``sys.path`` as before, and the modules imported from ``cwd`` (a project's
+    ``mylib_ops.py``, which the next test's project may name alike); ops they registered stay registered, so each
+    test's custom ops take a namespace of their own."""
+    import warnings
+
+    from click.testing import CliRunner
+
+    from shapecheck.cli.main import main
+
+    argv = [str(a) for a in args]
+    before, path, modules = Path.cwd(), list(sys.path), set(sys.modules)
+    os.chdir(cwd)
+    try:
+        with CliRunner().isolation() as (out, err, _), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            return subprocess.CompletedProcess(argv, code, out.getvalue().decode(), err.getvalue().decode())
+    finally:
+        os.chdir(before)
+        sys.path[:] = path
+        if Path(cwd).resolve() != ROOT:  # a project's own modules (mylib_ops.py): a process starts without them
+            project = Path(cwd).resolve()
+            for name in set(sys.modules) - modules:
+                file = getattr(sys.modules[name], "__file__", None)
+                if isinstance(file, str) and Path(file).resolve().is_relative_to(project):
+                    del sys.modules[name]
+
+
+@pytest.fixture(scope="session")
+def shipped_gate():
+    """One gate run over the shipped contracts, as a bare ``shapecheck gate -j 1`` from the repository root runs
+    it, shared by every test that only renders or reads its result (the renderers are pure): the 12-contract
+    gate runs once per session, not once per format."""
+    from shapecheck.ci.gate import GateOptions, run_gate
+
+    return run_gate([], GateOptions(), cwd=ROOT)
+
+
+def rendered(result, fmt: str, *, quiet: bool = False) -> str:
+    """``result`` as ``--format FMT`` prints it from the repository root."""
+    from shapecheck.render.ci import render
+
+    return render(result, fmt, ROOT, quiet=quiet)
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +99,14 @@ def cache_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("SHAPECHECK_CACHE_SECRET", raising=False)
     monkeypatch.delenv("SHAPECHECK_CACHE_MAX_MB", raising=False)
     return d
+
+
+def pytest_collection_modifyitems(items):
+    """Mark ``slow`` (``pytest -m "not slow"`` leaves them out) every test of a slow tier and every test that
+    needs ``shipped_gate``, the whole family's gate (about 20 s of CPU, once per session)."""
+    tests = ROOT / "tests"
+    for item in items:
+        path = Path(str(item.path))
+        if (path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SLOW_TIERS
+                or "shipped_gate" in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

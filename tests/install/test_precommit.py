@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.acceptance.test_docs import fenced_blocks
 from tests.conftest import ROOT
 from tests.install.conftest import git, passing_meta_source, regressed_meta_source, user_env
-from tests.unit.test_docs import fenced_blocks
 from tests.unit.test_gate import small_contract
 
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"

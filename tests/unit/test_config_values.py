@@ -6,29 +6,17 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 from shapecheck import config
-from shapecheck.cli.main import cli, main
+from shapecheck.cli.main import cli
 from shapecheck.errors import UserError
+from tests.conftest import invoke
 
 
 def shapecheck(cwd: Path, *args: str) -> tuple[int, str, str]:
     """``shapecheck ARGS`` in this process, in ``cwd``: (exit code, stdout, stderr)."""
-    import os
-
-    before = Path.cwd()
-    os.chdir(cwd)
-    try:
-        with CliRunner().isolation() as (out, err, _):
-            try:
-                main(list(args))
-                code = 0
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            return code, out.getvalue().decode(), err.getvalue().decode()
-    finally:
-        os.chdir(before)
+    res = invoke(*args, cwd=cwd)
+    return res.returncode, res.stdout, res.stderr
 
 
 def with_config(tmp_path: Path, text: str) -> Path:

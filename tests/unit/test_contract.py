@@ -3,7 +3,7 @@ import pytest
 from shapecheck.contract.find import normalize_op
 from shapecheck.contract.load import load_contract
 from shapecheck.errors import ContractError
-from tests.conftest import SDPA_CONTRACT, run_cli
+from tests.conftest import SDPA_CONTRACT, invoke
 
 GOOD = SDPA_CONTRACT.read_text()
 
@@ -68,7 +68,7 @@ def test_not_toml(tmp_path):
 def test_cli_malformed_contract_exits_2_with_one_line(tmp_path):
     path = tmp_path / "bad.toml"
     path.write_text(GOOD.replace('when = "not fast_2603"', 'when = "__import__(1)"', 1))
-    res = run_cli("verify", "op", "aten._scaled_dot_product_attention_math_for_mps", "--contract", path)
+    res = invoke("verify", "op", "aten._scaled_dot_product_attention_math_for_mps", "--contract", path)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and str(path) in lines[0] and "paths.general.when" in lines[0]

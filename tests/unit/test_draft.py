@@ -12,7 +12,7 @@ from shapecheck.contract.spec import ARG_KINDS
 from shapecheck.errors import UserError
 from shapecheck.kernel.load import installed_kernel
 from shapecheck.prove.verify import Options, verify_contract
-from tests.conftest import run_cli
+from tests.conftest import invoke
 
 
 def _load(tmp_path, text):
@@ -113,6 +113,6 @@ def test_rank_names_a_schema_argument(ranks, message):
     (["aten::bmm", "--rank", "self"], "'self': expected ARG=N"),
 ])
 def test_draft_errors_are_one_line_exit_2(args, expected):
-    res = run_cli("contract", "draft", *args)
+    res = invoke("contract", "draft", *args)
     assert res.returncode == 2 and expected in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1

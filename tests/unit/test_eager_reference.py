@@ -6,7 +6,7 @@ import pytest
 
 from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
 from shapecheck.runtime.reference import EagerReference, MetalReference, outputs_differ, reference_for
-from tests.conftest import ROOT, SDPA_MPS, run_cli
+from tests.conftest import ROOT, SDPA_MPS, invoke
 from tests.kernels.permuted_ops import CONTRACT
 
 INDEX_SELECT = ROOT / "contracts" / "aten" / "index_select.toml"
@@ -98,5 +98,5 @@ def test_device_cuda_without_a_gpu_is_a_clear_usage_error():
 
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    r = run_cli("ref", "check", "aten::index_select", "--contract", INDEX_SELECT, "--device", "cuda")
+    r = invoke("ref", "check", "aten::index_select", "--contract", INDEX_SELECT, "--device", "cuda")
     assert r.returncode == 2 and "--device cuda: no CUDA device" in r.stderr and "Traceback" not in r.stderr

@@ -11,7 +11,7 @@ from shapecheck.findings import Verdict
 from shapecheck.logic import expr as E
 from shapecheck.logic.solver import Bounds, Outcome, Solver
 from shapecheck.prove.verify import Options, verify_op
-from tests.conftest import KERNELS, ROOT, SDPA_MPS, run_cli
+from tests.conftest import KERNELS, ROOT, SDPA_MPS, invoke
 
 K = KERNELS / "sdpa_kernels.py"
 BOOL4 = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
@@ -70,15 +70,15 @@ def test_exploration_terminates_and_reports_truncation():
 
 
 def test_explore_cli_text_and_json():
-    res = run_cli("verify", "op", SDPA_MPS, "--meta", f"{K}:regressed", "--case", BOOL4, "--explore",
-                  "--max-traces", "64", "--format", "json")
+    res = invoke("verify", "op", SDPA_MPS, "--meta", f"{K}:regressed", "--case", BOOL4, "--explore",
+                 "--max-traces", "64", "--format", "json")
     assert res.returncode == 1, res.stderr
     doc = json.loads(res.stdout)
     ex = doc["cases"][0]["explore"]
     assert ex["covered"] and len(ex["meta_paths"]) == 3
     assert {"region", "example", "outputs", "overlaps"} <= set(ex["meta_paths"][0])
-    text = run_cli("verify", "op", SDPA_MPS, "--meta", f"{K}:regressed", "--case", BOOL4, "--explore",
-                   "--max-traces", "64").stdout
+    text = invoke("verify", "op", SDPA_MPS, "--meta", f"{K}:regressed", "--case", BOOL4, "--explore",
+                  "--max-traces", "64").stdout
     assert "path maps (--explore):" in text and "S >= 1024" in text and "shape-polymorphism break" in text
 
 

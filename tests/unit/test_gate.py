@@ -13,7 +13,7 @@ import pytest
 
 from shapecheck.errors import ContractError, UserError
 from shapecheck.kernel.sources import MetaSource
-from tests.conftest import KERNELS, ROOT, SDPA_CONTRACT, SDPA_MPS, run_cli
+from tests.conftest import KERNELS, ROOT, SDPA_CONTRACT, SDPA_MPS, invoke, rendered
 
 REGRESSED = KERNELS / "regressed_registrations.py"
 ONE_CASE = {"rank": "[4]", "mask": '["bool"]', "is_causal": "[false]", "dtype": '["float32"]',
@@ -92,27 +92,27 @@ def comparable(report: dict) -> dict:
 # End to end
 
 
-def test_gate_over_the_shipped_contracts_passes(tmp_path):
+def test_gate_over_the_shipped_contracts_passes(shipped_gate):
     from shapecheck.contract.find import discover, shipped_contracts_dir
 
-    out = tmp_path / "gate.json"
-    res = run_cli("gate", "--json", out)
-    assert res.returncode == 0, res.stdout[-3000:]
-    doc = json.loads(out.read_text())
+    text = rendered(shipped_gate, "text")
+    assert shipped_gate.exit_code == 0, text[-3000:]
+    doc = json.loads(rendered(shipped_gate, "json"))
     shipped = {str(p.relative_to(ROOT)) for p in discover([shipped_contracts_dir()])}
     assert {r["contract"] for r in doc["reports"]} == shipped and SDPA_CONTRACT.relative_to(ROOT).as_posix() in shipped
     assert all(r["verdict"] == "pass" and r["cases"] for r in doc["reports"])
     assert doc["verdict"] == "pass" and doc["torch"].startswith("2.13")
-    assert res.stdout.splitlines()[-1].startswith("gate: PASS")
+    assert text.splitlines()[-1].startswith("gate: PASS")
 
 
+@pytest.mark.slow
 def test_regressed_kernel_fails_with_SC001_at_its_line_in_every_format(tmp_path):
     contract = small_contract(tmp_path / "contracts" / "sdpa.toml")
     files = {k: tmp_path / f"out.{k}" for k in ("junit", "sarif", "json")}
     line = guard_line()
     rel = REGRESSED.relative_to(ROOT).as_posix()
-    res = run_cli("gate", tmp_path / "contracts", "--meta-source", REGRESSED, "--format", "github",
-                  *(a for k, f in files.items() for a in (f"--{k}", f)))
+    res = invoke("gate", tmp_path / "contracts", "--meta-source", REGRESSED, "--format", "github",
+                 *(a for k, f in files.items() for a in (f"--{k}", f)))
     assert res.returncode == 1, res.stderr
     # GitHub annotations
     assert f"::error file={rel},line={line},title=SC001 guard-on-dynamic-dim::" in res.stdout
@@ -141,7 +141,7 @@ def test_regressed_kernel_fails_with_SC001_at_its_line_in_every_format(tmp_path)
     # relative to the repository root, as the text and SARIF name it (it was absolute)
     assert (v["location"]["file"], v["location"]["base"], v["location"]["line"]) == (rel, "SRCROOT", line)
     # text
-    res = run_cli("gate", contract, "--meta-source", REGRESSED)
+    res = invoke("gate", contract, "--meta-source", REGRESSED)
     assert res.returncode == 1
     assert re.match(rf"FAIL +{SDPA_MPS} ", res.stdout)
     assert f"{rel}:{line}: SC001 guard-on-dynamic-dim: the kernel branches on L <= 8" in res.stdout
@@ -154,7 +154,7 @@ def test_bad_input_exits_2_and_names_the_file(tmp_path):
                        ([good, tmp_path / "missing.toml"], "missing.toml"),
                        ([good, "--meta-source", tmp_path / "nope.py"], "nope.py"),
                        ([good, "--shard", "3/2"], "3/2")):
-        res = run_cli("gate", *args)
+        res = invoke("gate", *args)
         assert res.returncode == 2, (args, res.stdout, res.stderr)
         assert "Traceback" not in res.stderr and name in res.stderr
         assert len(res.stderr.strip().splitlines()) == 1, res.stderr
@@ -179,6 +179,7 @@ def test_assign_shards_is_deterministic_balanced_and_total():
     assert assign_shards(weights, 2) != {k: 1 for k, _ in weights}
 
 
+@pytest.mark.slow
 def test_all_shards_together_equal_one_full_run(tmp_path):
     d = tmp_path / "contracts"
     small_contract(d / "a.toml", rank="[4, 5]")  # two cases with the same first guard: one is shared
@@ -378,8 +379,8 @@ def test_a_contract_whose_op_is_unknown_is_reported_and_the_others_still_run(tmp
     assert text != good.read_text()
     (tmp_path / "contracts" / "mylib.toml").write_text(text)
     files = {k: tmp_path / f"out.{k}" for k in ("junit", "sarif", "json")}
-    res = run_cli("gate", tmp_path / "contracts", "-j", "1", "--format", "github",
-                  *(a for k, f in files.items() for a in ("--output", f"{k}={f}")))
+    res = invoke("gate", tmp_path / "contracts", "-j", "1", "--format", "github",
+                 *(a for k, f in files.items() for a in ("--output", f"{k}={f}")))
     assert res.returncode == 2, res.stderr
     assert any(line.startswith("::error") and "mylib::not_imported" in line for line in res.stdout.splitlines())
     assert f"PASS: {SDPA_MPS}" in res.stdout and "1 not run (bad input)" in res.stdout

@@ -7,7 +7,7 @@ import pytest
 from shapecheck.contract.load import load_contract
 from shapecheck.logic.solver import Bounds, Solver
 from shapecheck.runtime.refcheck import mps_available, points_for_path, ref_check
-from tests.conftest import SDPA_CONTRACT, run_cli
+from tests.conftest import SDPA_CONTRACT, invoke
 
 TEXT = SDPA_CONTRACT.read_text()
 
@@ -76,12 +76,12 @@ def test_wrong_values_are_found(sdpa_contract, monkeypatch):
 
 
 def test_cli_json_and_exit_codes():
-    res = run_cli("ref", "check", "aten::_scaled_dot_product_attention_math_for_mps", "--era", "2026-03",
-                  "--examples", "8", "--format", "json")
+    res = invoke("ref", "check", "aten::_scaled_dot_product_attention_math_for_mps", "--era", "2026-03",
+                 "--examples", "8", "--format", "json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["verdict"] == "pass" and {p["path"] for p in doc["paths"]} == {"general", "vector-1pass", "vector-2pass"}
-    bad = run_cli("ref", "check", "aten::_scaled_dot_product_attention_math_for_mps", "--era", "1999-01")
+    bad = invoke("ref", "check", "aten::_scaled_dot_product_attention_math_for_mps", "--era", "1999-01")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 

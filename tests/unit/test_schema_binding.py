@@ -12,7 +12,7 @@ from shapecheck.contract.load import load_contract
 from shapecheck.kernel.binding import SchemaArg, Unbindable, bind
 from shapecheck.kernel.load import function_kernel
 from shapecheck.prove.verify import Options, verify_contract
-from tests.conftest import run_cli
+from tests.conftest import invoke, run_cli
 
 TORCH_META = inspect.getsourcefile(__import__("torch._meta_registrations", fromlist=["x"]))
 
@@ -185,8 +185,8 @@ def _project(tmp_path, ns, out="unspecified"):
 
 def test_a_third_party_fake_with_its_own_parameter_names_binds_by_position_and_renamed_keyword(tmp_path):
     p = _project(tmp_path, "bind_rename")
-    res = run_cli("verify", "op", "bind_rename::dilate", "--meta", "ops.py:dilate_fake", "--contract", "dilate.toml",
-                  "-j", "1", "--confirm-export", cwd=p)
+    res = invoke("verify", "op", "bind_rename::dilate", "--meta", "ops.py:dilate_fake", "--contract", "dilate.toml",
+                 "-j", "1", "--confirm-export", cwd=p)
     assert res.returncode == 0 and res.stdout.startswith("PASS: bind_rename::dilate"), res.stdout + res.stderr
     assert "2 cases checked, 0 skipped" in res.stdout
     # torch.export calls the op by its schema; the dispatcher's call reaches the fake rebound to its names
@@ -195,8 +195,8 @@ def test_a_third_party_fake_with_its_own_parameter_names_binds_by_position_and_r
 
 def test_a_fake_without_a_place_for_an_argument_is_skipped_with_the_reason_and_is_inconclusive(tmp_path):
     p = _project(tmp_path, "bind_short")
-    res = run_cli("verify", "op", "bind_short::dilate", "--meta", "ops.py:dilate_short", "--contract", "dilate.toml",
-                  "-j", "1", "--format", "json", cwd=p)
+    res = invoke("verify", "op", "bind_short::dilate", "--meta", "ops.py:dilate_short", "--contract", "dilate.toml",
+                 "-j", "1", "--format", "json", cwd=p)
     assert res.returncode == 3, res.stdout + res.stderr
     doc = json.loads(res.stdout)
     assert doc["verdict"] == "inconclusive"
@@ -216,14 +216,14 @@ def test_a_fake_that_asks_for_its_context_gets_a_fake_mode_context(tmp_path, how
         kernel = ["--import", "ops.py"]
     else:
         kernel = ["--meta", "ops.py:nonzero_fake"]
-    res = run_cli("verify", "op", f"{ns}::nonzero_rows", *kernel, "--contract", "nonzero.toml", "-j", "1", cwd=p)
+    res = invoke("verify", "op", f"{ns}::nonzero_rows", *kernel, "--contract", "nonzero.toml", "-j", "1", cwd=p)
     assert res.returncode == 0 and "SC007" not in res.stdout, res.stdout + res.stderr
 
 
 def test_a_data_dependent_output_size_under_a_named_contract_shape_is_inconclusive_not_a_crash(tmp_path):
     p = _project(tmp_path, "bind_ctx_named", out="(N, D)")
-    res = run_cli("verify", "op", "bind_ctx_named::nonzero_rows", "--meta", "ops.py:nonzero_fake", "--contract",
-                  "nonzero.toml", "-j", "1", "--format", "json", cwd=p)
+    res = invoke("verify", "op", "bind_ctx_named::nonzero_rows", "--meta", "ops.py:nonzero_fake", "--contract",
+                 "nonzero.toml", "-j", "1", "--format", "json", cwd=p)
     assert res.returncode == 3, res.stdout + res.stderr
     (v,) = json.loads(res.stdout)["violations"]
     assert v["code"] == "SC005" and "data-dependent size" in v["message"] and "does not name" in v["message"]
@@ -261,13 +261,14 @@ outputs = ["(L,)"]
 def test_the_same_file_by_import_and_by_meta_is_loaded_once(tmp_path):
     (tmp_path / "lib_ops.py").write_text(CUSTOM.format(ns="bind_once"))
     (tmp_path / "c.toml").write_text(DECODE.format(ns="bind_once"))
-    res = run_cli("verify", "op", "bind_once::decode", "--import", "lib_ops.py", "--meta", "lib_ops.py:decode_fake",
-                  "--contract", "c.toml", "-j", "1", cwd=tmp_path)
+    res = invoke("verify", "op", "bind_once::decode", "--import", "lib_ops.py", "--meta", "lib_ops.py:decode_fake",
+                 "--contract", "c.toml", "-j", "1", cwd=tmp_path)
     assert res.returncode == 0 and "kernel: lib_ops.py:decode_fake" in res.stdout, res.stdout + res.stderr
 
 
 @pytest.mark.parametrize("flag", ["--meta", "--import"])
 def test_a_file_that_registers_an_op_again_is_one_clear_line_exit_2(tmp_path, flag):
+    """In a fresh process (the point: what a second registration in one process does, from a clean registry)."""
     (tmp_path / "lib_ops.py").write_text(CUSTOM.format(ns="bind_clash"))
     (tmp_path / "copy_ops.py").write_text(CUSTOM.format(ns="bind_clash"))
     (tmp_path / "c.toml").write_text(DECODE.format(ns="bind_clash"))
@@ -301,8 +302,8 @@ def test_a_custom_op_defined_twice_by_two_files_loads(tmp_path):
     (tmp_path / "lib_ops.py").write_text(CUSTOM_OP.format(ns="bind_twice"))
     (tmp_path / "copy_ops.py").write_text(CUSTOM_OP.format(ns="bind_twice"))
     (tmp_path / "c.toml").write_text(DECODE.format(ns="bind_twice"))
-    res = run_cli("verify", "op", "bind_twice::decode", "--import", "lib_ops.py", "--meta", "copy_ops.py:decode_fake",
-                  "--contract", "c.toml", "-j", "1", cwd=tmp_path)
+    res = invoke("verify", "op", "bind_twice::decode", "--import", "lib_ops.py", "--meta", "copy_ops.py:decode_fake",
+                 "--contract", "c.toml", "-j", "1", cwd=tmp_path)
     assert res.returncode == 0 and "kernel: copy_ops.py:decode_fake" in res.stdout, res.stdout + res.stderr
 
 
@@ -317,6 +318,6 @@ def test_a_meta_source_fake_gets_its_context_too(tmp_path):
     '''))
     (tmp_path / "ops.py").write_text(OPS.format(ns="bind_src"))
     (tmp_path / "nonzero.toml").write_text(NONZERO.format(ns="bind_src", out="unspecified"))
-    res = run_cli("verify", "op", "bind_src::nonzero_rows", "--import", "ops.py", "--meta-source", "fakes.py",
-                  "--contract", "nonzero.toml", "-j", "1", cwd=tmp_path)
+    res = invoke("verify", "op", "bind_src::nonzero_rows", "--import", "ops.py", "--meta-source", "fakes.py",
+                 "--contract", "nonzero.toml", "-j", "1", cwd=tmp_path)
     assert res.returncode == 0 and "kernel: fakes.py:nonzero_fake" in res.stdout, res.stdout + res.stderr

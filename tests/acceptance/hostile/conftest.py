@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from tests.hostile.inputs import BASES, SENTINEL
+from tests.acceptance.hostile.inputs import BASES, SENTINEL
 
 
 @pytest.fixture(scope="session")

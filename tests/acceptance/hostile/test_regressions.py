@@ -4,9 +4,9 @@ hang or a traceback."""
 
 import pytest
 
+from tests.acceptance.hostile.harness import ROOT, judge, run
+from tests.acceptance.hostile.inputs import BASES, SENTINEL
 from tests.conftest import SDPA_CONTRACT, SDPA_MPS
-from tests.hostile.harness import ROOT, judge, run
-from tests.hostile.inputs import BASES, SENTINEL
 
 ROWS, MM = BASES[:2]
 ROWS_TEXT = ROWS.file.read_text()

@@ -4,16 +4,24 @@ is marked illustrative; README.md stays short and shows the command .ci/run runs
 Markers are HTML comments on the lines right above a fence: ``<!-- illustrative -->`` (not run) and
 ``<!-- exit: N -->`` (the documented exit code; 0 when absent). In a ``console`` block, ``$ `` starts a
 command and the lines after it are its output; in an ``sh`` block every line is a command.
+
+A documented output is an excerpt: ``...`` lines stand for lines left out. Every other line it shows must be
+printed, in the order shown, with the same stable fields (``stable``): its first word, the verdict, the
+counts (``6 violations``, ``272 cases``), the rule ids, the ``file:line`` places and the names of the dims a
+counterexample assigns. Timings and the values z3 picks for a counterexample are not compared; a line that
+holds ``...`` itself shows a part of its fields.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import ROOT, run_cli
 
@@ -139,12 +147,15 @@ def test_every_shell_block_runs_or_is_marked_illustrative():
 def test_documented_command(block: Block, command: Command):
     if not is_plain_shapecheck(command.text):
         pytest.fail(f"{block.where}: {command.text!r} is not a plain shapecheck command")
-    res = run_cli(*shlex.split(command.text)[1:], timeout=120)
+    res = run_cli(*shlex.split(command.text)[1:], timeout=600)  # a hang still ends; a busy machine does not fail it
     assert res.returncode == block.exit, (
         f"{block.where}: {command.text}\nexit {res.returncode}, documented {block.exit}\n{res.stderr[-2000:]}")
     shown = first_verdict(command.output)
     if shown is not None:
         assert first_verdict(res.stdout.splitlines()) == shown, f"{block.where}: {command.text}\n{res.stdout[:2000]}"
+    missing = unmatched(command.output, res.stdout.splitlines())
+    assert missing is None, (f"{block.where}: {command.text}\nthe documented line {missing!r} is not printed (with "
+                             f"these stable fields, in this order); the output is:\n{res.stdout[:6000]}")
 
 
 def first_verdict(lines: list[str]) -> str | None:
@@ -153,6 +164,105 @@ def first_verdict(lines: list[str]) -> str | None:
         if m:
             return m.group(1) or m.group(2)
     return None
+
+
+# ---- stable fields of an output line -------------------------------------------------------------------------
+
+ELLIPSIS = "..."
+COUNT = re.compile(r"(?<![\w.])(\d+) ([A-Za-z][\w-]*)")  # 6 violations, 272 cases (not 0.99s, 44.5 examples/s)
+RULE = re.compile(r"\bSC\d{3}\b")
+PLACE = re.compile(r"[\w./-]+\.(?:py|toml|md|json):\d+")  # file:line
+ASSIGNED = re.compile(r"\b([A-Za-z_]\w*)=-?\d")  # the dims a counterexample assigns, not the values
+
+
+def stable(line: str) -> dict[str, list[str]]:
+    """What of an output line a doc may show and the program must keep: its first word, the verdict, counts,
+    rule ids, file:line places and the names a counterexample assigns."""
+    text = line.strip()
+    verdict = VERDICT.match(text)
+    return {"first word": text.split()[:1],
+            "verdict": [verdict.group(1) or verdict.group(2)] if verdict else [],
+            "counts": [" ".join(m) for m in COUNT.findall(text)],
+            "rules": RULE.findall(text),
+            "lines": PLACE.findall(text),
+            "dims": ASSIGNED.findall(text)}
+
+
+def shows(documented: str, printed: str) -> bool:
+    """Whether ``printed`` is the line ``documented`` shows: the same stable fields, or, where the documented
+    line elides part of itself (``...``), a part of them (its first word and verdict still the same)."""
+    want, got = stable(documented), stable(printed)
+    if want["first word"] != got["first word"] or want["verdict"] != got["verdict"]:
+        return False
+    if ELLIPSIS in documented:
+        return all(not Counter(want[k]) - Counter(got[k]) for k in want)
+    return want == got
+
+
+def unmatched(documented: list[str], printed: list[str]) -> str | None:
+    """The first documented output line not printed, in order, with its stable fields; None when all are."""
+    rest = iter(printed)
+    for line in documented:
+        if not line.strip() or line.strip() == ELLIPSIS:
+            continue
+        if not any(shows(line, p) for p in rest):
+            return line
+    return None
+
+
+@pytest.mark.parametrize("documented, printed, ok", [
+    ("FAIL: op (1 cases checked, 6 violations, 0.99s)", "FAIL: op (1 cases checked, 6 violations, 2.5s)", True),
+    ("FAIL: op (1 cases checked, 6 violations, 0.99s)", "FAIL: op (1 cases checked, 5 violations, 0.99s)", False),
+    ("FAIL: op (1 cases checked)", "PASS: op (1 cases checked)", False),
+    ("  at:   k.py:64 in f", "  at:   k.py:65 in f", False),
+    ("SC001 guard-on-dynamic-dim: L <= 8", "SC016 guard-on-dynamic-dim: L <= 8", False),
+    ("  counterexample: B=1, L=9", "  counterexample: B=2, L=12", True),
+    ("  counterexample: B=1, L=9", "  counterexample: B=1, S=9", False),
+    ("  other side: q_0=0, q_1=0, ...", "  other side: q_0=0, q_1=0, q_2=64", True),
+    ("  fix:      return that shape", "  counterexample: N=9", False),
+    ("gate: PASS (12 contracts, 272 cases)", "gate: PASS (12 contracts, 193 cases)", False),
+])
+def test_stable_fields_tell_a_drift_from_a_timing(documented, printed, ok):
+    assert shows(documented, printed) is ok
+
+
+def test_documented_lines_are_matched_in_order_and_an_ellipsis_skips():
+    printed = ["FAIL: op (1 cases checked)", "x", "  fix: y", "SC001 a: b"]
+    assert unmatched(["FAIL: op (1 cases checked)", "...", "SC001 a: b"], printed) is None
+    assert unmatched(["SC001 a: b", "  fix: y"], printed) == "  fix: y"  # out of order
+    assert unmatched(["FAIL: op (1 cases checked)", "  what to change:"], printed) == "  what to change:"
+
+
+# ---- facts the prose states -------------------------------------------------------------------------------
+
+FAMILY = re.compile(r"shipped family \((\d+) contracts, (\d+) cases\)")
+
+
+def test_wherever_the_docs_count_the_shipped_family_the_count_is_right(shipped_gate):
+    """As the gate's summary line counts them (``gate: PASS (12 contracts: ...; 272 cases; ...)``)."""
+    want = (len(shipped_gate.runs), sum(len(r.report.cases) for r in shipped_gate.runs))
+    found = [(path.relative_to(ROOT), (int(m[1]), int(m[2])))
+             for path in (*DOCS, ROOT / "bench" / "README.md")
+             for m in FAMILY.finditer(" ".join(path.read_text(encoding="utf-8").split()))]
+    assert found, "no doc says 'shipped family (N contracts, M cases)' any more: the guard checks nothing"
+    assert [f for f in found if f[1] != want] == [], f"the shipped family is {want[0]} contracts, {want[1]} cases"
+
+
+def rule_ids(text: str) -> set[str]:
+    """The rule ids a text names, ranges (``SC001-SC008``) spelled out over the registry."""
+    from shapecheck.rules import RULES
+
+    out: set[str] = set()
+    for first, last in re.findall(r"\b(SC\d{3})(?:-(SC\d{3}))?\b", text):
+        out |= {c for c in RULES if first <= c <= (last or first)}
+    return out
+
+
+def test_the_pre_commit_hook_names_the_rules_the_gate_reports():
+    from shapecheck.rules import rules_of
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert rule_ids(hook["description"]) == set(rules_of("gate")), hook["description"]
 
 
 def test_readme_is_short():

@@ -5,7 +5,7 @@ renderers."""
 import json
 import xml.etree.ElementTree as ET
 
-from tests.conftest import KERNELS, SDPA_MPS, run_cli
+from tests.conftest import KERNELS, SDPA_MPS, invoke, rendered
 from tests.unit.test_gate import check_sarif
 
 REGRESSED = KERNELS / "regressed_registrations.py"
@@ -15,7 +15,7 @@ VERIFY = ("verify", "op", SDPA_MPS, "--meta-source", REGRESSED, "--case", CASE, 
 
 def test_verify_writes_every_format_in_one_run(tmp_path):
     files = {f: tmp_path / f"report.{f}" for f in ("json", "sarif", "junit", "github", "text")}
-    res = run_cli(*VERIFY, "--format", "text", *(a for f, p in files.items() for a in ("--output", f"{f}={p}")))
+    res = invoke(*VERIFY, "--format", "text", *(a for f, p in files.items() for a in ("--output", f"{f}={p}")))
     assert res.returncode == 1, res.stderr
     assert res.stdout.startswith("FAIL: ") and "what to change:" in res.stdout
     text = files["text"].read_text()
@@ -33,31 +33,29 @@ def test_verify_writes_every_format_in_one_run(tmp_path):
 
 
 def test_output_dash_takes_stdout_instead_of_format(tmp_path):
-    res = run_cli(*VERIFY, "--format", "text", "--output", "sarif=-")
+    res = invoke(*VERIFY, "--format", "text", "--output", "sarif=-")
     assert res.returncode == 1
     check_sarif(json.loads(res.stdout))
 
 
-def test_quiet_drops_suppressed_findings_and_notes(tmp_path):
-    loud = run_cli("gate", "-j", "1")
-    quiet = run_cli("gate", "-j", "1", "--quiet")
-    assert loud.returncode == quiet.returncode == 0
-    assert "suppressed:" in loud.stdout and "suppressed:" not in quiet.stdout
-    assert quiet.stdout.splitlines()[-1].startswith("gate: PASS")
+def test_quiet_drops_suppressed_findings_and_notes(shipped_gate):
+    loud, quiet = rendered(shipped_gate, "text"), rendered(shipped_gate, "text", quiet=True)
+    assert shipped_gate.exit_code == 0
+    assert "suppressed:" in loud and "suppressed:" not in quiet
+    assert quiet.splitlines()[-1].startswith("gate: PASS")
 
 
 def test_a_bad_output_spec_or_directory_is_bad_input(tmp_path):
     for bad in ("yaml=x.yaml", "sarif", f"sarif={tmp_path / 'no' / 'dir.sarif'}"):
-        res = run_cli(*VERIFY, "--output", bad)
+        res = invoke(*VERIFY, "--output", bad)
         assert res.returncode == 2 and "Traceback" not in res.stderr, (bad, res.stderr)
         assert len(res.stderr.strip().splitlines()) == 1
 
 
-def test_sarif_rules_carry_help_and_installed_files_are_relative_to_site_packages(tmp_path):
+def test_sarif_rules_carry_help_and_installed_files_are_relative_to_site_packages(shipped_gate):
     """The shipped family's suppressed findings sit in the installed torch's _meta_registrations.py: the
     artifact is torch/_meta_registrations.py against SITE_PACKAGES, and a suppressed result is a note."""
-    res = run_cli("gate", "-j", "1", "--format", "sarif")
-    doc = json.loads(res.stdout)
+    doc = json.loads(rendered(shipped_gate, "sarif"))
     check_sarif(doc)
     run = doc["runs"][0]
     for rule in run["tool"]["driver"]["rules"]:
@@ -72,11 +70,9 @@ def test_sarif_rules_carry_help_and_installed_files_are_relative_to_site_package
                for r in suppressed if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("torch/"))
 
 
-def test_gate_json_names_files_relative_to_the_repository(tmp_path):
-    out = tmp_path / "g.json"
-    res = run_cli("gate", "contracts", "-j", "1", "--output", f"json={out}")
-    assert res.returncode == 0
-    doc = json.loads(out.read_text())
+def test_gate_json_names_files_relative_to_the_repository(shipped_gate):
+    assert shipped_gate.exit_code == 0
+    doc = json.loads(rendered(shipped_gate, "json"))
     assert all(not r["contract"].startswith("/") for r in doc["reports"])
     files = [v["location"] for r in doc["reports"] for v in r["suppressed"] if v["location"] is not None]
     assert any(loc["file"] == "torch/_meta_registrations.py" for loc in files)
@@ -89,8 +85,8 @@ def test_a_run_that_stops_on_bad_input_still_writes_its_reports(tmp_path):
     """Exit 2 before any verdict: SARIF with a failed invocation, JUnit with an erroring testcase, JSON with the
     error, and an ::error line under --format github, so CI's upload steps show the real error."""
     sarif, junit, js = tmp_path / "r.sarif", tmp_path / "r.xml", tmp_path / "r.json"
-    res = run_cli("gate", tmp_path / "missing", "--format", "github", "--sarif", sarif, "--junit", junit,
-                  "--output", f"json={js}")
+    res = invoke("gate", tmp_path / "missing", "--format", "github", "--sarif", sarif, "--junit", junit,
+                 "--output", f"json={js}")
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stdout.startswith("::error title=shapecheck gate (exit 2)::") and "missing" in res.stdout
     doc = json.loads(sarif.read_text())
@@ -102,5 +98,5 @@ def test_a_run_that_stops_on_bad_input_still_writes_its_reports(tmp_path):
     assert suite.get("errors") == "1" and "missing" in suite.find(".//error").get("message")
     assert json.loads(js.read_text())["verdict"] == "error"
     # a usage error (before click has parsed the command) too
-    res = run_cli("verify", "op", SDPA_MPS, "--max-traces", "0", "--output", f"sarif={sarif}")
+    res = invoke("verify", "op", SDPA_MPS, "--max-traces", "0", "--output", f"sarif={sarif}")
     assert res.returncode == 2 and json.loads(sarif.read_text())["runs"][0]["invocations"][0]["exitCode"] == 2

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from tests.hostile.harness import judge, run
-from tests.hostile.inputs import BASES
+from tests.acceptance.hostile.harness import judge, run
+from tests.acceptance.hostile.inputs import BASES
 
 ROWS, MM = BASES[:2]
 FAST = 10.0  # CPU seconds: a refusal is never slow

@@ -2,18 +2,21 @@
 
 import json
 
-from tests.conftest import KERNELS, run_cli
+import pytest
+
+from tests.conftest import KERNELS, invoke
 from tests.unit.test_gate import small_contract
 
 REGRESSED = KERNELS / "regressed_registrations.py"
 
 
+@pytest.mark.slow
 def test_a_baseline_accepts_todays_findings_and_fails_only_on_new_ones(tmp_path):
     contract = small_contract(tmp_path / "c" / "sdpa.toml")
     kernel = tmp_path / "_meta_registrations.py"
     kernel.write_text(REGRESSED.read_text())
     base = tmp_path / "baseline.json"
-    res = run_cli("gate", contract, "--meta-source", kernel, "-j", "1", "--write-baseline", base)
+    res = invoke("gate", contract, "--meta-source", kernel, "-j", "1", "--write-baseline", base)
     assert res.returncode == 0, res.stdout[-2000:]
     recorded = json.loads(base.read_text())["findings"]
     assert recorded and "SC001" in {f["rule"] for f in recorded}
@@ -23,7 +26,7 @@ def test_a_baseline_accepts_todays_findings_and_fails_only_on_new_ones(tmp_path)
                                       "    mask_ = attn_mask\n    if query_seq_len % 16 == 0:\n        pass\n", 1)
     assert text != kernel.read_text()
     kernel.write_text(text)
-    res = run_cli("gate", contract, "--meta-source", kernel, "-j", "1", "--baseline", base, "--format", "json")
+    res = invoke("gate", contract, "--meta-source", kernel, "-j", "1", "--baseline", base, "--format", "json")
     assert res.returncode == 1, res.stderr
     (report,) = json.loads(res.stdout)["reports"]
     assert [v["expr"] for v in report["violations"]] == ["L % 16 == 0"]
@@ -34,26 +37,27 @@ def test_a_baseline_accepts_todays_findings_and_fails_only_on_new_ones(tmp_path)
 def test_a_bad_baseline_is_bad_input(tmp_path):
     bad = tmp_path / "b.json"
     bad.write_text('{"findings": 3}')
-    res = run_cli("gate", small_contract(tmp_path / "c" / "s.toml"), "--baseline", bad, "-j", "1")
+    res = invoke("gate", small_contract(tmp_path / "c" / "s.toml"), "--baseline", bad, "-j", "1")
     assert res.returncode == 2 and "not a shapecheck baseline" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow  # a bare `gate` runs the shipped family too, twice here
 def test_pyproject_sets_defaults_and_the_command_line_wins(tmp_path):
     (tmp_path / "shape_contracts").mkdir()
     small_contract(tmp_path / "shape_contracts" / "sdpa.toml")
     (tmp_path / "pyproject.toml").write_text(
         '[tool.shapecheck]\ncontracts = ["shape_contracts/"]\njobs = 1\nquiet = true\n\n'
         '[tool.shapecheck.gate]\nformat = "github"\n')
-    res = run_cli("gate", cwd=tmp_path)
+    res = invoke("gate", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[-1].startswith("gate: PASS") and "PASS: aten::" in res.stdout  # github form
     assert "::notice" not in res.stdout  # quiet, from the file: no suppressed findings
-    res = run_cli("gate", "--format", "text", cwd=tmp_path)
+    res = invoke("gate", "--format", "text", cwd=tmp_path)
     assert res.returncode == 0 and res.stdout.startswith("PASS ")  # the command line wins
 
 
 def test_an_unknown_key_in_pyproject_is_bad_input(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.shapecheck]\njbos = 2\n")
-    res = run_cli("gate", cwd=tmp_path)
+    res = invoke("gate", cwd=tmp_path)
     assert res.returncode == 2 and "jbos" in res.stderr and "pyproject.toml" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1

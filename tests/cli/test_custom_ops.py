@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from shapecheck.kernel.registrations import find_registration
-from tests.conftest import run_cli
+from tests.conftest import invoke
 
 OPS = textwrap.dedent('''
     import torch
@@ -65,8 +65,8 @@ def test_a_fake_that_branches_on_the_sequence_length_is_sc001_at_its_own_line(tm
     p = project(tmp_path, f"sc_{how.replace('-', '_')}", BRANCHES)
     ns = f"sc_{how.replace('-', '_')}"
     extra = ["--meta-source", "mylib_ops.py"] if how == "meta-source" else []
-    res = run_cli("verify", "op", f"{ns}::decode", "--import", "mylib_ops.py", *extra, "--contract", "decode.toml",
-                  "--format", "json", "-j", "1", cwd=p)
+    res = invoke("verify", "op", f"{ns}::decode", "--import", "mylib_ops.py", *extra, "--contract", "decode.toml",
+                 "--format", "json", "-j", "1", cwd=p)
     assert res.returncode == 1, res.stderr
     import json
 
@@ -81,8 +81,8 @@ def test_a_fake_that_branches_on_the_sequence_length_is_sc001_at_its_own_line(tm
 
 def test_the_fixed_fake_passes(tmp_path):
     p = project(tmp_path, "sc_fixed", COPIES)
-    res = run_cli("verify", "op", "sc_fixed::decode", "--import", "mylib_ops.py", "--contract", "decode.toml", "-j", "1",
-                  cwd=p)
+    res = invoke("verify", "op", "sc_fixed::decode", "--import", "mylib_ops.py", "--contract", "decode.toml", "-j", "1",
+                 cwd=p)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.startswith("PASS: sc_fixed::decode")
 
@@ -90,7 +90,7 @@ def test_the_fixed_fake_passes(tmp_path):
 def test_the_same_from_pyproject_with_no_flags(tmp_path):
     p = project(tmp_path, "sc_config", BRANCHES)
     (p / "pyproject.toml").write_text('[tool.shapecheck]\nimports = ["mylib_ops.py"]\n')
-    res = run_cli("verify", "op", "sc_config::decode", "--contract", "decode.toml", "-j", "1", cwd=p)
+    res = invoke("verify", "op", "sc_config::decode", "--contract", "decode.toml", "-j", "1", cwd=p)
     assert res.returncode == 1 and "SC001" in res.stdout, res.stdout + res.stderr
 
 
@@ -102,7 +102,7 @@ def test_the_same_from_pyproject_with_no_flags(tmp_path):
 def test_an_import_that_fails_is_bad_input_with_its_own_error_line(tmp_path, module, expected):
     (tmp_path / "broken.py").write_text("import torch\nraise ValueError('bad config')\n")
     (tmp_path / "decode.toml").write_text(CONTRACT.format(ns="sc_broken"))
-    res = run_cli("verify", "op", "sc_broken::decode", "--import", module, "--contract", "decode.toml", cwd=tmp_path)
+    res = invoke("verify", "op", "sc_broken::decode", "--import", module, "--contract", "decode.toml", cwd=tmp_path)
     assert res.returncode == 2 and expected in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
 
@@ -150,20 +150,20 @@ def test_a_meta_file_imports_its_sibling_modules_as_a_script_would(tmp_path):
     (lib / "fakes.py").write_text("from shape_helpers import out_shape\n\n\n"
                                   "def decode_fake(q, k):\n    return q.new_empty(out_shape(q))\n")
     p = project(tmp_path, "sc_sibling", COPIES)
-    res = run_cli("verify", "op", "sc_sibling::decode", "--import", "mylib_ops.py", "--meta", "lib/fakes.py:decode_fake",
-                  "--contract", "decode.toml", "-j", "1", cwd=p)
+    res = invoke("verify", "op", "sc_sibling::decode", "--import", "mylib_ops.py", "--meta", "lib/fakes.py:decode_fake",
+                 "--contract", "decode.toml", "-j", "1", cwd=p)
     assert res.returncode == 0, res.stdout + res.stderr
     assert res.stdout.startswith("PASS: sc_sibling::decode") and "kernel: fakes.py:decode_fake" in res.stdout
 
 
 def test_contract_check_checks_the_schema_and_notes_an_op_not_imported(tmp_path):
     p = project(tmp_path, "sc_check", COPIES)
-    res = run_cli("contract", "check", "decode.toml", cwd=p)
+    res = invoke("contract", "check", "decode.toml", cwd=p)
     assert res.returncode == 0 and res.stdout.splitlines()[0].startswith("ok: decode.toml: sc_check::decode")
     assert res.stdout.splitlines()[1].startswith("note: decode.toml: sc_check::decode is not registered")
-    res = run_cli("contract", "check", "decode.toml", "--import", "mylib_ops.py", cwd=p)
+    res = invoke("contract", "check", "decode.toml", "--import", "mylib_ops.py", cwd=p)
     assert res.returncode == 0 and "note:" not in res.stdout
     (p / "bad.toml").write_text((p / "decode.toml").read_text().replace('name = "k"', 'name = "kk"'))
-    res = run_cli("contract", "check", "bad.toml", "--import", "mylib_ops.py", cwd=p)
+    res = invoke("contract", "check", "bad.toml", "--import", "mylib_ops.py", cwd=p)
     assert res.returncode == 2 and "bad.toml: [args.kk]: sc_check::decode" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1

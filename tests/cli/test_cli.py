@@ -1,20 +1,24 @@
 import json
 
-from tests.conftest import KERNELS, run_cli
+import pytest
+
+from tests.conftest import KERNELS, invoke, run_cli
 
 OP = "aten._scaled_dot_product_attention_math_for_mps"
 CASE4 = "rank=4,mask=bool,is_causal=false,dtype=float32,enable_gqa=false"
 
 
+@pytest.mark.slow
 def test_verify_installed_passes_text():
+    """In a fresh process, as a user runs it (``python -m shapecheck``: the console script's own exit path)."""
     res = run_cli("verify", "op", OP, "--case", "rank=4,mask=bool")
     assert res.returncode == 0, res.stderr
     assert res.stdout.splitlines()[0].startswith("PASS: aten::_scaled_dot_product_attention_math_for_mps")
 
 
 def test_verify_regressed_json_schema_and_exit_1():
-    res = run_cli("verify", "op", "aten::_scaled_dot_product_attention_math_for_mps", "--meta",
-                  f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4, "--format", "json")
+    res = invoke("verify", "op", "aten::_scaled_dot_product_attention_math_for_mps", "--meta",
+                 f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4, "--format", "json")
     assert res.returncode == 1, res.stderr
     doc = json.loads(res.stdout)
     assert doc["op"] == "aten::_scaled_dot_product_attention_math_for_mps" and doc["verdict"] == "fail"
@@ -26,7 +30,7 @@ def test_verify_regressed_json_schema_and_exit_1():
 
 
 def test_regressed_text_shows_source_context():
-    res = run_cli("verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4)
+    res = invoke("verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4)
     assert res.returncode == 1
     assert res.stdout.startswith("FAIL:")
     assert "SC001 guard-on-dynamic-dim" in res.stdout and "counterexample:" in res.stdout
@@ -43,7 +47,7 @@ def test_bad_inputs_exit_2_without_traceback(tmp_path):
                  ["verify", "op", OP, "--meta-source", str(bad_py)],
                  ["verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:no_such_function"],
                  ["verify", "op", OP, "--format", "yaml"]):
-        res = run_cli(*args)
+        res = invoke(*args)
         assert res.returncode == 2, (args, res.stderr)
         assert "Traceback" not in res.stderr
         assert len(res.stderr.strip().splitlines()) <= 3, res.stderr
@@ -65,6 +69,6 @@ id = "only"
 when = "true"
 outputs = ["(N,)"]
 """)
-    res = run_cli("verify", "op", "aten._fused_moving_avg_obs_fq_helper_functional", "--contract", contract)
+    res = invoke("verify", "op", "aten._fused_moving_avg_obs_fq_helper_functional", "--contract", contract)
     assert res.returncode in (2,), res.stderr
     assert "Traceback" not in res.stderr

@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.hostile.harness import judge, run
-from tests.hostile.inputs import (
+from tests.acceptance.hostile.harness import judge, run
+from tests.acceptance.hostile.inputs import (
     BASES,
     SENTINEL,
     expressions,

@@ -8,8 +8,8 @@ import textwrap
 
 import pytest
 
-from tests.hostile.harness import judge, run
-from tests.hostile.inputs import BASES
+from tests.acceptance.hostile.harness import judge, run
+from tests.acceptance.hostile.inputs import BASES
 
 ROWS, MM = BASES[:2]
 ROWS_TEXT = ROWS.file.read_text()
