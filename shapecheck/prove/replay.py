@@ -5,7 +5,7 @@ sizes under FakeTensorMode (and at the other side of a guard), and the run must 
 - SC001: both sides reach the guard's line (the kernel's own bytecode, or torch's shape logic it calls
   from that line), where the guard's value differs;
 - SC003: the specialised value differs between the two points;
-- SC004 and SC007: the kernel raises there.
+- SC004 and SC007: the kernel raises there, at static sizes or run as torch.export runs it (backed sizes).
 
 A finding that does not reproduce is never reported as a violation: it becomes SC005, "did not reproduce
 at ...", with what the replay saw.
@@ -164,12 +164,27 @@ class Replayer:
     def complete(self, point: dict[str, int] | None) -> bool:
         return point is not None and all(n in point for n in self.dims)
 
+    def raises_as_export_runs(self, point: dict[str, int]) -> bool:
+        """Whether the kernel raises at ``point`` run as torch.export runs it: in torch's slot, under FakeTensorMode
+        with backed sizes whose hints are the point (``trace.fake_run``). Some errors need sizes that are SymInts
+        (``torch.empty(B, H, L)`` without a device reaches the CPU kernel, which refuses them), so static sizes
+        cannot show them, while export fails on them at every size."""
+        from ..kernel.sources import NotApplicable
+        from ..trace.fake_run import fake_run
+
+        try:
+            return fake_run(self.kernel, self.case, point).error is not None
+        except NotApplicable:
+            return False
+
     def why_not(self, v: Finding) -> str | None:
         """None when the finding reproduces; else what the replay saw instead."""
         cex = v.counterexample
         run = self.at(cex)
         if v.code in (RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR):
-            return None if run.error is not None else f"the kernel returned {_shown(run.outputs)} without raising"
+            if run.error is not None or self.raises_as_export_runs(cex):
+                return None
+            return f"the kernel returned {_shown(run.outputs)} without raising"
         if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH:
             return _output_differs(v, run)
         if v.code == RuleCode.VALUE_SPECIALIZATION:

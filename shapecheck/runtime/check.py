@@ -144,7 +144,7 @@ class Checker:
         its outputs at the example must be the contract's too (a guard_or_false fallback taken for every size)."""
         from .._torch.backed import holds_at
         from ..logic import expr as E
-        from .fake_run import fake_run
+        from ..trace.fake_run import fake_run
 
         low = [d.name for d in ex.case.dims if d.dynamic and ex.values.get(d.name) in (0, 1)]
         if not low:
@@ -165,7 +165,7 @@ class Checker:
                        f"{message}", code)
 
     def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
-        from .fake_run import fake_run
+        from ..trace.fake_run import fake_run
 
         run = fake_run(kernel, ex.case, ex.values)
         if run.error is not None:

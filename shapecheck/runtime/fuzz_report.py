@@ -24,7 +24,7 @@ dtype, density, a shape no path covers); "values" is SC012. The meta kernel's ow
 guard is a value, an assert or torch's helper's) (``CHECK_RULES``).
 
 The kernel runs as torch runs fakes: under FakeTensorMode with a ShapeEnv, backed sizes at the example
-(``runtime.fake_run``). "meta-shape" is the kernel torch.export runs (the Python dispatcher on), "fake-shape"
+(``trace.fake_run``). "meta-shape" is the kernel torch.export runs (the Python dispatcher on), "fake-shape"
 plain FakeTensorMode's where it runs another kernel (upsample_nearest2d's meta registration)."""
 
 CHECK_RULES = {"kernel-error": RuleCode.KERNEL_ERROR, "meta-shape": RuleCode.OUTPUT_SHAPE_MISMATCH,

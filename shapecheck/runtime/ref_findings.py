@@ -66,7 +66,7 @@ def meta_outputs(case: BoundCase, sizes: dict[str, int]) -> tuple[Any, ...]:
     from ..contract.find import normalize_op
     from ..kernel.resolved import installed_kernel
     from ..kernel.sources import NotApplicable
-    from .fake_run import fake_run
+    from ..trace.fake_run import fake_run
 
     kernel = installed_kernel(normalize_op(case.contract.op))
     try:

@@ -1,6 +1,6 @@
 """``fuzz op`` finds at least what ``verify op`` finds, on every kernel under tests/kernels (issue 22): fuzz runs a
 fake the way torch does (FakeTensorMode with a ShapeEnv, backed sizes at the example, the Python dispatcher as
-export has it: ``runtime.fake_run``), starts from verify's counterexamples, and counts a guard the run installs
+export has it: ``trace.fake_run``), starts from verify's counterexamples, and counts a guard the run installs
 on the dynamic dims as torch.export would. So wherever verify fails a kernel, fuzz fails it too, on a failure
 of a rule verify reported for that kernel (a guard verify reports as SC001, fuzz sees installed at the example).
 

@@ -4,7 +4,8 @@ kernel under the Python dispatcher, plain FakeTensorMode's without). A fake that
 (``get_ctx().new_dynamic_size()``, ``repeat_interleave`` without ``output_size``) works here, as it does in
 torch; meta tensors (no fake mode) cannot run it.
 
-``fuzz op``, its pytest entry and ``ref check`` take the kernel's outputs from here; the guards the run installs
+``fuzz op``, its pytest entry and ``ref check`` take the kernel's outputs from here, and verify's replay a kernel
+error that only sizes as torch.export makes them show; the guards the run installs
 are how torch.export would see the example (``Checker``'s guard check).
 """
 
@@ -36,7 +37,7 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
     other way), None where one cannot be evaluated. Raises NotApplicable when the kernel cannot take the case."""
     from .._torch import backed as B
     from .._torch import core as C
-    from ..trace.run import call_args, own_code
+    from .run import call_args, own_code
 
     run = B.BackedRun(own_code(kernel), specialize_zero_one=False)
     dynamic = {d.name for d in case.contract.dims if d.dynamic}
