@@ -26,7 +26,7 @@ import pytest
 
 from shapecheck.contract.load import load_contract
 from tests.conftest import ROOT
-from tests.unit.test_docs import DOCS, MARKER, fenced_blocks
+from tests.acceptance.test_docs import DOCS, MARKER, fenced_blocks
 
 FRAGMENT = re.compile(r"^fragment:\s*(\S+)(?:\s+at\s+(\S+))?$")
 
