@@ -25,8 +25,8 @@ from pathlib import Path
 import pytest
 
 from shapecheck.contract.load import load_contract
-from tests.conftest import ROOT
 from tests.acceptance.test_docs import DOCS, MARKER, fenced_blocks
+from tests.conftest import ROOT
 
 FRAGMENT = re.compile(r"^fragment:\s*(\S+)(?:\s+at\s+(\S+))?$")
 
