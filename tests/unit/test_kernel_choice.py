@@ -205,7 +205,7 @@ def test_an_unexplained_disagreement_with_export_is_inconclusive(monkeypatch):
     from shapecheck.prove import export as X
     from shapecheck.prove.verify import Options
 
-    monkeypatch.setattr(X, "run_export", lambda *a, **k: (False, "RuntimeError: something else entirely"))
+    monkeypatch.setattr(X, "run_export", lambda *a, **k: (False, "RuntimeError: something else entirely", ""))
     r = _verify("aten::new_empty", ROOT / "tests" / "golden" / "examples" / "new_empty.toml",
                 options=Options(jobs=1, confirm_export=True))
     assert r.verdict.value == "inconclusive" and r.exit_code == 3
