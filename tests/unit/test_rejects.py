@@ -199,7 +199,8 @@ def test_an_index_bound_must_be_an_integer_expression(tmp_path):
 # A shapecheck error is never the kernel refusing (issue 21: exit 4, not "the kernel rejects")
 
 
-def test_an_error_of_ours_while_calling_the_kernel_on_a_region_propagates(index_select, monkeypatch):
+def test_an_error_of_ours_while_calling_the_kernel_on_a_region_is_the_cases_internal_error(index_select, monkeypatch):
+    """Never taken for the kernel rejecting the region: the case stops with SC023 (exit 4), the message kept."""
     import shapecheck.prove.rejects as R
     from shapecheck.errors import InternalError
 
@@ -207,14 +208,18 @@ def test_an_error_of_ours_while_calling_the_kernel_on_a_region_propagates(index_
         raise InternalError("a bug while binding the arguments")
 
     monkeypatch.setattr(R, "call_args", broken)
-    with pytest.raises(InternalError, match="a bug while binding"):
-        verify_op("aten::index_select", contract=str(index_select), meta=f"{KERNELS}:accepts_matrix_index",
+    r = verify_op("aten::index_select", contract=str(index_select), meta=f"{KERNELS}:accepts_matrix_index",
                   options=Options(jobs=1))
+    bugs = [v for v in r.violations if v.code == "SC023"]
+    assert bugs and all("a bug while binding" in v.message for v in bugs), [(v.code, v.message) for v in r.violations]
+    assert r.exit_code == 4 and not any(v.code == "SC021" for v in r.violations)
 
 
 def test_ref_check_tells_the_meta_kernel_refusing_from_an_error_of_ours(index_select, monkeypatch):
-    import shapecheck._torch.core as C
-    import shapecheck.trace.arguments as A
+    from dataclasses import replace
+
+    import shapecheck.kernel.resolved as KR
+    import shapecheck.trace.run as TR
     from shapecheck.errors import InternalError
     from shapecheck.runtime.ref_findings import MetaRefuses, meta_outputs
 
@@ -223,18 +228,24 @@ def test_ref_check_tells_the_meta_kernel_refusing_from_an_error_of_ours(index_se
     sizes = {d.name: d.min for d in case.dims}
     assert meta_outputs(case, sizes)  # torch 2.13's meta kernel accepts a 2-D index (SC021)
 
-    def refuses(op, args):
-        raise RuntimeError("the meta kernel says no")
+    installed = KR.installed_kernel
 
-    monkeypatch.setattr(C, "call_op", refuses)
+    def refusing(op):
+        def refuses(*args, **kwargs):
+            raise RuntimeError("the meta kernel says no")
+
+        return replace(installed(op), fn=refuses)
+
+    monkeypatch.setattr(KR, "installed_kernel", refusing)
     with pytest.raises(MetaRefuses) as refusal:
         meta_outputs(case, sizes)
     assert isinstance(refusal.value.error, RuntimeError)
+    monkeypatch.setattr(KR, "installed_kernel", installed)
 
     def broken(*args, **kwargs):
         raise InternalError("a bug while making the arguments")
 
-    monkeypatch.setattr(A, "make_arguments", broken)
+    monkeypatch.setattr(TR, "call_args", broken)
     with pytest.raises(InternalError):
         meta_outputs(case, sizes)
 
