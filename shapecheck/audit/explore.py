@@ -81,21 +81,21 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
             result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
             t = guard_trace(exc, names, kernel)
-            loc = CA.audit_frame(list(t.frames), kernel.files)
+            loc = CA.audit_frame(list(t.frames), kernel.located_in)
             if isinstance(t, Guarded):
                 return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr)
             return Failed(t.error, loc, frames=t.frames)
         except C.DATA_ERRORS as exc:
             frames = C.exception_frames(exc)
             return Failed(f"data-dependent: {type(exc).__name__}: {first_line(exc)}",
-                          CA.audit_frame(frames, kernel.files), frames=tuple(frames))
+                          CA.audit_frame(frames, kernel.located_in), frames=tuple(frames))
         except BaseException as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
             if not kernel_failure(exc):
                 raise
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.files),
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.located_in),
                           missing_name(exc), tuple(frames))
-        return finished_trace(env, result, names, kernel.files, None, locate=CA.audit_frame)
+        return finished_trace(env, result, names, kernel.located_in, None, locate=CA.audit_frame)
 
 
 class AuditExplorer:
@@ -264,7 +264,7 @@ class AuditExplorer:
             return
         if err_pos is None:
             cls = classify_guard(t.guard)
-            helper = CA.layout_helper(list(t.frames), self.kernel.files)
+            helper = CA.layout_helper(list(t.frames), self.kernel.located_in)
             if helper is not None and cls == "zero-one":  # torch's layout logic, not the kernel's shape logic
                 self.state.notes.append(f"torch's helper {helper} branches on {text} (a layout question on "
                                         "sizes 0 and 1, which export specialises): not the kernel's finding")

@@ -382,7 +382,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     assumptions: list[E.Node] = []
 
     def where(loc: SourceLoc | None) -> str:
-        own = loc is not None and (loc.file in kernel.files or loc.file.startswith(C.TORCH_DIR))
+        own = loc is not None and (loc.file in kernel.located_in or loc.file.startswith(C.TORCH_DIR))
         return f" at {Path(loc.file).name}:{loc.line}" if own else ""
 
     for _ in range(8):

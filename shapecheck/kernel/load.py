@@ -274,7 +274,8 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     # the kernel's own code is its function, as for the installed torch's kernel: a guard in one of the
     # file's helpers (alloc_with_matching_layout) is torch's helper's (SC022) here as it is there
     kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
-                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn))
+                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn),
+                    source_files=frozenset({filename}))
     return _through_op(kernel, fn, op, _registering_name(registration.decorator))
 
 

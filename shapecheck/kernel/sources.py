@@ -135,6 +135,14 @@ class Kernel:
     install: Callable[[], Any] | None = None
     direct: Callable[..., Any] | None = None  # a candidate called through the op, called directly (replays)
     function: Any = None  # the Python function whose source is the kernel (the result cache fingerprints it)
+    # a --meta-source file: where the audit finds the kernel's lines, though only its function is its own code
+    # (``codes``: a guard in one of the file's helpers is torch's helper's, as for the installed torch)
+    source_files: frozenset[str] = frozenset()
+
+    @property
+    def located_in(self) -> frozenset[str]:
+        """The files whose innermost frame is the kernel's line in a report: its own files and its source file."""
+        return self.files | self.source_files
 
     @property
     def modes_text(self) -> str:
