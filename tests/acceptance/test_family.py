@@ -242,9 +242,9 @@ def test_finding_F7_rejected_inputs(op, stripped):
     lies in, with the least point of the region as counterexample; cudnn's E, Ev <= 256 is a dispatcher limit."""
     r = stripped(op)
     found = [v for v in r.violations if v.code == "SC021"]
-    assert {v.path.removeprefix("rejects.") for v in found} == set(F7[op])
+    assert {str(v.path).removeprefix("rejects.") for v in found} == set(F7[op])
     for v in found:
-        rid = v.path.removeprefix("rejects.")
+        rid = str(v.path).removeprefix("rejects.")
         want = {d: 1 for d in DIMS if d in v.counterexample} | F7[op][rid]
         assert v.counterexample == want, (rid, v.case, v.counterexample)
     assert "head-dim-at-most-256" not in {v.path for v in found if op == CUDNN}
