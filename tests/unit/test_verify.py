@@ -135,7 +135,8 @@ def meta__scaled_dot_product_attention_math_for_mps(
 @pytest.mark.parametrize("rows,verdict", [("lq", Verdict.PASS), ("lq if lq <= 8 else 8", Verdict.FAIL)])
 def test_meta_source_brings_the_files_own_helpers(tmp_path, rows, verdict):
     """A PR may change a helper with the kernel: the file's plain helpers that the registered function
-    reaches are defined from the file (its findings carry the helper's line); nothing else runs."""
+    reaches are defined from the file; nothing else runs. A guard in such a helper is the helper's (SC022,
+    as for the installed torch's helpers): at the kernel's line that calls it, naming the helper's line."""
     src = tmp_path / "_meta_registrations.py"
     src.write_text(HELPER_FILE.format(rows=rows))
     cases = (CASE4, "rank=3,mask=none,is_causal=false,dtype=float16,enable_gqa=false",
@@ -143,9 +144,12 @@ def test_meta_source_brings_the_files_own_helpers(tmp_path, rows, verdict):
     r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=cases))
     assert r.verdict == verdict, [(v.code, v.expr) for v in r.violations]
     if verdict == Verdict.FAIL:
-        line = next(i for i, t in enumerate(src.read_text().splitlines(), 1) if "rows = lq if" in t)
-        hit = next(v for v in r.violations if v.code == "SC001")
-        assert hit.expr == "L <= 8" and hit.location.line == line and hit.counterexample["L"] == 9
+        lines = src.read_text().splitlines()
+        line = next(i for i, t in enumerate(lines, 1) if "rows = lq if" in t)
+        call = next(i for i, t in enumerate(lines, 1) if "new_empty(_out_shapes(" in t)
+        hit = next(v for v in r.violations if v.code == "SC022")
+        assert hit.expr == "L <= 8" and hit.location.line == call and hit.counterexample["L"] == 9
+        assert f"_out_shapes at {src}:{line}" in hit.message
 
 
 @pytest.mark.parametrize("fn,cases", [
