@@ -195,7 +195,7 @@ def constant_float_guard(query, key, value, attn_mask=None, dropout_p=0.0, is_ca
                          *, scale=None, enable_gqa=False):
     """A float guard that holds for every size, but neither torch's ranges nor z3 can show it: inconclusive."""
     q_, unsq, b, h, lq, s, ev = _shapes(query, value)
-    if (lq / 3) * 3 > 0.5 * lq:
+    if (lq / 3) * 3 > 0.1 * lq:  # 0.1 is no exact quotient of small integers (0.5 would translate as 1/2)
         pass
     return _restore(q_.new_empty((b, h, lq, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
 
@@ -248,7 +248,8 @@ def assert_on_a_float(query, key, value, attn_mask=None, dropout_p=0.0, is_causa
 
 def rows_from_a_float(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, dropout_mask=None, *,
                       scale=None, enable_gqa=False):
-    """Output 0 computed through floats (int(1.5 * L)): outside the contract language, and wrong from L = 2."""
+    """Output 0 computed through floats (int(1.1 * L)): outside the contract language (1.1 is no exact quotient
+    of small integers; 1.5 would translate as 3/2), and wrong from L = 10."""
     q_, unsq, b, h, lq, s, ev = _shapes(query, value)
-    rows = torch.sym_int(torch.sym_float(lq) * 1.5)
+    rows = torch.sym_int(torch.sym_float(lq) * 1.1)
     return _restore(q_.new_empty((b, h, rows, ev)), query, unsq), _restore(q_.new_empty((b, h, lq, s)), query, unsq)
