@@ -8,7 +8,7 @@ forked worker's time would not be profiled). Printed:
   dynamo, sympy, z3, the import system), from each function's own time;
 - the top functions by cumulative time, shapecheck's own and the rest.
 
-    .venv/bin/python bench/profile_verify.py [--top 25] [--pstats FILE]
+    .venv/bin/python bench/profile_verify.py [--top 25] [--pstats FILE] [-- VERIFY_ARGS...]
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--pstats", default=None, help="also dump the raw profile here (snakeviz, pstats)")
+    ap.add_argument("verify_args", nargs="*", help="more arguments of `verify op` after `--` (--meta-source FILE)")
     args = ap.parse_args()
     os.environ["SHAPECHECK_CACHE"] = "0"
     t0, c0 = time.perf_counter(), time.process_time()
@@ -70,7 +71,8 @@ def main() -> None:
     prof.enable()
     try:
         with contextlib.redirect_stdout(out):
-            shapecheck_main(["verify", "op", OP, "--no-cache", "--jobs", "1", "--format", "json"])
+            shapecheck_main(["verify", "op", OP, "--no-cache", "--jobs", "1", "--format", "json",
+                             *args.verify_args])
     except SystemExit as e:
         code = e.code
     prof.disable()

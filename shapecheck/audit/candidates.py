@@ -210,12 +210,21 @@ def nearest_first(lengths: list[int]) -> Iterator[tuple[int, ...]]:
         yield from with_sum(0, total)
 
 
-def _hint(args: list[Arg], error: str) -> bool:
+def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> bool:
     """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
-    (every tensor when it names none). Whether anything moved."""
+    (every tensor when it names none). Whether anything moved. ``combo``: the options of the call that raised;
+    an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
+    the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
+    a pair the option list need not hold."""
     named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
              or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))] or \
         [a for a in args if a.kind in ("tensor", "tensors")]
+    # the tensors the call gave the same rank and dtype as a named one get its new option second ("query.dim()
+    # == 4" on a call of three 3-D tensors: key and value are likely 4-D too, but only likely)
+    alike: list[Arg] = []
+    if combo is not None:
+        same = {combo[args.index(a)] for a in named if a.kind in ("tensor", "tensors")} - {None}
+        alike = [a for a in args if a not in named and a.kind in ("tensor", "tensors") and combo[args.index(a)] in same]
     wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
               for m in _DTYPE_RE.finditer(wanted)]
@@ -235,18 +244,22 @@ def _hint(args: list[Arg], error: str) -> bool:
             a.options = new
         if moved:
             return True
-    for a in named:
+    for a in named + alike:
         if a.kind in ("tensor", "tensors"):
             def key(o: Any) -> tuple:
                 return (bool(o is not None and dtypes and o[1] not in dtypes),
                         bool(o is not None and ranks and o[0] not in ranks))
             if dtypes or ranks:
-                front = sorted(a.options, key=key)
-                for r in ranks:
-                    for d in dtypes or [None]:
+                front = list(a.options) if a in alike else sorted(a.options, key=key)
+                at = 1 if a in alike and front else 0
+                current = combo[args.index(a)] if combo is not None else None
+                had = current if isinstance(current, tuple) and len(current) == 2 else None
+                for r in reversed(ranks or ([had[0]] if had else [])):
+                    for d in reversed(dtypes or [had[1] if had else None]):
                         cand = (r, d or (front[0][1] if front and front[0] else "float32"))
-                        if cand not in front:
-                            front.insert(0, cand)
+                        if cand in front:
+                            front.remove(cand)
+                        front.insert(at, cand)
                 moved |= front[:3] != a.options[:3]
                 a.options = front
     for a in args:
@@ -360,7 +373,7 @@ class Search:
                     return f
                 fake_accepted.append(inputs)
                 f.eager_error = eerr
-                self._moved = _hint(self.args, eerr)
+                self._moved = _hint(self.args, eerr, combo)
                 continue
             self.errors.append(err)
             if self.eager is not None and f.fake_rejected is None and f.eager_tries < EAGER_TRIES // 2 \
@@ -368,11 +381,11 @@ class Search:
                 verdict, eerr = self.eager_ok(inputs)
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
                     f.fake_rejected, f.fake_error = inputs, err
-                    self._moved = _hint(self.args, err)
+                    self._moved = _hint(self.args, err, combo)
                     continue
                 if eerr:
-                    self._moved = _hint(self.args, eerr)
-            self._moved = self._moved or _hint(self.args, err)
+                    self._moved = _hint(self.args, eerr, combo)
+            self._moved = self._moved or _hint(self.args, err, combo)
         if fake_accepted:  # the fake takes these, the eager kernel none of them: traced, not compared
             f.inputs, f.eager = fake_accepted[0], "rejected"
             return f

@@ -140,7 +140,7 @@ class OpRun:
                 continue
         points = draw_points(inputs, st.points, lambda conds, keep: explorer.near(conds, keep), requires)
         points = points[:budget if inputs.label else len(points)]
-        res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires)
+        res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
         seen: set[tuple[str, str]] = set()
         for d in res.disagreements:
             if (d.cls, d.what) in seen:

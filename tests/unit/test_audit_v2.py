@@ -65,6 +65,33 @@ def _(x):
     return x.new_empty(x.shape)
 '''
 
+LIB += '''
+
+@custom_op("auditv2::half_4d", mutates_args=())
+def half_4d(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    q.size(3), k.size(3)  # like CUDA flash attention: 4-D only (an IndexError names no rank)
+    torch._check(q.dtype in (torch.float16, torch.bfloat16), lambda: "FlashAttention only support fp16 and bf16 data type")
+    return q.clone()
+
+
+@half_4d.register_fake
+def _(q, k):
+    b, h, n, e = q.shape
+    return q.new_empty((b, h, n, e))
+
+
+@custom_op("auditv2::four_d", mutates_args=())
+def four_d(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
+    torch._check(query.dim() == 4, lambda: "Expected query.dim() == 4 to be true, but got false.")
+    key.size(3)  # key too, though no error says so (CUDA efficient attention)
+    return query.clone()
+
+
+@four_d.register_fake
+def _(query, key):
+    return query.new_empty(query.shape)  # any rank
+'''
+
 HOOK = '''
 import torch
 
@@ -254,3 +281,24 @@ def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
     assert "SIGFPE" in recs["auditcrash::boom.default"]["notes"][0]
     assert recs["auditcrash::fine.default"]["status"] == "clean"
     assert recs["auditcrash::fine.default"]["eager"]["status"] == "compared"
+
+
+def test_an_eager_error_naming_dtypes_keeps_the_rank_the_fake_took(lib):
+    """The fake takes only 4-D inputs and the eager kernel only half precision, saying "fp16 and bf16" and no
+    rank (CUDA flash attention on a 4-D float32 call). The search keeps rank 4 and tries float16, which no
+    option of the list pairs with rank 4: the eager kernel then runs and the outputs are compared."""
+    _, doc = _records(lib, "--ops", "auditv2::half_4d*")
+    rec = next(r for r in doc["ops"] if r["op"] == "auditv2::half_4d.default")
+    assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] > 0, rec["eager"]
+    assert rec["example"].startswith("q=float16[q_0, q_1, q_2, q_3]"), rec["example"]
+
+
+def test_a_rank_named_for_one_tensor_is_tried_for_the_tensors_alike(lib):
+    """The eager kernel says "query.dim() == 4" and needs a 4-D key as well, while the fake takes any rank.
+    The key, of the same rank and dtype as the query in the call, gets rank 4 as its next option: the eager
+    kernel then runs and the outputs are compared."""
+    _, doc = _records(lib, "--ops", "auditv2::four_d*")
+    rec = next(r for r in doc["ops"] if r["op"] == "auditv2::four_d.default")
+    assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] > 0, rec["eager"]
+    assert "query=float32[query_0, query_1, query_2, query_3], key=float32[key_0, key_1, key_2, key_3]" \
+        in rec["example"], rec["example"]

@@ -139,3 +139,26 @@ def test_spellings_of_one_size_are_proved_without_asking_z3():
     assert s.satisfiable([E.parse("W >= 1"), E.parse("2 * H == 3")]).sat is Sat.UNSAT and s.queries == 0
     assert s.implies([], E.parse("(H - 3) // 2 + 1 == (H - 2) // 2")).outcome == Outcome.REFUTED  # not one size
     assert s.queries > 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 9), lo=st.integers(1, 50), span=st.integers(0, 200))
+def test_a_cached_extreme_is_the_extreme_and_asks_z3_once(k, lo, span):
+    """export's Dim ranges ask every case for each dim's least and greatest value over its domain, and the
+    domain repeats across cases: the cache answers the repeat without z3, with the plain solver's value."""
+    from shapecheck.logic.solver import CachedSolver
+
+    dims = [Bounds("a", lo, lo + span), Bounds("b", 1, 10**6)]
+    conds = [E.parse(f"a % {k} == 0"), E.parse("b >= a")]
+    plain, cached = Solver(dims), CachedSolver(dims)
+    for name in "ab":
+        for lowest in (True, False):
+            want = plain.extreme(conds, name, lowest)
+            assert cached.extreme(conds, name, lowest) == want
+            before = cached.queries
+            assert cached.extreme(list(conds), name, lowest) == want
+            assert cached.queries == before or want is None  # no answer (an empty domain) is asked again
+    empty = not any(v % k == 0 for v in range(lo, lo + span + 1))
+    assert (plain.extreme(conds, "a", True) is None) == empty
+    if not empty:
+        assert plain.extreme(conds, "a", True) == next(v for v in range(lo, lo + span + 1) if v % k == 0)
