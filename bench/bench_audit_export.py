@@ -157,6 +157,46 @@ def main() -> None:
     print("export outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
     cov = doc.get("coverage", {})
     print(f"audit: {doc['summary']}; traced {cov.get('traced')}, compared with eager {cov.get('compared_with_eager')}")
+    _agreement(chosen, exported, doc)
+
+
+#: the audit's classes of a guard on a dim that torch.export with Dim.DYNAMIC installs (or refuses)
+GUARDS = ("specialization", "zero-one", "constant-comparison", "modulo", "dim-branch", "data-dependent")
+NARROWING = ("constant-comparison", "modulo")  # a guard that narrows one dim's range or values
+
+
+def _agreement(chosen: list[tuple[str, list[str]]], exported: dict[str, str], doc: dict) -> None:
+    """Per OpInfo, export's outcome next to the audit's guard findings on the OpInfo's overloads: recall of
+    the specialisations export finds, guard findings where export succeeds (each listed: a false finding, or
+    a guard the one sample export ran does not reach), relations inferred where export succeeds, and the
+    narrowing guards the audit flags."""
+    recs = {r["op"]: r for r in doc["ops"]}
+    rows: dict[tuple[str, str], list[str]] = {}
+    extra: list[str] = []
+    narrowing = relations_ok = 0
+    for name, ops in chosen:
+        outcome = exported.get(name, "not run").split(":")[0]
+        found = [f for op in ops for f in recs.get(op, {}).get("findings", [])]
+        classes = sorted({f["class"] for f in found if f["class"] in GUARDS})
+        traced = any(recs.get(op, {}).get("status") not in (None, "no-inputs", "not-run") for op in ops)
+        audit = "guard finding" if classes else "no guard finding" if traced else "not traced"
+        rows.setdefault((outcome, audit), []).append(name)
+        narrowing += sum(1 for f in found if f["class"] in NARROWING)
+        if outcome == "ok" and classes:
+            extra.append(f"{name}: {', '.join(classes)}")
+        if outcome == "ok" and not classes and any(recs.get(op, {}).get("requires") for op in ops):
+            relations_ok += 1
+    print("\n| export outcome | audit | OpInfos |")
+    print("|---|---|---:|")
+    for (outcome, audit), names in sorted(rows.items()):
+        print(f"| {outcome} | {audit} | {len(names)} |")
+    spec = [n for (o, _), ns in rows.items() if o == "specialized" for n in ns]
+    hit = [n for n in rows.get(("specialized", "guard finding"), [])]
+    print(f"\nrecall of export's specialisations: {len(hit)} of {len(spec)}"
+          + (f" (missed: {', '.join(sorted(set(spec) - set(hit)))})" if set(spec) - set(hit) else ""))
+    print(f"export succeeds and the audit infers relations only (no guard finding): {relations_ok} OpInfos")
+    print(f"export succeeds and the audit reports a guard: {len(extra)} OpInfos" + "".join(f"\n  - {e}" for e in extra))
+    print(f"narrowing guards flagged (constant-comparison, modulo): {narrowing}")
 
 
 if __name__ == "__main__":

@@ -216,9 +216,10 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
     an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
     the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
     a pair the option list need not hold."""
-    named = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
-             or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))] or \
-        [a for a in args if a.kind in ("tensor", "tensors")]
+    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
+               or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
+    tensors = [a for a in args if a.kind in ("tensor", "tensors")]
+    named = by_name or tensors
     # the tensors the call gave the same rank and dtype as a named one get its new option second ("query.dim()
     # == 4" on a call of three 3-D tensors: key and value are likely 4-D too, but only likely)
     alike: list[Arg] = []
@@ -231,7 +232,14 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
     moved = False
-    if _REFUSES.search(wanted):  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
+    # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
+    # (as the search always did), no (rank, dtype) pair is made from the call
+    refuses = bool(_REFUSES.search(wanted))
+    # a (rank, dtype) pair is made from the call only for what the error is about: the arguments it names, or,
+    # naming none, the tensors when the call gave them all one rank and dtype (flash attention's q, k, v)
+    pairs = not refuses and combo is not None and \
+        (bool(by_name) or len({repr(combo[args.index(a)]) for a in tensors}) == 1)
+    if refuses:  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
         for a in args:
             if a.kind == "dtype" and dtypes and (a in named or not any(b.kind == "dtype" for b in named)):
                 bad: Any = dtypes
@@ -242,6 +250,15 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
             new = [o for o in a.options if o not in bad] + [o for o in a.options if o in bad]
             moved |= new[:1] != a.options[:1]
             a.options = new
+        # naming no argument, a refused dtype is the dispatching tensor's (AT_DISPATCH's "not implemented for
+        # 'Int'"): the first tensor of that dtype in the call takes it last
+        first = next((a for a in tensors if combo is not None and not by_name and isinstance(combo[args.index(a)], tuple)
+                      and combo[args.index(a)][1] in dtypes), None)
+        if first is not None:
+            new = [o for o in first.options if o is None or o[1] not in dtypes] + \
+                [o for o in first.options if o is not None and o[1] in dtypes]
+            moved |= new[:1] != first.options[:1]
+            first.options = new
         if moved:
             return True
     for a in named + alike:
@@ -252,7 +269,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
             if dtypes or ranks:
                 front = list(a.options) if a in alike else sorted(a.options, key=key)
                 at = 1 if a in alike and front else 0
-                current = combo[args.index(a)] if combo is not None else None
+                current = combo[args.index(a)] if combo is not None and pairs else None
                 had = current if isinstance(current, tuple) and len(current) == 2 else None
                 for r in reversed(ranks or ([had[0]] if had else [])):
                     for d in reversed(dtypes or [had[1] if had else None]):

@@ -403,6 +403,17 @@ class CachedSolver(Solver):
         self._cache: dict[tuple[E.Node, ...], SatResult] = {}
         self._small: dict[tuple[str, ...], dict[str, int] | None] = {}
         self._extreme: dict[tuple, int] = {}
+        if self.simplify is not None:  # sympy on the claim: asked for both sides of every decision, and again
+            raw = self.simplify  # by every case whose premises repeat (a dtype sibling): a pure function, cached
+            memo: dict[tuple, E.Node | None] = {}
+
+            def simplify(premises: list[E.Node], claim: E.Node, full: bool = True) -> E.Node | None:
+                key = (full, claim, *premises)
+                if key not in memo:
+                    memo[key] = raw(premises, claim, full)
+                return memo[key]
+
+            self.simplify = simplify
 
     def _satisfiable(self, conds, ways):
         key = tuple(conds)

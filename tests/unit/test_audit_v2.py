@@ -90,6 +90,20 @@ def four_d(query: torch.Tensor, key: torch.Tensor) -> torch.Tensor:
 @four_d.register_fake
 def _(query, key):
     return query.new_empty(query.shape)  # any rank
+
+
+@custom_op("auditv2::gather_rows", mutates_args=())
+def gather_rows(data: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    if rows.dtype != torch.int32:  # as fbgemm's CPU kernels say it
+        raise RuntimeError(f"expected scalar type Int but found {str(rows.dtype).split('.')[-1].capitalize()}")
+    if data.dtype not in (torch.float32, torch.float64):  # AT_DISPATCH on the first tensor
+        raise NotImplementedError('"gather_rows_cpu" not implemented for ' + repr("Int"))
+    return data[rows.long().clamp(0, max(data.shape[0] - 1, 0))]
+
+
+@gather_rows.register_fake
+def _(data, rows):
+    return data.new_empty((*rows.shape, *data.shape[1:]))
 '''
 
 HOOK = '''
@@ -302,3 +316,13 @@ def test_a_rank_named_for_one_tensor_is_tried_for_the_tensors_alike(lib):
     assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] > 0, rec["eager"]
     assert "query=float32[query_0, query_1, query_2, query_3], key=float32[key_0, key_1, key_2, key_3]" \
         in rec["example"], rec["example"]
+
+
+def test_a_dtype_an_error_refuses_leaves_the_first_tensor_of_that_dtype(lib):
+    """The eager kernel wants int32 rows ("expected scalar type Int but found Float", naming no argument, on a
+    call of two float32 tensors: both try int32) and then refuses int32 data ("not implemented for 'Int'",
+    AT_DISPATCH on the first tensor): the data goes back to a float while the rows stay int32."""
+    _, doc = _records(lib, "--ops", "auditv2::gather_rows*")
+    rec = next(r for r in doc["ops"] if r["op"] == "auditv2::gather_rows.default")
+    assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] > 0, rec["eager"]
+    assert rec["example"].startswith("data=float32[") and "rows=int32[" in rec["example"], rec["example"]
