@@ -12,7 +12,7 @@ from typing import Any
 
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
-from ..rules import RULES, Command, rules_of
+from ..rules import RULES, Command, RuleCode, rules_of
 from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -72,7 +72,7 @@ def summary_line(run: Any) -> str:
             + f"; torch {run.torch_version}; {run.seconds:.1f}s)")
 
 
-def _classes() -> dict[str, str]:
+def _classes() -> dict[str, RuleCode]:
     from ..audit.classify import CLASSES
 
     return CLASSES

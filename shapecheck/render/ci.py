@@ -235,7 +235,7 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     notes = []
     for run in result.runs:
         r = run.report
-        for v, cases in group(r.violations) + [(v, [""]) for v in run.stale]:
+        for v, cases in group(list(r.violations)) + [(v, [""]) for v in run.stale]:
             res: dict[str, Any] = {
                 "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": "note" if v.suppressed else level(v.code),
                 "message": {"text": f"{v.code} {v.kind}: {v.message}"},
@@ -289,9 +289,9 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
         suite = ET.SubElement(root, "testsuite", name=r.op, file=relpath(r.contract, cwd),
                               time=f"{r.seconds:.3f}")
         props = ET.SubElement(suite, "properties")
-        for name, value in (("contract", relpath(r.contract, cwd)), ("kernel", r.kernel),
-                            ("torch", r.torch_version)):
-            ET.SubElement(props, "property", name=name, value=value)
+        for name, text in (("contract", relpath(r.contract, cwd)), ("kernel", r.kernel),
+                           ("torch", r.torch_version)):
+            ET.SubElement(props, "property", name=name, value=text)
         counts = dict(tests=0, failures=0, errors=0, skipped=0)
         by_case: dict[str, list[Finding]] = {}
         for v in r.violations:
@@ -325,8 +325,8 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
             counts["tests"] += 1
             counts["errors"] += 1
         for v in run.stale:
-            tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function,
-                               file=relpath(r.contract, cwd), line=str(v.location.line))
+            tc = ET.SubElement(suite, "testcase", classname=r.op, name=v.location.function if v.location else "suppress",
+                               file=relpath(r.contract, cwd), line=str(v.location.line if v.location else 0))
             el = ET.SubElement(tc, "failure", type=RuleCode.STALE_SUPPRESSION, message=f"{v.code} {v.expr}")
             el.text = _finding_text(v, run, cwd)
             counts["tests"] += 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..rules import RULES
+from ..rules import RULES, RuleCode
 
 if TYPE_CHECKING:  # the reports are data; loading the runtime engine would load torch and z3
     from ..runtime.fuzz_report import FuzzReport
@@ -34,7 +34,7 @@ def fuzz_text(report: FuzzReport) -> str:
     if report.replay:
         lines.append(f"  replay the run: {report.replay}")
     for f in report.failures:
-        lines += ["", f"{f.check}" + (f" ({f.code} {RULES[f.code].name})" if f.code else "") + f": {f.message}",
+        lines += ["", f"{f.check}" + (f" ({f.code} {RULES[RuleCode(f.code)].name})" if f.code else "") + f": {f.message}",
                   f"  example:  {f.example}",
                   f"  case:     {f.case}",
                   f"  dims:     {', '.join(f'{k}={v}' for k, v in f.dims.items())}",

@@ -108,7 +108,8 @@ class Report:
         return self.verdict.exit_code
 
     def to_json(self) -> dict[str, Any]:
-        out = {"op": self.op, "contract": self.contract, "kernel": self.kernel, "verdict": self.verdict.value,
+        out: dict[str, Any] = {"op": self.op, "contract": self.contract, "kernel": self.kernel,
+                               "verdict": self.verdict.value,
                "torch": self.torch_version, "cases": [c.to_json() for c in self.cases],
                "violations": [v.to_json() for v in self.violations if not v.suppressed],
                "suppressed": [v.to_json() for v in self.violations if v.suppressed],
