@@ -424,24 +424,35 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
     first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
     trees = {name: tree for name, _, tree in base.args}
     size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
+    # an OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default
+    # (by keyword), so that it is varied like the others (pdist's p, a reduction's keepdim)
+    given = [(a, tree_of(a, a.options[0], size)) for a in search.args if a.name not in trees and a.options
+             and a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")]
+    if any(t is not None for _, t in given):
+        base = OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
+                        base.blobs, base.label)
+        trees = {name: tree for name, _, tree in base.args}
     made = 0
     # first, every flag off by default turned on together with a probability above 0: a debug or return output
     # that only exists with dropout (flash attention's return_debug_mask) needs both at once
-    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and trees[a.name][1] is False}
-    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args
-             if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
+    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and a.name in trees
+             and trees[a.name][1] is False}
+    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args if a.kind == "float" and a.name in trees
+             and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
     together = {**flags, **probs}
     if len(together) >= 2 and probs and flags:
         args_ = []
         for n, kw, t in base.args:
-            a = next(x for x in search.args if x.name == n)
-            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), together[n][0], size) if n in together else t
+            a = next((x for x in search.args if x.name == n), None)
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), together[n][0], size) \
+                if a is not None and n in together else t
             args_.append((n, kw, t if tree is None else tree))
         yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in together.values()))
         made += 1
     # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
     # eager kernel takes it, like every variant
-    first = next((a for a in search.args if a.kind == "tensor" and trees[a.name][0] == "tensor"), None)
+    first = next((a for a in search.args if a.kind == "tensor" and a.name in trees and trees[a.name][0] == "tensor"),
+                 None)
     if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
         rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
         tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
@@ -449,6 +460,8 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
                        base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
         made += 1
     for a in search.args:
+        if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
+            continue
         current = trees[a.name]
         alternatives: list[tuple[Any, str]] = []
         if a.kind == "bool":

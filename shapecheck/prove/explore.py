@@ -7,8 +7,9 @@ over its leaves (``obligations``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase
@@ -115,8 +116,8 @@ class _CaseExplorer(_CaseFindings):
                     continue
             run.traces += 1
             run.trace_cache[pc_key(pc)] = t
-            t = self._as_guard_or_recorded(t, pc)
-            if t is not None and self.guarded(t, pc) == "stop":
+            pending = self._as_guard_or_recorded(t, pc)
+            if pending is not None and self.guarded(pending, pc) == "stop":
                 break
         if self.is_root and not run.truncated:
             self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
@@ -198,7 +199,9 @@ class _CaseExplorer(_CaseFindings):
     def _specialization(self, t: Guarded, pc: list[E.Node]) -> None:
         """The kernel needs the value of ``t.guard``: explore the least point's value, or report SC003 when
         the value varies over a dynamic dim."""
-        text = E.to_text(t.guard)
+        guard = t.guard
+        assert guard is not None  # guarded() reports an untranslated guard before it gets here
+        text = E.to_text(guard)
         conds = self.premises + pc
         base = self.solver.satisfiable(conds)
         if base.sat is not Sat.SAT:
@@ -206,24 +209,26 @@ class _CaseExplorer(_CaseFindings):
             return
         # the smallest point, not whichever z3 finds first: the value explored is reproducible
         at = self.solver.small_model(conds) or base.model
-        value = E.evaluate(t.guard, at)
-        differs = E.Cmp("!=", t.guard, E.Const(value))
+        value = cast(int, E.evaluate(guard, at or {}))
+        differs = E.Cmp("!=", guard, E.Const(value))
         other = self.solver.satisfiable(conds + [differs])
-        gdims = tuple(sorted(E.free_names(t.guard)))
+        gdims = tuple(sorted(E.free_names(guard)))
         if other.sat is Sat.UNSAT:
-            self.work.append(pc + [E.Cmp("==", t.guard, E.Const(value))])
+            self.work.append(pc + [E.Cmp("==", guard, E.Const(value))])
         elif other.sat is Sat.UNKNOWN:
             self.inconclusive(text, t.loc, f"z3 could not decide whether {text} is constant ({other.reason})")
         elif dynamic(self.case, set(gdims)) and self.key(RuleCode.VALUE_SPECIALIZATION, text, t.loc) not in self.seen:
-            self.add(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
+            self.add(Finding(code=RuleCode.VALUE_SPECIALIZATION, case=self.case.id, expr=text, node=guard, dims=gdims, location=t.loc,
                                counterexample=self.point(conds + [differs]), witness=restrict(at, self.dims),
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
 
     def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
         """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
-        text = E.to_text(t.guard)
-        gdims = tuple(sorted(E.free_names(t.guard)))
+        guard = t.guard
+        assert guard is not None  # guarded() reports an untranslated guard before it gets here
+        text = E.to_text(guard)
+        gdims = tuple(sorted(E.free_names(guard)))
         conds = self.premises + pc
         # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
         # holds only where the assumption does, but the branch is torch's, not the kernel's
@@ -236,9 +241,9 @@ class _CaseExplorer(_CaseFindings):
                    f"{t.fallback_value}; with example sizes, as torch.export traces, the call installs a guard)")
             who = f"{t.origin}, reached from the kernel's line," if t.origin else "the kernel"
             self.add(Finding(
-                code=code, case=self.case.id, expr=text, node=t.guard, dims=gdims, location=t.loc,
-                counterexample=self.point(conds + [E.negate(t.guard)]), witness=self.point(conds + [t.guard]),
-                restricts=restriction(self.solver, self.case, conds, t.guard, gdims),
+                code=code, case=self.case.id, expr=text, node=guard, dims=gdims, location=t.loc,
+                counterexample=self.point(conds + [E.negate(guard)]), witness=self.point(conds + [guard]),
+                restricts=restriction(self.solver, self.case, conds, guard, gdims),
                 message=f"{who} branches on {text}, which does not hold on the whole range of "
                 f"{', '.join(gdims)}{via}"))
         # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
@@ -257,8 +262,8 @@ class _CaseExplorer(_CaseFindings):
             explored.append(self.case.id)  # explored guard by guard: its regions serve the cases after it
             self.is_root = True
         # explore both sides: the false side first is popped last
-        self.work.append(pc + [E.negate(t.guard)])
-        self.work.append(pc + [t.guard])
+        self.work.append(pc + [E.negate(guard)])
+        self.work.append(pc + [guard])
         return None
 
     def _own_regions(self, regions: list[list[E.Node]]) -> bool:
@@ -313,7 +318,7 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
 
 
 def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node], view: TorchView | None = None,
-                       pc: list[E.Node] = (), report=None, helpers_only: bool = False) -> Guarded | None:
+                       pc: Sequence[E.Node] = (), report=None, helpers_only: bool = False) -> Guarded | None:
     """The first guard_or_* fallback of a trace that export would install as a guard, as a guard trace; None
     when the trace stands as a leaf over its whole region.
 

@@ -12,8 +12,9 @@ import contextlib
 import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from .._torch import core as C
 from ..contract.model import BoundCase
@@ -132,9 +133,9 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dic
     for name in [d.name for d in case.contract.dims if d.name in dyn or d.name in bases]:
         rep = classes.get(name, name)
         d = case.contract.dim(rep)
-        lo = solver.extreme([case.domain], rep, lowest=True)
-        hi = solver.extreme([case.domain], rep, lowest=False)
-        lo, hi = (d.min if lo is None else lo), (d.max if hi is None else hi)
+        least = solver.extreme([case.domain], rep, lowest=True)
+        most = solver.extreme([case.domain], rep, lowest=False)
+        lo, hi = (d.min if least is None else least), (d.max if most is None else most)
         if lo == hi and rep not in bases:
             continue  # one value over the domain: a static size for export (a Dim needs min < max)
         if rep in derived:
@@ -199,7 +200,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
 
     def make_tensor(a):
-        shape = [E.evaluate(i, sizes) for i in a.shape.items]  # a composite size (C * r * r) is static here
+        shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]  # a composite size (C * r * r) is static here
         for j, i in enumerate(a.shape.items):
             if isinstance(i, E.Var):
                 dim_at.setdefault(i.name, (len(tensors), j))
@@ -233,14 +234,15 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     def candidate(*a: Any, **kw: Any) -> Any:
         reached.append(True)
         if kernel.schema is not None and kernel.signature is not None:
-            a, kw = rebind(kernel.schema, kernel.signature, a, kw)
+            args_, kw = rebind(kernel.schema, kernel.signature, a, kw)
+            return kernel.fn(*args_, **kw)
         return kernel.fn(*a, **kw)
 
-    if kernel.via_op and kernel.install is None:
+    if kernel.via_op and (slot := kernel.install) is None:
         return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
                       + ")"), how
-    if kernel.via_op:  # the candidate in the slot torch.export runs (kernel.resolved)
-        install = kernel.install()
+    if kernel.via_op and (slot := kernel.install) is not None:  # the candidate in torch.export's slot
+        install = slot()
     else:
         install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
     with install as probe, _quiet():
@@ -293,7 +295,7 @@ def _call_module(op: Any, args: list, kwargs: dict, dim_at: dict[str, tuple[int,
 _CONSTRAINT_REPORT = "_suggest_or_raise_constraint_violation"
 
 
-def _shapecheck_error(err: BaseException) -> ShapecheckError | None:
+def _shapecheck_error(err: BaseException | None) -> ShapecheckError | None:
     """A shapecheck error anywhere in the chain export wrapped ``err`` in (dynamo re-raises its own types)."""
     seen: set[int] = set()
     while err is not None and id(err) not in seen:
@@ -399,7 +401,7 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 
 
-def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: list[E.Node], retry: Any,
+def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Any,
                 example: dict[str, int] | None) -> str:
     """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
     side. If that fails, the cause is established: export followed the example's side."""

@@ -14,7 +14,8 @@ A helper's ``guard_or_*`` that export settles without a guard is never a finding
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from ..contract.model import BoundArg, BoundCase
 from ..findings import Finding
@@ -60,7 +61,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     carried: dict[str, Any] = {}  # dim -> the backed size of an input that carries it
 
     def make_tensor(a: BoundArg) -> Any:
-        shape = [E.evaluate(i, sizes) for i in a.shape.items]
+        assert a.shape is not None and a.dtype is not None  # a tensor argument has both
+        shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]
         if math.prod(shape) > EXAMPLE_ELEMENTS:
             raise _TooLarge(a.name)
         dynamic = {}
@@ -112,7 +114,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     return out
 
 
-def _restricting_guards(run: Any, case: BoundCase, solver: Solver, ge2: list[E.Node]) -> dict[tuple, list]:
+def _restricting_guards(run: Any, case: BoundCase, solver: Solver, ge2: Sequence[E.Node]) -> dict[tuple, list]:
     """(who asked, kernel line) -> the guards of torch's helpers in ``run`` that restrict a dynamic dim on the
     case's domain (sizes from 2), each once: (the guard as an expression, the guard record)."""
     from .._torch import translate as T
@@ -148,7 +150,9 @@ def _filled(x: Any, carried: dict[str, Any]) -> Any:
     from .._torch import core as C
 
     if isinstance(x, _Later):
-        return C.sym_value(x.arg.expr, {n: carried[n] for n in E.free_names(x.arg.expr)})
+        expr = x.arg.expr
+        assert expr is not None  # a _Later is made for an argument built from dims
+        return C.sym_value(expr, {n: carried[n] for n in E.free_names(expr)})
     if isinstance(x, list):
         return [_filled(i, carried) for i in x]
     return x

@@ -32,6 +32,7 @@ def prefix(kernel: Kernel) -> str:
 def with_other_mode(report: Report, contract: Contract, kernel: Kernel, options, run: Callable[..., Report]) -> Report:
     """``report`` (of ``kernel``) with the findings of ``kernel.other`` added, each naming its kernel."""
     other = kernel.other
+    assert other is not None  # called only for a kernel that plain FakeTensorMode runs differently
     theirs = run(contract, other, replace(options, confirm_export=False))
     tagged = tuple(_tagged(v, other, options.both_modes) for v in theirs.violations)
     verdict = report.verdict

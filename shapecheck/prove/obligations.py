@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -137,12 +137,12 @@ def probe_points(case: BoundCase, solver: Solver, conds: list[E.Node], names: It
     for name in names:
         d = case.contract.dim(name)
         for v in [x for x in _PROBES if d.min <= x <= d.max] + [d.min, d.max]:
-            point = dict(base, **{name: v})
-            if E.evaluate(region, point) is not True:
+            point: dict[str, int] | None = dict(base, **{name: v})
+            if E.evaluate(region, point or {}) is not True:
                 point = model([E.Cmp("==", E.Var(name), E.Const(v))])
                 if point is None:
                     continue
-            yield point
+            yield dict(point or {})
 
 
 def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
@@ -162,12 +162,12 @@ def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
         if total > limit:
             return None
         ranges.append(range(lo, hi + 1))
-    points = []
+    points: list[dict[str, int]] = []
     for combo in itertools.product(*ranges):
         r = solver.satisfiable(conds + [E.Cmp("==", E.Var(n), E.Const(v)) for n, v in zip(names, combo)])
         if r.sat is Sat.UNKNOWN:
             return None
-        if r.sat is Sat.SAT:
+        if r.sat is Sat.SAT and r.model is not None:
             points.append(r.model)
     return points
 
@@ -190,14 +190,14 @@ def leaf_obligation_list(case: BoundCase, leaf: Leaf) -> list[Obligation]:
             out.append(Obligation(premises, holds_at=_holds(a.sym) if a.sym is not None else None, reads=reads,
                                   kind=Kind.ASSERT, what=f"assert {a.raw}", line=a.loc, key="domain", source=a))
     for name, lo, hi in leaf.trace.refinements:
-        parts = [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
+        parts: list[E.Node] = [E.Cmp(">=", E.Var(name), E.Const(lo))] if lo is not None else []
         parts += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
         cond = E.conj(parts)
         out.append(Obligation(premises, cond, kind=Kind.RANGE, what=f"range {E.to_text(cond)} (refined by tracing)",
                               key=f"dims.{name}", source=(name, lo, hi)))
     for name, node, raw in leaf.trace.replacements:
-        cond = None if node is None else E.Cmp("==", E.Var(name), node)
-        out.append(Obligation(premises, cond, kind=Kind.REPLACEMENT, key=f"dims.{name}", source=(name, node, raw),
+        repl: E.Node | None = None if node is None else E.Cmp("==", E.Var(name), node)
+        out.append(Obligation(premises, repl, kind=Kind.REPLACEMENT, key=f"dims.{name}", source=(name, node, raw),
                               what=f"{name} == {raw if node is None else E.to_text(node)} (replaced by tracing)"))
     return out
 
@@ -250,6 +250,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
         return None
     if ob.kind is Kind.RANGE:
         name, lo, hi = ob.source
+        assert ob.claim is not None  # a range obligation's claim is its bounds
         text = E.to_text(ob.claim)
         if d.status is Status.REFUTED:
             return Finding(code=RuleCode.ASSERT_NARROWS_RANGE, case=case.id, expr=text, node=ob.claim, dims=(name,),
@@ -262,6 +263,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
     if node is None:
         return unknown(raw, None, f"cannot translate the replacement {name} -> {raw}")
     if d.status is Status.REFUTED:
+        assert ob.claim is not None  # made from the translated replacement
         return Finding(code=RuleCode.VALUE_SPECIALIZATION, case=case.id, expr=E.to_text(ob.claim), node=ob.claim, dims=(name,),
                          counterexample=restrict(d.point, dims),
                          message=f"tracing replaced {name} by {E.to_text(node)}, which the domain does not imply")
@@ -331,7 +333,7 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
 def output_obligation_list(case: BoundCase, p, leaves: list[Leaf], solver: Solver) -> list[_OutputCheck]:
     """The output obligations of contract path ``p``: per finished trace whose region meets the path's
     precondition, each output the path states equals the path's."""
-    out = []
+    out: list[_OutputCheck] = []
     for leaf in leaves:
         premises = [case.domain, p.when] + leaf.pc
         if solver.satisfiable(premises).sat is Sat.UNSAT:
@@ -376,7 +378,7 @@ class _OutputCheck:
         read = E.free_names(self.want)
         return [d.name for d in self.case.contract.dims if d in self.case.dims or d.name in read]
 
-    def point(self, extra: list[E.Node] = ()) -> dict[str, int]:
+    def point(self, extra: Sequence[E.Node] = ()) -> dict[str, int]:
         """A reproducible point of the premises (the smallest)."""
         model = self.solver.small_model(self.premises + list(extra))
         if model is None and not extra:
@@ -429,8 +431,9 @@ def _compare_output(c: _OutputCheck, got) -> Finding | None:
     if d.status is Status.UNKNOWN:
         return c.finding(RuleCode.INCONCLUSIVE, expr, f"z3 could not prove {expr} ({d.reason})")
     point = restrict(d.point, c.names)
-    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, d.point)} but the contract's path {c.path} says "
-                     f"{E.evaluate(want, d.point)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
+    at = d.point or {}
+    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, at)} but the contract's path {c.path} says "
+                     f"{E.evaluate(want, at)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
 
 
 def _untranslated_output(c: _OutputCheck, got) -> Finding | None:

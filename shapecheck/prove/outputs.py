@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 from ..contract import dtypes
 from ..contract.model import BoundCase, BoundPath
@@ -79,7 +81,7 @@ class _Check:
         return Finding(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
                          counterexample=point or {}, message=message)
 
-    def least(self, extra: list[E.Node] = (), names: list[str] = ()) -> dict[str, int]:
+    def least(self, extra: Sequence[E.Node] = (), names: Sequence[str] = ()) -> dict[str, int]:
         return restrict(self.solver.small_model(self.premises + list(extra)), self.dims + list(names))
 
     def run(self, got, notes: list[str]) -> list[Finding]:
@@ -142,8 +144,10 @@ class _Check:
         fresh name -> contract name), or the finding."""
         where, renames = self.where, {}
         ranges = {name: (lo, hi) for name, lo, hi in self.leaf.trace.fresh}
+        spec_shape = self.spec.shape
+        assert spec_shape is not None  # a table with data-dependent sizes states its shape
         for n, lo, hi in self.spec.sizes:
-            at = next((i for i, x in enumerate(self.spec.shape.items) if E.Var(n) in _walk(x)), None)
+            at = next((i for i, x in enumerate(spec_shape.items) if E.Var(n) in _walk(x)), None)
             if at is None:
                 continue  # this case's shape does not use the size
             have = got.shape.items[at] if at < len(got.shape.items) else None
@@ -191,6 +195,7 @@ class _Check:
     def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Finding | None:
         spec, where = self.spec, self.where
         want = spec.strides
+        assert want is not None  # called only for a table that states a layout
         if got.strides is None:
             return self.finding(RuleCode.INCONCLUSIVE, f"{where} strides {got.stride_text}",
                                 f"cannot translate {where}'s strides {got.stride_text}", None)
@@ -215,7 +220,7 @@ class _Check:
         if all(_product(h, floor, sizes, significant) == _product(w, floor, spec.shape.items, significant) is not None
                for h, w in zip(have, want)):
             return None  # equal as products of the output's sizes: equal once the shape is (SC002 proves that)
-        premises = self.premises + self.size_bounds()
+        premises: list[E.Node] = self.premises + self.size_bounds()
         if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
             return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
         d = discharge(Obligation(tuple(premises), claim), self.case, self.solver)
@@ -225,13 +230,13 @@ class _Check:
         if d.status is Status.UNKNOWN:
             return self.finding(RuleCode.INCONCLUSIVE, text, f"z3 could not prove {where}'s strides ({d.reason})", None)
         # a point where every size of the output is at least 2: no size-1 dim hides the difference
-        wide = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
+        wide: list[E.Node] = [E.Cmp(">=", s, E.Const(2)) for s in sizes if not isinstance(s, E.Const)]
         names = [n for _, n in renames.items()]
         model = self.solver.small_model(premises + [E.negate(claim)] + wide) or \
             self.solver.small_model(premises + [E.negate(claim)]) or d.point
         point = restrict(model, self.dims + names)
-        at = {k: v for k, v in model.items()}
-        got_at, want_at, shape_at = (E.evaluate(E.TupleE(x), at) for x in (have, want, sizes))
+        at = dict(model or {})
+        got_at, want_at, shape_at = (cast(tuple, E.evaluate(E.TupleE(tuple(x)), at)) for x in (have, want, sizes))
         v = self.finding(RuleCode.OUTPUT_LAYOUT_MISMATCH, text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
                          f"comparison) gives {want_at} for shape {shape_at} on path {path_name(self.path)}", point,
                          tuple(sorted(set().union(*map(E.free_names, have + want)))))

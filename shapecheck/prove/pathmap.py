@@ -284,7 +284,7 @@ def unpin(out, pc: list[E.Node], order: list[str]):
     """
     if out is None or out.kind is not OutputKind.TENSOR:
         return out
-    pins: dict[int, str] = {}
+    pins: dict[int | bool | str, str] = {}
     for lit in pc:
         if isinstance(lit, E.Cmp) and lit.op == "==" and isinstance(lit.left, E.Var) and isinstance(lit.right, E.Const):
             value, name = lit.right.value, lit.left.name
@@ -299,22 +299,22 @@ def unpin(out, pc: list[E.Node], order: list[str]):
 def _fold_membership(terms: list[list[E.Node]]) -> list[list[E.Node]]:
     """Terms equal but for one ``x == c`` literal merge into one term with ``x in (c1, c2, ...)``."""
     merged: dict[tuple, list] = {}
-    order = []
+    order: list[tuple] = []
     for lits in terms:
         eqs = [x for x in lits if isinstance(x, E.Cmp) and x.op == "==" and isinstance(x.right, E.Const)]
+        key: tuple
         if len(eqs) != 1:
             key = ("keep", id(lits))
             merged[key] = [lits]
             order.append(key)
             continue
         eq = eqs[0]
-        rest = tuple(x for x in lits if x is not eq)
-        key = ("eq", eq.left, frozenset(rest))
+        key = ("eq", eq.left, frozenset(x for x in lits if x is not eq))
         if key not in merged:
             merged[key] = []
             order.append(key)
         merged[key].append(lits)
-    out = []
+    out: list[list[E.Node]] = []
     for key in order:
         group = merged[key]
         if key[0] == "keep" or len(group) == 1:
@@ -324,8 +324,8 @@ def _fold_membership(terms: list[list[E.Node]]) -> list[list[E.Node]]:
         consts = [next(x.right for x in g if isinstance(x, E.Cmp) and x.op == "==" and x.left == var
                        and isinstance(x.right, E.Const)) for g in group]
         member = E.Or(tuple(E.Cmp("==", var, c) for c in sorted(consts, key=lambda c: c.value)))
-        rest = [x for x in group[0] if not (isinstance(x, E.Cmp) and x.op == "==" and x.left == var
-                                            and isinstance(x.right, E.Const))]
+        rest: list[E.Node] = [x for x in group[0] if not (isinstance(x, E.Cmp) and x.op == "==" and x.left == var
+                                                          and isinstance(x.right, E.Const))]
         out.append(rest + [member])
     return out
 
@@ -338,7 +338,7 @@ def _fold_negated_membership(terms: list[list[E.Node]]) -> list[list[E.Node]]:
         for x in lits:
             if isinstance(x, E.Cmp) and x.op == "!=" and isinstance(x.right, E.Const):
                 by_var.setdefault(x.left, []).append(x)
-        new = []
+        new: list[E.Node] = []
         done = set()
         for x in lits:
             if isinstance(x, E.Cmp) and x.op == "!=" and isinstance(x.right, E.Const) and len(by_var[x.left]) > 1:

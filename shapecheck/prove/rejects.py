@@ -21,6 +21,7 @@ or assert, or a z3 ``unknown`` makes the region SC005.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from ..contract.model import BoundCase, BoundReject
 from ..errors import ShapecheckError
@@ -122,7 +123,7 @@ class _Region:
             if at is None:
                 self.inconclusive(text, t.loc, "could not find a point of the region")
                 return False
-            value = E.Const(E.evaluate(t.guard, at))
+            value = E.Const(cast(int, E.evaluate(t.guard, at)))
             work.append(pc + [E.Cmp("!=", t.guard, value)])
             work.append(pc + [E.Cmp("==", t.guard, value)])
             return True

@@ -18,7 +18,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, replace
-from typing import Any
+from types import FrameType
+from typing import Any, cast
 
 from ..contract.model import BoundCase
 from ..findings import Finding, SourceLoc
@@ -48,7 +49,8 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
         # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
         kernel = replace(kernel, fn=kernel.direct, via_op=False)
     def make_args(empty):
-        return call_args(kernel, case, lambda a: empty(E.evaluate(a.shape, point), a.dtype, *layout_at(a, point)),
+        return call_args(kernel, case, lambda a: empty(E.evaluate(cast(E.TupleE, a.shape), point), a.dtype,
+                                                       *layout_at(a, point)),
                          lambda a: concrete_size(a, point))
 
     from ..trace.run import own_code
@@ -117,7 +119,7 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
 
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             out = func(*args, **(kwargs or {}))
-            frame = sys._getframe(1)
+            frame: FrameType | None = sys._getframe(1)
             while frame is not None and not own.code(frame.f_code):
                 frame = frame.f_back
             if frame is not None:
@@ -190,7 +192,7 @@ class Replayer:
         if v.code == RuleCode.VALUE_SPECIALIZATION:
             return _specialises(v)
         if v.code == RuleCode.GUARD_ON_DYNAMIC_DIM:
-            if not self.complete(v.witness):
+            if v.witness is None or not self.complete(v.witness):
                 return "no point on the other side of the guard"
             return _branches(v, run, self.at(v.witness))
         return None
@@ -271,7 +273,7 @@ def _branches(v: Finding, a: Run, b: Run) -> str | None:
         if not any(step[3] == line for step in run.steps):
             why = f" (it raised {run.error})" if run.error else ""
             return f"the kernel does not reach the guard's line {line} at the {name}{why}"
-    if v.node is not None and E.evaluate(v.node, v.counterexample) == E.evaluate(v.node, v.witness):
+    if v.node is not None and E.evaluate(v.node, v.counterexample) == E.evaluate(v.node, v.witness or {}):
         return f"{v.expr} has the same value at both points"
     return None
 

@@ -4,6 +4,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -89,8 +90,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         if on_case is not None:
             on_case(case.id)
         result, found = done.pop(case.id, None) or isolated(
-            case.id, budget, lambda case=case: _run_case(kernel, case, solver, options, roots,
-                                                         first.pop(case.id, None)))
+            case.id, budget, functools.partial(_run_case, kernel, case, solver, options, roots,
+                                               first.pop(case.id, None)))
         results.append(result)
         violations.extend(found)
     complete = not any(_cut_short(r) for r in results)
@@ -105,7 +106,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                                 message=why) for loc, why in kernel.caveats)
     if options.confirm_export and not budget.run_over():
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
-    violations = suppressions.apply(contract.suppressions, violations)
+    violations = suppressions.apply(list(contract.suppressions), violations)
     if not any(not r.skipped for r in results) and not any(r.verdict is Verdict.ERROR for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -172,7 +173,7 @@ def _excluded_rejects(contract: Contract, kernel: Kernel, solver: Solver,
     """The cases a ``[[rejects]]`` takes out of the domain whole, each checked for its regions only (SC021):
     per case, its id and the function that checks it, giving a result (no paths) and its findings, so that
     every report format lists them as cases."""
-    return [(case.id, lambda case=case: _excluded_reject_case(kernel, case, solver, options))
+    return [(case.id, functools.partial(_excluded_reject_case, kernel, case, solver, options))
             for case in contract.excluded_reject_cases()
             if not options.cases or any(s in case.id for s in options.cases)]
 
@@ -289,6 +290,7 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
         wanted = (r.verdict != Verdict.PASS or r.case in sample) and r.case not in rejected
         if wanted and not r.skipped:
             case = cases.get(r.case) or bind_case(contract, {})
+            assert case is not None  # a case that ran is a case of the contract
             mine = [v for v in violations if v.case == r.case]
             r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
             if r.export.agrees is False and r.export.explanation.startswith("not explained"):

@@ -113,6 +113,8 @@ import torch
 def samples_for(op):
     if op == "auditv2::complex_only.default":
         return [((torch.zeros(2, 3, dtype=torch.complex64),), {})]
+    if op == "auditv2::flagged.default":  # check left to its default, as OpInfo samples leave arguments
+        return [((torch.zeros(3),), {})]
     return []
 '''
 
@@ -326,3 +328,16 @@ def test_a_dtype_an_error_refuses_leaves_the_first_tensor_of_that_dtype(lib):
     rec = next(r for r in doc["ops"] if r["op"] == "auditv2::gather_rows.default")
     assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] > 0, rec["eager"]
     assert rec["example"].startswith("data=float32[") and "rows=int32[" in rec["example"], rec["example"]
+
+
+def test_an_argument_a_sample_leaves_to_its_default_is_varied_too(lib, tmp_path, monkeypatch):
+    """The hook's call passes x alone; check=False is its default. The audit passes the default and varies it
+    (check=True), where the fake that lacks the parameter raises: found, where this op used to be "not run"
+    with KeyError: 'check' (and 58 of 202 OpInfo ops with it: keepdim, dtype, alpha)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit]\nsamples = "auditv2_hook:samples_for"\n')
+    _, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::flagged*", "-j", "1", "--no-cache",
+                     "--format", "json")
+    (rec,) = json.loads(out)["ops"]
+    assert rec["inputs"] == "samples" and rec["status"] != "not-run", rec["notes"]
+    assert any(f["code"] == "SC042" and "check=True" in f["expr"] for f in rec["findings"]), rec["findings"]
