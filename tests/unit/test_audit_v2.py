@@ -233,6 +233,7 @@ def _aten_sample(n: int = 50) -> list[str]:
     return ops[::step][:n]
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_contract_draft_drafts_50_aten_ops_and_every_example_custom_op_and_each_checks_ok(tmp_path):
     """Issue 22 item 6: each draft loads and ``contract check`` says ok (data-dependent outputs included)."""
     from shapecheck.audit.schema_draft import draft_contract

@@ -297,6 +297,7 @@ def test_verify_hit_changes_only_one_text_line_and_one_json_field(cache_dir, tmp
     assert doc2 == doc
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_verify_misses_on_each_change(cache_dir, tmp_path):
     kernel = tmp_path / "regs.py"
     kernel.write_text(KERNEL)
@@ -384,6 +385,7 @@ def _probe(*args, cwd=ROOT):
     return res.stdout, loaded, int(code)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_hit_imports_neither_torch_nor_z3(cache_dir, tmp_path):
     args = ["verify", "op", SDPA_MPS, "--case", CASE, "-j", "1"]
     code, _ = _cli(*args)
@@ -393,6 +395,7 @@ def test_a_hit_imports_neither_torch_nor_z3(cache_dir, tmp_path):
     assert _probe(*args, "--no-cache")[1] != "[]"  # the probe sees an import when there is one
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_path):
     contracts = tmp_path / "contracts"
     contracts.mkdir()

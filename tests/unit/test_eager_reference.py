@@ -42,6 +42,7 @@ def test_significant_strides_follow_torch_cross_check():
     assert "dtype" in outputs_differ(torch.empty(2, dtype=torch.float32), torch.empty(2, dtype=torch.float64))
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_fuzz_finds_a_contiguous_fake_of_a_permuted_real_output_and_passes_its_twin(permuted):
     bad = fuzz_op("sc_eager::heads_first", contract=str(permuted / "heads_first.toml"),
                   options=FuzzOptions(examples=30, seed=0, verify_examples=False))
@@ -54,6 +55,7 @@ def test_fuzz_finds_a_contiguous_fake_of_a_permuted_real_output_and_passes_its_t
     assert good.verdict == "pass", good.failures
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_it(tmp_path):
     text = INDEX_SELECT.read_text()
     text = text.split("\n[[rejects]]")[0]  # no reject: a 2-D index is an ordinary case of the domain

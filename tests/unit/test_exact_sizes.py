@@ -4,6 +4,7 @@
 import functools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,6 +120,7 @@ def test_simplification_keeps_the_claims_value_wherever_the_premises_hold(co, ph
             assert E.evaluate(alt, point) == E.evaluate(claim, point), E.to_text(claim)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_pixel_shuffle_check_over_four_dynamic_dims_is_proved():
     contract = str(KERNELS / "shuffle_channels.toml")
     ok = verify_op("sctest::shuffle_channels", contract=contract, meta=f"{HELPERS}:unshuffle_channels")

@@ -27,6 +27,7 @@ def _equivalent(solver, domain, a, b):
             and solver.implies([domain, b], a).outcome == Outcome.PROVED)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_regressed_kernel_splits_three_ways_with_correct_regions(sdpa_contract):
     r = shapecheck.explore_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=(BOOL4,), max_traces=64))
     pm = r.cases[0].path_map
@@ -69,6 +70,7 @@ def test_exploration_terminates_and_reports_truncation():
     assert not pm.covered and pm.uncovered_example
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_explore_cli_text_and_json():
     res = invoke("verify", "op", SDPA_MPS, "--meta", f"{K}:regressed", "--case", BOOL4, "--explore",
                  "--max-traces", "64", "--format", "json")

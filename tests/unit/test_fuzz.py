@@ -25,6 +25,7 @@ GUARD_ONLY = f"{MUTANTS}:branches_on_query_length"
 FIXED = f"{KERNELS / 'sdpa_kernels.py'}:fixed"
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_installed_kernel_passes_a_seeded_run_against_the_march_runtime():
     r = fuzz_op(SDPA_MPS, options=FuzzOptions(examples=250, seed=20260301, eras=("2026-03",), verify_examples=False))
     assert r.verdict == "pass", r.failures
@@ -35,6 +36,7 @@ def test_installed_kernel_passes_a_seeded_run_against_the_march_runtime():
     assert set(r.timings) >= {"generation", "meta", "metal_ref", "math"} and "fake" not in r.timings
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_installed_kernel_passes_a_seeded_run_against_both_runtimes():
     r = fuzz_op(SDPA_MPS, options=FuzzOptions(examples=300, seed=20260302, verify_examples=False))
     assert r.verdict == "pass", r.failures
@@ -42,6 +44,7 @@ def test_installed_kernel_passes_a_seeded_run_against_both_runtimes():
     assert {"prefill@current", "vector-2pass@current"} <= set(r.paths)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_accepted_runtime_deviation_is_a_note(tmp_path):
     """The shipped contract accepts (a [[suppress]] of SC011) that today's chunked path returns a 4-D output 0 for
     a 3-D query: fuzzing reports it as a note, not a failure."""
@@ -51,6 +54,7 @@ def test_accepted_runtime_deviation_is_a_note(tmp_path):
     assert any("accepted by the contract's [[suppress]] (SC011)" in n for n in r.notes)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_finds_that_the_current_chunked_path_returns_a_4d_output_for_a_3d_query(tmp_path):
     """A finding, not a fixture: metal_ref's port of the chunked MPSGraph path (Attention.mm @ 00a5f92, by reading)
     does not reshape output 0 back, so a 3-D fp16 query with L > 3068 gets (1, H, L, Ev) from the runtime while
@@ -72,6 +76,7 @@ def test_finds_that_the_current_chunked_path_returns_a_4d_output_for_a_3d_query(
     assert f.expected.startswith("(1, 1, 3069, 1)") and f.got.startswith("(1, 3069, 1)")
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_mutant_wrong_only_when_S_differs_from_Ev_is_found_and_shrunk():
     r = fuzz_op(SDPA_MPS, meta=WRONG_EV, options=FuzzOptions(examples=300, seed=11, verify_examples=False))
     assert r.verdict == "fail" and r.exit_code == 1
@@ -115,6 +120,7 @@ def test_other_ops_get_shape_checks_and_their_own_eager_kernel_as_reference(tmp_
 # pytest entry points
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_fuzz_test_returns_a_hypothesis_test_that_finds_the_mutant():
     t = fuzz_test(SDPA_MPS, meta=WRONG_EV, verify_examples=False)
     assert t.__name__ == "test_shapes" and getattr(t, "is_hypothesis_test", False)
@@ -144,6 +150,7 @@ def test_fuzz_given_runs_the_decorated_checks_and_takes_explicit_examples_from_a
     assert any(e.values["L"] == 9 for e in seen)  # verify's counterexample was retried
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_project_can_collect_fuzz_test_in_its_own_pytest_run(tmp_path):
     (tmp_path / "test_project.py").write_text(textwrap.dedent(f"""
         from hypothesis import settings
@@ -157,6 +164,7 @@ def test_a_project_can_collect_fuzz_test_in_its_own_pytest_run(tmp_path):
     assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout + out.stderr
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_collection_does_no_work_names_read_well_and_failures_lead_with_the_finding(tmp_path):
     """An op nobody can load collects fine (nothing runs at collection) and only fails when run; the test id
     names the op; a failing kernel's report starts with the finding, with no shapecheck frame shown."""
@@ -186,6 +194,7 @@ def test_collection_does_no_work_names_read_well_and_failures_lead_with_the_find
 # CLI
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_cli_reports_a_shrunk_failure_with_a_replay_command_that_replays_it():
     args = ["fuzz", "op", SDPA_MPS, "--meta", WRONG_EV, "--examples", "100", "--seed", "3", "--no-verify-examples"]
     r = CliRunner().invoke(cli, [*args, "--format", "json"])

@@ -263,6 +263,7 @@ def test_like_follows_the_inputs_dim_order():
 # fuzz op draws every example in its case's layout
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_fuzz_runs_the_eager_kernel_on_channels_last_inputs_and_finds_a_contiguous_fake(tmp_path):
     from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
 

@@ -136,6 +136,7 @@ def test_a_case_over_its_time_budget_is_inconclusive_and_the_others_report(monke
     assert "case's time budget (3 s, --timeout)" in late["message"]
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_run_over_its_time_budget_reports_the_cases_done(monkeypatch):
     _plant_hang(monkeypatch, CASES[1])
     code, doc, _ = verify(monkeypatch, "guard_free", "--timeout", "run=6")

@@ -178,6 +178,7 @@ def test_native_group_norm_passes_and_export_agrees():
                                               ("rank=4,kernel=1,dilation=1,padding=0,stride=1", "pass"),
                                               ("rank=3,kernel=3,dilation=2,padding=1,stride=2", "fail"),
                                               ("rank=3,kernel=1,dilation=2,padding=1,stride=1", "pass")])
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_im2col_fails_on_torchs_helper_guards_exactly_where_export_fails(case, verdict):
     from shapecheck.prove.verify import Options
 
@@ -237,6 +238,7 @@ def test_fuzz_runs_a_fake_that_asks_for_a_dynamic_size_and_replays_with_its_impo
     assert "--import tests/kernels/filter_ops.py" in failure.replay and "--import" in bad.replay
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_the_pytest_entry_passes_correct_data_dependent_fakes_and_fails_the_wrong_one():
     """The pytest entry runs the fake as torch does too: a fake asking for a dynamic size and FakeTensor's own
     rule for masked_select pass; the fake whose size starts at 2 (create_unbacked_symint) fails."""
@@ -254,6 +256,7 @@ def test_the_pytest_entry_passes_correct_data_dependent_fakes_and_fails_the_wron
     assert "SC020" in str(info.value) and "--import tests/kernels/filter_ops.py" in str(info.value)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_fuzz_sees_the_guard_verify_reports_on_a_kernel_with_right_outputs():
     """branches_on_query_length returns the right output 0 on both sides of L <= 8 (it used to pass fuzzing)."""
     from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op

@@ -60,6 +60,7 @@ def test_the_normal_form_of_an_integer_expression_has_its_value_everywhere_it_is
             assert _value(out, p) == want, (E.to_text(node), E.to_text(out), p)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 @settings(max_examples=400, deadline=None)
 @given(_conds(), st.lists(_points, min_size=1, max_size=6))
 def test_the_normal_form_of_a_condition_has_its_truth_everywhere_it_is_defined(node, points):

@@ -31,6 +31,7 @@ def comparable(report):
 @pytest.mark.parametrize("fn", [None, "regressed", "out_rank_not_restored", "check_L_le_4096",
                                 "branch_changes_shape", "branch_with_guard_or_false",
                                 "rows_from_a_float", "guard_on_true_division", "rows_by_sym_ite"])
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_report_is_the_same_for_every_jobs(fn):
     meta = f"{K}:{fn}" if fn else None
     reports = [verify_op(SDPA_MPS, meta=meta, options=Options(cases=MIXED, jobs=j)) for j in (1, 2, 3)]
@@ -40,6 +41,7 @@ def test_report_is_the_same_for_every_jobs(fn):
         assert reports[0].violations  # the comparison covers findings, not only passes
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 @needs_fork
 @pytest.mark.parametrize("fn", ["regressed", "branch_with_guard_or_false"])
 def test_whole_cases_in_workers_when_cases_are_independent(fn):
@@ -80,6 +82,7 @@ def test_no_workers_when_they_would_not_pay(sdpa_contract):
     assert parallel.prefetch_roots(kernel, cases[: parallel.MIN_CASES - 1], 2) == {}
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 @needs_fork
 def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
     from shapecheck.kernel.load import installed_kernel

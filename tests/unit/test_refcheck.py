@@ -20,6 +20,7 @@ def _contract(tmp_path, old=None, new=None):
     return load_contract(path)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_shipped_contract_agrees_with_the_ports(sdpa_contract):
     r = ref_check(sdpa_contract, examples=24, seed=0)
     assert r.verdict == "pass", [f.to_json() for f in r.findings]

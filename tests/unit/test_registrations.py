@@ -140,6 +140,7 @@ def _torch_2_14_1_meta_file() -> Path:
     return target
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_gate_on_torch_2_14_1s_file_takes_each_ops_default_overload():
     path = _torch_2_14_1_meta_file()
     tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -101,6 +101,7 @@ def test_a_region_inside_a_case_leaves_its_domain_and_a_case_reject_leaves_the_c
 # verify: SC021
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_meta_accepting_a_2d_index_is_sc021_and_its_fixed_twin_passes(index_select):
     bad = verify_op("aten::index_select", contract=str(index_select), meta=f"{KERNELS}:accepts_matrix_index",
                     options=Options(jobs=1))

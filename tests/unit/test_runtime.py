@@ -162,6 +162,7 @@ def _fuzz(**options):
     return fuzz_op(SDPA_MPS, options=FuzzOptions(**{**base, **options}))
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_wrong_output0_shape_is_sc011_in_both_commands(planted):
     fuzzed = _fuzz()
     assert planted.made == 1  # fuzz took its reference from the registry
@@ -174,6 +175,7 @@ def test_a_wrong_output0_shape_is_sc011_in_both_commands(planted):
     assert checked.verdict == "fail" and {x.code for x in checked.findings} == {"SC011"}
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_one_tolerance_table_decides_values_in_both_commands(planted, monkeypatch):
     monkeypatch.setattr(planted, "defect", "values")  # output 0 off by 0.05 everywhere
     (f,) = _fuzz().failures
@@ -185,6 +187,7 @@ def test_one_tolerance_table_decides_values_in_both_commands(planted, monkeypatc
     assert ref_check(SDPA, eras=("2026-03",), examples=2).verdict == "pass"
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_rejected_input_a_path_admits_is_sc014_in_both_commands(tmp_path):
     """Today's chunked branch raises for any mask; without the contract's suppression both commands fail it."""
     contract = _stripped(tmp_path)
@@ -203,6 +206,7 @@ def test_a_rejected_input_a_path_admits_is_sc014_in_both_commands(tmp_path):
     assert any(n.endswith("accepted by the contract's [[suppress]] (SC014)") for n in ok.notes)
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_a_wrong_precondition_is_sc010_in_both_commands(tmp_path):
     contract = _stripped(tmp_path, 'vec_2603 = "L <= 8 and', 'vec_2603 = "L <= 16 and')
     r = fuzz_op(SDPA_MPS, contract=str(contract), options=FuzzOptions(

@@ -64,6 +64,7 @@ def pool_report():
     return verify_op("aten::avg_pool2d", contract=POOL, options=Options(full=True))
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(pool_report):
     """The ceil-mode branch of torch's pooling meta is dead for kernel 3 / stride 2 (and kernel 2, padding 0):
     z3 proves it, torch cannot, and export rejects the dynamic H. Where the branch is real (kernel 2, stride 2,
@@ -84,6 +85,7 @@ def test_sc016_fires_exactly_where_export_fails_on_the_installed_pooling_kernel(
     assert all(v.suppressed for v in pool_report.violations) and pool_report.verdict == Verdict.PASS
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_sc016_names_the_guard_its_line_and_no_counterexample(pool_report):
     v = next(v for v in pool_report.violations if v.code == "SC016" and v.case == case_id(True, 3, 2, 0)
              and v.dims == ("H",))
@@ -98,6 +100,7 @@ def test_sc016_names_the_guard_its_line_and_no_counterexample(pool_report):
 @pytest.mark.parametrize("fn, ceil_cases_failing", [("avg_pool2d_branchy", {(2, 0), (2, 1), (3, 0), (3, 1)}),
                                                     ("avg_pool2d_static", {(2, 1)}),
                                                     ("avg_pool2d_sym_min", set())])
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_suggested_rewrites_pass_verify_and_export(fn, ceil_cases_failing):
     """The two rewrites SC016 suggests, on the pooling case: the branch behind a condition on the static
     arguments (dead where z3 proved it dead), and the rule as torch.sym_min. Verify and export agree on each
@@ -220,6 +223,7 @@ def test_guard_or_false_settled_by_z3_but_not_by_torch_is_sc016_as_export_says()
 
 @pytest.mark.parametrize("path", sorted((ROOT / "contracts" / "aten").glob("_scaled_dot_product_*.toml")),
                          ids=lambda p: p.stem)
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_the_sdpa_family_still_passes_with_no_sc016(path):
     import tomllib
 

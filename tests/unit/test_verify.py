@@ -23,6 +23,7 @@ def codes(report):
     return {v.code for v in report.violations}
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_installed_meta_kernel_passes_every_case():
     r = verify_op(SDPA_MPS)
     assert r.verdict == Verdict.PASS
@@ -36,6 +37,7 @@ def test_reference_kernel_written_here_passes():
     assert run("fixed").verdict == Verdict.PASS
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_regressed_kernel_fails_with_a_guard_on_L_at_its_line():
     r = run("regressed", cases=(CASE4,))
     assert r.verdict == Verdict.FAIL
@@ -290,6 +292,7 @@ def test_solver_unknown_is_inconclusive(monkeypatch):
     assert {v.code for v in r.violations} == {"SC005"}
 
 
+@pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 def test_meta_source_on_the_installed_torch_file_as_a_pr_would_change_it(tmp_path):
     """The real torch/_meta_registrations.py (thousands of registrations, imports the candidate must not
     run): unchanged it passes; with the seed's branch put back into the SDPA-MPS kernel, the guard is
