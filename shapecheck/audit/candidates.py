@@ -220,12 +220,13 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
                or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
     tensors = [a for a in args if a.kind in ("tensor", "tensors")]
     named = by_name or tensors
+    option = {a.name: o for a, o in zip(args, combo, strict=True)} if combo is not None else {}  # the call's
     # the tensors the call gave the same rank and dtype as a named one get its new option second ("query.dim()
     # == 4" on a call of three 3-D tensors: key and value are likely 4-D too, but only likely)
     alike: list[Arg] = []
-    if combo is not None:
-        same = {combo[args.index(a)] for a in named if a.kind in ("tensor", "tensors")} - {None}
-        alike = [a for a in args if a not in named and a.kind in ("tensor", "tensors") and combo[args.index(a)] in same]
+    if option:
+        same = {option[a.name] for a in named if a.kind in ("tensor", "tensors")} - {None}
+        alike = [a for a in tensors if a not in named and option[a.name] in same]
     wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
               for m in _DTYPE_RE.finditer(wanted)]
@@ -237,8 +238,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
     refuses = bool(_REFUSES.search(wanted))
     # a (rank, dtype) pair is made from the call only for what the error is about: the arguments it names, or,
     # naming none, the tensors when the call gave them all one rank and dtype (flash attention's q, k, v)
-    pairs = not refuses and combo is not None and \
-        (bool(by_name) or len({repr(combo[args.index(a)]) for a in tensors}) == 1)
+    pairs = not refuses and bool(option) and (bool(by_name) or len({repr(option[a.name]) for a in tensors}) == 1)
     if refuses:  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
         for a in args:
             if a.kind == "dtype" and dtypes and (a in named or not any(b.kind == "dtype" for b in named)):
@@ -252,8 +252,8 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
             a.options = new
         # naming no argument, a refused dtype is the dispatching tensor's (AT_DISPATCH's "not implemented for
         # 'Int'"): the first tensor of that dtype in the call takes it last
-        first = next((a for a in tensors if combo is not None and not by_name and isinstance(combo[args.index(a)], tuple)
-                      and combo[args.index(a)][1] in dtypes), None)
+        first = None if by_name else \
+            next((a for a in tensors if isinstance(option.get(a.name), tuple) and option[a.name][1] in dtypes), None)
         if first is not None:
             new = [o for o in first.options if o is None or o[1] not in dtypes] + \
                 [o for o in first.options if o is not None and o[1] in dtypes]
@@ -269,7 +269,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
             if dtypes or ranks:
                 front = list(a.options) if a in alike else sorted(a.options, key=key)
                 at = 1 if a in alike and front else 0
-                current = combo[args.index(a)] if combo is not None and pairs else None
+                current = option[a.name] if pairs else None
                 had = current if isinstance(current, tuple) and len(current) == 2 else None
                 for r in reversed(ranks or ([had[0]] if had else [])):
                     for d in reversed(dtypes or [had[1] if had else None]):

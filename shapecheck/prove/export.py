@@ -238,13 +238,12 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             return kernel.fn(*args_, **kw)
         return kernel.fn(*a, **kw)
 
-    if kernel.via_op and (slot := kernel.install) is None:
+    slot = kernel.install if kernel.via_op else None  # the candidate in the slot torch.export runs (kernel.resolved)
+    if kernel.via_op and slot is None:
         return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
                       + ")"), how
-    if kernel.via_op and (slot := kernel.install) is not None:  # the candidate in torch.export's slot
-        install = slot()
-    else:
-        install = contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
+    install: Any = slot() if slot is not None else \
+        contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
     with install as probe, _quiet():
         try:
             export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)

@@ -137,12 +137,13 @@ def probe_points(case: BoundCase, solver: Solver, conds: list[E.Node], names: It
     for name in names:
         d = case.contract.dim(name)
         for v in [x for x in _PROBES if d.min <= x <= d.max] + [d.min, d.max]:
-            point: dict[str, int] | None = dict(base, **{name: v})
-            if E.evaluate(region, point or {}) is not True:
-                point = model([E.Cmp("==", E.Var(name), E.Const(v))])
-                if point is None:
+            point = dict(base, **{name: v})
+            if E.evaluate(region, point) is not True:
+                found = model([E.Cmp("==", E.Var(name), E.Const(v))])
+                if found is None:
                     continue
-            yield dict(point or {})
+                point = found
+            yield point
 
 
 def exhaustive_points(solver: Solver, conds: list[E.Node], names: Iterable[str],
