@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase
-from ..findings import Finding
+from ..findings import Finding, PathStatus
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
@@ -21,7 +21,7 @@ from ..result.report import PathCheck
 from ..rules import RuleCode
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from . import budget
-from .obligations import Leaf, ShownObligation, leaf_obligations, probe_points
+from .obligations import Kind, Leaf, Obligation, ShownObligation, leaf_obligations, probe_points, show
 from .torch_decides import TorchView, settled_guard
 
 
@@ -151,6 +151,8 @@ class _CaseExplorer(_CaseFindings):
             return None
         if t.guard is None:
             found = refute_untranslated(self.case, t, self.solver, self.premises + pc)
+            self._show(Kind.VALUE if t.is_specialization else Kind.GUARD, t.guard_raw, guard_dims(t), pc, t.loc,
+                       PathStatus.UNKNOWN if found is None else PathStatus.REFUTED)
             if found is not None and self.key(found.code, found.expr, found.location) not in self.seen:
                 self.add(found)
             elif found is None:
@@ -164,10 +166,17 @@ class _CaseExplorer(_CaseFindings):
             self.inconclusive(text, t.loc, f"torch raised the guard {text} again under the assumption that decides it")
             return None
         verdict, pos, neg = self.solver.decide(self.premises + pc, t.guard)
+        gdims = E.free_names(t.guard)
         if verdict in (Decision.TRUE, Decision.FALSE):
             found = settled_guard(self.view, t, pc, verdict is Decision.TRUE)
+            self._show(Kind.GUARD, text, gdims, pc, t.loc, PathStatus.PROVED if found is None else PathStatus.REFUTED,
+                       settled=verdict is Decision.TRUE)
             if found is not None:
                 self.add(found)
+        elif verdict is Decision.UNKNOWN:
+            self._show(Kind.GUARD, text, gdims, pc, t.loc, PathStatus.UNKNOWN)
+        elif self.case.contract.guard_free and not t.helper:
+            self._show(Kind.GUARD, text, gdims, pc, t.loc, PathStatus.REFUTED)
         if verdict is Decision.TRUE:
             self.work.append(pc + [t.guard])
         elif verdict is Decision.FALSE:
@@ -177,6 +186,26 @@ class _CaseExplorer(_CaseFindings):
         elif verdict is Decision.BOTH:
             return self._branch(t, pc)
         return None
+
+    def _show(self, kind: Kind, text: str, dims: set[str] | tuple[str, ...], pc: list[E.Node], loc,
+              status: PathStatus, settled: bool | int | None = None) -> None:
+        """With --show-obligations: a guard's (or a needed value's) obligation, as exploration discharged it.
+        An obligation exists only for a condition on a dynamic dim: that it holds everywhere or nowhere on the
+        trace's region (a guard, where the contract is guard-free), or that the value is one constant there."""
+        if not getattr(self.options, "show_obligations", False) or not dynamic(self.case, set(dims)):
+            return
+        if kind is Kind.GUARD and not self.case.contract.guard_free:
+            return  # the contract allows branches: a guard is a split of the region, not an obligation
+        names = sorted(d for d in dims if dynamic(self.case, {d}))
+        if kind is Kind.GUARD:
+            side = "" if settled is None else f" (it is {str(settled).lower()} there)"
+            what = f"guard {text} is decided by the region{side}"
+        else:
+            side = "" if settled is None else f" ({settled} at the least point)"
+            what = f"the value of {text} is one constant on the region{side}"
+        ob = Obligation(tuple(self.premises + pc), kind=kind, what=what, line=loc,
+                        key=", ".join(f"dims.{n}" for n in names))
+        self.state.obligations.append(show(ob, status))
 
     def _as_guard_or_recorded(self, t: Trace, pc: list[E.Node]) -> Guarded | None:
         """The guard to explore next; None when ``t`` was recorded: a failure, or a leaf with its obligations."""
@@ -213,6 +242,8 @@ class _CaseExplorer(_CaseFindings):
         differs = E.Cmp("!=", guard, E.Const(value))
         other = self.solver.satisfiable(conds + [differs])
         gdims = tuple(sorted(E.free_names(guard)))
+        self._show(Kind.VALUE, text, set(gdims), pc, t.loc, {Sat.UNSAT: PathStatus.PROVED, Sat.UNKNOWN: PathStatus.UNKNOWN}
+                   .get(other.sat, PathStatus.REFUTED), settled=value)
         if other.sat is Sat.UNSAT:
             self.work.append(pc + [E.Cmp("==", guard, E.Const(value))])
         elif other.sat is Sat.UNKNOWN:

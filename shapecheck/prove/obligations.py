@@ -58,6 +58,8 @@ class Kind(enum.StrEnum):
     RANGE = "range"  # a range refinement tracing made: SC004
     REPLACEMENT = "replacement"  # a dim replaced by an expression while tracing: SC003
     OUTPUT = "output"  # an output of a finished trace against a contract path: SC002 (and SC019)
+    GUARD = "guard"  # a guard the kernel raised on a dynamic dim is decided by its region: SC001 (SC022)
+    VALUE = "value"  # a value the kernel needs (int() of a size) is one constant on its region: SC003
 
 
 @dataclass(frozen=True)

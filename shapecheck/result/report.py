@@ -21,7 +21,7 @@ class ShownObligation:
     """An obligation discharged in a case, as ``verify op --show-obligations`` prints it (``prove.obligations``
     builds it)."""
 
-    kind: str  # assert | range | replacement | output
+    kind: str  # guard | value | assert | range | replacement | output
     what: str  # what is proved
     premises: tuple[str, ...]  # besides the domain
     line: str  # FILE:LINE of the kernel, or ""

@@ -79,3 +79,51 @@ def test_a_leaf_s_obligations_are_built_before_any_is_discharged():
                                      "N == 8 (replaced by tracing)"]
     assert [o.key for o in obs] == ["domain", "dims.N", "dims.N"]
     assert all(o.premises[-1] == E.Cmp(">", n, E.Const(2)) for o in obs)
+
+
+def test_a_guard_on_a_dynamic_dim_is_an_obligation_refuted_where_exploration_splits_it(monkeypatch):
+    """The guard ``N <= 8`` must be decided by its region (the contract is guard-free): exploration finds
+    points on both sides, so the obligation is refuted (SC001), and each side's output obligation carries
+    the side as its premise."""
+    monkeypatch.chdir(ROOT)
+    code, out = verify("--meta", f"{EXAMPLES}/sc001_guard_on_dynamic_dim.py:kernel", "--show-obligations",
+                       "--format", "json")
+    assert code == 1
+    [case] = json.loads(out)["cases"]
+    guards = [o for o in case["obligations"] if o["kind"] == "guard"]
+    assert [(g["what"], g["status"], g["contract"]) for g in guards] == [
+        ("guard N <= 8 is decided by the region", "refuted", "dims.N")]
+    assert guards[0]["line"].endswith("sc001_guard_on_dynamic_dim.py:6")
+    outputs = [o for o in case["obligations"] if o["kind"] == "output"]
+    assert sorted(tuple(o["premises"]) for o in outputs) == [("N <= 8",), ("N > 8",)]
+    assert {o["status"] for o in outputs} == {"proved"}
+
+
+def test_a_value_the_kernel_needs_is_an_obligation(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out = verify("--meta", f"{EXAMPLES}/sc003_value_specialization.py:kernel", "--show-obligations",
+                       "--format", "json")
+    assert code == 1
+    [case] = json.loads(out)["cases"]
+    [value] = [o for o in case["obligations"] if o["kind"] == "value"]
+    assert value["status"] == "refuted" and value["contract"] == "dims.N"
+    assert value["what"] == "the value of N is one constant on the region (1 at the least point)"
+
+
+def test_a_guard_the_region_decides_is_a_proved_obligation(monkeypatch, tmp_path):
+    """Under the region N % 4 == 0 the kernel's second guard N % 2 == 0 is true everywhere (torch's value
+    ranges do not see it, z3 does): proved, not a finding; the first guard is refuted (SC001)."""
+    monkeypatch.chdir(ROOT)
+    k = tmp_path / "decided.py"
+    k.write_text("def kernel(self, size):\n"
+                 "    if size[0] % 4 == 0:\n"
+                 "        if size[0] % 2 == 0:\n"
+                 "            return self.new_empty(size)\n"
+                 "        return self.new_empty([1])\n"
+                 "    return self.new_empty(size)\n")
+    code, out = verify("--meta", f"{k}:kernel", "--show-obligations", "--format", "json")
+    assert code == 1
+    [case] = json.loads(out)["cases"]
+    guards = [(o["what"], o["status"], o["premises"]) for o in case["obligations"] if o["kind"] == "guard"]
+    assert guards == [("guard N % 4 == 0 is decided by the region", "refuted", []),
+                      ("guard N % 2 == 0 is decided by the region (it is true there)", "proved", ["N % 4 == 0"])]
