@@ -411,7 +411,9 @@ def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[s
 
 
 def _source_parts(source: Any, op: str) -> dict[str, Any] | None:
-    from ..kernel.sources import Function, MetaSource
+    """What the result depends on in the kernel's source; None (not cached) for a kind of source this
+    function does not know: a new kind is never taken for the installed torch's kernel (a stale hit)."""
+    from ..kernel.sources import Function, Installed, MetaSource
 
     if isinstance(source, Function):  # the whole file runs when it is imported
         digest = K.file_digest(source.file)
@@ -419,7 +421,9 @@ def _source_parts(source: Any, op: str) -> dict[str, Any] | None:
                                            "function": source.name}
     if isinstance(source, MetaSource):  # only the registered function and its helpers run
         return _meta_source_parts(source.file, op)
-    return {"kind": "installed"}
+    if type(source) is Installed:
+        return {"kind": "installed"}
+    return None
 
 
 def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:

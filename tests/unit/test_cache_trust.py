@@ -321,3 +321,22 @@ def test_fuzzed_entries_are_misses_or_typed_values(cache_dir, mutation):
     hit = R.lookup("t", {"a": 1}, Rec)
     if hit is not None:
         assert set(hit.value) == {"x"} and all(type(i) is int for i in hit.value["x"])
+
+
+def test_a_kind_of_kernel_source_the_cache_does_not_know_is_never_cached(monkeypatch):
+    """A new kind of source (a class next to ``Installed``) gets no key until the cache learns what its result
+    depends on: it is never keyed as the installed torch, whose cached PASS it would get back."""
+    from dataclasses import dataclass
+
+    from shapecheck.kernel.sources import Installed
+
+    monkeypatch.setenv("SHAPECHECK_CACHE", "1")
+
+    @dataclass(frozen=True)
+    class FromSomewhereNew(Installed):
+        where: str = "pkg.mod:fn"
+
+    op = "aten::_scaled_dot_product_attention_math_for_mps"
+    installed = R.verify_key(op, None, Installed(), (), {}, cwd=ROOT)
+    assert installed is not None and installed["source"] == {"kind": "installed"}
+    assert R.verify_key(op, None, FromSomewhereNew(), (), {}, cwd=ROOT) is None
