@@ -30,7 +30,7 @@ from .torch_decides import fallback_note
 
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
-    from ..contract.outputs import size_names
+    from ..contract.model import size_names
     from .premises import simplified
 
     sizes = [Bounds(n, 0, 2**63 - 1) for n in size_names(contract)]  # data-dependent output sizes
