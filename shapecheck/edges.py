@@ -18,7 +18,7 @@ from typing import Any
 JSON = Any
 
 #: An object of torch's (or of the sympy torch uses): a tensor, a SymInt, a dtype, an op overload, a
-#: ``torch.export.Dim``, an ``nn.Module`` class, a context manager that installs a kernel, the arguments a
-#: kernel is called with and what it returns, a schema default. ``_torch/`` is the door to torch; what comes
-#: back through it is one of these.
+#: ``torch.export.Dim``, an ``nn.Module`` class, a context manager that installs a kernel, a kernel function,
+#: the arguments it is called with and what it returns, a schema default. ``_torch/`` is the door to torch;
+#: what comes back through it is one of these.
 TorchObject = Any
