@@ -32,8 +32,10 @@ from pathlib import Path
 PACKAGE = "shapecheck"
 #: the layer order: a module may import modules of its own layer or of earlier ones, never of a later one
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    # codec: issue 20's typed JSON (torch-free, imports nothing of the package), arriving with the merge of main
-    ("foundation", ("_version", "errors", "rules", "findings", "limits", "paths", "options", "config", "codec")),
+    # codec: issue 20's typed JSON (torch-free, imports nothing of the package), arriving with the merge of main;
+    # edges: the type checker's named edges (JSON, TorchObject: issue 21), imports nothing of the package
+    ("foundation", ("_version", "errors", "rules", "findings", "limits", "paths", "options", "config", "codec",
+                    "edges")),
     ("logic", ("logic",)), ("contract", ("contract",)), ("_torch", ("_torch",)), ("kernel", ("kernel",)),
     ("trace", ("trace",)), ("result", ("result",)), ("cache", ("cache",)), ("prove", ("prove",)),
     ("search", ("search",)), ("runtime", ("runtime",)), ("audit", ("audit",)), ("ci", ("ci",)),

@@ -3,6 +3,7 @@ under a trace's symbolic sizes or real at concrete ones, built the same way for 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -24,7 +25,7 @@ def strided_empty(shape: list[Any], dtype: torch.dtype, strides: list[Any] | Non
         shape, strides, offset)
 
 
-def storage_extent(shape: list[Any], strides: list[Any], offset: Any = 0) -> Any:
+def storage_extent(shape: Sequence[Any], strides: Sequence[Any], offset: Any = 0) -> Any:
     """Elements of a storage that holds a tensor of ``shape``, ``strides`` and storage ``offset``: offset + 1 +
     sum((size - 1) * stride), each (size - 1) at least 0 (ints, or SymInts without a guard)."""
     extent = offset + 1

@@ -70,7 +70,7 @@ def close_matches(name: str) -> list[str]:
     return found[:4]
 
 
-def unknown_message(name: str, choice_ok: bool = True) -> str:
+def unknown_message(name: object, choice_ok: bool = True) -> str:
     """The message for a dtype name torch does not have: its close matches, and where to look."""
     from .spec import short
 

@@ -20,37 +20,19 @@ each the product of the sizes inside it, each size taken as at least 1 for ``con
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..edges import JSON
 from ..errors import ContractError, ExprError
 from ..logic import expr as E
 from .outputs import dense_strides
-from .spec import short
+from .spec import Binding, BoundLayout, InputLayout, LayoutSpec, short
+
+if TYPE_CHECKING:
+    from .reader import Reader
 
 NAMED = {"contiguous": None, "channels_last": (4, (0, 2, 3, 1)), "channels_last_3d": (5, (0, 2, 3, 4, 1))}
 KEYS = ("layout", "strides", "expand", "storage_offset")
-
-
-@dataclass(frozen=True)
-class LayoutSpec:
-    """An input's layout keys as loaded (each None when not given)."""
-
-    layout: Any = None  # str | tuple[int, ...] (a dim order) | E.Var (a choice) | Select
-    strides: Any = None  # Node | Select
-    expand: Any = None  # tuple[int, ...] | Select
-    offset: Any = None  # Node | Select
-
-
-@dataclass(frozen=True)
-class BoundLayout:
-    """An input's layout in one case: its strides and storage offset over dims."""
-
-    strides: tuple[E.Node, ...]
-    offset: E.Node
-    order: tuple[int, ...] | None  # the dim order (``like ARG`` of an output); None for explicit strides
-    text: str  # as a report names it: "channels_last", "dim order (1, 0)", "strides (1, M), expand (0,)"
-    name: str = ""  # the layout alone, without expand and offset: "channels_last", "dim order (1, 0)"
 
 
 def parse_layout(text: str) -> str | tuple[int, ...] | None:
@@ -72,14 +54,14 @@ def parse_layout(text: str) -> str | tuple[int, ...] | None:
 _WANT = "'contiguous', 'channels_last', 'channels_last_3d', a dim order such as (0, 2, 1, 3), or a choice of them"
 
 
-def load_layout(r: Any, a: dict, key: str) -> LayoutSpec | None:
-    """The layout keys of a tensor argument ``a`` (``r``: the ``contract.load.Reader``); None when it has none."""
+def load_layout(r: Reader, a: dict[str, JSON], key: str) -> LayoutSpec | None:
+    """The layout keys of a tensor argument ``a`` (the ``spec.LayoutSpec`` it loads); None when it has none."""
     if not any(k in a for k in KEYS):
         return None
     if "layout" in a and "strides" in a:
         raise r.err(key, "give 'layout' or 'strides', not both")
 
-    def layout_leaf(value: Any, k: str) -> Any:
+    def layout_leaf(value: JSON, k: str) -> InputLayout:
         r.want(value, k, str)
         if r.names.get(value.strip()) == "choice":
             # a case id shows the value, and a dim order's commas would split it: names only
@@ -95,7 +77,7 @@ def load_layout(r: Any, a: dict, key: str) -> LayoutSpec | None:
             raise r.err(k, f"expected {_WANT}, found {short(value)}")
         return parsed
 
-    def expand_leaf(value: Any, k: str) -> tuple[int, ...]:
+    def expand_leaf(value: JSON, k: str) -> tuple[int, ...]:
         r.want(value, k, list)
         for j, x in enumerate(value):
             r.want(x, f"{k}[{j}]", int)
@@ -110,7 +92,7 @@ def load_layout(r: Any, a: dict, key: str) -> LayoutSpec | None:
         offset=r.selectable(a["storage_offset"], f"{key}.storage_offset", r.parse) if "storage_offset" in a else None)
 
 
-def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
+def bind_layout(b: Binding, spec: LayoutSpec | None, shape: E.TupleE, key: str,
                 shapes: Mapping[str, E.TupleE]) -> BoundLayout | None:
     """The layout of a tensor argument of ``shape`` in the case ``b`` (a ``contract.model._CaseBinder``) binds;
     None for a plain contiguous tensor (no layout key, or keys that say just that)."""
@@ -122,7 +104,7 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
     if any(not 0 <= d < rank for d in dims):
         raise ContractError(f"{where}.expand]", f"expand names dims {list(expand)}, but the shape "
                                                 f"{E.to_text(shape)} has {rank} (case {b.case})")
-    offset = E.Const(0)
+    offset: E.Node = E.Const(0)
     if spec.offset is not None:
         offset = b.scalar(b.pick(spec.offset, f"{key}.storage_offset"), f"{key}.storage_offset", shapes)
         if E.kind_of(offset) != "int" or (isinstance(offset, E.Const) and isinstance(offset.value, int) and offset.value < 0):
@@ -139,9 +121,11 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
                                                          f"{E.to_text(s)} in {E.to_text(node)} (case {b.case})")
         strides, order, text = node.items, None, f"strides {E.to_text(node)}"
     else:
-        layout = b.pick(spec.layout, f"{key}.layout") if spec.layout is not None else "contiguous"
+        layout: InputLayout = b.pick(spec.layout, f"{key}.layout") if spec.layout is not None else "contiguous"
         if isinstance(layout, E.Var):
-            layout = parse_layout(b.value_of(layout.name))
+            value = b.value_of(layout.name)
+            assert isinstance(value, str)  # the choice's values are layout names (contract.load checked them)
+            layout = parse_layout(value) or value
         order, text = _order(layout, rank, f"{where}.layout]", b.case)
         base = tuple(E.Const(1) if i in dims else s for i, s in enumerate(shape.items))
         strides = dense_strides(base, order, {d.name: d.min for d in b.c.dims}, at_least_one=layout not in NAMED
@@ -157,7 +141,7 @@ def bind_layout(b: Any, spec: LayoutSpec | None, shape: E.TupleE, key: str,
     return BoundLayout(tuple(strides), offset, order, text, name)
 
 
-def _order(layout: Any, rank: int, where: str, case: str) -> tuple[tuple[int, ...], str]:
+def _order(layout: str | tuple[int, ...], rank: int, where: str, case: str) -> tuple[tuple[int, ...], str]:
     """(dim order, text) of a layout name or dim order on a tensor of ``rank`` dims."""
     if layout == "contiguous":
         return tuple(range(rank)), "contiguous"

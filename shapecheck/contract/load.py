@@ -9,41 +9,36 @@ expressions, let chains, and the number of cases (the product of the choices) wi
 
 from __future__ import annotations
 
-import datetime
-import keyword
 import re
 import tomllib
-from collections.abc import Set
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from .. import limits as L
-from ..errors import ContractError, ExprError
+from ..edges import JSON
+from ..errors import ContractError
 from ..logic import expr as E
 from . import dtypes
 from . import spec as S
 from .layouts import KEYS as LAYOUT_KEYS
 from .layouts import load_layout
-from .lines import line_of, table_lines
+from .lines import table_lines
 from .model import Contract
 from .outputs import output_leaf
+from .reader import _IDENT, Reader
 from .schema import check_sizes
 from .spec import short
 from .suppress_table import load_suppressions
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PATH_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
-_RESERVED = {"true", "false", "True", "False", "min", "max"}
 TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress",
             "rejects"}
 PATH_KEYS = {"id", "era", "when", "outputs", "runtime_outputs", "source", "doc"}
-_TYPE_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number", list: "an array",
-               dict: "a table", datetime.date: "a date"}
 
 
-def read_contract(path: Path, max_cases: int) -> dict[str, Any]:
-    """The fields of ``contract.model.Contract`` from a contract file, validated, within the limits (at most
-    ``max_cases`` cases). Raises ContractError naming the file and key."""
+def read_contract(path: Path, max_cases: int) -> Contract:
+    """The ``contract.model.Contract`` of a contract file, its fields validated, within the limits (at most
+    ``max_cases`` cases), no case bound yet. Raises ContractError naming the file and key."""
     text = read_text(path)
     return build(Reader(str(path), parse_toml(str(path), text), max_cases, table_lines(text)))
 
@@ -54,7 +49,7 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
     else ``limits.DEFAULT_MAX_CASES``)."""
     limit = L.max_cases() if max_cases is None else max_cases
     with L.case_limit(limit):
-        contract = Contract(**read_contract(Path(path), limit))
+        contract = read_contract(Path(path), limit)
         if not any(True for _ in contract.cases()):
             raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
         check_sizes(contract)
@@ -66,7 +61,7 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
 # The file and its TOML
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, JSON]:
     """The TOML table of a contract file, within the size, nesting and integer limits."""
     return parse_toml(str(path), read_text(path))
 
@@ -87,7 +82,7 @@ def read_text(path: Path) -> str:
     return text
 
 
-def parse_toml(where: str, text: str) -> dict:
+def parse_toml(where: str, text: str) -> dict[str, JSON]:
     """The TOML table of a contract file's text, within the nesting and integer limits."""
     try:
         data = tomllib.loads(text)
@@ -125,9 +120,9 @@ def _deep_line(text: str) -> int:
     return line
 
 
-def check_toml(where: str, data: dict) -> None:
+def check_toml(where: str, data: dict[str, JSON]) -> None:
     """Nesting within ``TOML_DEPTH`` and every integer within int64, walked without recursion."""
-    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    stack: list[tuple[JSON, str, int]] = [(data, "", 0)]
     while stack:
         value, key, depth = stack.pop()
         if isinstance(value, (dict, list)):
@@ -144,125 +139,10 @@ def check_toml(where: str, data: dict) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Typed access to the keys, and the expressions
-
-
-class Reader:
-    """The state of one load: the file, the names declared so far, and the counts the limits bound."""
-
-    def __init__(self, where: str, data: dict, max_cases: int, lines: dict[str, list[int]] | None = None):
-        self.where, self.data, self.max_cases = where, data, max_cases
-        self.lines = lines or {}  # contract.lines.table_lines of the file
-        self.names: dict[str, str] = {}  # name -> what (dim/choice/let)
-        self.choices: dict[str, tuple[Any, ...]] = {}
-        self.let_depth: dict[str, int] = {}
-        self.tensor_args: set[str] = set()
-        self.expressions = 0
-
-    def line(self, array: str, index: int) -> int:
-        """The line of table ``index`` of the array of tables ``array`` (0: not known)."""
-        items = self.data.get(array)
-        return line_of(self.lines, array, index, len(items) if isinstance(items, list) else 0)
-
-    def err(self, key: str, message: str) -> ContractError:
-        return ContractError(f"{self.where}: [{key}]" if key else self.where, message)
-
-    def want(self, value: Any, key: str, *types: type) -> Any:
-        """``value`` when it has one of ``types`` (a bool is not an int), else an error saying what is wanted."""
-        if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
-            return value
-        names = [_TYPE_NAMES.get(t, t.__name__) for t in types]
-        wanted = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
-        raise self.err(key, f"expected {wanted}, found {type_name(value)} {short(value)}")
-
-    def table(self, value: Any, key: str, allowed: set[str], required: Set[str] = frozenset()) -> dict:
-        self.want(value, key, dict)
-        for k in value:
-            if k not in allowed:
-                sub = f"{key}.{L.key_text(k)}" if key else L.key_text(k)
-                raise self.err(sub, f"unknown key {short(k)} (allowed: {', '.join(sorted(allowed))})")
-        for k in sorted(required):
-            if k not in value:
-                raise self.err(key, f"missing required key {k!r}")
-        return value
-
-    def name(self, name: str, key: str, what: str) -> str:
-        if not _IDENT.fullmatch(name) or keyword.iskeyword(name) or name in _RESERVED:
-            raise self.err(key, f"a {what} name must be an identifier that is not a reserved word, found "
-                                f"{short(name)}")
-        if name in self.names:
-            raise self.err(key, f"{name!r} is already a {self.names[name]}")
-        return name
-
-    def parse(self, text: Any, key: str) -> E.Node:
-        if isinstance(text, (bool, int)):
-            node: E.Node = E.Const(text)
-        else:
-            self.want(text, key, str)
-            try:
-                node = E.parse(text)
-            except ExprError as err:
-                raise self.err(key, f"{err.message}: {short(text)}") from None
-        self.expressions += 1
-        if self.expressions > L.EXPRESSIONS:
-            raise self.err(key, f"more than {L.EXPRESSIONS} expressions in one contract")
-        for name in E.free_names(node):
-            if name not in self.names and name not in self.tensor_args:
-                raise self.err(key, f"unknown name {name!r} in {short(text)} (known: {', '.join(sorted(self.names))})")
-        check_choice_values(self, node, key)
-        return node
-
-    def expr_list(self, items: Any, key: str) -> list[tuple[str, E.Node]]:
-        if isinstance(items, str):
-            items = [items]
-        self.want(items, key, list)
-        return [(f"{key}[{i}]", self.parse(t, f"{key}[{i}]")) for i, t in enumerate(items)]
-
-    def selectable(self, value: Any, key: str, leaf) -> Any:
-        """A plain value, or a list of {when, value} alternatives."""
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            alts = []
-            for i, alt in enumerate(value):
-                k = f"{key}[{i}]"
-                self.table(alt, k, {"when", "value"}, {"value"})
-                when = self.parse(alt.get("when", "true"), f"{k}.when")
-                alts.append((when, leaf(alt["value"], f"{k}.value")))
-            return S.Select(tuple(alts))
-        return leaf(value, key)
-
-
-def type_name(value: Any) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    for t, name in _TYPE_NAMES.items():
-        if isinstance(value, t) and not (t is int and isinstance(value, bool)):
-            return name
-    return type(value).__name__
-
-
-def check_choice_values(r: Reader, node: E.Node, key: str) -> None:
-    """``choice == value`` (and ``!=``, ``in``) with a value the choice does not have is a mistake (a typo
-    would make the condition silently false), never a condition."""
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        todo.extend(E.children(n))
-        if not (isinstance(n, E.Cmp) and n.op in ("==", "!=")):
-            continue
-        for var, const in ((n.left, n.right), (n.right, n.left)):
-            if isinstance(var, E.Var) and var.name in r.choices and isinstance(const, E.Const):
-                values = r.choices[var.name]
-                if not any(isinstance(v, str) == isinstance(const.value, str) and v == const.value for v in values):
-                    known = ", ".join(E.to_text(E.Const(v)) for v in values)
-                    raise r.err(key, f"{E.to_text(const)} is not a value of the choice {var.name} (its values: "
-                                     f"{known})")
-
-
-# ---------------------------------------------------------------------------------------------------------
 # The tables
 
 
-def build(r: Reader) -> dict[str, Any]:
+def build(r: Reader) -> Contract:
     d = r.table(r.data, "", TOP_KEYS, {"schema", "op", "dims", "args", "paths"})
     if r.want(d["schema"], "schema", int) != S.SCHEMA:
         raise r.err("schema", f"unsupported schema {short(d['schema'])}; this shapecheck reads schema = {S.SCHEMA}")
@@ -291,11 +171,11 @@ def build(r: Reader) -> dict[str, Any]:
 
     rejects = load_rejects(r, d.get("rejects", []))
     check_case_count(r, r.expressions)
-    return dict(file=r.where, op=op, dims=dims, choices=choices, requires=requires, exclude=exclude, lets=lets,
-                args=args, paths=paths, guard_free=guard_free, suppressions=sup, doc=doc, rejects=rejects)
+    return Contract(file=r.where, op=op, dims=dims, choices=choices, requires=requires, exclude=exclude, lets=lets,
+                    args=args, paths=paths, guard_free=guard_free, suppressions=sup, doc=doc, rejects=rejects)
 
 
-def load_dims(r: Reader, table: Any) -> tuple[S.Dim, ...]:
+def load_dims(r: Reader, table: JSON) -> tuple[S.Dim, ...]:
     r.want(table, "dims", dict)
     if not table:
         raise r.err("dims", "expected a non-empty table of dims")
@@ -318,7 +198,7 @@ def load_dims(r: Reader, table: Any) -> tuple[S.Dim, ...]:
     return tuple(dims)
 
 
-def load_choices(r: Reader, table: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def load_choices(r: Reader, table: JSON) -> tuple[tuple[str, tuple[S.ChoiceValue, ...]], ...]:
     r.want(table, "choices", dict)
     for name, vals in table.items():
         key = f"choices.{L.key_text(name)}"
@@ -356,7 +236,7 @@ def check_case_count(r: Reader, expressions: int) -> None:
                                f"{r.max_cases} cases): {fix}")
 
 
-def load_lets(r: Reader, table: Any) -> tuple[tuple[str, Any], ...]:
+def load_lets(r: Reader, table: JSON) -> tuple[tuple[str, S.Selectable[E.Node]], ...]:
     r.want(table, "let", dict)
     out = []
     for name, val in table.items():
@@ -375,7 +255,7 @@ def load_lets(r: Reader, table: Any) -> tuple[tuple[str, Any], ...]:
 
 
 
-def load_paths(r: Reader, items: Any) -> tuple[S.PathSpec, ...]:
+def load_paths(r: Reader, items: JSON) -> tuple[S.PathSpec, ...]:
     r.want(items, "paths", list)
     if not items:
         raise r.err("paths", "expected a non-empty array of [[paths]] tables")
@@ -383,7 +263,7 @@ def load_paths(r: Reader, items: Any) -> tuple[S.PathSpec, ...]:
     return tuple(load_path(r, i, p, seen) for i, p in enumerate(items))
 
 
-def load_path(r: Reader, i: int, p: Any, seen: set[tuple[str, str]]) -> S.PathSpec:
+def load_path(r: Reader, i: int, p: JSON, seen: set[tuple[str, str]]) -> S.PathSpec:
     key = f"paths[{i}]"
     r.table(p, key, PATH_KEYS, {"id", "when", "outputs"})
     pid = r.want(p["id"], f"{key}.id", str)
@@ -429,7 +309,27 @@ KIND_KEYS = {"tensor": {"shape", "dtype", "low", "high", "values", *LAYOUT_KEYS}
              "tensors": {"length", "shape", "shapes", "dtype"}, "none": set()}
 
 
-def load_args(r: Reader, items: Any) -> tuple[S.ArgSpec, ...]:
+class _ArgFields(TypedDict, total=False):
+    """``S.ArgSpec``'s fields as ``load_arg`` gathers them (each kind gives its own)."""
+
+    name: str
+    kind: str
+    present: S.Selectable[E.Node]
+    keyword: bool
+    default: S.Default
+    has_default: bool
+    shape: S.Selectable[E.Node]
+    shapes: tuple[S.Selectable[E.Node], ...]
+    length: S.Selectable[E.Node]
+    dtype: S.Selectable[str | E.Var]
+    value: S.Selectable[S.ArgValue]
+    low: S.Selectable[E.Node]
+    high: S.Selectable[E.Node]
+    layout: S.LayoutSpec | None
+    values: dict[str, S.Selectable[E.Node]]
+
+
+def load_args(r: Reader, items: JSON) -> tuple[S.ArgSpec, ...]:
     r.want(items, "args", list)
     if not items:
         raise r.err("args", "expected a non-empty array of [[args]] tables")
@@ -440,7 +340,7 @@ def load_args(r: Reader, items: Any) -> tuple[S.ArgSpec, ...]:
     return tuple(load_arg(r, i, a, seen) for i, a in enumerate(items))
 
 
-def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
+def load_arg(r: Reader, i: int, a: JSON, seen: set[str]) -> S.ArgSpec:
     key = f"args[{i}]"
     r.table(a, key, ARG_KEYS, {"name", "kind"})
     name = r.want(a["name"], f"{key}.name", str)
@@ -458,7 +358,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
                                       f"{', '.join(sorted(allowed | {'present', 'keyword', 'default', 'doc'}))})")
     r.want(a.get("doc", ""), f"{key}.doc", str)
     present = r.selectable(a.get("present", True), f"{key}.present", r.parse)
-    spec: dict[str, Any] = dict(name=name, kind=kind, present=present,
+    spec: _ArgFields = dict(name=name, kind=kind, present=present,
                                 keyword=r.want(a.get("keyword", False), f"{key}.keyword", bool))
     if "default" in a:
         default = r.want(a["default"], f"{key}.default", int, float, bool, str, list)
@@ -466,7 +366,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
             for j, x in enumerate(default):
                 r.want(x, f"{key}.default[{j}]", *((int, float) if kind == "floats" else (int,)))
             default = tuple(default)
-        spec.update(default=default, has_default=True)
+        spec.update({"default": default, "has_default": True})
     if kind == "tensor":
         if "shape" not in a or "dtype" not in a:
             raise r.err(key, "a tensor argument needs 'shape' and 'dtype'")
@@ -492,7 +392,7 @@ def load_arg(r: Reader, i: int, a: Any, seen: set[str]) -> S.ArgSpec:
     return S.ArgSpec(**spec)
 
 
-def tensor_values(r: Reader, a: dict, key: str) -> dict[str, Any]:
+def tensor_values(r: Reader, a: dict[str, JSON], key: str) -> dict[str, S.Selectable[E.Node]]:
     """What an integer tensor's values must satisfy where they decide sizes: ``values = { sum = "O" }`` (the
     values are non-negative and sum to O, e.g. ``repeat_interleave``'s ``repeats`` with ``output_size = O``)."""
     table = r.table(a["values"], f"{key}.values", {"sum"}, {"sum"})
@@ -505,7 +405,7 @@ def tensor_values(r: Reader, a: dict, key: str) -> dict[str, Any]:
 _FLOAT_TEXT = re.compile(r"\s*[-+]?(\d+\.\d*|\.\d+|\d+[eE][-+]?\d+|\d+\.\d*[eE][-+]?\d+|inf|nan)\s*")
 
 
-def float_leaf(r: Reader, value: Any, key: str, kind: str) -> Any:
+def float_leaf(r: Reader, value: JSON, key: str, kind: str) -> E.Node | int | float | tuple[float, ...]:
     """A ``float`` value (a number, or an expression over choices) or a ``floats`` value (an array of numbers).
     A number written as a string ("0.0") is refused with the TOML to write: expressions have no floats."""
     if isinstance(value, str):
@@ -526,13 +426,13 @@ def float_leaf(r: Reader, value: Any, key: str, kind: str) -> Any:
     raise r.err(key, f"expected {want}, found {short(value)}")
 
 
-def tensor_list(r: Reader, a: dict, key: str) -> dict[str, Any]:
+def tensor_list(r: Reader, a: dict[str, JSON], key: str) -> _ArgFields:
     """A ``Tensor[]`` argument: ``length`` (an expression over choices, or an integer), ``dtype`` and either
     ``shapes`` (element i has shapes[i]) or ``shape`` (every element)."""
     if "length" not in a or "dtype" not in a or ("shape" in a) == ("shapes" in a):
         raise r.err(key, "a tensors argument needs 'length', 'dtype' and one of 'shapes' (one per element) or "
                          "'shape' (every element)")
-    out: dict[str, Any] = {"length": r.selectable(a["length"], f"{key}.length", r.parse),
+    out: _ArgFields = {"length": r.selectable(a["length"], f"{key}.length", r.parse),
                            "dtype": r.selectable(a["dtype"], f"{key}.dtype", lambda v, k: dtype_leaf(r, v, k))}
     if "shape" in a:
         out["shape"] = r.selectable(a["shape"], f"{key}.shape", r.parse)
@@ -544,7 +444,7 @@ def tensor_list(r: Reader, a: dict, key: str) -> dict[str, Any]:
     return out
 
 
-def dtype_leaf(r: Reader, value: Any, key: str) -> Any:
+def dtype_leaf(r: Reader, value: JSON, key: str) -> str | E.Var:
     r.want(value, key, str)
     if r.names.get(value) == "choice":
         return E.Var(value)
@@ -553,7 +453,7 @@ def dtype_leaf(r: Reader, value: Any, key: str) -> Any:
     return value
 
 
-def value_leaf(r: Reader, value: Any, key: str, kind: str = "") -> Any:
+def value_leaf(r: Reader, value: JSON, key: str, kind: str = "") -> E.Node | int | float | bool:
     if isinstance(value, str):
         return r.parse(value, key)
     if isinstance(value, (int, float, bool)):

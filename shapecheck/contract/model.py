@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, TypeVar, overload
 
 from .. import limits as L
 from ..errors import ContractError, ExprError
@@ -28,15 +28,23 @@ from .spec import (  # noqa: F401 - re-exported: the declarations are part of th
     SCHEMA,
     UNSPECIFIED,
     ArgSpec,
+    ArgValue,
+    ChoiceValue,
     ContractInfo,
+    Default,
     Dim,
     OutputDoc,
     OutputSpec,
     PathSpec,
     RejectSpec,
     Select,
+    Selectable,
     Suppression,
 )
+
+T = TypeVar("T")
+#: an argument's value in one case: a literal, a tuple of them (``ints``, ``bools``, ``floats``), a dtype name
+BoundValue = bool | int | float | str | tuple[bool | int | float, ...]
 
 
 @dataclass(frozen=True)
@@ -44,10 +52,10 @@ class Contract:
     file: str
     op: str
     dims: tuple[Dim, ...]
-    choices: tuple[tuple[str, tuple[Any, ...]], ...]
+    choices: tuple[tuple[str, tuple[ChoiceValue, ...]], ...]
     requires: tuple[tuple[str, E.Node], ...]  # (key, expr)
     exclude: tuple[tuple[str, E.Node], ...]
-    lets: tuple[tuple[str, Any], ...]
+    lets: tuple[tuple[str, Selectable[E.Node]], ...]
     args: tuple[ArgSpec, ...]
     paths: tuple[PathSpec, ...]
     guard_free: bool = True
@@ -114,6 +122,16 @@ class Contract:
         return tuple(out)
 
 
+def size_names(contract: Contract) -> list[str]:
+    """The names of every data-dependent output size the contract's paths declare."""
+    out: list[str] = []
+    for p in contract.paths:
+        for o in p.outputs:
+            alts = [v for _, v in o.alternatives] if isinstance(o, Select) else [o]
+            out += [s.name for v in alts if isinstance(v, OutputSpec) for s in v.sizes if s.name not in out]
+    return out
+
+
 @dataclass(frozen=True)
 class BoundArg:
     name: str
@@ -121,9 +139,9 @@ class BoundArg:
     present: bool
     shape: E.TupleE | None = None
     dtype: str | None = None
-    value: Any = None
+    value: BoundValue | None = None
     keyword: bool = False
-    default: Any = None
+    default: Default | None = None
     has_default: bool = False
     # an int (or ints) argument given by dims, e.g. a SymInt size: the expression, traced as SymInts
     expr: E.Node | None = None
@@ -177,7 +195,7 @@ class BoundCase:
     """One case: the contract with every choice fixed. Expressions mention dims only."""
 
     contract: Contract
-    values: Mapping[str, Any]
+    values: Mapping[str, ChoiceValue]
     args: tuple[BoundArg, ...]
     domain: E.Node  # the requires, bound; dim ranges are separate
     paths: tuple[BoundPath, ...]
@@ -196,8 +214,8 @@ class BoundCase:
         raise KeyError(name)
 
 
-def case_id(values: Mapping[str, Any]) -> str:
-    def fmt(v: Any) -> str:
+def case_id(values: Mapping[str, ChoiceValue]) -> str:
+    def fmt(v: ChoiceValue) -> str:
         if isinstance(v, bool):
             return "true" if v else "false"
         return str(v)
@@ -217,7 +235,7 @@ class _CaseBinder:
 
     Every bound expression is measured (``measure``) against the limits on its size, depth and numbers."""
 
-    def __init__(self, contract: Contract, values: Mapping[str, Any], memo: dict | None = None):
+    def __init__(self, contract: Contract, values: Mapping[str, ChoiceValue], memo: dict | None = None):
         self.c = contract
         self.case = case_id(values)
         self.values: dict[str, E.Node] = {k: E.Const(v) for k, v in values.items()}
@@ -230,12 +248,19 @@ class _CaseBinder:
         message = err.message if isinstance(err, ExprError) else err
         return ContractError(f"{self.c.file}: [{key}]", message + (f" (case {self.case})" if self.case else ""))
 
-    def value_of(self, name: str) -> Any:
+    def value_of(self, name: str) -> ChoiceValue | E.Node:
         """The Python value of a choice (a let bound to an expression stays that expression)."""
         node = self.values[name]
         return node.value if isinstance(node, E.Const) else node
 
-    def pick(self, value: Any, key: str) -> Any:
+    # a field that may depend on the case: its value in this case (two signatures: a union of values stays one)
+    @overload
+    def pick(self, value: Select[T], key: str) -> T: ...
+
+    @overload
+    def pick(self, value: T, key: str) -> T: ...
+
+    def pick(self, value: Selectable[T], key: str) -> T:
         if not isinstance(value, Select):
             return value
         for i, (when, val) in enumerate(value.alternatives):
@@ -326,7 +351,7 @@ def _bits(node: E.Node, kids: list[tuple[int, int, int, frozenset[str]]], dim_bi
     return max(b[1:] if isinstance(node, E.Ite) else b, default=0)  # Neg, min/max, shapes, indexing
 
 
-def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tuple[Any, E.Node | None]:
+def _scalar_value(contract: Contract, spec: ArgSpec, value: E.Node, key: str) -> tuple[BoundValue | None, E.Node | None]:
     """A bound non-tensor value -> (the Python value, None) when it is fixed by the choices, or
     (None, the expression) for an int or ints argument given by dims (passed to the kernel as SymInts)."""
     where = f"{contract.file}: [{key}.value]"
@@ -350,17 +375,25 @@ def _scalar_value(contract: Contract, spec: Any, value: E.Node, key: str) -> tup
     raise ContractError(where, "only an int or ints argument may use dims; other values may only use choices")
 
 
+class _Common(TypedDict):
+    """The fields of a ``BoundArg`` that every kind takes from its ``ArgSpec`` as they are."""
+
+    keyword: bool
+    default: Default | None
+    has_default: bool
+
+
 def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> BoundArg:
     """One argument of the case; a tensor's shape is added to ``shapes`` (later fields may use it)."""
     key, file = f"args.{spec.name}", b.c.file
-    common = dict(keyword=spec.keyword, default=spec.default, has_default=spec.has_default)
+    common: _Common = {"keyword": spec.keyword, "default": spec.default, "has_default": spec.has_default}
     present = b.condition(b.pick(spec.present, f"{key}.present"), f"{key}.present")
     if present not in (E.TRUE, E.FALSE):
         raise ContractError(f"{file}: [{key}.present]", "'present' may only use choices")
     if present == E.FALSE:
         return BoundArg(spec.name, spec.kind, False, **common)
     if spec.kind in ("tensor", "tensors"):
-        dtype = b.pick(spec.dtype, f"{key}.dtype")
+        dtype: ChoiceValue | E.Node | None = b.pick(spec.dtype, f"{key}.dtype")
         if isinstance(dtype, E.Var):
             dtype = b.value_of(dtype.name)
         if not isinstance(dtype, str) or not dtypes.known(dtype):
@@ -374,7 +407,7 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
         total = _int_bound(b, spec.values["sum"], f"{key}.values.sum", shapes) if spec.values else None
         return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, low=low, high=high, layout=layout,
                         total=total, **common)
-    value = b.pick(spec.value, f"{key}.value")
+    value: ArgValue | BoundValue | None = b.pick(spec.value, f"{key}.value")
     expr = None
     if spec.kind == "dtype":
         value = b.value_of(value.name) if isinstance(value, E.Var) else value
@@ -391,6 +424,7 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
 def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) -> tuple[E.TupleE, ...]:
     """The element shapes of a tensors argument: ``length`` (choices only) of them."""
     key = f"args.{spec.name}"
+    assert spec.length is not None  # a tensors argument has one (contract.load)
     length = b.scalar(b.pick(spec.length, f"{key}.length"), f"{key}.length")
     if not (isinstance(length, E.Const) and type(length.value) is int and length.value >= 0):
         raise b.err(f"{key}.length", f"expected a non-negative integer fixed by the choices, found "
@@ -405,9 +439,10 @@ def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) ->
     return tuple(_input_shape(b, s, f"{key}.shapes[{j}]", shapes) for j, s in enumerate(spec.shapes[:length.value]))
 
 
-def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.TupleE:
+def _input_shape(b: _CaseBinder, value: Selectable[E.Node] | None, key: str, shapes: Mapping[str, E.TupleE]) -> E.TupleE:
     """An input tensor's shape: a tuple of integer expressions over dims and choices (``C * r * r``); a size
     that can be negative on the domain is refused before any trace (``contract.schema.check_sizes``)."""
+    assert value is not None  # a tensor has a shape (contract.load)
     shape = b.scalar(b.pick(value, key), key, shapes)
     if not isinstance(shape, E.TupleE):
         raise b.err(key, f"expected a shape, found {E.to_text(shape)}")
@@ -417,7 +452,7 @@ def _input_shape(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.Tu
     return shape
 
 
-def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None = None, *,
+def bind_case(contract: Contract, values: Mapping[str, ChoiceValue], memo: dict | None = None, *,
               excluded: bool = False) -> BoundCase | None:
     """Fix the choices; None when the case is excluded (by ``[domain] exclude``, or wholly rejected by a
     ``[[rejects]]``). ``memo``: see ``_CaseBinder``. ``excluded``: bind a wholly rejected case, for the
@@ -443,14 +478,17 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     for p in contract.paths:
         key = f"paths.{p.id}"
         when = b.condition(p.when, f"{key}.when", shapes)
-        outs, specs = [], []
-        for j, o in enumerate(p.outputs):
-            o = b.pick(o, f"{key}.outputs[{j}]")
-            spec = bind_output(b, o, f"{key}.outputs[{j}]", shapes, layouts) if isinstance(o, OutputSpec) else None
-            if spec is not None:  # a shape with data-dependent sizes is checked by output_checks alone
-                o = None if spec.sizes else spec.shape
-            specs.append(spec)
-            outs.append(None if o is None else o if spec is not None else b.scalar(o, f"{key}.outputs[{j}]", shapes))
+        outs: list[E.Node | None] = []
+        specs: list[BoundOutput | None] = []
+        for j, entry in enumerate(p.outputs):
+            o = b.pick(entry, f"{key}.outputs[{j}]")
+            if isinstance(o, OutputSpec):
+                spec = bind_output(b, o, f"{key}.outputs[{j}]", shapes, layouts)
+                specs.append(spec)
+                outs.append(None if spec.sizes else spec.shape)  # data-dependent sizes: output_checks alone
+            else:
+                specs.append(None)
+                outs.append(None if o is None else b.scalar(o, f"{key}.outputs[{j}]", shapes))
         docs = []
         for j, d in enumerate(p.runtime_outputs):
             shape = b.pick(d.shape, f"{key}.runtime_outputs[{j}].shape") if d.shape is not None else None
@@ -465,7 +503,7 @@ def bind_case(contract: Contract, values: Mapping[str, Any], memo: dict | None =
     return BoundCase(contract, dict(values), tuple(args), domain, tuple(paths), dims, rejects, excluded)
 
 
-def _int_bound(b: _CaseBinder, value: Any, key: str, shapes: Mapping[str, E.TupleE]) -> E.Node | None:
+def _int_bound(b: _CaseBinder, value: Selectable[E.Node] | None, key: str, shapes: Mapping[str, E.TupleE]) -> E.Node | None:
     """An integer tensor's ``low`` or ``high``: an integer expression over dims (None when not given)."""
     if value is None:
         return None

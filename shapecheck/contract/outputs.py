@@ -12,18 +12,23 @@ stride is free and nothing is checked while the tensor is empty; ``dense`` is it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
+from ..edges import JSON
 from ..errors import ContractError
 from ..logic import expr as E
 from . import dtypes
 from . import spec as S
 
+if TYPE_CHECKING:
+    from .reader import Reader
+
 OUTPUT_KEYS = {"shape", "dtype", "layout", "strides", "layout_match", "sizes", "doc"}
 
 
-def output_leaf(r: Any, value: Any, key: str) -> Any:
+def output_leaf(r: Reader, value: JSON, key: str) -> S.OutputEntry:
     """One output entry: None (unspecified), an ``OutputSpec`` (``"none"`` or a table), or a shape/int node."""
     if value == S.UNSPECIFIED:
         return None
@@ -34,7 +39,7 @@ def output_leaf(r: Any, value: Any, key: str) -> Any:
     return r.parse(value, key)
 
 
-def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
+def _table(r: Reader, t: dict[str, JSON], key: str) -> S.OutputSpec:
     r.table(t, key, OUTPUT_KEYS)
     r.want(t.get("doc", ""), f"{key}.doc", str)
     sizes = _sizes(r, t.get("sizes", {}), f"{key}.sizes")
@@ -62,20 +67,20 @@ def _table(r: Any, t: dict, key: str) -> S.OutputSpec:
     return S.OutputSpec(shape, dtype, layout, strides, match, sizes)
 
 
-def _shape_leaf(r: Any, value: Any, key: str) -> Any:
+def _shape_leaf(r: Reader, value: JSON, key: str) -> E.Node | None:
     shape = output_leaf(r, value, key)
     if isinstance(shape, S.OutputSpec):
         raise r.err(key, "expected a shape or 'unspecified'")
     return shape
 
 
-def _nodes(value: Any) -> list[E.Node]:
+def _nodes(value: S.Selectable[E.Node | None]) -> list[E.Node]:
     if isinstance(value, S.Select):
         return [v for _, v in value.alternatives if isinstance(v, E.Node)]
     return [value] if isinstance(value, E.Node) else []
 
 
-def _sizes(r: Any, table: Any, key: str) -> tuple[S.DynamicSize, ...]:
+def _sizes(r: Reader, table: JSON, key: str) -> tuple[S.DynamicSize, ...]:
     r.want(table, key, dict)
     out = []
     for name, spec in table.items():
@@ -86,7 +91,7 @@ def _sizes(r: Any, table: Any, key: str) -> tuple[S.DynamicSize, ...]:
     return tuple(out)
 
 
-def _dtype_leaf(r: Any, value: Any, key: str) -> Any:
+def _dtype_leaf(r: Reader, value: JSON, key: str) -> str | E.Node:
     r.want(value, key, str)
     if value not in r.names and dtypes.known(value):
         return value
@@ -95,7 +100,7 @@ def _dtype_leaf(r: Any, value: Any, key: str) -> Any:
     return r.parse(value, key)  # a choice name or an expression over choices: bound per case
 
 
-def _layout_leaf(r: Any, value: Any, key: str) -> Any:
+def _layout_leaf(r: Reader, value: JSON, key: str) -> S.OutputLayout:
     r.want(value, key, str)
     text = value.strip()
     if text == "contiguous":
@@ -131,16 +136,17 @@ class BoundOutput:
     sizes: tuple[tuple[str, E.Node, E.Node], ...] = ()  # (name, min, max), bound
 
 
-def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE],
-                layouts: dict[str, Any] | None = None) -> BoundOutput:
+def bind_output(b: S.Binding, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE],
+                layouts: Mapping[str, S.BoundLayout | None] | None = None) -> BoundOutput:
     """``spec`` for the case ``b`` (a ``contract.model._CaseBinder``) binds; ``layouts``: each present tensor
-    argument's ``contract.layouts.BoundLayout`` (None: contiguous), for ``like ARG``."""
+    argument's ``spec.BoundLayout`` (None: contiguous), for ``like ARG``."""
     if spec.absent:
         return BoundOutput(absent=True)
     file = b.c.file
-    shape = b.pick(spec.shape, f"{key}.shape") if spec.shape is not None else None
-    if shape is not None:
-        shape = b.scalar(shape, f"{key}.shape", shapes)
+    picked = b.pick(spec.shape, f"{key}.shape") if spec.shape is not None else None
+    # a shape: a layout checks that it is one, below (and prove.outputs reads it as one where it has sizes)
+    shape = None if picked is None else cast(E.TupleE, b.scalar(picked, f"{key}.shape", shapes))
+    dtype: S.ChoiceValue | E.Node | None
     dtype = None
     if spec.dtype is not None:
         node = b.pick(spec.dtype, f"{key}.dtype")
@@ -163,8 +169,8 @@ def bind_output(b: Any, spec: S.OutputSpec, key: str, shapes: dict[str, E.TupleE
     return BoundOutput(False, shape, dtype, strides, layout, spec.strides_match, sizes)
 
 
-def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict[str, E.TupleE],
-             floor: dict[str, int], layouts: dict[str, Any]) -> tuple[tuple[E.Node, ...], str]:
+def _strides(b: S.Binding, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict[str, E.TupleE],
+             floor: dict[str, int], layouts: Mapping[str, S.BoundLayout | None]) -> tuple[tuple[E.Node, ...], str]:
     file, rank = b.c.file, len(shape.items)
     if spec.strides is not None:
         node = b.scalar(b.pick(spec.strides, f"{key}.strides"), f"{key}.strides", shapes)
@@ -185,12 +191,13 @@ def _strides(b: Any, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes: dict
             raise ContractError(f"{file}: [{key}.layout]", f"'like {layout[1]}' needs {layout[1]}'s dim order, but "
                                                           f"it gives explicit {given.text}: state the output's "
                                                           f"strides (case {b.case})")
-        order = tuple(range(rank)) if given is None else given.order
+        order = tuple(range(rank)) if given is None or given.order is None else given.order  # (None raised above)
         text = f"like {layout[1]}" + ("" if given is None else f" ({given.name})")
         if given is not None and given.name.startswith("channels_last"):  # torch keeps its rule for sizes 0
             return dense_strides(shape.items, order, floor, at_least_one=False), text
     else:
-        order, text = layout, f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in layout)))}"
+        order = cast(tuple[int, ...], layout)  # _layout_leaf's dim order: neither 'contiguous' nor ('like', ARG)
+        text = f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in order)))}"
         if len(order) != rank:
             raise ContractError(f"{file}: [{key}.layout]", f"a dim order of {len(order)} dims for a shape of rank "
                                                           f"{rank} (case {b.case})")
@@ -221,13 +228,3 @@ def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict
             acc = E.arith("*", acc, f)
         out[d] = acc
     return tuple(out)
-
-
-def size_names(contract: Any) -> list[str]:
-    """The names of every data-dependent output size the contract's paths declare."""
-    out: list[str] = []
-    for p in contract.paths:
-        for o in p.outputs:
-            alts = [v for _, v in o.alternatives] if isinstance(o, S.Select) else [o]
-            out += [s.name for v in alts if isinstance(v, S.OutputSpec) for s in v.sizes if s.name not in out]
-    return out

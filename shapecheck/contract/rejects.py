@@ -10,23 +10,27 @@ the meta kernel raises on each runtime-check region.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..edges import JSON
 from ..logic import expr as E
 from . import spec as S
+
+if TYPE_CHECKING:
+    from .reader import Reader
 
 REJECT_KEYS = {"id", "when", "case", "kind", "message", "source", "doc"}
 _REJECT_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
 
 
-def load_rejects(r: Any, items: Any) -> tuple[S.RejectSpec, ...]:
-    """The ``[[rejects]]`` tables (``r``: the ``contract.load.Reader`` of the file)."""
+def load_rejects(r: Reader, items: JSON) -> tuple[S.RejectSpec, ...]:
+    """The ``[[rejects]]`` tables (``r``: the ``contract.reader.Reader`` of the file)."""
     r.want(items, "rejects", list)
     seen: set[str] = set()
     return tuple(load_reject(r, i, x, seen) for i, x in enumerate(items))
 
 
-def load_reject(r: Any, i: int, x: Any, seen: set[str]) -> S.RejectSpec:
+def load_reject(r: Reader, i: int, x: JSON, seen: set[str]) -> S.RejectSpec:
     key = f"rejects[{i}]"
     r.table(x, key, REJECT_KEYS, {"id"})
     rid = r.want(x["id"], f"{key}.id", str)

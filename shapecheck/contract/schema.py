@@ -6,14 +6,17 @@ kernel failure otherwise."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import limits as L
+from ..edges import TorchObject
 from ..errors import ContractError
 from ..logic import expr as E
 
 if TYPE_CHECKING:
-    from .model import Contract
+    from ..logic.solver import Solver
+    from .model import BoundArg, BoundCase, Contract
 
 #: the schema types (``?`` and list elements aside) that each contract kind can give
 KIND_TYPES = {
@@ -34,7 +37,8 @@ _CONTRACT_KIND = {"Tensor": "tensor", "Tensor[]": "tensors", "Tensor?[]": "tenso
                   "ScalarType": "dtype", "Scalar": "int, float or bool"}
 
 
-def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any, int | None], ...], no_default: Any) -> None:
+def check_schema(contract: Contract, schema: tuple[tuple[str, str, TorchObject, int | None], ...],
+                 no_default: object) -> None:
     """Each ``[[args]]`` entry the schema names against its schema type: ``(name, type, default, N)`` per
     schema argument (``_compat.op_argument_types``; ``no_default`` marks an argument without a default, N the
     size of a fixed-size list). Arguments the schema lacks are ``kernel.load.check_arguments``'s."""
@@ -71,10 +75,12 @@ def check_schema(contract: Contract, schema: tuple[tuple[str, str, Any, int | No
                                                      f"{_text(spec.default)}")
 
 
-def _check_list_size(contract: Contract, name: str, typ: str, size: int, default: Any, bound: Any) -> None:
+def _check_list_size(contract: Contract, name: str, typ: str, size: int, default: TorchObject,
+                     bound: Iterable[tuple[BoundCase, BoundArg]]) -> None:
     """An ``int[N]`` argument takes N values, or 1 (repeated), or its default."""
     for case, a in bound:
         value = a.value if a.expr is None else a.expr.items if isinstance(a.expr, E.TupleE) else None
+        assert value is None or isinstance(value, tuple)  # an ints argument's values
         if not a.present or value is None or len(value) in (1, size) or \
                 (isinstance(default, list) and list(value) == default):
             continue
@@ -99,16 +105,16 @@ def _not_symint(contract: Contract, typ: str, value: E.Node) -> str:
     return text
 
 
-def _simple(value: Any) -> bool:
+def _simple(value: object) -> bool:
     return value is None or isinstance(value, (bool, int, float, str)) or \
         (isinstance(value, (list, tuple)) and all(type(x) is int for x in value))
 
 
-def _norm(value: Any) -> Any:
+def _norm(value: object) -> tuple[bool, object]:
     return (type(value) is bool, tuple(value) if isinstance(value, (list, tuple)) else value)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
@@ -116,9 +122,9 @@ def _text(value: Any) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def composite_sizes(contract: Contract) -> list[tuple[Any, str, E.Node]]:
+def composite_sizes(contract: Contract) -> list[tuple[BoundCase, str, E.Node]]:
     """(case, key, size) for each input size that is an expression, not a dim or an integer."""
-    out: list[tuple[Any, str, E.Node]] = []
+    out: list[tuple[BoundCase, str, E.Node]] = []
     for case in contract.cases():
         for a in case.args:
             shapes = [(f"args.{a.name}.shape", a.shape)] if a.kind == "tensor" and a.shape is not None else \
@@ -166,10 +172,11 @@ def check_sizes(contract: Contract) -> None:
         _check_total(contract, solver, case, a)
 
 
-def _check_total(contract: Contract, solver: Any, case: Any, a: Any) -> None:
+def _check_total(contract: Contract, solver: Solver, case: BoundCase, a: BoundArg) -> None:
     """``values = { sum = S }``: S >= 0, and S == 0 where the tensor is empty, wherever the domain holds (else no
     values can be drawn)."""
     where = f"{contract.file}: [args.{a.name}.values.sum]"
+    assert a.shape is not None and a.total is not None  # a tensor argument with values = { sum = ... }
     numel: E.Node = E.Const(1)
     for item in a.shape.items:
         numel = E.arith("*", numel, item)
@@ -183,7 +190,7 @@ def _check_total(contract: Contract, solver: Any, case: Any, a: Any) -> None:
                                    "a [domain] requires")
 
 
-def _in(case: Any) -> str:
+def _in(case: BoundCase) -> str:
     """`` (case rank=4,...)`` for a message, nothing for a contract without choices."""
     return f" (case {case.id})" if case.id else ""
 
@@ -199,7 +206,7 @@ def _divisors(node: E.Node) -> list[E.Node]:
     return out
 
 
-def _point(solver: Any, conds: list[E.Node], where: str, size: E.Node, case: Any) -> dict[str, int] | None:
+def _point(solver: Solver, conds: list[E.Node], where: str, size: E.Node, case: BoundCase) -> dict[str, int] | None:
     """The least point where ``conds`` hold, None where none does; z3 undecided is a contract error (the
     trace would rest on a size nobody checked)."""
     from ..logic.solver import Sat

@@ -1,11 +1,13 @@
 """The declarations of a contract as loaded (``contract.load`` builds them; ``contract`` binds them per case):
-dims, case-dependent fields (``Select``), arguments, paths and suppressions, and the constants of the format."""
+dims, case-dependent fields (``Select``), arguments, layouts, paths and suppressions, the constants of the
+format, and what the binder of a case offers the modules that bind a field (``Binding``)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, Protocol, TypeAlias, TypeVar, Union, overload
 
 from .. import limits as L
 from ..findings import PathId
@@ -16,6 +18,9 @@ SCHEMA = 1
 OP_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)::([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?")
 ARG_KINDS = ("tensor", "tensors", "int", "ints", "float", "floats", "bool", "bools", "str", "dtype", "none")
 UNSPECIFIED = "unspecified"
+T = TypeVar("T")
+#: a choice's value, as the contract lists it
+ChoiceValue = int | str | bool
 
 
 @dataclass(frozen=True)
@@ -28,34 +33,65 @@ class Dim:
 
 
 @dataclass(frozen=True)
-class Select:
+class Select(Generic[T]):
     """A field that depends on the case: the first alternative whose ``when`` holds gives the value."""
 
-    alternatives: tuple[tuple[E.Node, Any], ...]  # (when, value)
+    alternatives: tuple[tuple[E.Node, T], ...]  # (when, value)
+
+
+#: a field that may depend on the case: its value, or a ``Select`` of values (``contract.model`` picks the case's)
+Selectable: TypeAlias = Union[T, Select[T]]  # noqa: UP007 - a TypeVar in | is not an alias to mypy
+#: a scalar argument's value as loaded: a literal, a dtype name, a list of numbers (floats) or an expression
+ArgValue = E.Node | str | bool | int | float | tuple[float, ...]
+#: an argument's default as the contract writes it (a list as a tuple)
+Default = bool | int | float | str | tuple[int | float, ...]
+#: an input's layout as loaded: a name (``channels_last``), a dim order, or the choice that names it
+InputLayout = str | tuple[int, ...] | E.Var
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """An input's layout keys as loaded (each None when not given; ``contract.layouts`` reads and binds them)."""
+
+    layout: Selectable[InputLayout] | None = None
+    strides: Selectable[E.Node] | None = None
+    expand: Selectable[tuple[int, ...]] | None = None
+    offset: Selectable[E.Node] | None = None
+
+
+@dataclass(frozen=True)
+class BoundLayout:
+    """An input's layout in one case: its strides and storage offset over dims."""
+
+    strides: tuple[E.Node, ...]
+    offset: E.Node
+    order: tuple[int, ...] | None  # the dim order (``like ARG`` of an output); None for explicit strides
+    text: str  # as a report names it: "channels_last", "dim order (1, 0)", "strides (1, M), expand (0,)"
+    name: str = ""  # the layout alone, without expand and offset: "channels_last", "dim order (1, 0)"
 
 
 @dataclass(frozen=True)
 class ArgSpec:
     name: str
     kind: str
-    shape: Any = None  # Node | Select (a tensor; every element of a tensors argument)
-    shapes: Any = None  # tuple of Node | Select: element i of a tensors argument
-    length: Any = None  # Node | Select: the number of elements of a tensors argument
-    dtype: Any = None  # str | Node(choice ref) | Select
-    value: Any = None  # literal | Node | Select (scalars)
-    present: Any = E.TRUE  # Node | Select
+    shape: Selectable[E.Node] | None = None  # a tensor; every element of a tensors argument
+    shapes: tuple[Selectable[E.Node], ...] | None = None  # element i of a tensors argument
+    length: Selectable[E.Node] | None = None  # the number of elements of a tensors argument
+    dtype: Selectable[str | E.Var] | None = None  # a dtype name, or the choice that gives it
+    value: Selectable[ArgValue] | None = None  # scalars
+    present: Selectable[E.Node] = E.TRUE
     keyword: bool = False
-    default: Any = None
+    default: Default | None = None
     has_default: bool = False
-    low: Any = None  # integer tensors: the least value drawn (Node | Select; None: -8)
-    high: Any = None  # integer tensors: values drawn below this (Node | Select; None: 9)
-    layout: Any = None  # contract.layouts.LayoutSpec: the input's memory layout (None: contiguous)
-    values: Any = None  # integer tensors: what their values must satisfy, {"sum": Node | Select}
+    low: Selectable[E.Node] | None = None  # integer tensors: the least value drawn (None: -8)
+    high: Selectable[E.Node] | None = None  # integer tensors: values drawn below this (None: 9)
+    layout: LayoutSpec | None = None  # the input's memory layout (None: contiguous)
+    values: dict[str, Selectable[E.Node]] | None = None  # integer tensors: what their values satisfy, {"sum": ...}
 
 
 @dataclass(frozen=True)
 class OutputDoc:
-    shape: Any  # Node | Select | None
+    shape: Selectable[E.Node | None] | None
     what: str
 
 
@@ -64,7 +100,7 @@ class PathSpec:
     id: str
     era: str
     when: E.Node
-    outputs: tuple[Any, ...]  # Node | Select | None (unspecified)
+    outputs: tuple[Selectable[OutputEntry], ...]
     runtime_outputs: tuple[OutputDoc, ...]
     source: str = ""
     doc: str = ""
@@ -119,7 +155,7 @@ class ContractInfo:
     suppressions: tuple[Suppression, ...] = ()
 
 
-def short(value: Any) -> str:
+def short(value: object) -> str:
     """A value for a message: as TOML writes it for a boolean, else its repr, cut to 80 characters."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -149,10 +185,53 @@ class DynamicSize:
 class OutputSpec:
     """An output entry written as a table (or ``"none"``): its shape and what else the runtime guarantees."""
 
-    shape: Any = None  # Node (None: unspecified)
-    dtype: Any = None  # str | Node | Select; None: not stated
-    layout: Any = None  # "contiguous" | ("like", arg) | E.TupleE (a dim order) | None: not stated
-    strides: Any = None  # Node | Select (explicit strides over dims)
+    shape: Selectable[E.Node | None] | None = None  # None: unspecified
+    dtype: Selectable[str | E.Node] | None = None  # a dtype name or an expression over choices; None: not stated
+    layout: Selectable[OutputLayout] | None = None  # None: not stated
+    strides: Selectable[E.Node] | None = None  # explicit strides over dims
     strides_match: str = "significant"  # STRIDE_MATCHES
     sizes: tuple[DynamicSize, ...] = ()
     absent: bool = False  # the runtime returns None
+
+
+#: an output's ``layout`` as loaded: ``"contiguous"``, ``("like", ARG)``, or a dim order
+OutputLayout = str | tuple[str, str] | tuple[int, ...]
+#: an output entry of a path as loaded: its shape (or int) expression, a table (or ``"none"``), None: unspecified
+OutputEntry = E.Node | OutputSpec | None
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Binding: what contract.layouts and contract.outputs need of the binder of one case (contract.model's
+# _CaseBinder, which imports them, so they name it by this protocol)
+
+
+class ContractFacts(Protocol):
+    """The contract a case is bound from, as a bound field's message needs it."""
+
+    @property
+    def file(self) -> str: ...
+
+    @property
+    def dims(self) -> tuple[Dim, ...]: ...
+
+
+class Binding(Protocol):
+    """The binder of one case (``contract.model._CaseBinder``)."""
+
+    case: str  # the case's id
+
+    @property
+    def c(self) -> ContractFacts: ...
+
+    # the case's value of a field that may depend on the case (two signatures: a union of values stays one)
+    @overload
+    def pick(self, value: Select[T], key: str) -> T: ...
+
+    @overload
+    def pick(self, value: T, key: str) -> T: ...
+
+    def scalar(self, node: E.Node, key: str, shapes: Mapping[str, E.TupleE] | None = None) -> E.Node:
+        """An expression bound to the case (choices, lets and argument shapes substituted)."""
+
+    def value_of(self, name: str) -> ChoiceValue | E.Node:
+        """The Python value of a choice (a let bound to an expression stays that expression)."""

@@ -7,11 +7,15 @@ from __future__ import annotations
 import datetime
 import difflib
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..edges import JSON
 from ..rules import RULES
 from . import spec as S
 from .spec import short
+
+if TYPE_CHECKING:
+    from .reader import Reader
 
 SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "expires"}
 
@@ -28,12 +32,12 @@ def _calendar_date(text: str) -> bool:
     return True
 
 
-def load_suppressions(r: Any, items: Any) -> tuple[S.Suppression, ...]:
+def load_suppressions(r: Reader, items: JSON) -> tuple[S.Suppression, ...]:
     r.want(items, "suppress", list)
     return tuple(load_suppression(r, i, s) for i, s in enumerate(items))
 
 
-def load_suppression(r: Any, i: int, s: Any) -> S.Suppression:
+def load_suppression(r: Reader, i: int, s: JSON) -> S.Suppression:
     key = f"suppress[{i}]"
     r.table(s, key, SUPPRESS_KEYS, {"rule", "reason"})
     rule = r.want(s["rule"], f"{key}.rule", str)

@@ -132,6 +132,7 @@ class Concat(Node):
 
 TRUE = Const(True)
 FALSE = Const(False)
+Value = int | bool | str | tuple["Value", ...]  # what ``evaluate`` gives: a constant's, or a shape's values
 _ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -493,7 +494,7 @@ def disj(args: list[Node] | tuple[Node, ...]) -> Node:
 # Evaluation at concrete values
 
 
-def evaluate(node: Node, values: Mapping[str, int | bool | str]) -> int | bool | str | tuple:
+def evaluate(node: Node, values: Mapping[str, int | bool | str]) -> Value:
     """Evaluate a bound expression at concrete dim values (Python semantics)."""
     n = bind(node, {k: Const(v) for k, v in values.items()})
     if isinstance(n, TupleE):

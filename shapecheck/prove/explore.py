@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase
@@ -40,6 +40,16 @@ class CaseRun:
     obligations: list[ShownObligation] = field(default_factory=list)  # discharged, with --show-obligations
 
 
+@dataclass
+class SharedRoots:
+    """The default mode's shortcut, shared by the cases of one contract as they run in turn: ``guards``: a first
+    violating guard (its text and kernel line) -> the cases that explored it in full; ``leaves``: such a case's
+    id -> the regions of its finished traces, which a later case with the same first guard is traced on."""
+
+    guards: dict[tuple[str, tuple[str, int] | None], list[str]] = field(default_factory=dict)
+    leaves: dict[str, list[list[E.Node]]] = field(default_factory=dict)
+
+
 def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
     """The key of a trace's assumptions in ``CaseRun.trace_cache``."""
     return tuple(E.to_text(n) for n in pc)
@@ -50,10 +60,9 @@ def dynamic(case: BoundCase, names: set[str]) -> bool:
 
 
 def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
-                 roots: dict[tuple, Any] | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
+                 roots: SharedRoots | None = None, first: Trace | NotApplicable | None = None) -> CaseRun:
     """``first``: the case's unassumed trace, when it was already made (parallel.prefetch_roots).
-    ``roots``: first violating guard -> the cases that explored it in full; ("leaves", case id) -> that case's
-    leaf regions (the default mode's shortcut)."""
+    ``roots``: the default mode's shortcut (``SharedRoots``); None: none (whole cases in parallel workers)."""
     if isinstance(first, NotApplicable):
         raise first
     return _CaseExplorer(kernel, case, solver, options, roots).run(first)
@@ -89,7 +98,7 @@ class _CaseFindings:
 class _CaseExplorer(_CaseFindings):
     """A work list of assumption sets (path conditions); each is traced once."""
 
-    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots):
+    def __init__(self, kernel: Kernel, case: BoundCase, solver: Solver, options, roots: SharedRoots | None):
         super().__init__(case, solver)
         self.kernel, self.options, self.roots = kernel, options, roots
         self.work: list[list[E.Node]] = [[]]
@@ -119,8 +128,8 @@ class _CaseExplorer(_CaseFindings):
             pending = self._as_guard_or_recorded(t, pc)
             if pending is not None and self.guarded(pending, pc) == "stop":
                 break
-        if self.is_root and not run.truncated:
-            self.roots[("leaves", self.case.id)] = [list(leaf.pc) for leaf in run.leaves]
+        if self.is_root and not run.truncated and self.roots is not None:  # (is_root only where there are roots)
+            self.roots.leaves[self.case.id] = [list(leaf.pc) for leaf in run.leaves]
         return run
 
     def rejected_region(self, pc: list[E.Node], why: str) -> None:
@@ -283,9 +292,9 @@ class _CaseExplorer(_CaseFindings):
         # (a guard of its own on such a region is still explored); --full explores it guard by guard
         if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
             sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
-            explored = self.roots.setdefault(sig, [])
+            explored = self.roots.guards.setdefault(sig, [])
             for earlier in explored:
-                regions = self.roots.get(("leaves", earlier))
+                regions = self.roots.leaves.get(earlier)
                 if regions is not None and self._own_regions(regions):
                     self.state.shared_with = earlier
                     self.work = self._shared_regions(regions)

@@ -12,12 +12,13 @@ import contextlib
 import logging
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import cast
 
 from .._torch import core as C
-from ..contract.model import BoundCase
+from ..contract.model import BoundArg, BoundCase
+from ..edges import JSON, TorchObject
 from ..errors import InternalError, ShapecheckError
 from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
@@ -30,13 +31,16 @@ from ..trace.arguments import layout_at
 from ..trace.run import call_args
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
+#: export again at other example sizes: (whether export succeeded, None: not comparable; its message)
+Retry = Callable[[dict[str, int]], tuple[bool | None, str]]
 
 
 class _ExampleTooLarge(Exception):
     pass
 
 
-def _example_tensor(name: str, shape: list[int], dtype: Any, strides: Any = None, offset: int = 0) -> Any:
+def _example_tensor(name: str, shape: list[int], dtype: TorchObject, strides: Sequence[int] | None = None,
+                    offset: int = 0) -> TorchObject:
     """An export example's input: random values (zeros for bool), at most ``EXAMPLE_ELEMENTS`` elements, in
     the contract's layout (``strides`` and storage ``offset``; None: contiguous)."""
     import torch
@@ -62,7 +66,7 @@ class ExportResult:
     example: dict[str, int] | None = None
     ints: str = ""  # how sizes only int arguments carry were passed to export ("" where there are none)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"ran": self.ran, "succeeded": self.succeeded, "agrees": self.agrees, "message": self.message,
                 "explanation": self.explanation or None, "example": self.example, "int_sizes": self.ints or None}
 
@@ -169,7 +173,8 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
     return None if model is None else restrict(model, [d.name for d in case.dims])
 
 
-def _export_dims(case: BoundCase, classes: dict[str, str] | None, specs: dict[str, DimSpec] | None) -> dict[str, Any]:
+def _export_dims(case: BoundCase, classes: dict[str, str] | None,
+                 specs: dict[str, DimSpec] | None) -> dict[str, TorchObject]:
     """dim name -> its ``torch.export.Dim`` (a derived one as ``a * base + b``), for the dims ``classes`` (dim ->
     its class representative; default: every dynamic dim alone) or ``specs`` make dynamic."""
     from torch.export import Dim
@@ -184,7 +189,7 @@ def _export_dims(case: BoundCase, classes: dict[str, str] | None, specs: dict[st
     return {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
 
 
-def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
+def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str, int],
                classes: dict[str, str] | None = None,
                specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str, str]:
     """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
@@ -195,8 +200,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     from torch.export import export
 
     dims = _export_dims(case, classes, specs)
-    tensors: list[Any] = []
-    dyn_specs: list[dict[int, Any]] = []
+    tensors: list[TorchObject] = []
+    dyn_specs: list[dict[int, TorchObject]] = []
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
 
     def make_tensor(a):
@@ -217,7 +222,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     except _ExampleTooLarge as why:
         return None, str(why), ""
     missing = sorted({n for x in _flat([*args, *kwargs.values()]) if isinstance(x, _SizeSlot)
-                      for n in E.free_names(x.arg.expr) if n not in dim_at})
+                      for n in E.free_names(x.expr) if n not in dim_at})
     for name in missing:  # a size only an int argument carries: the shape of an extra input, as users pass it
         dim_at[name] = (len(tensors), 0)
         tensors.append(torch.empty((sizes[name],)))
@@ -231,7 +236,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
 
     reached: list[bool] = []
 
-    def candidate(*a: Any, **kw: Any) -> Any:
+    def candidate(*a: TorchObject, **kw: TorchObject) -> TorchObject:
         reached.append(True)
         if kernel.schema is not None and kernel.signature is not None:
             args_, kw = rebind(kernel.schema, kernel.signature, a, kw)
@@ -242,7 +247,7 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
     if kernel.via_op and slot is None:
         return None, ("not comparable: torch.export does not reach the candidate kernel (" + "; ".join(kernel.notes)
                       + ")"), how
-    install: Any = slot() if slot is not None else \
+    install: contextlib.AbstractContextManager[TorchObject] = slot() if slot is not None else \
         contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
     with install as probe, _quiet():
         try:
@@ -265,7 +270,8 @@ def run_export(kernel: Kernel, op: Any, case: BoundCase, sizes: dict[str, int],
             C.reset_dynamo()
 
 
-def _call_module(op: Any, args: list, kwargs: dict, dim_at: dict[str, tuple[int, int]]) -> Any:
+def _call_module(op: TorchObject, args: list[TorchObject], kwargs: dict[str, TorchObject],
+                 dim_at: dict[str, tuple[int, int]]) -> TorchObject:
     """The module torch.export traces: it calls the op on its input tensors (``_Slot``s), with each int(s)
     argument (``_SizeSlot``) computed from the sizes of the inputs that carry its dims (``dim_at``)."""
     import torch
@@ -275,7 +281,7 @@ def _call_module(op: Any, args: list, kwargs: dict, dim_at: dict[str, tuple[int,
             def fill(x):
                 try:
                     if isinstance(x, _SizeSlot):  # an int(s) argument: from the inputs' sizes, symbolic in export
-                        return C.sym_value(x.arg.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
+                        return C.sym_value(x.expr, {n: inputs[t].size(ax) for n, (t, ax) in dim_at.items()})
                     if isinstance(x, list):  # a tensors argument: a list of slots
                         return [fill(i) for i in x]
                     return inputs[x.index] if isinstance(x, _Slot) else x
@@ -305,7 +311,7 @@ def _shapecheck_error(err: BaseException | None) -> ShapecheckError | None:
     return None
 
 
-def _flat(items: list[Any]) -> list[Any]:
+def _flat(items: list[object]) -> list[object]:
     return [y for x in items for y in (x if isinstance(x, list) else [x])]
 
 
@@ -315,8 +321,11 @@ class _Slot:
 
 
 class _SizeSlot:
-    def __init__(self, arg: Any):
-        self.arg = arg
+    """An int(s) argument built from dims (``call_args``' ``make_size``): computed from the inputs' sizes."""
+
+    def __init__(self, arg: BoundArg):
+        assert arg.expr is not None  # made only for an argument built from dims
+        self.expr = arg.expr
 
 
 @contextlib.contextmanager
@@ -329,7 +338,7 @@ def _quiet():
         logging.disable(previous)
 
 
-def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kernel: Kernel, op: Any,
+def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kernel: Kernel, op: TorchObject,
             solver: Solver) -> ExportResult:
     if result.skipped:
         return ExportResult(False, None, None, f"case skipped: {result.skipped}")
@@ -353,7 +362,7 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
 
 
 def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
-            retry: Any = None, example: dict[str, int] | None = None) -> str:
+            retry: Retry | None = None, example: dict[str, int] | None = None) -> str:
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
     again at other example sizes (an experiment that can establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
@@ -400,7 +409,7 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 
 
-def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Any,
+def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Retry | None,
                 example: dict[str, int] | None) -> str:
     """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
     side. If that fails, the cause is established: export followed the example's side."""

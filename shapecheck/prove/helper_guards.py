@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from ..contract.model import BoundArg, BoundCase
+from ..edges import TorchObject
 from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
@@ -25,6 +26,9 @@ from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, own_code
 from .export import equal_classes, example_sizes, export_dims
+
+if TYPE_CHECKING:
+    from .._torch.backed import BackedGuard, BackedRun
 
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
 
@@ -58,9 +62,9 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if sizes is None:
         return []
     run = B.BackedRun(own_code(kernel))
-    carried: dict[str, Any] = {}  # dim -> the backed size of an input that carries it
+    carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
 
-    def make_tensor(a: BoundArg) -> Any:
+    def make_tensor(a: BoundArg) -> TorchObject:
         assert a.shape is not None and a.dtype is not None  # a tensor argument has both
         shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]
         if math.prod(shape) > EXAMPLE_ELEMENTS:
@@ -114,13 +118,14 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     return out
 
 
-def _restricting_guards(run: Any, case: BoundCase, solver: Solver, ge2: Sequence[E.Node]) -> dict[tuple, list]:
+def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
+                        ge2: Sequence[E.Node]) -> dict[tuple[str, tuple[str, int] | None], list[tuple[E.Node, BackedGuard]]]:
     """(who asked, kernel line) -> the guards of torch's helpers in ``run`` that restrict a dynamic dim on the
     case's domain (sizes from 2), each once: (the guard as an expression, the guard record)."""
     from .._torch import translate as T
 
     names = dict(run.names)
-    groups: dict[tuple, list[tuple[E.Node, Any]]] = {}
+    groups: dict[tuple[str, tuple[str, int] | None], list[tuple[E.Node, BackedGuard]]] = {}
     for g in run.guards:
         if not g.origin:
             continue  # the kernel's own guard: verify's trace reports it (SC001, SC003, SC004, SC016)
@@ -146,7 +151,7 @@ def _in_dim_names(message: str, axes: dict[tuple[str, int], str]) -> str:
                   lambda m: axes.get((m.group(1), int(m.group(2))), m.group(0)), message)
 
 
-def _filled(x: Any, carried: dict[str, Any]) -> Any:
+def _filled(x: TorchObject, carried: dict[str, TorchObject]) -> TorchObject:
     from .._torch import core as C
 
     if isinstance(x, _Later):

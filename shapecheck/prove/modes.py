@@ -16,6 +16,7 @@ from dataclasses import replace
 from ..contract.model import Contract
 from ..findings import Finding, Verdict
 from ..kernel.sources import Kernel
+from ..options import VerifyOptions
 from ..result.report import KernelMode, Report
 
 #: why a finding of plain FakeTensorMode's kernel does not count without --both-modes
@@ -29,7 +30,8 @@ def prefix(kernel: Kernel) -> str:
     return f"plain FakeTensorMode ({kernel.name})"
 
 
-def with_other_mode(report: Report, contract: Contract, kernel: Kernel, options, run: Callable[..., Report]) -> Report:
+def with_other_mode(report: Report, contract: Contract, kernel: Kernel, options: VerifyOptions,
+                    run: Callable[[Contract, Kernel, VerifyOptions], Report]) -> Report:
     """``report`` (of ``kernel``) with the findings of ``kernel.other`` added, each naming its kernel."""
     other = kernel.other
     assert other is not None  # called only for a kernel that plain FakeTensorMode runs differently

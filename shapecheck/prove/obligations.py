@@ -17,7 +17,7 @@ import enum
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import NamedTuple
 
 from ..contract.model import BoundCase
 from ..findings import Finding, PathId, PathStatus, SourceLoc
@@ -26,7 +26,7 @@ from ..logic.simplify import shown
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck, ShownObligation
 from ..rules import RuleCode
-from ..trace.run import FRESH, Finished, OutputKind, exprs_dims, values_at
+from ..trace.run import FRESH, Assert, Finished, OutputKind, exprs_dims, values_at
 
 
 @dataclass
@@ -62,6 +62,23 @@ class Kind(enum.StrEnum):
     VALUE = "value"  # a value the kernel needs (int() of a size) is one constant on its region: SC003
 
 
+class Refinement(NamedTuple):
+    """A dim's range as tracing refined it (``Finished.refinements``): what a range obligation is made from."""
+
+    name: str
+    lo: int | None
+    hi: int | None
+
+
+class Replacement(NamedTuple):
+    """A dim tracing replaced (``Finished.replacements``): by an expression (None: untranslatable), and as torch
+    wrote it."""
+
+    name: str
+    node: E.Node | None
+    raw: str
+
+
 @dataclass(frozen=True)
 class Obligation:
     """One claim to prove over a region, made before anything is discharged."""
@@ -74,7 +91,7 @@ class Obligation:
     what: str = ""  # what is proved, as a person reads it
     line: SourceLoc | None = None  # the kernel line it comes from (an assert's, the return's)
     key: str = ""  # the contract key it comes from: ``domain``, ``paths.ID.outputs[J]``
-    source: Any = None  # what the finding is made from when it is refuted (an assert record, a dim name)
+    source: Assert | Refinement | Replacement | None = None  # what the finding is made from when it is refuted
 
 
 def show(ob: Obligation, status: PathStatus) -> ShownObligation:
@@ -197,10 +214,10 @@ def leaf_obligation_list(case: BoundCase, leaf: Leaf) -> list[Obligation]:
         parts += [E.Cmp("<=", E.Var(name), E.Const(hi))] if hi is not None else []
         cond = E.conj(parts)
         out.append(Obligation(premises, cond, kind=Kind.RANGE, what=f"range {E.to_text(cond)} (refined by tracing)",
-                              key=f"dims.{name}", source=(name, lo, hi)))
+                              key=f"dims.{name}", source=Refinement(name, lo, hi)))
     for name, node, raw in leaf.trace.replacements:
         repl: E.Node | None = None if node is None else E.Cmp("==", E.Var(name), node)
-        out.append(Obligation(premises, repl, kind=Kind.REPLACEMENT, key=f"dims.{name}", source=(name, node, raw),
+        out.append(Obligation(premises, repl, kind=Kind.REPLACEMENT, key=f"dims.{name}", source=Replacement(name, node, raw),
                               what=f"{name} == {raw if node is None else E.to_text(node)} (replaced by tracing)"))
     return out
 
@@ -213,7 +230,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
     found: list[Finding] = []
     narrowed: set[str] = set()  # dims a refuted assert narrowed: their refinements say the same again
     for ob in leaf_obligation_list(case, leaf):
-        if ob.kind is Kind.RANGE and ob.source[0] in narrowed:
+        if isinstance(ob.source, Refinement) and ob.source.name in narrowed:  # a range obligation
             continue
         d = discharge(ob, case, solver)
         if shown is not None:
@@ -233,6 +250,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
 
     if ob.kind is Kind.ASSERT:
         a = ob.source
+        assert isinstance(a, Assert)  # an assert obligation is made from its record
         if a.expr is None and a.sym is None:
             return unknown(a.raw, a.loc, f"cannot translate the runtime assert {a.raw}")
         text = E.to_text(a.expr) if a.expr is not None else a.raw
@@ -252,6 +270,7 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
             return unknown(text, a.loc, why)
         return None
     if ob.kind is Kind.RANGE:
+        assert isinstance(ob.source, Refinement)
         name, lo, hi = ob.source
         assert ob.claim is not None  # a range obligation's claim is its bounds
         text = E.to_text(ob.claim)
@@ -262,7 +281,8 @@ def _leaf_finding(case: BoundCase, ob: Obligation, d: Discharged, dims: list[str
         if d.status is Status.UNKNOWN:
             return unknown(text, None, f"z3 could not prove the range {text}")
         return None
-    name, node, raw = ob.source  # a replacement
+    assert isinstance(ob.source, Replacement)
+    name, node, raw = ob.source
     if node is None:
         return unknown(raw, None, f"cannot translate the replacement {name} -> {raw}")
     if d.status is Status.REFUTED:

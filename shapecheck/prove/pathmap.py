@@ -8,8 +8,8 @@ formula set gives, each on its own region (``_clusters``); its formulas are show
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from ..edges import JSON
 from ..findings import PathId, SourceLoc
 from ..logic import expr as E
 from ..logic.solver import Outcome, Sat, Solver, restrict
@@ -35,7 +35,7 @@ class MetaPath:
     outs: tuple = field(default=(), repr=False, compare=False)  # the outputs (unpinned), for breaks
     terms: tuple = field(default=(), repr=False, compare=False)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"id": self.id, "region": self.region, "example": self.example, "outputs": list(self.outputs),
                 "returned_at": None if self.returned_at is None else
                 {"file": self.returned_at.file, "line": self.returned_at.line},
@@ -52,11 +52,11 @@ class Break:
     a: str
     b: str
     point: dict[str, int]
-    a_out0: Any  # the output's value on each path at ``point`` (output ``output``, 0 unless said)
-    b_out0: Any
+    a_out0: E.Value  # the output's value on each path at ``point`` (output ``output``, 0 unless said)
+    b_out0: E.Value
     output: int = 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         def v(x):
             return list(x) if isinstance(x, tuple) else x
         return {"paths": [self.a, self.b], "point": self.point, "output": self.output,
@@ -73,7 +73,7 @@ class PathMap:
     truncated: bool
     traces: int
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"case": self.case, "covered": self.covered, "truncated": self.truncated, "traces": self.traces,
                 "uncovered_example": self.uncovered_example, "meta_paths": [p.to_json() for p in self.paths],
                 "breaks": [b.to_json() for b in self.breaks]}

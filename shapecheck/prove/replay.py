@@ -17,17 +17,36 @@ import linecache
 import os
 import re
 import sys
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from types import FrameType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ..contract.model import BoundCase
+from ..edges import TorchObject
 from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args, concrete_size, kernel_failure
+
+if TYPE_CHECKING:
+    from _typeshed import TraceFunction
+
+    from .._torch.attribution import Own
+
+#: what ran, in order: (file, line, bytecode offset or -1 for a line of torch's shape logic, the kernel line)
+Step = tuple[str, int, int, int]
+
+
+class MakeEmpty(Protocol):
+    """Makes a fake tensor of ``shape`` and dtype ``dtype`` (a name), with ``strides`` (None: contiguous) and a
+    storage ``offset``."""
+
+    def __call__(self, shape: Sequence[int], dtype: str, strides: Sequence[int] | None = None,
+                 offset: int = 0) -> TorchObject: ...
+
 
 REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMATCH, RuleCode.VALUE_SPECIALIZATION,
                       RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR})
@@ -37,10 +56,10 @@ REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMA
 class Run:
     """The kernel at one point of the domain, with static sizes."""
 
-    outputs: tuple[Any, ...]  # shapes (tuples), ints, or None for anything else
+    outputs: tuple[tuple[int, ...] | int | None, ...]  # shapes, ints, or None for anything else
     error: str | None  # the exception it raised
-    steps: tuple[tuple, ...]  # what ran, in order (``_compat.static_run``)
-    made_at: tuple[Any, ...] = ()  # per output: the kernel line that made it (a SourceLoc) or None
+    steps: tuple[Step, ...]  # what ran, in order (``static_run``)
+    made_at: tuple[SourceLoc | None, ...] = ()  # per output: the kernel line that made it, if known
 
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
@@ -62,7 +81,7 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
     return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
 
 
-def _value(x: Any) -> Any:
+def _value(x: TorchObject) -> tuple[int, ...] | int | None:
     """A kernel output at static sizes: a tensor's shape as a tuple, an int, else None."""
     import torch
 
@@ -82,7 +101,9 @@ def _shape_logic() -> tuple[str, ...]:
                                                         os.path.join("nn", "functional.py")))
 
 
-def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list[tuple], Any]:
+def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[TorchObject], dict[str, TorchObject]]],
+               own: Own | Iterable[str]) -> tuple[TorchObject, str | None, list[Step],
+                                                Callable[[TorchObject], SourceLoc | None]]:
     """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
     ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
     steps are the bytecode offsets the kernel's own code (``own``: a ``_torch.core.Own``, or its files) ran and
@@ -93,14 +114,14 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
     from .._torch import core as C
     from .._torch.layout import strided_empty
 
-    own = C.Own.of(own)
+    mine = C.Own.of(own)
     logic = _shape_logic()
-    steps: list[tuple] = []
+    steps: list[Step] = []
     current = [0]
     made: dict[int, SourceLoc] = {}
 
-    def local(frame: Any, event: str, arg: Any) -> Any:
-        if own.code(frame.f_code):
+    def local(frame: FrameType, event: str, arg: object) -> TraceFunction:
+        if mine.code(frame.f_code):
             if event in ("opcode", "line"):
                 current[0] = frame.f_lineno
                 steps.append((frame.f_code.co_filename, frame.f_lineno, frame.f_lasti, current[0]))
@@ -108,8 +129,8 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
             steps.append((frame.f_code.co_filename, frame.f_lineno, -1, current[0]))
         return local
 
-    def global_(frame: Any, event: str, arg: Any) -> Any:
-        if own.code(frame.f_code):
+    def global_(frame: FrameType, event: str, arg: object) -> TraceFunction | None:
+        if mine.code(frame.f_code):
             frame.f_trace_opcodes = True
             return local
         return local if frame.f_code.co_filename.startswith(logic) else None
@@ -117,10 +138,11 @@ def static_run(fn: Any, make_args: Any, own: Any) -> tuple[Any, str | None, list
     class Origins(torch.overrides.TorchFunctionMode):
         """Which kernel line made each tensor: the innermost kernel frame when a torch function returned it."""
 
-        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        def __torch_function__(self, func: TorchObject, types: tuple[type, ...], args: tuple[TorchObject, ...] = (),
+                               kwargs: dict[str, TorchObject] | None = None) -> TorchObject:
             out = func(*args, **(kwargs or {}))
             frame: FrameType | None = sys._getframe(1)
-            while frame is not None and not own.code(frame.f_code):
+            while frame is not None and not mine.code(frame.f_code):
                 frame = frame.f_back
             if frame is not None:
                 loc = SourceLoc(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name,

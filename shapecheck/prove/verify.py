@@ -8,7 +8,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
@@ -23,14 +23,17 @@ from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
 from .budget import Budget, OverBudget
-from .explore import CaseRun, explore_case
+from .explore import CaseRun, SharedRoots, explore_case
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
 from .torch_decides import fallback_note
 
+if TYPE_CHECKING:
+    from .export import ExportResult
+
 
 def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
-    from ..contract.outputs import size_names
+    from ..contract.model import size_names
     from .premises import simplified
 
     sizes = [Bounds(n, 0, 2**63 - 1) for n in size_names(contract)]  # data-dependent output sizes
@@ -59,7 +62,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
     violations: list[Finding] = []
-    roots: dict[tuple, Any] = {}  # first violating guard -> the cases explored in full; ("leaves", case) -> regions
+    roots = SharedRoots()  # first violating guard -> the cases explored in full, and their leaf regions
     selected = [case for case in contract.cases()
                 if not options.cases or any(s in case.id for s in options.cases)]
     if options.cases and not selected and not any(any(s in c.id for s in options.cases)
@@ -121,7 +124,7 @@ EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and e
                 "outside every [[rejects]] region, so nothing is checked in this case")
 
 
-def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: dict[tuple, Any] | None,
+def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: SharedRoots | None,
               first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Finding]]:
     """One case, explored and proved: its result and its findings (before suppressions)."""
     if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
@@ -292,17 +295,17 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
             case = cases.get(r.case) or bind_case(contract, {})
             assert case is not None  # a case that ran is a case of the contract
             mine = [v for v in violations if v.case == r.case]
-            r = replace(r, export=confirm(case, r, mine, kernel, op, solver))
-            if r.export.agrees is False and r.export.explanation.startswith("not explained"):
-                violations.append(_unexplained(r))
+            x = confirm(case, r, mine, kernel, op, solver)
+            r = replace(r, export=x)
+            if x.agrees is False and x.explanation.startswith("not explained"):
+                violations.append(_unexplained(r, x))
         out.append(r)
     return out
 
 
-def _unexplained(r: CaseResult) -> Finding:
-    """A disagreement with torch.export that no established cause explains: shapecheck's verdict on the case
-    is not one to bet on, so the run is inconclusive (SC005), never a pass or a plain fail."""
-    x = r.export
+def _unexplained(r: CaseResult, x: ExportResult) -> Finding:
+    """A disagreement with torch.export (``x``, the case's) that no established cause explains: shapecheck's
+    verdict on the case is not one to bet on, so the run is inconclusive (SC005), never a pass or a plain fail."""
     said = "succeeds" if x.succeeded else "fails"
     return Finding(code=RuleCode.INCONCLUSIVE, case=r.case, expr="torch.export disagrees", counterexample=dict(x.example or {}),
                      message=f"torch.export(strict=True) {said} on this case, shapecheck says {r.verdict.value}, and "

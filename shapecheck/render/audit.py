@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..edges import JSON
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
 from ..rules import RULES, Command, RuleCode, rules_of
 from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
 
+if TYPE_CHECKING:
+    from ..audit.run import AuditRun
+
 FORMATS = ("text", "json", "sarif", "github")
 
 
-def _where(f: dict[str, Any], rec: dict[str, Any]) -> SourceLoc | None:
+def _where(f: dict[str, JSON], rec: dict[str, JSON]) -> SourceLoc | None:
     loc = f.get("location") or rec.get("definition")
     return SourceLoc(loc["file"], loc["line"], loc.get("function", ""), loc.get("text", "")) if loc else None
 
 
-def _shown(loc: SourceLoc | None, op: str, rec: dict[str, Any] | None = None) -> str:
+def _shown(loc: SourceLoc | None, op: str, rec: dict[str, JSON] | None = None) -> str:
     if loc:
         return f"{locate(loc.file)[0]}:{loc.line}"
     kernel = (rec or {}).get("kernel") or ""
@@ -37,7 +41,7 @@ def _names(ops: list[str], limit: int = 12) -> str:
     return shown + (f", ... ({len(ops) - limit} more)" if len(ops) > limit else "")
 
 
-def coverage_line(run: Any) -> str:
+def coverage_line(run: AuditRun) -> str:
     """What was traced, first: ``114 of 258 ops traced (96 compared with the eager kernel on cpu); 30 without
     inputs: ...``."""
     c = run.coverage()
@@ -58,7 +62,7 @@ def _point(p: dict[str, int] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (p or {}).items())
 
 
-def summary_line(run: Any) -> str:
+def summary_line(run: AuditRun) -> str:
     c = run.counts()
     k, n = run.shard
     shard = f"shard {k}/{n}: {c['ops']} of {run.total_ops} ops" if n > 1 else f"{c['ops']} ops"
@@ -84,7 +88,7 @@ def _differential() -> frozenset[str]:
     return DIFFERENTIAL
 
 
-def render_text(run: Any, *, quiet: bool = False) -> str:
+def render_text(run: AuditRun, *, quiet: bool = False) -> str:
     """The findings ranked (most likely to break torch.export first), one line each with its counterexample,
     then each op's inferred requires (unless ``quiet``), then the summary."""
     lines = [coverage_line(run)]
@@ -110,7 +114,7 @@ def render_text(run: Any, *, quiet: bool = False) -> str:
     return "\n".join(lines)
 
 
-def to_json(run: Any) -> dict[str, Any]:
+def to_json(run: AuditRun) -> dict[str, JSON]:
     k, n = run.shard
     ranked = [dict(f, op=rec["op"]) for rec, f in run.findings(active=False)]
     return {"tool": "shapecheck audit", "verdict": run.verdict.value, "exit_code": run.exit_code,
@@ -119,7 +123,7 @@ def to_json(run: Any) -> dict[str, Any]:
             "baseline": run.baseline, "findings": ranked, "ops": run.records, "seconds": round(run.seconds, 3)}
 
 
-def render_github(run: Any) -> str:
+def render_github(run: AuditRun) -> str:
     lines = [_gh("error", _where(f, rec), f"{f['code']} {RULES[f['code']].name}",
                  f"{rec['op']}: {f['message']}; counterexample: {_point(f['counterexample'])}", Path.cwd())
              for rec, f in run.findings()]
@@ -129,7 +133,7 @@ def render_github(run: Any) -> str:
     return "\n".join(lines)
 
 
-def to_sarif(run: Any) -> dict[str, Any]:
+def to_sarif(run: AuditRun) -> dict[str, JSON]:
     from .._version import __version__
 
     cwd = Path.cwd()
@@ -138,7 +142,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
     results = []
     for rec, f in run.findings(active=False):
         loc = _where(f, rec)
-        res: dict[str, Any] = {
+        res: dict[str, JSON] = {
             "ruleId": f["code"], "ruleIndex": ids.index(f["code"]), "level": "note" if f.get("baselined") else "error",
             "message": {"text": f"{f['code']} {RULES[f['code']].name}: {rec['op']}: {f['message']}"},
             "properties": {"op": rec["op"], "class": f["class"], "expr": f["expr"],
@@ -157,7 +161,7 @@ def to_sarif(run: Any) -> dict[str, Any]:
         "properties": {"verdict": run.verdict.value, "torch": run.torch_version, "coverage": run.coverage()}}]}
 
 
-def render(run: Any, fmt: str, *, quiet: bool = False) -> str:
+def render(run: AuditRun, fmt: str, *, quiet: bool = False) -> str:
     if fmt == "json":
         return json.dumps(to_json(run), indent=2)
     if fmt == "sarif":

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Never, Protocol, TypeVar, cast
 
+from ..edges import JSON
 from ..findings import Finding, SourceLoc
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
@@ -162,7 +162,7 @@ def render_github(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
 # JSON
 
 
-def to_json(result: RunResult) -> dict[str, Any]:
+def to_json(result: RunResult) -> dict[str, JSON]:
     """``reports`` holds one ``verify --format json`` document per contract, plus the gate's own fields
     (``kernel_note``, ``stale_suppressions``, ``expired_suppressions``)."""
     k, n = result.shard
@@ -172,7 +172,7 @@ def to_json(result: RunResult) -> dict[str, Any]:
             "reports": [_located(run.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
 
 
-def _located(doc: dict[str, Any]) -> dict[str, Any]:
+def _located(doc: dict[str, JSON]) -> dict[str, JSON]:
     """A verify JSON document with its file paths as reports name them (``paths.locate``): relative to the
     repository root or to site-packages (``location.base`` says which), else absolute."""
     doc = dict(doc, contract=locate(doc["contract"])[0])
@@ -196,14 +196,14 @@ def render_json(result: RunResult) -> str:
 # SARIF 2.1.0
 
 
-def _artifact(file: str, cwd: Path) -> dict[str, Any]:
+def _artifact(file: str, cwd: Path) -> dict[str, JSON]:
     path, base = locate(file, cwd)
     if base is None:
         return {"uri": Path(path).as_uri()}
     return {"uri": path, "uriBaseId": base}
 
 
-def _sarif_rule(r: Rule) -> dict[str, Any]:
+def _sarif_rule(r: Rule) -> dict[str, JSON]:
     """A rule with its help: markdown of what it means and the fix, and its section in docs/rules.md."""
     text = f"{r.summary}." + (f" Fix: {r.fix}." if r.fix else "")
     markdown = f"**{r.code} {r.name}**: {r.summary}." + (f"\n\n**Fix.** {r.fix}." if r.fix else "")
@@ -215,14 +215,14 @@ def _sarif_rule(r: Rule) -> dict[str, Any]:
     return out
 
 
-def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, Any]:
-    region: dict[str, Any] = {"startLine": max(loc.line, 1)}
+def _sarif_location(loc: SourceLoc, cwd: Path) -> dict[str, JSON]:
+    region: dict[str, JSON] = {"startLine": max(loc.line, 1)}
     if loc.text:
         region["snippet"] = {"text": loc.text}
     return {"physicalLocation": {"artifactLocation": _artifact(loc.file, cwd), "region": region}}
 
 
-def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
+def to_sarif(result: RunResult, cwd: Path) -> dict[str, JSON]:
     """One SARIF run; one result per finding grouped over cases (``properties.cases`` lists them all)."""
     from .._version import __version__
 
@@ -236,7 +236,7 @@ def to_sarif(result: RunResult, cwd: Path) -> dict[str, Any]:
     for run in result.runs:
         r = run.report
         for v, cases in group(list(r.violations)) + [(v, [""]) for v in run.stale]:
-            res: dict[str, Any] = {
+            res: dict[str, JSON] = {
                 "ruleId": v.code, "ruleIndex": ids.index(v.code), "level": "note" if v.suppressed else level(v.code),
                 "message": {"text": f"{v.code} {v.kind}: {v.message}"},
                 "locations": [_sarif_location(where(v, run), cwd)],
@@ -358,7 +358,7 @@ def _verify_text(result: VerifyRun, cwd: Path, *, context: int = 2, quiet: bool 
     return verify_text(result.runs[0].report, context=context, quiet=quiet) + _cache_tail(result)
 
 
-def _verify_json(result: VerifyRun, cwd: Path, **_: Any) -> str:
+def _verify_json(result: VerifyRun, cwd: Path, **_: object) -> str:
     from .text import render_json as verify_json
 
     return verify_json(result.runs[0].report)
@@ -369,11 +369,20 @@ def _cache_tail(result: RunResult) -> str:
     return f"\n{line}" if line else ""
 
 
-Renderer = Callable[..., str]  # (result, cwd, *, context=, quiet=) -> the document
+R = TypeVar("R", bound=RunResult, contravariant=True)
+
+
+class Renderer(Protocol[R]):
+    """A format's renderer of the results of one type (``R``): ``(result, cwd, *, context=, quiet=)`` -> the
+    document. ``FORMATS`` holds renderers of different types, so each is a ``Renderer[Never]`` there, and
+    ``render`` calls the one of its result's own type (or of a base of it) as a ``Renderer[RunResult]``."""
+
+    def __call__(self, result: R, cwd: Path, *, context: int = 2, quiet: bool = False) -> str: ...
+
 
 #: every format of every result type: a result type's own text and JSON where it has them (verify's, fuzz's and
 #: ref check's documented formats), else the shared one (the gate's, and GitHub, SARIF and JUnit for all)
-FORMATS: dict[str, dict[type, Renderer]] = {
+FORMATS: dict[str, dict[type, Renderer[Never]]] = {
     "text": {VerifyRun: _verify_text,
              FuzzRun: lambda result, cwd, **_: fuzz_text(result.fuzz),
              RefRun: lambda result, cwd, **_: ref_text(result.ref),
@@ -394,7 +403,8 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
     summary."""
     table = FORMATS[fmt]
     kind = next(t for t in type(result).__mro__ if t in table)
-    return table[kind](result, cwd, context=context, quiet=quiet)
+    renderer = cast("Renderer[RunResult]", table[kind])  # picked by the result's type: it takes the result
+    return renderer(result, cwd, context=context, quiet=quiet)
 
 
 def cache_line(result: RunResult) -> str:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..prove.pathmap import PathMap
 
 
-def render_path_map(pm: Any) -> list[str]:
+def render_path_map(pm: PathMap) -> list[str]:
     lines = [f"case {pm.case}: {len(pm.paths)} meta path(s) from {pm.traces} trace(s)"
              + ("" if pm.covered else f"; NOT covered, e.g. {_pt(pm.uncovered_example)}")
              + ("; exploration truncated at the trace bound" if pm.truncated else "")]
@@ -24,5 +27,5 @@ def render_path_map(pm: Any) -> list[str]:
     return lines
 
 
-def _pt(point) -> str:
+def _pt(point: dict[str, int] | None) -> str:
     return ", ".join(f"{k}={v}" for k, v in (point or {}).items()) or "-"

@@ -5,11 +5,16 @@ differ only by case, for every text format."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, cast
 
 from ..findings import Finding, PathStatus, SourceLoc
 from ..paths import relpath
 from ..result.report import CaseResult, Report
 from .pathmap import render_path_map
+
+if TYPE_CHECKING:
+    from ..prove.export import ExportResult
+    from ..prove.pathmap import PathMap
 
 
 def render_json(report: Report) -> str:
@@ -145,14 +150,14 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
     if maps:
         lines.append("")
         lines.append("path maps (--explore):")
-        for pm in maps:
-            lines.extend(render_path_map(pm))
+        for pm in maps:  # result.report names them by their JSON alone (prove is a later layer): verify's are these
+            lines.extend(render_path_map(cast("PathMap", pm)))
     exported = [c for c in report.cases if c.export is not None]
     if exported:
         lines.append("")
         lines.append("torch.export (--confirm-export):")
         for c in exported:
-            x = c.export
+            x = cast("ExportResult", c.export)
             if not x.ran:
                 lines.append(f"  {c.case}: not run ({x.message})")
                 continue

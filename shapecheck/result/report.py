@@ -4,10 +4,18 @@ their JSON form (``to_json``). ``render.text`` shows them to people."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from ..codec import TRANSIENT
+from ..edges import JSON
 from ..findings import Finding, PathId, PathStatus, Verdict
+
+
+class JsonDocument(Protocol):
+    """What a report needs of a result it carries for this run only (``CaseResult.path_map``, ``export``): its
+    JSON document. The types are ``prove``'s, a later layer; the renderers, later still, name them."""
+
+    def to_json(self) -> dict[str, JSON]: ...
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,7 @@ class ShownObligation:
     key: str  # the contract key it comes from
     status: PathStatus  # proved | refuted | unknown
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"kind": self.kind, "what": self.what, "premises": list(self.premises), "line": self.line or None,
                 "contract": self.key, "status": self.status}
 
@@ -43,13 +51,13 @@ class CaseResult:
     skipped: str = ""
     truncated: bool = False
     shared_with: str = ""  # its first violating guard was explored in that case first: traced on its regions
-    path_map: Any = field(default=None, metadata=TRANSIENT)  # prove.pathmap.PathMap with --explore
-    export: Any = field(default=None, metadata=TRANSIENT)  # prove.export.ExportResult with --confirm-export
+    path_map: JsonDocument | None = field(default=None, metadata=TRANSIENT)  # prove.pathmap.PathMap with --explore
+    export: JsonDocument | None = field(default=None, metadata=TRANSIENT)  # prove.export.ExportResult (--confirm-export)
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
     notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
     obligations: tuple[ShownObligation, ...] = ()  # with --show-obligations only
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
         if self.export is not None:
             extra["export"] = self.export.to_json()
@@ -67,7 +75,7 @@ class CacheNote:
     stored_at: str  # ISO time
     key: str  # the entry's key digest, as reports show it (16 hex digits)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"hit": True, "stored_at": self.stored_at, "key": self.key}
 
 
@@ -80,7 +88,7 @@ class KernelMode:
     kernel: str
     verdict: Verdict
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         return {"runs": self.runs, "kernel": self.kernel, "verdict": self.verdict.value}
 
 
@@ -107,8 +115,8 @@ class Report:
     def exit_code(self) -> int:
         return self.verdict.exit_code
 
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"op": self.op, "contract": self.contract, "kernel": self.kernel,
+    def to_json(self) -> dict[str, JSON]:
+        out: dict[str, JSON] = {"op": self.op, "contract": self.contract, "kernel": self.kernel,
                                "verdict": self.verdict.value,
                "torch": self.torch_version, "cases": [c.to_json() for c in self.cases],
                "violations": [v.to_json() for v in self.violations if not v.suppressed],

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from ..contract import suppressions
 from ..contract.spec import ContractInfo
+from ..edges import JSON
 from ..findings import Finding, SourceLoc, Verdict
 from ..kernel.sources import INSTALLED, Installed, KernelSource
 from ..rules import Command
@@ -43,7 +44,7 @@ class ContractRun:
     error: str = ""  # bad input that kept this contract from running (its op unknown, its kernel not loadable)
     judged: bool = False  # the gate judged its suppressions: its JSON has kernel_note, stale and expired ones
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, JSON]:
         """Its report's JSON document, with the gate's own fields when the gate judged it."""
         doc = self.report.to_json()
         if self.judged:
@@ -128,7 +129,7 @@ class RuntimeReport(Protocol):
 
     def as_findings(self) -> tuple[Finding, ...]: ...
 
-    def to_json(self) -> dict[str, Any]: ...
+    def to_json(self) -> dict[str, JSON]: ...
 
 
 class FuzzLike(RuntimeReport, Protocol):
