@@ -437,10 +437,20 @@ def device_missing(device: str) -> str | None:
     return C.device_available(device)
 
 
+def aten_in_scope(patterns: tuple[str, ...], imports: tuple[str, ...], source: object) -> bool:
+    """Whether torch's own ``aten`` ops are audited: always without an ``--import``; with one, only when a
+    ``--meta-source`` replaces aten kernels or an ``--ops`` pattern can name an aten op. ``audit --import
+    mylib`` is about mylib: the ops its import registers (and the namespaces they are in)."""
+    if not imports or source is not None:
+        return True
+    return any("::" not in p or fnmatch.fnmatchcase("aten", p.partition("::")[0]) for p in patterns)
+
+
 def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), source: Any = None,
               jobs: int = 0, shard: tuple[int, int] = (1, 1), options: AuditOptions = AuditOptions(),
               excused: dict[str, str] | None = None) -> AuditRun:
-    """Audit every matching op (the installed torch's aten ops, and every op the imports register)."""
+    """Audit every matching op: every op the imports register, and the installed torch's aten ops where
+    ``aten_in_scope`` says so."""
     from .._torch import audit as CA
     from .._torch import core as C
     from ..kernel.load import import_modules
@@ -462,8 +472,13 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
             import_modules([spec])
             _REGISTERED[spec] = frozenset(set(CA.all_op_names()) - before)
         extra |= _REGISTERED[spec]
-    namespaces = {"aten"} | {n.partition("::")[0] for n in extra}
+    namespaces = {n.partition("::")[0] for n in extra}
+    if aten_in_scope(patterns, imports, source):
+        namespaces.add("aten")
     names, unreachable = enumerate_all(patterns, namespaces, extra)
+    if imports and not patterns and not names and not unreachable:  # else a pass of 0 ops
+        raise UserError(f"--import {' '.join(imports)}: the import registers no op (a library whose ops are "
+                        "registered elsewhere: name them with --ops 'ns::*')")
     if patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--ops {' '.join(patterns)}: no op with a meta or fake kernel matches (patterns match "
                         "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")

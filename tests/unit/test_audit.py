@@ -300,3 +300,22 @@ def test_an_ops_record_comes_from_the_cache_until_its_kernel_or_a_helper_changes
     third = audit()
     assert "cached" not in third and same(first, third)
     assert audit()["cached"] is True
+
+
+def test_an_import_alone_audits_the_ops_it_registers_and_not_torch_s_own():
+    """``audit --import mylib`` is about mylib: aten is audited only when --ops names it or --meta-source
+    replaces its kernels."""
+    from shapecheck.audit.run import aten_in_scope, run_audit
+
+    run = run_audit((), (LIBRARY,), jobs=1)
+    assert run.records and {r["op"].partition("::")[0] for r in run.records} == {"auditex"}
+    assert not aten_in_scope((), ("mylib",), None) and not aten_in_scope(("mylib::*",), ("mylib",), None)
+    assert aten_in_scope((), (), None) and aten_in_scope(("aten::mm*",), ("mylib",), None)
+    assert aten_in_scope(("*mm*",), ("mylib",), None) and aten_in_scope((), ("mylib",), object())
+
+
+def test_an_import_that_registers_no_op_is_bad_input_not_a_pass_of_nothing(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    code, out, err = _audit_cli("--import", "json", "-j", "1")
+    assert code == 2 and "--import json: the import registers no op" in err
+    assert len(err.strip().splitlines()) == 1
