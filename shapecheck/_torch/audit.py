@@ -23,6 +23,73 @@ def all_op_names() -> list[str]:
     return sorted(torch._C._dispatch_get_all_op_names())
 
 
+@contextlib.contextmanager
+def registering_modules() -> Iterator[dict[str, str]]:
+    """While an import runs: each op defined then, mapped to the module the import system was executing when
+    it was defined (the innermost one). A torch module that a library imports on the way owns the ops it
+    defines; the library owns those its own modules define, through ``torch.library`` or by loading a
+    compiled extension (``import lib._C``, ``torch.ops.load_library``). An op defined outside any module's
+    import has no entry. The loaders' ``exec_module``, ``Library.define`` and ``load_library`` are wrapped
+    for the duration."""
+    from importlib import _bootstrap_external as B
+
+    owner: dict[str, str] = {}
+    running: list[str] = []  # the modules being executed, innermost last
+
+    def names() -> set[str]:
+        return set(torch._C._dispatch_get_all_op_names())
+
+    def loaded_by(original: Any, snapshot: bool) -> Any:
+        def exec_module(self: Any, module: Any) -> Any:
+            running.append(str(getattr(module, "__name__", "")))
+            before = names() if snapshot else set()
+            try:
+                return original(self, module)
+            finally:
+                name = running.pop()
+                if snapshot:  # a compiled extension registers its ops as it loads
+                    for op in names() - before:
+                        owner.setdefault(op, name)
+        return exec_module
+
+    def defining(original: Any) -> Any:
+        def define(self: Any, schema: str, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, schema, *args, **kwargs)
+            if running:
+                owner.setdefault(f"{self.ns}::{schema.split('(')[0].strip()}", running[-1])
+            return result
+        return define
+
+    def loading(original: Any) -> Any:
+        def load_library(self: Any, path: Any) -> Any:
+            before = names()
+            try:
+                return original(self, path)
+            finally:
+                if running:
+                    for op in names() - before:
+                        owner.setdefault(op, running[-1])
+        return load_library
+
+    patches = [(B._LoaderBasics, "exec_module", lambda f: loaded_by(f, False)),
+               (B.ExtensionFileLoader, "exec_module", lambda f: loaded_by(f, True)),
+               (torch.library.Library, "define", defining), (type(torch.ops), "load_library", loading)]
+    saved = [(c, attr, vars(c)[attr]) for c, attr, _ in patches if attr in vars(c)]
+    for c, attr, wrap in patches:
+        if attr in vars(c):
+            setattr(c, attr, wrap(vars(c)[attr]))
+    try:
+        yield owner
+    finally:
+        for c, attr, f in saved:
+            setattr(c, attr, f)
+
+
+def torch_module(module: str) -> bool:
+    """Whether ``module`` is part of torch itself."""
+    return module == "torch" or module.startswith("torch.")
+
+
 def is_functional(op: Any) -> bool:
     """No argument written in place or as ``out=``: the overloads an audit calls with fresh inputs."""
     schema = op._schema

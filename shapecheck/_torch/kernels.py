@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import functools
 import inspect
 import os
 from collections.abc import Iterator
@@ -118,9 +119,17 @@ def code_of(fn: Any) -> Any:
         c = getattr(fn, "__code__", None)
         if c is not None:
             chain.append(c)
-        fn = getattr(fn, "__wrapped__", None)
+        fn = _unwrapped(fn)
     body = [c for c in chain if not _is_wrapper(c)]
     return body[-1] if body else (chain[-1] if chain else None)
+
+
+def _unwrapped(fn: Any) -> Any:
+    """The function ``fn`` wraps: a ``functools.partial``'s function (torch's prims register
+    ``partial(_prim_meta, ...)``), or a decorator's ``__wrapped__``; None when it wraps none."""
+    if isinstance(fn, functools.partial):
+        return fn.func
+    return getattr(fn, "__wrapped__", None)
 
 
 def _is_wrapper(code: Any) -> bool:
@@ -131,11 +140,13 @@ def _is_wrapper(code: Any) -> bool:
 def innermost(fn: Any) -> Any:
     """The function whose code is ``code_of(fn)``."""
     target, seen = code_of(fn), set()
+    if target is None:
+        return None
     while fn is not None and id(fn) not in seen:
         seen.add(id(fn))
         if getattr(fn, "__code__", None) is target:
             return fn
-        fn = getattr(fn, "__wrapped__", None)
+        fn = _unwrapped(fn)
     return None
 
 

@@ -319,3 +319,28 @@ def test_an_import_that_registers_no_op_is_bad_input_not_a_pass_of_nothing(monke
     code, out, err = _audit_cli("--import", "json", "-j", "1")
     assert code == 2 and "--import json: the import registers no op" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_each_op_an_import_defines_belongs_to_the_innermost_module_executing(tmp_path, monkeypatch):
+    """``audit --import lib`` audits lib's ops, not those of the torch modules lib's import loads on the way
+    (prims, distributed): each op goes to the module whose import defined it."""
+    import sys
+
+    from shapecheck._torch.audit import registering_modules, torch_module
+
+    (tmp_path / "sc_outer_lib.py").write_text(
+        "import torch\nimport sc_inner_dep\n"
+        "lib = torch.library.Library('sc_outer_ns', 'DEF')\nlib.define('mine(Tensor x) -> Tensor')\n")
+    (tmp_path / "sc_inner_dep.py").write_text(
+        "import torch\nlib = torch.library.Library('sc_inner_ns', 'DEF')\nlib.define('theirs.v2(Tensor x) -> Tensor')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with registering_modules() as owner:
+            import sc_outer_lib  # noqa: F401
+        assert owner["sc_outer_ns::mine"] == "sc_outer_lib"
+        assert owner["sc_inner_ns::theirs.v2"] == "sc_inner_dep"
+    finally:
+        for m in ("sc_outer_lib", "sc_inner_dep"):
+            sys.modules.pop(m, None)
+    assert torch_module("torch") and torch_module("torch.distributed._functional_collectives")
+    assert not torch_module("torchao.ops") and not torch_module("torchvision")

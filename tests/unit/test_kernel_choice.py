@@ -338,3 +338,23 @@ def test_an_sc020_finding_explains_an_export_that_succeeds():
     text = explain(case, [v], True, "export succeeded", make_solver(c, 2000))
     assert text.startswith("SC020 on all") and "not explained" not in text and "'n': 0" in text
     assert explain(case, [], True, "export succeeded", make_solver(c, 2000)).startswith("not explained")
+
+
+def test_a_kernel_registered_as_a_functools_partial_is_named_at_its_function():
+    """torch's prims register ``partial(_prim_elementwise_meta, ...)`` as their meta: the partial's function
+    is the kernel (it crashed the audit of a library whose import loads the prims)."""
+    import functools
+
+    import torch
+    import torch._prims  # noqa: F401 - registers the prims
+
+    from shapecheck._torch import audit as CA
+    from shapecheck._torch.kernels import Mode, definition, resolve_kernel
+
+    op = torch.ops.prims.log.default
+    assert isinstance(op.prim_meta_impl, functools.partial)
+    loc = definition(op.prim_meta_impl)
+    assert loc is not None and loc.function == op.prim_meta_impl.func.__name__
+    assert loc.file.endswith(str(Path("torch", "_prims", "__init__.py")))
+    assert CA.fake_reachable(op)
+    assert resolve_kernel(op, Mode.FAKE) is not None
