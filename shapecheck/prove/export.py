@@ -103,15 +103,29 @@ class DimSpec:
         return f"{self.a} * {self.base}" + (f" + {self.b}" if self.b > 0 else f" - {-self.b}" if self.b else "")
 
 
-def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dict[str, DimSpec]:
+def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo: bool = False) -> dict[str, DimSpec]:
     """The contract's ``requires`` as torch.export can state them: each dim's range over the domain (a
     minimum implied by ``H + 2 * p >= k``), equal dims one ``Dim``, and a dim the domain ties to another by
-    ``X == a * Y + b`` (a >= 1) a derived Dim. What export cannot express (a product of two dims) is left to
-    the example sizes, and export may then reject the range."""
+    ``X == a * Y + b`` (a >= 1) a derived Dim. With ``modulo``, ``X % k == r`` (k >= 2) makes X the derived
+    Dim ``k * X_k + r`` of a root Dim of its own, ``X_k`` (``modulo_roots`` says which). What export cannot
+    express (a product of two dims) is left to the example sizes, and export may then reject the range."""
     dyn = {d.name for d in case.dims if d.dynamic}
     roots = {d.name for d in case.contract.dims if d.dynamic}  # a root Dim need not be an input's size
     derived: dict[str, tuple[str, int, int]] = {}
+    quotients: dict[str, DimSpec] = {}  # X_k -> its root Dim
     for c in _conjuncts(case.domain):
+        step = _modulo(c) if modulo else None
+        if step is not None and step[0] in dyn and step[0] not in derived and classes.get(step[0]) == step[0]:
+            xm, km, rm = step
+            lo = solver.extreme([case.domain], xm, lowest=True)
+            hi = solver.extreme([case.domain], xm, lowest=False)
+            if lo is not None and hi is not None:
+                q = f"{xm}_{km}"
+                qlo, qhi = max(0, -((rm - lo) // km)), (hi - rm) // km
+                if qlo < qhi:
+                    quotients[q] = DimSpec(q, qlo, qhi)
+                    derived[xm] = (q, km, rm)
+            continue
         if not (isinstance(c, E.Cmp) and c.op == "=="):
             continue
         for x, other in ((c.left, c.right), (c.right, c.left)):
@@ -132,7 +146,7 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str]) -> dic
             lin = E.Cmp("==", E.Var(x.name), E.Arith("+", E.Arith("*", E.Const(a), E.Var(y)), E.Const(b)))
             if solver.implies([case.domain], lin).outcome == Outcome.PROVED:
                 derived[x.name] = (classes.get(y, y), a, b)
-    out: dict[str, DimSpec] = {}
+    out: dict[str, DimSpec] = dict(quotients)
     bases = {b for b, _, _ in derived.values()}
     for name in [d.name for d in case.contract.dims if d.name in dyn or d.name in bases]:
         rep = classes.get(name, name)
@@ -154,13 +168,32 @@ def _conjuncts(node: E.Node) -> tuple[E.Node, ...]:
     return node.args if isinstance(node, E.And) else (node,)
 
 
+def _modulo(c: E.Node) -> tuple[str, int, int] | None:
+    """``X % k == r`` (either side; k >= 2, 0 <= r < k) as (X, k, r), else None."""
+    if not (isinstance(c, E.Cmp) and c.op == "=="):
+        return None
+    for m, rest in ((c.left, c.right), (c.right, c.left)):
+        if not (isinstance(m, E.Arith) and m.op == "%" and isinstance(m.left, E.Var) and isinstance(m.right, E.Const)
+                and isinstance(rest, E.Const)):
+            continue
+        k, r = m.right.value, rest.value
+        if isinstance(k, int) and isinstance(r, int) and not isinstance(k, bool) and not isinstance(r, bool) \
+                and k >= 2 and 0 <= r < k:
+            return m.left.name, k, r
+    return None
+
+
 def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
-                  roots: tuple[str, ...] = ()) -> dict[str, int] | None:
+                  roots: tuple[str, ...] = (), specs: dict[str, DimSpec] | None = None) -> dict[str, int] | None:
     """Example sizes for export: inside the domain, each dynamic dim >= 2 (export specialises 0 and 1), the
-    ``roots`` of derived Dims too, and distinct across classes where the domain allows (equal sizes would be
-    unified), as small as possible."""
-    dyn = [d for d in case.dims if d.dynamic] + [case.contract.dim(r) for r in roots]
+    ``roots`` of derived Dims too (a quotient root ``X_k`` of ``specs`` through its X: X >= 2 * k + r), and
+    distinct across classes where the domain allows (equal sizes would be unified), as small as possible."""
+    names = {d.name for d in case.contract.dims}
+    dyn = [d for d in case.dims if d.dynamic] + [case.contract.dim(r) for r in roots if r in names]
     conds = [case.domain] + [E.Cmp(">=", E.Var(d.name), E.Const(max(2, d.min))) for d in dyn]
+    for name, sp in (specs or {}).items():
+        if sp.base is not None and sp.base not in names:
+            conds.append(E.Cmp(">=", E.Var(name), E.Const(2 * sp.a + sp.b)))
     if solver.satisfiable(conds).sat is not Sat.SAT:
         conds = [case.domain]
     reps = sorted(set(classes.values()))
@@ -343,8 +376,8 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     if result.skipped:
         return ExportResult(False, None, None, f"case skipped: {result.skipped}")
     classes = equal_classes(case, solver)
-    specs = export_dims(case, solver, classes)
-    sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})))
+    specs = export_dims(case, solver, classes, modulo=True)
+    sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})), specs)
     if sizes is None:
         return ExportResult(False, None, None, "no example sizes satisfy the domain")
     ok, message, ints = run_export(kernel, op, case, sizes, classes, specs)

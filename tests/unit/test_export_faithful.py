@@ -92,3 +92,27 @@ def test_cases_wholly_rejected_by_a_rejects_table_are_not_exported():
     exported = [c for c in r.cases if c.export is not None]
     assert exported and all("index_rank=2" not in c.case for c in exported)
     assert all(c.export.agrees for c in exported if c.export.ran), [c.export.message for c in exported]
+
+
+def test_a_divisibility_requirement_becomes_a_multiple_of_a_root_dim_of_its_own(tmp_path):
+    """``A0 % 4 == 0`` (what ``contract draft`` writes from the kernel's assert) is export's ``4 * A0_4``:
+    exported with a plain Dim, export refused the range it cannot state ("Constraints violated (A0)"), an
+    unexplained disagreement with shapecheck's pass."""
+    contract = tmp_path / "pixel_shuffle_mod.toml"
+    contract.write_text(
+        'schema = 1\nop = "aten::pixel_shuffle"\n[dims]\nA0 = { min = 1 }\nA1 = { min = 1 }\nA2 = { min = 1 }\n'
+        '[choices]\ndtype = ["float32"]\n[domain]\nrequires = ["A0 % 4 == 0"]\n'
+        '[[args]]\nname = "self"\nkind = "tensor"\ndtype = "dtype"\nshape = "(A0, A1, A2)"\n'
+        '[[args]]\nname = "upscale_factor"\nkind = "int"\nvalue = "2"\n'
+        '[[paths]]\nid = "only"\nwhen = "True"\noutputs = [{ shape = "(A0 // 4, 2 * A1, 2 * A2)" }]\n')
+    c = load_contract(contract)
+    [case] = list(c.cases())
+    solver = make_solver(c, 10_000)
+    specs = X.export_dims(case, solver, X.equal_classes(case, solver), modulo=True)
+    assert (specs["A0"].base, specs["A0"].a, specs["A0"].b) == ("A0_4", 4, 0) and specs["A0_4"].lo == 1
+    assert X.export_dims(case, solver, X.equal_classes(case, solver))["A0"].base is None  # helper_guards' view
+    r = verify_op("aten::pixel_shuffle", contract=str(contract), options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS
+    [c0] = r.cases
+    assert c0.export.succeeded and c0.export.agrees, c0.export.message
+    assert c0.export.example["A0"] % 4 == 0 and c0.export.example["A0"] >= 8
