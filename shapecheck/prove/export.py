@@ -29,6 +29,7 @@ from ..result.report import CaseResult
 from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
+from .premises import modulo_step
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 #: export again at other example sizes: (whether export succeeded, None: not comparable; its message)
@@ -114,7 +115,7 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
     derived: dict[str, tuple[str, int, int]] = {}
     quotients: dict[str, DimSpec] = {}  # X_k -> its root Dim
     for c in _conjuncts(case.domain):
-        step = _modulo(c) if modulo else None
+        step = modulo_step(c) if modulo else None
         if step is not None and step[0] in dyn and step[0] not in derived and classes.get(step[0]) == step[0]:
             xm, km, rm = step
             lo = solver.extreme([case.domain], xm, lowest=True)
@@ -166,21 +167,6 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
 
 def _conjuncts(node: E.Node) -> tuple[E.Node, ...]:
     return node.args if isinstance(node, E.And) else (node,)
-
-
-def _modulo(c: E.Node) -> tuple[str, int, int] | None:
-    """``X % k == r`` (either side; k >= 2, 0 <= r < k) as (X, k, r), else None."""
-    if not (isinstance(c, E.Cmp) and c.op == "=="):
-        return None
-    for m, rest in ((c.left, c.right), (c.right, c.left)):
-        if not (isinstance(m, E.Arith) and m.op == "%" and isinstance(m.left, E.Var) and isinstance(m.right, E.Const)
-                and isinstance(rest, E.Const)):
-            continue
-        k, r = m.right.value, rest.value
-        if isinstance(k, int) and isinstance(r, int) and not isinstance(k, bool) and not isinstance(r, bool) \
-                and k >= 2 and 0 <= r < k:
-            return m.left.name, k, r
-    return None
 
 
 def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],

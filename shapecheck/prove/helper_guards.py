@@ -55,9 +55,9 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     from .._torch import backed as B
 
     classes = equal_classes(case, solver)
-    specs = export_dims(case, solver, classes)
+    specs = export_dims(case, solver, classes, modulo=True)
     if any(sp.base is not None for sp in specs.values()):
-        return []  # a derived Dim (Ci == 4 * C): not modelled by this run
+        return []  # a derived Dim (Ci == 4 * C, or X == 2 * X_2 for X % 2 == 0): not modelled by this run
     sizes = example_sizes(case, solver, classes)
     if sizes is None:
         return []

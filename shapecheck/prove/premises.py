@@ -33,6 +33,22 @@ def definition(part: E.Node, dims: set[str] | None, known: dict[str, E.Node]) ->
     return None
 
 
+def modulo_step(c: E.Node) -> tuple[str, int, int] | None:
+    """``X % k == r`` (either side; X a name, k >= 2, 0 <= r < k) as (X, k, r), else None: torch.export
+    states it as the derived Dim ``k * X_k + r``."""
+    if not (isinstance(c, E.Cmp) and c.op == "=="):
+        return None
+    for m, rest in ((c.left, c.right), (c.right, c.left)):
+        if not (isinstance(m, E.Arith) and m.op == "%" and isinstance(m.left, E.Var) and isinstance(m.right, E.Const)
+                and isinstance(rest, E.Const)):
+            continue
+        k, r = m.right.value, rest.value
+        if isinstance(k, int) and isinstance(r, int) and not isinstance(k, bool) and not isinstance(r, bool) \
+                and k >= 2 and 0 <= r < k:
+            return m.left.name, k, r
+    return None
+
+
 def definitions(premises: list[E.Node]) -> dict[str, E.Node]:
     found: dict[str, E.Node] = {}
     for p in premises:

@@ -23,7 +23,7 @@ from ..findings import Finding
 from ..logic import expr as E
 from ..logic.solver import Outcome, Solver
 from ..rules import RuleCode
-from .premises import conjuncts, definition
+from .premises import conjuncts, definition, modulo_step
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
 # so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
@@ -49,10 +49,20 @@ class TorchView:
         self._constrained = E.free_names(case.domain)
         self.derived: dict[str, E.Node] = {}
         self.facts: list[E.Node] = []
+        self.quotients: dict[str, tuple[str, int, int]] = {}  # X_k -> (X, k, r): X % k == r is X == k * X_k + r
+        dynamic = {d.name for d in case.contract.dims if d.dynamic}
         for part in conjuncts(case.domain):
             eq = definition(part, set(case.contract.dim_names), self.derived)
+            step = modulo_step(part)
             if eq is not None:
                 self.derived[eq[0]] = eq[1]
+            elif step is not None and step[0] in dynamic and step[0] not in self.derived \
+                    and f"{step[0]}_{step[1]}" not in case.contract.dim_names \
+                    and not any(step[0] in E.free_names(v) for v in self.derived.values()):
+                x, k, r = step  # export states it as the derived Dim k * X_k + r (prove.export.export_dims)
+                q = f"{x}_{k}"
+                self.quotients[q] = step
+                self.derived[x] = E.Arith("+", E.Arith("*", E.Const(k), E.Var(q)), E.Const(r))
             elif part != E.TRUE:
                 self.facts.append(part)
 
@@ -81,6 +91,10 @@ class TorchView:
                 if d.dynamic and hi >= _EXPORT_MIN:
                     lo = max(lo, _EXPORT_MIN)
                 out[d.name] = (lo, hi)
+            for q, (x, k, r) in self.quotients.items():  # a root Dim of its own, from 2 up as export's are
+                lo, hi = self.domain_range(x)
+                qlo, qhi = max(0, -((r - lo) // k)), (hi - r) // k
+                out[q] = (max(qlo, _EXPORT_MIN) if qhi >= _EXPORT_MIN else qlo, qhi)
             self._ranges = out
         return self._ranges
 

@@ -94,25 +94,50 @@ def test_cases_wholly_rejected_by_a_rejects_table_are_not_exported():
     assert all(c.export.agrees for c in exported if c.export.ran), [c.export.message for c in exported]
 
 
+def _divisible_contract(tmp_path, op: str, dims: str, requires: str, args: str, output: str):
+    """A contract as ``contract draft`` writes one for an op whose kernel asserts a divisibility."""
+    contract = tmp_path / "divisible.toml"
+    contract.write_text(
+        f'schema = 1\nop = "{op}"\n[dims]\n' + "".join(f"{d} = {{ min = 1 }}\n" for d in dims.split()) +
+        f'[choices]\ndtype = ["float32"]\n[domain]\nrequires = ["{requires}"]\n'
+        f'[[args]]\nname = "self"\nkind = "tensor"\ndtype = "dtype"\nshape = "({", ".join(dims.split())})"\n{args}'
+        f'[[paths]]\nid = "only"\nwhen = "True"\noutputs = [{{ shape = "{output}" }}]\n')
+    return contract
+
+
 def test_a_divisibility_requirement_becomes_a_multiple_of_a_root_dim_of_its_own(tmp_path):
     """``A0 % 4 == 0`` (what ``contract draft`` writes from the kernel's assert) is export's ``4 * A0_4``:
     exported with a plain Dim, export refused the range it cannot state ("Constraints violated (A0)"), an
     unexplained disagreement with shapecheck's pass."""
-    contract = tmp_path / "pixel_shuffle_mod.toml"
-    contract.write_text(
-        'schema = 1\nop = "aten::pixel_shuffle"\n[dims]\nA0 = { min = 1 }\nA1 = { min = 1 }\nA2 = { min = 1 }\n'
-        '[choices]\ndtype = ["float32"]\n[domain]\nrequires = ["A0 % 4 == 0"]\n'
-        '[[args]]\nname = "self"\nkind = "tensor"\ndtype = "dtype"\nshape = "(A0, A1, A2)"\n'
-        '[[args]]\nname = "upscale_factor"\nkind = "int"\nvalue = "2"\n'
-        '[[paths]]\nid = "only"\nwhen = "True"\noutputs = [{ shape = "(A0 // 4, 2 * A1, 2 * A2)" }]\n')
+    contract = _divisible_contract(tmp_path, "aten::pixel_shuffle", "A0 A1 A2", "A0 % 4 == 0",
+                                   '[[args]]\nname = "upscale_factor"\nkind = "int"\nvalue = "2"\n',
+                                   "(A0 // 4, 2 * A1, 2 * A2)")
     c = load_contract(contract)
     [case] = list(c.cases())
     solver = make_solver(c, 10_000)
     specs = X.export_dims(case, solver, X.equal_classes(case, solver), modulo=True)
     assert (specs["A0"].base, specs["A0"].a, specs["A0"].b) == ("A0_4", 4, 0) and specs["A0_4"].lo == 1
-    assert X.export_dims(case, solver, X.equal_classes(case, solver))["A0"].base is None  # helper_guards' view
+    assert X.export_dims(case, solver, X.equal_classes(case, solver))["A0"].base is None
     r = verify_op("aten::pixel_shuffle", contract=str(contract), options=Options(jobs=1, confirm_export=True))
     assert r.verdict == Verdict.PASS
     [c0] = r.cases
     assert c0.export.succeeded and c0.export.agrees, c0.export.message
     assert c0.export.example["A0"] % 4 == 0 and c0.export.example["A0"] >= 8
+
+
+def test_torch_s_own_view_of_a_divisibility_is_the_derived_dim_export_gets(tmp_path):
+    """glu asserts ``A1 % 2 == 0`` and splits A1 in halves: ``2 * (A1 // 2) <= A1`` is decided by torch once A1
+    is ``2 * A1_2`` (as export states it), so it is no SC016, and the helper's guard ``A1 // 2 != 1`` is
+    export's 0/1 rule on A1_2, no SC022: shapecheck passes, as export does."""
+    from shapecheck.prove.torch_decides import TorchView
+
+    contract = _divisible_contract(tmp_path, "aten::glu", "A0 A1", "A1 % 2 == 0",
+                                   '[[args]]\nname = "dim"\nkind = "int"\nvalue = "-1"\n', "(A0, A1 // 2)")
+    c = load_contract(contract)
+    [case] = list(c.cases())
+    view = TorchView(case, make_solver(c, 10_000))
+    assert view.quotients == {"A1_2": ("A1", 2, 0)} and view.ranges()["A1_2"][0] == 2
+    r = verify_op("aten::glu", contract=str(contract), options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS, [v.code for v in r.violations]
+    [c0] = r.cases
+    assert c0.export.succeeded and c0.export.agrees, c0.export.message
