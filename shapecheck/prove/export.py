@@ -284,7 +284,7 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
             if "Constraints violated" not in text and _CONSTRAINT_REPORT in C.exception_functions(err):
                 text = (f"{text} (raised while export reported a constraint violation, in torch's "
                         f"{_CONSTRAINT_REPORT})").strip()
-            return False, f"{type(err).__name__}: {text[:600]}", how
+            return False, f"{type(err).__name__}: {text[:2000]}", how
         finally:
             C.reset_dynamo()
 
@@ -385,7 +385,8 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
     again at other example sizes (an experiment that can establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
-        return _equal_dims(case, message, solver) or f"not explained; export said: {first_line(message)}"
+        return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
+                or f"not explained; export said: {first_line(message)}")
     reasons = []
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
     for v in violations:
@@ -455,6 +456,36 @@ def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Nod
 
 def first_line(message: str) -> str:
     return message.splitlines()[0] if message else ""
+
+
+_SUGGESTED_MIN = re.compile(r"\b(\w+) = Dim\('\1', min=(\d+)")
+
+
+def _raised_minimum(case: BoundCase, message: str, solver: Solver) -> str:
+    """Export asks a higher minimum for a dim (its suggested fix ``X = Dim('X', min=m)``) because the contract
+    relates X to other dims (``padding0 < A1``), which Dims cannot state, and export traces every other dynamic
+    dim at 2 or more: z3 proves the domain and those sizes imply X >= m, and the domain allows X < m (where
+    another dim is 0 or 1). Empty unless both are established."""
+    names = {d.name for d in case.dims if d.dynamic}
+    for x, m in _SUGGESTED_MIN.findall(message):
+        if x not in names:
+            continue
+        least = int(m)
+        others = [E.Cmp(">=", E.Var(n), E.Const(2)) for n in sorted(names - {x})]
+        raised = solver.implies([case.domain, *others], E.Cmp(">=", E.Var(x), E.Const(least)))
+        below = solver.small_model([case.domain, E.Cmp("<", E.Var(x), E.Const(least))])
+        if raised.outcome is not Outcome.PROVED or below is None:
+            continue
+        related = sorted(n for n in E.free_names(case.domain) if n != x and n in names
+                         and any(x in E.free_names(p) and n in E.free_names(p) for p in _conjuncts(case.domain)))
+        if not related:
+            continue
+        at = ", ".join(f"{n}={below[n]}" for n in [x, *related] if n in below)
+        return (f"export asks Dim('{x}', min={least}): the contract relates {x} to {', '.join(related)}, which "
+                f"Dims cannot state, and export traces every other dynamic dim at sizes >= 2, where the domain "
+                f"implies {x} >= {least} (z3); the contract also allows {x} < {least} (e.g. {at}), where one of "
+                f"them is below 2. shapecheck checks the contract's whole range")
+    return ""
 
 
 _EQUAL = re.compile(r"The values of (\w+) = .*? and (\w+) = .*? must always be equal")

@@ -94,13 +94,16 @@ def test_cases_wholly_rejected_by_a_rejects_table_are_not_exported():
     assert all(c.export.agrees for c in exported if c.export.ran), [c.export.message for c in exported]
 
 
-def _divisible_contract(tmp_path, op: str, dims: str, requires: str, args: str, output: str):
-    """A contract as ``contract draft`` writes one for an op whose kernel asserts a divisibility."""
-    contract = tmp_path / "divisible.toml"
+def _drafted_contract(tmp_path, op: str, dims: str, requires: str, args: str, output: str, shape: str = ""):
+    """A contract as ``contract draft`` writes one: dims from 1, the kernel's asserts as ``requires``
+    (comma-separated), ``self`` of shape ``shape`` (default: every dim)."""
+    contract = tmp_path / "drafted.toml"
+    shape = shape or ", ".join(dims.split())
     contract.write_text(
         f'schema = 1\nop = "{op}"\n[dims]\n' + "".join(f"{d} = {{ min = 1 }}\n" for d in dims.split()) +
-        f'[choices]\ndtype = ["float32"]\n[domain]\nrequires = ["{requires}"]\n'
-        f'[[args]]\nname = "self"\nkind = "tensor"\ndtype = "dtype"\nshape = "({", ".join(dims.split())})"\n{args}'
+        '[choices]\ndtype = ["float32"]\n[domain]\nrequires = [' + ", ".join(f'"{r.strip()}"' for r in
+                                                                      requires.split(",")) + ']\n'
+        f'[[args]]\nname = "self"\nkind = "tensor"\ndtype = "dtype"\nshape = "({shape})"\n{args}'
         f'[[paths]]\nid = "only"\nwhen = "True"\noutputs = [{{ shape = "{output}" }}]\n')
     return contract
 
@@ -109,7 +112,7 @@ def test_a_divisibility_requirement_becomes_a_multiple_of_a_root_dim_of_its_own(
     """``A0 % 4 == 0`` (what ``contract draft`` writes from the kernel's assert) is export's ``4 * A0_4``:
     exported with a plain Dim, export refused the range it cannot state ("Constraints violated (A0)"), an
     unexplained disagreement with shapecheck's pass."""
-    contract = _divisible_contract(tmp_path, "aten::pixel_shuffle", "A0 A1 A2", "A0 % 4 == 0",
+    contract = _drafted_contract(tmp_path, "aten::pixel_shuffle", "A0 A1 A2", "A0 % 4 == 0",
                                    '[[args]]\nname = "upscale_factor"\nkind = "int"\nvalue = "2"\n',
                                    "(A0 // 4, 2 * A1, 2 * A2)")
     c = load_contract(contract)
@@ -131,7 +134,7 @@ def test_torch_s_own_view_of_a_divisibility_is_the_derived_dim_export_gets(tmp_p
     export's 0/1 rule on A1_2, no SC022: shapecheck passes, as export does."""
     from shapecheck.prove.torch_decides import TorchView
 
-    contract = _divisible_contract(tmp_path, "aten::glu", "A0 A1", "A1 % 2 == 0",
+    contract = _drafted_contract(tmp_path, "aten::glu", "A0 A1", "A1 % 2 == 0",
                                    '[[args]]\nname = "dim"\nkind = "int"\nvalue = "-1"\n', "(A0, A1 // 2)")
     c = load_contract(contract)
     [case] = list(c.cases())
@@ -141,3 +144,19 @@ def test_torch_s_own_view_of_a_divisibility_is_the_derived_dim_export_gets(tmp_p
     assert r.verdict == Verdict.PASS, [v.code for v in r.violations]
     [c0] = r.cases
     assert c0.export.succeeded and c0.export.agrees, c0.export.message
+
+
+def test_a_minimum_export_raises_through_a_relation_dims_cannot_state_is_explained(tmp_path):
+    """reflection_pad1d asserts ``padding < A1``: export traces the paddings at 2 or more and asks
+    ``Dim('A1', min=3)``, while the contract allows A1 = 2 with padding 1. The cause is established (export's
+    suggested minimum, and z3 on both halves), so the pass stands and the disagreement is explained."""
+    contract = _drafted_contract(tmp_path, "aten::reflection_pad1d", "A0 A1 padding0 padding1",
+                                 "padding0 < A1, padding1 < A1",
+                                 '[[args]]\nname = "padding"\nkind = "ints"\nvalue = ["padding0", "padding1"]\n',
+                                 "(A0, A1 + padding0 + padding1)", shape="A0, A1")
+    r = verify_op("aten::reflection_pad1d", contract=str(contract), options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS
+    [c0] = r.cases
+    assert c0.export.ran and c0.export.succeeded is False and not c0.export.agrees
+    assert c0.export.explanation.startswith("export asks Dim('A1', min=3): the contract relates A1 to padding0")
+    assert "A1=2, padding0=1" in c0.export.explanation
