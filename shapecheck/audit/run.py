@@ -479,9 +479,8 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
             _REGISTERED[spec] = frozenset(n for n in set(CA.all_op_names()) - before
                                           if not CA.torch_module(owner.get(n, "")))
         extra |= _REGISTERED[spec]
-    namespaces = {n.partition("::")[0] for n in extra}
-    namespaces |= {p.partition("::")[0] for p in patterns if "::" in p and not any(c in p.partition("::")[0]
-                                                                                for c in "*?[")}
+    named = {p.partition("::")[0] for p in patterns if "::" in p}  # a namespace an --ops pattern spells out
+    namespaces = {n.partition("::")[0] for n in extra} | {ns for ns in named if not set(ns) & set("*?[")}
     if aten_in_scope(patterns, imports, source):
         namespaces.add("aten")
     names, unreachable = enumerate_all(patterns, namespaces, extra)

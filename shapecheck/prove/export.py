@@ -29,7 +29,7 @@ from ..result.report import CaseResult
 from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
-from .premises import modulo_step
+from .premises import modulo_step, quotient
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 #: export again at other example sizes: (whether export succeeded, None: not comparable; its message)
@@ -108,7 +108,7 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
     """The contract's ``requires`` as torch.export can state them: each dim's range over the domain (a
     minimum implied by ``H + 2 * p >= k``), equal dims one ``Dim``, and a dim the domain ties to another by
     ``X == a * Y + b`` (a >= 1) a derived Dim. With ``modulo``, ``X % k == r`` (k >= 2) makes X the derived
-    Dim ``k * X_k + r`` of a root Dim of its own, ``X_k`` (``modulo_roots`` says which). What export cannot
+    Dim ``k * X_k + r`` of a root Dim of its own, ``X_k`` (``premises.quotient``). What export cannot
     express (a product of two dims) is left to the example sizes, and export may then reject the range."""
     dyn = {d.name for d in case.dims if d.dynamic}
     roots = {d.name for d in case.contract.dims if d.dynamic}  # a root Dim need not be an input's size
@@ -121,9 +121,8 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
             lo = solver.extreme([case.domain], xm, lowest=True)
             hi = solver.extreme([case.domain], xm, lowest=False)
             if lo is not None and hi is not None:
-                q = f"{xm}_{km}"
-                qlo, qhi = max(0, -((rm - lo) // km)), (hi - rm) // km
-                if qlo < qhi:
+                q, qlo, qhi = quotient(xm, km, rm, lo, hi)
+                if qlo < qhi and q not in case.contract.dim_names:
                     quotients[q] = DimSpec(q, qlo, qhi)
                     derived[xm] = (q, km, rm)
             continue

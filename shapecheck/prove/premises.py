@@ -49,6 +49,11 @@ def modulo_step(c: E.Node) -> tuple[str, int, int] | None:
     return None
 
 
+def quotient(x: str, k: int, r: int, lo: int, hi: int) -> tuple[str, int, int]:
+    """The root Dim of ``X % k == r`` (X == k * X_k + r) for X in [lo, hi]: its name and range."""
+    return f"{x}_{k}", max(0, -((r - lo) // k)), (hi - r) // k
+
+
 def definitions(premises: list[E.Node]) -> dict[str, E.Node]:
     found: dict[str, E.Node] = {}
     for p in premises:

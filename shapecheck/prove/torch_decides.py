@@ -23,7 +23,7 @@ from ..findings import Finding
 from ..logic import expr as E
 from ..logic.solver import Outcome, Solver
 from ..rules import RuleCode
-from .premises import conjuncts, definition, modulo_step
+from .premises import conjuncts, definition, modulo_step, quotient
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
 # so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
@@ -91,9 +91,8 @@ class TorchView:
                 if d.dynamic and hi >= _EXPORT_MIN:
                     lo = max(lo, _EXPORT_MIN)
                 out[d.name] = (lo, hi)
-            for q, (x, k, r) in self.quotients.items():  # a root Dim of its own, from 2 up as export's are
-                lo, hi = self.domain_range(x)
-                qlo, qhi = max(0, -((r - lo) // k)), (hi - r) // k
+            for x, k, r in self.quotients.values():  # a root Dim of its own, from 2 up as export's are
+                q, qlo, qhi = quotient(x, k, r, *self.domain_range(x))
                 out[q] = (max(qlo, _EXPORT_MIN) if qhi >= _EXPORT_MIN else qlo, qhi)
             self._ranges = out
         return self._ranges
