@@ -101,12 +101,35 @@ def cache_dir(tmp_path, monkeypatch):
     return d
 
 
+def pytest_ignore_collect(collection_path, config):
+    """A slow tier's folder is not even imported when the ``-m`` expression leaves out every slow test
+    (``-m "not slow"``, the edit loop): its modules' imports and module-level work cost collection time."""
+    tests = ROOT / "tests"
+    path = Path(str(collection_path))
+    if not path.is_relative_to(tests) or len(path.relative_to(tests).parts) != 1 \
+            or path.name not in SLOW_TIERS or not config.option.markexpr:
+        return None
+    try:
+        from _pytest.mark.expression import Expression  # how pytest itself reads -m
+
+        matches_slow = Expression.compile(config.option.markexpr).evaluate(lambda name, **kw: name == "slow")
+    except Exception:  # noqa: BLE001 - pytest's reader moved: collect, and let -m deselect
+        return None
+    return True if not matches_slow else None
+
+
 def pytest_collection_modifyitems(items):
     """Mark ``slow`` (``pytest -m "not slow"`` leaves them out) every test of a slow tier and every test that
-    needs ``shipped_gate``, the whole family's gate (about 20 s of CPU, once per session)."""
+    needs ``shipped_gate``, the whole family's gate (about 20 s of CPU, once per session).
+
+    Under pytest-xdist (``-n``, ``--dist loadgroup``) the tests that share a costly session fixture run in one
+    worker, so that it is built once: the install tier's wheel and venv, and the shipped gate."""
     tests = ROOT / "tests"
     for item in items:
         path = Path(str(item.path))
-        if (path.is_relative_to(tests) and path.relative_to(tests).parts[0] in SLOW_TIERS
-                or "shipped_gate" in getattr(item, "fixturenames", ())):
+        tier = path.relative_to(tests).parts[0] if path.is_relative_to(tests) else ""
+        gate = "shipped_gate" in getattr(item, "fixturenames", ())
+        if tier in SLOW_TIERS or gate:
             item.add_marker(pytest.mark.slow)
+        if tier == "install" or gate:
+            item.add_marker(pytest.mark.xdist_group(tier if tier == "install" else "shipped_gate"))

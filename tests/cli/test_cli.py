@@ -16,6 +16,7 @@ def test_verify_installed_passes_text():
     assert res.stdout.splitlines()[0].startswith("PASS: aten::_scaled_dot_product_attention_math_for_mps")
 
 
+@pytest.mark.slow
 def test_verify_regressed_json_schema_and_exit_1():
     res = invoke("verify", "op", "aten::_scaled_dot_product_attention_math_for_mps", "--meta",
                  f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4, "--format", "json")
@@ -29,6 +30,7 @@ def test_verify_regressed_json_schema_and_exit_1():
     assert v["location"]["file"].endswith("sdpa_kernels.py") and v["location"]["line"] > 0
 
 
+@pytest.mark.slow
 def test_regressed_text_shows_source_context():
     res = invoke("verify", "op", OP, "--meta", f"{KERNELS / 'sdpa_kernels.py'}:regressed", "--case", CASE4)
     assert res.returncode == 1
@@ -37,6 +39,7 @@ def test_regressed_text_shows_source_context():
     assert "(query_seq_len <= 8)" in res.stdout
 
 
+@pytest.mark.slow
 def test_bad_inputs_exit_2_without_traceback(tmp_path):
     bad_py = tmp_path / "broken.py"
     bad_py.write_text("def f(:\n")

@@ -60,6 +60,7 @@ def project(tmp_path, ns: str, body: str):
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["import", "meta-source"])
 def test_a_fake_that_branches_on_the_sequence_length_is_sc001_at_its_own_line(tmp_path, how):
     p = project(tmp_path, f"sc_{how.replace('-', '_')}", BRANCHES)
@@ -87,6 +88,7 @@ def test_the_fixed_fake_passes(tmp_path):
     assert res.stdout.startswith("PASS: sc_fixed::decode")
 
 
+@pytest.mark.slow
 def test_the_same_from_pyproject_with_no_flags(tmp_path):
     p = project(tmp_path, "sc_config", BRANCHES)
     (p / "pyproject.toml").write_text('[tool.shapecheck]\nimports = ["mylib_ops.py"]\n')
@@ -141,6 +143,7 @@ def test_meta_source_finds_no_registration_for_another_custom_op():
     assert find_registration(ast.parse(FAKES), "mylib::c") is None  # only .out is registered
 
 
+@pytest.mark.slow
 def test_a_meta_file_imports_its_sibling_modules_as_a_script_would(tmp_path):
     """`--meta FILE:FUNC` puts the file's folder on sys.path: a fake kernel file that imports the library's
     helpers next to it works (it said "No module named ..." before)."""

@@ -5,6 +5,8 @@ renderers."""
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from tests.conftest import KERNELS, SDPA_MPS, invoke, rendered
 from tests.unit.test_gate import check_sarif
 
@@ -13,6 +15,7 @@ CASE = "rank=4,mask=float,is_causal=false,dtype=bfloat16,enable_gqa=false"
 VERIFY = ("verify", "op", SDPA_MPS, "--meta-source", REGRESSED, "--case", CASE, "-j", "1")
 
 
+@pytest.mark.slow
 def test_verify_writes_every_format_in_one_run(tmp_path):
     files = {f: tmp_path / f"report.{f}" for f in ("json", "sarif", "junit", "github", "text")}
     res = invoke(*VERIFY, "--format", "text", *(a for f, p in files.items() for a in ("--output", f"{f}={p}")))
@@ -32,6 +35,7 @@ def test_verify_writes_every_format_in_one_run(tmp_path):
     assert any(line.startswith("::error file=") and "SC001" in line for line in files["github"].read_text().splitlines())
 
 
+@pytest.mark.slow
 def test_output_dash_takes_stdout_instead_of_format(tmp_path):
     res = invoke(*VERIFY, "--format", "text", "--output", "sarif=-")
     assert res.returncode == 1

@@ -247,6 +247,7 @@ def golden_path(rule: str) -> Path:
     return HERE / f"{rule}.json"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.rule for e in EXAMPLES])
 def test_golden(example: Example, tmp_path, monkeypatch, regen_golden):
     if example.plant:

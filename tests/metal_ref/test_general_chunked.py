@@ -49,6 +49,7 @@ def test_mask_fails_because_it_is_not_sliced():
         general_chunked.forward(q, k, v, torch.zeros(16, dtype=torch.float16))
 
 
+@pytest.mark.slow
 def test_causal_band_restarts_in_every_chunk():
     q, k, v = make_qkv((1, 1, N_L, 24), (1, 1, N_L, 24))
     out0, _ = general_chunked.forward(q, k, v, is_causal=True)

@@ -96,11 +96,13 @@ def test_no_import_cycle_lazy_and_type_checking_imports_included():
     assert S.cycles(S.graph(MODULES)) == []
 
 
+@pytest.mark.slow
 def test_no_private_name_crosses_a_folder():
     found = [f"{m}:{line} uses {t}.{n}" for m, line, t, n in S.figures(ROOT)["private"]]
     assert not found, "private names used from another folder (make them public or move them):\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_torch_internals_only_in_the_torch_folder():
     for name, m in MODULES.items():
         if name.split(".")[0] == "_torch":
@@ -174,6 +176,7 @@ def test_import_shapecheck_loads_neither_torch_nor_z3():
     assert res.stdout.strip() == "[]", res.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_modules_and_their_functions_stay_small():
     """Every module under 600 lines; no function over 80 lines (``def`` to its last line, nested ones too), but
     the expression parser's (``S.LONG_ALLOWED``). Classes may be long."""
@@ -222,6 +225,7 @@ def test_the_rule_code_scan_sees_literals_and_f_strings_but_not_docstrings():
     assert [line for line, _ in rule_code_literals(text)] == [4, 4]
 
 
+@pytest.mark.slow
 def test_rule_codes_are_spelled_only_in_the_registry():
     """Code names a rule by ``rules.RuleCode``; a string "SCxxx" anywhere else in the package (but prose) is a
     rule the registry does not know about."""

@@ -39,11 +39,13 @@ def _line_of(text: str) -> int:
     return next(i for i, t in enumerate(lines, 1) if t.strip().startswith(text))
 
 
+@pytest.mark.slow
 def test_every_op_of_an_imported_library_is_audited(library):
     assert set(library) == {f"auditex::{name}.default" for name in [*EXPECTED, "relation"]}
     assert all(r["inputs"] == "schema" and r["example"].startswith("x=float32[x_0, x_1]") for r in library.values())
 
 
+@pytest.mark.slow  # the library's audit, about 5 s
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_class_is_found_at_its_line_with_real_points(name, library):
     from shapecheck.audit.classify import CLASSES
@@ -69,6 +71,7 @@ def test_a_relation_the_op_demands_is_an_inferred_requires_not_a_finding(library
     assert "inner sizes differ" in req["evidence"]
 
 
+@pytest.mark.slow
 def test_the_seed_regression_is_a_constant_comparison_at_its_line_with_no_contract():
     from shapecheck.audit.run import audit_op
     from shapecheck.kernel.sources import MetaSource
@@ -109,6 +112,7 @@ def _audit_cli(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_baseline_records_today_and_fails_only_on_new_findings(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
     base = tmp_path / "audit-baseline.json"
@@ -121,6 +125,7 @@ def test_baseline_records_today_and_fails_only_on_new_findings(tmp_path, monkeyp
     assert [f["code"] for f in doc["findings"] if not f.get("baselined")] == ["SC033"]
 
 
+@pytest.mark.slow
 def test_sarif_and_github_carry_the_rule_line_and_counterexample(monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::modulo*", "-j", "1", "--format", "sarif")
@@ -144,6 +149,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch):
     assert code == 2 and "not an audit baseline" in err
 
 
+@pytest.mark.slow
 def test_shards_split_the_op_list_without_overlap():
     from shapecheck.audit.run import run_audit
 
@@ -181,6 +187,7 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     assert rec["status"] == "relation-only" and [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
 
 
+@pytest.mark.slow
 def test_records_do_not_depend_on_jobs(library):
     """Forked workers give the same records as one process (timings aside)."""
     from shapecheck.audit.run import run_audit
@@ -193,6 +200,7 @@ def test_records_do_not_depend_on_jobs(library):
     assert strip(forked) == strip(library)
 
 
+@pytest.mark.slow
 def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
     """``--draft``: mm's draft holds its inferred relation as a requires and its traced output; verify then
     proves the installed kernel against it. A kernel with a finding gets a draft per traced path."""
@@ -273,6 +281,7 @@ def meta_mm(a, b):
 '''
 
 
+@pytest.mark.slow
 def test_an_ops_record_comes_from_the_cache_until_its_kernel_or_a_helper_changes(tmp_path, monkeypatch):
     """The per-op cache: the same record (but for ``cached``), answered while the kernel and the helpers it
     reaches are unchanged; an edited helper misses; ``cache=False`` neither reads nor writes."""
@@ -302,6 +311,7 @@ def test_an_ops_record_comes_from_the_cache_until_its_kernel_or_a_helper_changes
     assert audit()["cached"] is True
 
 
+@pytest.mark.slow
 def test_an_import_alone_audits_the_ops_it_registers_and_not_torch_s_own():
     """``audit --import mylib`` is about mylib: aten is audited only when --ops names it or --meta-source
     replaces its kernels."""

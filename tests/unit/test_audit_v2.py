@@ -153,6 +153,7 @@ def _records(lib, *extra: str) -> tuple[int, dict]:
     return code, json.loads(out)
 
 
+@pytest.mark.slow
 def test_a_specialisation_is_never_a_relation_and_its_other_side_is_not_zero(lib):
     _, doc = _records(lib, "--ops", "auditv2::spec_nonzero*")
     rec = next(r for r in doc["ops"] if r["op"] == "auditv2::spec_nonzero.default")
@@ -161,6 +162,7 @@ def test_a_specialisation_is_never_a_relation_and_its_other_side_is_not_zero(lib
     assert not any("x_0 ==" in r["expr"] for r in rec["requires"])
 
 
+@pytest.mark.slow
 def test_a_fake_that_raises_on_every_input_is_a_kernel_error_and_a_missing_parameter_is_found_behind_a_bool(lib):
     _, doc = _records(lib)
     recs = {r["op"]: r for r in doc["ops"]}
@@ -170,6 +172,7 @@ def test_a_fake_that_raises_on_every_input_is_a_kernel_error_and_a_missing_param
     assert any(f["code"] == "SC042" and "check=True" in f["expr"] for f in flagged["findings"]), flagged["findings"]
 
 
+@pytest.mark.slow
 def test_not_traced_is_never_a_pass_until_the_config_or_baseline_excuses_it(lib, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, out, _ = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1",
@@ -286,6 +289,7 @@ def _(x):
 '''
 
 
+@pytest.mark.slow
 def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
     """The audit runs its ops in supervised workers: the SIGFPE op is not run (inconclusive), the other is
     audited and compared with its eager kernel."""
@@ -300,6 +304,7 @@ def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
     assert recs["auditcrash::fine.default"]["eager"]["status"] == "compared"
 
 
+@pytest.mark.slow
 def test_an_eager_error_naming_dtypes_keeps_the_rank_the_fake_took(lib):
     """The fake takes only 4-D inputs and the eager kernel only half precision, saying "fp16 and bf16" and no
     rank (CUDA flash attention on a 4-D float32 call). The search keeps rank 4 and tries float16, which no
@@ -310,6 +315,7 @@ def test_an_eager_error_naming_dtypes_keeps_the_rank_the_fake_took(lib):
     assert rec["example"].startswith("q=float16[q_0, q_1, q_2, q_3]"), rec["example"]
 
 
+@pytest.mark.slow
 def test_a_rank_named_for_one_tensor_is_tried_for_the_tensors_alike(lib):
     """The eager kernel says "query.dim() == 4" and needs a 4-D key as well, while the fake takes any rank.
     The key, of the same rank and dtype as the query in the call, gets rank 4 as its next option: the eager
@@ -321,6 +327,7 @@ def test_a_rank_named_for_one_tensor_is_tried_for_the_tensors_alike(lib):
         in rec["example"], rec["example"]
 
 
+@pytest.mark.slow
 def test_a_dtype_an_error_refuses_leaves_the_first_tensor_of_that_dtype(lib):
     """The eager kernel wants int32 rows ("expected scalar type Int but found Float", naming no argument, on a
     call of two float32 tensors: both try int32) and then refuses int32 data ("not implemented for 'Int'",

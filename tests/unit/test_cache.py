@@ -103,6 +103,7 @@ def test_moving_the_kernel_misses_only_where_reports_show_its_lines(toy):
     assert _holds(K.unlocated(deps, shown_files=set()))
 
 
+@pytest.mark.slow
 def test_the_installed_kernel_is_fingerprinted_in_torchs_file():
     from shapecheck.cache.store import kernel_function
     from shapecheck.kernel.load import installed_kernel
@@ -279,6 +280,7 @@ def _hits(json_text):
     return [r for r in doc.get("reports", [doc]) if r.get("cache")]
 
 
+@pytest.mark.slow
 def test_verify_hit_changes_only_one_text_line_and_one_json_field(cache_dir, tmp_path):
     kernel = tmp_path / "regs.py"
     kernel.write_text(KERNEL)

@@ -52,6 +52,7 @@ def test_a_planted_pickle_runs_no_code(cache_dir, tmp_path):
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_forged_verdict_is_a_miss_and_the_run_fails_again(cache_dir, tmp_path):
     kernel = tmp_path / "regs.py"
     kernel.write_text(KERNEL)
@@ -98,6 +99,7 @@ def test_a_signed_entry_of_the_wrong_shape_is_a_miss(cache_dir, value):
     assert R.lookup("t", {"a": 1}, Rec) is None
 
 
+@pytest.mark.slow
 def test_a_verify_entry_with_no_violations_list_is_a_miss(cache_dir, tmp_path):
     kernel = tmp_path / "regs.py"
     kernel.write_text(KERNEL)
@@ -238,6 +240,7 @@ HELPERS_OK = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.slow
 def test_verify_misses_after_a_helper_reached_through_getattr_changes(cache_dir, tmp_path):
     (tmp_path / "kernel_helpers.py").write_text(HELPERS_OK)
     (tmp_path / "k.py").write_text(GUARDED)
@@ -256,6 +259,7 @@ def test_verify_misses_after_a_helper_reached_through_getattr_changes(cache_dir,
     assert not _hits(out) and code == 1, out
 
 
+@pytest.mark.slow
 def test_a_projects_own_contract_is_not_answered_by_the_shipped_one(cache_dir, tmp_path):
     shipped = ROOT / "contracts" / "aten" / "pixel_shuffle.toml"
     args = ("verify", "op", "aten::pixel_shuffle", "-j", "1", "--format", "json")
@@ -298,6 +302,7 @@ def _mutations():
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("SHAPECHECK_FUZZ_EXAMPLES", "60")), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_mutations())

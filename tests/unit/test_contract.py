@@ -88,6 +88,7 @@ def test_unknown_choice_values_are_load_errors_listing_the_known_values(tmp_path
     assert f"[{key}]" in str(info.value) and "is not a value of the choice" in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_case_limit_is_an_argument_and_names_the_choices(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text(GOOD)

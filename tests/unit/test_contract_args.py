@@ -153,6 +153,7 @@ def refused(path, op, capsys) -> str:
 # Tensor lists
 
 
+@pytest.mark.slow
 def test_cat_with_per_element_dynamic_sizes_is_proved(tmp_path):
     path = write(tmp_path, CAT.format(out="(B, L1 + L2 + L3, D)"))
     r = verify_op("aten::cat", contract=str(path))
@@ -169,11 +170,13 @@ def test_cat_with_a_wrong_output_is_refuted_at_a_point_of_the_element_dims(tmp_p
     assert v.counterexample["L3"] != 0  # the only way the two shapes differ
 
 
+@pytest.mark.slow
 def test_stack_takes_its_length_from_a_choice(tmp_path):
     r = verify_op("aten::stack", contract=str(write(tmp_path, STACK)))
     assert r.exit_code == 0 and [c.case for c in r.cases] == ["n=1", "n=2", "n=5"]
 
 
+@pytest.mark.slow
 def test_torch_export_takes_a_tensor_list_and_agrees(tmp_path):
     path = write(tmp_path, CAT.format(out="(B, L1 + L2 + L3, D)"))
     r = verify_op("aten::cat", contract=str(path), options=Options(confirm_export=True, export_sample=1))
@@ -244,6 +247,7 @@ def test_tensor_list_mistakes_are_load_errors_naming_the_key(tmp_path, field, me
 # Arithmetic in input shapes, int arguments from choices
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("unshuffle", [False, True])
 def test_pixel_shuffle_and_unshuffle_with_shape_arithmetic_and_r_a_choice(tmp_path, unshuffle):
     r = verify_op("aten::pixel_unshuffle" if unshuffle else "aten::pixel_shuffle",
@@ -301,6 +305,7 @@ outputs = ["(N, C, r, r, H, W)"]
 """
 
 
+@pytest.mark.slow
 def test_a_dynamic_r_inside_an_input_shape_under_meta(tmp_path):
     (tmp_path / "kernels.py").write_text(META)
     path = write(tmp_path, VIEW)
@@ -498,6 +503,7 @@ outputs = ["(N * k, D)"]
 """
 
 
+@pytest.mark.slow
 def test_a_custom_op_is_checked_against_its_schema_once_imported(tmp_path, capsys):
     lib = tmp_path / "sc_lang_tile.py"
     lib.write_text(TILE_LIB)
@@ -542,6 +548,7 @@ outputs = ["unspecified"]
 SIZES = ["A - {c}", "A * B - {c}", "A - B + {c}", "(A + {c}) // 3 - B", "B * B - A * {c}", "A % 4 - {c}"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 @given(template=st.sampled_from(SIZES), c=st.integers(0, 6), a=st.tuples(st.integers(0, 5), st.integers(0, 5)),
        b=st.tuples(st.integers(0, 5), st.integers(0, 5)), requires=st.sampled_from(["true", "A >= B", "A + B >= 4"]))

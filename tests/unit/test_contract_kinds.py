@@ -132,6 +132,7 @@ def test_a_float_list_schema_argument_takes_the_floats_kind(tmp_path):
     assert 'use kind = "floats"' in str(err.value)
 
 
+@pytest.mark.slow
 def test_interpolate_with_scale_factors_is_proved_at_a_non_integer_scale():
     r = verify_op("aten::upsample_nearest2d.vec", contract=str(EXAMPLES / "upsample_nearest2d.toml"),
                   options=Options(jobs=1))
@@ -167,6 +168,7 @@ def test_values_that_cannot_be_drawn_are_a_load_error(tmp_path, args, message):
     assert "[args.r." in str(err.value) and message in str(err.value), str(err.value)
 
 
+@pytest.mark.slow
 def test_repeat_interleave_with_output_size_is_proved_and_checked_on_consistent_inputs(tmp_path):
     contract = load_contract(EXAMPLES / "repeat_interleave.toml")
     r = verify_op("aten::repeat_interleave.Tensor", contract=str(EXAMPLES / "repeat_interleave.toml"),
@@ -185,6 +187,7 @@ def test_repeat_interleave_with_output_size_is_proved_and_checked_on_consistent_
 # Export of sizes only int arguments carry
 
 
+@pytest.mark.slow
 def test_adaptive_pooling_exports_with_its_output_size_as_an_input_tensors_size():
     r = verify_op("aten::_adaptive_avg_pool2d", contract=str(EXAMPLES / "adaptive_avg_pool2d.toml"),
                   options=Options(jobs=1, confirm_export=True))
@@ -194,6 +197,7 @@ def test_adaptive_pooling_exports_with_its_output_size_as_an_input_tensors_size(
     assert x.ints.startswith("OH, OW, carried by int arguments only, passed as the size of an extra input tensor")
 
 
+@pytest.mark.slow
 def test_a_guard_on_an_int_carried_size_fails_export_as_it_fails_verify(tmp_path):
     (tmp_path / "k.py").write_text(
         "def kernel(self, output_size):\n"

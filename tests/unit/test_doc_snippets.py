@@ -167,6 +167,7 @@ def test_a_toml_snippet_of_the_docs_loads(snippet, tmp_path):
     load_snippet(snippet, tmp_path)
 
 
+@pytest.mark.slow
 def test_every_toml_snippet_is_counted(tmp_path, capsys):
     kinds: dict[str, int] = {}
     for i, s in enumerate(SNIPPETS):

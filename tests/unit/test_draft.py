@@ -21,6 +21,7 @@ def _load(tmp_path, text):
     return load_contract(path), tomllib.loads(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op, shapes, requires, output", [
     ("aten::bmm", ["(A0, A1, A2)", "(B0, B1, B2)"], ["A0 == B0", "A2 == B1"], "(A0, A1, B2)"),
     ("aten::addmm", ["(A0, A1)", "(B0, B1)", "(C0, C1)"], ["B1 == C0"], "(B0, C1)"),
@@ -37,6 +38,7 @@ def test_a_draft_of_a_real_aten_op_loads_and_verify_proves_it(tmp_path, op, shap
     assert report.verdict.value == "pass", [v.message for v in report.violations]
 
 
+@pytest.mark.slow
 def test_kinds_choices_and_keyword_only_arguments_follow_the_schema(tmp_path):
     text = draft_contract("aten::avg_pool2d", {"self": 4})
     contract, data = _load(tmp_path, text)

@@ -75,6 +75,7 @@ def test_fuzz_finds_the_2d_index_the_runtime_rejects_where_the_contract_admits_i
     assert shipped.verdict == "pass", shipped.failures
 
 
+@pytest.mark.slow
 def test_ref_check_compares_every_output_with_the_meta_kernel(permuted):
     from shapecheck.contract.load import load_contract
     from shapecheck.runtime.refcheck import ref_check
@@ -87,6 +88,7 @@ def test_ref_check_compares_every_output_with_the_meta_kernel(permuted):
     assert good.verdict == "pass" and good.paths[0].points == 6
 
 
+@pytest.mark.slow
 def test_an_op_without_a_cpu_kernel_is_fuzzed_with_a_note_that_there_is_no_reference():
     flash = "aten::_scaled_dot_product_flash_attention"
     contract = ROOT / "contracts" / "aten" / "_scaled_dot_product_flash_attention.toml"

@@ -65,6 +65,7 @@ def test_a_float_that_is_not_an_exact_quotient_stays_untranslated():
     traced(lambda k, s: s == torch.sym_float(k) * 0.5)
 
 
+@pytest.mark.slow
 def test_round_up_check_is_proved_and_a_wrong_one_refuted():
     """torch's _scaled_grouped_mm writes round_up(K / 128, 4): proved against the contract (SC005 before), and
     the same check with 64-column blocks is SC004 at a real point."""
@@ -109,6 +110,7 @@ def simplified_claims():
     return [(claim, simplified(SHUFFLE, claim)) for claim in CLAIMS]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 50), st.integers(1, 50), st.integers(1, 50), st.integers(-5, 5))
 def test_simplification_keeps_the_claims_value_wherever_the_premises_hold(co, ph, pw, c):

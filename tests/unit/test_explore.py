@@ -63,6 +63,7 @@ def test_installed_kernel_is_one_path_covering_the_domain():
     assert pm.covered and len(pm.paths) == 1 and pm.paths[0].region == "true" and not pm.breaks
 
 
+@pytest.mark.slow
 def test_exploration_terminates_and_reports_truncation():
     r = shapecheck.explore_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=(BOOL4,), max_traces=5))
     pm = r.cases[0].path_map
@@ -89,6 +90,7 @@ def test_explore_cli_text_and_json():
 sys.path.insert(0, str(ROOT / "bench"))
 
 
+@pytest.mark.slow
 def test_seed_reproduced_exactly_both_ways():
     import torch
     from seed_export import export_dynamic
@@ -113,6 +115,7 @@ def test_seed_reproduced_exactly_both_ways():
     assert verify_op(SDPA_MPS, options=Options(cases=(SEED,))).verdict == Verdict.PASS
 
 
+@pytest.mark.slow
 def test_confirm_export_agrees_on_the_seed_case():
     bad = verify_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=(SEED,), confirm_export=True))
     x = bad.cases[0].export
@@ -123,6 +126,7 @@ def test_confirm_export_agrees_on_the_seed_case():
     assert set(y.to_json()) >= {"ran", "succeeded", "agrees", "message"}
 
 
+@pytest.mark.slow
 def test_branch_on_L_eq_1_is_an_explained_disagreement():
     r = verify_op(SDPA_MPS, meta=f"{K}:guard_L_eq_1", options=Options(cases=(SEED,), confirm_export=True))
     assert r.verdict == Verdict.FAIL
@@ -133,6 +137,7 @@ def test_branch_on_L_eq_1_is_an_explained_disagreement():
 
 # ---- fixes ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn,code,words", [
     ("regressed", "SC001", "path-independent shape"),
     ("specialize_int_L", "SC003", "SymInt directly"),

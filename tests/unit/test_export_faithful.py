@@ -2,6 +2,8 @@
 installed for custom ops too, a sample of passing cases over every choice value, and explanations only
 where their cause is established."""
 
+import pytest
+
 from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.prove import export as X
@@ -31,6 +33,7 @@ def test_an_inequality_of_requires_becomes_a_dim_minimum():
     assert _specs("convolution", "k=3,p=1,s=1")["H"].lo == 1
 
 
+@pytest.mark.slow
 def test_pixel_shuffle_exports_with_the_derived_dim_and_agrees():
     r = verify_op("aten::pixel_shuffle", contract=str(ATEN / "pixel_shuffle.toml"),
                   options=Options(jobs=1, confirm_export=True))
@@ -54,6 +57,7 @@ def test_the_sample_covers_every_choice_value():
         >= {(k, v) for case in idx for k, v in case.values.items() if k in ("index_rank", "index_dtype")}
 
 
+@pytest.mark.slow
 def test_a_candidate_for_a_custom_op_is_the_kernel_export_runs():
     import tests.kernels.custom_rows  # noqa: F401 - registers screplay::rows with its guarded fake
 
@@ -75,6 +79,7 @@ def test_an_export_failure_without_an_established_cause_is_not_explained():
     assert why == "not explained; export said: SomeError: something export said"
 
 
+@pytest.mark.slow
 def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guard():
     r = verify_op("aten::linalg_cross", contract=str(ATEN / "linalg_cross.toml"),
                   options=Options(jobs=1, confirm_export=True))
@@ -84,6 +89,7 @@ def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guar
     assert "must always be equal" in x.explanation and "allows them to differ" in x.explanation
 
 
+@pytest.mark.slow
 def test_cases_wholly_rejected_by_a_rejects_table_are_not_exported():
     """index_select's 2-D index cases are a [[rejects]] region with no domain point: no export for them (it
     used to try binding a case of no choices and fail), the others are confirmed."""
@@ -108,6 +114,7 @@ def _drafted_contract(tmp_path, op: str, dims: str, requires: str, args: str, ou
     return contract
 
 
+@pytest.mark.slow
 def test_a_divisibility_requirement_becomes_a_multiple_of_a_root_dim_of_its_own(tmp_path):
     """``A0 % 4 == 0`` (what ``contract draft`` writes from the kernel's assert) is export's ``4 * A0_4``:
     exported with a plain Dim, export refused the range it cannot state ("Constraints violated (A0)"), an
@@ -128,6 +135,7 @@ def test_a_divisibility_requirement_becomes_a_multiple_of_a_root_dim_of_its_own(
     assert c0.export.example["A0"] % 4 == 0 and c0.export.example["A0"] >= 8
 
 
+@pytest.mark.slow
 def test_torch_s_own_view_of_a_divisibility_is_the_derived_dim_export_gets(tmp_path):
     """glu asserts ``A1 % 2 == 0`` and splits A1 in halves: ``2 * (A1 // 2) <= A1`` is decided by torch once A1
     is ``2 * A1_2`` (as export states it), so it is no SC016, and the helper's guard ``A1 // 2 != 1`` is

@@ -90,6 +90,7 @@ def test_mutant_wrong_only_when_S_differs_from_Ev_is_found_and_shrunk():
     assert check_examples(SDPA_MPS, [f.example], meta=FIXED).verdict == "pass"
 
 
+@pytest.mark.slow
 def test_guard_only_mutant_fails_fuzzing_on_its_guard_as_verify_does():
     """A kernel that branches on L <= 8 but is right on both sides: the fuzzer runs it as torch.export does
     (backed sizes at each example), so the branch is a guard on L at every example (check 'guard', SC001), and
@@ -103,6 +104,7 @@ def test_guard_only_mutant_fails_fuzzing_on_its_guard_as_verify_does():
     assert v.verdict.value == "fail" and l8 and l8[0].counterexample["L"] == 9
 
 
+@pytest.mark.slow
 def test_other_ops_get_shape_checks_and_their_own_eager_kernel_as_reference(tmp_path):
     toy = str(toy_contract_file())
     r = fuzz_op("aten::mm", contract=toy, options=FuzzOptions(examples=60, seed=1, max_elements=4096))
@@ -131,6 +133,7 @@ def test_fuzz_test_returns_a_hypothesis_test_that_finds_the_mutant():
     settings(max_examples=30, database=None, deadline=None)(ok)(op=SDPA_MPS)
 
 
+@pytest.mark.slow
 def test_fuzz_given_runs_the_decorated_checks_and_takes_explicit_examples_from_a_verify_report(tmp_path):
     case = "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false"
     report = tmp_path / "verify.json"
@@ -212,6 +215,7 @@ def test_cli_reports_a_shrunk_failure_with_a_replay_command_that_replays_it():
     assert fixed.exit_code == 0 and fixed.output.startswith("PASS: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [
     ["--example", "rank=4,mask=none,is_causal=false,dtype=float32,enable_gqa=false;B=1,H=2,Hk=1,L=1,S=1,E=1,Ev=1"],
     ["--path", "no-such-path"],

@@ -230,6 +230,7 @@ expires = "2020-01-01"
 """
 
 
+@pytest.mark.slow
 def test_suppressions_stale_fails_expired_counts_again_matching_is_reported_apart(tmp_path):
     from shapecheck.render import ci as ci_report
 

@@ -1,5 +1,7 @@
 """The engine on contracts other than SDPA: a toy op with a padded output, ceil division, scalar outputs."""
 
+import pytest
+
 from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.kernel.load import function_kernel
@@ -58,11 +60,13 @@ def _verify(tmp_path, fn):
     return verify_contract(load_contract(c), function_kernel(f"{k}", f"{fn}"), Options())
 
 
+@pytest.mark.slow
 def test_ceil_division_is_translated_exactly(tmp_path):
     assert _verify(tmp_path, "with_ceil").verdict == Verdict.PASS
     assert _verify(tmp_path, "with_floor_div").verdict == Verdict.PASS
 
 
+@pytest.mark.slow
 def test_missing_padding_and_wrong_scalar_output(tmp_path):
     r = _verify(tmp_path, "forgets_padding")
     assert r.verdict == Verdict.FAIL and {v.code for v in r.violations} == {"SC002"}
@@ -71,6 +75,7 @@ def test_missing_padding_and_wrong_scalar_output(tmp_path):
     assert r.verdict == Verdict.FAIL and any("output 1" in v.expr for v in r.violations)
 
 
+@pytest.mark.slow
 def test_guard_on_a_dim_modulo_a_choice(tmp_path):
     r = _verify(tmp_path, "branches_on_block_multiple")
     assert r.verdict == Verdict.FAIL
@@ -99,6 +104,7 @@ outputs = ["(N, D)", "N"]
     assert [c.outputs for c in r.cases] == [(("(16 * -(-N // 16), D)", "N"),), (("(32 * -(-N // 32), D)", "N"),)]
 
 
+@pytest.mark.slow
 def test_truncated_exploration_without_a_finding_is_inconclusive(tmp_path):
     """Guards on a static dim are explored, not reported; if the bound stops exploration, nothing is proved
     beyond it, so the verdict is inconclusive, never pass."""
@@ -157,6 +163,7 @@ def needs_the_int(self, size):
 """
 
 
+@pytest.mark.slow
 def test_int_list_arguments_built_from_dims_are_symbolic(tmp_path):
     """An ints argument given by dims (a SymInt[] such as new_empty's size) reaches the kernel as SymInts:
     the installed op passes, a branch on it is a guard on L, int() on it a specialisation."""
@@ -193,6 +200,7 @@ def test_only_int_arguments_may_use_dims(tmp_path):
         assert f"c.toml: [{key}]" in str(err.value)
 
 
+@pytest.mark.slow
 def test_confirm_export_says_when_export_never_reaches_the_candidate(tmp_path):
     """new_empty's fake implementation is torch's own: exporting it says nothing about a --meta candidate,
     and the report must not count that as agreement."""
@@ -231,6 +239,7 @@ def via_sqrt_off(x):
 """
 
 
+@pytest.mark.slow
 def test_untranslated_output_sizes_are_proved_by_exhaustion_when_their_dims_take_few_values(tmp_path):
     """int(sqrt(N * N)) is outside the contract language. With N in [1, 64] it is checked at every N (and D
     by z3): a proof. With N unbounded it stays inconclusive; a wrong one is refuted either way."""

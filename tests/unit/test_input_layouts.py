@@ -42,6 +42,7 @@ TWINS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("op", "contract", "buggy", "fixed", "rule", "case"), TWINS, ids=[t[2] for t in TWINS])
 def test_a_layout_bug_fails_in_the_case_of_its_layout_and_its_fixed_twin_passes(op, contract, buggy, fixed, rule,
                                                                                  case):

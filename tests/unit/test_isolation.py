@@ -35,6 +35,7 @@ def verify(monkeypatch, kernel: str, *extra: str) -> tuple[int, dict, str]:
     return code, json.loads(out.getvalue()), err.getvalue()
 
 
+@pytest.mark.slow
 def test_cases_with_other_dims_never_reuse_a_case_s_regions(monkeypatch):
     """The rank-3 case's regions name K, which the rank-2 cases lack: before the fix the default mode traced a
     rank-2 case under them and died with KeyError 'K', losing every case. Now a rank-2 case shares only a
@@ -87,6 +88,7 @@ def test_debug_prints_the_traceback_of_a_case_s_internal_error(monkeypatch):
     assert f"internal error in case {CASES[0]}" in err and "Traceback" in err and "KeyError: 'K'" in err
 
 
+@pytest.mark.slow
 def test_a_run_wide_internal_error_says_how_to_see_the_traceback(monkeypatch):
     from shapecheck.prove import verify as V
 
@@ -125,6 +127,7 @@ def _plant_hang(monkeypatch, in_case: str):
     monkeypatch.setattr(X, "trace_case", hanging)
 
 
+@pytest.mark.slow
 def test_a_case_over_its_time_budget_is_inconclusive_and_the_others_report(monkeypatch):
     _plant_hang(monkeypatch, CASES[1])
     code, doc, _ = verify(monkeypatch, "guard_free", "--timeout", "3")
@@ -152,6 +155,7 @@ def test_a_run_over_its_time_budget_reports_the_cases_done(monkeypatch):
     assert "ran out after 2 of 4 cases" in messages["*"]
 
 
+@pytest.mark.slow
 def test_a_violation_found_before_the_budget_ran_out_still_fails_the_run(monkeypatch):
     """A counterexample is real whatever the clock says: the run fails (exit 1), the late case inconclusive."""
     _plant_hang(monkeypatch, CASES[3])

@@ -112,6 +112,7 @@ def test_an_op_whose_fake_is_a_fake_tensor_rule_is_verified_and_named(tmp_path):
     assert "FakeTensor rule fake_impls.masked_select at torch/_subclasses/fake_impls.py:" in r.kernel
 
 
+@pytest.mark.slow
 def test_upsample_nearest2d_both_kernels_are_checked_and_export_decides_the_exit_code(tmp_path):
     contract = _contract(tmp_path, "u.toml", UPSAMPLE)
     r = _verify("aten::upsample_nearest2d", contract)
@@ -130,6 +131,7 @@ def test_upsample_nearest2d_both_kernels_are_checked_and_export_decides_the_exit
     assert both.verdict.value == "fail" and both.exit_code == 1
 
 
+@pytest.mark.slow
 def test_meta_source_on_a_copy_of_torchs_file_checks_the_registration_where_torch_runs_it(tmp_path):
     """The copy's register_meta is what plain FakeTensorMode runs, not what export runs: it is checked there,
     fails at N = 0 as the installed kernel does, and the report says export runs another kernel."""
@@ -163,6 +165,7 @@ def test_export_reaches_a_candidate_in_its_slot(tmp_path):
 # Guards torch's helpers install
 
 
+@pytest.mark.slow
 def test_native_group_norm_passes_and_export_agrees():
     """should_expand's guard_or_false(N != 1) is torch's and export settles it: no SC001 (issue 22, item 3)."""
     from shapecheck.prove.verify import Options
@@ -217,6 +220,7 @@ def test_an_unexplained_disagreement_with_export_is_inconclusive(monkeypatch):
 # fuzz runs fakes as torch does
 
 
+@pytest.mark.slow
 def test_fuzz_runs_a_data_dependent_fake_rule(tmp_path):
     from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
 
@@ -225,6 +229,7 @@ def test_fuzz_runs_a_data_dependent_fake_rule(tmp_path):
         assert report.verdict == "pass", [f.message for f in report.failures]
 
 
+@pytest.mark.slow
 def test_fuzz_runs_a_fake_that_asks_for_a_dynamic_size_and_replays_with_its_import():
     import tests.kernels.filter_ops  # noqa: F401 - registers the ops
     from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op

@@ -1,6 +1,7 @@
 """No hidden findings in the default mode, and exact messages: each case's own fix, `restricts` only when a
 range shrinks, SC002 at the line that built the output."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,7 @@ def _line(text: str) -> int:
     return next(i for i, t in enumerate(AK.read_text().splitlines(), 1) if text in t)
 
 
+@pytest.mark.slow
 def test_a_later_case_sharing_the_first_guard_still_gets_its_output_obligations_checked():
     default = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1))
     full = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1, full=True))
@@ -32,6 +34,7 @@ def test_a_later_case_sharing_the_first_guard_still_gets_its_output_obligations_
     assert "share their first violating guard" in text and "--full" not in text.split("note:")[0]
 
 
+@pytest.mark.slow
 def test_each_case_keeps_its_own_fix_for_a_shared_guard():
     r = verify_op("aten::new_empty", contract=HIDDEN, meta=PLANTED, options=Options(jobs=1))
     fixes = {v.case: v.fix for v in r.violations if v.code == "SC001" and v.expr == "N <= 8"}
@@ -41,6 +44,7 @@ def test_each_case_keeps_its_own_fix_for_a_shared_guard():
     assert "fix [dtype=float32]:" in text and "fix [dtype=float16]:" in text
 
 
+@pytest.mark.slow
 def test_restricts_only_when_the_range_shrinks():
     r = verify_op("aten::new_empty", contract=HIDDEN, meta=f"{AK}:branch_excluding_a_point",
                   options=Options(jobs=1, cases=("dtype=float32",)))
@@ -64,6 +68,7 @@ def test_explore_splits_one_return_line_by_output_formula_and_reports_the_break(
     assert b.output == 0 and b.point["W"] == 2 and {b.a_out0, b.b_out0} == {(1, 1), (1, 2)}
 
 
+@pytest.mark.slow
 def test_formulas_are_shown_simplified_through_one_simplifier():
     from shapecheck.logic import expr as E
     from shapecheck.logic.simplify import shown
@@ -77,6 +82,7 @@ def test_formulas_are_shown_simplified_through_one_simplifier():
     assert "(H - 1) // 2 + 1" in v.expr and "2 - 3" not in v.expr and "(H - 1) // 2 + 1" in v.fix
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-3, 3), st.integers(1, 4), st.integers(-5, 5), st.integers(-50, 50), st.integers(-50, 50))
 def test_the_simplifier_keeps_the_value(a, b, c, h, w):

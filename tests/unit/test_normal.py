@@ -49,6 +49,7 @@ def _value(node: E.Node, point: dict[str, int]):
 _points = st.fixed_dictionaries({n: st.integers(-50, 50) for n in NAMES})
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(_exprs(), st.lists(_points, min_size=1, max_size=6))
 def test_the_normal_form_of_an_integer_expression_has_its_value_everywhere_it_is_defined(node, points):
@@ -71,6 +72,7 @@ def test_the_normal_form_of_a_condition_has_its_truth_everywhere_it_is_defined(n
             assert _value(out, p) is want, (E.to_text(node), E.to_text(out), p)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(_exprs())
 def test_the_normal_form_is_a_fixed_point(node):

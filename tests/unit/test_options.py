@@ -145,6 +145,7 @@ def _installed():
     return INSTALLED
 
 
+@pytest.mark.slow
 def test_a_cached_result_does_not_answer_a_run_past_the_case_limit(cache_dir, capsys, monkeypatch):
     """verify stores a result; the same run answers from the cache; with --max-cases below the contract's
     case count the run is refused (exit 2) as it is without a cache, not answered by the stored pass."""

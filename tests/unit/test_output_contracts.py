@@ -31,6 +31,7 @@ def codes(report):
     return {v.code for v in report.violations if not v.suppressed}
 
 
+@pytest.mark.slow
 def test_the_fixed_kernel_passes_every_output_table():
     r = verify("fixed")
     assert r.verdict == Verdict.PASS and not r.violations
@@ -51,6 +52,7 @@ def test_sc018_a_contiguous_fake_for_a_transposed_output_with_batch_and_heads_at
     assert fake != real and f"has strides {fake}" in v.message and f"gives {real}" in v.message
 
 
+@pytest.mark.slow
 def test_sc017_a_wrong_dtype_for_one_input_dtype():
     r = verify("lse_always_float32")
     assert codes(r) == {"SC017"}
@@ -59,12 +61,14 @@ def test_sc017_a_wrong_dtype_for_one_input_dtype():
     assert [c.verdict for c in r.cases] == [Verdict.PASS, Verdict.PASS, Verdict.FAIL]
 
 
+@pytest.mark.slow
 def test_sc019_a_tensor_where_the_runtime_returns_none():
     r = verify("debug_tensor")
     assert codes(r) == {"SC019"}
     assert r.violations[0].expr == "output 2: a tensor (0,), runtime None"
 
 
+@pytest.mark.slow
 def test_sc019_none_where_the_runtime_returns_a_tensor(tmp_path):
     text = ATTN.read_text().replace('  "none",\n]', '  { shape = "(0,)", dtype = "dtype" },\n]')
     assert text != ATTN.read_text()
@@ -73,6 +77,7 @@ def test_sc019_none_where_the_runtime_returns_a_tensor(tmp_path):
     assert codes(r) == {"SC019"} and r.violations[0].expr == "output 2: None, runtime a tensor"
 
 
+@pytest.mark.slow
 def test_a_plain_shape_where_the_kernel_returns_none_is_sc019(tmp_path):
     text = ATTN.read_text().replace('  "none",\n]', '  "(0,)",\n]')
     (tmp_path / "c.toml").write_text(text)
@@ -291,6 +296,7 @@ def test_a_stride_that_differs_only_at_a_size_1_dim_is_no_transpose(tmp_path, ma
         torch._C._dynamo.guards.assert_size_stride(torch.empty_strided((1, 4, 2), (8, 1, 4)), (1, 4, 2), (8, 2, 1))
 
 
+@pytest.mark.slow
 def test_every_output_table_key_the_docs_name_takes_alternatives(tmp_path):
     """docs/contracts.md: shape, dtype, layout and strides may each be a list of {when, value} alternatives
     (shape was refused: 'expected a string, found an array')."""

@@ -52,6 +52,7 @@ def test_whole_cases_in_workers_when_cases_are_independent(fn):
         assert comparable(one) == comparable(two) and one.violations
 
 
+@pytest.mark.slow
 @needs_fork
 def test_cases_the_kernel_cannot_take_cross_the_pipe_as_skips():
     # the March-2026 signature has no enable_gqa: those cases are NotApplicable, in workers too

@@ -30,6 +30,7 @@ def test_shipped_contract_agrees_with_the_ports(sdpa_contract):
     assert any(f.code == "SC011" and f.case.startswith("rank=3") for f in r.suppressed)
 
 
+@pytest.mark.slow
 def test_inputs_hit_the_boundaries(sdpa_contract):
     solver = Solver([Bounds(d.name, d.min, d.max) for d in sdpa_contract.dims])
     one = points_for_path(sdpa_contract, "2026-03", "vector-1pass", 60, 0, solver)
@@ -44,6 +45,7 @@ def test_inputs_hit_the_boundaries(sdpa_contract):
         assert E.evaluate(case.domain, sizes) is True and E.evaluate(p.when, sizes) is True
 
 
+@pytest.mark.slow
 def test_wrong_precondition_is_a_dispatch_mismatch(tmp_path):
     c = _contract(tmp_path, 'vec_2603 = "L <= 8 and', 'vec_2603 = "L <= 16 and')
     r = ref_check(c, eras=("2026-03",), examples=24)
@@ -52,6 +54,7 @@ def test_wrong_precondition_is_a_dispatch_mismatch(tmp_path):
     assert bad and all(9 <= f.sizes["L"] <= 16 for f in bad)
 
 
+@pytest.mark.slow
 def test_wrong_output_shape_is_found(tmp_path):
     c = _contract(tmp_path, 'id = "general"\nera = "2026-03"\nsource = "Attention.mm: sdpa_general_mps (MPSGraph)"\n'
                   'when = "not fast_2603"\noutputs = [{ shape = "query.shape[:-1] + (Ev,)"',
@@ -62,6 +65,7 @@ def test_wrong_output_shape_is_found(tmp_path):
     assert bad and all(f.sizes["E"] != f.sizes["Ev"] for f in bad)
 
 
+@pytest.mark.slow
 def test_wrong_values_are_found(sdpa_contract, monkeypatch):
     import metal_ref
 
@@ -76,6 +80,7 @@ def test_wrong_values_are_found(sdpa_contract, monkeypatch):
     assert {f.code for f in r.findings} >= {"SC012"}
 
 
+@pytest.mark.slow
 def test_cli_json_and_exit_codes():
     res = invoke("ref", "check", "aten::_scaled_dot_product_attention_math_for_mps", "--era", "2026-03",
                  "--examples", "8", "--format", "json")

@@ -117,6 +117,7 @@ def test_meta_accepting_a_2d_index_is_sc021_and_its_fixed_twin_passes(index_sele
     assert good.verdict.value == "pass" and not good.violations
 
 
+@pytest.mark.slow
 def test_a_symbolic_check_is_proved_on_the_region_and_a_missing_one_gives_a_point_of_it(tmp_path):
     c = contract(tmp_path, '[[rejects]]\nid = "mult"\nwhen = "N % 8 != 0"\n')
     kernels = tmp_path / "k.py"
@@ -200,6 +201,7 @@ def test_an_index_bound_must_be_an_integer_expression(tmp_path):
 # A shapecheck error is never the kernel refusing (issue 21: exit 4, not "the kernel rejects")
 
 
+@pytest.mark.slow
 def test_an_error_of_ours_while_calling_the_kernel_on_a_region_is_the_cases_internal_error(index_select, monkeypatch):
     """Never taken for the kernel rejecting the region: the case stops with SC023 (exit 4), the message kept."""
     import shapecheck.prove.rejects as R

@@ -11,6 +11,7 @@ CROSS = str(ROOT / "contracts" / "aten" / "linalg_cross.toml")
 AK = KERNELS / "aten_kernels.py"
 
 
+@pytest.mark.slow
 def test_linalg_cross_broadcast_of_two_dynamic_dims_passes():
     """_broadcast_shapes assumes `B == 1` is false under unbacked sizes: the first trace's (B, 1, 3) held only
     where B != 1, and was compared with the contract at B=1, Bo=2 (a false SC002 and SC004). Both sides of
@@ -21,11 +22,13 @@ def test_linalg_cross_broadcast_of_two_dynamic_dims_passes():
     assert shared.traces > 1 and all(p.status == "proved" for p in shared.paths)
 
 
+@pytest.mark.slow
 def test_a_candidate_built_on_broadcast_shapes_passes():
     r = verify_op("aten::linalg_cross", contract=CROSS, meta=f"{AK}:cross_broadcast")
     assert r.verdict == Verdict.PASS, [v.message for v in r.violations]
 
 
+@pytest.mark.slow
 def test_a_wrong_broadcast_is_found_at_a_real_point():
     r = verify_op("aten::linalg_cross", contract=CROSS, meta=f"{AK}:cross_keeps_self_shape")
     assert r.verdict == Verdict.FAIL
@@ -85,6 +88,7 @@ def _kernels():
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("label", "op", "contract", "meta", "cases"), _kernels(), ids=[k[0] for k in _kernels()])
 def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_reproduce(label, op, contract, meta,
                                                                                          cases):

@@ -62,6 +62,7 @@ def test_registry_gives_metal_ref_for_the_sdpa_op_and_a_reason_for_others():
     assert ref.path_id("vector_2pass") == "vector-2pass" and ref.runtime_path("vector-2pass") == "vector_2pass"
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(cases(SDPA, era="current"))
 def test_both_commands_build_the_same_inputs(ex):
@@ -97,6 +98,7 @@ def _prefill_point():
     return case, _path(case, "prefill"), dict(B=1, H=2, Hk=2, L=9, S=6, E=32, Ev=32)
 
 
+@pytest.mark.slow
 def test_prefill_mask_times_ln2_reaches_ref_check_and_fuzz(monkeypatch):
     case, path, sizes = _prefill_point()
     ref = MetalReference()

@@ -94,6 +94,7 @@ outputs = ["(N, C, (H - 1) // 2 + 1, (W - 1) // 2 + 1)"]
 '''
 
 
+@pytest.mark.slow
 def test_torchs_own_meta_avg_pool2d_under_a_contract_that_says_self(tmp_path):
     """meta_avg_pool2d(input, kernel_size, stride=(), padding=(0,), ceil_mode=False, ...): `self` goes to
     `input` by position and the stride/padding gap keeps the kernel's defaults (it was inconclusive: "the
@@ -183,6 +184,7 @@ def _project(tmp_path, ns, out="unspecified"):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_a_third_party_fake_with_its_own_parameter_names_binds_by_position_and_renamed_keyword(tmp_path):
     p = _project(tmp_path, "bind_rename")
     res = invoke("verify", "op", "bind_rename::dilate", "--meta", "ops.py:dilate_fake", "--contract", "dilate.toml",
@@ -258,6 +260,7 @@ outputs = ["(L,)"]
 '''
 
 
+@pytest.mark.slow
 def test_the_same_file_by_import_and_by_meta_is_loaded_once(tmp_path):
     (tmp_path / "lib_ops.py").write_text(CUSTOM.format(ns="bind_once"))
     (tmp_path / "c.toml").write_text(DECODE.format(ns="bind_once"))
@@ -266,6 +269,7 @@ def test_the_same_file_by_import_and_by_meta_is_loaded_once(tmp_path):
     assert res.returncode == 0 and "kernel: lib_ops.py:decode_fake" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flag", ["--meta", "--import"])
 def test_a_file_that_registers_an_op_again_is_one_clear_line_exit_2(tmp_path, flag):
     """In a fresh process (the point: what a second registration in one process does, from a clean registry)."""
@@ -296,6 +300,7 @@ CUSTOM_OP = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_a_custom_op_defined_twice_by_two_files_loads(tmp_path):
     """torch 2.13 lets a second ``custom_op("ns::op")`` replace the first: a copy of the library given to --meta
     next to --import of the original is no clash."""

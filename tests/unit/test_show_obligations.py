@@ -8,6 +8,8 @@ import contextlib
 import io
 import json
 
+import pytest
+
 from tests.conftest import ROOT
 
 EXAMPLES = "tests/golden/examples"
@@ -26,6 +28,7 @@ def verify(*args: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+@pytest.mark.slow
 def test_obligations_are_listed_per_case_with_premises_line_and_status(monkeypatch):
     monkeypatch.chdir(ROOT)
     kernel = f"{EXAMPLES}/sc004_assert_narrows_range.py:kernel"

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ def test_small_model_is_readable():
     assert m["L"] == 9 and m["S"] == 1
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.integers(-40, 40), st.integers(-7, 7).filter(lambda v: v != 0))
 def test_floor_semantics_match_python_for_negative_operands(a, k):
@@ -40,6 +42,7 @@ _ATOMS = ["a + b >= {n}", "a * b == {n}", "b - a >= {n}", "(a + {n}) % 3 == 1", 
           "max(a, b) == {n}", "min(b, c) < {n}"]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_ATOMS), st.integers(0, 9)), min_size=1, max_size=3),
        st.booleans())
@@ -101,6 +104,7 @@ def test_a_definition_among_the_premises_is_taken_by_the_fresh_solver():
     assert s.implies([E.parse("Ci == Co * PH * PW")], E.parse("Ci % (PH * PW) == 0")).outcome == Outcome.PROVED
 
 
+@pytest.mark.slow
 def test_one_question_shares_one_budget_and_unknown_is_never_a_pass(monkeypatch):
     """A fact z3 cannot settle (no cubes add up to a cube): every strategy of the question draws on the same
     timeout, and the answer is UNKNOWN. The budget is read through the checks' own timeouts, not the clock."""
@@ -121,6 +125,7 @@ def test_one_question_shares_one_budget_and_unknown_is_never_a_pass(monkeypatch)
     assert given[0] <= 100 and given[1] <= 120
 
 
+@pytest.mark.slow
 def test_a_cheap_unknown_is_not_cached_as_the_answer():
     from shapecheck.logic.solver import CHEAP, CachedSolver
 
@@ -141,6 +146,7 @@ def test_spellings_of_one_size_are_proved_without_asking_z3():
     assert s.queries > 0
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(k=st.integers(1, 9), lo=st.integers(1, 50), span=st.integers(0, 200))
 def test_a_cached_extreme_is_the_extreme_and_asks_z3_once(k, lo, span):

@@ -85,6 +85,7 @@ def assert_in_domain(contract, ex, when=None):
         assert E.evaluate(path.when, values) is True, (ex, E.to_text(path.when))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(cases(SDPA))
 def test_sdpa_examples_satisfy_the_contract_domain(ex):
@@ -92,6 +93,7 @@ def test_sdpa_examples_satisfy_the_contract_domain(ex):
     assert largest_tensor(ex) <= DEFAULT_MAX_ELEMENTS
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cases(TOY, max_elements=4096, max_side=32))
 def test_toy_examples_satisfy_the_contract_domain(ex):
@@ -102,6 +104,7 @@ def test_toy_examples_satisfy_the_contract_domain(ex):
     assert max(v.values()) <= 97  # max_side, raised to just above the constants 16 and 96
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["vector-2pass@2026-03", "vector-2pass@current", "general-chunked@current",
                                   "mpp@current", "vector-1pass@current"])
 def test_examples_aimed_at_a_path_satisfy_its_precondition(path):
@@ -124,6 +127,7 @@ def test_toy_path_examples_satisfy_its_precondition(ex):
     assert_in_domain(TOY, ex, when="small@default")
 
 
+@pytest.mark.slow
 def test_sizes_lean_towards_one_range_ends_and_the_constants_of_conditions():
     from shapecheck.search.strategies import Plan, SizeBound
 
@@ -153,6 +157,7 @@ def test_sizes_lean_towards_one_range_ends_and_the_constants_of_conditions():
     assert hits >= 2, dict(seen)
 
 
+@pytest.mark.slow
 def test_guard_constants_from_verify_are_drawn():
     seen = set()
 
@@ -166,6 +171,7 @@ def test_guard_constants_from_verify_are_drawn():
     assert {39, 40, 41} & seen
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(inputs(SDPA))
 def test_inputs_are_tensors_of_the_contract_shapes_and_dtypes(inp):
@@ -182,6 +188,7 @@ def test_inputs_are_tensors_of_the_contract_shapes_and_dtypes(inp):
             assert value == a.value
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(cases(SDPA), st.randoms(use_true_random=False))
 def test_compiled_expressions_agree_with_expr_evaluate(ex, rnd):

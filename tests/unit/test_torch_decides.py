@@ -135,6 +135,7 @@ def test_static_decision_is_torchs_value_range_reasoning():
     assert CS.static_decision(E.parse("H <= 8"), ranges, {}, [E.parse("H <= 8")]) is True  # an earlier guard
 
 
+@pytest.mark.slow
 def test_torch_that_cannot_answer_is_inconclusive_never_pass(monkeypatch):
     """Without torch's static evaluation the obligation is SC005, not a pass and not SC016."""
     monkeypatch.setattr(CS, "_static_env", lambda: object())  # a torch without ShapeEnv._maybe_evaluate_static
@@ -151,6 +152,7 @@ def run_empty(fn):
     return verify_op("sctest::attend_rows", contract=EMPTY, meta=f"{EMPTY_KERNELS}:{fn}")
 
 
+@pytest.mark.slow
 def test_guard_or_false_fix_whose_fallback_is_right_at_batch_0_passes():
     r = run_empty("fallback_right")
     assert r.verdict == Verdict.PASS and r.cases[0].traces == 1
@@ -190,6 +192,7 @@ def test_the_passing_guard_or_false_fix_exports_and_runs_at_batch_0_and_2():
         assert ep.module()(torch.randn(b, 3, 4)).shape == (b, 3, 4)
 
 
+@pytest.mark.slow
 def test_guard_or_false_that_export_installs_stays_sc001():
     """guard_or_false(L > 8): torch cannot decide it from L's Dim range, so export installs it."""
     from tests.unit.test_verify import run
@@ -199,6 +202,7 @@ def test_guard_or_false_that_export_installs_stays_sc001():
     assert run("settled_guard_or_true").verdict == Verdict.PASS
 
 
+@pytest.mark.slow
 def test_guard_or_false_settled_by_z3_but_not_by_torch_is_sc016_as_export_says():
     import torch
     from torch.export import Dim, export

@@ -1,6 +1,7 @@
 """torch's sympy (as a trace produces it) -> the contract language: each translation must mean exactly what
 Python computes on the sizes, negative values included (z3 then proves over the translation)."""
 
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,12 +35,11 @@ def test_bit_masks_and_shifts_translate_exactly(x, k):
 
 
 def test_other_bit_masks_stay_untranslated():
-    import pytest
-
     with pytest.raises(T.Unsupported):
         T.to_node(torch_fn("BitwiseFn_bitwise_and")(X, sympy.Integer(6)), NAMES)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.integers(-10**6, 10**6), st.integers(-64, 64).filter(bool))
 def test_ceil_floor_and_int_of_true_division(x, d):
@@ -59,6 +59,7 @@ def test_value_at_evaluates_torchs_own_functions():
     assert T.dims_of(expr) == {"L"}
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 40))
 def test_piecewise_from_sym_ite_translates_and_proves(lv, sv):

@@ -33,6 +33,7 @@ def test_installed_meta_kernel_passes_every_case():
     assert statuses <= {"proved", "unreachable"} and "proved" in statuses
 
 
+@pytest.mark.slow
 def test_reference_kernel_written_here_passes():
     assert run("fixed").verdict == Verdict.PASS
 
@@ -60,6 +61,7 @@ def test_regressed_kernel_fails_with_a_guard_on_L_at_its_line():
     assert mism and all(str(v.path).startswith("vector-2pass") for v in mism)
 
 
+@pytest.mark.slow
 def test_counterexamples_satisfy_the_contract_domain(sdpa_contract):
     from shapecheck.contract.model import bind_case
     from shapecheck.logic import expr as E
@@ -77,6 +79,7 @@ def test_counterexamples_satisfy_the_contract_domain(sdpa_contract):
             assert E.evaluate(E.parse(v.expr), v.witness) is True
 
 
+@pytest.mark.slow
 def test_meta_source_takes_only_the_registered_function():
     src = KERNELS / "regressed_registrations.py"
     r = verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,)))
@@ -134,6 +137,7 @@ def meta__scaled_dot_product_attention_math_for_mps(
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rows,verdict", [("lq", Verdict.PASS), ("lq if lq <= 8 else 8", Verdict.FAIL)])
 def test_meta_source_brings_the_files_own_helpers(tmp_path, rows, verdict):
     """A PR may change a helper with the kernel: the file's plain helpers that the registered function
@@ -154,6 +158,7 @@ def test_meta_source_brings_the_files_own_helpers(tmp_path, rows, verdict):
         assert f"_out_shapes at {src}:{line}" in hit.message
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn,cases", [
     ("out_uses_query_head_dim", (CASE4,)),
     ("out_rank_not_restored", ("rank=3,mask=none,is_causal=false,dtype=float32,enable_gqa=false",
@@ -171,6 +176,7 @@ def test_output_zero_mistakes_are_shape_mismatches(fn, cases):
         assert {v.case.split(",")[0] for v in r.violations} == {"rank=3", "rank=5"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn,code,dims", [
     ("guard_on_S", "SC001", ("S",)),
     ("guard_on_E", "SC001", ("E",)),
@@ -194,23 +200,27 @@ def test_guards_specialisations_and_asserts_fail(fn, code, dims):
         assert {hits[0].counterexample["L"], hits[0].witness["L"]} >= {1}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", ["uses_sym_max", "static_rank_and_dtype_branches"])
 def test_guard_free_rewrites_pass(fn):
     r = run(fn)
     assert r.verdict == Verdict.PASS, [(v.code, v.expr, v.message) for v in r.violations]
 
 
+@pytest.mark.slow
 def test_old_signature_skips_cases_it_cannot_express():
     r = run("regressed", cases=("enable_gqa=true",), max_traces=4)
     assert r.cases and all(c.skipped for c in r.cases)
     assert r.verdict == Verdict.INCONCLUSIVE  # nothing was checked, so nothing passes
 
 
+@pytest.mark.slow
 def test_exploration_bound_is_reported():
     r = run("regressed", cases=(CASE4,), max_traces=3)
     assert r.cases[0].truncated and r.cases[0].traces == 3
 
 
+@pytest.mark.slow
 def test_guard_or_false_in_the_kernel_is_a_guard():
     """Unbacked, torch answers guard_or_false(L > 8) with False and the trace finishes on one side; the call
     is found at the kernel's line, both sides are explored, and the wrong side's output shape is caught."""
@@ -224,11 +234,13 @@ def test_guard_or_false_in_the_kernel_is_a_guard():
     assert any(v.code == "SC002" and v.counterexample["L"] > 8 for v in r.violations)
 
 
+@pytest.mark.slow
 def test_guard_or_calls_the_domain_settles_pass():
     r = run("settled_guard_or_true")
     assert r.verdict == Verdict.PASS and all(c.traces == 1 for c in r.cases)
 
 
+@pytest.mark.slow
 def test_sym_ite_outputs_are_proved_per_branch():
     """torch.sym_ite leaves no guard; its Piecewise output is translated, so a wrong branch is a shape
     mismatch with a counterexample on that branch, and a right one passes."""
@@ -239,6 +251,7 @@ def test_sym_ite_outputs_are_proved_per_branch():
     assert run("attn_cols_by_sym_ite").verdict == Verdict.PASS
 
 
+@pytest.mark.slow
 def test_untranslated_asserts_and_outputs_are_refuted_at_real_points(sdpa_contract):
     """z3 cannot take torch's float expressions, but evaluating them at points of the domain finds where
     an assert fails or an output differs: real counterexamples, said to be evaluated, not proved."""
@@ -254,6 +267,7 @@ def test_untranslated_asserts_and_outputs_are_refuted_at_real_points(sdpa_contra
     assert E.evaluate(case.domain, v.counterexample) is True
 
 
+@pytest.mark.slow
 def test_untranslatable_guard_is_inconclusive_not_pass():
     r = run("constant_float_guard", cases=(CASE4,))
     assert r.verdict == Verdict.INCONCLUSIVE and r.exit_code == 3
@@ -261,6 +275,7 @@ def test_untranslatable_guard_is_inconclusive_not_pass():
     assert v.code == "SC005" and "L" in v.expr and "u" not in v.expr.replace("IntTrueDiv", "")
 
 
+@pytest.mark.slow
 def test_untranslatable_guard_is_refuted_by_two_real_points(sdpa_contract):
     """z3 cannot take `L / 3 > 2.5`, but torch's expression evaluated at two points of the domain where it
     differs proves the branch: SC001, both points real, and the expression really differs there."""
@@ -368,6 +383,7 @@ def test_an_import_error_of_a_meta_file_names_its_line(tmp_path):
         verify_op(SDPA_MPS, meta=f"{k}:helper", options=Options(cases=(CASE4,)))
 
 
+@pytest.mark.slow
 def test_im2col_output_is_proved_whatever_the_spelling():
     """Issue 22: tests/kernels/im2col.toml spells the block count (H + 2 * p - 3) // 2 + 1; the traced
     decomposition computes it as ceil((H + 2 * p - 2) / 2) and multiplies the two spatial counts. z3 alone gave
