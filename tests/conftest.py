@@ -118,6 +118,7 @@ def pytest_ignore_collect(collection_path, config):
     return True if not matches_slow else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(items):
     """Mark ``slow`` (``pytest -m "not slow"`` leaves them out) every test of a slow tier and every test that
     needs ``shipped_gate``, the whole family's gate (about 20 s of CPU, once per session).
