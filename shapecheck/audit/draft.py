@@ -55,16 +55,35 @@ def schema_text(op_name: str, args: list[Any], names: Any, head: str, traced: An
         lines.append("]")
     for a in args:
         lines += ["", *_render_arg(a)]
-    lines += ["", "[[paths]]", 'id = "sample"',
-              'when = "True"  # TODO: one [[paths]] per runtime code path, each with its precondition']
-    for todo in traced.todos:
-        lines.append(f"# TODO: {todo}")
-    tables = list(getattr(traced, "tables", []) or [])
-    outputs = [output_entry(o, tables[i] if i < len(tables) else None, names)
-               for i, o in enumerate(traced.outputs)] or ['"unspecified"']
-    lines.append(f"outputs = [{', '.join(outputs)}]  # what the meta kernel returns at a sample point, traced "
-                 "symbolically")
+    paths = list(getattr(traced, "paths", []) or [])
+    if len(paths) < 2:
+        lines += ["", "[[paths]]", 'id = "sample"',
+                  'when = "True"  # TODO: one [[paths]] per runtime code path, each with its precondition']
+        for todo in traced.todos:
+            lines.append(f"# TODO: {todo}")
+        lines.append(f"outputs = [{_outputs(traced.outputs, getattr(traced, 'tables', []), names)}]  # what the "
+                     "meta kernel returns at a sample point, traced symbolically")
+        return "\n".join(lines) + "\n"
+    for i, path in enumerate(paths):
+        shown = ", ".join(path.cases[:4]) + (f", ... ({len(path.cases)} cases)" if len(path.cases) > 4 else "")
+        lines += ["", "[[paths]]", f'id = "sample_{i + 1}"',
+                  f"when = {toml_value(path.when)}  # the cases traced with these outputs: {shown}"]
+        if i == 0:
+            lines.append("# TODO: the paths follow the choices the traced outputs differ by; a runtime code path of "
+                         "its own (its precondition over the dims) is a person's decision")
+            lines += [f"# TODO: {todo}" for todo in traced.todos]
+        else:
+            lines += [f"# TODO: {todo}" for todo in path.todos]
+        outputs, tables = (traced.outputs, getattr(traced, "tables", [])) if i == 0 else (path.outputs, path.tables)
+        lines.append(f"outputs = [{_outputs(outputs, tables, names)}]  # what the meta kernel returns at a sample "
+                     "point of these cases, traced symbolically")
     return "\n".join(lines) + "\n"
+
+
+def _outputs(outputs: list[str | None], tables: list[dict[str, Any] | None] | None, names: Any) -> str:
+    tables = list(tables or [])
+    return ", ".join(output_entry(o, tables[i] if i < len(tables) else None, names)
+                     for i, o in enumerate(outputs)) or '"unspecified"'
 
 
 def output_entry(shape: str | None, table: dict[str, Any] | None, names: Any = None) -> str:

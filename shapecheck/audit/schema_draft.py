@@ -359,23 +359,22 @@ class Traced:
     todos: list[str] = field(default_factory=list)
     # per output: what else the trace says of it (dtype, layout or strides, data-dependent sizes), or None
     tables: list[dict[str, Any] | None] = field(default_factory=list)
+    # every case traced: a path per group of cases with the same outputs (the first holds ``outputs``, ``tables``);
+    # empty: one path, ``outputs``
+    paths: list[Any] = field(default_factory=list)
 
 
 def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
-    """Trace the installed kernel once on the skeleton's first case, assuming each dim equality a guard asks
-    for (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces."""
-    from .._torch import core as C
-    from ..findings import SourceLoc
+    """Trace the installed kernel on the skeleton's first case, assuming each dim equality a guard asks for
+    (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces; then every
+    other case (up to ``draft_paths.MAX_CASES``), so that cases with other outputs get paths of their own."""
     from ..kernel.load import installed_kernel
-    from ..trace.run import Failed, Finished, Guarded, trace_case
+    from .draft_paths import MAX_CASES, draft_paths
 
     contract = _must_load(text)
-    case = next(iter(contract.cases()))
-    point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
+    cases = list(contract.cases())
+    case = cases[0]
     out = Traced()
-    if sum(1 for _ in contract.cases()) > 1:
-        out.todos.append(f"traced on the case {case.id}; other cases may return other shapes (verify reports "
-                         f"where: {RuleCode.OUTPUT_SHAPE_MISMATCH}): give them their own [[paths]] with a `when` over the choices")
     try:
         kernel = installed_kernel(op_name)
     except TargetError as err:
@@ -387,6 +386,36 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
             out.todos.append(f"the outputs: no meta kernel to trace ({err})")
             return out
         kernel = audit_kernel(op_name, None)  # a FakeTensor rule or a C++ kernel FakeTensorMode reaches
+    finished = _trace_one(kernel, case, contract, args, out)
+    if len(cases) > MAX_CASES or not finished:
+        if len(cases) > 1:
+            out.todos.append(f"traced on the case {case.id}; other cases may return other shapes (verify reports "
+                             f"where: {RuleCode.OUTPUT_SHAPE_MISMATCH}): give them their own [[paths]] with a `when` "
+                             "over the choices")
+        return out
+    first_requires = set(out.requires)
+
+    def finished_case(other: Any) -> tuple[list[str | None], list[dict[str, Any] | None], list[str]] | None:
+        t = Traced()
+        if not _trace_one(kernel, other, contract, args, t) or not set(t.requires) <= first_requires:
+            return None
+        return t.outputs, t.tables, t.todos
+
+    out.paths, unfinished = draft_paths((out.outputs, out.tables, []), cases, finished_case)
+    if unfinished:
+        out.todos.append(f"{len(unfinished)} case(s) could not be traced to the end ({', '.join(unfinished[:3])}"
+                         f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "
+                         f"where they return other shapes ({RuleCode.OUTPUT_SHAPE_MISMATCH})")
+    return out
+
+
+def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced) -> bool:
+    """One case traced into ``out`` (outputs, requires, TODOs); whether the kernel finished."""
+    from .._torch import core as C
+    from ..findings import SourceLoc
+    from ..trace.run import Failed, Finished, Guarded, trace_case
+
+    point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
     assumptions: list[E.Node] = []
 
     def where(loc: SourceLoc | None) -> str:
@@ -397,14 +426,14 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
         t = trace_case(kernel, case, assumptions)
         if isinstance(t, Finished):
             _finish(out, t, contract, where)
-            return out
+            return True
         if isinstance(t, Failed):
             out.todos.append(f"the outputs: the kernel raised {t.error}{where(t.loc)} on the sample case")
-            return out
+            return False
         assert isinstance(t, Guarded)
         if t.guard is None or t.is_specialization:
             out.todos.append(f"the outputs: the kernel needs the value of {t.guard_raw}{where(t.loc)}")
-            return out
+            return False
         if _is_dim_equality(t.guard):
             out.requires.append((_ordered(t.guard, contract), f"the kernel guards on these being equal{where(t.loc)}; "
                                  "the sample run took them equal"))
@@ -417,7 +446,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
                          f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
         assumptions.append(side)
     out.todos.append("the outputs: more than 8 guards on the sample case")
-    return out
+    return False
 
 
 def _is_dim_equality(node: E.Node) -> bool:

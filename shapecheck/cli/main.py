@@ -145,8 +145,8 @@ def contract_check(files, imports):
 @options("contract draft", "out", "ranks", "no_trace")
 def contract_draft(op, imports, out, ranks, no_trace):
     """Write a starting contract for OP from its schema: one [[args]] per argument, fresh dims per tensor
-    dimension, choices for dtypes, bools and ints, and a single path with the outputs the meta kernel gives at
-    a sample point (traced symbolically). '# TODO' marks what a person must decide. The draft passes
+    dimension, choices for dtypes, bools and ints, and the outputs the meta kernel gives on each case (traced
+    symbolically; a path per group of cases with the same outputs). '# TODO' marks what a person must decide. The draft passes
     `contract check` as written."""
     from pathlib import Path
 

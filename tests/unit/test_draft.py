@@ -49,13 +49,15 @@ def test_kinds_choices_and_keyword_only_arguments_follow_the_schema(tmp_path):
     assert args["stride"]["value"] == [] and args["padding"]["value"] == [0, 0]
     assert args["ceil_mode"]["value"] == "ceil_mode" and data["choices"]["ceil_mode"] == [False, True]
     assert args["divisor_override"]["kind"] == "none"
-    assert data["paths"][0]["outputs"][0]["shape"] == "(A0, A1, A2 // 2, A3 // 2)"
-    assert "# TODO: traced on the case" in text  # ceil_mode=true may give another shape: said, not hidden
+    # every case traced: ceil_mode changes the output, so each side gets a path of its own
+    assert [(p["when"], p["outputs"][0]["shape"]) for p in data["paths"]] == [
+        ("not ceil_mode", "(A0, A1, A2 // 2, A3 // 2)"), ("ceil_mode", "(A0, A1, (A2 - 1) // 2 + 1, (A3 - 1) // 2 + 1)")]
+    assert "the kernel branches on 2 * ((A2 - 1) // 2) >= A2" in text  # the ceil branch followed: said, not hidden
     report = verify_contract(contract, installed_kernel("aten::avg_pool2d"), Options(jobs=1))
-    # SC002 on the ceil-mode cases the single path does not cover; SC016 where torch cannot decide the ceil
-    # branch that z3 proves dead (kernel 2, stride 2, padding 0: torch.export fails there too)
-    assert report.violations and "SC002" in {v.code for v in report.violations} <= {"SC002", "SC016"}
-    assert all("ceil_mode=true" in v.case for v in report.violations)  # the traced case's path holds
+    # only SC016, where torch cannot decide the ceil branch that z3 proves dead (kernel 2, stride 2, padding 0:
+    # torch.export fails there too); no SC002: each case's outputs are its path's
+    assert report.violations and {v.code for v in report.violations} == {"SC016"}
+    assert all("ceil_mode=true" in v.case for v in report.violations)
     addmm = tomllib.loads(draft_contract("aten::addmm"))
     assert [(a["name"], a.get("keyword", False)) for a in addmm["args"]][-2:] == [("beta", True), ("alpha", True)]
 

@@ -1,0 +1,101 @@
+"""A draft's paths from every case: the skeleton's cases (one per combination of its choices: ``keepdim``,
+``out_int32``, an int argument's values) are each traced, their outputs compared, and the cases that return the
+same outputs share a ``[[paths]]`` whose ``when`` names the choices that tell the groups apart
+(``when = "keepdim"``, ``when = "not keepdim"``). A draft with one path for every case would fail ``verify``
+on its own kernel wherever a choice changes an output's rank or dtype (kthvalue's ``keepdim``, searchsorted's
+``out_int32``).
+
+Only a case whose trace finished with no requires beyond the first case's can start a group of its own (a
+branch it followed at the sample sizes is a ``# TODO`` on its path, as on the first one); any other case stays
+with the first case's path, named in a ``# TODO``, and ``verify`` reports where it differs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+#: at most this many cases are traced for a draft (each costs one symbolic trace of the kernel)
+MAX_CASES = 32
+
+
+@dataclass
+class DraftPath:
+    """One ``[[paths]]`` of a draft: its ``when`` over the choices (``True`` for one path), its outputs (shape
+    text or None: unspecified) and their tables (dtype, layout, data-dependent sizes), the cases it holds."""
+
+    when: str
+    outputs: list[str | None]
+    tables: list[dict[str, Any] | None]
+    cases: list[str] = field(default_factory=list)
+    todos: list[str] = field(default_factory=list)  # the trace's notes for a person (a branch it followed)
+
+
+def signature(outputs: Sequence[str | None], tables: Sequence[dict[str, Any] | None]) -> str:
+    """What two cases must share to share a path: every output's shape text and table."""
+    return json.dumps([list(outputs), list(tables)], sort_keys=True, default=str)
+
+
+def choice_text(name: str, value: Any) -> str:
+    """``name`` at ``value`` as a condition of the contract language."""
+    if isinstance(value, bool):
+        return name if value else f"not {name}"
+    if isinstance(value, str):
+        return f"{name} == {value!r}"
+    return f"{name} == {value}"
+
+
+def _when(names: Sequence[str], combos: Iterable[tuple[Any, ...]]) -> str:
+    parts = []
+    for combo in sorted(set(combos), key=repr):
+        terms = [choice_text(n, v) for n, v in zip(names, combo)]
+        parts.append(" and ".join(terms) if len(terms) == 1 or len(set(combos)) == 1 else
+                     "(" + " and ".join(terms) + ")")
+    return " or ".join(parts) if parts else "True"
+
+
+def _telling(values: Sequence[Mapping[str, Any]], groups: Sequence[int]) -> list[str]:
+    """The fewest choices whose values decide every case's group (the varying ones, smallest subsets first)."""
+    varying = [n for n in values[0] if len({repr(v[n]) for v in values}) > 1]
+    for k in range(1, len(varying) + 1):
+        for names in itertools.combinations(varying, k):
+            seen: dict[tuple[str, ...], int] = {}
+            if all(seen.setdefault(tuple(repr(v[n]) for n in names), g) == g for v, g in zip(values, groups)):
+                return list(names)
+    return varying
+
+
+Traced = tuple[list[str | None], list[dict[str, Any] | None], list[str]]  # outputs, tables, TODOs
+
+
+def draft_paths(first: Traced, cases: Sequence[Any], trace: Callable[[Any], Traced | None]
+                ) -> tuple[list[DraftPath], list[str]]:
+    """The paths for ``cases`` (the first one already traced: ``first``), and the ids of the cases whose trace
+    did not finish (``trace`` gave None), which stay on the first case's path."""
+    sigs = [signature(first[0], first[1])]
+    found: list[Traced] = [first]
+    unclean: list[str] = []
+    for case in cases[1:]:
+        got = trace(case)
+        if got is None:
+            unclean.append(case.id)
+            sigs.append(sigs[0])
+            continue
+        sigs.append(signature(got[0], got[1]))
+        if sigs[-1] not in sigs[:-1]:
+            found.append(got)
+    order = list(dict.fromkeys(sigs))
+    if len(order) == 1:
+        return [DraftPath("True", first[0], first[1], [c.id for c in cases], first[2])], unclean
+    groups = [order.index(s) for s in sigs]
+    values = [dict(c.values) for c in cases]
+    names = _telling(values, groups)
+    paths = []
+    for g, (outputs, tables, todos) in enumerate(found):
+        members = [i for i, x in enumerate(groups) if x == g]
+        when = _when(names, [tuple(values[i][n] for n in names) for i in members])
+        paths.append(DraftPath(when, outputs, tables, [cases[i].id for i in members], todos))
+    return paths, unclean
