@@ -71,12 +71,9 @@ def schema_text(op_name: str, args: list[Any], names: Any, head: str, traced: An
         if i == 0:
             lines.append("# TODO: the paths follow the choices the traced outputs differ by; a runtime code path of "
                          "its own (its precondition over the dims) is a person's decision")
-            lines += [f"# TODO: {todo}" for todo in traced.todos]
-        else:
-            lines += [f"# TODO: {todo}" for todo in path.todos]
-        outputs, tables = (traced.outputs, getattr(traced, "tables", [])) if i == 0 else (path.outputs, path.tables)
-        lines.append(f"outputs = [{_outputs(outputs, tables, names)}]  # what the meta kernel returns at a sample "
-                     "point of these cases, traced symbolically")
+        lines += [f"# TODO: {todo}" for todo in path.todos]
+        lines.append(f"outputs = [{_outputs(path.outputs, path.tables, names)}]  # what the meta kernel returns at a "
+                     "sample point of these cases, traced symbolically")
     return "\n".join(lines) + "\n"
 
 

@@ -49,11 +49,11 @@ def choice_text(name: str, value: Any) -> str:
 
 
 def _when(names: Sequence[str], combos: Iterable[tuple[Any, ...]]) -> str:
+    distinct = sorted(set(combos), key=repr)
     parts = []
-    for combo in sorted(set(combos), key=repr):
+    for combo in distinct:
         terms = [choice_text(n, v) for n, v in zip(names, combo)]
-        parts.append(" and ".join(terms) if len(terms) == 1 or len(set(combos)) == 1 else
-                     "(" + " and ".join(terms) + ")")
+        parts.append(" and ".join(terms) if len(terms) == 1 or len(distinct) == 1 else "(" + " and ".join(terms) + ")")
     return " or ".join(parts) if parts else "True"
 
 
@@ -68,20 +68,20 @@ def _telling(values: Sequence[Mapping[str, Any]], groups: Sequence[int]) -> list
     return varying
 
 
-Traced = tuple[list[str | None], list[dict[str, Any] | None], list[str]]  # outputs, tables, TODOs
+CaseOutputs = tuple[list[str | None], list[dict[str, Any] | None], list[str]]  # outputs, tables, TODOs
 
 
-def draft_paths(first: Traced, cases: Sequence[Any], trace: Callable[[Any], Traced | None]
+def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any], CaseOutputs | None]
                 ) -> tuple[list[DraftPath], list[str]]:
     """The paths for ``cases`` (the first one already traced: ``first``), and the ids of the cases whose trace
     did not finish (``trace`` gave None), which stay on the first case's path."""
     sigs = [signature(first[0], first[1])]
-    found: list[Traced] = [first]
-    unclean: list[str] = []
+    found: list[CaseOutputs] = [first]
+    unfinished: list[str] = []
     for case in cases[1:]:
         got = trace(case)
         if got is None:
-            unclean.append(case.id)
+            unfinished.append(case.id)
             sigs.append(sigs[0])
             continue
         sigs.append(signature(got[0], got[1]))
@@ -89,7 +89,7 @@ def draft_paths(first: Traced, cases: Sequence[Any], trace: Callable[[Any], Trac
             found.append(got)
     order = list(dict.fromkeys(sigs))
     if len(order) == 1:
-        return [DraftPath("True", first[0], first[1], [c.id for c in cases], first[2])], unclean
+        return [DraftPath("True", first[0], first[1], [c.id for c in cases], first[2])], unfinished
     groups = [order.index(s) for s in sigs]
     values = [dict(c.values) for c in cases]
     names = _telling(values, groups)
@@ -98,4 +98,4 @@ def draft_paths(first: Traced, cases: Sequence[Any], trace: Callable[[Any], Trac
         members = [i for i, x in enumerate(groups) if x == g]
         when = _when(names, [tuple(values[i][n] for n in names) for i in members])
         paths.append(DraftPath(when, outputs, tables, [cases[i].id for i in members], todos))
-    return paths, unclean
+    return paths, unfinished

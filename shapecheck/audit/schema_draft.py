@@ -25,6 +25,7 @@ from ..errors import ExprError, InternalError, TargetError, UserError
 from ..logic import expr as E
 from ..rules import RuleCode
 from .draft import schema_text
+from .draft_paths import MAX_CASES, CaseOutputs, DraftPath, draft_paths
 from .draft_samples import SYMINT_SIZE, TENSOR_SIZE, int_sample, sample_ranks
 
 _TYPE = re.compile(r"(\w+)(\?)?(?:\[(\d*)\])?(\?)?")
@@ -359,9 +360,9 @@ class Traced:
     todos: list[str] = field(default_factory=list)
     # per output: what else the trace says of it (dtype, layout or strides, data-dependent sizes), or None
     tables: list[dict[str, Any] | None] = field(default_factory=list)
-    # every case traced: a path per group of cases with the same outputs (the first holds ``outputs``, ``tables``);
-    # empty: one path, ``outputs``
-    paths: list[Any] = field(default_factory=list)
+    # every case traced: a path per group of cases with the same outputs (the first one's lists are ``outputs``,
+    # ``tables`` and ``todos`` themselves); fewer than two: one path, ``outputs``
+    paths: list[DraftPath] = field(default_factory=list)
 
 
 def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
@@ -369,7 +370,6 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces; then every
     other case (up to ``draft_paths.MAX_CASES``), so that cases with other outputs get paths of their own."""
     from ..kernel.load import installed_kernel
-    from .draft_paths import MAX_CASES, draft_paths
 
     contract = _must_load(text)
     cases = list(contract.cases())
@@ -395,13 +395,13 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
         return out
     first_requires = set(out.requires)
 
-    def finished_case(other: Any) -> tuple[list[str | None], list[dict[str, Any] | None], list[str]] | None:
+    def finished_case(other: Any) -> CaseOutputs | None:
         t = Traced()
         if not _trace_one(kernel, other, contract, args, t) or not set(t.requires) <= first_requires:
             return None
         return t.outputs, t.tables, t.todos
 
-    out.paths, unfinished = draft_paths((out.outputs, out.tables, []), cases, finished_case)
+    out.paths, unfinished = draft_paths((out.outputs, out.tables, out.todos), cases, finished_case)
     if unfinished:
         out.todos.append(f"{len(unfinished)} case(s) could not be traced to the end ({', '.join(unfinished[:3])}"
                          f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "
