@@ -242,10 +242,15 @@ def assume_form(expr: Any, values: dict[str, Any]) -> None:
     fact (``3 * W // 2 == 1``) does not let it do."""
     if not isinstance(expr, sympy.Basic) or not values:
         return
-    env = next(iter(values.values())).node.shape_env
-    subs = {sympy.Symbol(n, integer=True): v.node.expr for n, v in values.items() if isinstance(v, torch.SymInt)}
+    sizes = [v for v in values.values() if isinstance(v, torch.SymInt)]
+    if not sizes:
+        return
+    env = sizes[0].node.shape_env
+    # a dim the region fixes is a plain int (trace.run.range_bounds)
+    subs = {sympy.Symbol(n, integer=True): v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)
+            for n, v in values.items() if isinstance(v, (torch.SymInt, int))}
     form = expr.xreplace(subs)
-    if form.free_symbols - set(subs.values()):
+    if form.free_symbols - {v.node.expr for v in sizes} or form is sympy.true:
         return
     try:
         torch._check(env.create_symboolnode(form))

@@ -4,7 +4,8 @@ A case over its budget stops where it is and is reported inconclusive (SC005) wi
 over its budget reports the cases done, and the rest as not checked. The budget is checked before every trace
 of the exploration (``check``), and, in the main thread where the platform has ``SIGALRM``, an interval timer
 raises ``OverBudget`` wherever the case is, except inside the solver, which is shared by every case (a z3
-query returns within ``--timeout-ms``; the timer rings again a moment later).
+query returns within ``--timeout-ms``), and inside an import (torch imports modules on first use): the timer
+rings again a moment later.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class Budget:
     @contextlib.contextmanager
     def case(self) -> Iterator[None]:
         """The scope of one case: ``check()`` inside it raises ``OverBudget`` past the case's or the run's end."""
-        global _deadline
+        global _deadline, _rang
+        _rang = None
         ends = []
         if self.case_s is not None:
             ends.append((time.monotonic() + self.case_s, "case", self.case_s))
@@ -67,6 +69,16 @@ class Budget:
 
 #: the innermost case's (monotonic end, scope, seconds); None outside a budgeted case
 _deadline: tuple[float, str, float] | None = None
+#: the OverBudget the timer raised in the current case, if it did
+_rang: OverBudget | None = None
+
+
+def interrupted() -> OverBudget | None:
+    """The ``OverBudget`` the timer raised in the last budgeted case, if it did. The exception may not have
+    come out as itself: raised inside a Python function that torch's C++ called (a SymInt's ``is_int`` while
+    torch parses arguments), it comes out as torch's ``RuntimeError``, or is taken for the kernel's own
+    failure. A case the timer interrupted is over its budget whatever came out of it."""
+    return _rang
 
 
 def check() -> None:
@@ -86,7 +98,9 @@ def _alarm(end: tuple[float, str, float]) -> Iterator[None]:
         if _in_solver(frame):  # never inside a z3 push/pop: the solver is shared by every case; a moment later
             signal.setitimer(signal.ITIMER_REAL, 0.05)
             return
-        raise OverBudget(end[1], end[2])
+        global _rang
+        _rang = OverBudget(end[1], end[2])
+        raise _rang
 
     previous = signal.signal(signal.SIGALRM, ring)
     signal.setitimer(signal.ITIMER_REAL, max(end[0] - time.monotonic(), 1e-3))
@@ -98,11 +112,14 @@ def _alarm(end: tuple[float, str, float]) -> Iterator[None]:
 
 
 def _in_solver(frame) -> bool:
-    """Whether the interrupted code is the solver's (its incremental state must stay consistent)."""
+    """Whether the interrupted code must not be cut: the solver's (its incremental state must stay consistent),
+    or an import (a module cut halfway stays half-made in ``sys.modules``: torch imports ``torch._dynamo``'s
+    parts on first use, and every later case would fail on a name the module lacks)."""
     from ..logic import solver
 
     while frame is not None:
-        if frame.f_code.co_filename == solver.__file__:
+        name = frame.f_code.co_filename
+        if name == solver.__file__ or name.startswith("<frozen importlib"):
             return True
         frame = frame.f_back
     return False

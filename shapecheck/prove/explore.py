@@ -48,9 +48,26 @@ class SharedRoots:
 
     guards: dict[tuple[str, tuple[str, int] | None], list[str]] = field(default_factory=dict)
     leaves: dict[str, list[list[E.Node]]] = field(default_factory=dict)
+    signature: dict[str, tuple[str, tuple[str, int] | None]] = field(default_factory=dict)  # root -> its guard
 
 
-def pc_key(pc: list[E.Node]) -> tuple[str, ...]:
+def signature(t: Guarded) -> tuple[str, tuple[str, int] | None] | None:
+    """A first guard as the shortcut matches it: its text and kernel line (None: untranslated)."""
+    if t.guard is None:
+        return None
+    return E.to_text(t.guard), (t.loc.file, t.loc.line) if t.loc else None
+
+
+def will_share(case: BoundCase, first: object, roots: SharedRoots, root: str) -> bool:
+    """Whether ``case``, whose unassumed trace is ``first``, is expected to share the regions of ``root`` (a case
+    that explored its violating first guard in full): its first trace stops at the same guard, and its dims are
+    those the regions name. A guess, made ahead of the case's own run, which decides."""
+    regions = roots.leaves.get(root)
+    return (regions is not None and isinstance(first, Guarded) and signature(first) == roots.signature.get(root)
+            and own_regions(case, regions))
+
+
+def pc_key(pc: Sequence[E.Node]) -> tuple[str, ...]:
     """The key of a trace's assumptions in ``CaseRun.trace_cache``."""
     return tuple(E.to_text(n) for n in pc)
 
@@ -104,6 +121,7 @@ class _CaseExplorer(_CaseFindings):
         self.work: list[list[E.Node]] = [[]]
         self.view = TorchView(case, solver)
         self.is_root = False  # the case explored a violating first guard in full: its regions go in ``roots``
+        self.traced: dict[tuple[str, ...], Trace] = {}  # the shared regions' traces, made by workers (--jobs)
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -116,6 +134,8 @@ class _CaseExplorer(_CaseFindings):
             pc = self.work.pop()
             if not pc and first is not None:
                 t, first = first, None
+            elif pc_key(pc) in self.traced:
+                t = self.traced.pop(pc_key(pc))
             else:
                 try:
                     t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
@@ -295,33 +315,42 @@ class _CaseExplorer(_CaseFindings):
             explored = self.roots.guards.setdefault(sig, [])
             for earlier in explored:
                 regions = self.roots.leaves.get(earlier)
-                if regions is not None and self._own_regions(regions):
+                if regions is not None and own_regions(self.case, regions):
                     self.state.shared_with = earlier
-                    self.work = self._shared_regions(regions)
+                    self.work = list(reversed(shared_regions(self.solver, self.case, regions)))
+                    if self.options.jobs != 1:  # traced in parallel now, used in turn
+                        from ..trace.parallel import prefetch_regions
+
+                        self.traced = prefetch_regions(self.kernel, self.case, self.work, self.options.jobs, pc_key,
+                                                       track_return=getattr(self.options, "show_obligations", False))
                     return None
             explored.append(self.case.id)  # explored guard by guard: its regions serve the cases after it
+            self.roots.signature[self.case.id] = sig
             self.is_root = True
         # explore both sides: the false side first is popped last
         self.work.append(pc + [E.negate(guard)])
         self.work.append(pc + [guard])
         return None
 
-    def _own_regions(self, regions: list[list[E.Node]]) -> bool:
-        """Whether every region of the earlier case is a condition on this case's dims. A case whose dims
-        differ (a rank choice, an argument absent in this case) cannot be traced under the other case's
-        assumptions: it is explored guard by guard."""
-        mine = {d.name for d in self.case.dims}
-        return all(E.free_names(n) <= mine for r in regions for n in r)
 
-    def _shared_regions(self, regions: list[list[E.Node]]) -> list[list[E.Node]]:
-        """The earlier case's leaf regions that meet this case's domain, last first (the work list pops from
-        the end), and the rest of the domain when they do not cover it."""
-        conds = self.premises
-        mine = [list(r) for r in regions if self.solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
-        rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
-        if self.solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
-            mine.append([rest])
-        return list(reversed(mine))
+
+def own_regions(case: BoundCase, regions: list[list[E.Node]]) -> bool:
+    """Whether every region of the earlier case is a condition on this case's dims. A case whose dims
+    differ (a rank choice, an argument absent in this case) cannot be traced under the other case's
+    assumptions: it is explored guard by guard."""
+    mine = {d.name for d in case.dims}
+    return all(E.free_names(n) <= mine for r in regions for n in r)
+
+
+def shared_regions(solver: Solver, case: BoundCase, regions: list[list[E.Node]]) -> list[list[E.Node]]:
+    """The earlier case's leaf regions that meet this case's domain, and the rest of the domain when they do
+    not cover it, in the order they are traced."""
+    conds = [case.domain]
+    mine = [list(r) for r in regions if solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
+    rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
+    if solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
+        mine.append([rest])
+    return mine
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Finding | None:

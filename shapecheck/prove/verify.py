@@ -4,6 +4,7 @@ obligations (guard-freedom, asserts, output shapes per path) with z3 -> ``Report
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -22,8 +23,8 @@ from ..options import VerifyOptions as Options  # every option is declared there
 from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
-from .budget import Budget, OverBudget
-from .explore import CaseRun, SharedRoots, explore_case
+from .budget import Budget, OverBudget, interrupted
+from .explore import CaseRun, SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
 from .torch_decides import fallback_note
@@ -75,16 +76,17 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                         f"{', '.join(contract.eras)}")
     first: dict = {}
     done: dict = {}
+    budget = Budget(options.case_timeout, options.run_timeout)
     if options.jobs != 1:
         from ..trace.parallel import map_cases, prefetch_roots
 
         if options.full or options.explore:  # no case depends on another: whole cases in workers
-            done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
-                             valid=lambda v: isinstance(v, tuple) and len(v) == 2)
+            done = map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, options, None)),
+                             selected, options.jobs, valid=lambda v: isinstance(v, tuple) and len(v) == 2)
         else:
             first = prefetch_roots(kernel, selected, options.jobs,
                                    track_return=options.explore or options.show_obligations)
-    budget = Budget(options.case_timeout, options.run_timeout)
+    batched: set[str] = set()  # the roots whose regions were traced ahead for the cases after them
     for i, case in enumerate(selected):
         if budget.run_over():
             results.extend(_not_run(c, budget) for c in selected[i:])
@@ -97,6 +99,11 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                                                first.pop(case.id, None)))
         results.append(result)
         violations.extend(found)
+        if first and len(roots.leaves) > len(batched):  # a case explored a violating first guard in full
+            new = [c for c in roots.leaves if c not in batched]
+            batched.update(new)
+            done.update(_share_ahead(kernel, [c for c in selected[i + 1:] if c.id not in done], first, roots, new,
+                                     solver, options, budget))
     complete = not any(_cut_short(r) for r in results)
     if not budget.run_over():
         for case_id, run_rejects in _excluded_rejects(contract, kernel, solver, options):
@@ -165,6 +172,37 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
                        obligations=tuple(run.obligations)), run.violations)
 
 
+def _budgeted(budget: Budget, run: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
+    """A case run ahead of its turn (in a worker or this process), within its own and the run's time budget: a
+    case over it raises ``OverBudget``, so it is run again in turn, where ``isolated`` reports it."""
+    with budget.case():
+        out = run()
+    over = interrupted()
+    if over is not None:
+        raise over
+    return out
+
+
+def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, roots: SharedRoots, new: list[str],
+                 solver: Solver, options: Options, budget: Budget) -> dict[str, tuple[CaseResult, list[Finding]]]:
+    """With --jobs, once cases ``new`` explored their violating first guards in full: every later case expected
+    to share their regions (``will_share``) runs whole, in parallel, as it would run in turn. Such a case
+    changes nothing another case reads (only a case that explores its guard in full adds regions), so its
+    result is the same in any order; one that did not share as expected is run again in turn."""
+    from ..trace.parallel import map_cases
+
+    expected = {c.id: r for c in later for r in new if will_share(c, first.get(c.id), roots, r)}
+    cases = [c for c in later if c.id in expected]
+    one = dataclasses.replace(options, jobs=1)  # no workers of workers
+
+    def ran_as_expected(v: object) -> bool:
+        return (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], CaseResult)
+                and v[0].shared_with == expected.get(v[0].case))
+
+    return map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, one, roots, first.get(c.id))),
+                     cases, options.jobs, valid=ran_as_expected, warm=False)
+
+
 def _new(v: Finding, found: list[Finding]) -> bool:
     loc = (v.location.file, v.location.line) if v.location else None
     return all((f.code, f.expr, (f.location.file, f.location.line) if f.location else None) != (v.code, v.expr, loc)
@@ -203,16 +241,27 @@ def isolated(case_id: str, budget: Budget,
     run and report. Bad input (``UserError``, exit 2) and the user's interrupt go through."""
     try:
         with budget.case():
-            return check()
+            out = check()
+        rang = interrupted()  # the timer's exception came out as something else, or not at all
+        if rang is not None:
+            raise rang
+        return out
     except OverBudget as over:
-        return (CaseResult(case_id, Verdict.INCONCLUSIVE, skipped=f"cut short: {over}"),
-                [Finding(code=RuleCode.INCONCLUSIVE, case=case_id, expr="time budget", counterexample={},
-                           message=f"{over} before the case was checked: nothing is proved in this case "
-                           "(raise --timeout; the z3 timeout per query is --timeout-ms)")])
+        return _cut_short_case(case_id, over)
     except UserError:
         raise
     except Exception as err:  # noqa: BLE001 - isolation: a bug in one case never loses the others
+        rang = interrupted()
+        if rang is not None:  # torch turned the timer's exception into its own (a RuntimeError)
+            return _cut_short_case(case_id, rang)
         return CaseResult(case_id, Verdict.ERROR, skipped=f"internal error: {type(err).__name__}"), [internal_error(case_id, err)]
+
+
+def _cut_short_case(case_id: str, over: OverBudget) -> tuple[CaseResult, list[Finding]]:
+    return (CaseResult(case_id, Verdict.INCONCLUSIVE, skipped=f"cut short: {over}"),
+            [Finding(code=RuleCode.INCONCLUSIVE, case=case_id, expr="time budget", counterexample={},
+                     message=f"{over} before the case was checked: nothing is proved in this case "
+                     "(raise --timeout; the z3 timeout per query is --timeout-ms)")])
 
 
 def internal_error(case_id: str, err: BaseException) -> Finding:

@@ -65,20 +65,33 @@ def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
                      lambda v: isinstance(v, (Finished, Guarded, Failed, NotApplicable)))
 
 
-def map_cases(fn: Callable[[BoundCase], Any], cases: Sequence[BoundCase], jobs: int, min_cases: int = 2,
-              valid: Callable[[Any], bool] = lambda v: True) -> dict[str, Any]:
-    """case id -> fn(case), computed by ``jobs`` processes (this one included), for as many cases as
-    succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
-    deterministic and its results picklable. Empty when parallel work would not pay."""
+def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence[Any]], jobs: int,
+                     key: Callable[[Sequence[Any]], Any], *, track_return: bool = False) -> dict[Any, Trace]:
+    """key(region) -> the case's trace under the region's assumptions, for as many regions as the workers
+    delivered (the caller traces the rest, and sees what they raise): the regions of a case that shares an
+    earlier case's regions (the default mode's shortcut) are known before any of them is traced."""
+    return map_cases(lambda pc: trace_case(kernel, case, list(pc), track_return=track_return), regions, jobs,
+                     MIN_CASES, lambda v: isinstance(v, (Finished, Guarded, Failed)), key=key, warm=False)
+
+
+def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cases: int = 2,
+              valid: Callable[[Any], bool] = lambda v: True, key: Callable[[Any], Any] = lambda c: c.id,
+              warm: bool = True) -> dict[Any, Any]:
+    """key(case) (the case id) -> fn(case), computed by ``jobs`` processes (this one included), for as many
+    cases as succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
+    deterministic and its results picklable. Empty when parallel work would not pay. ``warm``: the first case
+    is computed before forking (its lazy imports then happen once); off where the process is warm already.
+    The items need not be cases (``key`` names them): a case's regions, say."""
     jobs = resolve_jobs(jobs)
     if jobs <= 1 or len(cases) < max(min_cases, 2):
         return {}
-    out: dict[str, Any] = {}
-    try:
-        out[cases[0].id] = fn(cases[0])  # warm-up: lazy imports happen once, here, before forking
-    except Exception:  # noqa: BLE001 - the caller runs this case again and reports what it raises
-        return {}
-    rest = list(cases[1:])
+    out: dict[Any, Any] = {}
+    if warm:
+        try:
+            out[key(cases[0])] = fn(cases[0])  # warm-up: lazy imports happen once, here, before forking
+        except Exception:  # noqa: BLE001 - the caller runs this case again and reports what it raises
+            return {}
+    rest = list(cases[1:] if warm else cases)
     # cases are handed out one at a time from a shared counter: their costs differ by orders of magnitude
     # (a skipped case, a guard-free one, one explored through 40 traces), so fixed shares would idle
     import multiprocessing
@@ -88,24 +101,27 @@ def map_cases(fn: Callable[[BoundCase], Any], cases: Sequence[BoundCase], jobs: 
     except (OSError, ValueError, ImportError):  # no POSIX semaphores here: no workers
         return {}
 
-    def take() -> BoundCase | None:
+    def take() -> Any:
         with counter.get_lock():
             i = counter.value
             counter.value = i + 1
         return rest[i] if i < len(rest) else None
 
-    children = [child for _ in range(jobs - 1) for child in [_fork_worker(fn, take)] if child is not None]
+    children = [child for _ in range(jobs - 1) for child in [_fork_worker(fn, take, key)] if child is not None]
     while (case := take()) is not None:
         try:
-            out[case.id] = fn(case)
+            value = fn(case)
         except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
-            pass
+            continue
+        if valid(value):
+            out[key(case)] = value
     for pid, fd in children:
         out.update({k: v for k, v in _collect(pid, fd).items() if valid(v)})
     return out
 
 
-def _fork_worker(fn: Callable[[BoundCase], Any], take: Callable[[], BoundCase | None]) -> tuple[int, int] | None:
+def _fork_worker(fn: Callable[[Any], Any], take: Callable[[], Any],
+                 key: Callable[[Any], Any]) -> tuple[int, int] | None:
     """A forked process computing fn over the cases ``take`` hands it; (pid, read end of its pipe), or None
     if none started."""
     try:
@@ -124,10 +140,10 @@ def _fork_worker(fn: Callable[[BoundCase], Any], take: Callable[[], BoundCase | 
         code = 0
         try:
             os.close(r)
-            results: dict[str, Any] = {}
+            results: dict[Any, Any] = {}
             while (case := take()) is not None:
                 try:
-                    results[case.id] = fn(case)
+                    results[key(case)] = fn(case)
                 except Exception:  # noqa: BLE001 - the parent runs it again and sees the error
                     pass
             data = _dumps(results)
@@ -141,7 +157,7 @@ def _fork_worker(fn: Callable[[BoundCase], Any], take: Callable[[], BoundCase | 
     return pid, r
 
 
-def _dumps(results: dict[str, Any]) -> bytes:
+def _dumps(results: dict[Any, Any]) -> bytes:
     """Pickle what pickles; a result that does not (an exotic frame) is simply not sent."""
     try:
         return pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL)
@@ -156,7 +172,7 @@ def _dumps(results: dict[str, Any]) -> bytes:
         return pickle.dumps(good, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _collect(pid: int, fd: int) -> dict[str, Any]:
+def _collect(pid: int, fd: int) -> dict[Any, Any]:
     try:
         with os.fdopen(fd, "rb") as f:
             data = f.read()

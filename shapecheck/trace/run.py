@@ -198,13 +198,15 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
     path), at the cost of a profile hook during the call.
     """
     own = own_code(kernel)
+    bounds, fixed, rest = range_bounds(case, assumptions)
     with C.TraceEnv(own) as env:
-        syms = {d.name: env.size(d.min, d.max) for d in case.dims}
-        names = {C.symbol_of(s): n for n, s in syms.items()}
-        for a in assumptions:
+        syms: dict[str, Any] = {d.name: fixed[d.name] if d.name in fixed else env.size(*bounds[d.name])
+                                for d in case.dims}
+        names = {C.symbol_of(s): n for n, s in syms.items() if n not in fixed}
+        for a, original in rest:
             C.assume(a, syms)
-            if a in _TORCH_FORMS:
-                C.assume_form(_TORCH_FORMS[a], syms)
+            if original in _TORCH_FORMS:
+                C.assume_form(_TORCH_FORMS[original], syms)
 
         def make_tensor(a: BoundArg) -> Any:  # a size may be an expression of dims: C * r * r
             sizes = [C.sym_value(i, syms) for i in a.shape.items]
@@ -235,6 +237,69 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, own),
                           missing_name(exc), tuple(frames), _fallbacks(env, names))
         return finished_trace(env, result, names, own, returns[-1] if returns else None)
+
+
+def range_bounds(case: BoundCase, assumptions: list[E.Node]) -> tuple[dict[str, tuple[int, int]], dict[str, int],
+                                                                    list[tuple[E.Node, E.Node]]]:
+    """A region's assumptions in the cheapest form torch can take them: each dim's range (``bounds``), the dims
+    the region fixes to one value (``fixed``), and the assumptions left (``rest``), the fixed values put in.
+
+    - A bound of one dim by a constant (``L <= 8``, ``not (L > 8)``) is the size's range from the start, as
+      torch's range refinement of the same ``torch._check`` leaves it, but with no runtime assert: each later
+      guard of the trace is evaluated against fewer facts.
+    - A dim that the region leaves one value (``E == 64``, or ``L >= 8`` with ``L <= 8``) is that constant,
+      not a size: torch would replace the size by it (its range refined to a singleton) after two checks.
+      Every other assumption is then evaluated with it; one that folds to true is dropped. A dim the contract
+      itself fixes (its range a single value) stays a size, as before.
+    - A region that leaves a dim no value, or folds an assumption to false, is refused as torch refuses it
+      (``AssumptionRejected``).
+
+    Each assumption left comes with the one it was made from (its key in ``_TORCH_FORMS``)."""
+    ranges = {d.name: (d.min, d.max) for d in case.dims}
+    bounds = dict(ranges)
+    fixed: dict[str, int] = {}
+    todo = [(a, a) for a in assumptions]
+    while True:
+        rest: list[tuple[E.Node, E.Node]] = []
+        for a, original in todo:
+            if fixed:
+                a = E.bind(a, {n: E.Const(v) for n, v in fixed.items()})
+                if a == E.TRUE:
+                    continue
+                if a == E.FALSE:
+                    raise C.AssumptionRejected(f"the region's assumptions contradict the value(s) "
+                                               f"{', '.join(f'{n}={v}' for n, v in fixed.items())}")
+            b = _bound(a)
+            if b is None or b[0] not in bounds:
+                rest.append((a, original))
+                continue
+            name, lo, hi = b
+            old_lo, old_hi = bounds[name]
+            new = (old_lo if lo is None else max(old_lo, lo), old_hi if hi is None else min(old_hi, hi))
+            if new[0] > new[1]:
+                raise C.AssumptionRejected(f"Invalid ranges [{new[0]}:{new[1]}] for {name}")
+            bounds[name] = new
+        now = {n: lo for n, (lo, hi) in bounds.items() if lo == hi and ranges[n][0] != ranges[n][1] and n not in fixed}
+        if not now:
+            return {n: b for n, b in bounds.items() if n not in fixed}, fixed, rest
+        fixed.update(now)
+        todo = rest
+
+
+def _bound(a: E.Node) -> tuple[str, int | None, int | None] | None:
+    if isinstance(a, E.Not):
+        inner = a.operand
+        if not isinstance(inner, E.Cmp):
+            return None
+        a = E.negate(inner)
+    if not isinstance(a, E.Cmp):
+        return None
+    a = E.normalize_cmp(a)
+    if not (isinstance(a.left, E.Var) and isinstance(a.right, E.Const) and type(a.right.value) is int):
+        return None
+    c, name = a.right.value, a.left.name
+    return {"<=": (name, None, c), "<": (name, None, c - 1), ">=": (name, c, None), ">": (name, c + 1, None),
+            "==": (name, c, c)}.get(a.op)
 
 
 def own_code(kernel: Kernel) -> Any:

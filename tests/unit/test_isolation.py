@@ -173,3 +173,64 @@ def test_a_bad_timeout_is_a_usage_error(monkeypatch, value):
         main(["verify", "op", "aten::new_empty", "--timeout", value])
     assert exit_.value.code == 2
     assert "--timeout" in err.getvalue()
+
+
+def test_the_timer_never_cuts_an_import(tmp_path, monkeypatch):
+    """A module cut halfway stays half-made in sys.modules (torch imports torch._dynamo's parts on first use):
+    every later case then failed on a name the module lacked, an internal error (SC023) instead of SC005."""
+    import sys
+
+    from shapecheck.prove import budget
+
+    (tmp_path / "sc_half_made.py").write_text("import sys\nfrom shapecheck.prove import budget\n"
+                                              "INSIDE = budget._in_solver(sys._getframe())\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import sc_half_made  # noqa: F401 - the module records what the timer would see during its import
+
+    assert sys.modules["sc_half_made"].INSIDE is True
+    assert budget._in_solver(sys._getframe()) is False  # a case's own code is cut as before
+
+
+@pytest.mark.slow
+def test_a_tiny_case_budget_in_a_cold_process_is_inconclusive_never_an_internal_error():
+    """A fresh process imports much of torch during its first cases: a budget that runs out there cuts the
+    case, as any other, and the other cases still report (the process boundary is the point: cold imports)."""
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "verify", "op", "aten::new_empty", "--contract",
+                          CONTRACT, "--meta", f"{KERNEL}:guard_free", "--format", "json", "-j", "1",
+                          "--timeout", "0.2", "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    doc = json.loads(res.stdout)
+    assert res.returncode in (0, 3), res.stderr[-2000:]
+    assert {v["code"] for v in doc["violations"]} <= {"SC005"}
+    assert all(c["verdict"] in ("pass", "inconclusive") for c in doc["cases"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("swallowed", [False, True])
+def test_a_timer_exception_torch_turns_into_its_own_still_cuts_the_case_short(monkeypatch, swallowed):
+    """Raised inside a Python function that torch's C++ calls (a SymInt's is_int while torch parses arguments),
+    the timer's OverBudget comes out as torch's RuntimeError; a kernel may even swallow it. Either way the case is
+    over its budget (SC005, exit 3): never an internal error (SC023), never the kernel's failure."""
+    from shapecheck.prove import budget
+    from shapecheck.prove import explore as X
+
+    real = X.trace_case
+
+    def converting(kernel, case, *args, **kw):
+        if case.id == CASES[1]:
+            try:
+                while True:
+                    time.sleep(0.05)
+            except budget.OverBudget as over:
+                if not swallowed:
+                    raise RuntimeError(f"aten::empty() Expected a value ... Python error details: {over}") from None
+        return real(kernel, case, *args, **kw)
+
+    monkeypatch.setattr(X, "trace_case", converting)
+    code, doc, _ = verify(monkeypatch, "guard_free", "--timeout", "2")
+    assert code == 3
+    verdicts = {c["case"]: c["verdict"] for c in doc["cases"]}
+    assert verdicts == {CASES[0]: "pass", CASES[1]: "inconclusive", CASES[2]: "pass", CASES[3]: "pass"}
+    assert [(v["code"], v["case"]) for v in doc["violations"]] == [("SC005", CASES[1])]

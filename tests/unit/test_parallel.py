@@ -41,6 +41,30 @@ def test_report_is_the_same_for_every_jobs(fn):
         assert reports[0].violations  # the comparison covers findings, not only passes
 
 
+@needs_fork
+@pytest.mark.slow
+def test_cases_that_share_an_earlier_cases_regions_run_whole_in_workers(monkeypatch):
+    """The default mode's shortcut with --jobs: once a case has explored its violating first guard in full, the
+    later cases expected to share its regions run whole in the workers, and the report is that of one process."""
+    from shapecheck.prove import verify as V
+
+    delivered: list[set[str]] = []
+    real = V._share_ahead
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        delivered.append(set(out))
+        return out
+
+    monkeypatch.setattr(V, "_share_ahead", spy)
+    two = verify_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=MIXED, jobs=2))
+    shared = {c.case for c in two.cases if c.shared_with}
+    assert shared and delivered and set().union(*delivered) == shared
+    monkeypatch.setattr(V, "_share_ahead", real)
+    one = verify_op(SDPA_MPS, meta=f"{K}:regressed", options=Options(cases=MIXED, jobs=1))
+    assert comparable(one) == comparable(two)
+
+
 @pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)
 @needs_fork
 @pytest.mark.parametrize("fn", ["regressed", "branch_with_guard_or_false"])
@@ -91,7 +115,7 @@ def test_a_failed_worker_only_costs_time(monkeypatch, sdpa_contract):
     kernel = installed_kernel(sdpa_contract.op)
     cases = list(sdpa_contract.cases())[:12]
 
-    def broken_worker(fn, take):  # a worker that takes two cases and dies before sending anything
+    def broken_worker(fn, take, key):  # a worker that takes two cases and dies before sending anything
         pid = os.fork()
         if pid == 0:
             take()
