@@ -333,7 +333,6 @@ class _CaseExplorer(_CaseFindings):
         return None
 
 
-
 def own_regions(case: BoundCase, regions: list[list[E.Node]]) -> bool:
     """Whether every region of the earlier case is a condition on this case's dims. A case whose dims
     differ (a rank choice, an argument absent in this case) cannot be traced under the other case's

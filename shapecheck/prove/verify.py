@@ -173,8 +173,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
 
 
 def _budgeted(budget: Budget, run: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
-    """A case run ahead of its turn (in a worker or this process), within its own and the run's time budget: a
-    case over it raises ``OverBudget``, so it is run again in turn, where ``isolated`` reports it."""
+    """A case within its own and the run's time budget: over it, ``OverBudget``, also where the timer's exception
+    came out as something else or not at all (``interrupted``). A case run ahead of its turn (in a worker or
+    this process) that raises it is run again in turn, where ``isolated`` reports it."""
     with budget.case():
         out = run()
     over = interrupted()
@@ -240,12 +241,7 @@ def isolated(case_id: str, budget: Budget,
     traceback), and its time budget running out the case's SC005 finding; either way the other cases still
     run and report. Bad input (``UserError``, exit 2) and the user's interrupt go through."""
     try:
-        with budget.case():
-            out = check()
-        rang = interrupted()  # the timer's exception came out as something else, or not at all
-        if rang is not None:
-            raise rang
-        return out
+        return _budgeted(budget, check)
     except OverBudget as over:
         return _cut_short_case(case_id, over)
     except UserError:
