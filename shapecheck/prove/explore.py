@@ -346,10 +346,36 @@ def shared_regions(solver: Solver, case: BoundCase, regions: list[list[E.Node]])
     not cover it, in the order they are traced."""
     conds = [case.domain]
     mine = [list(r) for r in regions if solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
-    rest = E.negate(E.disj([E.conj(r) for r in regions])) if regions else E.TRUE
-    if solver.satisfiable(conds + [rest]).sat is not Sat.UNSAT:
-        mine.append([rest])
+    for rest in uncovered(regions):
+        if solver.satisfiable(conds + rest).sat is not Sat.UNSAT:
+            mine.append(rest)
     return mine
+
+
+def uncovered(regions: list[list[E.Node]]) -> list[list[E.Node]]:
+    """The rest of the space, outside every region, as regions of the same kind: each a branch of the
+    exploration tree (the regions are its paths, a guard side per step) that no region took. A guard whose one
+    side led to no finished trace (the kernel raised there) gives that side; a step with several values (a
+    specialisation) gives the conjunction of their negations. Small conjunctions, where the negation of the
+    regions' union would be a formula torch's range refinement turns into exponentially many clauses."""
+    if not regions:
+        return [[]]
+    out: list[list[E.Node]] = []
+
+    def walk(prefix: list[E.Node], paths: list[list[E.Node]]) -> None:
+        if any(not p for p in paths):  # a region ends here: it covers this node
+            return
+        children: dict[E.Node, list[list[E.Node]]] = {}
+        for p in paths:
+            children.setdefault(p[0], []).append(p[1:])
+        steps = list(children)
+        if not any(E.negate(a) in children for a in steps):  # no guard's two sides: the rest of this node
+            out.append([*prefix, *(E.negate(a) for a in steps)])
+        for step, tails in children.items():
+            walk([*prefix, step], tails)
+
+    walk([], [list(r) for r in regions])
+    return out
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Finding | None:
@@ -396,7 +422,7 @@ def unsettled_fallback(t: Finished | Failed, solver: Solver, conds: list[E.Node]
     condition really holds included). ``helpers_only``: only torch's own helpers' fallbacks (a failed trace:
     where the helper's assumption fails, the kernel may not raise)."""
     for fb in t.fallbacks:
-        if helpers_only and fb.own:
+        if (helpers_only and fb.own) or fb.data_dependent:  # export takes a data-dependent one's fallback too
             continue
         verdict = solver.decide(conds, fb.guard)[0] if fb.guard is not None else None
         if verdict is Decision.EMPTY:

@@ -75,6 +75,9 @@ class Fallback:
     loc: SourceLoc | None
     expr: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols
     own: bool = True  # False: torch's own helper (broadcasting, layout) asked, called from the kernel's ``loc``
+    # the condition reads a size the kernel made from data (``new_dynamic_size``, ``nonzero``): unbacked in
+    # torch.export too, so export takes the same fallback and installs no guard there, for every input
+    data_dependent: bool = False
 
 
 @dataclass(frozen=True)
@@ -350,7 +353,8 @@ def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
             node = T.to_node(expr, names)
         except T.Unsupported:
             node = None
-        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own)
+        fresh = any(sym not in names for sym in T.free_symbols(expr))  # a symbol not a dim: the kernel made it
+        fb = Fallback(node, _renamed(expr, names), value, loc, T.with_dim_names(expr, names), own, fresh)
         if getattr(expr, "is_Boolean", False) or getattr(expr, "is_Relational", False):
             _remember(node, fb.expr)
         if all((f.raw, f.value, f.loc, f.own) != (fb.raw, fb.value, fb.loc, fb.own) for f in fallbacks):
