@@ -26,6 +26,7 @@ from .._torch import schema as CL
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
+UNPACK_AFTER = 3  # unpacking errors met before the search reads the rank they expect
 FAKE_TRIES = 96  # fake calls per op before the search gives up (a refused call costs about a millisecond)
 EAGER_TRIES = 12  # eager calls per op (each a round trip to the worker)
 FLOATS = ("float32", "float16", "bfloat16", "float64")
@@ -50,6 +51,11 @@ _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=T
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
 _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
                       r"|<=\s*(\d) dimensions")
+#: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
+_UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
+#: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
+_SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
+                      r"\s+(\d{1,2})\b")
 _REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
                       r"cannot be|invalid)\b", re.I)
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
@@ -210,12 +216,13 @@ def nearest_first(lengths: list[int]) -> Iterator[tuple[int, ...]]:
         yield from with_sum(0, total)
 
 
-def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> bool:
+def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unpacked: bool = False) -> bool:
     """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
     (every tensor when it names none). Whether anything moved. ``combo``: the options of the call that raised;
     an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
     the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
-    a pair the option list need not hold."""
+    a pair the option list need not hold. ``unpacked``: read Python's unpacking of a shape too ("not enough
+    values to unpack (expected 4, got 2)": the tensors of rank 2 want rank 4)."""
     by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
                or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
     tensors = [a for a in args if a.kind in ("tensor", "tensors")]
@@ -231,6 +238,14 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None) -> 
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
               for m in _DTYPE_RE.finditer(wanted)]
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
+    unpack = _UNPACK_RE.search(error) if unpacked else None
+    if unpack is not None and not by_name and option:  # the tensors of the rank it got want the rank it expects
+        got = int(unpack.group(2)) if unpack.group(2) else None
+        ranks = [int(unpack.group(1))]
+        of_rank = [a for a in tensors if isinstance(option.get(a.name), tuple)
+                   and (got is None or option[a.name][0] == got)]
+        named = of_rank or tensors
+        alike = []
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
     moved = False
     # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
@@ -300,6 +315,7 @@ class Search:
         self.found = Found()
         self.tried: set[tuple] = set()
         self.errors: list[str] = []
+        self.sizes = list(SIZES)  # the example size of every tensor dim, tried in this order (errors reorder it)
 
     def fake_ok(self, inputs: OpInputs) -> tuple[bool, str]:
         self.found.fake_tries += 1
@@ -333,9 +349,9 @@ class Search:
             combo = tuple(o if a.kind in ("tensor", "tensors") and a.options[0] is not None and o in a.options
                           else a.options[0]
                           for a in self.args)
-            if repr((combo, SIZES[0])) not in self.tried:
-                self.tried.add(repr((combo, SIZES[0])))
-                yield combo, SIZES[0]
+            if repr((combo, self.sizes[0])) not in self.tried:
+                self.tried.add(repr((combo, self.sizes[0])))
+                yield combo, self.sizes[0]
                 if self._moved:  # an error named what it wants: the per-argument search takes it from here
                     self._moved = False
                     return
@@ -344,15 +360,15 @@ class Search:
         """(options, size) in order, restarted whenever an error moves an option."""
         yield from self.uniform()
         while True:
-            lengths = [len(a.options) for a in self.args] + [len(SIZES)]
+            lengths = [len(a.options) for a in self.args] + [len(self.sizes)]
             restarted = False
             for idx in nearest_first(lengths):
                 combo = tuple(a.options[i] for a, i in zip(self.args, idx[:-1], strict=True))
-                key = repr((combo, SIZES[idx[-1]]))
+                key = repr((combo, self.sizes[idx[-1]]))
                 if key in self.tried:
                     continue
                 self.tried.add(key)
-                yield combo, SIZES[idx[-1]]
+                yield combo, self.sizes[idx[-1]]
                 if self._moved:
                     self._moved = False
                     restarted = True
@@ -361,6 +377,18 @@ class Search:
                 return
 
     _moved = False
+
+    def _size_hint(self, error: str) -> bool:
+        """An error that asks a dimension for a size (``grid last dimension must be 2``) makes that size the
+        next tried for every dim (the second in the order). Whether the order changed."""
+        wanted = re.split(r"\b(?:but )?(?:got|found|received)\b", error)[0]
+        m = _SIZE_RE.search(wanted)
+        if m is None or not 1 <= int(m.group(1)) <= 16 or int(m.group(1)) in self.sizes[:2]:
+            return False
+        n = int(m.group(1))
+        rest = [x for x in self.sizes if x != n]
+        self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
+        return True
 
     def run(self) -> Found:
         f = self.found
@@ -402,7 +430,11 @@ class Search:
                     continue
                 if eerr:
                     self._moved = _hint(self.args, eerr, combo)
-            self._moved = self._moved or _hint(self.args, err, combo)
+            self._size_hint(err)
+            # an unpacking error is read once the search keeps meeting it: the order of ranks tried first
+            # (2, 1, 3) often gets past it anyway, through a path for another rank
+            unpacked = sum(bool(_UNPACK_RE.search(e)) for e in self.errors) >= UNPACK_AFTER
+            self._moved = _hint(self.args, err, combo, unpacked) or self._moved  # a size alone: no restart
         if fake_accepted:  # the fake takes these, the eager kernel none of them: traced, not compared
             f.inputs, f.eager = fake_accepted[0], "rejected"
             return f

@@ -256,6 +256,8 @@ def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
             continue
         if a.kind == "tensor" and t[0] == "tensor" and a.rank_from != "--rank":
             a.rank, a.dtype, a.rank_from = len(t[1]), t[3], "a sample the eager kernel accepts"
+            if a.todo.startswith("the rank:"):  # the sample call at equal sizes ran nowhere; this one did
+                a.todo = ""
         elif a.kind == "dtype" and t[0] == "dtype":
             a.value = t[1]
         elif a.kind in ("int", "str", "float") and not a.symbolic and t[0] == "const" and t[1] is not None:
@@ -422,14 +424,32 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
         own = loc is not None and (loc.file in kernel.located_in or loc.file.startswith(C.TORCH_DIR))
         return f" at {Path(loc.file).name}:{loc.line}" if own else ""
 
+    taken: tuple[int, E.Node, str] | None = None  # the last branch followed at the sample sizes, and its TODO
     for _ in range(8):
-        t = trace_case(kernel, case, assumptions)
+        try:
+            t = trace_case(kernel, case, assumptions)
+        except C.AssumptionRejected as why:  # torch finds the sides assumed so far empty
+            out.todos.append(f"the outputs: torch refuses the region assumed for the sample case ({why})")
+            return False
         if isinstance(t, Finished):
             _finish(out, t, contract, where)
             return True
         if isinstance(t, Failed):
-            out.todos.append(f"the outputs: the kernel raised {t.error}{where(t.loc)} on the sample case")
-            return False
+            if taken is None:
+                out.todos.append(f"the outputs: the kernel raised {t.error}{where(t.loc)} on the sample case")
+                return False
+            # the side the sample sizes took ends in an error: the branch is the kernel's check of its inputs,
+            # and the other side is what the op demands (``grid last dimension must be 2``)
+            at, side, todo = taken
+            taken = None
+            other = E.negate(side)
+            out.todos.remove(todo)
+            out.requires.append((_ordered(other, contract), f"the kernel raises {t.error.splitlines()[0][:120]}"
+                                 f"{where(t.loc)} otherwise"))
+            assumptions = [*assumptions[:at], other]
+            for name, value in _fixed_by(other).items():  # the sample sizes move with it: later sides follow
+                point[name] = value
+            continue
         assert isinstance(t, Guarded)
         if t.guard is None or t.is_specialization:
             out.todos.append(f"the outputs: the kernel needs the value of {t.guard_raw}{where(t.loc)}")
@@ -441,12 +461,23 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
             continue
         holds = bool(E.evaluate(t.guard, point))
         side = t.guard if holds else E.negate(t.guard)
-        out.todos.append(f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
-                         f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
-                         f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
+        todo = (f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
+                f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
+                f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
+        out.todos.append(todo)
+        taken = (len(assumptions), side, todo)
         assumptions.append(side)
     out.todos.append("the outputs: more than 8 guards on the sample case")
     return False
+
+
+def _fixed_by(node: E.Node) -> dict[str, int]:
+    """``{B3: 2}`` for ``B3 == 2`` (either way round); {} for anything else."""
+    if isinstance(node, E.Cmp) and node.op == "==":
+        for a, b in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(a, E.Var) and isinstance(b, E.Const) and isinstance(b.value, int):
+                return {a.name: b.value}
+    return {}
 
 
 def _is_dim_equality(node: E.Node) -> bool:

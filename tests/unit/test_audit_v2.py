@@ -349,3 +349,32 @@ def test_an_argument_a_sample_leaves_to_its_default_is_varied_too(lib, tmp_path,
     (rec,) = json.loads(out)["ops"]
     assert rec["inputs"] == "samples" and rec["status"] != "not-run", rec["notes"]
     assert any(f["code"] == "SC042" and "check=True" in f["expr"] for f in rec["findings"]), rec["findings"]
+
+
+def test_the_search_reads_an_unpacked_rank_and_a_size_a_dimension_must_have():
+    """A fake that unpacks ``N, C, H, W = x.shape`` and asserts its grid's last dim is 2 (grid_sampler's
+    decomposition) says so only in Python's words: the search takes rank 4 from the unpacking error and size 2
+    from the assertion, and finds a call in a few tries instead of running out of them."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import FAKE_TRIES, Search
+
+    lib = torch.library.Library("auditv2_hint", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("warp(Tensor x, Tensor grid) -> Tensor")
+
+    @torch.library.register_fake("auditv2_hint::warp", lib=lib)
+    def _(x, grid):
+        n, c, h, w = x.shape
+        gn, gh, gw, two = grid.shape
+        assert two == 2, f"grid last dimension must be 2, got {two}"
+        return x.new_empty((n, c, gh, gw))
+
+    op = C.resolve_op("auditv2_hint::warp")
+    search = Search("auditv2_hint::warp", op, op, None)
+    found = search.run()
+    assert found.inputs is not None, search.errors
+    assert found.inputs.describe().startswith("x=float32[x_0, x_1, x_2, x_3], grid=float32[grid_0, grid_1, grid_2, "
+                                              "grid_3]")
+    assert dict(found.inputs.dims())["grid_3"] == 2
+    assert found.fake_tries < FAKE_TRIES // 4

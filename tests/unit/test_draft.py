@@ -120,3 +120,16 @@ def test_draft_errors_are_one_line_exit_2(args, expected):
     res = invoke("contract", "draft", *args)
     assert res.returncode == 2 and expected in res.stderr and "Traceback" not in res.stderr, res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_a_draft_takes_the_sample_the_search_finds_and_a_check_becomes_a_requires(tmp_path):
+    """grid_sampler_2d takes 4-D tensors only, and a grid whose last dim is 2: no call at equal sizes of 8 runs.
+    The ranks come from the search's sample (with no stale rank TODO), and the branch the sample sizes took into
+    the kernel's own check (``grid last dimension must be 2``) becomes a requires of the other side."""
+    text = draft_contract("aten::grid_sampler_2d")
+    contract, data = _load(tmp_path, text)
+    assert [a["shape"] for a in data["args"] if a["kind"] == "tensor"] == ["(A0, A1, A2, A3)", "(B0, B1, B2, B3)"]
+    assert "the rank: no sample call ran" not in text
+    assert "B3 == 2" in data["domain"]["requires"]
+    assert data["paths"][0]["outputs"][0]["shape"] == "(A0, A1, B1, B2)"
