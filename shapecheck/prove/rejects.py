@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import cast
 
+from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase, BoundReject
 from ..errors import ShapecheckError
 from ..findings import Finding, SourceLoc
@@ -87,7 +88,15 @@ class _Region:
             key = pc_key(pc)
             t = cache.get(key)
             if t is None:
-                t = cache[key] = trace_case(self.kernel, self.case, pc)
+                try:
+                    t = cache[key] = trace_case(self.kernel, self.case, pc)
+                except AssumptionRejected as why:  # torch finds the region empty: z3 must agree, else unchecked
+                    if self.solver.satisfiable(premises + pc).sat is Sat.UNSAT:
+                        continue
+                    region = " and ".join(E.to_text(c) for c in pc) or "true"
+                    self.inconclusive(region, None, f"torch refuses to assume the region {region} ({why}), which "
+                                      "z3 does not find empty: whether the kernel rejects it is not proved")
+                    return
             self.traces += 1
             if isinstance(t, Failed):
                 if t.missing_name or t.error.startswith(_NOT_A_REFUSAL):

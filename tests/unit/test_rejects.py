@@ -266,3 +266,20 @@ def test_ref_check_never_takes_an_error_of_ours_for_the_meta_kernel_refusing(ind
     monkeypatch.setattr(importlib.import_module(f"shapecheck.runtime.{module}"), "meta_outputs", broken)
     with pytest.raises(InternalError, match="a bug in the meta call"):
         ref_check(load_contract(index_select), examples=2, seed=0)
+
+
+def test_torch_refusing_a_region_of_a_reject_is_inconclusive_not_an_internal_error(index_select, monkeypatch):
+    """torch refusing a region's assumptions (``AssumptionRejected``) where z3 finds points is not checked
+    (SC005, exit 3), as in the case's own exploration: never a crash of the case (SC023), never a pass."""
+    import shapecheck.prove.rejects as R
+    from shapecheck._torch.core import AssumptionRejected
+
+    def refused(*args, **kwargs):
+        raise AssumptionRejected("Invalid ranges [2:1]")
+
+    monkeypatch.setattr(R, "trace_case", refused)
+    r = verify_op("aten::index_select", contract=str(index_select), meta=f"{KERNELS}:fixed", options=Options(jobs=1))
+    codes = {v.code for v in r.violations if not v.suppressed}
+    assert "SC023" not in codes and "SC005" in codes, [(v.code, v.message) for v in r.violations]
+    assert any("torch refuses to assume the region" in v.message for v in r.violations)
+    assert r.verdict.value == "inconclusive" and r.exit_code == 3
