@@ -491,7 +491,7 @@ def _finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
     fresh = {name: (lo, hi) for name, lo, hi in t.fresh}
     for o in t.outputs:
         if o.kind is OutputKind.TENSOR:
-            shape, sizes = _named_sizes(o.shape, contract, fresh, out)
+            shape, sizes = _named_sizes(o.shape, contract, fresh, out, _fresh_bounds(t.fresh_facts))
             out.outputs.append(shown_shape(shape))
             out.tables.append(_table(o, shape, sizes, contract))
             continue
@@ -522,23 +522,60 @@ def shown_shape(shape: E.Node) -> str:
     return shown(shape)
 
 
-def _named_sizes(shape: E.TupleE, contract: Any, fresh: dict[str, tuple], out: Traced) -> tuple[E.TupleE, dict]:
+def _fresh_bounds(facts: tuple[E.Node | None, ...]) -> dict[str, tuple[list[E.Node], list[E.Node]]]:
+    """What the kernel asserted of each data-dependent size in terms of the dims: ``?u2`` -> (its lower bounds,
+    its upper bounds), from facts ``minlength <= ?u2``, ``?u2 <= N`` (either way round, ``<`` too)."""
+    out: dict[str, tuple[list[E.Node], list[E.Node]]] = {}
+    flip = {"<=": ">=", "<": ">", ">=": "<=", ">": "<", "==": "=="}
+    for fact in facts:
+        for part in _conjuncts(fact) if fact is not None else []:
+            if not isinstance(part, E.Cmp) or part.op not in flip:
+                continue
+            for var, op, other in ((part.left, part.op, part.right), (part.right, flip[part.op], part.left)):
+                if not isinstance(var, E.Var) or not var.name.startswith("?") \
+                        or any(n.startswith("?") for n in E.free_names(other)):
+                    continue
+                lows, highs = out.setdefault(var.name, ([], []))
+                if op in (">=", "=="):
+                    lows.append(other)
+                if op == ">":
+                    lows.append(E.arith("+", other, E.Const(1)))
+                if op in ("<=", "=="):
+                    highs.append(other)
+                if op == "<":
+                    highs.append(E.arith("-", other, E.Const(1)))
+    return out
+
+
+def _named_sizes(shape: E.TupleE, contract: Any, fresh: dict[str, tuple], out: Traced,
+                 stated: dict[str, tuple[list[E.Node], list[E.Node]]] | None = None) -> tuple[E.TupleE, dict]:
     """The shape with each data-dependent size (``?u2``, which no contract can name) renamed ``n``, ``n_1``, ...,
     and the ``sizes`` table entry of each: the fake's range for it (min 0 and the int32 top where it states
-    none, with a TODO: the runtime's range is the contract's to state)."""
+    none, with a TODO: the runtime's range is the contract's to state), narrowed by the bounds the kernel
+    asserts in the dims (``stated``: ``torch._check(n <= x.shape[0])`` gives ``max = "min(2147483647, N)"``)."""
     made = sorted(n for n in E.free_names(shape) if n.startswith("?"))
     if not made:
         return shape, {}
     taken = set(contract.dim_names) | {n for n, _ in contract.choices} | {a.name for a in contract.args}
+    known = set(contract.dim_names) | {n for n, _ in contract.choices}
     renames, sizes = {}, {}
     for m in made:
         name = next(c for c in ("n", *(f"n_{i}" for i in range(1, 100))) if c not in taken and c not in renames.values())
         renames[m] = name
         lo, hi = fresh.get(m, (None, None))
-        sizes[name] = (str(lo if lo is not None else 0), str(hi if hi is not None else 2**31 - 1))
+        lows, highs = (stated or {}).get(m, ([], []))
+        low = [E.Const(lo if lo is not None else 0), *(x for x in lows if E.free_names(x) <= known)]
+        high = [E.Const(hi if hi is not None else 2**31 - 1), *(x for x in highs if E.free_names(x) <= known)]
+        sizes[name] = (_bound("max", low), _bound("min", high))
         out.todos.append(f"the output size {name} depends on the tensors' data: its range in `sizes` is the fake's "
                          "(or 0 to 2**31-1); give the runtime's")
     return E.bind(shape, {m: E.Var(n) for m, n in renames.items()}), sizes
+
+
+def _bound(fn: str, items: list[E.Node]) -> str:
+    """``max(1, minlength)``: the tightest of a size's bounds, as contract text; one bound alone as it is."""
+    texts = list(dict.fromkeys(E.to_text(x) for x in items))
+    return texts[0] if len(texts) == 1 else f"{fn}({', '.join(texts)})"
 
 
 def _table(o: Any, shape: E.TupleE, sizes: dict, contract: Any) -> dict[str, Any]:

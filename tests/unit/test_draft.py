@@ -133,3 +133,19 @@ def test_a_draft_takes_the_sample_the_search_finds_and_a_check_becomes_a_require
     assert "the rank: no sample call ran" not in text
     assert "B3 == 2" in data["domain"]["requires"]
     assert data["paths"][0]["outputs"][0]["shape"] == "(A0, A1, B1, B2)"
+
+
+@pytest.mark.slow
+def test_a_data_dependent_size_takes_the_bounds_the_fake_asserts_in_the_dims(tmp_path):
+    """bincount's fake asserts ``minlength <= n`` and a filter's ``n <= x.shape[0]``: the draft's ``sizes`` range
+    says so (with the fake's own range), so that verify passes the draft instead of reporting SC020 for
+    ``n = 1 < minlength``, a range the draft made up."""
+    import tests.kernels.filter_ops  # noqa: F401 - registers the ops
+
+    for op, key, want in (("aten::bincount", "min", "max(1, minlength)"),
+                          ("sc_filter::keep_positive_fixed", "max", "min(2147483647, A0)")):
+        contract, data = _load(tmp_path, draft_contract(op))
+        out = data["paths"][0]["outputs"][0]
+        assert out["sizes"]["n"][key] == want, out
+        report = verify_contract(contract, installed_kernel(op), Options(jobs=1))
+        assert report.verdict.value == "pass", [v.message for v in report.violations]
