@@ -137,8 +137,10 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
             if n is not None:
                 a.rank_from = "the schema"
         else:
+            count = rank if rank is not None else n or 2
+            # a list of dims takes distinct ones (flip, fft: a repeated dim is refused), other lists one value
             a.value = list(default) if has_default and isinstance(default, (list, tuple)) else \
-                [int_sample(name)] * (rank if rank is not None else n or 2)
+                list(range(count)) if "dim" in name else [int_sample(name)] * count
             if not has_default:
                 a.todo = "the values to check"
         return a
@@ -583,23 +585,34 @@ def _table(o: Any, shape: E.TupleE, sizes: dict, contract: Any) -> dict[str, Any
     tensor's at the sample sizes, else its strides where they translate."""
     table: dict[str, Any] = {"dtype": o.dtype}
     if o.strides is not None and not sizes:
-        point = {d: TENSOR_SIZE + i for i, d in enumerate(contract.dim_names)}
+        # two points, the dims rising and falling: an output dim that is 1 at one (``ceil(A0 / step)`` with the
+        # step past A0) hides its stride there
+        names = contract.dim_names
+        points = [{d: TENSOR_SIZE + i for i, d in enumerate(names)},
+                  {d: TENSOR_SIZE + len(names) - i for i, d in enumerate(names)}]
         try:
-            dims = [E.evaluate(x, point) for x in shape.items]
-            strides = [E.evaluate(x, point) for x in o.strides]
-        except Exception:  # noqa: BLE001 - undefined at the sample point: no layout stated
+            contiguous = all(_contiguous_at(shape, o.strides, point) for point in points)
+        except Exception:  # noqa: BLE001 - undefined at a sample point: no layout stated
             return table
-        expected, acc = [], 1
-        for d in reversed(dims):
-            expected.insert(0, acc)
-            acc *= max(int(d), 1)
-        if all(s == e for s, e, d in zip(strides, expected, dims) if d > 1):
+        if contiguous:
             table["layout"] = "contiguous"
         else:
             table["strides"] = shown_shape(E.TupleE(tuple(o.strides)))
     if sizes:
         table["sizes"] = sizes
     return table
+
+
+def _contiguous_at(shape: E.TupleE, strides: Any, point: dict[str, int]) -> bool:
+    """Whether the strides are a contiguous tensor's at ``point`` (where a dim is over 1: the others' strides
+    do not matter)."""
+    dims = [E.evaluate(x, point) for x in shape.items]
+    have = [E.evaluate(x, point) for x in strides]
+    expected, acc = [], 1
+    for d in reversed(dims):
+        expected.insert(0, acc)
+        acc *= max(int(d), 1)
+    return all(s == e for s, e, d in zip(have, expected, dims) if d > 1)
 
 
 def _conjuncts(node: E.Node) -> list[E.Node]:

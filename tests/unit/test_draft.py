@@ -149,3 +149,20 @@ def test_a_data_dependent_size_takes_the_bounds_the_fake_asserts_in_the_dims(tmp
         assert out["sizes"]["n"][key] == want, out
         report = verify_contract(contract, installed_kernel(op), Options(jobs=1))
         assert report.verdict.value == "pass", [v.message for v in report.violations]
+
+
+@pytest.mark.slow
+def test_a_dim_list_takes_distinct_dims_and_a_layout_is_read_where_every_dim_is_over_1(tmp_path):
+    """flip and _fft_r2c refuse a repeated dim ([0, 0] ran nowhere); slice's output is contiguous only where its
+    first dim is 1, which the one sample point (the step past A0) happened to be: the draft says its strides."""
+    for op in ("aten::flip", "aten::_fft_r2c"):
+        contract, data = _load(tmp_path, draft_contract(op))
+        assert next(a for a in data["args"] if a["name"] in ("dim", "dims"))["value"] == [0, 1]
+        assert all(o != "unspecified" for p in data["paths"] for o in p["outputs"]), data["paths"]
+        report = verify_contract(contract, installed_kernel(op), Options(jobs=1))
+        assert report.verdict.value == "pass", [v.message for v in report.violations]
+    contract, data = _load(tmp_path, draft_contract("aten::slice.Tensor"))
+    (out,) = data["paths"][0]["outputs"]
+    assert "layout" not in out and out["strides"] == "(step * max(1, A1), 1)", out
+    report = verify_contract(contract, installed_kernel("aten::slice.Tensor"), Options(jobs=1))
+    assert report.verdict.value == "pass", [v.message for v in report.violations]
