@@ -434,6 +434,7 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
             out.todos.append(f"the outputs: torch refuses the region assumed for the sample case ({why})")
             return False
         if isinstance(t, Finished):
+            _checked_fallbacks(kernel, case, contract, assumptions, t, out, where)
             _finish(out, t, contract, where)
             return True
         if isinstance(t, Failed):
@@ -471,6 +472,27 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
         assumptions.append(side)
     out.todos.append("the outputs: more than 8 guards on the sample case")
     return False
+
+
+def _checked_fallbacks(kernel: Any, case: Any, contract: Any, assumptions: list[E.Node], t: Any, out: Traced,
+                       where: Any) -> None:
+    """A guard_or_false/guard_or_true the trace answered (``guard_or_false(index >= size)`` in select's fake) whose
+    other side makes the kernel raise is a check of its inputs: the side assumed becomes a requires, as a
+    branch into an error does (``index < A0``). One trace per such answer, at most four."""
+    from .._torch import core as C
+    from ..trace.run import Failed, trace_case
+
+    for fb in [f for f in t.fallbacks if f.guard is not None and not f.data_dependent][:4]:
+        assumed = fb.guard if fb.value else E.negate(fb.guard)
+        try:
+            other = trace_case(kernel, case, [*assumptions, E.negate(assumed)])
+        except C.AssumptionRejected:  # the other side has no point: nothing to demand
+            continue
+        if isinstance(other, Failed) and not other.missing_name:
+            text = _ordered(assumed, contract)
+            if text not in {r for r, _ in out.requires}:
+                out.requires.append((text, f"the kernel raises {other.error.splitlines()[0][:120]}{where(other.loc)} "
+                                           "otherwise"))
 
 
 def _fixed_by(node: E.Node) -> dict[str, int]:

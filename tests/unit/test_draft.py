@@ -166,3 +166,13 @@ def test_a_dim_list_takes_distinct_dims_and_a_layout_is_read_where_every_dim_is_
     assert "layout" not in out and out["strides"] == "(step * max(1, A1), 1)", out
     report = verify_contract(contract, installed_kernel("aten::slice.Tensor"), Options(jobs=1))
     assert report.verdict.value == "pass", [v.message for v in report.violations]
+
+
+@pytest.mark.slow
+def test_a_guard_or_false_whose_other_side_raises_becomes_a_requires(tmp_path):
+    """select's fake asks ``guard_or_false(index >= size)`` and raises IndexError on the other side: the draft
+    demands ``index < A0`` (verify passes it), where it used to leave the domain open (SC001 and SC007)."""
+    contract, data = _load(tmp_path, draft_contract("aten::select.int"))
+    assert "index < A0" in data["domain"]["requires"], data.get("domain")
+    report = verify_contract(contract, installed_kernel("aten::select.int"), Options(jobs=1))
+    assert report.verdict.value == "pass", [v.message for v in report.violations]
