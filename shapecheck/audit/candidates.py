@@ -221,8 +221,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     (every tensor when it names none). Whether anything moved. ``combo``: the options of the call that raised;
     an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
     the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
-    a pair the option list need not hold. ``unpacked``: read Python's unpacking of a shape too ("not enough
-    values to unpack (expected 4, got 2)": the tensors of rank 2 want rank 4)."""
+    a pair the option list need not hold. ``unpacked``: read "values to unpack (expected 4, got 2)" too."""
     by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
                or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
     tensors = [a for a in args if a.kind in ("tensor", "tensors")]
@@ -238,14 +237,9 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
               for m in _DTYPE_RE.finditer(wanted)]
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
-    unpack = _UNPACK_RE.search(error) if unpacked else None
-    if unpack is not None and not by_name and option:  # the tensors of the rank it got want the rank it expects
-        got = int(unpack.group(2)) if unpack.group(2) else None
-        ranks = [int(unpack.group(1))]
-        of_rank = [a for a in tensors if isinstance(option.get(a.name), tuple)
-                   and (got is None or option[a.name][0] == got)]
-        named = of_rank or tensors
-        alike = []
+    unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
+    if unpack is not None:  # the tensors of the rank it got want the rank it expects
+        ranks, named, alike = [int(unpack.group(1))], _of_rank(tensors, option, unpack.group(2)) or tensors, []
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
     moved = False
     # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
@@ -294,6 +288,13 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
                         front.insert(at, cand)
                 moved |= front[:3] != a.options[:3]
                 a.options = front
+    return _front_words(args, words, dtypes, named) or moved
+
+
+def _front_words(args: list[Arg], words: list[str], dtypes: list[str], named: list[Arg]) -> bool:
+    """The strings an error quotes to the front of each str argument's options, the dtypes it names to the
+    front of the dtype arguments it names. Whether anything moved."""
+    moved = False
     for a in args:
         if a.kind == "str" and words:
             new = list(dict.fromkeys([*a.options[:1], *words, *a.options[1:]]))
@@ -304,6 +305,11 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
             moved |= new[:2] != a.options[:2]
             a.options = new
     return moved
+
+
+def _of_rank(tensors: list[Arg], option: dict[str, Any], got: str | None) -> list[Arg]:
+    """The tensors the call gave rank ``got`` (every tensor of the call when None)."""
+    return [a for a in tensors if isinstance(option.get(a.name), tuple) and (got is None or option[a.name][0] == int(got))]
 
 
 class Search:

@@ -48,13 +48,65 @@ def choice_text(name: str, value: Any) -> str:
     return f"{name} == {value}"
 
 
-def _when(names: Sequence[str], combos: Iterable[tuple[Any, ...]]) -> str:
-    distinct = sorted(set(combos), key=repr)
+def _when(names: Sequence[str], combos: Iterable[tuple[Any, ...]],
+          universe: Sequence[Sequence[Any]] | None = None) -> str:
+    """The condition over ``names`` that holds at ``combos``: one term per combination, merged where a term
+    holds for every value a choice takes (``universe``, per name): ``(a and b) or (a and not b)`` is ``a``."""
+    terms = _merged(set(combos), universe) if universe is not None else set(combos)
+    distinct = sorted(terms, key=repr)
     parts = []
     for combo in distinct:
-        terms = [choice_text(n, v) for n, v in zip(names, combo)]
-        parts.append(" and ".join(terms) if len(terms) == 1 or len(distinct) == 1 else "(" + " and ".join(terms) + ")")
+        conds = [choice_text(n, v) for n, v in zip(names, combo) if v is not _ANY]
+        if not conds:
+            return "True"
+        parts.append(" and ".join(conds) if len(conds) == 1 or len(distinct) == 1 else "(" + " and ".join(conds) + ")")
     return " or ".join(parts) if parts else "True"
+
+
+class _Any:
+    """A merged term's choice: any of its values (a fixed repr: the terms are sorted by it)."""
+
+    def __repr__(self) -> str:
+        return "*"
+
+
+_ANY = _Any()
+
+
+def _merged(terms: set[tuple[Any, ...]], universe: Sequence[Sequence[Any]]) -> set[tuple[Any, ...]]:
+    """The combinations as few terms (Quine-McCluskey over choices): terms equal but at one position, which
+    between them take every value of that choice, give a term with that position free; the terms no merge
+    extends cover the combinations, the ones covering most first. Exact: a term holds on no combination
+    outside ``terms`` among the choices' values."""
+    minterms = set(terms)
+    level, primes = set(terms), set()
+    while level:
+        merged_into: set[tuple[Any, ...]] = set()
+        nxt: set[tuple[Any, ...]] = set()
+        for i, values in enumerate(universe):
+            every = {repr(v) for v in values}
+            groups: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
+            for t in level:
+                if t[i] is not _ANY:
+                    groups.setdefault(t[:i] + t[i + 1:], []).append(t)
+            for rest, members in groups.items():
+                if {repr(t[i]) for t in members} >= every:
+                    nxt.add(rest[:i] + (_ANY,) + rest[i:])
+                    merged_into.update(members)
+        primes |= level - merged_into
+        level = nxt
+    chosen: set[tuple[Any, ...]] = set()
+    left = set(minterms)
+    while left:
+        best = max(sorted(primes, key=repr),
+                   key=lambda p: (len({m for m in left if _covers(p, m)}), sum(v is _ANY for v in p)))
+        chosen.add(best)
+        left = {m for m in left if not _covers(best, m)}
+    return chosen
+
+
+def _covers(term: tuple[Any, ...], combo: tuple[Any, ...]) -> bool:
+    return all(t is _ANY or repr(t) == repr(c) for t, c in zip(term, combo))
 
 
 def _telling(values: Sequence[Mapping[str, Any]], groups: Sequence[int]) -> list[str]:
@@ -96,6 +148,7 @@ def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any],
     paths = []
     for g, (outputs, tables, todos) in enumerate(found):
         members = [i for i, x in enumerate(groups) if x == g]
-        when = _when(names, [tuple(values[i][n] for n in names) for i in members])
+        universe = [list({repr(v[n]): v[n] for v in values}.values()) for n in names]
+        when = _when(names, [tuple(values[i][n] for n in names) for i in members], universe)
         paths.append(DraftPath(when, outputs, tables, [cases[i].id for i in members], todos))
     return paths, unfinished

@@ -105,3 +105,48 @@ def test_a_draft_whose_choices_change_the_outputs_verifies_on_its_own_kernel(tmp
     report = verify_contract(load_contract(path), installed_kernel(op), Options(jobs=1))
     # no SC002: every case's outputs are its own path's (what is left is torch's own SC016 on the ceil branch)
     assert not {v.code.value for v in report.violations} - {"SC016"}, [v.message for v in report.violations]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.booleans(), min_size=2 ** n,
+                                                                          max_size=2 ** n))))
+def test_a_when_over_many_flags_is_merged_and_holds_exactly_on_its_cases(data):
+    """native_batch_norm's five flags made a `when` of 2000-odd characters that the contract parser refuses (the
+    draft was an internal error). Terms that take every value of a flag are merged: the `when` is short and
+    still holds on exactly its group's cases."""
+    import itertools
+
+    n, groups = data
+    names = [f"f{i}" for i in range(n)]
+    cases = [_Case(dict(zip(names, bits))) for bits in itertools.product((False, True), repeat=n)]
+    outputs = {c.id: "(A0,)" if g else "(A0, 1)" for c, g in zip(cases, groups)}
+    paths, _ = draft_paths(_traced(outputs[cases[0].id]), cases, lambda c: _traced(outputs[c.id]))
+    for p in paths:
+        node = E.parse(p.when)
+        for c in cases:
+            assert E.evaluate(node, c.values) is (c.id in p.cases), (p.when, c.id)
+        assert len(p.when) <= 60 * n * len(p.cases)
+
+
+def test_terms_that_take_every_value_of_a_flag_merge():
+    import itertools
+
+    names = [f"f{i}" for i in range(5)]
+    cases = [_Case(dict(zip(names, bits))) for bits in itertools.product((False, True), repeat=5)]
+
+    def traced(c):
+        v = c.values
+        return _traced("(A0,)" if v["f0"] or (v["f1"] and v["f2"]) else "(A0, 1)")
+
+    paths, _ = draft_paths(traced(cases[0]), cases, traced)
+    whens = sorted(p.when for p in paths)
+    assert whens == ["(f1 and f2) or f0", "(not f1 and not f0) or (not f2 and not f0)"] or \
+        all(len(w) <= 45 for w in whens), whens  # at most two terms each, never one per combination
+
+
+@pytest.mark.slow
+def test_native_batch_norms_draft_loads():
+    from shapecheck.audit.schema_draft import draft_contract
+
+    data = tomllib.loads(draft_contract("aten::native_batch_norm"))
+    assert len(data["paths"]) >= 2 and all(len(p["when"]) < 2000 for p in data["paths"])
