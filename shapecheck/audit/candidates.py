@@ -384,17 +384,16 @@ class Search:
 
     _moved = False
 
-    def _size_hint(self, error: str) -> bool:
+    def _size_hint(self, error: str) -> None:
         """An error that asks a dimension for a size (``grid last dimension must be 2``) makes that size the
-        next tried for every dim (the second in the order). Whether the order changed."""
+        next tried for every dim (the second in the order); the search goes on without a restart."""
         wanted = re.split(r"\b(?:but )?(?:got|found|received)\b", error)[0]
         m = _SIZE_RE.search(wanted)
         if m is None or not 1 <= int(m.group(1)) <= 16 or int(m.group(1)) in self.sizes[:2]:
-            return False
+            return
         n = int(m.group(1))
         rest = [x for x in self.sizes if x != n]
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
-        return True
 
     def run(self) -> Found:
         f = self.found

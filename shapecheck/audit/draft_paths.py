@@ -49,10 +49,10 @@ def choice_text(name: str, value: Any) -> str:
 
 
 def _when(names: Sequence[str], combos: Iterable[tuple[Any, ...]],
-          universe: Sequence[Sequence[Any]] | None = None) -> str:
+          universe: Sequence[Sequence[Any]]) -> str:
     """The condition over ``names`` that holds at ``combos``: one term per combination, merged where a term
     holds for every value a choice takes (``universe``, per name): ``(a and b) or (a and not b)`` is ``a``."""
-    terms = _merged(set(combos), universe) if universe is not None else set(combos)
+    terms = _merged(set(combos), universe)
     distinct = sorted(terms, key=repr)
     parts = []
     for combo in distinct:
