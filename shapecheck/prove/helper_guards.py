@@ -24,7 +24,7 @@ from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
-from ..trace.run import call_args, own_code
+from ..trace.run import call_args, first_line, missing_name, own_code
 from .export import equal_classes, example_sizes, export_dims
 
 if TYPE_CHECKING:
@@ -56,8 +56,6 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
 
     classes = equal_classes(case, solver)
     specs = export_dims(case, solver, classes, modulo=True)
-    if any(sp.base is not None for sp in specs.values()):
-        return []  # a derived Dim (Ci == 4 * C, or X == 2 * X_2 for X % 2 == 0): not modelled by this run
     sizes = example_sizes(case, solver, classes)
     if sizes is None:
         return []
@@ -84,17 +82,19 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
         args, kwargs = call_args(kernel, case, make_tensor, _Later)
     except (NotApplicable, _TooLarge):
         return []  # an input the example makes too large to build: torch.export's own run says why
-    try:
-        args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
-    except KeyError:
-        return []  # an int argument uses a dim no input carries: export cannot be modelled either
+    for name in sorted(_later_names([*args, *kwargs.values()]) - set(carried)):
+        # a size only an int argument carries: the shape of an extra input, as prove.export passes it to export
+        sp = specs.get(name)
+        dynamic = {0: (sp.rep, sp.lo, sp.hi)} if sp is not None and sizes[name] >= _EXPORT_MIN else {}
+        carried[name] = run.tensor(f"size_{name}", [sizes[name]], "float32", dynamic).size(0)
+    args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
     _, error = run.run(kernel.fn, args, kwargs)
     if error is not None:
-        return []  # the kernel raised at the example: verify's own traces report that
+        return _raised_as_exported(kernel, case, error, sizes)
     refusal = run.export_verdict()
     if refusal is None:
         return []
-    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) for d in case.dims if d.dynamic]
+    ge2 = _as_export_sizes(case, run, sizes)
     groups = _restricting_guards(run, case, solver, ge2)
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
@@ -116,6 +116,36 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
                     f"{', '.join(gdims)}: torch.export rejects the Dim range ({_first(refusal, gdims)}). The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
+
+
+def _raised_as_exported(kernel: Kernel, case: BoundCase, error: BaseException, sizes: dict[str, int]) -> list[Finding]:
+    """SC007 where the kernel raises at the example as export runs it. torch's code may branch on whether sizes
+    have hints (FakeTensor's conv rule checks stride and padding lengths only then), so the symbolic trace's
+    unbacked sizes can pass where export's backed ones raise; where the trace raised too, verify reports it
+    already (the same error text is not reported twice)."""
+    from .._torch import core as C
+    from ..errors import ShapecheckError
+
+    if isinstance(error, (NotApplicable, ShapecheckError)) or missing_name(error):
+        return []  # shapecheck's own (a contract the kernel cannot take), or a name this torch lacks: verify says it
+    if any(a.layout is not None for a in case.args if a.kind == "tensor"):
+        return []  # this run makes every input contiguous: a raise may be the layout's, not the contract's input
+    text = f"{type(error).__name__}: {first_line(error)}"
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    return [Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text,
+                    location=C.kernel_frame(C.exception_frames(error), own_code(kernel)),
+                    counterexample={d.name: sizes[d.name] for d in case.dims if d.name in sizes},
+                    message=f"the kernel raised {text} when run as torch.export runs it (backed sizes at the example "
+                            f"{at}); the symbolic trace, whose sizes have no hints, did not: torch's code took "
+                            "another path there")]
+
+
+def _as_export_sizes(case: BoundCase, run: BackedRun, sizes: dict[str, int]) -> list[E.Node]:
+    """The sizes export traces: a dim the run made a backed size from 2 up, every other dim (static in export:
+    fixed by the domain, 0 or 1 at the example, or only in a composite size) at the example's value."""
+    backed = set(run.names.values())
+    return [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) if d.name in backed
+            else E.Cmp("==", E.Var(d.name), E.Const(sizes[d.name])) for d in case.dims if d.name in sizes]
 
 
 def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
@@ -149,6 +179,17 @@ def _in_dim_names(message: str, axes: dict[tuple[str, int], str]) -> str:
 
     return re.sub(r"L\['(\w+)'\]\.size\(\)\[(\d+)\]",
                   lambda m: axes.get((m.group(1), int(m.group(2))), m.group(0)), message)
+
+
+def _later_names(items: list[TorchObject]) -> set[str]:
+    """The dims that the int(s) arguments among ``items`` are built from."""
+    out: set[str] = set()
+    for x in items:
+        if isinstance(x, list):
+            out |= _later_names(x)
+        elif isinstance(x, _Later) and x.arg.expr is not None:
+            out |= E.free_names(x.arg.expr)
+    return out
 
 
 def _filled(x: TorchObject, carried: dict[str, TorchObject]) -> TorchObject:

@@ -107,6 +107,10 @@ class TorchView:
                 derived[eq[0]] = eq[1]
             else:
                 facts.append(part)
+        # a requires over dims this case lacks (an absent optional's): export has no such size, nor the fact
+        known = set(self.ranges())
+        derived = {n: v for n, v in derived.items() if n in known and E.free_names(v) <= known}
+        facts = [f for f in facts if E.free_names(f) <= known]
         return CS.static_decision(expr, self.ranges(), derived, facts)
 
     def guarded_dynamic(self, names: set[str]) -> bool:

@@ -153,7 +153,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     findings = replay(kernel, case, findings)  # every counterexample run with static sizes
     from .helper_guards import helper_guards
 
-    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings)]  # export's guards
+    raised = any(f.code is RuleCode.KERNEL_ERROR for f in findings)  # export's run raising too is no news
+    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings)
+                           and not (raised and v.code is RuleCode.KERNEL_ERROR)]  # export's guards, or its raise
     findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
         from .rejects import reject_obligations

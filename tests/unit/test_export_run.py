@@ -1,0 +1,252 @@
+"""verify runs the kernel once more as torch.export runs it (backed sizes at the export example, ``prove.helper_guards``)
+and that run must be export's own: a size only an int argument carries is an extra input's size there, as
+``--confirm-export`` passes it; a ``X % k == 0`` requires makes a derived Dim; the dims export does not make
+dynamic stay at the example's value; and a raise in that run is the kernel's error (FakeTensor's conv rule checks
+stride lengths only when sizes have hints). Each of these made verify pass where strict export fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from shapecheck.findings import Verdict
+from shapecheck.rules import RuleCode
+
+LIB = torch.library.Library("sc_backed", "DEF")  # noqa: TOR901 - the test's own namespace
+LIB.define("grouped(Tensor x, Tensor w, SymInt C) -> Tensor")
+
+
+@torch.library.register_fake("sc_backed::grouped", lib=LIB)
+def _grouped(x, w, C):
+    torch._check(C % 2 == 0)
+    torch._check(w.numel() == C)
+    # a 2-D weight viewed as (2, C // 2): torch's reshape helper asks guard_or_false(B0 % 2 == 0) and the like,
+    # which unbacked sizes answer by their fallback and backed sizes (export's) install as guards
+    groups = torch.reshape(w, [2, C // 2])
+    return x.new_empty((x.shape[0], 2)) + groups.sum(1)
+
+
+GROUPED = """schema = 1
+op = "sc_backed::grouped"
+
+[dims]
+N = { min = 1, max = 4096 }
+B0 = { min = 1, max = 4096 }
+B1 = { min = 1, max = 4096 }
+C = { min = 2, max = 4096 }
+
+[domain]
+requires = ["C % 2 == 0", "B0 * B1 == C"]
+
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, 3)"
+
+[[args]]
+name = "w"
+kind = "tensor"
+dtype = "float32"
+shape = "(B0, B1)"
+
+[[args]]
+name = "C"
+kind = "int"
+value = "C"
+
+[[paths]]
+id = "all"
+when = "true"
+outputs = [{ shape = "(N, 2)", dtype = "float32" }]
+"""
+
+# aten::native_group_norm drafted without a sample call: weight and bias 2-D, their sizes tied to C by
+# requires, and N, C and HxW carried by int arguments only
+GROUP_NORM = """schema = 1
+op = "aten::native_group_norm"
+
+[dims]
+A0 = { min = 1 }
+A1 = { min = 1 }
+B0 = { min = 1 }
+B1 = { min = 1 }
+C0 = { min = 1 }
+C1 = { min = 1 }
+N = { min = 1 }
+C = { min = 1 }
+HxW = { min = 1 }
+
+[choices]
+has_weight = [true, false]
+has_bias = [true, false]
+
+[domain]
+requires = ["C % 2 == 0", "B0 * B1 == C", "C0 * C1 == C", "A1 == C", "A0 * A1 == N * HxW * C", "A0 == N"]
+
+[[args]]
+name = "input"
+kind = "tensor"
+dtype = "float32"
+shape = "(A0, A1)"
+
+[[args]]
+name = "weight"
+kind = "tensor"
+dtype = "float32"
+shape = "(B0, B1)"
+present = "has_weight"
+
+[[args]]
+name = "bias"
+kind = "tensor"
+dtype = "float32"
+shape = "(C0, C1)"
+present = "has_bias"
+
+[[args]]
+name = "N"
+kind = "int"
+value = "N"
+
+[[args]]
+name = "C"
+kind = "int"
+value = "C"
+
+[[args]]
+name = "HxW"
+kind = "int"
+value = "HxW"
+
+[[args]]
+name = "group"
+kind = "int"
+value = 2
+
+[[args]]
+name = "eps"
+kind = "float"
+value = 1.0
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{ shape = "(A0, A1)", dtype = "float32" }, { shape = "(N, 2)", dtype = "float32" }, { shape = "(N, 2)", dtype = "float32" }]
+"""
+
+# aten::convolution with a rank-3 input (a 1-D convolution) and two-element stride, padding and dilation lists
+CONV1D = """schema = 1
+op = "aten::convolution"
+
+[dims]
+N = { min = 1, max = 64 }
+Cin = { min = 1, max = 64 }
+L = { min = 1, max = 4096 }
+Cout = { min = 1, max = 64 }
+K = { min = 1, max = 16 }
+
+[domain]
+requires = ["K <= L"]
+
+[[args]]
+name = "input"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, Cin, L)"
+
+[[args]]
+name = "weight"
+kind = "tensor"
+dtype = "float32"
+shape = "(Cout, Cin, K)"
+
+[[args]]
+name = "bias"
+kind = "none"
+
+[[args]]
+name = "stride"
+kind = "ints"
+value = [1, 1]
+
+[[args]]
+name = "padding"
+kind = "ints"
+value = [0, 0]
+
+[[args]]
+name = "dilation"
+kind = "ints"
+value = [1, 1]
+
+[[args]]
+name = "transposed"
+kind = "bool"
+value = false
+
+[[args]]
+name = "output_padding"
+kind = "ints"
+value = [0, 0]
+
+[[args]]
+name = "groups"
+kind = "int"
+value = 1
+
+[[paths]]
+id = "all"
+when = "true"
+outputs = [{ shape = "(N, Cout, L - K + 1)", dtype = "float32" }]
+"""
+
+
+def _verify(op: str, text: str, tmp_path: Path, **options):
+    from shapecheck.prove.verify import Options, verify_op
+
+    path = tmp_path / "c.toml"
+    path.write_text(text, encoding="utf-8")
+    return verify_op(op, contract=str(path), options=Options(jobs=1, **options))
+
+
+def test_guards_of_torch_reshape_on_a_derived_dim_and_an_int_only_size_fail_as_export_does(tmp_path):
+    report = _verify("sc_backed::grouped", GROUPED, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.FAIL
+    helper = [v for v in report.violations if v.code is RuleCode.GUARD_IN_TORCH_HELPER]
+    assert {v.expr for v in helper} >= {"B0 != 2"}, [v.message for v in report.violations]
+    assert all(v.dims == ("B0",) for v in helper)
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is False and result.export.agrees is True
+    assert "B0" in result.export.message
+
+
+@pytest.mark.slow
+def test_native_group_norm_agrees_with_export_on_every_case(tmp_path):
+    report = _verify("aten::native_group_norm", GROUP_NORM, tmp_path, confirm_export=True)
+    by_case = {c.case: c for c in report.cases}
+    # with a weight: torch's reshape of the 2-D weight guards B0 under export
+    weighted = [c for c in by_case if "has_weight=true" in c]
+    assert weighted and all(by_case[c].verdict is Verdict.FAIL for c in weighted)
+    assert any(v.code is RuleCode.GUARD_IN_TORCH_HELPER and "B0" in v.dims for v in report.violations)
+    # neither weight nor bias: the requires over their dims are no facts of this case (was SC005: KeyError B0)
+    bare = by_case["has_weight=false,has_bias=false"]
+    assert bare.verdict is Verdict.PASS
+    assert not [v for v in report.violations if v.case == bare.case]
+    exported = [c.export for c in report.cases if c.export is not None and c.export.agrees is not None]
+    assert len(exported) == 4 and all(x.agrees for x in exported), [x.explanation for x in exported]
+
+
+def test_a_kernel_that_raises_only_with_backed_sizes_is_a_kernel_error(tmp_path):
+    report = _verify("aten::convolution", CONV1D, tmp_path)
+    assert report.verdict is Verdict.FAIL
+    (err,) = [v for v in report.violations if v.code is RuleCode.KERNEL_ERROR]
+    assert "expected stride to be a single integer value" in err.expr
+    assert "as torch.export runs it" in err.message
+    assert err.counterexample and 1 <= err.counterexample["K"] <= err.counterexample["L"]
+    # eager rejects the same call, so the finding is the op's, not the fake's alone
+    with pytest.raises(RuntimeError, match="expected stride"):
+        torch.ops.aten.convolution(torch.ones(2, 3, 8), torch.ones(4, 3, 3), None, [1, 1], [0, 0], [1, 1], False,
+                                   [0, 0], 1)
