@@ -25,7 +25,7 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
-from .export import equal_classes, example_sizes, export_dims
+from .export import DimSpec, equal_classes, example_sizes, export_dims
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
@@ -56,7 +56,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
 
     classes = equal_classes(case, solver)
     specs = export_dims(case, solver, classes, modulo=True)
-    sizes = example_sizes(case, solver, classes)
+    # export's own example (prove.export.confirm's): a derived Dim's root from 2 up, as export specialises 0 and 1
+    sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})), specs)
     if sizes is None:
         return []
     run = B.BackedRun(own_code(kernel))
@@ -91,11 +92,13 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     _, error = run.run(kernel.fn, args, kwargs)
     if error is not None:
         return _raised_as_exported(kernel, case, error, sizes)
-    refusal = run.export_verdict()
+    ge2 = _as_export_sizes(case, run, sizes, specs)
+    groups = _restricting_guards(run, case, solver, ge2)
+    if not groups:
+        return []  # no guard of torch's helpers restricts a dim: nothing to report, whatever export's check says
+    refusal = run.export_verdict()  # torch's own constraint check (the costlier half of this run)
     if refusal is None:
         return []
-    ge2 = _as_export_sizes(case, run, sizes)
-    groups = _restricting_guards(run, case, solver, ge2)
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     refusal = _in_dim_names(refusal, run.axes)
@@ -140,12 +143,16 @@ def _raised_as_exported(kernel: Kernel, case: BoundCase, error: BaseException, s
                             "another path there")]
 
 
-def _as_export_sizes(case: BoundCase, run: BackedRun, sizes: dict[str, int]) -> list[E.Node]:
+def _as_export_sizes(case: BoundCase, run: BackedRun, sizes: dict[str, int], specs: dict[str, DimSpec]) -> list[E.Node]:
     """The sizes export traces: a dim the run made a backed size from 2 up, every other dim (static in export:
-    fixed by the domain, 0 or 1 at the example, or only in a composite size) at the example's value."""
+    fixed by the domain, 0 or 1 at the example, or only in a composite size) at the example's value. A derived
+    Dim ``X = a * R + b`` has its root R from 2 up in export, so X >= 2 * a + b (the run itself gives X a Dim of
+    its own: a guard that holds only for R = 1, such as col2im's ``A0 // 4 == 1``, is no guard of export's)."""
     backed = set(run.names.values())
-    return [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) if d.name in backed
-            else E.Cmp("==", E.Var(d.name), E.Const(sizes[d.name])) for d in case.dims if d.name in sizes]
+    out: list[E.Node] = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) if d.name in backed
+                         else E.Cmp("==", E.Var(d.name), E.Const(sizes[d.name])) for d in case.dims if d.name in sizes]
+    return out + [E.Cmp(">=", E.Var(name), E.Const(_EXPORT_MIN * sp.a + sp.b)) for name, sp in specs.items()
+                  if sp.base is not None and name in backed]
 
 
 def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,

@@ -16,6 +16,7 @@ from shapecheck.rules import RuleCode
 
 LIB = torch.library.Library("sc_backed", "DEF")  # noqa: TOR901 - the test's own namespace
 LIB.define("grouped(Tensor x, Tensor w, SymInt C) -> Tensor")
+LIB.define("quads(Tensor x) -> Tensor")
 
 
 @torch.library.register_fake("sc_backed::grouped", lib=LIB)
@@ -27,6 +28,36 @@ def _grouped(x, w, C):
     groups = torch.reshape(w, [2, C // 2])
     return x.new_empty((x.shape[0], 2)) + groups.sum(1)
 
+
+@torch.library.register_fake("sc_backed::quads", lib=LIB)
+def _quads(x):
+    torch._check(x.shape[0] % 4 == 0)
+    # backed, torch's reshape asks A == 4 (the quotient A // 4 is 1): export's derived Dim 4 * A_4 has its
+    # root from 2 up, so export never asks it
+    return x.reshape(4, x.shape[0] // 4, x.shape[1]).transpose(0, 1).contiguous()
+
+
+QUADS = """schema = 1
+op = "sc_backed::quads"
+
+[dims]
+A = { min = 4, max = 4096 }
+B = { min = 1, max = 64 }
+
+[domain]
+requires = ["A % 4 == 0"]
+
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "(A, B)"
+
+[[paths]]
+id = "all"
+when = "true"
+outputs = [{ shape = "(A // 4, 4, B)", dtype = "float32" }]
+"""
 
 GROUPED = """schema = 1
 op = "sc_backed::grouped"
@@ -221,6 +252,13 @@ def test_guards_of_torch_reshape_on_a_derived_dim_and_an_int_only_size_fail_as_e
     (result,) = report.cases
     assert result.export is not None and result.export.succeeded is False and result.export.agrees is True
     assert "B0" in result.export.message
+
+
+def test_a_guard_only_a_derived_dims_root_of_1_meets_is_not_export_s(tmp_path):
+    report = _verify("sc_backed::quads", QUADS, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
 
 
 @pytest.mark.slow
