@@ -74,12 +74,14 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
         if own.code(code):
             kernel = _loc(code, line)
             break
+        if code.co_filename.startswith(SHAPECHECK_DIR) and not own:
+            break  # shapecheck's call of a kernel without Python code (C++): the frames beyond are the caller's
         if site is None and subop is None and code.co_filename == _FAKE_FILE and code.co_name == "_dispatch_impl":
             subop = func
         if site is None and not _machinery(code.co_filename):
             site = _loc(code, line)
-    if kernel is not None and site is None and subop is None:
-        return "", kernel, None
+    if site is None and subop is None and (kernel is not None or not own):
+        return "", kernel, None  # the kernel's own code asked (a C++ kernel's: no Python frame between)
     if subop is not None and site is None:
         return f"the C++ kernel of {subop} (a sub-op the kernel calls)", kernel, None
     if site is None:

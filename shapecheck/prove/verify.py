@@ -154,7 +154,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .helper_guards import helper_guards
 
     raised = any(f.code is RuleCode.KERNEL_ERROR for f in findings)  # export's run raising too is no news
-    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings)
+    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings) and not _seen_guard(v, findings)
                            and not (raised and v.code is RuleCode.KERNEL_ERROR)]  # export's guards, or its raise
     findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
@@ -204,6 +204,16 @@ def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, roots: Sha
 
     return map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, one, roots, first.get(c.id))),
                      cases, options.jobs, valid=ran_as_expected, warm=False)
+
+
+def _seen_guard(v: Finding, found: list[Finding]) -> bool:
+    """An SC022 guard that the trace already reported as a guard of its own (either side of it): a C++ kernel's
+    guard reached through a sub-op's Python code is the kernel's in the trace and torch's in the export run."""
+    if v.code is not RuleCode.GUARD_IN_TORCH_HELPER or v.node is None:
+        return False
+    texts = {E.to_text(v.node), E.to_text(E.negate(v.node))}
+    return any(f.node is not None and f.code is not RuleCode.GUARD_IN_TORCH_HELPER and E.to_text(f.node) in texts
+               for f in found)
 
 
 def _new(v: Finding, found: list[Finding]) -> bool:

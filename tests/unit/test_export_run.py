@@ -288,3 +288,50 @@ def test_a_kernel_that_raises_only_with_backed_sizes_is_a_kernel_error(tmp_path)
     with pytest.raises(RuntimeError, match="expected stride"):
         torch.ops.aten.convolution(torch.ones(2, 3, 8), torch.ones(4, 3, 3), None, [1, 1], [0, 0], [1, 1], False,
                                    [0, 0], 1)
+
+
+CDIST = """schema = 1
+op = "aten::cdist"
+
+[dims]
+A = { min = 1 }
+B = { min = 1 }
+D = { min = 1 }
+
+[[args]]
+name = "x1"
+kind = "tensor"
+dtype = "float32"
+shape = "(A, D)"
+
+[[args]]
+name = "x2"
+kind = "tensor"
+dtype = "float32"
+shape = "(B, D)"
+
+[[args]]
+name = "p"
+kind = "float"
+value = 2.0
+
+[[args]]
+name = "compute_mode"
+kind = "none"
+
+[[paths]]
+id = "all"
+when = "true"
+outputs = [{ shape = "(A, B)", dtype = "float32" }]
+"""
+
+
+def test_a_cpp_kernels_own_guard_is_the_kernels_not_a_helper_of_the_caller(tmp_path):
+    # cdist's C++ composite branches on rows > 25 (its mm path): no Python frame lies between that guard and
+    # shapecheck's call, so the frames beyond (pytest's, click's) are no "torch helper" that asked it
+    report = _verify("aten::cdist", CDIST, tmp_path)
+    assert report.verdict is Verdict.FAIL
+    assert {v.expr for v in report.violations if v.code is RuleCode.GUARD_ON_DYNAMIC_DIM} == {"A > 25", "B > 25"}
+    assert not [v for v in report.violations if v.code is RuleCode.GUARD_IN_TORCH_HELPER], \
+        [v.message for v in report.violations]
+    assert not any("pytest" in v.message or "click" in v.message for v in report.violations)
