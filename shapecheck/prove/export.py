@@ -387,7 +387,9 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
         return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
                 or f"not explained; export said: {first_line(message)}")
     reasons = []
-    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
+    # export traces a dynamic dim from 2 up, unless the domain keeps it below 2 (a static size for export)
+    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic
+           and (solver.extreme([case.domain], d.name, lowest=False) or 2) >= 2]
     for v in violations:
         if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
                       RuleCode.GUARD_IN_TORCH_HELPER):
