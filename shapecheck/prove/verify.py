@@ -75,17 +75,22 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
         raise UserError(f"{contract.file}: no era {unknown[0]!r} (--era); the contract's eras: "
                         f"{', '.join(contract.eras)}")
     first: dict = {}
+    exported: dict[str, list[Finding]] = {}  # case id -> its export-style run's findings, where a worker ran it
     done: dict = {}
     budget = Budget(options.case_timeout, options.run_timeout)
     if options.jobs != 1:
-        from ..trace.parallel import map_cases, prefetch_roots
+        from ..trace.parallel import NotDone, map_cases, prefetch_cases
 
         if options.full or options.explore:  # no case depends on another: whole cases in workers
             done = map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, options, None)),
                              selected, options.jobs, valid=lambda v: isinstance(v, tuple) and len(v) == 2)
-        else:
-            first = prefetch_roots(kernel, selected, options.jobs,
-                                   track_return=options.explore or options.show_obligations)
+        else:  # each case's first trace and its export-style run (prove.helper_guards) depend on no other case
+            from .helper_guards import helper_guards
+
+            fetched = prefetch_cases(kernel, selected, options.jobs, track_return=options.explore or options.show_obligations,
+                                     also=lambda c: helper_guards(kernel, c, solver))
+            first = {k: root for k, (root, _) in fetched.items()}
+            exported = {k: found for k, (_, found) in fetched.items() if not isinstance(found, NotDone)}
     batched: set[str] = set()  # the roots whose regions were traced ahead for the cases after them
     for i, case in enumerate(selected):
         if budget.run_over():
@@ -96,14 +101,14 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             on_case(case.id)
         result, found = done.pop(case.id, None) or isolated(
             case.id, budget, functools.partial(_run_case, kernel, case, solver, options, roots,
-                                               first.pop(case.id, None)))
+                                               first.pop(case.id, None), exported.pop(case.id, None)))
         results.append(result)
         violations.extend(found)
         if first and len(roots.leaves) > len(batched):  # a case explored a violating first guard in full
             new = [c for c in roots.leaves if c not in batched]
             batched.update(new)
-            done.update(_share_ahead(kernel, [c for c in selected[i + 1:] if c.id not in done], first, roots, new,
-                                     solver, options, budget))
+            done.update(_share_ahead(kernel, [c for c in selected[i + 1:] if c.id not in done], first, exported,
+                                     roots, new, solver, options, budget))
     complete = not any(_cut_short(r) for r in results)
     if not budget.run_over():
         for case_id, run_rejects in _excluded_rejects(contract, kernel, solver, options):
@@ -132,8 +137,10 @@ EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and e
 
 
 def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: SharedRoots | None,
-              first: Trace | NotApplicable | None = None) -> tuple[CaseResult, list[Finding]]:
-    """One case, explored and proved: its result and its findings (before suppressions)."""
+              first: Trace | NotApplicable | None = None,
+              exported: list[Finding] | None = None) -> tuple[CaseResult, list[Finding]]:
+    """One case, explored and proved: its result and its findings (before suppressions). ``first`` and
+    ``exported``: its unassumed trace and its export-style run's findings, where a worker made them."""
     if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
         return CaseResult(case.id, Verdict.PASS, skipped=EMPTY_DOMAIN), []
     try:
@@ -154,7 +161,8 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .helper_guards import helper_guards
 
     raised = any(f.code is RuleCode.KERNEL_ERROR for f in findings)  # export's run raising too is no news
-    findings = findings + [v for v in helper_guards(kernel, case, solver) if _new(v, findings) and not _seen_guard(v, findings)
+    exported = helper_guards(kernel, case, solver) if exported is None else exported
+    findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
                            and not (raised and v.code is RuleCode.KERNEL_ERROR)]  # export's guards, or its raise
     findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
@@ -186,8 +194,9 @@ def _budgeted(budget: Budget, run: Callable[[], tuple[CaseResult, list[Finding]]
     return out
 
 
-def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, roots: SharedRoots, new: list[str],
-                 solver: Solver, options: Options, budget: Budget) -> dict[str, tuple[CaseResult, list[Finding]]]:
+def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, exported: dict[str, list[Finding]],
+                 roots: SharedRoots, new: list[str], solver: Solver, options: Options,
+                 budget: Budget) -> dict[str, tuple[CaseResult, list[Finding]]]:
     """With --jobs, once cases ``new`` explored their violating first guards in full: every later case expected
     to share their regions (``will_share``) runs whole, in parallel, as it would run in turn. Such a case
     changes nothing another case reads (only a case that explores its guard in full adds regions), so its
@@ -202,7 +211,8 @@ def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, roots: Sha
         return (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], CaseResult)
                 and v[0].shared_with == expected.get(v[0].case))
 
-    return map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, one, roots, first.get(c.id))),
+    return map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, one, roots, first.get(c.id),
+                                                                   exported.get(c.id))),
                      cases, options.jobs, valid=ran_as_expected, warm=False)
 
 

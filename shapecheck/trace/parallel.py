@@ -61,8 +61,28 @@ def prefetch_roots(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *,
     """case id -> the case's unassumed trace (or the NotApplicable it raised), for as many cases as the
     workers delivered. Empty when running in parallel would not pay. Other exceptions are left for the
     caller's own trace of that case to raise, in order."""
-    return map_cases(lambda case: _root(kernel, case, track_return), cases, jobs, MIN_CASES,
-                     lambda v: isinstance(v, (Finished, Guarded, Failed, NotApplicable)))
+    return {k: root for k, (root, _) in prefetch_cases(kernel, cases, jobs, track_return=track_return).items()}
+
+
+class NotDone:
+    """``prefetch_cases``' ``also`` raised for this case: the caller runs it again, and sees what it raises."""
+
+
+def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, track_return: bool = False,
+                   also: Callable[[BoundCase], Any] | None = None) -> dict[str, tuple[Root, Any]]:
+    """``prefetch_roots``, and with each root ``also(case)`` (a step of the case that depends on no other case:
+    the export-style run), or NotDone where it raised or the case is not applicable."""
+    def both(case: BoundCase) -> tuple[Root, Any]:
+        root = _root(kernel, case, track_return)
+        if also is None or isinstance(root, NotApplicable):
+            return root, NotDone()
+        try:
+            return root, also(case)
+        except Exception:  # noqa: BLE001 - the caller's own run of it raises it again, in order
+            return root, NotDone()
+
+    return map_cases(both, cases, jobs, MIN_CASES,
+                     lambda v: isinstance(v, tuple) and isinstance(v[0], (Finished, Guarded, Failed, NotApplicable)))
 
 
 def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence[Any]], jobs: int,
