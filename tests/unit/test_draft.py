@@ -115,6 +115,8 @@ def test_rank_names_a_schema_argument(ranks, message):
     (["aten::no_such_op"], "unknown op 'aten::no_such_op'"),
     (["aten::pixel_shuffle", "--rank", "upscale_factor=2"], "--rank upscale_factor=2: the schema says upscale_factor is int, which has no rank"),
     (["aten::bmm", "--rank", "self"], "'self': expected ARG=N"),
+    # no tensor and no SymInt argument: no size is symbolic, and a contract needs [dims] (was exit 4)
+    (["aten::tril_indices"], "aten::tril_indices: nothing to draft: it takes no tensor and no SymInt argument"),
 ])
 def test_draft_errors_are_one_line_exit_2(args, expected):
     res = invoke("contract", "draft", *args)
