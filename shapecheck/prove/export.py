@@ -207,17 +207,24 @@ def _export_dims(case: BoundCase, classes: dict[str, str] | None,
     return {name: made[sp.rep] for name, sp in specs.items() if sp.rep in made}
 
 
-def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str, int],
-               classes: dict[str, str] | None = None,
-               specs: dict[str, DimSpec] | None = None) -> tuple[bool | None, str, str]:
-    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
-    says nothing about the kernel under test (it could not be set up, or export never called it). With the
-    message, how sizes that only int arguments carry were passed ("" when there are none): each as the size of
-    an extra input tensor, as a wrapper module passes them."""
-    import torch
-    from torch.export import export
+@dataclass
+class _Inputs:
+    """The exported module's inputs at some sizes: the tensors, each one's dynamic axes (axis -> Dim), the
+    call's arguments (``_Slot``s for the tensors, ``_SizeSlot``s for int(s) arguments built from dims), the input
+    and axis that carries each dim, and the dims only int arguments carry (each an extra input's size)."""
 
-    dims = _export_dims(case, classes, specs)
+    tensors: list[TorchObject]
+    dyn_specs: list[dict[int, TorchObject]]
+    args: list[TorchObject]
+    kwargs: dict[str, TorchObject]
+    dim_at: dict[str, tuple[int, int]]
+    missing: list[str]
+
+
+def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[str, TorchObject]) -> _Inputs:
+    """The inputs of the exported module at ``sizes``. Raises _ExampleTooLarge."""
+    import torch
+
     tensors: list[TorchObject] = []
     dyn_specs: list[dict[int, TorchObject]] = []
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
@@ -235,16 +242,38 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
 
     # the op is called as the op is (by its schema); the dispatcher then calls the kernel, rebound to its signature
     as_op = replace(kernel, signature=schema_signature(kernel.schema)) if kernel.schema is not None else kernel
-    try:
-        args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
-    except _ExampleTooLarge as why:
-        return None, str(why), ""
+    args, kwargs = call_args(as_op, case, make_tensor, _SizeSlot)
     missing = sorted({n for x in _flat([*args, *kwargs.values()]) if isinstance(x, _SizeSlot)
                       for n in E.free_names(x.expr) if n not in dim_at})
     for name in missing:  # a size only an int argument carries: the shape of an extra input, as users pass it
         dim_at[name] = (len(tensors), 0)
         tensors.append(torch.empty((sizes[name],)))
         dyn_specs.append({0: dims[name]} if name in dims else {})
+    return _Inputs(tensors, dyn_specs, args, kwargs, dim_at, missing)
+
+
+#: runs the exported program at other sizes: None when it runs, else what it raised (first line)
+RunAt = Callable[[dict[str, int]], "str | None"]
+
+
+def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str, int],
+               classes: dict[str, str] | None = None,
+               specs: dict[str, DimSpec] | None = None,
+               keep: list[RunAt] | None = None) -> tuple[bool | None, str, str]:
+    """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
+    says nothing about the kernel under test (it could not be set up, or export never called it). With the
+    message, how sizes that only int arguments carry were passed ("" when there are none): each as the size of
+    an extra input tensor, as a wrapper module passes them. ``keep``: where export succeeded, a function that
+    runs the exported program at other sizes is appended."""
+    from torch.export import export
+
+    dims = _export_dims(case, classes, specs)
+    try:
+        made = _inputs(kernel, case, sizes, dims)
+    except _ExampleTooLarge as why:
+        return None, str(why), ""
+    tensors, dyn_specs, args, kwargs, dim_at, missing = (made.tensors, made.dyn_specs, made.args, made.kwargs,
+                                                         made.dim_at, made.missing)
     how = "" if not missing else (
         f"{', '.join(missing)}, carried by int arguments only, passed as the size of an extra input tensor each "
         f"(the exported module reads .size(0)): export takes a named Dim's range on a tensor's size, not on an "
@@ -269,11 +298,13 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
         contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
     with install as probe, _quiet():
         try:
-            export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
+            program = export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
             if kernel.op is None and not (probe.reached if kernel.via_op else reached):
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
                               "op through another kernel: " + ("; ".join(kernel.notes) or "its own fake "
                                                                 "implementation") + ")"), how
+            if keep is not None:
+                keep.append(lambda at: _run_program(program, kernel, case, at, dims))
             return True, "export succeeded", how
         except Exception as err:  # noqa: BLE001 - export's own failure is the datum here, whatever its type
             ours = _shapecheck_error(err)
@@ -286,6 +317,22 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
             return False, f"{type(err).__name__}: {text[:2000]}", how
         finally:
             C.reset_dynamo()
+
+
+def _run_program(program: TorchObject, kernel: Kernel, case: BoundCase, at: dict[str, int],
+                 dims: dict[str, TorchObject]) -> str | None:
+    """The exported program run at the sizes ``at`` (inputs as the export's, at those sizes): None when it
+    runs, else its error's first line ("" when the inputs would be too large to build: nothing shown)."""
+    try:
+        made = _inputs(kernel, case, at, dims)
+    except _ExampleTooLarge:
+        return None
+    try:
+        with _quiet():
+            program.module()(tuple(made.tensors))
+    except Exception as err:  # noqa: BLE001 - the exported program's own failure is the datum
+        return f"{type(err).__name__}: {first_line(str(err).strip())}"
+    return None
 
 
 def _call_module(op: TorchObject, args: list[TorchObject], kwargs: dict[str, TorchObject],
@@ -365,7 +412,8 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})), specs)
     if sizes is None:
         return ExportResult(False, None, None, "no example sizes satisfy the domain")
-    ok, message, ints = run_export(kernel, op, case, sizes, classes, specs)
+    kept: list[RunAt] = []
+    ok, message, ints = run_export(kernel, op, case, sizes, classes, specs, keep=kept)
     if ok is None:
         return ExportResult(False, None, None, message, example=sizes, ints=ints)
     if result.verdict == Verdict.INCONCLUSIVE:
@@ -375,14 +423,15 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     def retry(at: dict[str, int]) -> tuple[bool | None, str]:
         return run_export(kernel, op, case, at, classes, specs)[:2]
 
-    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes)
+    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None)
     return ExportResult(True, ok, agrees, message, why, sizes, ints)
 
 
 def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
-            retry: Retry | None = None, example: dict[str, int] | None = None) -> str:
+            retry: Retry | None = None, example: dict[str, int] | None = None, run_at: RunAt | None = None) -> str:
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
-    again at other example sizes (an experiment that can establish a cause)."""
+    again at other example sizes, ``run_at(sizes)`` runs the exported program there (experiments that can
+    establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
         return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
                 or f"not explained; export said: {first_line(message)}")
@@ -394,6 +443,10 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
         if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
                       RuleCode.GUARD_IN_TORCH_HELPER):
             cond = v.node
+            kept = _kept_as_runtime_check(case, v, solver, ge2, run_at, example)
+            if kept:
+                reasons.append(kept)
+                continue
             if cond is not None and v.code != RuleCode.VALUE_SPECIALIZATION:
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
                 if decided in (Decision.TRUE, Decision.FALSE):
@@ -428,6 +481,40 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
             reasons.append(f"{v.code}: the kernel raised on a domain point ({v.counterexample}) export's example did "
                            "not reach")
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
+
+
+#: how the exported program reports a guard it kept as a check of its inputs (torch 2.13: its guards
+#: function), or a deferred runtime assertion
+_PROGRAM_GUARD = re.compile(r"Guard failed|Runtime assertion failed", re.I)
+
+
+def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node],
+                           run_at: RunAt | None, example: dict[str, int] | None) -> str:
+    """Export succeeded, but kept the guard (or the specialised value) as a check of the exported program's
+    inputs rather than rejecting the Dim ranges (split's number of chunks, a floor division of two Dims): run
+    at sizes >= 2 on the guard's other side, the program raises that check. Empty unless it does."""
+    if run_at is None or example is None or v.node is None:
+        return ""
+    at_example = E.evaluate(v.node, example)
+    if v.code == RuleCode.VALUE_SPECIALIZATION:
+        if not isinstance(at_example, int) or isinstance(at_example, bool):
+            return ""
+        other: E.Node = E.Cmp("!=", v.node, E.Const(at_example))
+    elif isinstance(at_example, bool) and _is_bool(v.node):
+        other = E.negate(v.node) if at_example else v.node
+    else:
+        return ""
+    point = solver.small_model([case.domain, *ge2, other])
+    if point is None:
+        return ""
+    point = restrict(point, [d.name for d in case.dims])
+    raised = run_at(point)
+    if not raised or not _PROGRAM_GUARD.search(raised):
+        return ""
+    show = ", ".join(f"{k}={x}" for k, x in point.items())
+    return (f"{v.code} `{v.expr}`: export succeeded, but kept the guard as a check of the exported program's "
+            f"inputs instead of rejecting the Dim ranges; run at {show} (the guard's other side, sizes >= 2) the "
+            f"program raises {raised[:300]}. The program holds only where the guard does, as shapecheck says")
 
 
 def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Retry | None,

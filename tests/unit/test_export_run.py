@@ -335,3 +335,47 @@ def test_a_cpp_kernels_own_guard_is_the_kernels_not_a_helper_of_the_caller(tmp_p
     assert not [v for v in report.violations if v.code is RuleCode.GUARD_IN_TORCH_HELPER], \
         [v.message for v in report.violations]
     assert not any("pytest" in v.message or "click" in v.message for v in report.violations)
+
+
+SPLIT = """schema = 1
+op = "aten::split.Tensor"
+
+[dims]
+A = { min = 1 }
+B = { min = 1 }
+S = { min = 1 }
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(A, B)"
+
+[[args]]
+name = "split_size"
+kind = "int"
+value = "S"
+
+[[args]]
+name = "dim"
+kind = "int"
+value = 0
+
+[[paths]]
+id = "all"
+when = "true"
+outputs = ["unspecified"]
+"""
+
+
+def test_a_guard_export_keeps_as_a_check_of_its_program_explains_its_success(tmp_path):
+    # split's decomposition makes its number of chunks an int (guard_int): strict export succeeds, yet the
+    # program it returns asserts that number on its inputs and fails at another split; shapecheck's SC003 stands,
+    # and the disagreement has its cause (it was "not explained", SC005)
+    report = _verify("aten::split.Tensor", SPLIT, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.FAIL
+    assert [v.code for v in report.violations] == [RuleCode.VALUE_SPECIALIZATION]
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is False
+    assert "kept the guard as a check of the exported program's inputs" in result.export.explanation
+    assert "Guard failed" in result.export.explanation
