@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -24,16 +23,15 @@ from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..logic.solver import Decision, Outcome, Sat, Solver, restrict
+from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
-from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
+from .export_why import CONSTRAINT_REPORT, RunAt, conjuncts, explain, first_line
 from .premises import modulo_step, quotient
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 #: export again at other example sizes: (whether export succeeded, None: not comparable; its message)
-Retry = Callable[[dict[str, int]], tuple[bool | None, str]]
 
 
 class _ExampleTooLarge(Exception):
@@ -114,7 +112,7 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
     roots = {d.name for d in case.contract.dims if d.dynamic}  # a root Dim need not be an input's size
     derived: dict[str, tuple[str, int, int]] = {}
     quotients: dict[str, DimSpec] = {}  # X_k -> its root Dim
-    for c in _conjuncts(case.domain):
+    for c in conjuncts(case.domain):
         step = modulo_step(c) if modulo else None
         if step is not None and step[0] in dyn and step[0] not in derived and classes.get(step[0]) == step[0]:
             xm, km, rm = step
@@ -162,10 +160,6 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
         else:
             out[name] = DimSpec(rep, lo, hi)
     return out
-
-
-def _conjuncts(node: E.Node) -> tuple[E.Node, ...]:
-    return node.args if isinstance(node, E.And) else (node,)
 
 
 def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
@@ -253,7 +247,6 @@ def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[s
 
 
 #: runs the exported program at other sizes: None when it runs, else what it raised (first line)
-RunAt = Callable[[dict[str, int]], "str | None"]
 
 
 def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str, int],
@@ -311,9 +304,9 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
             if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
                 raise ours from err
             text = str(err).strip()
-            if "Constraints violated" not in text and _CONSTRAINT_REPORT in C.exception_functions(err):
+            if "Constraints violated" not in text and CONSTRAINT_REPORT in C.exception_functions(err):
                 text = (f"{text} (raised while export reported a constraint violation, in torch's "
-                        f"{_CONSTRAINT_REPORT})").strip()
+                        f"{CONSTRAINT_REPORT})").strip()
             return False, f"{type(err).__name__}: {text[:2000]}", how
         finally:
             C.reset_dynamo()
@@ -362,7 +355,6 @@ def _call_module(op: TorchObject, args: list[TorchObject], kwargs: dict[str, Tor
 
 # where torch.export raises a constraint violation (a guard on a dynamic Dim); in torch 2.13 it can fail while
 # formatting the violation (a StopIteration for a derived Dim), which is still the violation
-_CONSTRAINT_REPORT = "_suggest_or_raise_constraint_violation"
 
 
 def _shapecheck_error(err: BaseException | None) -> ShapecheckError | None:
@@ -425,184 +417,3 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
 
     why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None)
     return ExportResult(True, ok, agrees, message, why, sizes, ints)
-
-
-def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
-            retry: Retry | None = None, example: dict[str, int] | None = None, run_at: RunAt | None = None) -> str:
-    """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
-    again at other example sizes, ``run_at(sizes)`` runs the exported program there (experiments that can
-    establish a cause)."""
-    if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
-        return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
-                or f"not explained; export said: {first_line(message)}")
-    reasons = []
-    # export traces a dynamic dim from 2 up, unless the domain keeps it below 2 (a static size for export)
-    ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic
-           and (solver.extreme([case.domain], d.name, lowest=False) or 2) >= 2]
-    for v in violations:
-        if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
-                      RuleCode.GUARD_IN_TORCH_HELPER):
-            cond = v.node
-            kept = _kept_as_runtime_check(case, v, solver, ge2, run_at, example)
-            if kept:
-                reasons.append(kept)
-                continue
-            if cond is not None and v.code != RuleCode.VALUE_SPECIALIZATION:
-                decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
-                if decided in (Decision.TRUE, Decision.FALSE):
-                    pts = [p for p in (v.witness, v.counterexample) if p]
-                    seen = " and ".join(", ".join(f"{k}={p[k]}" for k in v.dims if k in p) for p in pts)
-                    reasons.append(
-                        f"{v.code} `{v.expr}`: export's 0/1 assumption. export treats Dim(min=1) like min=2 and "
-                        f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so export sees "
-                        f"no guard. shapecheck models size 1 and reaches both sides ({seen})")
-                    continue
-                other = _other_side(case, v, solver, ge2, retry, example)
-                if other:
-                    reasons.append(other)
-        elif v.code == RuleCode.OUTPUT_SHAPE_MISMATCH:
-            which = re.match(r"(output \d+)", v.expr)
-            reasons.append(f"{v.code} on {v.path}: export has no contract, so it cannot know "
-                           f"{which.group(1) if which else 'the output'} should be {_shape_text(v)}; the traced "
-                           "graph is consistent with the meta kernel")
-        elif v.code in (RuleCode.OUTPUT_DTYPE_MISMATCH, RuleCode.OUTPUT_LAYOUT_MISMATCH, RuleCode.OUTPUT_PRESENCE_MISMATCH):
-            what = {RuleCode.OUTPUT_DTYPE_MISMATCH: "dtype", RuleCode.OUTPUT_LAYOUT_MISMATCH: "strides",
-                    RuleCode.OUTPUT_PRESENCE_MISMATCH: "presence (None or a tensor)"}[v.code]
-            reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
-                           "meta kernel; the traced graph is consistent with it")
-        elif v.code == RuleCode.DYNAMIC_SIZE_RANGE:
-            reasons.append(f"{v.code} on {v.path}: export traces the fake's range for a data-dependent size and has no "
-                           "contract for the runtime's, so it succeeds; the exported program asserts the fake's range "
-                           f"when it runs, and fails where the runtime gives a value outside it ({v.counterexample})")
-        elif v.code == RuleCode.META_ACCEPTS_REJECTED_INPUT:
-            reasons.append(f"{v.code} on {v.path}: the meta kernel accepts inputs the runtime rejects, so export "
-                           "accepts them too (the finding is that export succeeds where the device would refuse)")
-        elif v.code == RuleCode.KERNEL_ERROR:
-            reasons.append(f"{v.code}: the kernel raised on a domain point ({v.counterexample}) export's example did "
-                           "not reach")
-    return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
-
-
-#: how the exported program reports a guard it kept as a check of its inputs (torch 2.13: its guards
-#: function), or a deferred runtime assertion
-_PROGRAM_GUARD = re.compile(r"Guard failed|Runtime assertion failed", re.I)
-
-
-def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node],
-                           run_at: RunAt | None, example: dict[str, int] | None) -> str:
-    """Export succeeded, but kept the guard (or the specialised value) as a check of the exported program's
-    inputs rather than rejecting the Dim ranges (split's number of chunks, a floor division of two Dims): run
-    at sizes >= 2 on the guard's other side, the program raises that check. Empty unless it does."""
-    if run_at is None or example is None or v.node is None:
-        return ""
-    at_example = E.evaluate(v.node, example)
-    if v.code == RuleCode.VALUE_SPECIALIZATION:
-        if not isinstance(at_example, int) or isinstance(at_example, bool):
-            return ""
-        other: E.Node = E.Cmp("!=", v.node, E.Const(at_example))
-    elif isinstance(at_example, bool) and _is_bool(v.node):
-        other = E.negate(v.node) if at_example else v.node
-    else:
-        return ""
-    point = solver.small_model([case.domain, *ge2, other])
-    if point is None:
-        return ""
-    point = restrict(point, [d.name for d in case.dims])
-    raised = run_at(point)
-    if not raised or not _PROGRAM_GUARD.search(raised):
-        return ""
-    show = ", ".join(f"{k}={x}" for k, x in point.items())
-    return (f"{v.code} `{v.expr}`: export succeeded, but kept the guard as a check of the exported program's "
-            f"inputs instead of rejecting the Dim ranges; run at {show} (the guard's other side, sizes >= 2) the "
-            f"program raises {raised[:300]}. The program holds only where the guard does, as shapecheck says")
-
-
-def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Retry | None,
-                example: dict[str, int] | None) -> str:
-    """Export succeeded at example sizes on one side of the guard: export again at sizes >= 2 on the other
-    side. If that fails, the cause is established: export followed the example's side."""
-    if retry is None or example is None or not _is_bool(v.node):
-        return ""
-    side = E.evaluate(v.node, example)
-    if not isinstance(side, bool):
-        return ""
-    other = E.negate(v.node) if side else v.node
-    keep = [E.Cmp("==", E.Var(n), E.Const(x)) for n, x in example.items() if n not in v.dims]
-    at = solver.small_model([case.domain, *ge2, other, *keep])
-    if at is None:
-        return ""
-    at = restrict(at, [d.name for d in case.dims])
-    ok, msg = retry(at)
-    if ok is not False or not (_CONSTRAINT_REPORT in msg or "Constraints violated" in msg
-                               or any(re.search(rf"\b{re.escape(n)}\b", msg) for n in v.dims)):
-        return ""  # export's failure must name a dim of the guard: else it may have another cause
-    show = lambda p: ", ".join(f"{k}={p[k]}" for k in v.dims if k in p)  # noqa: E731
-    return (f"{v.code} `{v.expr}`: export followed the example sizes' side of the guard ({show(example)}: "
-            f"{str(side).lower()}) and accepted it; exported again at sizes on the other side ({show(at)}), it "
-            f"fails: {first_line(msg)}")
-
-
-def first_line(message: str) -> str:
-    return message.splitlines()[0] if message else ""
-
-
-_SUGGESTED_MIN = re.compile(r"\b(\w+) = Dim\('\1', min=(\d+)")
-
-
-def _raised_minimum(case: BoundCase, message: str, solver: Solver) -> str:
-    """Export asks a higher minimum for a dim (its suggested fix ``X = Dim('X', min=m)``) because the contract
-    relates X to other dims (``padding0 < A1``), which Dims cannot state, and export traces every other dynamic
-    dim at 2 or more: z3 proves the domain and those sizes imply X >= m, and the domain allows X < m (where
-    another dim is 0 or 1). Empty unless both are established."""
-    names = {d.name for d in case.dims if d.dynamic}
-    for x, m in _SUGGESTED_MIN.findall(message):
-        if x not in names:
-            continue
-        least = int(m)
-        others = [E.Cmp(">=", E.Var(n), E.Const(2)) for n in sorted(names - {x})]
-        raised = solver.implies([case.domain, *others], E.Cmp(">=", E.Var(x), E.Const(least)))
-        below = solver.small_model([case.domain, E.Cmp("<", E.Var(x), E.Const(least))])
-        if raised.outcome is not Outcome.PROVED or below is None:
-            continue
-        related = sorted(n for n in E.free_names(case.domain) if n != x and n in names
-                         and any(x in E.free_names(p) and n in E.free_names(p) for p in _conjuncts(case.domain)))
-        if not related:
-            continue
-        at = ", ".join(f"{n}={below[n]}" for n in [x, *related] if n in below)
-        return (f"export asks Dim('{x}', min={least}): the contract relates {x} to {', '.join(related)}, which "
-                f"Dims cannot state, and export traces every other dynamic dim at sizes >= 2, where the domain "
-                f"implies {x} >= {least} (z3); the contract also allows {x} < {least} (e.g. {at}), where one of "
-                f"them is below 2. shapecheck checks the contract's whole range")
-    return ""
-
-
-_EQUAL = re.compile(r"The values of (\w+) = .*? and (\w+) = .*? must always be equal")
-
-
-def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
-    """Export's trace needed two dims equal ("The values of X ... and Y ... must always be equal": a guard it
-    installed at the example sizes) while the contract's domain allows them to differ: a relation Dims cannot
-    express (``B == Bo or B == 1``). Empty unless both halves are established."""
-    names = {d.name for d in case.contract.dims}
-    for x, y in _EQUAL.findall(message):
-        if x not in names or y not in names:
-            continue
-        apart = solver.small_model([case.domain, E.Cmp("!=", E.Var(x), E.Var(y))])
-        if apart is None:
-            continue
-        at = ", ".join(f"{n}={apart[n]}" for n in (x, y))
-        return (f"export's trace installed the guard {x} == {y} at the example sizes (its message: the values "
-                f"of {x} and {y} must always be equal), but the contract's domain allows them to differ (e.g. "
-                f"{at}), which torch.export's Dims cannot state; shapecheck traced both sides")
-    return ""
-
-
-def _shape_text(v: Finding) -> str:
-    from ..logic.simplify import shown
-
-    return shown(v.expected) if v.expected is not None else "the contract's shape"
-
-
-def _is_bool(node: E.Node) -> bool:
-    return isinstance(node, (E.Cmp, E.And, E.Or, E.Not)) or node in (E.TRUE, E.FALSE)
-

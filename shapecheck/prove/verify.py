@@ -160,10 +160,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     findings = replay(kernel, case, findings)  # every counterexample run with static sizes
     from .helper_guards import helper_guards
 
-    raised = any(f.code is RuleCode.KERNEL_ERROR for f in findings)  # export's run raising too is no news
     exported = helper_guards(kernel, case, solver) if exported is None else exported
     findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
-                           and not (raised and v.code is RuleCode.KERNEL_ERROR)]  # export's guards, or its raise
+                           and not _seen_raise(v, findings)]  # export's guards, or its raise
     findings = findings + _unexplored(run, findings, solver, options)
     if case.rejects:
         from .rejects import reject_obligations
@@ -224,6 +223,16 @@ def _seen_guard(v: Finding, found: list[Finding]) -> bool:
     texts = {E.to_text(v.node), E.to_text(E.negate(v.node))}
     return any(f.node is not None and f.code is not RuleCode.GUARD_IN_TORCH_HELPER and E.to_text(f.node) in texts
                for f in found)
+
+
+def _seen_raise(v: Finding, found: list[Finding]) -> bool:
+    """The export-style run's raise (SC007) where the trace raised too, or where the case has a finding at the
+    line that raised: a ``torch._check`` the trace reported as SC004 fails at export's example too, one defect."""
+    if v.code is not RuleCode.KERNEL_ERROR:
+        return False
+    at = (v.location.file, v.location.line) if v.location else None
+    return any(f.code is RuleCode.KERNEL_ERROR or (at is not None and f.location is not None
+                                                   and (f.location.file, f.location.line) == at) for f in found)
 
 
 def _new(v: Finding, found: list[Finding]) -> bool:
