@@ -18,6 +18,8 @@ from typing import Any
 
 #: one eager call's wall-clock bound (a kernel stuck in a loop is reported as a time-out, the worker replaced)
 CALL_SECONDS = 60.0
+#: how a time-out's text begins
+TIMED_OUT = "the eager kernel ran past"
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class EagerWorker:
             if self._conn.poll(seconds):
                 ok, value = self._conn.recv()
                 return EagerResult(ok, value)
-            why = f"the eager kernel ran past {seconds:.0f} s"
+            why = f"{TIMED_OUT} {seconds:.0f} s"
         except (EOFError, OSError, BrokenPipeError):
             why = ""
         return self._crashed(why)

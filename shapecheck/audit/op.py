@@ -38,6 +38,7 @@ class OpRun:
         self.name, self.op, self.kernel, self.options = name, op, kernel, options
         self.device = options.device
         self.has_eager = False
+        self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
         if options.differential:
             from .._torch import audit as CA
 
@@ -45,9 +46,14 @@ class OpRun:
 
     # -- the eager kernel, in the worker -------------------------------------------------------------------
     def eager_at(self, inputs: OpInputs, point: dict[str, int]) -> Any:
-        from .eager import worker
+        from .eager import TIMED_OUT, worker
 
-        return worker().call(self.name, inputs, point, self.device)
+        if self.timed_out is not None:
+            return self.timed_out  # a kernel stuck once (a lock, a build, a loop) costs one time-out, not one a point
+        res = worker().call(self.name, inputs, point, self.device)
+        if res.crashed and str(res.value).startswith(TIMED_OUT):
+            self.timed_out = res
+        return res
 
     def eager_example(self, inputs: OpInputs) -> Any:
         return self.eager_at(inputs, dict(inputs.dims()))

@@ -378,3 +378,30 @@ def test_the_search_reads_an_unpacked_rank_and_a_size_a_dimension_must_have():
                                               "grid_3]")
     assert dict(found.inputs.dims())["grid_3"] == 2
     assert found.fake_tries < FAKE_TRIES // 4
+
+
+def test_an_eager_kernel_that_times_out_once_is_not_waited_for_again_on_that_op(monkeypatch):
+    """optimum-quanto's CPU unpack blocks on torch's extension-build lock: each eager call waited out the full
+    time-out (5 calls, 313 s for a 4-op audit). After one time-out the op's other points get the same result at
+    once; a crash (a signal) is not remembered, it may be the inputs'."""
+    from types import SimpleNamespace
+
+    from shapecheck.audit import eager as eager_mod
+    from shapecheck.audit.eager import TIMED_OUT, EagerResult
+    from shapecheck.audit.op import OpRun
+
+    calls = []
+    replies = iter([EagerResult(False, "the eager kernel killed its process (SIGSEGV)", crashed=True),
+                    EagerResult(False, f"{TIMED_OUT} 60 s", crashed=True), EagerResult(True, "fine")])
+
+    class Stub:
+        def call(self, *args, **kwargs):
+            calls.append(args)
+            return next(replies)
+
+    monkeypatch.setattr(eager_mod, "worker", lambda: Stub())
+    run = OpRun("lib::op.default", None, None, SimpleNamespace(differential=False, device="cpu"))
+    first, second = run.eager_at(None, {"N": 1}), run.eager_at(None, {"N": 2})
+    assert "SIGSEGV" in first.error and second.error.startswith(TIMED_OUT) and len(calls) == 2
+    later = [run.eager_at(None, {"N": n}) for n in range(3, 6)]
+    assert len(calls) == 2 and all(r.crashed and r.error.startswith(TIMED_OUT) for r in later)
