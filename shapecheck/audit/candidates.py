@@ -82,7 +82,8 @@ class Found:
     eager_error: str = ""
     fake_error: str = ""  # the fake's error on a call the eager kernel accepts (then ``inputs`` is that call)
     fake_rejected: OpInputs | None = None  # the call the eager kernel accepts and the fake raises on
-    every_call_error: str = ""  # the one programming error the fake raised on every call tried
+    every_call_error: str = ""  # the programming error the fake raised on every call that got past its checks
+    past_checks: int = 0  # how many calls raised a programming error (got past the fake's checks)
     fake_tries: int = 0
     eager_tries: int = 0
     notes: list[str] = field(default_factory=list)
@@ -155,6 +156,12 @@ def plan_args(op: Any) -> list[Arg]:
         elif base in ("float", "Scalar") and not absent:
             first = default if has and isinstance(default, (int, float)) and not isinstance(default, bool) else 1
             out.append(Arg(name, type_text, kw, list(dict.fromkeys([first, 0.5, 0, 2])), "float"))
+        elif absent and not has and base.endswith("[]") and _fixed_value(base, name) is not ...:
+            # an optional list with no default: absent first, then present (upsample's output_size and
+            # scale_factors: exactly one of the two must be given)
+            one = _fixed_value(base, name)
+            two = one if len(one) == 2 else one[:1] * 2  # two entries (a 2-d op's sizes or scales), then one
+            out.append(Arg(name, type_text, kw, [None, two, one[:1]], "fixed"))
         elif absent:
             out.append(Arg(name, type_text, kw, [None], "fixed"))
         elif has:
@@ -167,7 +174,7 @@ def plan_args(op: Any) -> list[Arg]:
 def _fixed_value(base: str, name: str) -> Any:
     """A value for an argument the search does not vary (lists, devices, ...); ``...`` when none can be made."""
     if base.startswith(("int[", "SymInt[")):
-        return [0] if "dim" in name else [3, 3] if name in ("size", "shape", "sizes") else [1]
+        return [0] if "dim" in name else [3, 3] if name.endswith(("size", "shape", "sizes")) else [1]
     return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0]}.get(base, ...)
 
 
@@ -447,12 +454,16 @@ class Search:
             f.inputs, f.eager = f.fake_rejected, "accepted"
             return f
         # a programming error on every call that got past indexing the shapes (an IndexError is a rank the
-        # fake does not take, not a check): the fake cannot run at all
+        # fake does not take, not a check), or on most calls, where the others failed a check (the rank): every
+        # call that passed the checks raised it, so the fake cannot run at all (baddbmm.dtype in torch 2.13
+        # runs baddbmm's decomposition, which binds out_dtype to beta: "batch1 must be a 3D tensor" below rank
+        # 3, a TypeError at it)
         kinds = {e.partition(":")[0] for e in self.errors}
         programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
-        if programming and kinds <= {*PROGRAMMING_ERRORS, "IndexError"} \
-                and (len(set(programming)) == 1 or len(programming) >= 4):
+        only = kinds <= {*PROGRAMMING_ERRORS, "IndexError"} and (len(set(programming)) == 1 or len(programming) >= 4)
+        if programming and (only or len(programming) >= max(4, len(self.errors) - len(programming))):
             f.every_call_error = max(set(programming), key=programming.count)
+            f.past_checks = len(programming)
         return f
 
 

@@ -77,8 +77,10 @@ class OpRun:
         out = OpOutcome(found.inputs)
         if found.inputs is None:
             if found.every_call_error:
+                every = "every input tried" if found.past_checks >= found.fake_tries else \
+                    f"every input tried that passes its checks ({found.past_checks} of them)"
                 out.findings.append(Finding("kernel-error", found.every_call_error, self.kernel.definition, {}, None,
-                                            f"the fake raises {found.every_call_error} on every input tried "
+                                            f"the fake raises {found.every_call_error} on {every} "
                                             f"({found.fake_tries} calls): no input reaches its shape logic"))
             else:
                 out.notes += found.notes

@@ -123,7 +123,10 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     is_list = size is not None
     optional = bool(inner_opt or outer_opt)
     a = Arg(name, type_text, keyword_only, "none")
-    absent = optional and has_default and default is None
+    # None where the schema's default is None, or an optional scalar has no default (div's rounding_mode: an
+    # empty string is no valid mode); an optional list with no default is given (upsample's output_size), and
+    # absent once the eager kernel accepts a sample without it (``_eager_sample``)
+    absent = optional and (default is None if has_default else not is_list)
     if base == "Tensor" and not is_list:
         a.kind, a.optional, a.rank = "tensor", optional, rank
         return a
@@ -273,6 +276,12 @@ def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
             a.value = t[1]
         elif a.kind in ("int", "str", "float") and not a.symbolic and t[0] == "const" and t[1] is not None:
             a.value, a.choice = t[1], ((t[1],) if a.kind == "int" else None)
+        elif a.kind in ("ints", "floats") and not a.symbolic and t[0] == "const" and isinstance(t[1], (list, tuple)):
+            a.value = list(t[1])  # the list's length is the sample's (upsample's scale_factors: one per spatial dim)
+        elif a.kind in ("ints", "floats", "int", "float", "str") and "?" in a.type and t == ("const", None):
+            a.kind, a.value, a.choice, a.symbolic = "none", None, None, False
+            a.todo = f"{a.type}: the kernel gets None, as in a sample the eager kernel accepts; give kind and " \
+                     "value to pass one"
     return True
 
 

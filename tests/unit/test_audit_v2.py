@@ -405,3 +405,26 @@ def test_an_eager_kernel_that_times_out_once_is_not_waited_for_again_on_that_op(
     assert "SIGSEGV" in first.error and second.error.startswith(TIMED_OUT) and len(calls) == 2
     later = [run.eager_at(None, {"N": n}) for n in range(3, 6)]
     assert len(calls) == 2 and all(r.crashed and r.error.startswith(TIMED_OUT) for r in later)
+
+
+def test_a_fake_that_raises_a_type_error_past_its_rank_check_is_a_kernel_error():
+    """torch 2.13 runs baddbmm's decomposition for baddbmm.dtype, binding out_dtype to beta: "batch1 must be a
+    3D tensor" below rank 3, a TypeError at it. Every call past the check raises, so the fake cannot run at all
+    (it was "no inputs")."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import Search
+
+    lib = torch.library.Library("auditv2_past", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("scaled(Tensor x, ScalarType out_dtype) -> Tensor")
+
+    @torch.library.register_fake("auditv2_past::scaled", lib=lib)
+    def _(x, out_dtype):
+        torch._check(x.dim() == 3, lambda: "x must be a 3D tensor")
+        return x * out_dtype  # a dtype where a number belongs
+
+    op = C.resolve_op("auditv2_past::scaled")
+    found = Search("auditv2_past::scaled", op, op, None).run()
+    assert found.inputs is None and found.every_call_error.startswith("TypeError: unsupported operand")
+    assert 0 < found.past_checks < found.fake_tries

@@ -178,3 +178,29 @@ def test_a_guard_or_false_whose_other_side_raises_becomes_a_requires(tmp_path):
     assert "index < A0" in data["domain"]["requires"], data.get("domain")
     report = verify_contract(contract, installed_kernel("aten::select.int"), Options(jobs=1))
     assert report.verdict.value == "pass", [v.message for v in report.violations]
+
+
+@pytest.mark.parametrize("type_text, kind", [("str?", "none"), ("int?", "none"), ("ScalarType?", "none"),
+                                             ("float?", "none"), ("SymInt[]?", "ints"), ("float[]?", "floats")])
+def test_an_optional_scalar_with_no_default_is_absent_and_an_optional_list_is_given(type_text, kind):
+    """div_.Tensor_mode's ``str? rounding_mode`` has no default: an empty string is no valid mode (SC007 on
+    every draft of it), None is. An optional list is given, and absent once the eager kernel's sample has it so."""
+    assert plan_arg("x", type_text, True, False, None, None).kind == kind
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op, absent, given", [
+    ("aten::div_.Tensor_mode", "rounding_mode", None),
+    ("aten::upsample_nearest1d.vec", "output_size", ("scale_factors", [1.0])),
+])
+def test_a_draft_passes_what_its_eager_sample_passes(tmp_path, op, absent, given):
+    """An optional argument the eager kernel's sample leaves out is absent in the draft, and a float list takes
+    the sample's length (one scale per spatial dim): the drafts verify (before: SC007 on an empty rounding mode,
+    and on both of output_size and scale_factors given)."""
+    contract, data = _load(tmp_path, draft_contract(op))
+    args = {a["name"]: a for a in data["args"]}
+    assert args[absent]["kind"] == "none"
+    if given:
+        assert args[given[0]]["value"] == given[1]
+    report = verify_contract(contract, installed_kernel(op), Options(jobs=1))
+    assert report.verdict.value == "pass", [v.message for v in report.violations]
