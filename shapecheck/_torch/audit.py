@@ -318,7 +318,24 @@ def fake_device(x: Any) -> str:
 
 def call_error(exc: BaseException) -> str:
     first = (str(exc).strip().splitlines() or [""])[0]
+    if _in_check_message(exc):  # a torch._check failed and its message could not be built: a failed check
+        return f"RuntimeError: a check failed (its message raised {type(exc).__name__}: {first[:200]})"
     return f"{type(exc).__name__}: {first[:240]}"
+
+
+def _in_check_message(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised while torch built a failed ``torch._check``'s message (istft's complex-dtype
+    check formats ``window.device`` with no window: an AttributeError that means "input must be complex")."""
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        deeper = tb.tb_next
+        if code.co_name == "_check_with" and code.co_filename == torch.__file__:
+            # the failed check raises in _check_with itself; a frame below it is the message's own code (or
+            # the symbolic condition's evaluation, which is torch.fx's)
+            return deeper is not None and "/fx/experimental/" not in deeper.tb_frame.f_code.co_filename
+        tb = deeper
+    return False
 
 
 def has_eager_kernel(op: Any, device: str) -> bool:

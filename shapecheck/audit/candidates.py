@@ -174,7 +174,7 @@ def plan_args(op: Any) -> list[Arg]:
 def _fixed_value(base: str, name: str) -> Any:
     """A value for an argument the search does not vary (lists, devices, ...); ``...`` when none can be made."""
     if base.startswith(("int[", "SymInt[")):
-        return [0] if "dim" in name else [3, 3] if name.endswith(("size", "shape", "sizes")) else [1]
+        return [0] if "dim" in name else [3, 3] if name in ("size", "shape", "sizes") else [1]
     return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0]}.get(base, ...)
 
 

@@ -428,3 +428,26 @@ def test_a_fake_that_raises_a_type_error_past_its_rank_check_is_a_kernel_error()
     found = Search("auditv2_past::scaled", op, op, None).run()
     assert found.inputs is None and found.every_call_error.startswith("TypeError: unsupported operand")
     assert 0 < found.past_checks < found.fake_tries
+
+
+def test_a_check_whose_message_raises_is_a_failed_check_not_a_kernel_error():
+    """istft's complex-dtype check formats ``window.device`` with no window: its AttributeError means "the
+    input must be complex", a check the search's inputs failed, so the fake is not called broken."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import Search
+
+    lib = torch.library.Library("auditv2_msg", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("spec(Tensor x, Tensor? window=None) -> Tensor")
+
+    @torch.library.register_fake("auditv2_msg::spec", lib=lib)
+    def _(x, window=None):
+        torch._check(x.is_complex(), lambda: f"input and window on {window.device}")
+        return x.new_empty(x.shape)
+
+    op = C.resolve_op("auditv2_msg::spec")
+    search = Search("auditv2_msg::spec", op, op, None)
+    found = search.run()
+    assert found.inputs is None and not found.every_call_error
+    assert any(e.startswith("RuntimeError: a check failed (its message raised AttributeError") for e in search.errors)
