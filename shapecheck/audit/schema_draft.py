@@ -111,6 +111,8 @@ def _loads(text: str) -> bool:
         return False
 
 
+# An optional scalar with no default is None (div's rounding_mode: no empty string is a mode); an optional list
+# with no default is given, and absent once the eager kernel takes a sample without it (upsample's output_size).
 def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, default: Any,
              rank: int | None) -> Arg:
     """The contract kind and value of one schema argument (``type_text`` in schema notation)."""
@@ -123,10 +125,7 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     is_list = size is not None
     optional = bool(inner_opt or outer_opt)
     a = Arg(name, type_text, keyword_only, "none")
-    # None where the schema's default is None, or an optional scalar has no default (div's rounding_mode: an
-    # empty string is no valid mode); an optional list with no default is given (upsample's output_size), and
-    # absent once the eager kernel accepts a sample without it (``_eager_sample``)
-    absent = optional and (default is None if has_default else not is_list)
+    absent = optional and (default is None if has_default else not is_list)  # an optional list: _eager_sample
     if base == "Tensor" and not is_list:
         a.kind, a.optional, a.rank = "tensor", optional, rank
         return a
