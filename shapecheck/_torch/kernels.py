@@ -90,6 +90,7 @@ class Resolved:
     label: str  # what ran, in words a user understands
     definition: SourceLoc | None = None  # where the Python function is defined
     key: Any = field(default=None, repr=False)  # the dispatch key of a py_kernels slot
+    file: str | None = None  # a Python kernel torch keeps no handle on: the file that registered it
 
     @property
     def codes(self) -> frozenset[Any]:
@@ -301,18 +302,37 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         fn = op.py_kernels.get(k) if k is not None else None
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), k)
-    line = next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
-    registered = line.split("registered at ", 1)[-1]
-    if ".py:" in registered:
+    line = _meta_line(op)
+    library = library_meta_file(op)
+    if library is not None:
         # torch._meta_registrations.activate_meta registers the same function in py_kernels[Meta] and, through
         # a torch.library.Library, as the C++ Meta kernel
         fn = op.py_kernels.get(DispatchKey.Meta)
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), DispatchKey.Meta)
-        return Resolved(PY_META, None, "meta", f"Python Meta kernel registered through torch.library ({registered})")
+        return Resolved(PY_META, None, "meta", library_meta_words(library), file=library)
     if "[kernel]" in line:
         return Resolved(CPP_META, None, "meta", "C++ Meta kernel")
     return Resolved(CPP_COMPOSITE, None, "meta", "C++ composite kernel at the Meta key")
+
+
+def _meta_line(op: Any) -> str:
+    return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
+
+
+def library_meta_file(op: Any) -> str | None:
+    """The Python file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function
+    (``Library.impl(name, fn, "Meta")``, torch.ao's ``quantized_decomposed`` ops), or None: torch keeps no
+    handle on the function, only where its Library was made, which is most often the kernel's own file."""
+    registered = _meta_line(op).split("registered at ", 1)[-1]
+    if ".py:" not in registered:
+        return None
+    file = registered.split(".py:", 1)[0] + ".py"
+    return file if os.path.isfile(file) else None
+
+
+def library_meta_words(file: str) -> str:
+    return f"Python Meta kernel registered through torch.library (its Library in {relative(file)})"
 
 
 def _meta_words(op: Any, fn: Any) -> str:

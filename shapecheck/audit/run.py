@@ -210,7 +210,9 @@ def _reached_kernel(name: str) -> Any:
 
     op = C.resolve_op(name)
     label, fn = CA.kernel_origin(op)
-    files = frozenset(f for f in [C.function_file(fn) if fn is not None else None] if f)
+    from .._torch.kernels import library_meta_file
+
+    files = frozenset(f for f in [C.function_file(fn) if fn is not None else library_meta_file(op)] if f)
 
     def call(*args: Any, **kwargs: Any) -> Any:
         return op(*args, **kwargs)
@@ -282,7 +284,7 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions) ->
     op = C.resolve_op(name)
     label, fn = CA.kernel_origin(op)
     rec["kernel"] = kernel.name if kernel.definition is not None or "C++" not in label else f"{label} of {name}"
-    rec["kernel_kind"] = "python" if kernel.definition is not None or fn is not None else "c++"
+    rec["kernel_kind"] = "python" if kernel.definition is not None or fn is not None or "C++" not in label else "c++"
     rec["definition"] = _loc(kernel.definition)
     out = OpRun(name, op, kernel, options).run(given_inputs(name, kernel, options))
     rec["traces"] = out.traces

@@ -52,7 +52,8 @@ def _installed(op: Any, op_name: str, modes: tuple[Any, ...], r: Any) -> Kernel:
         file = C.function_file(fake)
         return Kernel(name, call, frozenset({file} if file else ()), None, op, where, codes=K.own_codes(fake),
                       mode=_mode_text(modes), function=fake)
-    return Kernel(f"installed torch {C.TORCH_VERSION}: {r.label}", call, frozenset(), None, op, r.definition,
+    return Kernel(f"installed torch {C.TORCH_VERSION}: {r.label}", call, frozenset({r.file} if r.file else ()),
+                  None, op, r.definition,
                   codes=r.codes, mode=_mode_text(modes), function=r.fn)
 
 

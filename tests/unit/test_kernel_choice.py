@@ -363,3 +363,26 @@ def test_a_kernel_registered_as_a_functools_partial_is_named_at_its_function():
     assert loc.file.endswith(str(Path("torch", "_prims", "__init__.py")))
     assert CA.fake_reachable(op)
     assert resolve_kernel(op, Mode.FAKE) is not None
+
+
+def test_a_python_meta_kernel_registered_through_a_library_is_named_and_its_lines_located():
+    # Library.impl(name, fn, "Meta") keeps no handle on fn (torch.ao's quantized_decomposed ops): the finding must
+    # still name the kernel's line, and the label must not call it a C++ kernel
+    import tests.kernels.library_meta  # noqa: F401 - registers sclibmeta::rows
+
+    report = _verify("sclibmeta::rows", KERNELS / "library_meta.toml")
+    assert report.verdict == Verdict.FAIL
+    assert "Python Meta kernel registered through torch.library" in report.kernel and "C++" not in report.kernel
+    guard = next(v for v in report.violations if v.code.value == "SC001")
+    assert guard.location is not None and Path(guard.location.file).name == "library_meta.py"
+    line = (KERNELS / "library_meta.py").read_text().splitlines()[guard.location.line - 1]
+    assert "x.size(0) <= 8" in line
+
+
+def test_the_audit_names_a_library_registered_python_meta_kernel_as_python():
+    import tests.kernels.library_meta  # noqa: F401 - registers sclibmeta::rows
+    from shapecheck.audit.run import AuditOptions, audit_op
+
+    rec = audit_op("sclibmeta::rows", options=AuditOptions(differential=False, variants=0))
+    assert rec["kernel_kind"] == "python" and "C++" not in rec["kernel"], rec["kernel"]
+    assert any(f["location"] and f["location"]["file"].endswith("library_meta.py") for f in rec["findings"]), rec

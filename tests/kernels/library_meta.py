@@ -1,0 +1,24 @@
+"""A custom op whose Meta kernel is a Python function registered through a ``torch.library.Library``
+(``Library.impl(name, fn, "Meta")``, as torch.ao's ``quantized_decomposed`` ops are): torch keeps no handle on
+the function, only the file its Library was made in. The kernel branches on the row count, so a dynamic N
+fails, and the finding must name this file's line."""
+
+import torch
+from torch.library import Library
+
+lib = Library("sclibmeta", "DEF")
+lib.define("rows(Tensor x) -> Tensor")
+
+
+def rows_cpu(x):
+    return x.clone()
+
+
+def rows_meta(x):
+    if x.size(0) <= 8:  # a guard on the dynamic N
+        return torch.empty_like(x)
+    return torch.empty_like(x)
+
+
+lib.impl("rows", rows_cpu, "CPU")
+lib.impl("rows", rows_meta, "Meta")
