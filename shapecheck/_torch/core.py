@@ -527,18 +527,6 @@ def meta_kernel_installed(op: Any, fn: Any) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------------------------
 # Eager kernels (the runtime reference of any op with one)
 
-_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
-
-
-def eager_kernel_key(op: Any, device: str) -> str | None:
-    """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
-    a composite kernel that runs on every device; None when it has none."""
-    name = op.name()
-    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd",
-            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
-    return next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
-
-
 def device_available(device: str) -> str | None:
     """None when tensors can be made on ``device`` here, else why not."""
     if device == "cpu":

@@ -557,3 +557,34 @@ class _Slots:
     def _back(self) -> None:
         for _, back in reversed(self._places):
             back()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The eager kernel
+
+
+_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
+
+
+def eager_kernel_key(op: Any, device: str) -> str | None:
+    """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
+    a composite kernel that runs on every device; None when it has none."""
+    name = op.name()
+    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd",
+            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
+    found = next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
+    if found is None and _python_autograd_kernel(name, device):
+        return "Autograd"
+    return found
+
+
+def _python_autograd_kernel(name: str, device: str) -> bool:
+    """Whether the op's autograd key holds a Python function (``Library.impl(name, fn, "Autograd")``: torch.ao's
+    ``fake_quant_per_channel`` runs its ``autograd.Function`` there): it runs on tensors of every device with no
+    backend kernel below it, unlike aten's C++ autograd kernels, which redispatch to the backend's."""
+    own = f"Autograd{_DEVICE_KEYS.get(device, device.upper())}"
+    for line in torch._C._dispatch_dump(name).splitlines():
+        key, _, rest = line.partition(": registered at ")
+        if key.strip() in ("Autograd[alias]", own) and ".py:" in rest:
+            return True
+    return False

@@ -18,7 +18,7 @@ from .._torch import core as C
 from ..findings import SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..logic.solver import Bounds, Decision, Solver, restrict
+from ..logic.solver import Bounds, Decision, Outcome, Solver, restrict
 from ..prove.explore import unsettled_fallback
 from ..prove.premises import simplified
 from ..trace.run import (
@@ -112,6 +112,7 @@ class AuditExplorer:
         self.state = OpAudit(inputs)
         self.work: list[list[E.Node]] = [[]]
         self.seen: set[tuple] = set()
+        self.premised: list[E.Node] = []  # the asserts kept with a region's premise (``_within``)
 
     def run(self) -> OpAudit:
         st = self.state
@@ -188,8 +189,29 @@ class AuditExplorer:
         """The kernel's own asserts are what the op demands: inferred requires (when the region does not
         already imply them)."""
         for a in t.asserts:
-            if a.expr is not None and self.solver.decide(pc, a.expr)[0] is Decision.BOTH:
-                self.require(E.to_text(a.expr), a.loc, "the kernel asserts it (torch._check)")
+            if a.expr is None or self.solver.decide(pc, a.expr)[0] is not Decision.BOTH:
+                continue
+            node = self._within(a.expr, pc)
+            if node is not a.expr:  # a premised assert another one already implies (a deeper region's) is left out
+                if any(self.solver.implies([old], node).outcome is Outcome.PROVED for old in self.premised):
+                    continue
+                self.premised.append(node)
+            self.require(E.to_text(node), a.loc, "the kernel asserts it (torch._check)")
+
+    def _within(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
+        """An assert made in a region the example lies outside, with that region's conditions as its premise:
+        a broadcast's ``input_0 == 0`` where ``zero_points_0 == 0`` is no demand on the op's inputs, since the
+        example (an input the op accepts) has input_0 = 3. Asserted where the example lies, it stands alone."""
+        def false_at_example(n: E.Node) -> bool:
+            try:
+                return E.evaluate(n, self.example) is False
+            except Exception:  # noqa: BLE001 - a name the example has no value for (a size the kernel made)
+                return False
+
+        if not false_at_example(expr):
+            return expr
+        outside = [c for c in pc if false_at_example(c)]
+        return E.disj([*(E.negate(c) for c in outside), expr]) if outside else expr
 
     def _failed(self, t: Failed, pc: list[E.Node]) -> None:
         point = self.near(pc)

@@ -83,9 +83,12 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     names = _Names(args)
     _name_dims(args, names)
     if not any(a.dims for a in args):
-        raise UserError(f"{name}: nothing to draft: it takes no tensor and no SymInt argument, so no size of its "
-                        "call is symbolic, and a contract's sizes are its [dims] (its int arguments would be "
-                        "[choices], checked one value at a time)")
+        zero_d = [a.name for a in args if a.kind in ("tensor", "tensors")]
+        takes = (f"its only tensor argument{'s' if len(zero_d) > 1 else ''} ({', '.join(zero_d)}) "
+                 f"{'are' if len(zero_d) > 1 else 'is'} 0-d in the draft's sample call, and it takes "
+                 "no SymInt argument") if zero_d else "it takes no tensor and no SymInt argument"
+        raise UserError(f"{name}: nothing to draft: {takes}, so no size of its call is symbolic, and a contract's "
+                        "sizes are its [dims] (its int arguments would be [choices], checked one value at a time)")
     head = f"# Drafted by `shapecheck contract draft {name}` from the schema in torch {C.TORCH_VERSION}:\n" \
            f"#   {CL.schema_text(op)}\n" + "".join(f"# {n}\n" for line in notes for n in line.splitlines())
     text = schema_text(name, args, names, head, Traced())

@@ -278,7 +278,9 @@ class EagerReference(RuntimeReference):
             resolved = C.resolve_op(normalize_op(op))
         except (UserError, ValueError):
             return f"{op} is not a registered op"
-        if C.eager_kernel_key(resolved, device) is None:
+        from .._torch.kernels import eager_kernel_key
+
+        if eager_kernel_key(resolved, device) is None:
             return f"{op} has no {device} kernel"
         return None
 

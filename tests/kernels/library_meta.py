@@ -22,3 +22,20 @@ def rows_meta(x):
 
 lib.impl("rows", rows_cpu, "CPU")
 lib.impl("rows", rows_meta, "Meta")
+
+
+# an op whose eager kernel is a Python function at the Autograd key (torch.ao's fake_quant_per_channel runs its
+# autograd.Function there): no CPU kernel, yet it runs on CPU tensors
+lib.define("halved(Tensor x) -> Tensor")
+
+
+def halved_autograd(x):
+    return x * 0.5
+
+
+def halved_meta(x):
+    return torch.empty_like(x)
+
+
+lib.impl("halved", halved_autograd, "Autograd")
+lib.impl("halved", halved_meta, "Meta")

@@ -451,3 +451,60 @@ def test_a_check_whose_message_raises_is_a_failed_check_not_a_kernel_error():
     found = search.run()
     assert found.inputs is None and not found.every_call_error
     assert any(e.startswith("RuntimeError: a check failed (its message raised AttributeError") for e in search.errors)
+
+
+def test_the_search_reads_one_element_tensors_and_int_bounds_from_the_errors():
+    """torch.ao's quantized_decomposed ops say "Expecting scale tensor to be one element", ".item()" says "a Tensor
+    with 9 elements cannot be converted to Scalar" (naming no argument), and a bound on an int argument says
+    "group_size must be > 1": the search takes rank 0 and an int above 1 from them (the three ops had no inputs
+    after 96 tries; each is found in a few tries now)."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import FAKE_TRIES, Search
+
+    lib = torch.library.Library("auditv2_scalar", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("deq(Tensor x, Tensor scale, Tensor qmax, int group_size) -> Tensor")
+
+    @torch.library.register_fake("auditv2_scalar::deq", lib=lib)
+    def _(x, scale, qmax, group_size):
+        assert scale.numel() == 1, f"Expecting scale tensor to be one element, but received : {scale.numel()}"
+        if qmax.numel() != 1:
+            raise RuntimeError(f"a Tensor with {qmax.numel()} elements cannot be converted to Scalar")
+        assert group_size > 1, "group_size must be > 1"
+        return x.new_empty(x.shape)
+
+    op = C.resolve_op("auditv2_scalar::deq")
+    search = Search("auditv2_scalar::deq", op, op, None)
+    found = search.run()
+    assert found.inputs is not None, search.errors
+    text = found.inputs.describe()
+    assert "scale=float32[]" in text and "qmax=float32[]" in text and "group_size=1" not in text, text
+    assert found.fake_tries < FAKE_TRIES // 4
+
+
+def test_a_python_autograd_kernel_is_an_eager_kernel_on_every_device():
+    import tests.kernels.library_meta  # noqa: F401 - registers sclibmeta::halved (Autograd and Meta only)
+    from shapecheck._torch import audit as CA
+    from shapecheck._torch import core as C
+
+    assert CA.has_eager_kernel(C.resolve_op("sclibmeta::halved.default"), "cpu")
+    assert not CA.has_eager_kernel(C.resolve_op("aten::_cudnn_rnn.default"), "cpu")  # aten's C++ autograd: no
+
+
+@pytest.mark.slow
+def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premise():
+    """torch.ao's fake_quant_per_channel broadcasts its input against the scales in an autograd.Function: in the
+    region where zero_points_0 == 0, torch asserts input_0 == 0. That is no demand on inputs like the example's
+    (every size 3): the requires keeps the region as its premise, and a weaker premised copy of it (from a
+    deeper region) is left out."""
+    import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers quantized_decomposed::*
+
+    from shapecheck.audit.run import AuditOptions, audit_op
+
+    rec = audit_op("quantized_decomposed::fake_quant_per_channel.default",
+                   options=AuditOptions(cache=False, differential=False, variants=0))
+    texts = [r["expr"] for r in rec["requires"]]
+    assert "input_0 == 0" not in texts and "scales_0 == 0" not in texts, texts
+    assert "zero_points_0 != 0 or input_0 == 0" in texts, texts
+    assert "zero_points_0 != 0 or input_1 != 1 or input_0 == 0" not in texts, texts

@@ -117,6 +117,9 @@ def test_rank_names_a_schema_argument(ranks, message):
     (["aten::bmm", "--rank", "self"], "'self': expected ARG=N"),
     # no tensor and no SymInt argument: no size is symbolic, and a contract needs [dims] (was exit 4)
     (["aten::tril_indices"], "aten::tril_indices: nothing to draft: it takes no tensor and no SymInt argument"),
+    # a 0-d tensor has no size either: the message names it rather than saying there is no tensor
+    (["aten::linspace.Scalar_Tensor"], "nothing to draft: its only tensor argument (end) is 0-d in the draft's "
+                                       "sample call"),
 ])
 def test_draft_errors_are_one_line_exit_2(args, expected):
     res = invoke("contract", "draft", *args)
