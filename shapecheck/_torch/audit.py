@@ -226,11 +226,10 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
             torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
         return "C++ CompositeImplicitAutograd decomposition", None
-    from .kernels import library_meta_file, library_meta_words
+    from .kernels import library_meta_file, library_meta_words, python_at_meta
 
-    library = library_meta_file(op)
-    if library is not None:  # a Python function at the Meta key, registered through a torch.library.Library
-        return library_meta_words(library), None
+    if python_at_meta(op):  # a Python function at the Meta key, registered through a torch.library.Library
+        return library_meta_words(library_meta_file(op)), None
     return "C++ Meta kernel", None
 
 

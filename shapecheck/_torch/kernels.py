@@ -303,13 +303,13 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), k)
     line = _meta_line(op)
-    library = library_meta_file(op)
-    if library is not None:
+    if python_at_meta(op):
         # torch._meta_registrations.activate_meta registers the same function in py_kernels[Meta] and, through
         # a torch.library.Library, as the C++ Meta kernel
         fn = op.py_kernels.get(DispatchKey.Meta)
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), DispatchKey.Meta)
+        library = library_meta_file(op)
         return Resolved(PY_META, None, "meta", library_meta_words(library), file=library)
     if "[kernel]" in line:
         return Resolved(CPP_META, None, "meta", "C++ Meta kernel")
@@ -320,6 +320,11 @@ def _meta_line(op: Any) -> str:
     return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
 
 
+def python_at_meta(op: Any) -> bool:
+    """Whether the op's Meta kernel is a Python function (registered through a ``torch.library.Library``)."""
+    return ".py:" in _meta_line(op).split("registered at ", 1)[-1]
+
+
 def library_meta_file(op: Any) -> str | None:
     """The Python file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function
     (``Library.impl(name, fn, "Meta")``, torch.ao's ``quantized_decomposed`` ops), or None: torch keeps no
@@ -327,12 +332,16 @@ def library_meta_file(op: Any) -> str | None:
     registered = _meta_line(op).split("registered at ", 1)[-1]
     if ".py:" not in registered:
         return None
-    file = registered.split(".py:", 1)[0] + ".py"
+    file = os.path.abspath(registered.split(".py:", 1)[0] + ".py")
+    machinery = (os.path.join(TORCH_DIR, "library.py"), os.path.join(TORCH_DIR, "_library") + os.sep)
+    if file == machinery[0] or file.startswith(machinery[1]):
+        return None  # torch.library.impl("ns::op", "Meta") makes its Library inside torch: no file of the kernel's
     return file if os.path.isfile(file) else None
 
 
-def library_meta_words(file: str) -> str:
-    return f"Python Meta kernel registered through torch.library (its Library in {relative(file)})"
+def library_meta_words(file: str | None) -> str:
+    where = f" (its Library in {relative(file)})" if file else ""
+    return f"Python Meta kernel registered through torch.library{where}"
 
 
 def _meta_words(op: Any, fn: Any) -> str:
