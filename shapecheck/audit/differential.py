@@ -109,8 +109,9 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[[list[E.Node], set[str]], dict[str, int] | None],
                 requires: list[E.Node]) -> list[dict[str, int]]:
-    """The example, the guards' sides, then every dim at 0, at 1 and past the example (the others where the
-    inferred requires let them stay at the example), at most MAX_POINTS, each once."""
+    """The example, the guards' sides, each inferred equality of two dims broken (one side at 1, then past the
+    example: does the eager kernel demand it too, or broadcast?), then every dim at 0, at 1 and past the example
+    (the others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
@@ -122,6 +123,12 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
 
     for p in guard_points:
         add(p)
+    for r in requires:
+        if isinstance(r, E.Cmp) and r.op == "==" and isinstance(r.left, E.Var) and isinstance(r.right, E.Var) \
+                and r.left.name in example and example[r.left.name] == example.get(r.right.name):
+            for v in (1, example[r.left.name] + PAST):
+                if v != example[r.left.name]:
+                    add({r.left.name: v})
     for value in (0, 1, None):
         for d, ex in example.items():
             v = ex + PAST if value is None else value

@@ -106,6 +106,19 @@ def _(data, rows):
     return data.new_empty((*rows.shape, *data.shape[1:]))
 '''
 
+LIB += '''
+
+@custom_op("auditv2::strict_rows", mutates_args=())
+def strict_rows(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x + y  # broadcasts: a y of one row is taken
+
+
+@strict_rows.register_fake
+def _(x, y):
+    torch._check(x.shape[0] == y.shape[0], lambda: "rows differ")  # demands what the eager kernel does not
+    return x.new_empty(x.shape)
+'''
+
 HOOK = '''
 import torch
 
@@ -508,3 +521,14 @@ def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premi
     assert "input_0 == 0" not in texts and "scales_0 == 0" not in texts, texts
     assert "zero_points_0 != 0 or input_0 == 0" in texts, texts
     assert "zero_points_0 != 0 or input_1 != 1 or input_0 == 0" not in texts, texts
+
+
+def test_an_equality_the_fake_demands_is_tried_broken_against_the_eager_kernel(lib):
+    """The fake demands x_0 == y_0 (an inferred requires); the eager kernel broadcasts a y of one row. A point
+    with that equality broken (y_0 = 1, the rest at the example) shows the fake refusing what the eager kernel
+    takes: points drawn only within the requires never test it."""
+    _, doc = _records(lib, "--ops", "auditv2::strict_rows*", "--variants", "0")
+    rec = next(r for r in doc["ops"] if r["op"] == "auditv2::strict_rows.default")
+    assert any(r["expr"] in ("x_0 == y_0", "y_0 == x_0") for r in rec["requires"]), rec["requires"]
+    rejects = [f for f in rec["findings"] if f["class"] == "fake-rejects"]
+    assert rejects and 1 in (rejects[0]["counterexample"].get("x_0"), rejects[0]["counterexample"].get("y_0")), rec
