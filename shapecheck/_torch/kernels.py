@@ -568,10 +568,8 @@ class _Slots:
             back()
 
 
-# ---------------------------------------------------------------------------------------------------------
-# The eager kernel
 
-
+#: the dispatch key of each device's own kernels (the eager kernel's, below)
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
 
 
@@ -590,10 +588,11 @@ def eager_kernel_key(op: Any, device: str) -> str | None:
 def _python_autograd_kernel(name: str, device: str) -> bool:
     """Whether the op's autograd key holds a Python function (``Library.impl(name, fn, "Autograd")``: torch.ao's
     ``fake_quant_per_channel`` runs its ``autograd.Function`` there): it runs on tensors of every device with no
-    backend kernel below it, unlike aten's C++ autograd kernels, which redispatch to the backend's."""
-    own = f"Autograd{_DEVICE_KEYS.get(device, device.upper())}"
+    backend kernel below it, unlike aten's C++ autograd kernels and torch.library.custom_op's (registered from
+    torch/_library), which redispatch to the backend's."""
+    own, machinery = f"Autograd{_DEVICE_KEYS.get(device, device.upper())}", os.path.join(TORCH_DIR, "_library")
     for line in torch._C._dispatch_dump(name).splitlines():
         key, _, rest = line.partition(": registered at ")
-        if key.strip() in ("Autograd[alias]", own) and ".py:" in rest:
+        if key.strip() in ("Autograd[alias]", own) and ".py:" in rest and not rest.startswith(machinery):
             return True
     return False

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._torch import schema as CL
+from .hints import int_hint, item_of
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
@@ -53,17 +54,6 @@ _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(
                       r"|<=\s*(\d) dimensions")
 #: a tensor asked to hold one element ("Expecting scale tensor to be one element", "a scalar tensor"): rank 0
 _ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
-#: a call's tensor that ``.item()`` met with more than one element ("a Tensor with 9 elements cannot be converted
-#: to Scalar"): no argument named, so the tensors after the first whose element count it is want rank 0
-_TO_SCALAR_RE = re.compile(r"a Tensor with (\d+) elements cannot be converted to Scalar")
-#: an int argument's bound ("group_size must be > 1", "block_size should be at least 2", "bits must be positive")
-_INT_BOUND_RE = r"\s*(?:must|should|has to|needs to|is expected to|expected to)?\s*(?:be\s*)?" \
-    r"(>=|>|<=|<|greater than or equal to|greater than|less than or equal to|less than|at least|at most|" \
-    r"positive|non-negative|nonnegative)\s*(-?\d+)?"
-_INT_TESTS = {">=": lambda v, n: v >= n, ">": lambda v, n: v > n, "<=": lambda v, n: v <= n, "<": lambda v, n: v < n,
-              "greater than or equal to": lambda v, n: v >= n, "greater than": lambda v, n: v > n,
-              "less than or equal to": lambda v, n: v <= n, "less than": lambda v, n: v < n,
-              "at least": lambda v, n: v >= n, "at most": lambda v, n: v <= n}
 #: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
 _UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
@@ -261,16 +251,11 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
         ranks, named, alike = [int(unpack.group(1))], _of_rank(tensors, option, unpack.group(2)) or tensors, []
-    scalar = _TO_SCALAR_RE.search(error) if option and not by_name else None
-    count = int(scalar.group(1)) if scalar is not None else 0
-    # .item() of a tensor with several elements: the last tensor after the first of that count, rank 0 (one at a
-    # time: each such error moves one; all at once gave _fused_adagrad 0-d grads, and torch's heap broke)
-    held = [a for a in tensors[1:] if isinstance(option.get(a.name), tuple) and option[a.name][0] > 0
-            and any(size ** option[a.name][0] == count for size in SIZES)]
-    if held:
-        named, ranks, alike = held[-1:], [0], []
+    held = item_of(tensors, option, error, SIZES) if option and not by_name else None
+    if held is not None:
+        named, ranks, alike = [held], [0], []
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
-    moved = _int_hint(args, wanted)
+    moved = int_hint(args, wanted)
     # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
     # (as the search always did), no (rank, dtype) pair is made from the call
     refuses = bool(_REFUSES.search(wanted))
@@ -318,29 +303,6 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
                 moved |= front[:3] != a.options[:3]
                 a.options = front
     return _front_words(args, words, dtypes, named) or moved
-
-
-def _int_hint(args: list[Arg], wanted: str) -> bool:
-    """The values of an int argument that a bound the error states of it (``group_size must be > 1``) allows,
-    to the front of its options. Whether anything moved."""
-    moved = False
-    for a in args:
-        if a.kind not in ("int", "sym"):
-            continue
-        m = re.search(rf"\b{re.escape(a.name)}\b" + _INT_BOUND_RE, wanted)
-        if m is None:
-            continue
-        word, number = m.group(1), m.group(2)
-        if word in ("positive", "non-negative", "nonnegative"):
-            test, n = (_INT_TESTS[">"] if word == "positive" else _INT_TESTS[">="]), 0
-        elif number is not None:
-            test, n = _INT_TESTS[word], int(number)
-        else:
-            continue
-        new = [o for o in a.options if test(o, n)] + [o for o in a.options if not test(o, n)]
-        moved |= new[:1] != a.options[:1]
-        a.options = new
-    return moved
 
 
 def _front_words(args: list[Arg], words: list[str], dtypes: list[str], named: list[Arg]) -> bool:

@@ -503,6 +503,16 @@ def test_a_python_autograd_kernel_is_an_eager_kernel_on_every_device():
 
     assert CA.has_eager_kernel(C.resolve_op("sclibmeta::halved.default"), "cpu")
     assert not CA.has_eager_kernel(C.resolve_op("aten::_cudnn_rnn.default"), "cpu")  # aten's C++ autograd: no
+    # a custom_op's autograd kernel (torch/_library's) redispatches: a CUDA-only op has no cpu kernel
+    import torch
+
+    @torch.library.custom_op("auditv2_autograd::cuda_only", mutates_args=(), device_types="cuda",
+                             schema="(Tensor x) -> Tensor")
+    def cuda_only(x):
+        return x.clone()
+
+    assert not CA.has_eager_kernel(C.resolve_op("auditv2_autograd::cuda_only.default"), "cpu")
+    assert CA.has_eager_kernel(C.resolve_op("auditv2_autograd::cuda_only.default"), "cuda")
 
 
 @pytest.mark.slow

@@ -1,0 +1,56 @@
+"""What an error says of the arguments an input search should try next, beyond the dtypes and ranks
+``candidates`` reads itself: a tensor ``.item()`` met with several elements, and a bound an error states of an
+int argument. Each works on the search's arguments (``candidates.Arg``: a name, a kind, its options in order)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: a call's tensor that ``.item()`` met with more than one element ("a Tensor with 9 elements cannot be converted
+#: to Scalar"): no argument named, so the tensors after the first whose element count it is want rank 0
+TO_SCALAR_RE = re.compile(r"a Tensor with (\d+) elements cannot be converted to Scalar")
+#: an int argument's bound ("group_size must be > 1", "block_size should be at least 2", "bits must be positive")
+INT_BOUND_RE = r"\s*(?:must|should|has to|needs to|is expected to|expected to)?\s*(?:be\s*)?" \
+    r"(>=|>|<=|<|greater than or equal to|greater than|less than or equal to|less than|at least|at most|" \
+    r"positive|non-negative|nonnegative)\s*(-?\d+)?"
+INT_TESTS = {">=": lambda v, n: v >= n, ">": lambda v, n: v > n, "<=": lambda v, n: v <= n, "<": lambda v, n: v < n,
+             "greater than or equal to": lambda v, n: v >= n, "greater than": lambda v, n: v > n,
+             "less than or equal to": lambda v, n: v <= n, "less than": lambda v, n: v < n,
+             "at least": lambda v, n: v >= n, "at most": lambda v, n: v <= n}
+
+
+def item_of(tensors: list[Any], option: dict[str, Any], error: str, sizes: tuple[int, ...]) -> Any:
+    """The tensor ``.item()`` met with several elements ("a Tensor with 9 elements cannot be converted to
+    Scalar" names none): the last tensor after the first whose element count that is, to be tried at rank 0
+    (one per error: all at once gave _fused_adagrad 0-d grads, and torch's heap broke)."""
+    m = TO_SCALAR_RE.search(error)
+    if m is None:
+        return None
+    count = int(m.group(1))
+    held = [a for a in tensors[1:] if isinstance(option.get(a.name), tuple) and option[a.name][0] > 0
+            and any(size ** option[a.name][0] == count for size in sizes)]
+    return held[-1] if held else None
+
+
+def int_hint(args: list[Any], wanted: str) -> bool:
+    """The values of an int argument that a bound the error states of it (``group_size must be > 1``) allows,
+    to the front of its options. Whether anything moved."""
+    moved = False
+    for a in args:
+        if a.kind not in ("int", "sym"):
+            continue
+        m = re.search(rf"\b{re.escape(a.name)}\b" + INT_BOUND_RE, wanted)
+        if m is None:
+            continue
+        word, number = m.group(1), m.group(2)
+        if word in ("positive", "non-negative", "nonnegative"):
+            test, n = (INT_TESTS[">"] if word == "positive" else INT_TESTS[">="]), 0
+        elif number is not None:
+            test, n = INT_TESTS[word], int(number)
+        else:
+            continue
+        new = [o for o in a.options if test(o, n)] + [o for o in a.options if not test(o, n)]
+        moved |= new[:1] != a.options[:1]
+        a.options = new
+    return moved
