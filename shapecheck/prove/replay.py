@@ -220,9 +220,24 @@ class Replayer:
         return None
 
 
+def _with_located_files(kernel: Kernel, violations: list[Finding]) -> Kernel:
+    """A kernel whose own code is unknown (a Python Meta kernel registered by qualified name: torch keeps no
+    handle on it) replayed with the files its findings were located in, outside torch, as its own: the trace put
+    them at the innermost frame outside torch, and the replay then follows those lines. A file that is not the
+    kernel's is never reached, and the finding stays inconclusive."""
+    from .._torch import core as C
+    from ..trace.run import own_code
+
+    if own_code(kernel):
+        return kernel
+    files = frozenset(os.path.abspath(v.location.file) for v in violations if v.location is not None
+                      and not os.path.abspath(v.location.file).startswith(C.TORCH_DIR + os.sep))
+    return replace(kernel, files=files) if files else kernel
+
+
 def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[Finding]:
     """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
-    r = Replayer(kernel, case)
+    r = Replayer(_with_located_files(kernel, violations), case)
     out = []
     for v in violations:
         if v.code not in REPLAYED or not r.complete(v.counterexample):

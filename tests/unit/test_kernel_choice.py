@@ -394,8 +394,9 @@ def test_a_meta_kernel_registered_by_qualified_name_is_never_located_in_torchs_l
     import tests.kernels.library_meta  # noqa: F401 - registers sclibmeta::rows_by_name
 
     report = _verify("sclibmeta::rows_by_name", KERNELS / "library_meta_by_name.toml")
-    # the guard is found; with no handle on the function its replay cannot follow the kernel's lines, so it is
-    # inconclusive, never a pass (a known limit: docs/audit.md)
-    assert report.verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE) and report.violations
+    # the guard is found at the innermost frame outside torch, and its replay follows that file's lines
+    assert report.verdict == Verdict.FAIL
+    guard = next(v for v in report.violations if v.code.value == "SC001")
+    assert guard.location is not None and Path(guard.location.file).name == "library_meta.py"
     assert "Python Meta kernel registered through torch.library" in report.kernel and "library.py" not in report.kernel
     assert all(v.location is None or not v.location.file.endswith("torch/library.py") for v in report.violations)
