@@ -303,7 +303,7 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), k)
     line = _meta_line(op)
-    if python_at_meta(op):
+    if _from_python(line):
         # torch._meta_registrations.activate_meta registers the same function in py_kernels[Meta] and, through
         # a torch.library.Library, as the C++ Meta kernel
         fn = op.py_kernels.get(DispatchKey.Meta)
@@ -320,19 +320,22 @@ def _meta_line(op: Any) -> str:
     return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
 
 
+def _from_python(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file
+    return ".py:" in line.split("registered at ", 1)[-1]
+
+
 def python_at_meta(op: Any) -> bool:
     """Whether the op's Meta kernel is a Python function (registered through a ``torch.library.Library``)."""
-    return ".py:" in _meta_line(op).split("registered at ", 1)[-1]
+    return _from_python(_meta_line(op))
 
 
 def library_meta_file(op: Any) -> str | None:
-    """The Python file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function
-    (``Library.impl(name, fn, "Meta")``, torch.ao's ``quantized_decomposed`` ops), or None: torch keeps no
-    handle on the function, only where its Library was made, which is most often the kernel's own file."""
-    registered = _meta_line(op).split("registered at ", 1)[-1]
-    if ".py:" not in registered:
+    """The file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function (torch.ao's
+    ``quantized_decomposed`` ops), or None: torch keeps only where the Library was made, mostly the kernel's file."""
+    line = _meta_line(op)
+    if not _from_python(line):
         return None
-    file = os.path.abspath(registered.split(".py:", 1)[0] + ".py")
+    file = os.path.abspath(line.split("registered at ", 1)[-1].split(".py:", 1)[0] + ".py")
     machinery = (os.path.join(TORCH_DIR, "library.py"), os.path.join(TORCH_DIR, "_library") + os.sep)
     if file == machinery[0] or file.startswith(machinery[1]):
         return None  # torch.library.impl("ns::op", "Meta") makes its Library inside torch: no file of the kernel's
@@ -340,8 +343,7 @@ def library_meta_file(op: Any) -> str | None:
 
 
 def library_meta_words(file: str | None) -> str:
-    where = f" (its Library in {relative(file)})" if file else ""
-    return f"Python Meta kernel registered through torch.library{where}"
+    return "Python Meta kernel registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")
 
 
 def _meta_words(op: Any, fn: Any) -> str:
@@ -568,7 +570,6 @@ class _Slots:
             back()
 
 
-
 #: the dispatch key of each device's own kernels (the eager kernel's, below)
 _DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
 
@@ -593,6 +594,6 @@ def _python_autograd_kernel(name: str, device: str) -> bool:
     own, machinery = f"Autograd{_DEVICE_KEYS.get(device, device.upper())}", os.path.join(TORCH_DIR, "_library")
     for line in torch._C._dispatch_dump(name).splitlines():
         key, _, rest = line.partition(": registered at ")
-        if key.strip() in ("Autograd[alias]", own) and ".py:" in rest and not rest.startswith(machinery):
+        if key.strip() in ("Autograd[alias]", own) and _from_python(line) and not rest.startswith(machinery):
             return True
     return False
