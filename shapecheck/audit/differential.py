@@ -14,16 +14,20 @@ Torch-free: results are descriptions (``_torch.audit.describe``), plain data.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER
+from .eager import in_child
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
 MAX_POINTS = 14  # drawn points per input (the example first)
 PAST = 2  # "past the example": the example value plus this
+#: the fake at a point where the eager kernel died runs in a child this long at most (it takes milliseconds)
+FAKE_CHILD_SECONDS = 20.0
 
 
 @dataclass
@@ -161,12 +165,21 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
                              "eager kernel's errors at other sizes are not findings")
     formulas = _formulas(paths or [])
     agreed = 0
+    both_crash: list[tuple[dict[str, int], str]] = []  # points where the fake dies with the eager kernel
     for i, point in enumerate(points):
         e = eager(inputs, point)
         if not e.ok and not e.crashed and any(m in e.error for m in NO_EAGER) and "NotImplementedError" in e.error:
             res.notes.append(f"no eager kernel to compare with: {e.error}")
             return res
-        f_ok, f_val = fake_result(call, inputs, point)
+        if e.crashed:  # the fake may run that same kernel (FakeTensor's fallback): in a process of its own
+            f = in_child(functools.partial(fake_result, call, inputs, point), FAKE_CHILD_SECONDS)
+            if f.crashed:
+                res.crashes += 1
+                both_crash.append((point, f"{e.error}; the fake {f.error}"))
+                continue
+            f_ok, f_val = f.value
+        else:
+            f_ok, f_val = fake_result(call, inputs, point)
         res.points += 1
         res.crashes += e.crashed
         if e.ok and f_ok:
@@ -197,10 +210,21 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         elif e.ok and not f_ok and not f_val.startswith(DATA_DEPENDENT):  # a guard on data: the exploration's
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}"))
+    if both_crash:
+        res.notes.append(f"the eager kernel and the fake both kill their process at {len(both_crash)} point"
+                         f"{'s' if len(both_crash) > 1 else ''} ({both_crash[0][1]}): "
+                         f"{'; '.join(_at(p, points[0]) for p, _ in both_crash)}: the kernel is memory-unsafe on "
+                         "these inputs and the fake dies with it, not compared there")
     if formulas and res.formula_points and agreed == res.formula_points and not res.disagreements:
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
     return res
+
+
+def _at(point: dict[str, int], example: dict[str, int]) -> str:
+    """A point as the dims it moves from the example."""
+    moved = [f"{k}={v}" for k, v in point.items() if example.get(k) != v]
+    return ", ".join(moved) if moved else "the example"
 
 
 def _holds(node: E.Node, point: dict[str, int]) -> bool:

@@ -132,15 +132,8 @@ class EagerWorker:
         return self._crashed(why)
 
     def _crashed(self, why: str) -> EagerResult:
-        proc = self._proc
-        if proc.is_alive():
-            proc.kill()
-        proc.join(5)
-        code = proc.exitcode
-        if not why:
-            why = f"the eager kernel killed its process ({signal.Signals(-code).name})" \
-                if code is not None and code < 0 and -code in signal.Signals._value2member_map_ \
-                else f"the eager kernel's process ended (exit {code})"
+        how = ended(self._proc)
+        why = why or f"the eager kernel {how}"
         self._proc = self._conn = None
         self.crashes += 1
         return EagerResult(False, why, crashed=True)
@@ -165,3 +158,47 @@ def worker() -> EagerWorker:
     if _WORKER is None or _WORKER_PID != os.getpid():
         _WORKER, _WORKER_PID = EagerWorker(), os.getpid()
     return _WORKER
+
+
+def in_child(fn: Any, seconds: float = CALL_SECONDS) -> EagerResult:
+    """``fn()`` in a process forked for this one call: ``EagerResult(True, its value)`` (a picklable value), or
+    ``crashed`` where the child dies or runs past ``seconds``. For a call that may kill this process: the fake
+    at a point where the eager kernel crashed (FakeTensor's fallback runs that same kernel)."""
+    if not hasattr(os, "fork"):
+        return EagerResult(False, "no fork on this platform: not run in a process of its own", crashed=True)
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe()
+    proc = ctx.Process(target=_one, args=(child, fn), daemon=True)
+    proc.start()
+    child.close()
+    try:
+        if parent.poll(seconds):
+            return EagerResult(True, parent.recv())
+        why = f"ran past {seconds:.0f} s"
+    except (EOFError, OSError):
+        why = ""
+    finally:
+        parent.close()
+    how = ended(proc)
+    return EagerResult(False, why or how, crashed=True)
+
+
+def ended(proc: Any) -> str:
+    """How a child process ended (killed first if it still runs): "killed its process (SIGSEGV)", or "ended its
+    process (exit N)"."""
+    if proc.is_alive():
+        proc.kill()
+    proc.join(5)
+    code = proc.exitcode
+    if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
+        return f"killed its process ({signal.Signals(-code).name})"
+    return f"ended its process (exit {code})"
+
+
+def _one(conn: Any, fn: Any) -> None:
+    _close_inherited(conn.fileno())
+    try:
+        conn.send(fn())
+    finally:
+        conn.close()
+        os._exit(0)  # no teardown of what the fork inherited (torch, the parent's atexit hooks)

@@ -7,6 +7,7 @@ the same for each argument combination beyond the first inputs (``candidates.var
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,8 +35,12 @@ class OpOutcome:
 
 
 class OpRun:
-    def __init__(self, name: str, op: Any, kernel: Any, options: Any) -> None:
+    def __init__(self, name: str, op: Any, kernel: Any, options: Any,
+                 checkpoint: Callable[[OpOutcome, str], None] | None = None) -> None:
+        """``checkpoint(outcome, stage)``, where given, is called with what is done before each stage that may
+        kill the process (a fake or an eager kernel that segfaults): the supervisor keeps the last one."""
         self.name, self.op, self.kernel, self.options = name, op, kernel, options
+        self.checkpoint = checkpoint or (lambda outcome, stage: None)
         self.device = options.device
         self.has_eager = False
         self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
@@ -102,10 +107,12 @@ class OpRun:
             if found.fake_rejected is None or base is found.fake_rejected:
                 out.eager = self._eager_record("compared", 1, 0, 0, 0, "")
                 return out
+        self.checkpoint(out, "the exploration of the first inputs")
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
         self.base_keys = {(f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
                           for f in out.findings}
+        self.checkpoint(out, "the comparison with the eager kernel")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
             self._variants(search, base, out)
@@ -167,7 +174,9 @@ class OpRun:
                 "formula_points": formula, "crashes": crashes, "evidence": evidence}
 
     def _variants(self, search: Search, base: OpInputs, out: OpOutcome) -> None:
+        self.checkpoint(out, "the argument variants")
         for v in variants(search, base, self.options.variants):
+            self.checkpoint(out, f"the argument variants ({len(out.variants)} of them done)")
             ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
             ok = ok or err.startswith(DATA_DEPENDENT)
             e = self.eager_example(v) if self.has_eager else None

@@ -9,13 +9,12 @@ back the op's record. ``jobs`` workers run at once. Without ``os.fork`` the ops 
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import Callable
 from typing import Any
 
 
-def _serve(conn: Any, fn: Callable[[str], dict[str, Any]]) -> None:
+def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict[str, Any]]) -> None:
     from .eager import worker
 
     try:
@@ -27,7 +26,7 @@ def _serve(conn: Any, fn: Callable[[str], dict[str, Any]]) -> None:
             if name is None:
                 return
             try:
-                rec = fn(name)
+                rec = fn(name, lambda partial: conn.send(("partial", partial)))
             except Exception as err:  # noqa: BLE001 - audit_op reports its own failures; this is a last guard
                 rec = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
             try:
@@ -39,25 +38,28 @@ def _serve(conn: Any, fn: Callable[[str], dict[str, Any]]) -> None:
 
 
 def _died(proc: Any) -> str:
-    proc.join(5)
-    code = proc.exitcode
-    if code is not None and code < 0 and -code in signal.Signals._value2member_map_:
-        return f"killed its process ({signal.Signals(-code).name})"
-    return f"ended its process (exit {code})"
+    from .eager import ended
+
+    return ended(proc)
 
 
-def run_supervised(names: list[str], fn: Callable[[str], dict[str, Any]], jobs: int,
-                   crashed: Callable[[str, str], dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """op -> fn(op) for every op, computed by ``jobs`` forked workers; an op whose worker died gets
-    ``crashed(op, why)``."""
+Checkpoint = Callable[[dict[str, Any]], None]
+
+
+def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, Any]], jobs: int,
+                   crashed: Callable[[str, str, dict[str, Any] | None], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """op -> fn(op, checkpoint) for every op, computed by ``jobs`` forked workers; ``fn`` may hand
+    ``checkpoint`` what it has done so far (a partial record). An op whose worker died gets
+    ``crashed(op, why, its last partial record or None)``."""
     if not hasattr(os, "fork"):
-        return {n: fn(n) for n in names}
+        return {n: fn(n, lambda partial: None) for n in names}
     import multiprocessing
     from multiprocessing.connection import wait
 
     ctx = multiprocessing.get_context("fork")
     todo = list(reversed(names))
     out: dict[str, dict[str, Any]] = {}
+    partial: dict[str, dict[str, Any]] = {}  # op -> the last partial record its worker sent
     busy: dict[Any, tuple[Any, str]] = {}  # connection -> (process, the op it is on)
 
     def start() -> Any:
@@ -90,11 +92,16 @@ def run_supervised(names: list[str], fn: Callable[[str], dict[str, Any]], jobs: 
             try:
                 rec = conn.recv()
             except (EOFError, OSError):
-                out[name] = crashed(name, _died(proc))
+                out[name] = crashed(name, _died(proc), partial.pop(name, None))
                 conn.close()
                 if todo:
                     give(*start())
                 continue
-            out[name] = rec if "error" not in rec or "op" in rec else crashed(name, rec["error"])
+            if isinstance(rec, tuple) and rec[0] == "partial":  # the op goes on: its worker stays busy
+                partial[name] = rec[1]
+                busy[conn] = (proc, name)
+                continue
+            partial.pop(name, None)
+            out[name] = rec if "error" not in rec or "op" in rec else crashed(name, rec["error"], None)
             give(conn, proc)
     return out

@@ -15,9 +15,11 @@ first inputs, each with what happened), ``seconds``.
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NotRequired, TypedDict
 
@@ -239,9 +241,10 @@ def _registered(file: str) -> tuple:
     return tuple(ref for reg in registrations(read_python(file, "--meta-source")[1]) for ref in reg.ops)
 
 
-def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions()) -> dict[str, Any]:
+def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions(),
+             checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """One op's record (see the module docstring). Never raises for a kernel's failure: a failure of
-    shapecheck itself is a ``not-run`` record with the error."""
+    shapecheck itself is a ``not-run`` record with the error. ``checkpoint``: ``_fill``'s."""
     start = time.monotonic()
     rec: dict[str, Any] = {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None,
                            "example": "", "status": "not-run", "findings": [], "requires": [], "notes": [],
@@ -255,7 +258,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         hit = _lookup(cached)
         if hit is not None:
             return hit
-        _fill(rec, name, kernel, options)
+        _fill(rec, name, kernel, options, checkpoint)
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {str(err)[:300]}")
         return _timed(rec, start)
@@ -267,16 +270,27 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     return rec
 
 
-def _crashed(name: str, why: str) -> dict[str, Any]:
-    """The record of an op whose audit killed its worker process: not run, with the signal."""
+def _crashed(name: str, why: str, partial: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record of an op whose audit killed its worker process: what was done before the stage that did
+    (``partial``, from ``_fill``'s checkpoint), never a pass (inconclusive, or not run where nothing was traced);
+    else not run, with the signal."""
+    if partial is not None:
+        rec = {k: v for k, v in partial.items() if k != "stage"}
+        rec["status"] = "findings" if rec["findings"] else "inconclusive" if rec["traces"] else "not-run"
+        rec["notes"] = [*rec["notes"], f"not run: {partial['stage']} {why}" if rec["status"] == "not-run" else
+                        f"stopped: {partial['stage']} {why}; what ran before it is kept"]
+        return rec
     return {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None, "example": "",
             "status": "not-run", "findings": [], "requires": [], "notes": [
                 f"not run: the op's fake (or its trace) {why}; the other ops were audited in a new process"],
             "traces": 0, "seconds": 0.0}
 
 
-def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions) -> None:
-    """The record of one op from its run (``op.OpRun``): inputs, exploration, comparison, variants."""
+def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
+          checkpoint: Callable[[dict[str, Any]], None] | None = None) -> None:
+    """The record of one op from its run (``op.OpRun``): inputs, exploration, comparison, variants.
+    ``checkpoint`` gets the record of what is done before each stage that may kill the process, with its
+    ``"stage"`` (the supervisor keeps the last one: ``crashed``)."""
     from .._torch import audit as CA
     from .._torch import core as C
     from .op import OpRun
@@ -286,7 +300,19 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions) ->
     rec["kernel"] = kernel.name if kernel.definition is not None or "C++" not in label else f"{label} of {name}"
     rec["kernel_kind"] = "python" if kernel.definition is not None or fn is not None or "C++" not in label else "c++"
     rec["definition"] = _loc(kernel.definition)
-    out = OpRun(name, op, kernel, options).run(given_inputs(name, kernel, options))
+    start = time.monotonic()
+
+    def partial(out: Any, stage: str) -> None:
+        if checkpoint is not None:
+            done = copy.deepcopy(rec)
+            _record(done, out, options)
+            checkpoint({**_timed(done, start), "stage": stage})
+
+    _record(rec, OpRun(name, op, kernel, options, partial).run(given_inputs(name, kernel, options)), options)
+
+
+def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
+    """``rec`` filled from an op's outcome (``op.OpOutcome``)."""
     rec["traces"] = out.traces
     rec["eager"] = out.eager or {"device": options.device, "status": "off" if not options.differential else "none",
                                  "points": 0, "compared": 0, "formula_points": 0, "crashes": 0, "evidence": ""}
@@ -497,7 +523,7 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from .pool import run_supervised
 
     try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
-        done = run_supervised(mine, lambda x: audit_op(x, source, options), resolve_jobs(jobs), _crashed)
+        done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs), _crashed)
         records = [done[x] for x in mine]
     finally:
         from .eager import worker

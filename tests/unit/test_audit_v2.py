@@ -317,6 +317,64 @@ def test_a_fake_that_kills_its_process_loses_only_its_own_op(tmp_path):
     assert recs["auditcrash::fine.default"]["eager"]["status"] == "compared"
 
 
+MEMORY_UNSAFE = '''
+import os
+import signal
+
+import torch
+from torch.library import custom_op
+
+
+def _die_at_zero(x):
+    if isinstance(x.shape[0], int) and x.shape[0] == 0:  # at a concrete 0 only: the symbolic trace never sees it
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+@custom_op("auditunsafe::rows", mutates_args=())
+def rows(x: torch.Tensor) -> torch.Tensor:
+    _die_at_zero(x)  # an eager kernel that reads past an empty input
+    return x.clone()
+
+
+@rows.register_fake
+def _(x):
+    _die_at_zero(x)  # the fake runs the same kernel there (as FakeTensor's fallback does)
+    return x.new_empty(x.shape)
+
+
+@custom_op("auditunsafe::flagged", mutates_args=())
+def flagged(x: torch.Tensor, fast: bool = False) -> torch.Tensor:
+    return x.clone()
+
+
+@flagged.register_fake
+def _(x, fast=False):
+    if fast:
+        os.kill(os.getpid(), signal.SIGSEGV)  # only behind the non-default flag: an argument variant
+    return x.new_empty(x.shape)
+'''
+
+
+@pytest.mark.slow
+def test_a_kernel_that_kills_its_process_at_one_point_or_in_one_variant_keeps_what_ran_before(tmp_path):
+    """torch's ``_fused_sgd`` segfaults, eager and fake (FakeTensor's fallback runs it), when a grad is empty and
+    its param is not, and the whole op was "not run". The fake at a point where the eager kernel died now runs
+    in a process of its own: the op is audited, with a note on the point. A fake that dies in an argument variant
+    keeps the first inputs' results, inconclusive (never clean), with the stage that died."""
+    lib = tmp_path / "auditunsafe_lib.py"
+    lib.write_text(MEMORY_UNSAFE, encoding="utf-8")
+    code, out, _ = _cli("--import", str(lib), "--ops", "auditunsafe::*", "-j", "1", "--no-cache", "--format", "json")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    rows, flagged = recs["auditunsafe::rows.default"], recs["auditunsafe::flagged.default"]
+    assert rows["status"] == "clean" and rows["traces"] > 0, rows
+    assert rows["eager"]["status"] == "compared" and rows["eager"]["crashes"] >= 1, rows["eager"]
+    assert any("both kill their process" in n and "x_0=0" in n and "SIGSEGV" in n for n in rows["notes"]), rows
+    assert flagged["status"] == "inconclusive" and flagged["traces"] > 0, flagged
+    assert flagged["eager"]["status"] == "compared", flagged["eager"]
+    assert any(n.startswith("stopped: the argument variants") and "SIGSEGV" in n for n in flagged["notes"]), flagged
+    assert code == 3
+
+
 @pytest.mark.slow
 def test_an_eager_error_naming_dtypes_keeps_the_rank_the_fake_took(lib):
     """The fake takes only 4-D inputs and the eager kernel only half precision, saying "fp16 and bf16" and no
