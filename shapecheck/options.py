@@ -115,7 +115,7 @@ DECLARED: tuple[Option, ...] = (
     Option("show_obligations", "--show-obligations", ("verify",), True, False, is_flag=True,
            help="List, per case, every obligation discharged: what is proved, its premises, the kernel line, the "
                 "contract key, and whether it was proved."),
-    Option("debug", "--debug", ("verify",), False, False, is_flag=True,
+    Option("debug", "--debug", ("verify", "gate", "fuzz", "ref", "audit"), False, False, is_flag=True,
            help="Print the full traceback of an internal error (exit 4) on stderr; the same as SHAPECHECK_DEBUG=1."),
     Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
            help="Where torch.export and plain FakeTensorMode run different kernels (both are checked), fail on "

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from .options import check_outputs, import_option, option, options
+from .options import check_outputs, debug_option, import_option, option, options
 
 AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
 bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
@@ -26,6 +26,7 @@ usage), 3 inconclusive (an op without inputs, not run or explored only in part, 
 @option("audit", "device", help="The eager kernel's device for the comparison with the fake; without the device "
         "here the run is inconclusive (exit 3), never a pass.")
 @options("audit", "differential", "variants", "samples", "quiet", "cache", "jobs")
+@debug_option("audit")
 def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
           variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input

@@ -14,6 +14,7 @@ from .options import (
     check_device,
     check_outputs,
     contract_option,
+    debug_option,
     emit,
     import_option,
     kernel_source,
@@ -41,6 +42,7 @@ def fuzz() -> None:
          "from_verify", "both_modes", "device")
 @output_options("fuzz")
 @max_cases_option("fuzz")
+@debug_option("fuzz")
 def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path, max_elements, max_side, explicit,
                 verify_examples, from_verify, both_modes, device, fmt, outputs, quiet):
     """Fuzz OP's meta kernel against its contract, the runtime reference and the math (OP: aten._x).

@@ -12,6 +12,7 @@ import click
 
 from .options import (
     check_outputs,
+    debug_option,
     emit,
     import_option,
     kernel_source,
@@ -73,6 +74,7 @@ class Progress:
 @option("gate", "shard", help="Run only shard K of N (whole contracts, balanced by case count, deterministic).")
 @options("gate", "explore", "max_traces", "timeout_ms", "jobs")
 @max_cases_option("gate")
+@debug_option("gate")
 @option("gate", "cache")
 def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs, quiet, baseline, write_baseline, shard,
          explore, max_traces, timeout_ms, jobs, cache):

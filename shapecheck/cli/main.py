@@ -14,13 +14,13 @@ from .options import (
     check_outputs,
     contract_option,
     debug_flag,
+    debug_option,
     emit,
     import_option,
     kernel_source,
     max_cases_option,
     options,
     output_options,
-    set_debug,
 )
 
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
@@ -49,10 +49,10 @@ def verify() -> None:
 @options("verify", "max_traces", "timeout_ms", "budget")
 @case_era_options("verify")
 @max_cases_option("verify")
-@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "show_obligations", "jobs", "cache",
-         "debug")
+@options("verify", "full", "explore", "confirm_export", "both_modes", "context", "show_obligations", "jobs", "cache")
+@debug_option("verify")
 def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces, timeout_ms, budget, cases, eras, full,
-                  explore, confirm_export, both_modes, context, show_obligations, jobs, cache, debug):
+                  explore, confirm_export, both_modes, context, show_obligations, jobs, cache):
     """Prove OP's meta kernel against its contract (OP: aten._x or aten::_x)."""
     from dataclasses import replace
 
@@ -65,7 +65,6 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         import_modules(imports)
     if max_traces is None:
         max_traces = 32 if explore else 64
-    set_debug(debug)
     from ..limits import max_cases as limit_in_force
     from ..options import VerifyOptions, pick
 

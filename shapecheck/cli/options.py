@@ -198,6 +198,13 @@ def set_debug(on: bool) -> None:
         os.environ["SHAPECHECK_DEBUG"] = "1"
 
 
+def debug_option(command: str) -> Callable:
+    """``command``'s ``--debug`` (as declared): set as soon as it is read, before ``--import`` runs."""
+    o = declared(command, "debug")
+    return click.option(o.flag, o.name, is_flag=True, default=o.default, expose_value=False, is_eager=True,
+                        callback=lambda ctx, param, value: set_debug(value), help=o.help)
+
+
 def debug_flag(f: Callable) -> Callable:
     """``--debug`` of the command group (``shapecheck --debug verify op ...``)."""
     return click.option("--debug", is_flag=True, expose_value=False, is_eager=True,

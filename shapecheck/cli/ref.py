@@ -12,6 +12,7 @@ from .options import (
     check_device,
     check_outputs,
     contract_option,
+    debug_option,
     emit,
     import_option,
     max_cases_option,
@@ -39,6 +40,7 @@ def ref() -> None:
 @options("ref", "eras", "examples", "seed", "device")
 @output_options("ref")
 @max_cases_option("ref")
+@debug_option("ref")
 def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outputs, quiet):
     """Run every path of OP's contract on inputs that satisfy its precondition, with the op's runtime
     reference. metal_ref (the MPS op): dispatch, output-0 shape, values against float64 math, and the

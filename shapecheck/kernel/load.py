@@ -379,6 +379,13 @@ def _raised(err: BaseException) -> str:
     """``SystemExit: 0`` (what a module's import raised, for a message); a module that exits or is interrupted
     while it is imported has not registered its ops, so nothing after it could be checked."""
     text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    cause = err.__cause__ or (None if err.__suppress_context__ else err.__context__)
+    for _ in range(16):  # down to the first failure (a library's missing .so, say); a chain is never a cycle
+        if cause is None or (cause.__cause__ or cause.__context__) is None:
+            break
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f" (caused by {type(cause).__name__}: {str(cause).splitlines()[0][:300]})"
     if not isinstance(err, Exception):  # sys.exit(), Ctrl-C, a BaseException of the module's own
         text += " (the module stopped before it was imported: nothing can be checked)"
     return text

@@ -100,13 +100,28 @@ def test_the_same_from_pyproject_with_no_flags(tmp_path):
     ("no_such_module_here", "ModuleNotFoundError: No module named 'no_such_module_here'"),
     ("broken.py", "broken.py:2: ValueError: bad config"),
     ("missing.py", "--import missing.py: no such file"),
+    # torchaudio 2.11's wheel re-raises its extension's load failure and drops the line that says why
+    ("chained.py", "OSError: Could not load this library: _lib.so (caused by OSError: libc10_cuda.so: cannot open "
+                   "shared object file)"),
 ])
 def test_an_import_that_fails_is_bad_input_with_its_own_error_line(tmp_path, module, expected):
     (tmp_path / "broken.py").write_text("import torch\nraise ValueError('bad config')\n")
+    (tmp_path / "chained.py").write_text("try:\n    raise OSError('libc10_cuda.so: cannot open shared object file')\n"
+                                         "except OSError as e:\n    raise OSError('Could not load this library: "
+                                         "_lib.so') from e\n")
     (tmp_path / "decode.toml").write_text(CONTRACT.format(ns="sc_broken"))
     res = invoke("verify", "op", "sc_broken::decode", "--import", module, "--contract", "decode.toml", cwd=tmp_path)
     assert res.returncode == 2 and expected in res.stderr and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("command", [("audit", "--ops", "x::*"), ("gate",), ("fuzz", "op", "x::y"),
+                                     ("ref", "check", "x::y"), ("verify", "op", "x::y")])
+def test_debug_is_an_option_of_every_command_that_runs_kernels(tmp_path, command):
+    """``--debug`` after the command, as after ``shapecheck``: set before ``--import`` runs."""
+    res = invoke(*command, "--debug", "--import", "missing.py", cwd=tmp_path)
+    assert res.returncode == 2 and "--import missing.py: no such file" in res.stderr, res.stderr
+    assert "No such option" not in res.stderr
 
 
 FAKES = textwrap.dedent('''

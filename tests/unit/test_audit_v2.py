@@ -600,3 +600,18 @@ def test_an_equality_the_fake_demands_is_tried_broken_against_the_eager_kernel(l
     assert any(r["expr"] in ("x_0 == y_0", "y_0 == x_0") for r in rec["requires"]), rec["requires"]
     rejects = [f for f in rec["findings"] if f["class"] == "fake-rejects"]
     assert rejects and 1 in (rejects[0]["counterexample"].get("x_0"), rejects[0]["counterexample"].get("y_0")), rec
+
+
+@pytest.mark.slow
+def test_an_op_torch_runs_only_at_static_sizes_is_a_kernel_error_not_a_relation():
+    """FakeTensor's fallback runs the eager kernel of an op without a meta kernel, at static sizes only: under
+    symbolic sizes it raises UnsupportedOperatorException wherever it runs, and strict torch.export fails on a
+    dynamic dim (checked: ``aten::_aminmax``, ``aten::histogram.bins_tensor``). That the op also rejects a zero
+    size at static sizes made the audit read it as a relation the op demands ("relation-only")."""
+    from shapecheck.audit.run import AuditOptions, audit_op
+
+    rec = audit_op("aten::_aminmax.default", None, AuditOptions(cache=False, variants=0))
+    assert rec["status"] == "findings", rec
+    assert [f["class"] for f in rec["findings"]] == ["kernel-error"], rec["findings"]
+    assert rec["findings"][0]["expr"].startswith("UnsupportedOperatorException"), rec["findings"]
+    assert not any("UnsupportedOperator" in q["expr"] for q in rec["requires"]), rec["requires"]
