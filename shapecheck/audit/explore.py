@@ -150,12 +150,31 @@ class AuditExplorer:
     def near(self, conds: list[E.Node], keep: set[str] = frozenset()) -> dict[str, int] | None:
         """A point of ``conds`` with the dims outside ``keep`` at their example values where possible (the two
         sides of a guard then differ only where the guard looks), else the least point."""
-        pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
-        model = self.solver.small_model(conds + pinned) or self.solver.small_model(conds)
+        fixed = {c.left.name: c.right.value for c in conds if isinstance(c, E.Cmp) and c.op == "=="
+                 and isinstance(c.left, E.Var) and isinstance(c.right, E.Const) and c.left.name in keep}
+        candidate = {**self.example, **fixed}
+        if set(keep) <= set(fixed) and self._holds(conds, candidate):
+            model: dict[str, int] | None = candidate  # every dim one value: the only model z3 could give
+        else:
+            pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
+            model = self.solver.small_model(conds + pinned) or self.solver.small_model(conds)
         point = restrict(model, self.dims) if model is not None else None
         if point is not None and keep and point not in self.state.points and len(self.state.points) < 32:
             self.state.points.append(point)
         return point
+
+    def _holds(self, conds: list[E.Node], point: dict[str, Any]) -> bool:
+        """Whether ``point`` (a value for every dim) lies in the solver's bounds and meets every cond."""
+        bounds = self.solver.dims
+        if set(point) != set(bounds):
+            return False
+        for name, v in point.items():
+            if not isinstance(v, int) or isinstance(v, bool) or not bounds[name].lo <= v <= bounds[name].hi:
+                return False
+        try:
+            return all(E.evaluate(c, point) is True for c in conds)
+        except Exception:  # noqa: BLE001 - undefined there (a division by 0): z3 decides
+            return False
 
     def side(self, conds: list[E.Node], keep: set[str]) -> tuple[dict[str, int] | None, str | None]:
         """A point of ``conds`` next to the example and the op's error there (None: it accepts it). A side is
