@@ -28,7 +28,7 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
         return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
-                or f"not explained; export said: {first_line(message)}")
+                or _scalar_output(message) or f"not explained; export said: {first_line(message)}")
     reasons = []
     # export traces a dynamic dim from 2 up, unless the domain keeps it below 2 (a static size for export)
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic
@@ -193,6 +193,20 @@ def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
                 f"of {x} and {y} must always be equal), but the contract's domain allows them to differ (e.g. "
                 f"{at}), which torch.export's Dims cannot state; shapecheck traced both sides")
     return ""
+
+
+_NON_TENSOR = re.compile(r"torch\.\* op returned non-Tensor")
+
+
+def _scalar_output(message: str) -> str:
+    """Export cannot trace the op at all when it returns a Python scalar (an int or bool output: a graph break,
+    which strict export refuses): the contract is outside what export can express, so no verdict of export's."""
+    if not _NON_TENSOR.search(message):
+        return ""
+    kind = re.search(r"example_value type: (\w+)", message)
+    return (f"export cannot express this contract: the op returns a Python {kind.group(1) if kind else 'scalar'}, "
+            "not a tensor, and strict export refuses any op whose output is not a tensor (a graph break: "
+            f"{first_line(message)}), whatever its kernel does")
 
 
 def _shape_text(v: Finding) -> str:

@@ -79,6 +79,20 @@ def test_an_export_failure_without_an_established_cause_is_not_explained():
     assert why == "not explained; export said: SomeError: something export said"
 
 
+def test_an_op_that_returns_a_python_scalar_is_outside_what_export_can_express():
+    """``aten::output_nr`` returns an int and ``aten::_has_same_storage_numel`` a bool: strict export refuses
+    any such op (a graph break), whatever its kernel does. Found by the seventh export sweep as two unexplained
+    disagreements (SC005, exit 3) on ops whose kernels are right."""
+    c = load_contract(ATEN / "constant_pad_nd.toml")
+    case = next(iter(c.cases()))
+    message = ("Unsupported: torch.* op returned non-Tensor\n  Explanation: torch.* ops that return a non-Tensor "
+               "cannot be traced into the Dynamo FX graph output\n\n  Developer debug context: example_value type: "
+               "bool; op: call_function; target: aten._has_same_storage_numel.default")
+    why = X.explain(case, [], False, message, make_solver(c, 10_000))
+    assert why.startswith("export cannot express this contract: the op returns a Python bool"), why
+    assert not why.startswith("not explained")
+
+
 @pytest.mark.slow
 def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guard():
     r = verify_op("aten::linalg_cross", contract=str(ATEN / "linalg_cross.toml"),
