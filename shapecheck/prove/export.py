@@ -252,12 +252,13 @@ def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[s
 def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str, int],
                classes: dict[str, str] | None = None,
                specs: dict[str, DimSpec] | None = None,
-               keep: list[RunAt] | None = None) -> tuple[bool | None, str, str]:
+               keep: list[RunAt] | None = None, static: bool = False) -> tuple[bool | None, str, str]:
     """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
     says nothing about the kernel under test (it could not be set up, or export never called it). With the
     message, how sizes that only int arguments carry were passed ("" when there are none): each as the size of
     an extra input tensor, as a wrapper module passes them. ``keep``: where export succeeded, a function that
-    runs the exported program at other sizes is appended."""
+    runs the exported program at other sizes is appended. ``static``: every dim static (no ``dynamic_shapes``):
+    does export trace the op at these sizes at all?"""
     from torch.export import export
 
     dims = _export_dims(case, classes, specs)
@@ -291,7 +292,8 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
         contextlib.nullcontext() if kernel.op is not None else C.candidate_installed(op, candidate)
     with install as probe, _quiet():
         try:
-            program = export(Call(), (tuple(tensors),), dynamic_shapes=(tuple(dyn_specs),), strict=True)
+            program = export(Call(), (tuple(tensors),), dynamic_shapes=None if static else (tuple(dyn_specs),),
+                             strict=True)
             if kernel.op is None and not (probe.reached if kernel.via_op else reached):
                 return None, ("not comparable: export never called the candidate kernel (torch reaches this "
                               "op through another kernel: " + ("; ".join(kernel.notes) or "its own fake "
@@ -415,5 +417,9 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     def retry(at: dict[str, int]) -> tuple[bool | None, str]:
         return run_export(kernel, op, case, at, classes, specs)[:2]
 
-    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None)
+    def static() -> tuple[bool | None, str]:
+        return run_export(kernel, op, case, sizes, classes, specs, static=True)[:2]
+
+    why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None,
+                                    static)
     return ExportResult(True, ok, agrees, message, why, sizes, ints)

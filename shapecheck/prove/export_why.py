@@ -17,18 +17,22 @@ from ..rules import RuleCode
 Retry = Callable[[dict[str, int]], tuple[bool | None, str]]
 #: runs the exported program at other sizes: the error it raised, or None
 RunAt = Callable[[dict[str, int]], "str | None"]
+#: exports at the example with every dim static: (export's verdict or None, its message)
+Static = Callable[[], tuple[bool | None, str]]
 #: the torch function that reports a constraint violation (torch 2.13)
 CONSTRAINT_REPORT = "_suggest_or_raise_constraint_violation"
 
 
 def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message: str, solver: Solver,
-            retry: Retry | None = None, example: dict[str, int] | None = None, run_at: RunAt | None = None) -> str:
+            retry: Retry | None = None, example: dict[str, int] | None = None, run_at: RunAt | None = None,
+            static: Static | None = None) -> str:
     """Why export and shapecheck disagree on a case, where the cause is established. ``retry(sizes)`` exports
-    again at other example sizes, ``run_at(sizes)`` runs the exported program there (experiments that can
-    establish a cause)."""
+    again at other example sizes, ``run_at(sizes)`` runs the exported program there, ``static()`` exports at the
+    example with every dim static (experiments that can establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
         return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
-                or _scalar_output(message) or f"not explained; export said: {first_line(message)}")
+                or _scalar_output(message) or _static_too(message, static)
+                or f"not explained; export said: {first_line(message)}")
     reasons = []
     # export traces a dynamic dim from 2 up, unless the domain keeps it below 2 (a static size for export)
     ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic
@@ -207,6 +211,23 @@ def _scalar_output(message: str) -> str:
     return (f"export cannot express this contract: the op returns a Python {kind.group(1) if kind else 'scalar'}, "
             "not a tensor, and strict export refuses any op whose output is not a tensor (a graph break: "
             f"{first_line(message)}), whatever its kernel does")
+
+
+#: failures of torch.export's own tracing, not of a kernel: a data-dependent size left inside a sparse output
+#: (``_spdiags``'s nnz: "Pending unbacked symbols {u0} not in returned outputs"), a dynamo graph break
+_TRACER_ERRORS = ("PendingUnbackedSymbolNotFound:", "Unsupported:")
+
+
+def _static_too(message: str, static: Static | None) -> str:
+    """Where export's own tracing failed, and fails the same way with every dim static at the same example: the
+    failure is not about the contract's dims, so export has no verdict on them."""
+    if static is None or not message.startswith(_TRACER_ERRORS):
+        return ""
+    ok, again = static()
+    if ok is not False or first_line(again) != first_line(message):
+        return ""
+    return (f"export cannot express this contract: its own tracing fails the same way with every dim static, at "
+            f"the same example ({first_line(message)}), so the failure is not about the dims the contract checks")
 
 
 def _shape_text(v: Finding) -> str:

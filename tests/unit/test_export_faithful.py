@@ -93,6 +93,30 @@ def test_an_op_that_returns_a_python_scalar_is_outside_what_export_can_express()
     assert not why.startswith("not explained")
 
 
+def test_an_export_tracing_failure_that_static_export_repeats_is_not_about_the_dims():
+    """``aten::_spdiags`` returns a sparse tensor whose nnz is data-dependent: export's tracer refuses it
+    ("Pending unbacked symbols {u0} not in returned outputs") with every dim static too. Explained only where the
+    static export fails with the same first line, and only for the tracer's own errors."""
+    c = load_contract(ATEN / "constant_pad_nd.toml")
+    case = next(iter(c.cases()))
+    solver = make_solver(c, 10_000)
+    message = "PendingUnbackedSymbolNotFound: Pending unbacked symbols {u0} not in returned outputs\nmore"
+    calls = []
+
+    def static(first: str):
+        def run():
+            calls.append(first)
+            return False, first + "\nother detail"
+        return run
+
+    same = X.explain(case, [], False, message, solver, static=static(message.splitlines()[0]))
+    assert same.startswith("export cannot express this contract: its own tracing fails the same way"), same
+    other = X.explain(case, [], False, message, solver, static=static("RuntimeError: something else"))
+    assert other.startswith("not explained"), other
+    kernel = X.explain(case, [], False, "RuntimeError: the kernel raised", solver, static=static("RuntimeError: x"))
+    assert kernel.startswith("not explained") and len(calls) == 2  # a kernel's own error: no static retry at all
+
+
 @pytest.mark.slow
 def test_linalg_cross_shared_batch_disagreement_is_explained_by_exports_own_guard():
     r = verify_op("aten::linalg_cross", contract=str(ATEN / "linalg_cross.toml"),
