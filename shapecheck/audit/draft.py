@@ -107,6 +107,10 @@ def output_entry(shape: str | None, table: dict[str, Any] | None, names: Any = N
     return "{ " + ", ".join(fields) + " }"
 
 
+#: the dtypes whose tensors' values a contract draws between ``low`` and ``high``
+INTEGER_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
 def _dim_doc(a: Any, i: int) -> str:
     if a.kind == "tensor":
         return f"{a.name}.size({i})"
@@ -123,6 +127,9 @@ def _render_arg(a: Any) -> list[str]:
                    f"shape = {toml_value('(' + ', '.join(a.dims) + (',' if a.rank == 1 else '') + ')')}" + rank_note]
         if a.optional:
             fields.append(f"present = {toml_value(a.value)}")
+        if a.dtype in INTEGER_DTYPES:  # runtime checks draw its values in [-8, 9) by default: an index out of range
+            fields.append("low = 0\nhigh = 1  # TODO: the values the op accepts (low <= v < high); zeros make every "
+                          "index and offset valid")
     elif a.kind == "tensors":
         fields += [f"length = {toml_value(a.value)}                 # a choice",
                    f"shapes = {toml_value(a.shapes)}{rank_note}", f"dtype = {toml_value(a.dtype)}"]

@@ -207,3 +207,15 @@ def test_a_draft_passes_what_its_eager_sample_passes(tmp_path, op, absent, given
         assert args[given[0]]["value"] == given[1]
     report = verify_contract(contract, installed_kernel(op), Options(jobs=1))
     assert report.verdict.value == "pass", [v.message for v in report.violations]
+
+
+def test_an_integer_tensor_is_drawn_as_zeros_so_the_runtime_checks_take_valid_indices(tmp_path):
+    """``fuzz op`` draws an integer tensor's values in [-8, 9) unless the contract says otherwise: on a draft of
+    ``aten::_embedding_bag`` the eager kernel refused offsets starting at -8 (SC014 on a correct op). A draft now
+    gives every integer tensor ``low = 0, high = 1`` with a TODO; float tensors keep their random values."""
+    text = draft_contract("aten::index_select", {"self": 2}, trace=False)
+    _, data = _load(tmp_path, text)
+    args = {a["name"]: a for a in data["args"]}
+    assert (args["index"]["low"], args["index"]["high"]) == (0, 1), args["index"]
+    assert "low" not in args["self"] and "high" not in args["self"]
+    assert "# TODO: the values the op accepts (low <= v < high)" in text
