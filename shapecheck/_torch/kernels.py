@@ -302,7 +302,7 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         fn = op.py_kernels.get(k) if k is not None else None
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), k)
-    line = _meta_line(op)
+    line = meta_line(op)
     if _from_python(line):
         # torch._meta_registrations.activate_meta registers the same function in py_kernels[Meta] and, through
         # a torch.library.Library, as the C++ Meta kernel
@@ -316,7 +316,7 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
     return Resolved(CPP_COMPOSITE, None, "meta", "C++ composite kernel at the Meta key")
 
 
-def _meta_line(op: Any) -> str:
+def meta_line(op: Any) -> str:
     return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
 
 
@@ -326,13 +326,13 @@ def _from_python(line: str) -> bool:  # a dispatch-table line of a kernel regist
 
 def python_at_meta(op: Any) -> bool:
     """Whether the op's Meta kernel is a Python function (registered through a ``torch.library.Library``)."""
-    return _from_python(_meta_line(op))
+    return _from_python(meta_line(op))
 
 
 def library_meta_file(op: Any) -> str | None:
     """The file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function (torch.ao's
     ``quantized_decomposed`` ops), or None: torch keeps only where the Library was made, mostly the kernel's file."""
-    line = _meta_line(op)
+    line = meta_line(op)
     if not _from_python(line):
         return None
     file = os.path.abspath(line.split("registered at ", 1)[-1].split(".py:", 1)[0] + ".py")

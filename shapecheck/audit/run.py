@@ -219,7 +219,13 @@ def _reached_kernel(name: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         return op(*args, **kwargs)
 
-    return Kernel(f"{label} of {name}", call, files, None, op, None)
+    return Kernel(kernel_of(label, name), call, files, None, op, None)
+
+
+def kernel_of(label: str, name: str) -> str:
+    """``C++ Meta kernel of aten::x.default``; a label's note in parentheses stays last."""
+    head, paren, rest = label.partition(" (")
+    return f"{head} of {name}{paren}{rest}"
 
 
 def _provides(source: Any, name: str) -> bool:
@@ -297,7 +303,7 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
 
     op = C.resolve_op(name)
     label, fn = CA.kernel_origin(op)
-    rec["kernel"] = kernel.name if kernel.definition is not None or "C++" not in label else f"{label} of {name}"
+    rec["kernel"] = kernel.name if kernel.definition is not None or "C++" not in label else kernel_of(label, name)
     rec["kernel_kind"] = "python" if kernel.definition is not None or fn is not None or "C++" not in label else "c++"
     rec["definition"] = _loc(kernel.definition)
     start = time.monotonic()

@@ -400,3 +400,17 @@ def test_a_meta_kernel_registered_by_qualified_name_is_never_located_in_torchs_l
     assert guard.location is not None and Path(guard.location.file).name == "library_meta.py"
     assert "Python Meta kernel registered through torch.library" in report.kernel and "library.py" not in report.kernel
     assert all(v.location is None or not v.location.file.endswith("torch/library.py") for v in report.violations)
+
+
+@pytest.mark.parametrize("op, words", [
+    ("aten::as_strided.default", "C++ Meta kernel"),  # structured C++ meta: "[kernel]" at the Meta key
+    ("aten::_fused_sgd.default", "C++ composite kernel at the Meta key"),  # CompositeExplicitAutograd serves Meta
+    ("aten::_aminmax.default", "C++ eager kernel (no meta kernel: FakeTensorMode runs it only through its fallback"),
+])
+def test_the_audit_names_a_cpp_kernel_as_the_meta_key_has_it(op, words):
+    """The audit called all 313 C++ kernels of torch 2.13 "C++ Meta kernel": 195 have none (torch's Meta
+    fallback; FakeTensorMode runs the CPU kernel at static sizes only) and 97 are composites at the Meta key."""
+    from shapecheck._torch import audit as CA
+    from shapecheck._torch import core as C
+
+    assert CA.kernel_origin(C.resolve_op(op))[0].startswith(words)
