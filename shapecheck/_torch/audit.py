@@ -226,16 +226,12 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
             torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
         return "C++ CompositeImplicitAutograd decomposition", None
-    from .kernels import library_meta_file, library_meta_words, meta_line, python_at_meta
+    from .core import cpp_meta_words, meta_line
+    from .kernels import library_meta_file, library_meta_words, python_at_meta
 
     if python_at_meta(op):  # a Python function at the Meta key, registered through a torch.library.Library
         return library_meta_words(library_meta_file(op)), None
-    line = meta_line(op)
-    if "[backend fallback]" in line:  # torch's Meta fallback: no meta kernel of the op's own
-        return "C++ eager kernel (no meta kernel: FakeTensorMode runs it only through its fallback, at static sizes)", None
-    if "[kernel]" in line:
-        return "C++ Meta kernel", None
-    return "C++ composite kernel at the Meta key", None
+    return cpp_meta_words(meta_line(op)), None
 
 
 @contextlib.contextmanager

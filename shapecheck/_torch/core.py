@@ -584,3 +584,15 @@ def exception_functions(exc: BaseException) -> set[str]:
             tb = tb.tb_next
         exc = exc.__cause__ or exc.__context__
     return names
+
+
+def meta_line(op: Any) -> str:
+    """The op's entry at the Meta key of its dispatch table ("" where it has none)."""
+    return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
+
+
+def cpp_meta_words(line: str) -> str:
+    """What a C++ entry at the Meta key (``meta_line``) is, in words."""
+    if "[backend fallback]" in line:  # torch's Meta fallback: no meta kernel of the op's own
+        return "C++ eager kernel (no meta kernel: FakeTensorMode runs it only through its fallback, at static sizes)"
+    return "C++ Meta kernel" if "[kernel]" in line else "C++ composite kernel at the Meta key"

@@ -43,7 +43,7 @@ import torch._subclasses.fake_tensor as fake_tensor
 from torch._C import DispatchKey
 
 from ..findings import SourceLoc
-from .core import TORCH_DIR
+from .core import TORCH_DIR, cpp_meta_words, meta_line
 
 SITE_DIR = os.path.dirname(TORCH_DIR)
 
@@ -311,13 +311,7 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), DispatchKey.Meta)
         library = library_meta_file(op)
         return Resolved(PY_META, None, "meta", library_meta_words(library), file=library)
-    if "[kernel]" in line:
-        return Resolved(CPP_META, None, "meta", "C++ Meta kernel")
-    return Resolved(CPP_COMPOSITE, None, "meta", "C++ composite kernel at the Meta key")
-
-
-def meta_line(op: Any) -> str:
-    return next((x for x in torch._C._dispatch_dump_table(op.name()).splitlines() if x.startswith("Meta:")), "")
+    return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", cpp_meta_words(line))
 
 
 def _from_python(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file

@@ -37,12 +37,6 @@ def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict
         worker().close()
 
 
-def _died(proc: Any) -> str:
-    from .eager import ended
-
-    return ended(proc)
-
-
 Checkpoint = Callable[[dict[str, Any]], None]
 
 
@@ -55,6 +49,8 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
         return {n: fn(n, lambda partial: None) for n in names}
     import multiprocessing
     from multiprocessing.connection import wait
+
+    from .eager import ended
 
     ctx = multiprocessing.get_context("fork")
     todo = list(reversed(names))
@@ -92,7 +88,7 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
             try:
                 rec = conn.recv()
             except (EOFError, OSError):
-                out[name] = crashed(name, _died(proc), partial.pop(name, None))
+                out[name] = crashed(name, ended(proc), partial.pop(name, None))
                 conn.close()
                 if todo:
                     give(*start())
