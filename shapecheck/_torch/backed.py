@@ -127,6 +127,32 @@ class BackedRun:
             self._dims[name] = value
         return self._dims[name]
 
+    def ranged(self, name: str, hint: int, least: int, greatest: int) -> Any:
+        """A backed size for the dim ``name`` at ``hint`` with the value range of ``Dim(name, min=least,
+        max=greatest)``, one per (name, hint): what ``tensor`` gives an axis of that dim, without building an
+        input from a real tensor (``from_tensor`` is most of this run's cost). A hint below 2 is the int itself,
+        as ``tensor`` makes that axis static."""
+        from torch._dynamo.source import LocalSource
+        from torch.fx.experimental.symbolic_shapes import DimDynamic, StrictMinMaxConstraint
+        from torch.utils._sympy.value_ranges import ValueRanges
+
+        key = f"{name}@{hint}"
+        if hint < 2:
+            return hint
+        if key not in self._dims:
+            source = LocalSource(f"dim_{name}_{hint}")
+            constraint = StrictMinMaxConstraint(vr=ValueRanges(least, greatest), warn_only=False)
+            sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC, constraint_dim=constraint)
+            value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
+            if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
+                self.names.setdefault(value.node.expr, name)
+            self._dims[key] = value
+        return self._dims[key]
+
+    def installed(self) -> int:
+        """How many guards the ShapeEnv holds (a screen's inputs must install none)."""
+        return len(self.shape_env.guards)
+
     def empty(self, sizes: list[Any], dtype: str, strides: list[Any] | None = None, offset: Any = 0) -> Any:
         """A fake tensor of ``sizes`` (ints and backed sizes), contiguous or with the given strides and storage
         offset (an input's layout)."""

@@ -14,6 +14,7 @@ A helper's ``guard_or_*`` that export settles without a guard is never a finding
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -52,44 +53,23 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     """The case's SC022 findings (none where export accepts the example's run, or cannot be modelled)."""
     if kernel.mode == "fake" or not case.contract.guard_free or not any(d.dynamic for d in case.dims):
         return []  # plain FakeTensorMode's kernel is never exported; a contract that allows guards
-    from .._torch import backed as B
-
-    classes = equal_classes(case, solver)
-    specs = export_dims(case, solver, classes, modulo=True)
-    # export's own example (prove.export.confirm's): a derived Dim's root from 2 up, as export specialises 0 and 1
-    sizes = example_sizes(case, solver, classes, tuple(sorted({sp.base for sp in specs.values() if sp.base})), specs)
+    specs, sizes = _example(case, solver)
     if sizes is None:
         return []
-    run = B.BackedRun(own_code(kernel))
-    carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
-
-    def make_tensor(a: BoundArg) -> TorchObject:
-        assert a.shape is not None and a.dtype is not None  # a tensor argument has both
-        shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]
-        if math.prod(shape) > EXAMPLE_ELEMENTS:
-            raise _TooLarge(a.name)
-        dynamic = {}
-        for j, item in enumerate(a.shape.items):
-            if isinstance(item, E.Var) and item.name in specs and shape[j] >= _EXPORT_MIN:
-                sp = specs[item.name]
-                dynamic[j] = (sp.rep, sp.lo, sp.hi)
-        fake = run.tensor(a.name, shape, a.dtype, dynamic)
-        for j, item in enumerate(a.shape.items):
-            if isinstance(item, E.Var):
-                carried.setdefault(item.name, fake.size(j))
-        return fake
-
-    try:
-        args, kwargs = call_args(kernel, case, make_tensor, _Later)
-    except (NotApplicable, _TooLarge):
+    # A screen first: the same run with inputs made from backed sizes directly (``from_tensor``, export's way
+    # of making them, is most of this run's cost). Only where it sees a guard of torch's helpers that restricts
+    # a dim, or the kernel raising, is the run made again exactly as export makes its inputs, and reported from
+    # that run. The screen's inputs must install no guard of their own (else it proves nothing: the exact run).
+    screen = _backed_run(kernel, case, sizes, specs, screen=True)
+    if screen is None:
         return []  # an input the example makes too large to build: torch.export's own run says why
-    for name in sorted(_later_names([*args, *kwargs.values()]) - set(carried)):
-        # a size only an int argument carries: the shape of an extra input, as prove.export passes it to export
-        sp = specs.get(name)
-        dynamic = {0: (sp.rep, sp.lo, sp.hi)} if sp is not None and sizes[name] >= _EXPORT_MIN else {}
-        carried[name] = run.tensor(f"size_{name}", [sizes[name]], "float32", dynamic).size(0)
-    args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
-    _, error = run.run(kernel.fn, args, kwargs)
+    run, error, clean = screen
+    if clean and error is None and not _restricting_guards(run, case, solver, _as_export_sizes(case, run, sizes, specs)):
+        return []
+    exact = _backed_run(kernel, case, sizes, specs, screen=False)
+    if exact is None:
+        return []
+    run, error, _ = exact
     if error is not None:
         return _raised_as_exported(kernel, case, error, sizes)
     ge2 = _as_export_sizes(case, run, sizes, specs)
@@ -119,6 +99,76 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
                     f"{', '.join(gdims)}: torch.export rejects the Dim range ({_first(refusal, gdims)}). The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
+
+
+#: solver -> (contract dims, domain, case dims) -> (Dim specs, example sizes): the same for every case whose
+#: domain and dims repeat (the dtype siblings), and about a tenth of this check's cost when asked again
+_EXAMPLES: weakref.WeakKeyDictionary[Solver, dict[tuple[object, ...], tuple[dict[str, DimSpec], dict[str, int] | None]]]
+_EXAMPLES = weakref.WeakKeyDictionary()
+
+
+def _example(case: BoundCase, solver: Solver) -> tuple[dict[str, DimSpec], dict[str, int] | None]:
+    """The case's Dims as export takes them and export's own example (prove.export.confirm's): a derived Dim's
+    root from 2 up, as export specialises 0 and 1. None for the sizes where no example fits the domain."""
+    memo = _EXAMPLES.setdefault(solver, {})
+    key = (case.contract.dims, case.domain, case.dims)
+    if key not in memo:
+        classes = equal_classes(case, solver)
+        specs = export_dims(case, solver, classes, modulo=True)
+        roots = tuple(sorted({sp.base for sp in specs.values() if sp.base}))
+        memo[key] = specs, example_sizes(case, solver, classes, roots, specs)
+    specs, sizes = memo[key]
+    return specs, (None if sizes is None else dict(sizes))
+
+
+def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: dict[str, DimSpec], *,
+                screen: bool) -> tuple[BackedRun, BaseException | None, bool] | None:
+    """The kernel run with backed sizes at the example ``sizes``: (the run, what the kernel raised, whether
+    making the inputs installed no guard), or None where the case cannot be run so (an argument this check
+    cannot build, an input too large). ``screen``: inputs from ``BackedRun.ranged`` sizes; else built as
+    torch.export builds them (``from_tensor`` with ``Dim`` ranges), the run whose guards and constraint check
+    are reported."""
+    from .._torch import backed as B
+
+    run = B.BackedRun(own_code(kernel))
+    carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
+
+    def axis(name: str, value: int) -> tuple[str, int, int] | None:
+        sp = specs.get(name)
+        return (sp.rep, sp.lo, sp.hi) if sp is not None and value >= _EXPORT_MIN else None
+
+    def make_tensor(a: BoundArg) -> TorchObject:
+        assert a.shape is not None and a.dtype is not None  # a tensor argument has both
+        shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]
+        if math.prod(shape) > EXAMPLE_ELEMENTS:
+            raise _TooLarge(a.name)
+        dynamic = {j: dyn for j, item in enumerate(a.shape.items)
+                   if isinstance(item, E.Var) and (dyn := axis(item.name, shape[j])) is not None}
+        if screen:
+            fake = run.empty([run.ranged(dynamic[j][0], n, dynamic[j][1], dynamic[j][2]) if j in dynamic else n
+                              for j, n in enumerate(shape)], a.dtype)
+        else:
+            fake = run.tensor(a.name, shape, a.dtype, dynamic)
+        for j, item in enumerate(a.shape.items):
+            if isinstance(item, E.Var):
+                carried.setdefault(item.name, fake.size(j))
+        return fake
+
+    try:
+        args, kwargs = call_args(kernel, case, make_tensor, _Later)
+    except (NotApplicable, _TooLarge):
+        return None
+    for name in sorted(_later_names([*args, *kwargs.values()]) - set(carried)):
+        # a size only an int argument carries: the shape of an extra input, as prove.export passes it to export
+        dyn = axis(name, sizes[name])
+        if screen:
+            carried[name] = sizes[name] if dyn is None else run.ranged(dyn[0], sizes[name], dyn[1], dyn[2])
+        else:
+            carried[name] = run.tensor(f"size_{name}", [sizes[name]], "float32", {0: dyn} if dyn else {}).size(0)
+    args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
+    clean = run.installed() == 0
+    _, error = run.run(kernel.fn, args, kwargs)
+    return run, error, clean
 
 
 def _raised_as_exported(kernel: Kernel, case: BoundCase, error: BaseException, sizes: dict[str, int]) -> list[Finding]:

@@ -261,6 +261,27 @@ def test_a_guard_only_a_derived_dims_root_of_1_meets_is_not_export_s(tmp_path):
     assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
 
 
+def test_inputs_are_built_as_export_builds_them_only_where_the_screen_sees_a_helper_guard(tmp_path, monkeypatch):
+    # the export-style run screens each case with inputs made from backed sizes directly; from_tensor's inputs
+    # (export's own, the run that is reported) are built only where the screen sees a guard of torch's helpers
+    # that restricts a dim
+    from shapecheck._torch import backed as B
+
+    built: list[str] = []
+    real = B.BackedRun.tensor
+
+    def tensor(self, name, *args, **kwargs):
+        built.append(name)
+        return real(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(B.BackedRun, "tensor", tensor)
+    report = _verify("sc_backed::quads", QUADS, tmp_path)
+    assert report.verdict is Verdict.PASS and built == []
+    report = _verify("sc_backed::grouped", GROUPED, tmp_path)
+    assert {v.expr for v in report.violations if v.code is RuleCode.GUARD_IN_TORCH_HELPER} >= {"B0 != 2"}
+    assert set(built) >= {"x", "w"}
+
+
 @pytest.mark.slow
 def test_native_group_norm_agrees_with_export_on_every_case(tmp_path):
     report = _verify("aten::native_group_norm", GROUP_NORM, tmp_path, confirm_export=True)
