@@ -11,8 +11,8 @@ without an eager kernel, when the fake returns. What the search ends with is a `
 whether the eager kernel accepted them, and what it learnt on the way (the fake's error on a call the eager kernel
 accepts: a kernel error; the same programming error on every call: a kernel error too).
 
-Then ``variants``: the inputs with one argument changed (a bool flipped, an optional present or absent, another
-small int, a probability above 0, another dtype), each kept when the fake or the eager kernel accepts it.
+Where nothing is found, a second search widens the options (``_widened``). The argument variants beyond the
+inputs found are ``audit.variants``'.
 """
 
 from __future__ import annotations
@@ -76,6 +76,7 @@ class Arg:
     keyword: bool
     options: list[Any]
     kind: str  # tensor | tensors | dtype | str | int | float | bool | fixed
+    defaulted: bool = False  # its first option is the schema's default
 
 
 @dataclass
@@ -168,17 +169,38 @@ def plan_args(op: Any) -> list[Arg]:
         elif absent:
             out.append(Arg(name, type_text, kw, [None], "fixed"))
         elif has:
-            out.append(Arg(name, type_text, kw, [default], "fixed"))
+            out.append(Arg(name, type_text, kw, [default], "fixed", defaulted=True))
         else:
             out.append(Arg(name, type_text, kw, [_fixed_value(base, name)], "fixed"))
     return out
 
 
 def _fixed_value(base: str, name: str) -> Any:
-    """A value for an argument the search does not vary (lists, devices, ...); ``...`` when none can be made."""
+    """A value for an argument the search does not vary (lists, devices, ...); ``...`` when none can be made.
+    A list the schema gives a length (``int[2] kernel_size``, ``SymInt[4] padding``) has that many entries."""
+    m = re.fullmatch(r"(?:int|SymInt|bool|float)\[(\d+)\]", base)
+    n = int(m.group(1)) if m else None
     if base.startswith(("int[", "SymInt[")):
-        return [0] if "dim" in name else [3, 3] if name in ("size", "shape", "sizes") else [1]
+        if "dim" in name:
+            return list(range(n)) if n else [0]
+        value = [3, 3] if name in ("size", "shape", "sizes") else [1]
+        return value if n is None or len(value) == n else [value[0]] * n
+    if n is not None and base.startswith(("bool[", "float[")):
+        return [True] * n if base.startswith("bool[") else [1.0] * n
     return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0]}.get(base, ...)
+
+
+def _widened(a: Arg) -> list[Any]:
+    """More options for an argument, for a second search where the first found nothing: a list of no length
+    the schema states at two and four entries too (a pad of even length, the strides of a 2-d size), and an
+    optional number present (clamp needs a min or a max). The first options stay first."""
+    base = a.type.rstrip("?")
+    if a.kind == "fixed" and a.options and isinstance(a.options[0], list) and len(a.options[0]) == 1 \
+            and base in ("int[]", "SymInt[]"):
+        return [*a.options, a.options[0] * 2, a.options[0] * 4]
+    if a.kind == "fixed" and a.options == [None] and base in ("Scalar", "float", "int", "SymInt"):
+        return [None, 1.0 if base == "float" else 1]
+    return a.options
 
 
 def tree_of(arg: Arg, option: Any, size: int) -> Tree | None:
@@ -410,6 +432,24 @@ class Search:
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
 
     def run(self) -> Found:
+        """The first inputs the fake (and the eager kernel) take; where none is found, a second search with more
+        options for the lists and optional numbers (``_widened``), within the same budget again."""
+        first = self._search()
+        if first.inputs is not None or first.every_call_error:
+            return first
+        widened = [_widened(a) for a in self.args]
+        if widened == [a.options for a in self.args]:
+            return first
+        self.args = [Arg(a.name, a.type, a.keyword, w, a.kind, a.defaulted) for a, w in zip(self.args, widened, strict=True)]
+        self.found, self.tried, self.errors, self.sizes = Found(), set(), [], list(SIZES)
+        self.found.fake_tries, self.found.eager_tries = first.fake_tries, first.eager_tries
+        second = self._search(first.fake_tries + FAKE_TRIES, first.eager_tries + EAGER_TRIES)
+        if second.inputs is None:
+            first.fake_tries, first.eager_tries = second.fake_tries, second.eager_tries
+            return first
+        return second
+
+    def _search(self, fake_budget: int = FAKE_TRIES, eager_budget: int = EAGER_TRIES) -> Found:
         f = self.found
         fake_accepted: list[OpInputs] = []
         unmakeable = [a.name for a in self.args if a.kind == "fixed" and a.options == [...]]
@@ -417,14 +457,14 @@ class Search:
             f.notes.append(f"no value can be made for {', '.join(unmakeable)} (its schema type)")
             return f
         for n, (combo, size) in enumerate(self.combos()):
-            if f.fake_tries >= FAKE_TRIES or n >= 20 * FAKE_TRIES:
+            if f.fake_tries >= fake_budget or n >= 20 * FAKE_TRIES:
                 break
             inputs = build(self.op_name, self.args, combo, size)
             if inputs is None:
                 continue
             ok, err = self.fake_ok(inputs)
             if ok:
-                if self.eager is None or f.eager_tries >= EAGER_TRIES:
+                if self.eager is None or f.eager_tries >= eager_budget:
                     f.inputs = inputs
                     if f.fake_rejected is not None and self.eager is not None:
                         f.eager = "unchecked"
@@ -440,7 +480,7 @@ class Search:
                 self._moved = _hint(self.args, eerr, combo)
                 continue
             self.errors.append(err)
-            if self.eager is not None and f.fake_rejected is None and f.eager_tries < EAGER_TRIES // 2 \
+            if self.eager is not None and f.fake_rejected is None and f.eager_tries < eager_budget - EAGER_TRIES // 2 \
                     and len(self.errors) in (1, 4, 16):
                 verdict, eerr = self.eager_ok(inputs)
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
@@ -472,89 +512,3 @@ class Search:
             f.every_call_error = max(set(programming), key=programming.count)
             f.past_checks = len(programming)
         return f
-
-
-def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInputs]:
-    """The base inputs with one argument changed: each bool flipped, each optional toggled (a tensor of the
-    first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
-    trees = {name: tree for name, _, tree in base.args}
-    size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
-    # an OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default
-    # (by keyword), so that it is varied like the others (pdist's p, a reduction's keepdim)
-    given = [(a, tree_of(a, a.options[0], size)) for a in search.args if a.name not in trees and a.options
-             and a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")]
-    if any(t is not None for _, t in given):
-        base = OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
-                        base.blobs, base.label)
-        trees = {name: tree for name, _, tree in base.args}
-    made = 0
-    # first, every flag off by default turned on together with a probability above 0: a debug or return output
-    # that only exists with dropout (flash attention's return_debug_mask) needs both at once
-    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and a.name in trees
-             and trees[a.name][1] is False}
-    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args if a.kind == "float" and a.name in trees
-             and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
-    together = {**flags, **probs}
-    if len(together) >= 2 and probs and flags:
-        args_ = []
-        for n, kw, t in base.args:
-            a = next((x for x in search.args if x.name == n), None)
-            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), together[n][0], size) \
-                if a is not None and n in together else t
-            args_.append((n, kw, t if tree is None else tree))
-        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in together.values()))
-        made += 1
-    # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
-    # eager kernel takes it, like every variant
-    first = next((a for a in search.args if a.kind == "tensor" and a.name in trees and trees[a.name][0] == "tensor"),
-                 None)
-    if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
-        rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
-        tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
-        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
-                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
-        made += 1
-    for a in search.args:
-        if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
-            continue
-        current = trees[a.name]
-        alternatives: list[tuple[Any, str]] = []
-        if a.kind == "bool":
-            alternatives = [(not current[1], f"{a.name}={not current[1]}")]
-        elif a.kind == "tensor" and current == ("const", None):
-            alternatives = [(_present(search, base, a, size), "")]
-        elif a.kind == "tensor" and a.type.endswith("?"):
-            alternatives = [(None, f"{a.name}=None")]
-        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
-            alternatives = [(v, f"{a.name}={v}") for v in (2, 1)]
-        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
-            alternatives = [(0.5, f"{a.name}=0.5")]
-        elif a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
-            alternatives = [(0.5, f"{a.name}=0.5")]
-        elif a.kind == "dtype" and current[0] in ("dtype", "const"):
-            alternatives = [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
-        for option, label in alternatives:
-            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind if a.kind != "fixed" else "fixed"), option, size)
-            if tree is None:
-                continue
-            args = tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args)
-            label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
-            yield OpInputs(base.op, base.origin, args, base.blobs, label)
-            made += 1
-            if made >= limit:
-                return
-        if made >= limit:
-            return
-
-
-def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
-    """The first (rank, dtype) of an optional tensor that the fake takes beside the base inputs (the first
-    option when it takes none)."""
-    options = [o for o in a.options if o is not None]
-    for o in options[:6]:
-        tree = tree_of(a, o, size)
-        trial = OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
-                         base.blobs)
-        if search.fake_ok(trial)[0]:
-            return o
-    return options[0]

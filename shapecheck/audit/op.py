@@ -1,6 +1,6 @@
 """One op's audit, v2 (issue 23): inputs found by search (or from OpInfo, or from the project's samples hook),
 the symbolic exploration of the guards (``explore``), the fake against the eager kernel (``differential``), and
-the same for each argument combination beyond the first inputs (``candidates.variants``). The caller
+the same for each argument combination beyond the first inputs (``audit.variants``). The caller
 (``run.audit_op``) turns the ``OpOutcome`` into the op's record.
 """
 
@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..logic import expr as E
-from .candidates import Found, Search, variants
+from .candidates import Found, Search
 from .differential import draw_points
 from .differential import run as diff_run
 from .explore import AuditExplorer, Finding, OpAudit
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
+from .variants import variants
 
 VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
 VARIANT_POINTS = 6  # drawn points per variant

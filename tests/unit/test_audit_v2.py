@@ -615,3 +615,84 @@ def test_an_op_torch_runs_only_at_static_sizes_is_a_kernel_error_not_a_relation(
     assert [f["class"] for f in rec["findings"]] == ["kernel-error"], rec["findings"]
     assert rec["findings"][0]["expr"].startswith("UnsupportedOperatorException"), rec["findings"]
     assert not any("UnsupportedOperator" in q["expr"] for q in rec["requires"]), rec["requires"]
+
+
+CORNER = '''
+import torch
+
+LIB = torch.library.Library("auditv2_corner", "DEF")
+LIB.define("pool(Tensor x, int[1] kernel_size, int[1] padding=0, bool ceil_mode=False) -> Tensor")
+
+
+def _pool(x, kernel_size, padding=(0,), ceil_mode=False):
+    k, p = kernel_size[0], padding[0]
+    return torch.nn.functional.max_pool1d(x, k, k, p, ceil_mode=ceil_mode)
+
+
+LIB.impl("pool", _pool, "CPU")
+
+
+@torch.library.register_fake("auditv2_corner::pool", lib=LIB)
+def _(x, kernel_size, padding=(0,), ceil_mode=False):
+    k, p = kernel_size[0], padding[0]
+    n = x.shape[-1]
+    out = (n + 2 * p - k + (k - 1 if ceil_mode else 0)) // k + 1
+    if ceil_mode and (out - 1) * k >= n + p:  # pooling's ceil_mode correction as torch 2.13 writes it: a guard
+        out = out - 1
+    return x.new_empty((*x.shape[:-1], out))
+'''
+
+
+def test_the_flags_are_also_traced_with_the_int_lists_off_their_trivial_values(tmp_path):
+    # the ceil_mode correction guards on the size only with a kernel above 1 and a padding above 0: a kernel
+    # size the schema gives no default (the search's [1]) goes to 2, a zero padding to 1, with every flag on
+    (tmp_path / "auditv2_corner.py").write_text(CORNER)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditv2_corner.py"), "--ops", "auditv2_corner::*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    (rec,) = json.loads(out)["ops"]
+    labels = [v["args"] for v in rec["variants"]]
+    corner = "ceil_mode=True, kernel_size=[2], padding=[1]"
+    assert corner in labels and "ceil_mode=True" in labels, labels
+    found = [f for f in rec["findings"] if corner in f["expr"]]
+    assert found and all(f["class"] == "modulo" for f in found), rec["findings"]
+    assert not [f for f in rec["findings"] if corner not in f["expr"]], rec["findings"]  # ceil_mode alone: none
+    assert code == 1, err
+
+
+def test_a_list_gets_the_length_the_schema_states_and_a_second_search_widens_lists_and_optional_numbers():
+    """``int[2] kernel_size`` is two entries; where the first search finds nothing, a second one tries lists of no
+    stated length at two and four entries (a pad of even length) and optional numbers present (clamp needs a min
+    or a max). Ops the first search serves keep their inputs."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import Search, plan_args
+
+    im2col = {a.name: a.options for a in plan_args(C.resolve_op("aten::im2col"))}
+    assert im2col["kernel_size"] == [[1, 1]] and im2col["stride"] == [[1, 1]]
+    assert {a.name: a.options for a in plan_args(C.resolve_op("aten::reflection_pad2d"))}["padding"] == [[1, 1, 1, 1]]
+
+    lib = torch.library.Library("auditv2_widen", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("pad_even(Tensor x, SymInt[] pad) -> Tensor")
+    lib.define("bounded(Tensor x, Scalar? lo=None, Scalar? hi=None) -> Tensor")
+
+    @torch.library.register_fake("auditv2_widen::pad_even", lib=lib)
+    def _(x, pad):
+        torch._check(len(pad) % 2 == 0, lambda: "Length of pad must be even")
+        return x.new_empty((*x.shape[:-1], x.shape[-1] + pad[0] + pad[1]))
+
+    @torch.library.register_fake("auditv2_widen::bounded", lib=lib)
+    def _(x, lo=None, hi=None):
+        torch._check(lo is not None or hi is not None, lambda: "at least one of lo and hi")
+        return x.new_empty(x.shape)
+
+    found = {}
+    for name in ("auditv2_widen::pad_even", "auditv2_widen::bounded"):
+        op = C.resolve_op(name)
+        found[name] = Search(name, op, op, None).run().inputs
+    assert found["auditv2_widen::pad_even"] is not None
+    assert "pad=[pad_0, pad_1]" in found["auditv2_widen::pad_even"].describe()
+    assert found["auditv2_widen::bounded"] is not None
+    assert "hi=1" in found["auditv2_widen::bounded"].describe() or "lo=1" in found["auditv2_widen::bounded"].describe()
+    mm = C.resolve_op("aten::mm")
+    assert Search("aten::mm", mm, mm, None).run().inputs.describe().startswith("self=float32[self_0, self_1]")

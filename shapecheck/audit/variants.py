@@ -1,0 +1,120 @@
+"""The argument variants of an op's first inputs (issue 23, item 4): two corners first (every flag that is off
+by default on, with a probability above 0; then with the int lists off their trivial values too), then the inputs
+with one argument changed (a bool flipped, an optional present or absent, another small int, a probability above
+0, another dtype, the first tensor one rank up). The caller keeps each one the fake or the eager kernel accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .candidates import SIZES, Arg, Search, _words, tree_of
+from .inputs import OpInputs
+
+
+def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInputs]:
+    """The base inputs with one argument changed: each bool flipped, each optional toggled (a tensor of the
+    first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
+    trees = {name: tree for name, _, tree in base.args}
+    size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
+    # an OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default
+    # (by keyword), so that it is varied like the others (pdist's p, a reduction's keepdim)
+    given = [(a, tree_of(a, a.options[0], size)) for a in search.args if a.name not in trees and a.options
+             and a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")]
+    if any(t is not None for _, t in given):
+        base = OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
+                        base.blobs, base.label)
+        trees = {name: tree for name, _, tree in base.args}
+    made = 0
+    # first, every flag off by default turned on together with a probability above 0: a debug or return output
+    # that only exists with dropout (flash attention's return_debug_mask) needs both at once
+    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and a.name in trees
+             and trees[a.name][1] is False}
+    probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args if a.kind == "float" and a.name in trees
+             and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
+    together = {**flags, **probs}
+    # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1,
+    # and one the schema gives no default (a kernel size, made [1]) at 2. A size computation's corrections
+    # often meet only such a combination (pooling's ceil_mode correction needs a stride and a padding)
+    lists = {a.name: ([1 if v == 0 else 2 for v in trees[a.name][1]],
+                      f"{a.name}={[1 if v == 0 else 2 for v in trees[a.name][1]]}")
+             for a in search.args if _raisable(a, trees.get(a.name))}
+    corners = [together] if len(together) >= 2 and probs and flags else []
+    if flags and lists:
+        corners.append({**together, **lists})
+    for corner in corners:
+        args_ = []
+        for n, kw, t in base.args:
+            a = next((x for x in search.args if x.name == n), None)
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), corner[n][0], size) \
+                if a is not None and n in corner else t
+            args_.append((n, kw, t if tree is None else tree))
+        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values()))
+        made += 1
+    # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
+    # eager kernel takes it, like every variant
+    first = next((a for a in search.args if a.kind == "tensor" and a.name in trees and trees[a.name][0] == "tensor"),
+                 None)
+    if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
+        rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
+        tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
+        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
+                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
+        made += 1
+    for a in search.args:
+        if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
+            continue
+        current = trees[a.name]
+        alternatives: list[tuple[Any, str]] = []
+        if a.kind == "bool":
+            alternatives = [(not current[1], f"{a.name}={not current[1]}")]
+        elif a.kind == "tensor" and current == ("const", None):
+            alternatives = [(_present(search, base, a, size), "")]
+        elif a.kind == "tensor" and a.type.endswith("?"):
+            alternatives = [(None, f"{a.name}=None")]
+        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
+            alternatives = [(v, f"{a.name}={v}") for v in (2, 1)]
+        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
+            alternatives = [(0.5, f"{a.name}=0.5")]
+        elif a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
+            alternatives = [(0.5, f"{a.name}=0.5")]
+        elif a.kind == "dtype" and current[0] in ("dtype", "const"):
+            alternatives = [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
+        for option, label in alternatives:
+            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind if a.kind != "fixed" else "fixed"), option, size)
+            if tree is None:
+                continue
+            args = tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args)
+            label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
+            yield OpInputs(base.op, base.origin, args, base.blobs, label)
+            made += 1
+            if made >= limit:
+                return
+        if made >= limit:
+            return
+
+
+def _raisable(a: Arg, tree: Any) -> bool:
+    """An int list left at a trivial value: all zeros, or all ones where the schema gives no default (the
+    search's own [1]); not a list of dims or of sizes."""
+    if a.kind != "fixed" or tree is None or tree[0] != "const" or not isinstance(tree[1], list) or not tree[1]:
+        return False
+    if not a.type.rstrip("?").startswith("int[") or "dim" in _words(a.name) or a.name in ("size", "shape", "sizes"):
+        return False
+    values = tree[1]
+    return all(type(v) is int for v in values) and (all(v == 0 for v in values) or
+                                                     (not a.defaulted and all(v == 1 for v in values)))
+
+
+def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
+    """The first (rank, dtype) of an optional tensor that the fake takes beside the base inputs (the first
+    option when it takes none)."""
+    options = [o for o in a.options if o is not None]
+    for o in options[:6]:
+        tree = tree_of(a, o, size)
+        trial = OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
+                         base.blobs)
+        if search.fake_ok(trial)[0]:
+            return o
+    return options[0]
