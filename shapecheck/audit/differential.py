@@ -143,7 +143,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
 
 #: an eager error about the tensors' values (an index past a size): made-up data, not the sizes, is what it rejects
 DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "must be non-negative",
-              "must be positive", "must be sorted", "must be in range")
+              "must be positive", "must be sorted", "must be in range", "positive-definite", "required size")
 
 
 def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[dict[str, int]],

@@ -21,6 +21,8 @@ from .variants import variants
 
 VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
 VARIANT_POINTS = 6  # drawn points per variant
+#: an eager error that says the kernel lacks a case or a device here, not that the call is wrong
+RESTRICTIONS = ("not implemented", "NotImplementedError", "not support", "accelerator", "primitive descriptor")
 
 
 @dataclass
@@ -116,7 +118,7 @@ class OpRun:
         self.checkpoint(out, "the comparison with the eager kernel")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
-            self._variants(search, base, out)
+            self._variants(search, base, out, found.eager == "accepted" and not found.fake_error)
         return out
 
     def _explore(self, inputs: OpInputs, max_traces: int, out: OpOutcome) -> OpAudit:
@@ -174,7 +176,9 @@ class OpRun:
         return {"device": self.device, "status": status, "points": points, "compared": compared,
                 "formula_points": formula, "crashes": crashes, "evidence": evidence}
 
-    def _variants(self, search: Search, base: OpInputs, out: OpOutcome) -> None:
+    def _variants(self, search: Search, base: OpInputs, out: OpOutcome, base_ok: bool) -> None:
+        """Each variant traced and compared; ``base_ok``: the eager kernel takes the first inputs (then a variant
+        it refuses while the fake returns is a check the fake lacks)."""
         self.checkpoint(out, "the argument variants")
         for v in variants(search, base, self.options.variants):
             self.checkpoint(out, f"the argument variants ({len(out.variants)} of them done)")
@@ -191,12 +195,27 @@ class OpRun:
                     out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
                                          "fake-rejects", "traces": 0})
                 continue
+            if base_ok and e is not None and not e.ok and not e.crashed and _refuses_the_call(e.error):
+                # the base inputs both take; with this one argument changed the eager kernel refuses and the fake
+                # returns: a check the fake lacks (conv_transpose2d's output_padding below the stride)
+                out.findings.append(Finding("fake-accepts", f"the fake returns where the eager kernel raises, with "
+                                            f"{v.label}", self.kernel.definition, dict(v.dims()), None,
+                                            f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
             st = self._explore(v, VARIANT_TRACES, out)
             found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                           else e.error)
             if e is not None:
                 self._compare(v, st, found, out, VARIANT_POINTS)
             out.variants.append({"args": v.label, "status": "traced", "traces": st.traces})
+
+
+def _refuses_the_call(error: str) -> bool:
+    """Whether an eager error refuses the call's arguments, rather than a dtype or device the eager kernel lacks
+    or the made-up data of the inputs (neither is a check a fake could make)."""
+    from .candidates import NO_EAGER
+    from .differential import DATA_WORDS
+
+    return not any(m in error for m in (*NO_EAGER, *DATA_WORDS, *RESTRICTIONS))
 
 
 def _labelled(f: Finding, label: str) -> Finding:

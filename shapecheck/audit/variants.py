@@ -41,7 +41,7 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
                       f"{a.name}={[1 if v == 0 else 2 for v in trees[a.name][1]]}")
              for a in search.args if _raisable(a, trees.get(a.name))}
     corners = [together] if len(together) >= 2 and probs and flags else []
-    if flags and lists:
+    if lists:
         corners.append({**together, **lists})
     for corner in corners:
         args_ = []

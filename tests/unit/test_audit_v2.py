@@ -696,3 +696,54 @@ def test_a_list_gets_the_length_the_schema_states_and_a_second_search_widens_lis
     assert "hi=1" in found["auditv2_widen::bounded"].describe() or "lo=1" in found["auditv2_widen::bounded"].describe()
     mm = C.resolve_op("aten::mm")
     assert Search("aten::mm", mm, mm, None).run().inputs.describe().startswith("self=float32[self_0, self_1]")
+
+
+LAX = '''
+import torch
+
+LIB = torch.library.Library("auditv2_lax", "DEF")
+LIB.define("lax(Tensor x, int[1] pad=0) -> Tensor")
+LIB.define("picky(Tensor x, int[1] pad=0) -> Tensor")
+
+
+def _lax(x, pad=(0,)):
+    if pad[0] >= 1:  # the eager kernel's check, which the fake below lacks
+        raise RuntimeError(f"pad must be smaller than 1, but got {pad[0]}")
+    return torch.nn.functional.pad(x, (pad[0], pad[0]))
+
+
+def _picky(x, pad=(0,)):
+    if pad[0] >= 1:  # a backend that lacks a case: no check a fake could make
+        raise NotImplementedError("\\"picky_cpu\\" not implemented for padded inputs")
+    return torch.nn.functional.pad(x, (pad[0], pad[0]))
+
+
+LIB.impl("lax", _lax, "CPU")
+LIB.impl("picky", _picky, "CPU")
+
+
+@torch.library.register_fake("auditv2_lax::lax", lib=LIB)
+def _(x, pad=(0,)):
+    return x.new_empty((*x.shape[:-1], x.shape[-1] + 2 * pad[0]))
+
+
+@torch.library.register_fake("auditv2_lax::picky", lib=LIB)
+def _(x, pad=(0,)):
+    return x.new_empty((*x.shape[:-1], x.shape[-1] + 2 * pad[0]))
+'''
+
+
+def test_a_variant_the_eager_kernel_refuses_and_the_fake_returns_is_a_finding(tmp_path):
+    # both take the first inputs (pad=[0]); with pad=[1] the eager kernel raises and the fake returns: the fake
+    # lacks a check (conv_transpose2d's output_padding below the stride, in torch 2.13). A kernel that merely
+    # lacks a case (NotImplementedError) is no check a fake could make
+    (tmp_path / "auditv2_lax.py").write_text(LAX)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditv2_lax.py"), "--ops", "auditv2_lax::*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    lax = recs["auditv2_lax::lax.default"]
+    (f,) = [f for f in lax["findings"] if f["class"] == "fake-accepts"]
+    assert "with pad=[1]" in f["expr"] and "pad must be smaller than 1" in f["message"], lax["findings"]
+    picky = recs["auditv2_lax::picky.default"]
+    assert not [f for f in picky["findings"] if f["class"] == "fake-accepts"], picky["findings"]
+    assert code == 1, err
