@@ -352,7 +352,7 @@ class Search:
     """The search of one op's inputs: ``eager(inputs) -> EagerResult`` runs its eager kernel (None: it has none)."""
 
     def __init__(self, op_name: str, op: Any, call: Callable[..., Any], eager: Callable[[OpInputs], Any] | None):
-        self.op_name, self.call, self.eager = op_name, call, eager
+        self.op_name, self.op, self.call, self.eager = op_name, op, call, eager
         self.args = plan_args(op)
         self.found = Found()
         self.tried: set[tuple] = set()
@@ -430,6 +430,16 @@ class Search:
         n = int(m.group(1))
         rest = [x for x in self.sizes if x != n]
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
+
+    def narrowed(self, name: str, option: Any) -> Found:
+        """A search of its own with the argument ``name`` held at ``option`` (a variant the first inputs cannot
+        take: ``dim=2`` wants a rank-3 input), on a quarter of the budget and without the widening."""
+        sub = Search(self.op_name, self.op, self.call, self.eager)
+        sub.args = [Arg(a.name, a.type, a.keyword, [option], a.kind, a.defaulted) if a.name == name else a
+                    for a in sub.args]
+        if not any(a.name == name for a in sub.args):
+            return Found()
+        return sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)
 
     def run(self) -> Found:
         """The first inputs the fake (and the eager kernel) take; where none is found, a second search with more

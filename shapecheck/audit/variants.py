@@ -1,4 +1,5 @@
-"""The argument variants of an op's first inputs (issue 23, item 4): two corners first (every flag that is off
+"""The argument variants of an op's first inputs, each with the (argument, option) it changes (None for a
+corner, which changes several) (issue 23, item 4): two corners first (every flag that is off
 by default on, with a probability above 0; then with the int lists off their trivial values too), then the inputs
 with one argument changed (a bool flipped, an optional present or absent, another small int, a probability above
 0, another dtype, the first tensor one rank up). The caller keeps each one the fake or the eager kernel accepts.
@@ -13,7 +14,7 @@ from .candidates import SIZES, Arg, Search, _words, tree_of
 from .inputs import OpInputs
 
 
-def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInputs]:
+def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[OpInputs, tuple[str, Any] | None]]:
     """The base inputs with one argument changed: each bool flipped, each optional toggled (a tensor of the
     first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
     trees = {name: tree for name, _, tree in base.args}
@@ -50,7 +51,7 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
             tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), corner[n][0], size) \
                 if a is not None and n in corner else t
             args_.append((n, kw, t if tree is None else tree))
-        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values()))
+        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values())), None
         made += 1
     # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
     # eager kernel takes it, like every variant
@@ -60,9 +61,10 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
         rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
         tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
         yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
-                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]")
+                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]"), (first.name, (rank, dtype))
         made += 1
-    for a in search.args:
+    # the plain ints last: their other values take what the limit leaves after the flags and optionals
+    for a in sorted(search.args, key=lambda a: a.kind == "int"):
         if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
             continue
         current = trees[a.name]
@@ -73,6 +75,9 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
             alternatives = [(_present(search, base, a, size), "")]
         elif a.kind == "tensor" and a.type.endswith("?"):
             alternatives = [(None, f"{a.name}=None")]
+        elif a.kind == "int" and current[0] == "const" and type(current[1]) is int:
+            # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0)
+            alternatives = [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
         elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
             alternatives = [(v, f"{a.name}={v}") for v in (2, 1)]
         elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
@@ -87,7 +92,7 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[OpInput
                 continue
             args = tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args)
             label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
-            yield OpInputs(base.op, base.origin, args, base.blobs, label)
+            yield OpInputs(base.op, base.origin, args, base.blobs, label), (a.name, option)
             made += 1
             if made >= limit:
                 return

@@ -747,3 +747,37 @@ def test_a_variant_the_eager_kernel_refuses_and_the_fake_returns_is_a_finding(tm
     picky = recs["auditv2_lax::picky.default"]
     assert not [f for f in picky["findings"] if f["class"] == "fake-accepts"], picky["findings"]
     assert code == 1, err
+
+
+DIMS = '''
+import torch
+
+LIB = torch.library.Library("auditv2_dim", "DEF")
+LIB.define("pick(Tensor x, int dim=0) -> Tensor")
+
+
+def _pick(x, dim=0):
+    return x.sum(dim)
+
+
+LIB.impl("pick", _pick, "CPU")
+
+
+@torch.library.register_fake("auditv2_dim::pick", lib=LIB)
+def _(x, dim=0):
+    torch._check(0 <= dim < x.dim(), lambda: f"dim {dim} out of range for a {x.dim()}-d input")
+    return x.new_empty([s for i, s in enumerate(x.shape) if i != dim])
+'''
+
+
+def test_a_variant_the_first_inputs_cannot_take_is_traced_on_inputs_searched_again_around_it(tmp_path):
+    # dim=2 of the first inputs' 2-d x: both kernels refuse it; a search with dim held at 2 finds a 3-d x
+    (tmp_path / "auditv2_dim.py").write_text(DIMS)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditv2_dim.py"), "--ops", "auditv2_dim::*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    (rec,) = json.loads(out)["ops"]
+    assert rec["example"].startswith("x=float32[x_0, x_1]"), rec["example"]
+    variants = {v["args"]: v for v in rec["variants"]}
+    assert variants["dim=2, inputs searched again"]["status"] == "traced", variants
+    assert variants["dim=2, inputs searched again"]["traces"] >= 1
+    assert code in (0, 1), err
