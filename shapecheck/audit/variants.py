@@ -67,25 +67,7 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     for a in sorted(search.args, key=lambda a: a.kind == "int"):
         if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
             continue
-        current = trees[a.name]
-        alternatives: list[tuple[Any, str]] = []
-        if a.kind == "bool":
-            alternatives = [(not current[1], f"{a.name}={not current[1]}")]
-        elif a.kind == "tensor" and current == ("const", None):
-            alternatives = [(_present(search, base, a, size), "")]
-        elif a.kind == "tensor" and a.type.endswith("?"):
-            alternatives = [(None, f"{a.name}=None")]
-        elif a.kind == "int" and current[0] == "const" and type(current[1]) is int:
-            # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0)
-            alternatives = [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
-        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
-            alternatives = [(v, f"{a.name}={v}") for v in (2, 1)]
-        elif a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
-            alternatives = [(0.5, f"{a.name}=0.5")]
-        elif a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
-            alternatives = [(0.5, f"{a.name}=0.5")]
-        elif a.kind == "dtype" and current[0] in ("dtype", "const"):
-            alternatives = [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
+        alternatives = _alternatives(search, base, a, trees[a.name], size)
         for option, label in alternatives:
             tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind if a.kind != "fixed" else "fixed"), option, size)
             if tree is None:
@@ -98,6 +80,28 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
                 return
         if made >= limit:
             return
+
+
+def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: int) -> list[tuple[Any, str]]:
+    """The other values of one argument a variant tries, each with its label ("" for a tensor: made later)."""
+    if a.kind == "bool":
+        return [(not current[1], f"{a.name}={not current[1]}")]
+    if a.kind == "tensor" and current == ("const", None):
+        return [(_present(search, base, a, size), "")]
+    if a.kind == "tensor" and a.type.endswith("?"):
+        return [(None, f"{a.name}=None")]
+    if a.kind == "int" and current[0] == "const" and type(current[1]) is int:
+        # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0)
+        return [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
+    if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
+        return [(v, f"{a.name}={v}") for v in (2, 1)]
+    if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
+        return [(0.5, f"{a.name}=0.5")]
+    if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
+        return [(0.5, f"{a.name}=0.5")]
+    if a.kind == "dtype" and current[0] in ("dtype", "const"):
+        return [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
+    return []
 
 
 def _raisable(a: Arg, tree: Any) -> bool:
