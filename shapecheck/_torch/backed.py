@@ -112,19 +112,11 @@ class BackedRun:
     def dim(self, name: str, hint: int) -> Any:
         """A backed size for the dim ``name`` at ``hint``, one per name (an int for 0 and 1, which export
         specialises, as ``specialize_zero_one`` does)."""
-        from torch._dynamo.source import LocalSource
-        from torch.fx.experimental.symbolic_shapes import DimDynamic
-
         if name not in self._dims:
             if hint == 0:
                 self._dims[name] = 0
                 return 0
-            source = LocalSource(f"dim_{name}")
-            sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC)
-            value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
-            if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
-                self.names[value.node.expr] = name
-            self._dims[name] = value
+            self._dims[name] = self._backed(name, f"dim_{name}", hint, None, first=False)
         return self._dims[name]
 
     def ranged(self, name: str, hint: int, least: int, greatest: int) -> Any:
@@ -132,22 +124,32 @@ class BackedRun:
         max=greatest)``, one per (name, hint): what ``tensor`` gives an axis of that dim, without building an
         input from a real tensor (``from_tensor`` is most of this run's cost). A hint below 2 is the int itself,
         as ``tensor`` makes that axis static."""
-        from torch._dynamo.source import LocalSource
-        from torch.fx.experimental.symbolic_shapes import DimDynamic, StrictMinMaxConstraint
+        from torch.fx.experimental.symbolic_shapes import StrictMinMaxConstraint
         from torch.utils._sympy.value_ranges import ValueRanges
 
-        key = f"{name}@{hint}"
         if hint < 2:
             return hint
+        key = f"{name}@{hint}"
         if key not in self._dims:
-            source = LocalSource(f"dim_{name}_{hint}")
             constraint = StrictMinMaxConstraint(vr=ValueRanges(least, greatest), warn_only=False)
-            sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC, constraint_dim=constraint)
-            value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
-            if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
-                self.names.setdefault(value.node.expr, name)
-            self._dims[key] = value
+            self._dims[key] = self._backed(name, f"dim_{name}_{hint}", hint, constraint, first=True)
         return self._dims[key]
+
+    def _backed(self, name: str, source_name: str, hint: int, constraint: Any, *, first: bool) -> Any:
+        """A new backed size at ``hint`` (its range ``constraint``'s, where given), named ``name`` in ``names``
+        (``first``: unless a size of the same symbol already has a name)."""
+        from torch._dynamo.source import LocalSource
+        from torch.fx.experimental.symbolic_shapes import DimDynamic
+
+        source = LocalSource(source_name)
+        sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC, constraint_dim=constraint)
+        value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
+        if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
+            if first:
+                self.names.setdefault(value.node.expr, name)
+            else:
+                self.names[value.node.expr] = name
+        return value
 
     def installed(self) -> int:
         """How many guards the ShapeEnv holds (a screen's inputs must install none)."""

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..logic import expr as E
-from .candidates import Found, Search
-from .differential import draw_points
+from .candidates import NO_EAGER, Found, Search
+from .differential import DATA_WORDS, draw_points
 from .differential import run as diff_run
 from .explore import AuditExplorer, Finding, OpAudit
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
@@ -220,9 +220,6 @@ class OpRun:
 def _refuses_the_call(error: str) -> bool:
     """Whether an eager error refuses the call's arguments, rather than a dtype or device the eager kernel lacks
     or the made-up data of the inputs (neither is a check a fake could make)."""
-    from .candidates import NO_EAGER
-    from .differential import DATA_WORDS
-
     return not any(m in error for m in (*NO_EAGER, *DATA_WORDS, *RESTRICTIONS))
 
 

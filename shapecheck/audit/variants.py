@@ -38,9 +38,9 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1,
     # and one the schema gives no default (a kernel size, made [1]) at 2. A size computation's corrections
     # often meet only such a combination (pooling's ceil_mode correction needs a stride and a padding)
-    lists = {a.name: ([1 if v == 0 else 2 for v in trees[a.name][1]],
-                      f"{a.name}={[1 if v == 0 else 2 for v in trees[a.name][1]]}")
-             for a in search.args if _raisable(a, trees.get(a.name))}
+    raised = {a.name: [1 if v == 0 else 2 for v in trees[a.name][1]] for a in search.args
+              if _raisable(a, trees.get(a.name))}
+    lists = {name: (value, f"{name}={value}") for name, value in raised.items()}
     corners = [together] if len(together) >= 2 and probs and flags else []
     if lists:
         corners.append({**together, **lists})
