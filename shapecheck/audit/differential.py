@@ -111,11 +111,12 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
 
 
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
-                near: Callable[[list[E.Node], set[str]], dict[str, int] | None],
+                near: Callable[..., dict[str, int] | None],
                 requires: list[E.Node]) -> list[dict[str, int]]:
-    """The example, the guards' sides, each inferred equality of two dims broken (one side at 1, then past the
-    example: does the eager kernel demand it too, or broadcast?), then every dim at 0, at 1 and past the example
-    (the others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
+    """The example, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each
+    inferred equality of two dims broken (one side at 1, then past the example: does the eager kernel demand it
+    too, or broadcast?), then every dim at 0, at 1 and past the example (the others where the inferred requires
+    let them stay at the example), at most MAX_POINTS, each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
@@ -127,6 +128,28 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
 
     for p in guard_points:
         add(p)
+    tensor_dims = inputs.tensor_dims()
+    # each assert the trace saw, just broken with no input empty: the fake rejects there, and an eager kernel
+    # that returns is a check the fake has and the runtime lacks (conv_transpose's zero-size output)
+    for i, r in enumerate(requires):
+        names = E.free_names(r) & example.keys()
+        if not names or len(out) >= MAX_POINTS:
+            continue
+        nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
+        others = [x for j, x in enumerate(requires) if j != i]
+        # an int argument's value (a padding) stays at the example, or moves up by one where the sizes alone
+        # cannot break the assert: a stride of 0 is refused for a reason of its own, and with the ints fixed the
+        # question is linear in the sizes
+        moves = [{}] + [{d: example[d] + 1} for d in sorted(names - tensor_dims)]
+        for broken in boundaries(r):
+            for moved in moves:
+                pins = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in moved.items()]
+                keep = (names & tensor_dims) | set(moved)
+                p = near([*others, *broken, *nonempty, *pins], keep, False) or \
+                    near([*broken, *nonempty, *pins], keep, False)
+                if p is not None:
+                    add(p)
+                    break
     for r in requires:
         if isinstance(r, E.Cmp) and r.op == "==" and isinstance(r.left, E.Var) and isinstance(r.right, E.Var) \
                 and r.left.name in example and example[r.left.name] == example.get(r.right.name):
@@ -139,6 +162,31 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
             add(p if p is not None else {d: v})
     return out
+
+
+def boundaries(r: E.Node) -> list[list[E.Node]]:
+    """Ways to break the assert ``r`` just past its edge, each a list of conditions: ``a > b`` at ``a == b``,
+    ``a >= b`` at ``a == b - 1``; a disjunction with every part at its edge; a conjunction one part at a time,
+    the others kept. An equality has no edge (the caller breaks it by moving one side)."""
+    edges = {">": lambda a, b: E.Cmp("==", a, b), "<": lambda a, b: E.Cmp("==", a, b),
+             ">=": lambda a, b: E.Cmp("==", a, E.arith("-", b, E.Const(1))),
+             "<=": lambda a, b: E.Cmp("==", a, E.arith("+", b, E.Const(1))),
+             "!=": lambda a, b: E.Cmp("==", a, b)}
+
+    def edge(n: E.Node) -> E.Node:
+        if isinstance(n, E.Not) and isinstance(n.operand, E.Cmp):
+            n = E.negate(n.operand)
+        if isinstance(n, E.Cmp) and n.op in edges:
+            return edges[n.op](n.left, n.right)
+        return E.negate(n)
+
+    if isinstance(r, E.Cmp) and r.op == "==":
+        return []
+    if isinstance(r, E.Or):
+        return [[edge(a) for a in r.args]]
+    if isinstance(r, E.And):
+        return [[edge(a), *(b for b in r.args if b is not a)] for a in r.args]
+    return [[edge(r)]]
 
 
 #: an eager error about the tensors' values (an index past a size): made-up data, not the sizes, is what it rejects

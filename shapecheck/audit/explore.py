@@ -147,9 +147,9 @@ class AuditExplorer:
         return st
 
     # -- points ------------------------------------------------------------------------------------------------
-    def near(self, conds: list[E.Node], keep: set[str] = frozenset()) -> dict[str, int] | None:
+    def near(self, conds: list[E.Node], keep: set[str] = frozenset(), loose: bool = True) -> dict[str, int] | None:
         """A point of ``conds`` with the dims outside ``keep`` at their example values where possible (the two
-        sides of a guard then differ only where the guard looks), else the least point."""
+        sides of a guard then differ only where the guard looks), else the least point (``loose``; else None)."""
         fixed = {c.left.name: c.right.value for c in conds if isinstance(c, E.Cmp) and c.op == "=="
                  and isinstance(c.left, E.Var) and isinstance(c.right, E.Const) and c.left.name in keep}
         candidate = {**self.example, **fixed}
@@ -157,7 +157,7 @@ class AuditExplorer:
             model: dict[str, int] | None = candidate  # every dim one value: the only model z3 could give
         else:
             pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
-            model = self.solver.small_model(conds + pinned) or self.solver.small_model(conds)
+            model = self.solver.small_model(conds + pinned) or (self.solver.small_model(conds) if loose else None)
         point = restrict(model, self.dims) if model is not None else None
         if point is not None and keep and point not in self.state.points and len(self.state.points) < 32:
             self.state.points.append(point)

@@ -44,19 +44,26 @@ class OpInputs:
             _collect(tree, out)
         return out
 
+    def tensor_dims(self) -> set[str]:
+        """The dims that are a tensor's sizes (not an int argument's value)."""
+        out: list[tuple[str, int]] = []
+        for _, _, tree in self.args:
+            _collect(tree, out, tensors_only=True)
+        return {name for name, _ in out}
+
     def describe(self) -> str:
         """``self[3, 3] float32, dim=0``: what the example call passes."""
         return ", ".join(f"{name}={_describe(tree)}" for name, _, tree in self.args)
 
 
-def _collect(tree: Tree, out: list[tuple[str, int]]) -> None:
+def _collect(tree: Tree, out: list[tuple[str, int]], tensors_only: bool = False) -> None:
     if tree[0] == "tensor":
         out.extend(zip(tree[1], tree[2], strict=True))
-    elif tree[0] == "sym":
+    elif tree[0] == "sym" and not tensors_only:
         out.append((tree[1], tree[2]))
     elif tree[0] == "list":
         for t in tree[1]:
-            _collect(t, out)
+            _collect(t, out, tensors_only)
 
 
 def _describe(tree: Tree) -> str:

@@ -156,7 +156,7 @@ class OpRun:
                 requires.append(E.parse(expr))
             except Exception:  # noqa: BLE001, S112 - evidence text such as "(raised) ...": not a fact
                 continue
-        points = draw_points(inputs, st.points, lambda conds, keep: explorer.near(conds, keep), requires)
+        points = draw_points(inputs, st.points, explorer.near, requires)
         points = points[:budget if inputs.label else len(points)]
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
         seen: set[tuple[str, str]] = set()

@@ -484,9 +484,10 @@ def _checked_fallbacks(kernel: Any, case: Any, contract: Any, assumptions: list[
                        where: Any) -> None:
     """A guard_or_false/guard_or_true the trace answered (``guard_or_false(index >= size)`` in select's fake) whose
     other side makes the kernel raise is a check of its inputs: the side assumed becomes a requires, as a
-    branch into an error does (``index < A0``). One trace per such answer, at most four."""
+    branch into an error does (``index < A0``). One whose other side returns other outputs is a branch the
+    draft's path does not cover (squeeze's ``A0 == 1``): a TODO. One trace per such answer, at most four."""
     from .._torch import core as C
-    from ..trace.run import Failed, trace_case
+    from ..trace.run import Failed, Finished, trace_case
 
     for fb in [f for f in t.fallbacks if f.guard is not None and not f.data_dependent][:4]:
         assumed = fb.guard if fb.value else E.negate(fb.guard)
@@ -499,6 +500,13 @@ def _checked_fallbacks(kernel: Any, case: Any, contract: Any, assumptions: list[
             if text not in {r for r, _ in out.requires}:
                 out.requires.append((text, f"the kernel raises {other.error.splitlines()[0][:120]}{where(other.loc)} "
                                            "otherwise"))
+        elif isinstance(other, Finished) and [o.formula for o in other.outputs] != [o.formula for o in t.outputs]:
+            shown = ", ".join(o.formula for o in other.outputs)
+            todo = (f"the kernel branches on {E.to_text(fb.guard)}{where(fb.loc)} (torch assumed "
+                    f"{E.to_text(assumed)} and went on): where {ordered(E.negate(assumed), contract)} it returns "
+                    f"{shown}; give that side its own [[paths]]")
+            if todo not in out.todos:
+                out.todos.append(todo)
 
 
 def _fixed_by(node: E.Node) -> dict[str, int]:

@@ -1,8 +1,9 @@
 """The argument variants of an op's first inputs, each with the (argument, option) it changes (None for a
-corner, which changes several) (issue 23, item 4): two corners first (every flag that is off
-by default on, with a probability above 0; then with the int lists off their trivial values too), then the inputs
-with one argument changed (a bool flipped, an optional present or absent, another small int, a probability above
-0, another dtype, the first tensor one rank up). The caller keeps each one the fake or the eager kernel accepts.
+corner, which changes several) (issue 23, item 4): two corners first (every flag that is off by default on, with
+a probability above 0; then with the int lists off their trivial values too), then the inputs with one argument
+changed (a bool flipped, an optional present or absent, another small int, an int list off its trivial value, alone
+and with the first tensor a rank up, a probability above 0, another dtype, the first tensor one rank up). The
+caller keeps each one the fake or the eager kernel accepts.
 """
 
 from __future__ import annotations
@@ -38,8 +39,7 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1,
     # and one the schema gives no default (a kernel size, made [1]) at 2. A size computation's corrections
     # often meet only such a combination (pooling's ceil_mode correction needs a stride and a padding)
-    raised = {a.name: [1 if v == 0 else 2 for v in trees[a.name][1]] for a in search.args
-              if _raisable(a, trees.get(a.name))}
+    raised = {a.name: _raised(trees[a.name][1]) for a in search.args if _raisable(a, trees.get(a.name))}
     lists = {name: (value, f"{name}={value}") for name, value in raised.items()}
     corners = [together] if len(together) >= 2 and probs and flags else []
     if lists:
@@ -53,15 +53,17 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             args_.append((n, kw, t if tree is None else tree))
         yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values())), None
         made += 1
-    # the first tensor one rank up (a reduction over "the rows" of a 3-D input): kept only where the fake or the
-    # eager kernel takes it, like every variant
+    # the first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
+    # convolution): kept only where the fake or the eager kernel takes it, like every variant
     first = next((a for a in search.args if a.kind == "tensor" and a.name in trees and trees[a.name][0] == "tensor"),
                  None)
-    if first is not None and 0 < len(trees[first.name][2]) < 4 and made < limit:
+    up: tuple[str, Any, str] | None = None  # the first tensor one rank up: (name, tree, label)
+    if first is not None and 0 < len(trees[first.name][2]) < 5 and made < limit:
         rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
         tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
+        up = (first.name, tree, f"{first.name}=Tensor[rank {rank}, {dtype}]")
         yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
-                       base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]"), (first.name, (rank, dtype))
+                       base.blobs, up[2]), (first.name, (rank, dtype))
         made += 1
     # the plain ints last: their other values take what the limit leaves after the flags and optionals
     for a in sorted(search.args, key=lambda a: a.kind == "int"):
@@ -76,6 +78,12 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
             yield OpInputs(base.op, base.origin, args, base.blobs, label), (a.name, option)
             made += 1
+            if up is not None and _raisable(a, trees[a.name]) and made < limit:
+                # an int list off its trivial value with the first tensor a rank up too: a batched and an
+                # unbatched input reach different checks (conv_transpose2d's zero-size output, batched only)
+                args = tuple((n, kw, up[1] if n == up[0] else t) for n, kw, t in args)
+                yield OpInputs(base.op, base.origin, args, base.blobs, f"{label}, {up[2]}"), None
+                made += 1
             if made >= limit:
                 return
         if made >= limit:
@@ -93,6 +101,8 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if a.kind == "int" and current[0] == "const" and type(current[1]) is int:
         # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0)
         return [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
+    if _raisable(a, current):  # an int list off its trivial value alone (the corner moves them all at once)
+        return [(_raised(current[1]), f"{a.name}={_raised(current[1])}")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
         return [(v, f"{a.name}={v}") for v in (2, 1)]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
@@ -102,6 +112,11 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if a.kind == "dtype" and current[0] in ("dtype", "const"):
         return [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
     return []
+
+
+def _raised(values: list[int]) -> list[int]:
+    """An int list off its trivial value: zeros at 1, ones at 2."""
+    return [1 if v == 0 else 2 for v in values]
 
 
 def _raisable(a: Arg, tree: Any) -> bool:

@@ -183,6 +183,17 @@ def test_a_guard_or_false_whose_other_side_raises_becomes_a_requires(tmp_path):
     assert report.verdict.value == "pass", [v.message for v in report.violations]
 
 
+@pytest.mark.slow
+def test_a_guard_or_false_whose_other_side_returns_other_outputs_is_a_todo(tmp_path):
+    """squeeze's decomposition asks ``guard_or_false(A0 == 1)`` and returns (A0, A1) on the side torch assumed;
+    where A0 == 1 it returns (A1,). The draft's one path covers only the first side: it says so, where it used to
+    be silent and verify then failed the draft with SC002 at A0 = 1."""
+    text = draft_contract("aten::squeeze.dim")
+    contract, data = _load(tmp_path, text)
+    assert [p["outputs"][0]["shape"] for p in data["paths"]] == ["(A0, A1)"]
+    assert "the kernel branches on A0 == 1" in text and "where A0 == 1 it returns (A1,)" in text, text
+
+
 @pytest.mark.parametrize("type_text, kind", [("str?", "none"), ("int?", "none"), ("ScalarType?", "none"),
                                              ("float?", "none"), ("SymInt[]?", "ints"), ("float[]?", "floats")])
 def test_an_optional_scalar_with_no_default_is_absent_and_an_optional_list_is_given(type_text, kind):

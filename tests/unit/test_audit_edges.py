@@ -1,0 +1,110 @@
+"""The audit's comparison with the eager kernel at the edge of each assert the trace saw (``differential.
+boundaries``): the fake refuses there, so an eager kernel that returns is a check the fake has and the runtime
+lacks (torch 2.13's conv_transpose on a zero-size output). And the argument variants that reach such an edge: an
+int list off its trivial value alone, and with the first tensor a rank up. In-process (click's runner through
+``main``); the libraries are small files written here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from shapecheck.audit.differential import boundaries
+from shapecheck.logic import expr as E
+from tests.conftest import invoke
+
+
+def _main(*argv: str) -> tuple[int, str, str]:
+    res = invoke(*argv)
+    return res.returncode, res.stdout, res.stderr
+
+
+def _texts(r: str) -> list[list[str]]:
+    return [[E.to_text(c) for c in conds] for conds in boundaries(E.parse(r))]
+
+
+def test_an_assert_is_broken_just_past_its_edge():
+    assert _texts("a > b") == [["a == b"]]
+    assert _texts("a >= b + 2") == [["a == b + 2 - 1"]]
+    assert _texts("a <= 3") == [["a == 4"]]
+    assert _texts("a != b") == [["a == b"]]
+    # any of them: every part at its edge at once (conv_transpose's "some output dim > 0")
+    assert _texts("a > 1 or b > 1") == [["a == 1", "b == 1"]]
+    # all of them: one part broken at a time, the others kept
+    assert _texts("a > 1 and b < 4") == [["a == 1", "b < 4"], ["b == 4", "a > 1"]]
+    assert _texts("a == b") == []  # an equality is broken by moving one side (draw_points)
+
+
+SHRINK = '''
+import torch
+
+LIB = torch.library.Library("auditedge", "DEF")
+LIB.define("strict(Tensor x, int[1] pad=1) -> Tensor")
+LIB.define("exact(Tensor x, int[1] pad=1) -> Tensor")
+LIB.define("padded(Tensor x, int[1] pad=0) -> Tensor")
+
+
+def _shrink(x, pad=(1,)):
+    # the eager kernel: an empty result where the padding eats the whole last dim, an error past that
+    n = x.shape[-1] - 2 * pad[0]
+    if n < 0:
+        raise RuntimeError(f"pad {pad[0]} is too large for a last dim of {x.shape[-1]}")
+    return x.narrow(-1, pad[0], n).clone()
+
+
+LIB.impl("strict", _shrink, "CPU")
+LIB.impl("exact", _shrink, "CPU")
+LIB.impl("padded", _shrink, "CPU")
+
+
+@torch.library.register_fake("auditedge::strict", lib=LIB)
+def _(x, pad=(1,)):
+    n = x.shape[-1] - 2 * pad[0]
+    torch._check(n > 0, lambda: "output size is too small")  # refuses the empty result eager returns
+    return x.new_empty((*x.shape[:-1], n))
+
+
+def _exact(x, pad=(1,)):
+    n = x.shape[-1] - 2 * pad[0]
+    torch._check(n >= 0, lambda: "pad is too large")
+    return x.new_empty((*x.shape[:-1], n))
+
+
+torch.library.register_fake("auditedge::exact", _exact, lib=LIB)
+torch.library.register_fake("auditedge::padded", _exact, lib=LIB)
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_that_refuses_at_the_edge_of_its_assert_where_eager_returns_is_a_finding(tmp_path):
+    # at its default pad=[1], the edge of strict's assert is a last dim of 2: an empty result, which the eager
+    # kernel returns and the fake refuses (no dim is 0 there, nor 1: the points each dim takes do not meet it).
+    # exact's edge is a last dim of 1, where both refuse: no finding
+    (tmp_path / "auditedge.py").write_text(SHRINK)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditedge.py"), "--ops", "auditedge::*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    strict = recs["auditedge::strict.default"]
+    rejects = [f for f in strict["findings"] if f["class"] == "fake-rejects"]
+    assert rejects, strict
+    (f,) = rejects[:1]
+    last = max(k for k in f["counterexample"] if k.startswith("x_"))
+    assert f["counterexample"][last] == 2, f
+    exact = recs["auditedge::exact.default"]
+    assert not [f for f in exact["findings"] if f["class"] == "fake-rejects"], exact["findings"]
+    assert code == 1, err
+
+
+@pytest.mark.slow
+def test_an_int_list_is_also_varied_alone_and_with_the_first_tensor_a_rank_up(tmp_path):
+    # padded's pad is [0] by default: it is tried at [1] alone, and at [1] with x a rank up (conv_transpose2d's
+    # zero-size output is refused by the fake for a batched input only)
+    (tmp_path / "auditedge.py").write_text(SHRINK)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditedge.py"), "--ops", "auditedge::padded*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    (rec,) = json.loads(out)["ops"]
+    rank = len(rec["example"].split("]")[0].split(","))
+    labels = [v["args"] for v in rec["variants"]]
+    assert "pad=[1]" in labels and f"pad=[1], x=Tensor[rank {rank + 1}, float32]" in labels, labels
+    assert code in (0, 1), err
