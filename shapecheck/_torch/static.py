@@ -80,8 +80,12 @@ def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict
                             nonnegative=True if lo >= 0 else None) for n, (lo, _) in ranges.items()}
     try:
         by_name = {n: to_sympy(node, syms) for n, node in derived.items()}
-        for n in list(by_name):  # a derived dim over another derived dim
-            by_name[n] = by_name[n].xreplace({syms[m]: by_name[m] for m in by_name if m != n})
+        for _ in range(len(by_name)):  # a derived dim over another derived dim, to the end of the chain
+            before = dict(by_name)
+            for n in list(by_name):
+                by_name[n] = by_name[n].xreplace({syms[m]: by_name[m] for m in by_name if m != n})
+            if by_name == before:
+                break
         replace = {syms[n]: v for n, v in by_name.items()}
         if isinstance(expr, E.Node):
             cond = to_sympy(expr, syms)

@@ -28,7 +28,7 @@ from ..result.report import CaseResult
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
 from .export_why import CONSTRAINT_REPORT, RunAt, conjuncts, explain, first_line
-from .premises import modulo_step, quotient
+from .premises import implied_steps, modulo_step, quotient
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
 #: export again at other example sizes: (whether export succeeded, None: not comparable; its message)
@@ -112,17 +112,27 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
     roots = {d.name for d in case.contract.dims if d.dynamic}  # a root Dim need not be an input's size
     derived: dict[str, tuple[str, int, int]] = {}
     quotients: dict[str, DimSpec] = {}  # X_k -> its root Dim
+
+    def step_dim(xm: str, km: int, rm: int) -> None:
+        """X % k == r as the derived Dim k * X_k + r, X_k a root Dim of its own; on the Dim X shares (its class's,
+        or the root of no input that X == C0 made X's), where X has one already."""
+        xm = classes.get(xm, xm)
+        while xm in derived and derived[xm][1:] == (1, 0):
+            xm = derived[xm][0]
+        if xm not in roots or xm in derived:
+            return
+        lo = solver.extreme([case.domain], xm, lowest=True)
+        hi = solver.extreme([case.domain], xm, lowest=False)
+        if lo is not None and hi is not None:
+            q, qlo, qhi = quotient(xm, km, rm, lo, hi)
+            if qlo < qhi and q not in case.contract.dim_names and q not in quotients:
+                quotients[q] = DimSpec(q, qlo, qhi)
+                derived[xm] = (q, km, rm)
+
     for c in conjuncts(case.domain):
         step = modulo_step(c) if modulo else None
-        if step is not None and step[0] in dyn and step[0] not in derived and classes.get(step[0]) == step[0]:
-            xm, km, rm = step
-            lo = solver.extreme([case.domain], xm, lowest=True)
-            hi = solver.extreme([case.domain], xm, lowest=False)
-            if lo is not None and hi is not None:
-                q, qlo, qhi = quotient(xm, km, rm, lo, hi)
-                if qlo < qhi and q not in case.contract.dim_names:
-                    quotients[q] = DimSpec(q, qlo, qhi)
-                    derived[xm] = (q, km, rm)
+        if step is not None:
+            step_dim(*step)
             continue
         if not (isinstance(c, E.Cmp) and c.op == "=="):
             continue
@@ -133,6 +143,8 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
             if len(names) != 1 or not names <= roots or x.name in names:
                 continue
             (y,) = names
+            if classes.get(y, y) == x.name:  # X == Y of one class: one Dim already, not a Dim derived from itself
+                continue
             lo = case.contract.dim(y).min
             try:
                 f0, f1 = E.evaluate(other, {y: lo}), E.evaluate(other, {y: lo + 1})
@@ -144,6 +156,9 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
             lin = E.Cmp("==", E.Var(x.name), E.Arith("+", E.Arith("*", E.Const(a), E.Var(y)), E.Const(b)))
             if solver.implies([case.domain], lin).outcome == Outcome.PROVED:
                 derived[x.name] = (classes.get(y, y), a, b)
+    # a step the requires imply without writing it (A1 even, from B0 == 2 * (A1 // 2) and A1 == B0)
+    for step in implied_steps(case.domain, dyn, solver) if modulo else ():
+        step_dim(*step)
     out: dict[str, DimSpec] = dict(quotients)
     bases = {b for b, _, _ in derived.values()}
     for name in [d.name for d in case.contract.dims if d.name in dyn or d.name in bases]:
@@ -156,6 +171,9 @@ def export_dims(case: BoundCase, solver: Solver, classes: dict[str, str], modulo
             continue  # one value over the domain: a static size for export (a Dim needs min < max)
         if rep in derived:
             base, a, b = derived[rep]
+            while base in derived:  # a Dim derived from a derived one: export takes it from the root
+                root, a2, b2 = derived[base]
+                base, a, b = root, a * a2, a * b2 + b
             out[name] = DimSpec(rep, lo, hi, base, a, b)
         else:
             out[name] = DimSpec(rep, lo, hi)

@@ -49,6 +49,38 @@ def modulo_step(c: E.Node) -> tuple[str, int, int] | None:
     return None
 
 
+def implied_steps(domain: E.Node, names: set[str], solver) -> list[tuple[str, int, int]]:
+    """``X % k == r`` that the domain implies without stating it (``B0 == 2 * (A1 // 2)`` with ``A1 == B0``: A1 is
+    even), for each dim X of ``names`` that the domain divides by a constant k (``X // k``, ``X % k``, 2 <= k
+    <= 64): (X, k, r), proved by z3. torch.export can state each as the derived Dim ``k * X_k + r``, as it
+    states a written ``X % k == r`` (``modulo_step``)."""
+    from ..logic.solver import Outcome
+
+    seen: list[tuple[str, int]] = []
+
+    def visit(n: E.Node) -> None:
+        if isinstance(n, E.Arith) and n.op in ("//", "%") and isinstance(n.left, E.Var) and n.left.name in names \
+                and isinstance(n.right, E.Const) and type(n.right.value) is int and 2 <= n.right.value <= 64:
+            if (n.left.name, n.right.value) not in seen:
+                seen.append((n.left.name, n.right.value))
+        for c in E.children(n):
+            visit(c)
+
+    visit(domain)
+    written = {step[:2] for step in map(modulo_step, conjuncts(domain)) if step is not None}
+    seen = [pair for pair in seen if pair not in written]
+    out: list[tuple[str, int, int]] = []
+    for x, k in seen:
+        model = solver.small_model([domain])
+        if model is None or x not in model:
+            continue
+        r = model[x] % k
+        step = E.Cmp("==", E.Arith("%", E.Var(x), E.Const(k)), E.Const(r))
+        if solver.implies([domain], step).outcome is Outcome.PROVED:
+            out.append((x, k, r))
+    return out
+
+
 def quotient(x: str, k: int, r: int, lo: int, hi: int) -> tuple[str, int, int]:
     """The root Dim of ``X % k == r`` (X == k * X_k + r) for X in [lo, hi]: its name and range."""
     return f"{x}_{k}", max(0, -((r - lo) // k)), (hi - r) // k

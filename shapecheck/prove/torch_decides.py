@@ -16,6 +16,7 @@ obligations check it there, the points where the condition really holds included
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import cast
 
 from .._torch import static as CS
 from ..contract.model import BoundCase
@@ -23,7 +24,7 @@ from ..findings import Finding
 from ..logic import expr as E
 from ..logic.solver import Outcome, Solver
 from ..rules import RuleCode
-from .premises import conjuncts, definition, modulo_step, quotient
+from .premises import conjuncts, definition, implied_steps, modulo_step, quotient
 
 # A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
 # so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
@@ -65,6 +66,16 @@ class TorchView:
                 self.derived[x] = E.Arith("+", E.Arith("*", E.Const(k), E.Var(q)), E.Const(r))
             elif part != E.TRUE:
                 self.facts.append(part)
+        # a step the requires imply without writing it (A1 even from B0 == 2 * (A1 // 2) and A1 == B0): export
+        # states it the same way, on the dim at the end of the equalities (B0 for A1 := B0)
+        for x, k, r in implied_steps(case.domain, dynamic, solver):
+            while isinstance(self.derived.get(x), E.Var):
+                x = cast(E.Var, self.derived[x]).name
+            q = f"{x}_{k}"
+            if x in dynamic and x not in self.derived and q not in case.contract.dim_names and q not in self.quotients \
+                    and not any(x in E.free_names(v) and not isinstance(v, E.Var) for v in self.derived.values()):
+                self.quotients[q] = (x, k, r)
+                self.derived[x] = E.Arith("+", E.Arith("*", E.Const(k), E.Var(q)), E.Const(r))
 
     def domain_range(self, name: str) -> tuple[int, int]:
         """A dim's least and greatest value in the domain (the requires included): the Dim range export gets."""
