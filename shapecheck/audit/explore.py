@@ -135,8 +135,10 @@ class AuditExplorer:
                     continue
                 if pending.helper and pending.guard is not None and not pending.is_specialization:
                     # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
-                    # takes the helper's fallback rather than a guard, so both are explored and nothing is found
-                    self.work += [pc + [E.negate(pending.guard)], pc + [pending.guard]]
+                    # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
+                    # On a size of 0 or 1 only the example's side goes on, as for the kernel's own zero-one
+                    # branches: export specialises those sizes, and the eager comparison runs them
+                    self.work += self._helper_sides(pending.guard, pc)
                     continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
@@ -145,6 +147,22 @@ class AuditExplorer:
             else:
                 self._guarded(t, pc)
         return st
+
+    def _helper_sides(self, guard: E.Node, pc: list[E.Node]) -> list[list[E.Node]]:
+        sides = [pc + [E.negate(guard)], pc + [guard]]
+        if classify_guard(guard) != "zero-one":
+            return sides
+        try:
+            general = E.evaluate(guard, self.example)
+        except Exception:  # noqa: BLE001 - a name the example has no value for: both sides
+            return sides
+        if not isinstance(general, bool):
+            return sides
+        note = ("the 0/1 sides of branches in torch's own helpers (broadcasting) were not traced symbolically: "
+                "export specialises sizes 0 and 1, and the comparison with the eager kernel runs them")
+        if note not in self.state.notes:
+            self.state.notes.append(note)
+        return [pc + [guard if general else E.negate(guard)]]
 
     # -- points ------------------------------------------------------------------------------------------------
     def near(self, conds: list[E.Node], keep: set[str] = frozenset(), loose: bool = True) -> dict[str, int] | None:

@@ -108,3 +108,15 @@ def test_an_int_list_is_also_varied_alone_and_with_the_first_tensor_a_rank_up(tm
     labels = [v["args"] for v in rec["variants"]]
     assert "pad=[1]" in labels and f"pad=[1], x=Tensor[rank {rank + 1}, float32]" in labels, labels
     assert code in (0, 1), err
+
+
+@pytest.mark.slow
+def test_a_broadcasting_op_is_explored_on_the_general_side_of_torch_s_0_1_branches():
+    # eq.Tensor's fake broadcasts through torch's helpers, which ask guard_or_false(size == 1) on each axis of
+    # each input: with both sides of each explored, 12 traces left it "explored in part" (inconclusive). The
+    # sides at size 1 are export's specialisation, compared with the eager kernel at those sizes instead
+    code, out, err = _main("audit", "--ops", "aten::eq.Tensor", "--format", "json", "-j", "1", "--no-cache")
+    (rec,) = json.loads(out)["ops"]
+    assert rec["status"] != "inconclusive" and not any("stopped after" in n for n in rec["notes"]), rec["notes"]
+    assert any("0/1 sides of branches in torch's own helpers" in n for n in rec["notes"]), rec["notes"]
+    assert rec["eager"]["points"] >= 5 and code in (0, 1), err
