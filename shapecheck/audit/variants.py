@@ -65,12 +65,21 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
         yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
                        base.blobs, up[2]), (first.name, (rank, dtype))
         made += 1
-    # the plain ints last: their other values take what the limit leaves after the flags and optionals
-    for a in sorted(search.args, key=lambda a: a.kind == "int"):
+    # one argument changed: the flags and optionals first, then the int lists off their trivial values, each
+    # again with the first tensor a rank up (a batched and an unbatched input reach different checks:
+    # conv_transpose2d's zero-size output, batched only), and the plain ints last: their other values take what
+    # the limit leaves
+    pairs: list[tuple[OpInputs, None]] = []
+    for a in sorted(search.args, key=lambda a: (a.kind == "int", _raisable(a, trees.get(a.name)))):
         if a.name not in trees:  # left to its default and not varied (a tensor the sample leaves out)
             continue
-        alternatives = _alternatives(search, base, a, trees[a.name], size)
-        for option, label in alternatives:
+        if a.kind == "int" and pairs:
+            yield from pairs[:limit - made]
+            made += len(pairs[:limit - made])
+            pairs = []
+            if made >= limit:
+                return
+        for option, label in _alternatives(search, base, a, trees[a.name], size):
             tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind if a.kind != "fixed" else "fixed"), option, size)
             if tree is None:
                 continue
@@ -78,16 +87,13 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             label = label or f"{a.name}=Tensor[rank {option[0]}, {option[1]}]"
             yield OpInputs(base.op, base.origin, args, base.blobs, label), (a.name, option)
             made += 1
-            if up is not None and _raisable(a, trees[a.name]) and made < limit:
-                # an int list off its trivial value with the first tensor a rank up too: a batched and an
-                # unbatched input reach different checks (conv_transpose2d's zero-size output, batched only)
-                args = tuple((n, kw, up[1] if n == up[0] else t) for n, kw, t in args)
-                yield OpInputs(base.op, base.origin, args, base.blobs, f"{label}, {up[2]}"), None
-                made += 1
+            if up is not None and _raisable(a, trees[a.name]):
+                pairs.append((OpInputs(base.op, base.origin, tuple((n, kw, up[1] if n == up[0] else t)
+                                                                   for n, kw, t in args), base.blobs,
+                                       f"{label}, {up[2]}"), None))
             if made >= limit:
                 return
-        if made >= limit:
-            return
+    yield from pairs[:limit - made]
 
 
 def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: int) -> list[tuple[Any, str]]:

@@ -120,3 +120,32 @@ def test_a_broadcasting_op_is_explored_on_the_general_side_of_torch_s_0_1_branch
     assert rec["status"] != "inconclusive" and not any("stopped after" in n for n in rec["notes"]), rec["notes"]
     assert any("0/1 sides of branches in torch's own helpers" in n for n in rec["notes"]), rec["notes"]
     assert rec["eager"]["points"] >= 5 and code in (0, 1), err
+
+
+PREMISED = '''
+import torch
+
+LIB = torch.library.Library("auditpremise", "DEF")
+LIB.define("wide(Tensor x) -> Tensor")
+LIB.impl("wide", lambda x: x.clone(), "CPU")
+
+
+@torch.library.register_fake("auditpremise::wide", lib=LIB)
+def _(x):
+    if x.shape[0] > 5:  # the kernel's own branch; the example (every size 3) lies on the other side
+        torch._check(x.shape[0] % 2 == 0, lambda: "a wide x has an even number of rows")
+    return x.new_empty(x.shape)
+'''
+
+
+@pytest.mark.slow
+def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premise(tmp_path):
+    # x_0 % 2 == 0 is asserted only where x_0 > 5: no demand on inputs like the example's (x_0 = 3), so it is
+    # required with the region as its premise
+    (tmp_path / "auditpremise.py").write_text(PREMISED)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditpremise.py"), "--ops", "auditpremise::*",
+                           "--format", "json", "-j", "1", "--no-cache", "--variants", "0")
+    (rec,) = json.loads(out)["ops"]
+    texts = [r["expr"] for r in rec["requires"]]
+    assert "x_0 % 2 == 0" not in texts and "x_0 <= 5 or x_0 % 2 == 0" in texts, texts
+    assert code in (0, 1), err

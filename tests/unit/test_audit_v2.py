@@ -577,8 +577,8 @@ def test_a_python_autograd_kernel_is_an_eager_kernel_on_every_device():
 def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premise():
     """torch.ao's fake_quant_per_channel broadcasts its input against the scales in an autograd.Function: in the
     region where zero_points_0 == 0, torch asserts input_0 == 0. That is no demand on inputs like the example's
-    (every size 3): the requires keeps the region as its premise, and a weaker premised copy of it (from a
-    deeper region) is left out."""
+    (every size 3). The region is a 0/1 side of torch's broadcasting, which is no longer traced symbolically (the
+    record says so); the premise mechanism itself is tested on a kernel's own branch in test_audit_edges.py."""
     import torch.ao.quantization.fx._decomposed  # noqa: F401 - registers quantized_decomposed::*
 
     from shapecheck.audit.run import AuditOptions, audit_op
@@ -587,8 +587,8 @@ def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premi
                    options=AuditOptions(cache=False, differential=False, variants=0))
     texts = [r["expr"] for r in rec["requires"]]
     assert "input_0 == 0" not in texts and "scales_0 == 0" not in texts, texts
-    assert "zero_points_0 != 0 or input_0 == 0" in texts, texts
     assert "zero_points_0 != 0 or input_1 != 1 or input_0 == 0" not in texts, texts
+    assert any("0/1 sides of branches in torch's own helpers" in n for n in rec["notes"]), rec["notes"]
 
 
 def test_an_equality_the_fake_demands_is_tried_broken_against_the_eager_kernel(lib):
@@ -655,7 +655,11 @@ def test_the_flags_are_also_traced_with_the_int_lists_off_their_trivial_values(t
     assert corner in labels and "ceil_mode=True" in labels, labels
     found = [f for f in rec["findings"] if corner in f["expr"]]
     assert found and all(f["class"] == "modulo" for f in found), rec["findings"]
-    assert not [f for f in rec["findings"] if corner not in f["expr"]], rec["findings"]  # ceil_mode alone: none
+    # ceil_mode alone: no guard. The lists varied alone meet checks of the eager kernel this fake lacks (a padding
+    # over half the kernel, an output below one): SC041, no guard
+    others = [f for f in rec["findings"] if corner not in f["expr"]]
+    assert {f["class"] for f in others} <= {"fake-accepts"}, rec["findings"]
+    assert "the fake returns where the eager kernel raises, with padding=[1]" in [f["expr"] for f in others]
     assert code == 1, err
 
 
