@@ -70,8 +70,8 @@ def implied_steps(domain: E.Node, names: set[str], solver) -> list[tuple[str, in
     written = {step[:2] for step in map(modulo_step, conjuncts(domain)) if step is not None}
     seen = [pair for pair in seen if pair not in written]
     out: list[tuple[str, int, int]] = []
+    model = solver.small_model([domain]) if seen else None
     for x, k in seen:
-        model = solver.small_model([domain])
         if model is None or x not in model:
             continue
         r = model[x] % k
