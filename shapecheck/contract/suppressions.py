@@ -30,13 +30,19 @@ def in_force(suppressions: Iterable, rules: Iterable[str] | None = None) -> list
 def matches(s, v: Finding) -> bool:
     """Whether suppression ``s`` covers violation ``v``, expiry aside: same rule, and the case, path and dims
     it names (each optional) agree. A path without an era covers that path in every era."""
-    if s.rule != v.code:
+    return covers(s, v.code, v.case, v.dims, v.path)
+
+
+def covers(s, rule: str, case: str, dims: Iterable[str], path=None) -> bool:
+    """``matches`` for a finding given by its parts (``fuzz op``'s guard check has no ``Finding``): ``path`` a
+    ``findings.PathId`` or None (a guard, which no one path owns)."""
+    if s.rule != rule:
         return False
-    if s.case and s.case not in v.case:
+    if s.case and s.case not in case:
         return False
-    if s.path and not (v.path is not None and v.path.named_by(s.path)):
+    if s.path and not (path is not None and path.named_by(s.path)):
         return False
-    if s.dims and not set(s.dims) <= set(v.dims):
+    if s.dims and not set(s.dims) <= set(dims):
         return False
     return True
 

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..contract import suppressions
 from ..contract.model import BoundCase, BoundPath, Contract
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
@@ -46,6 +47,8 @@ class Checker:
             self.reference_note = self.reference.describe(self.eras)
         # runtime deviations the contract accepts ([[suppress]] of SC010-SC014, as `ref check` reads them)
         self.accepted = live_runtime_suppressions(contract)
+        # guards the contract accepts ([[suppress]] of SC001, SC016, SC022...), as verify and gate read them
+        self.accepted_guards = suppressions.in_force(contract.suppressions)
         self.both_modes = both_modes
         self._decided: dict[tuple, str | None] = {}  # (case, guard, export only) -> the rule it breaks
         self._z3: Any = None
@@ -204,6 +207,9 @@ class Checker:
             code = self._decided[key]
             if code is None:
                 continue
+            if any(suppressions.covers(s, code, ex.case.id, names) for s in self.accepted_guards):
+                self.notes[f"the guard {text}, accepted by the contract's [[suppress]] ({code})"] += 1
+                continue
             who = f"{g.origin} (reached from the kernel's line {g.kernel_line.line})" if g.origin and g.kernel_line \
                 else (g.origin or "the kernel")
             at = f" at {g.kernel_line.file}:{g.kernel_line.line}" if g.kernel_line and not g.origin else ""
@@ -354,6 +360,8 @@ class Checker:
         try:
             rpath = ref.select_path(args, era)
             return rpath, tuple(ref.run(args, era, rpath)), None
+        except Unmodelled:
+            raise
         except ref.rejects as err:
             return rpath, None, err
         finally:

@@ -122,9 +122,11 @@ def points_for_path(contract: Contract, era: str, path_id: str, examples: int, s
         case, p = reach[i]
         caps = [E.Cmp("<=", E.Var(d.name), E.Const(SIDE_CAP)) for d in case.dims]
         model = solver.small_model([case.domain, p.when, *caps, *extra])
+        if model is None and len(extra) > 1:
+            model = _relaxed(solver, [case.domain, p.when, *caps], extra)
         if model is None:
             continue
-        sizes = restrict(model, [d.name for d in case.dims])
+        sizes = restrict(model, _point_names(contract, case, p))
         if E.evaluate(case.domain, sizes) is not True or E.evaluate(p.when, sizes) is not True:
             continue  # never run an input outside the path
         key = (case.id, tuple(sorted(sizes.items())))
@@ -132,6 +134,31 @@ def points_for_path(contract: Contract, era: str, path_id: str, examples: int, s
             seen.add(key)
             points.append((case, p, sizes))
     return points
+
+
+def _point_names(contract: Contract, case: BoundCase, p: BoundPath) -> list[str]:
+    """The dims a point of path ``p`` needs a value of: those of the case's arguments, and those that only its
+    domain, precondition or outputs name (``C`` in ``Ci == C * r * r``, the output's ``(B, C, H * r, W * r)``)."""
+    nodes = [case.domain, p.when, *(o for o in p.outputs if o is not None),
+             *(o for o, _ in p.runtime_outputs if o is not None)]
+    for spec in p.specs:
+        if spec is not None and spec.shape is not None:
+            nodes.append(spec.shape)
+        if spec is not None and spec.strides is not None:
+            nodes.extend(spec.strides)
+    used = {d.name for d in case.dims}.union(*(E.free_names(n) for n in nodes))
+    return [d.name for d in contract.dims if d.name in used]
+
+
+def _relaxed(solver: Solver, base: list[E.Node], drawn: list[E.Node]) -> dict[str, int] | None:
+    """A point drawn in every dim that the contract's relations refuse (``A1 == B1`` drawn apart): each drawn
+    value kept in turn while the relations still allow it, the rest left to the least model. Without this, a
+    contract that relates two dims got almost no drawn points with every dim drawn, only its least ones."""
+    kept: list[E.Node] = []
+    for cond in drawn:
+        if solver.satisfiable([*base, *kept, cond]).sat is Sat.SAT:
+            kept.append(cond)
+    return solver.small_model([*base, *kept])
 
 
 def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int, mps: bool,
@@ -152,6 +179,8 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
         found.append(finding(RuleCode.DISPATCH_MISMATCH, f"the runtime dispatches to {got}, the contract's `when` names {p.id}"))
     try:
         outs = ref.run(args, p.era, want_path)
+    except Unmodelled:
+        raise
     except ref.rejects as err:
         found.append(finding(RuleCode.RUNTIME_REJECTS, f"{type(err).__name__}: {first_line(err)}"))
         return found
