@@ -283,6 +283,12 @@ class _CaseExplorer(_CaseFindings):
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
 
+    def _from_two(self, conds: list[E.Node], guard: E.Node) -> bool:
+        """Whether ``guard`` has points on both sides under ``conds`` with every dynamic dim from 2, as export
+        traces."""
+        ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in self.case.dims if d.dynamic and d.max >= 2]
+        return self.solver.decide(conds + ge2, guard)[0] is Decision.BOTH
+
     def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
         """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
         guard = t.guard
@@ -293,7 +299,13 @@ class _CaseExplorer(_CaseFindings):
         # torch's own helper (broadcasting, layout) assumed one side: both sides are explored, since the trace
         # holds only where the assumption does, but the branch is torch's, not the kernel's
         violating = self.case.contract.guard_free and dynamic(self.case, set(gdims)) and not t.helper
-        # a guard torch's helper (or a sub-op's C++ kernel) asked for, reached from the kernel's line: SC022
+        # a guard torch's helper (or a sub-op's C++ kernel) asked for, reached from the kernel's line: SC022, only
+        # where export could install it, as for the export-style run's (prove.helper_guards): with both sides on
+        # the domain with sizes from 2 (the region's own conditions aside: export's one path is not this
+        # region's). One that only sizes 0 or 1 decide (a contiguity check's ``Co > 1``) is no guard of export's;
+        # the kernel's own guards stay SC001 at 0 and 1 too
+        if violating and t.origin and not self._from_two(self.premises, guard):
+            violating = False
         code = RuleCode.GUARD_IN_TORCH_HELPER if t.origin else RuleCode.GUARD_ON_DYNAMIC_DIM
         if violating and self.key(code, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else

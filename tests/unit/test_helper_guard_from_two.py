@@ -1,0 +1,35 @@
+"""A guard that torch's helper or a sub-op's C++ kernel raises in verify's unbacked trace is SC022 only where
+export could install it: with both sides on the domain with every size from 2. torch 2.1-2.9's meta_conv
+converts its output with ``out.to(memory_format=...)``, whose C++ kernel asks ``Co > 1`` (true for every size
+export traces) and whether the output's spatial size is 1 (which sizes from 2 can make it: the exported
+program then fails on those inputs)."""
+
+import pytest
+
+from shapecheck.findings import Verdict
+from shapecheck.prove.verify import Options, verify_op
+from tests.conftest import KERNELS
+
+META = f"{KERNELS / 'conv_memory_format.py'}:conv_to_format"
+
+
+def _run(case):
+    return verify_op("aten::convolution", meta=META, options=Options(cases=(case,), jobs=1))
+
+
+@pytest.mark.slow
+def test_a_guard_only_sizes_0_and_1_decide_is_not_a_finding():
+    # k=1, p=0, s=1: the output is (N, Co, H, W): `Co > 1` and `H * W > 1` hold for every size from 2; strict
+    # export succeeds, and so does verify (it was two SC022, failing where export passes)
+    r = _run("k=1,p=0,s=1")
+    assert r.verdict == Verdict.PASS, [(v.code, v.expr) for v in r.violations]
+
+
+@pytest.mark.slow
+def test_a_guard_sizes_from_2_reach_stays_sc022():
+    # k=3, p=1, s=2: the output height (H - 1) // 2 + 1 is 1 at H = 2: export keeps the guard in the program,
+    # which fails there; `Co > 1` is still no finding
+    r = _run("k=3,p=1,s=2")
+    assert r.verdict == Verdict.FAIL
+    assert {(v.code, v.expr) for v in r.violations} == {
+        ("SC022", "max(1, (H - 1) // 2 + 1) * max(1, (W - 1) // 2 + 1) > 1")}
