@@ -286,7 +286,7 @@ class _CaseExplorer(_CaseFindings):
     def _from_two(self, conds: list[E.Node], guard: E.Node) -> bool:
         """Whether ``guard`` has points on both sides under ``conds`` with every dynamic dim from 2, as export
         traces."""
-        ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in self.case.dims if d.dynamic and d.max >= 2]
+        ge2: list[E.Node] = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in self.case.dims if d.dynamic and d.max >= 2]
         return self.solver.decide(conds + ge2, guard)[0] is Decision.BOTH
 
     def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
