@@ -309,8 +309,8 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
                 Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
         except OSError:
             pass
-    if fmt == "github" and not any(f == "-" for _, f in outputs):
-        click.echo(render_error("github", command, message, exit_code))
+    if fmt and fmt != "text" and not any(f == "-" for _, f in outputs):  # --format: the report on stdout
+        click.echo(render_error(fmt, command, message, exit_code))
 
 
 def device_option(command: str) -> Callable:

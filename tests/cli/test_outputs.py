@@ -104,3 +104,19 @@ def test_a_run_that_stops_on_bad_input_still_writes_its_reports(tmp_path):
     # a usage error (before click has parsed the command) too
     res = invoke("verify", "op", SDPA_MPS, "--max-traces", "0", "--output", f"sarif={sarif}")
     assert res.returncode == 2 and json.loads(sarif.read_text())["runs"][0]["invocations"][0]["exitCode"] == 2
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "junit"])
+def test_format_alone_still_gets_the_error_report_on_stdout(tmp_path, fmt):
+    # --format without --output is the report on stdout: it was empty on exit 2 (only github printed a line)
+    res = invoke("verify", "op", "aten::not_an_op_at_all", "--contract", tmp_path / "missing.toml", "--format", fmt)
+    assert res.returncode == 2 and "Traceback" not in res.stderr and res.stdout.strip()
+    if fmt == "json":
+        doc = json.loads(res.stdout)
+        assert doc["verdict"] == "error" and doc["exit_code"] == 2 and "missing.toml" in doc["error"]
+    elif fmt == "sarif":
+        doc = json.loads(res.stdout)
+        check_sarif(doc)
+        assert doc["runs"][0]["invocations"][0]["exitCode"] == 2
+    else:
+        assert ET.fromstring(res.stdout.split("\n", 1)[1]).get("errors") == "1"
