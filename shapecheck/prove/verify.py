@@ -122,6 +122,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     if options.confirm_export and not budget.run_over():
         results = _confirm_exports(contract, kernel, results, violations, solver, options)
     violations = suppressions.apply(list(contract.suppressions), violations)
+    results = _after_suppressions(results, violations)
     if not any(not r.skipped for r in results) and not any(r.verdict is Verdict.ERROR for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -130,6 +131,21 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
 
     return Report(contract.op, contract.file, kernel.name, verdict, tuple(results), tuple(violations),
                   time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
+
+
+def _after_suppressions(results: list[CaseResult], violations: list[Finding]) -> list[CaseResult]:
+    """Each checked case's verdict from its findings once the contract's [[suppress]] tables have accepted some:
+    a case whose only findings are accepted passes, as the run does (it read "fail" in the JSON). A case cut
+    short, skipped or failed by shapecheck itself keeps its verdict."""
+    by_case: dict[str, list[Finding]] = {}
+    for v in violations:
+        by_case.setdefault(v.case, []).append(v)
+    out = []
+    for r in results:
+        if not r.skipped and r.verdict in (Verdict.FAIL, Verdict.INCONCLUSIVE):
+            r = replace(r, verdict=verdict_of(by_case.get(r.case, [])))
+        out.append(r)
+    return out
 
 
 EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and exclude within the dims' ranges and "

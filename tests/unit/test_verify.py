@@ -393,3 +393,15 @@ def test_im2col_output_is_proved_whatever_the_spelling():
                   options=Options(jobs=1, timeout_ms=2000, cases=("p=0",)))
     assert not any(v.code == "SC005" for v in r.violations), [(v.code, v.expr) for v in r.violations]
     assert [p.status for c in r.cases for p in c.paths] == ["proved"]
+
+
+@pytest.mark.slow
+def test_a_case_whose_only_findings_are_suppressed_passes_as_the_run_does():
+    # index_select's shipped contract accepts F8 (SC021: the meta kernel never checks the index rank) in 16
+    # cases: the run passes, and so does each of those cases (its JSON verdict read "fail")
+    report = verify_op("aten::index_select")
+    assert report.verdict is Verdict.PASS
+    accepted = {v.case for v in report.violations if v.suppressed}
+    assert accepted and not [v for v in report.violations if not v.suppressed]
+    by_case = {c.case: c.verdict for c in report.cases}
+    assert all(by_case[c] is Verdict.PASS for c in accepted)
