@@ -163,3 +163,43 @@ def key_text(key: str) -> str:
     if key and all(c.isascii() and (c.isalnum() or c in "_-") for c in key):
         return key
     return '"' + key.encode("unicode_escape").decode("ascii").replace('"', '\\"') + '"'
+
+
+# -- a kernel or a module of the user's that ends the process -------------------------------------------
+
+
+class HardExit(BaseException):
+    """User code (a kernel, a module of ``--meta`` or ``--import``) called ``os._exit``: raised in its place, so that
+    the call is the kernel's failure (SC007) or a module that cannot be imported (exit 2), never a run that ends
+    with exit 0 and no report."""
+
+
+def _own_or_stdlib(path: str) -> bool:
+    import sysconfig
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    roots = {here, sysconfig.get_paths()["stdlib"]}
+    path = os.path.abspath(path)
+    return any(path == r or path.startswith(r + os.sep) for r in roots)
+
+
+@contextlib.contextmanager
+def no_hard_exit() -> Iterator[None]:
+    """While it is in force, ``os._exit`` called from any code but shapecheck's own and the standard library's
+    (multiprocessing's workers end with it) raises ``HardExit``. Forked workers inherit it. Not a sandbox: a kernel
+    can still kill its process by other means (a signal)."""
+    import sys
+
+    real = os._exit
+
+    def guarded(code: int) -> Any:
+        caller = sys._getframe(1).f_code.co_filename
+        if _own_or_stdlib(caller):
+            real(code)
+        raise HardExit(f"os._exit({code}) called at {caller}:{sys._getframe(1).f_lineno}")
+
+    os._exit = guarded  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real

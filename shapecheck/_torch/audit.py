@@ -257,7 +257,7 @@ def real_tensor(shape: list[int], dtype: str, fill: str, device: str, seed: int)
     """A real tensor for the eager kernel: floats drawn from N(0, 1) (seeded), integers and bools as ``fill``
     says (``zeros``: every index and offset valid; ``ones``; ``arange``: 0, 1, 2, ... modulo the last size)."""
     dt = AUDIT_DTYPES[dtype]
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed % 2**63)  # any int seed (--seed 2**64): torch takes [0, 2**63)
     if dt.is_floating_point or dt.is_complex:
         base = torch.randn(shape, generator=gen, dtype=torch.float32 if not dt.is_complex else torch.complex64)
         return base.to(dt).to(device)

@@ -5,6 +5,8 @@ Exit codes: 0 pass, 1 violation found, 2 usage/input error, 3 inconclusive, 4 in
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import click
@@ -184,9 +186,12 @@ def main(argv: list[str] | None = None) -> None:
     from ..config import default_map
     from ..errors import ShapecheckError
 
+    from ..limits import no_hard_exit
+
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
+        with no_hard_exit():  # a kernel's os._exit is its failure, not a silent exit 0
+            cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
@@ -203,8 +208,18 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("shapecheck: interrupted", err=True)
         sys.exit(130)
+    except OSError as e:
+        if e.errno in _PATH_ERRNOS:  # a name the user gave (an op, a file): no file can have it
+            name = str(e.filename or "")
+            shown = name if len(name) <= 120 else f"{name[:60]}...{name[-40:]} ({len(name)} characters)"
+            _fail(args, f"shapecheck: error: {shown}: {os.strerror(e.errno)}", 2)
+        _internal(args, f"{type(e).__name__}: {_one_line(e)}", 4)
     except BaseException as e:  # noqa: BLE001 - the last line of defence: never a traceback, never exit 0
         _internal(args, f"{type(e).__name__}: {_one_line(e)}", 4)
+
+
+#: errors of a path as such (too long, a loop of links): the path came from the user, so it is bad input
+_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP})
 
 
 def _internal(args: list[str], what: str, code: int) -> None:

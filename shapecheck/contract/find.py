@@ -39,8 +39,11 @@ def find_contract(op: str, search: list[Path] | None = None) -> Path | None:
     ns, _, rest = name.partition("::")
     for base in search or [shipped_contracts_dir()]:
         for cand in (base / ns / f"{rest}.toml", base / f"{ns}.{rest}.toml", base / f"{ns}::{rest}.toml"):
-            if cand.is_file():
-                return cand
+            try:
+                if cand.is_file():
+                    return cand
+            except OSError:  # a name no file can have (too long): no contract by that name
+                continue
     return None
 
 

@@ -153,8 +153,8 @@ def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
     module = _imported(path)
     if module is None:
         module = _import_file(file, path)
-    fn = getattr(module, func, None)
-    if fn is None or not callable(fn):
+    fn = vars(module).get(func)  # a name the file defines (getattr would find the module type's __class__)
+    if fn is None or not callable(fn) or isinstance(fn, type) and func.startswith("__"):
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
     op = _op_or_none(op_name)

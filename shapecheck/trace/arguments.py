@@ -46,7 +46,7 @@ def make_arguments(case: BoundCase, dims: Mapping[str, int], seed: int = 0,
 
     from .._torch.core import DTYPES
 
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed % 2**63)  # any int seed (--seed 2**64): torch takes [0, 2**63)
     out: dict[str, Any] = {}
     for a in case.args:
         if not a.present or a.kind == "none":
