@@ -185,7 +185,6 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into messages and exit codes."""
     from ..config import default_map
     from ..errors import ShapecheckError
-
     from ..limits import no_hard_exit
 
     args = list(sys.argv[1:] if argv is None else argv)
