@@ -26,7 +26,7 @@ from .lines import table_lines
 from .model import Contract
 from .outputs import output_leaf
 from .reader import _IDENT, Reader
-from .schema import check_sizes
+from .schema import check_divisions, check_sizes
 from .spec import short
 from .suppress_table import load_suppressions
 
@@ -53,6 +53,7 @@ def load_contract(path: str | Path, *, max_cases: int | None = None) -> Contract
         if not any(True for _ in contract.cases()):
             raise ContractError(f"{path}: [choices]", "every case is excluded: the contract checks nothing")
         check_sizes(contract)
+        check_divisions(contract)
         contract.excluded_reject_cases()  # bound now: their errors are load errors too
     return contract
 

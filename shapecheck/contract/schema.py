@@ -172,6 +172,41 @@ def check_sizes(contract: Contract) -> None:
         _check_total(contract, solver, case, a)
 
 
+def check_divisions(contract: Contract) -> None:
+    """No expression of a case divides by zero where it is evaluated: an output (where its path's ``when`` holds),
+    a ``when``, an int argument built from dims, each over the case's domain. ``W // (B - 1)`` with B = 1 in the
+    domain is a contract error with its point; z3 leaves such a quotient unspecified, so a proof over it says
+    nothing (and the runtime checks raised ZeroDivisionError: exit 4)."""
+    from ..logic.solver import Bounds, Solver
+
+    todo: list[tuple[BoundCase, str, E.Node, list[E.Node]]] = []
+    for case in contract.cases():
+        for p in case.paths:
+            todo.append((case, f"paths.{p.id}.when", p.when, [case.domain]))
+            for j, out in enumerate(p.outputs):
+                if out is not None:
+                    todo.append((case, f"paths.{p.id}.outputs[{j}]", out, [case.domain, p.when]))
+        for a in case.args:
+            if a.expr is not None:
+                todo.append((case, f"args.{a.name}.value", a.expr, [case.domain]))
+    todo = [t for t in todo if _divisors(t[2])]
+    if not todo:
+        return
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=5000)
+    seen: set[tuple] = set()
+    for case, key, node, where_holds in todo:
+        for divisor in _divisors(node):
+            if (divisor, *where_holds) in seen:
+                continue
+            seen.add((divisor, *where_holds))
+            where = f"{contract.file}: [{key}]"
+            point = _point(solver, [*where_holds, E.Cmp("==", divisor, E.Const(0))], where, divisor, case)
+            if point is not None:
+                shown = ", ".join(f"{n}={v}" for n, v in point.items() if n in E.free_names(node)) or "every point"
+                raise ContractError(where, f"{E.to_text(node)} divides by zero ({E.to_text(divisor)} == 0) at "
+                                           f"{shown}{_in(case)}: add a [domain] requires or narrow the dims' ranges")
+
+
 def _check_total(contract: Contract, solver: Solver, case: BoundCase, a: BoundArg) -> None:
     """``values = { sum = S }``: S >= 0, and S == 0 where the tensor is empty, wherever the domain holds (else no
     values can be drawn)."""

@@ -4,7 +4,7 @@ take, a module attribute that is no function of the file, and user code that end
 
 import pytest
 
-from tests.acceptance.hostile.harness import judge, run
+from tests.acceptance.hostile.harness import ROOT, judge, run
 from tests.acceptance.hostile.inputs import BASES
 from tests.acceptance.hostile.test_round2 import refused, verify, write
 
@@ -50,3 +50,20 @@ def test_os_exit_in_a_kernel_is_its_failure_and_in_a_module_bad_input(warm, tmp_
         assert o.code == 1 and "SC007" in o.stdout and "os._exit(0) called at" in o.stdout, o
     lib = write(tmp_path, "import os\nos._exit(0)\n", "stops.py")
     refused(verify(ROWS.file, "--import", lib), f"--import {lib}", "os._exit(0)", "nothing can be checked")
+
+
+SHUFFLE = (ROOT / "contracts" / "aten" / "pixel_shuffle.toml").read_text()
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ('outputs = ["(B, C, H * r, W * r)"]', 'outputs = ["(B, C, H * r, W * r + W // (B - B))"]', "paths.shuffle.outputs[0]"),
+    ('outputs = ["(B, C, H * r, W * r)"]', 'outputs = ["(B, C, H * r, W * r + W // (B - 1) - W // (B - 1))"]',
+     "paths.shuffle.outputs[0]"),
+    ('when = "true"', 'when = "H // (W - 1) >= 0"', "paths.shuffle.when"),
+])
+def test_an_expression_that_divides_by_zero_in_the_domain_is_refused_at_load(warm, tmp_path, old, new, key):
+    # was: contract check ok, then verify exit 4 (ZeroDivisionError) or a pass resting on an unspecified quotient
+    path = write(tmp_path, SHUFFLE.replace(old, new, 1))
+    assert old in SHUFFLE
+    for argv in (["contract", "check", path], ["verify", "op", "aten::pixel_shuffle", "--contract", path, "--no-cache"]):
+        refused(argv, str(path), f"[{key}]", "divides by zero")
