@@ -491,13 +491,6 @@ def function_file(fn: Any) -> str | None:
         return None
 
 
-def meta_registration_namespace() -> dict[str, Any]:
-    """A copy of the installed ``torch._meta_registrations`` globals, for running a candidate meta function."""
-    import torch._meta_registrations as mr
-
-    return dict(vars(mr))
-
-
 def reset_dynamo() -> None:
     """Forget compiled frames and guards between exports."""
     import torch._dynamo

@@ -423,10 +423,14 @@ def installed(op: Any, mode: Mode, resolved: Resolved, candidate: Any) -> Iterat
 
 def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextManager:
     """What registering ``fn`` for ``op`` does: ``register_meta`` puts it in the meta table and at the Meta key;
-    ``register_fake``/``impl_abstract`` make it the op's torch.library fake. Re-resolving under it tells
+    ``register_decomposition`` in torch._decomp's decomposition table as well; ``register_fake``/``impl_abstract``
+    make it the op's torch.library fake. Re-resolving under it tells
     whether torch then reaches ``fn``."""
     slots = _Slots()
-    if kind == "register_meta":
+    if kind == "register_decomposition":  # torch's meta registrations take it as the op's meta kernel too
+        slots.table(torch._decomp.decomposition_table, op)
+        slots.static_decomposition(op)
+    if kind in ("register_meta", "register_decomposition"):
         slots.table(torch._decomp.meta_table, op)
         slots.py_kernel(op, DispatchKey.Meta)
     else:

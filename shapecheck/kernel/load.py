@@ -253,10 +253,13 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     packet = op_name.partition("::")[2].split(".")[0]
     registration = find_registration(tree, op_name)
     if registration is None:
-        raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_fake, impl_abstract or <custom op>.register_fake)")
+        raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_decomposition, "
+                          "register_fake, impl_abstract or <custom op>.register_fake)")
     fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
     fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
-    namespace = C.meta_registration_namespace()
+    from .._torch.namespaces import meta_registration_namespace
+
+    namespace = meta_registration_namespace(str(path), _registering_name(registration.decorator))
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,

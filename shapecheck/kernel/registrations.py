@@ -25,10 +25,11 @@ from pathlib import Path
 from ..errors import TargetError
 from ..limits import SOURCE_BYTES, read_input
 
-#: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta, and
-#: torch.library's register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
+#: decorator names that register a meta/fake kernel for the ops in their arguments (torch's register_meta and
+#: register_decomposition, of ``torch/_decomp/decompositions.py`` and ``torch/_refs``, and torch.library's
+#: register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
 #: through the function a ``custom_op`` decorator made
-REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract"})
+REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract", "register_decomposition"})
 _CUSTOM_OP = "custom_op"
 
 

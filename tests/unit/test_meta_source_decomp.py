@@ -1,0 +1,53 @@
+"""``--meta-source`` on a file of decompositions (torch/_decomp/decompositions.py, torch/_refs): the function
+``register_decomposition`` registers for the op is defined alone in the installed torch module the file stands
+for, and put where the registration puts it. Before, such a file had "no function registered" (exit 2), so a PR
+to a decomposition (im2col's, upsample_nearest2d's under export) could not be checked before merging."""
+
+import ast
+import shutil
+
+import pytest
+
+from shapecheck._torch.namespaces import meta_registration_namespace
+from shapecheck.findings import Verdict
+from shapecheck.kernel.registrations import find_registration
+from shapecheck.prove.verify import Options, verify_op
+from tests.conftest import KERNELS
+
+CASE = "rank=4,kernel=3,dilation=1,padding=1,stride=1"
+
+
+def test_register_decomposition_is_a_registration_and_picks_its_module():
+    tree = ast.parse((KERNELS / "decomp_registrations.py").read_text())
+    reg = find_registration(tree, "aten::im2col")
+    assert reg is not None and reg.fdef.name == "im2col"
+    import torch._decomp.decompositions as dd
+    import torch._refs as refs
+
+    assert meta_registration_namespace("/x/torch/_decomp/decompositions.py", "register_decomposition")["__name__"] \
+        == dd.__name__
+    assert meta_registration_namespace("/pr/torch/_refs/__init__.py", "register_decomposition")["__name__"] \
+        == refs.__name__
+    assert meta_registration_namespace("/elsewhere/mine.py", "register_decomposition")["__name__"] == dd.__name__
+
+
+def test_a_decomposition_of_a_pr_is_checked_and_its_mistake_found():
+    r = verify_op("aten::im2col", meta_source=str(KERNELS / "decomp_registrations.py"),
+                  options=Options(cases=(CASE,), jobs=1))
+    assert r.verdict is Verdict.FAIL and r.kernel == "decomp_registrations.py:im2col"
+    (v,) = r.violations
+    assert v.code == "SC002" and v.location.file.endswith("decomp_registrations.py") and "+ 1" in v.expr
+
+
+@pytest.mark.slow
+def test_the_installed_decompositions_file_verifies_as_the_installed_kernel(tmp_path):
+    import torch._decomp.decompositions as dd
+
+    copy = tmp_path / "decompositions.py"
+    shutil.copy(dd.__file__, copy)
+    cases = ("rank=4,kernel=3,dilation=1,padding=1,stride=1", "rank=3,kernel=3,dilation=2,padding=0,stride=2")
+    mine = verify_op("aten::im2col", meta_source=str(copy), options=Options(cases=cases, jobs=1))
+    theirs = verify_op("aten::im2col", options=Options(cases=cases, jobs=1))
+    assert mine.kernel == "decompositions.py:im2col" and mine.verdict is theirs.verdict is Verdict.PASS
+    # the second case has torch's helper guards (SC022, accepted by the shipped contract) either way
+    assert {v.case for v in mine.violations} == {v.case for v in theirs.violations} == {cases[1]}
