@@ -45,6 +45,7 @@ OPTIONS = config_keys()
 _PATHS = {"baseline", "meta-source"}
 _PATH_LISTS = {"imports"}  # entries that name a file are relative to the pyproject; module names stay
 _NOT_OPTIONS = {"contracts", "untraced"}  # read by the gate itself; [tool.shapecheck.audit.untraced] by audit
+_HOMES = {"contracts": "tool.shapecheck", "untraced": "tool.shapecheck.audit"}  # the one table each is read from
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -101,6 +102,10 @@ def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
     if pyproject is None:
         return {}
     found = table(pyproject)
+    if "contracts" in found:  # checked whether or not this run reads it (gate with paths, verify --contract)
+        configured_contract_paths(pyproject)
+    if "audit" in found and isinstance(found["audit"], dict) and "untraced" in found["audit"]:
+        audit_untraced(pyproject.parent)
     shared = {k: v for k, v in found.items() if k not in COMMANDS}
     out: dict[str, Any] = {}
     for command, click_path in COMMANDS.items():
@@ -134,10 +139,18 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
             own_table: bool = False) -> dict[str, Any]:
     """The table's options that the command has (``params``), each value checked; with ``own_table`` (the
     command's own table) a key the command has no option for is refused, as an unknown key is."""
-    out = {}
+    out: dict[str, Any] = {}
+    seen: dict[str, str] = {}
     for key, value in entries.items():
         name = key.replace("_", "-")
+        if name in seen:  # timeout-ms and timeout_ms: one would win silently
+            raise UserError(f"{pyproject}: [{where}] {key_text(key)}: the same option as {key_text(seen[name])}; "
+                            "give it once")
+        seen[name] = key
         if name in _NOT_OPTIONS:
+            home = _HOMES[name]
+            if where != home:  # read there only: anywhere else it would be ignored
+                raise UserError(f"{pyproject}: [{where}] {key_text(key)}: read from [{home}] only")
             continue
         if name not in OPTIONS:
             raise UserError(f"{pyproject}: [{where}] {key_text(key)}: not an option shapecheck reads from a project file "

@@ -67,3 +67,18 @@ def test_an_expression_that_divides_by_zero_in_the_domain_is_refused_at_load(war
     assert old in SHUFFLE
     for argv in (["contract", "check", path], ["verify", "op", "aten::pixel_shuffle", "--contract", path, "--no-cache"]):
         refused(argv, str(path), f"[{key}]", "divides by zero")
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[tool.shapecheck.gate]\ncontracts = 5\n", "[tool.shapecheck.gate] contracts: read from [tool.shapecheck] only"),
+    ("[tool.shapecheck.verify]\ncontracts = [\"c\"]\n", "[tool.shapecheck.verify] contracts: read from"),
+    ("[tool.shapecheck]\ncontracts = 5\n", "[tool.shapecheck] contracts: expected a list of paths"),
+    ("[tool.shapecheck]\nuntraced = 5\n", "read from [tool.shapecheck.audit] only"),
+    ("[tool.shapecheck]\ntimeout-ms = 20000\ntimeout_ms = 30000\n", "the same option as timeout-ms"),
+])
+def test_a_project_key_that_would_be_ignored_is_bad_input(warm, tmp_path, text, words):
+    # each was exit 0: a key never read (contracts in a command's table, a top-level untraced), one never checked
+    # where the run did not need it (contracts with --contract), or one of two spellings winning silently
+    (tmp_path / "pyproject.toml").write_text(text)
+    refused(["verify", "op", "aten::pixel_shuffle", "--contract", ROOT / "contracts" / "aten" / "pixel_shuffle.toml",
+             "--no-cache"], "pyproject.toml", words, cwd=tmp_path)
