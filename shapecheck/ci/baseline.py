@@ -57,7 +57,7 @@ def write(result: RunResult, file: str) -> int:
 
 def load(file: str) -> set[str]:
     """The fingerprints a gate baseline holds (bad input naming the file when it is not one)."""
-    return _read(file, "a shapecheck baseline", VERSION)
+    return _read(file, "a shapecheck baseline", VERSION, "shapecheck")
 
 
 def _write(file: str, doc: dict[str, Any], option: str) -> None:
@@ -71,8 +71,9 @@ def _read(file: str, what: str, version: int, tool: str | None = None) -> set[st
     """The fingerprints a baseline file holds (``tool``: the ``"tool"`` it must name, when given), read within
     ``limits.BASELINE_BYTES`` as a regular file (a FIFO or ``/dev/zero`` is refused before a byte is read)."""
     doc = read_json(file, BASELINE_BYTES, "--baseline", what)
-    entries = doc.get("findings") if isinstance(doc, dict) and doc.get("version") == version \
-        and (tool is None or doc.get("tool") == tool) else None
+    # the version an int (JSON's true and 1.0 equal 1 in Python), the tool the writer's
+    entries = doc.get("findings") if isinstance(doc, dict) and type(doc.get("version")) is int \
+        and doc.get("version") == version and (tool is None or doc.get("tool") == tool) else None
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
                                                 for e in entries):
         raise UserError(f"--baseline {file}: not {what} (version {version}, a list of findings)")

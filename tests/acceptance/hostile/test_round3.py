@@ -82,3 +82,16 @@ def test_a_project_key_that_would_be_ignored_is_bad_input(warm, tmp_path, text, 
     (tmp_path / "pyproject.toml").write_text(text)
     refused(["verify", "op", "aten::pixel_shuffle", "--contract", ROOT / "contracts" / "aten" / "pixel_shuffle.toml",
              "--no-cache"], "pyproject.toml", words, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("doc", [
+    '{"tool": "shapecheck", "version": true, "findings": []}',
+    '{"tool": "shapecheck", "version": 1.0, "findings": []}',
+    '{"tool": "evil", "version": 1, "findings": []}',
+    '{"tool": "shapecheck audit", "version": 1, "findings": []}',
+])
+def test_a_gate_baseline_of_another_version_type_or_tool_is_bad_input(warm, tmp_path, doc):
+    # each was taken as a gate baseline (exit 1 on the findings it did not hold, instead of 2)
+    path = write(tmp_path, doc, "b.json")
+    refused(["gate", ROOT / "contracts" / "aten" / "pixel_shuffle.toml", "--baseline", path, "--no-cache"], str(path),
+            "not a shapecheck baseline")
