@@ -177,8 +177,6 @@ def check_divisions(contract: Contract) -> None:
     a ``when``, an int argument built from dims, each over the case's domain. ``W // (B - 1)`` with B = 1 in the
     domain is a contract error with its point; z3 leaves such a quotient unspecified, so a proof over it says
     nothing (and the runtime checks raised ZeroDivisionError: exit 4)."""
-    from ..logic.solver import Bounds, Solver
-
     todo: list[tuple[BoundCase, str, E.Node, list[E.Node]]] = []
     for case in contract.cases():
         for p in case.paths:
@@ -189,14 +187,17 @@ def check_divisions(contract: Contract) -> None:
         for a in case.args:
             if a.expr is not None:
                 todo.append((case, f"args.{a.name}.value", a.expr, [case.domain]))
-    todo = [t for t in todo if _divisors(t[2])]
+    lows = {d.name: d.min for d in contract.dims}
+    todo = [t for t in todo if any(_low(d, lows) < 1 for d in _divisors(t[2]))]  # the dims' ranges keep most off 0
     if not todo:
-        return
+        return  # decided without z3: a warm cache hit imports neither torch nor z3
+    from ..logic.solver import Bounds, Solver
+
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=5000)
     seen: set[tuple] = set()
     for case, key, node, where_holds in todo:
         for divisor in _divisors(node):
-            if (divisor, *where_holds) in seen:
+            if _low(divisor, lows) >= 1 or (divisor, *where_holds) in seen:
                 continue
             seen.add((divisor, *where_holds))
             where = f"{contract.file}: [{key}]"
@@ -205,6 +206,24 @@ def check_divisions(contract: Contract) -> None:
                 shown = ", ".join(f"{n}={v}" for n, v in point.items() if n in E.free_names(node)) or "every point"
                 raise ContractError(where, f"{E.to_text(node)} divides by zero ({E.to_text(divisor)} == 0) at "
                                            f"{shown}{_in(case)}: add a [domain] requires or narrow the dims' ranges")
+
+
+def _low(node: E.Node, lows: dict[str, int]) -> float:
+    """A lower bound of ``node`` from the dims' least values (sums and products of non-negative terms, a floor
+    division of such a term by a positive one); ``-inf`` where this simple reading says nothing."""
+    if isinstance(node, E.Const) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, E.Var) and node.name in lows:
+        return lows[node.name]
+    if isinstance(node, E.Arith) and node.op in ("+", "*", "//"):
+        a, b = _low(node.left, lows), _low(node.right, lows)
+        if a >= 0 and b >= 0:
+            if node.op == "+":
+                return a + b
+            if node.op == "*":
+                return a * b
+            return 0 if b >= 1 else float("-inf")
+    return float("-inf")
 
 
 def _check_total(contract: Contract, solver: Solver, case: BoundCase, a: BoundArg) -> None:

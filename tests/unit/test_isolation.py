@@ -97,8 +97,9 @@ def test_a_run_wide_internal_error_says_how_to_see_the_traceback(monkeypatch):
 
     monkeypatch.setattr(V, "make_solver", boom)
     monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
-    with pytest.raises(json.JSONDecodeError):  # no report: the run died before any case
-        verify(monkeypatch, "guard_free")
+    # no report of cases (the run died before any): the error report --format json asks for, on stdout
+    code, doc, _ = verify(monkeypatch, "guard_free")
+    assert code == 4 and doc["verdict"] == "error" and doc["exit_code"] == 4 and "planted" in doc["error"]
     from shapecheck.cli.main import main
 
     for env, traceback in (("", False), ("1", True)):
