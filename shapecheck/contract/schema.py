@@ -188,24 +188,25 @@ def check_divisions(contract: Contract) -> None:
             if a.expr is not None:
                 todo.append((case, f"args.{a.name}.value", a.expr, [case.domain]))
     lows = {d.name: d.min for d in contract.dims}
-    todo = [t for t in todo if any(_low(d, lows) < 1 for d in _divisors(t[2]))]  # the dims' ranges keep most off 0
-    if not todo:
+    # the dims' ranges keep most divisors off 0 (``H // Hk``, Hk from 1): z3 is asked about the rest only
+    asked = [(case, key, node, divisor, where_holds) for case, key, node, where_holds in todo
+             for divisor in _divisors(node) if _low(divisor, lows) < 1]
+    if not asked:
         return  # decided without z3: a warm cache hit imports neither torch nor z3
     from ..logic.solver import Bounds, Solver
 
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=5000)
     seen: set[tuple] = set()
-    for case, key, node, where_holds in todo:
-        for divisor in _divisors(node):
-            if _low(divisor, lows) >= 1 or (divisor, *where_holds) in seen:
-                continue
-            seen.add((divisor, *where_holds))
-            where = f"{contract.file}: [{key}]"
-            point = _point(solver, [*where_holds, E.Cmp("==", divisor, E.Const(0))], where, divisor, case)
-            if point is not None:
-                shown = ", ".join(f"{n}={v}" for n, v in point.items() if n in E.free_names(node)) or "every point"
-                raise ContractError(where, f"{E.to_text(node)} divides by zero ({E.to_text(divisor)} == 0) at "
-                                           f"{shown}{_in(case)}: add a [domain] requires or narrow the dims' ranges")
+    for case, key, node, divisor, where_holds in asked:
+        if (divisor, *where_holds) in seen:
+            continue
+        seen.add((divisor, *where_holds))
+        where = f"{contract.file}: [{key}]"
+        point = _point(solver, [*where_holds, E.Cmp("==", divisor, E.Const(0))], where, divisor, case)
+        if point is not None:
+            shown = ", ".join(f"{n}={v}" for n, v in point.items() if n in E.free_names(node)) or "every point"
+            raise ContractError(where, f"{E.to_text(node)} divides by zero ({E.to_text(divisor)} == 0) at "
+                                       f"{shown}{_in(case)}: add a [domain] requires or narrow the dims' ranges")
 
 
 def _low(node: E.Node, lows: dict[str, int]) -> float:
