@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,12 @@ import pytest
 from tests.conftest import KERNELS, ROOT
 
 REGRESSED = KERNELS / "regressed_registrations.py"
+#: The result cache of this tier, one for its session. The rest of the suite runs with the cache off, so that no
+#: test answers from what another stored; this tier tests an installed wheel's plumbing (the hook, the workflow's
+#: step, the entry point), not the proofs, which the other tiers check cold. Its gates answer the contracts a
+#: change leaves alone from the cache, as a user's CI with the documented cache does (docs/cache.md), and so the
+#: installed wheel's cache is exercised too.
+INSTALL_CACHE = tempfile.mkdtemp(prefix="shapecheck-install-cache-")
 GUARD = "    if q_.size(2) <= 8:\n        return sdpa_vector_fast_mps()\n"
 
 
@@ -46,9 +53,10 @@ def fresh_venv(tmp_path_factory, wheel) -> Path:
 def user_env(venv: Path, home: Path) -> dict[str, str]:
     """The environment of a user whose shell has ``venv`` activated: its bin first on PATH (where
     ``language: system`` hooks and workflow steps find ``shapecheck``), git set up with an identity and
-    nothing from this machine's git configuration, and caches under ``home``."""
+    nothing from this machine's git configuration, caches under ``home``, and the tier's result cache on
+    (``INSTALL_CACHE``)."""
     return dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(venv),
-                HOME=str(home), PRE_COMMIT_HOME=str(home / "pre-commit"), PRE_COMMIT_COLOR="never",
+                HOME=str(home), SHAPECHECK_CACHE="1", SHAPECHECK_CACHE_DIR=INSTALL_CACHE, PRE_COMMIT_HOME=str(home / "pre-commit"), PRE_COMMIT_COLOR="never",
                 GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="dev",
                 GIT_AUTHOR_EMAIL="dev@example.com", GIT_COMMITTER_NAME="dev", GIT_COMMITTER_EMAIL="dev@example.com",
                 PYTHONWARNINGS="ignore")

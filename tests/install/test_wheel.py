@@ -6,6 +6,7 @@ import subprocess
 import zipfile
 
 from tests.conftest import ROOT
+from tests.install.conftest import user_env
 
 
 def test_the_wheel_carries_the_shipped_contracts(wheel):
@@ -18,7 +19,7 @@ def test_the_wheel_carries_the_shipped_contracts(wheel):
 def test_gate_from_an_unrelated_directory_of_a_fresh_install_passes(fresh_venv, tmp_path):
     exe = fresh_venv / "bin" / "shapecheck"
     res = subprocess.run([str(exe), "gate", "-j", "1", "--format", "json"], capture_output=True, text=True,
-                         cwd=tmp_path, timeout=600)
+                         cwd=tmp_path, timeout=600, env=user_env(fresh_venv, tmp_path / "home"))
     assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
     doc = json.loads(res.stdout)
     assert doc["verdict"] == "pass" and len(doc["reports"]) == len(list((ROOT / "contracts").rglob("*.toml")))
