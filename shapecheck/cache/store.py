@@ -381,13 +381,19 @@ def _evict(folder: Path, limit: int) -> None:
 
 
 def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[str, ...],
-               options: dict[str, Any], *, cwd: Path | None = None) -> dict[str, Any] | None:
+               options: dict[str, Any], *, cwd: Path | None = None,
+               installed_fallback: bool = False) -> dict[str, Any] | None:
     """The key parts of verifying OP against a contract with a kernel source (``sources.KernelSource``) and
     the result-changing ``options`` (``--jobs`` is not one: reports do not depend on it); None when the run
     is not cached (``--explore`` and ``--confirm-export`` results hold torch-side objects), when the cache is
     off, or when the op, contract or kernel file cannot be read (the run itself then reports the error).
-    The contract is found as the run finds it (``config.contract_search``)."""
+    The contract is found as the run finds it (``config.contract_search``).
+
+    A ``--meta-source`` file that registers no kernel for OP: the gate checks the installed torch's kernel
+    (``installed_fallback``), and its key is the installed kernel's, shared with a gate without the file and
+    with any other file that leaves the op alone; ``verify op`` refuses such a file, so its key is None."""
     from ..contract.find import contract_search, find_contract, normalize_op
+    from ..kernel.sources import Installed
 
     if options.get("explore") or options.get("confirm_export") or not enabled():
         return None
@@ -404,6 +410,8 @@ def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[s
     digest = K.file_digest(base / contract_file, L.CONTRACT_BYTES)
     src = _source_parts(source, name)
     if src is None or digest == "-":
+        return None
+    if src == INSTALLED_PARTS and not installed_fallback and type(source) is not Installed:
         return None
     return {"op": name, "contract": contract_file, "contract_path": os.path.realpath(base / contract_file),
             "contract_digest": digest, "source": src, "imports": [_import_parts(i) for i in imports],
@@ -422,14 +430,19 @@ def _source_parts(source: Any, op: str) -> dict[str, Any] | None:
     if isinstance(source, MetaSource):  # only the registered function and its helpers run
         return _meta_source_parts(source.file, op)
     if type(source) is Installed:
-        return {"kind": "installed"}
+        return dict(INSTALLED_PARTS)
     return None
+
+
+#: the source parts of the installed torch's kernel
+INSTALLED_PARTS: dict[str, Any] = {"kind": "installed"}
 
 
 def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:
     """Which function the file registers for OP and which of the file's helpers come with it (read from its
     syntax, as ``target.source_kernel`` does), each with the digest of its source lines (decorators included).
-    A file that registers none of OP is the installed torch's kernel, as in the gate."""
+    A file that registers none of OP is the installed torch's kernel, as in the gate: the installed kernel's
+    parts (the file's kernels are never installed for the other ops a gate checks)."""
     from ..kernel.registrations import find_registration, plain_helpers
 
     parsed = _parsed(os.path.realpath(file), K.file_digest(file))
@@ -438,7 +451,7 @@ def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:
     lines, tree = parsed
     reg = find_registration(tree, op)
     if reg is None:
-        return {"kind": "installed", "unregistered_in": os.path.realpath(file)}
+        return dict(INSTALLED_PARTS)
     return {"kind": "meta-source", "file": os.path.realpath(file), "registered": [reg.fdef.name, reg.fdef.lineno],
             "body": _segment_digest(lines, reg.fdef),
             "helpers": [[h.name, _segment_digest(lines, h)] for h in plain_helpers(tree, reg.fdef)]}

@@ -15,7 +15,7 @@ from ..contract.load import load_contract
 from ..contract.model import Contract
 from ..errors import TargetError, UnknownOpError, UserError
 from ..findings import Finding, Verdict
-from ..kernel.sources import INSTALLED, KernelSource
+from ..kernel.sources import INSTALLED, Installed, KernelSource
 from ..limits import SHARDS, max_cases
 from ..options import VerifyOptions, internal, pick
 from ..result.report import Report
@@ -164,7 +164,8 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         if options.cache:
             from ..cache import store as R
 
-            key = R.verify_key(c.op, c.file, options.source, options.imports, options.verify_options().key(), cwd=cwd)
+            key = R.verify_key(c.op, c.file, options.source, options.imports, options.verify_options().key(), cwd=cwd,
+                               installed_fallback=True)
             if key is not None:
                 R.verify_store(key, c, kernel, report)
         runs.append(_judged(c, report, note))
@@ -182,14 +183,15 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
 
     if not R.enabled():
         return None
-    key = R.verify_key(contract.op, contract.file, options.source, options.imports, options.verify_options().key(), cwd=cwd)
+    key = R.verify_key(contract.op, contract.file, options.source, options.imports, options.verify_options().key(),
+                       cwd=cwd, installed_fallback=True)
     hit = R.verify_lookup(key) if key is not None else None
     if hit is None:
         return None
     report = replace(hit.value[1], cache=hit.note())
     # the key says whether the source registers the op (resolve_kernel's note, without parsing the file again)
     note = f"{options.source} registers no meta kernel for {key['op']}: checked the installed torch's" \
-        if "unregistered_in" in key["source"] else ""
+        if key["source"] == R.INSTALLED_PARTS and type(options.source) is not Installed else ""
     return report, note
 
 

@@ -423,3 +423,27 @@ def test_gate_rechecks_only_the_contract_whose_kernel_changed(cache_dir, tmp_pat
     assert _probe("gate", contracts, "--meta-source", kernel, cwd=tmp_path)[1:] == ("[]", code)
     kernel.write_text(KERNEL.replace("<= 8", "<= 16"))
     assert gate()[1] == {"attention_math_for_mps": False, "flash_attention_for_cpu": True}
+
+
+@pytest.mark.slow
+def test_a_meta_source_that_leaves_an_op_alone_shares_the_installed_kernels_entry(cache_dir, tmp_path):
+    """The gate checks the installed torch's kernel for an op a --meta-source file does not register: that result
+    is the installed kernel's, whatever the file and wherever it lies, so a plain gate's entry answers it (with the
+    gate's note); ``verify op`` refuses such a file, warm cache or not. (The contract is named alike in each run:
+    its name as shown is part of the key.)"""
+    contracts = tmp_path / "contracts"
+    contracts.mkdir()
+    (contracts / "pixel_shuffle.toml").write_text((ROOT / "contracts" / "aten" / "pixel_shuffle.toml").read_text())
+    plain = json.loads(_cli("gate", contracts, "--format", "json", "-j", "1", cwd=tmp_path)[1])
+    assert [bool(r.get("cache")) for r in plain["reports"]] == [False]
+    for where in ("one", "two"):  # two files of different content in two folders
+        (tmp_path / where).mkdir()
+        (tmp_path / where / "regs.py").write_text(KERNEL + f"\n# {where}\n")
+        code, out = _cli("gate", contracts, "--meta-source", tmp_path / where / "regs.py", "--format", "json",
+                         "-j", "1", cwd=tmp_path)
+        (report,) = json.loads(out)["reports"]
+        assert code == 0 and report["cache"] and report["verdict"] == plain["reports"][0]["verdict"]
+        assert "registers no meta kernel for aten::pixel_shuffle" in report["kernel_note"]
+    code, _ = _cli("verify", "op", "aten::pixel_shuffle", "--contract", contracts / "pixel_shuffle.toml",
+                   "--meta-source", tmp_path / "one" / "regs.py", cwd=tmp_path)
+    assert code == 2
