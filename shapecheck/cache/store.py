@@ -418,6 +418,10 @@ def verify_key(op: str, contract_file: str | None, source: Any, imports: tuple[s
             "options": options}
 
 
+#: the source parts of the installed torch's kernel
+INSTALLED_PARTS: dict[str, Any] = {"kind": "installed"}
+
+
 def _source_parts(source: Any, op: str) -> dict[str, Any] | None:
     """What the result depends on in the kernel's source; None (not cached) for a kind of source this
     function does not know: a new kind is never taken for the installed torch's kernel (a stale hit)."""
@@ -432,10 +436,6 @@ def _source_parts(source: Any, op: str) -> dict[str, Any] | None:
     if type(source) is Installed:
         return dict(INSTALLED_PARTS)
     return None
-
-
-#: the source parts of the installed torch's kernel
-INSTALLED_PARTS: dict[str, Any] = {"kind": "installed"}
 
 
 def _meta_source_parts(file: str, op: str) -> dict[str, Any] | None:

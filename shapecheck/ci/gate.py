@@ -190,9 +190,13 @@ def _from_cache(contract: Contract, options: GateOptions, cwd: Path) -> tuple | 
         return None
     report = replace(hit.value[1], cache=hit.note())
     # the key says whether the source registers the op (resolve_kernel's note, without parsing the file again)
-    note = f"{options.source} registers no meta kernel for {key['op']}: checked the installed torch's" \
-        if key["source"] == R.INSTALLED_PARTS and type(options.source) is not Installed else ""
-    return report, note
+    fallback = key["source"] == R.INSTALLED_PARTS and type(options.source) is not Installed
+    return report, fallback_note(options.source, key["op"]) if fallback else ""
+
+
+def fallback_note(source: KernelSource, op: str) -> str:
+    """What a gate says of an op its kernel source leaves alone (the installed torch's kernel is checked)."""
+    return f"{source} registers no meta kernel for {op}: checked the installed torch's"
 
 
 def _judged(contract: Contract, report: Report, note: str) -> ContractRun:
@@ -227,7 +231,7 @@ def resolve_kernel(contract: Contract, source: KernelSource):
             kernel, note = load_kernel(source, op), ""
         else:
             kernel = load_kernel(INSTALLED, op)
-            note = f"{source} registers no meta kernel for {op}: checked the installed torch's"
+            note = fallback_note(source, op)
     except UnknownOpError as err:
         raise UnknownOpError(f"{contract.file}: [op]: {err}") from None
     except TargetError as err:

@@ -56,7 +56,8 @@ def user_env(venv: Path, home: Path) -> dict[str, str]:
     nothing from this machine's git configuration, caches under ``home``, and the tier's result cache on
     (``INSTALL_CACHE``)."""
     return dict(os.environ, PATH=f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}", VIRTUAL_ENV=str(venv),
-                HOME=str(home), SHAPECHECK_CACHE="1", SHAPECHECK_CACHE_DIR=INSTALL_CACHE, PRE_COMMIT_HOME=str(home / "pre-commit"), PRE_COMMIT_COLOR="never",
+                HOME=str(home), SHAPECHECK_CACHE="1", SHAPECHECK_CACHE_DIR=INSTALL_CACHE,
+                PRE_COMMIT_HOME=str(home / "pre-commit"), PRE_COMMIT_COLOR="never",
                 GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="dev",
                 GIT_AUTHOR_EMAIL="dev@example.com", GIT_COMMITTER_NAME="dev", GIT_COMMITTER_EMAIL="dev@example.com",
                 PYTHONWARNINGS="ignore")
