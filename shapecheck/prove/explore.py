@@ -334,7 +334,8 @@ class _CaseExplorer(_CaseFindings):
                         from ..trace.parallel import prefetch_regions
 
                         self.traced = prefetch_regions(self.kernel, self.case, self.work, self.options.jobs, pc_key,
-                                                       track_return=getattr(self.options, "show_obligations", False))
+                                                       track_return=getattr(self.options, "show_obligations", False),
+                                                       caught=_budget_stops)
                     return None
             explored.append(self.case.id)  # explored guard by guard: its regions serve the cases after it
             self.roots.signature[self.case.id] = sig
@@ -343,6 +344,14 @@ class _CaseExplorer(_CaseFindings):
         self.work.append(pc + [E.negate(guard)])
         self.work.append(pc + [guard])
         return None
+
+
+def _budget_stops(exc: Exception) -> None:
+    """``map_cases``' ``caught`` for the regions a case traces ahead: its time budget running out here stops the
+    case (and the workers); any other exception is seen again when the region is traced in turn."""
+    if isinstance(exc, budget.OverBudget) or budget.interrupted() is not None:
+        raise exc
+    return None
 
 
 def own_regions(case: BoundCase, regions: list[list[E.Node]]) -> bool:

@@ -8,7 +8,7 @@ import dataclasses
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..contract import suppressions
@@ -74,23 +74,8 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     if unknown:  # it would select no path: nothing of the outputs checked, and a pass
         raise UserError(f"{contract.file}: no era {unknown[0]!r} (--era); the contract's eras: "
                         f"{', '.join(contract.eras)}")
-    first: dict = {}
-    exported: dict[str, list[Finding]] = {}  # case id -> its export-style run's findings, where a worker ran it
-    done: dict = {}
     budget = Budget(options.case_timeout, options.run_timeout)
-    if options.jobs != 1:
-        from ..trace.parallel import NotDone, map_cases, prefetch_cases
-
-        if options.full or options.explore:  # no case depends on another: whole cases in workers
-            done = map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, options, None)),
-                             selected, options.jobs, valid=lambda v: isinstance(v, tuple) and len(v) == 2)
-        else:  # each case's first trace and its export-style run (prove.helper_guards) depend on no other case
-            from .helper_guards import helper_guards
-
-            fetched = prefetch_cases(kernel, selected, options.jobs, track_return=options.explore or options.show_obligations,
-                                     also=lambda c: helper_guards(kernel, c, solver))
-            first = {k: root for k, (root, _) in fetched.items()}
-            exported = {k: found for k, (_, found) in fetched.items() if not isinstance(found, NotDone)}
+    first, exported, done = _ahead(kernel, selected, solver, options, budget)
     batched: set[str] = set()  # the roots whose regions were traced ahead for the cases after them
     for i, case in enumerate(selected):
         if budget.run_over():
@@ -99,7 +84,10 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             break
         if on_case is not None:
             on_case(case.id)
-        result, found = done.pop(case.id, None) or isolated(
+        ahead = done.pop(case.id, None)
+        if isinstance(ahead, _Cut):  # its time budget ran out ahead of its turn, in a worker or here
+            ahead = _cut_short_case(case.id, ahead.over())
+        result, found = ahead or isolated(
             case.id, budget, functools.partial(_run_case, kernel, case, solver, options, roots,
                                                first.pop(case.id, None), exported.pop(case.id, None)))
         results.append(result)
@@ -131,6 +119,32 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
 
     return Report(contract.op, contract.file, kernel.name, verdict, tuple(results), tuple(violations),
                   time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
+
+
+def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: Options,
+           budget: Budget) -> tuple[dict, dict[str, list[Finding]], dict]:
+    """With --jobs, what runs in the workers ahead of the cases' turns, each case in its own time budget: (case
+    id -> its unassumed trace, case id -> its export-style run's findings, case id -> its whole result or
+    ``_Cut``)."""
+    if options.jobs == 1:
+        return {}, {}, {}
+    from ..trace.parallel import NotDone, map_cases, prefetch_cases
+
+    within, caught = functools.partial(_budgeted, budget), _cut
+    if options.full or options.explore:  # no case depends on another: whole cases in workers
+        done = map_cases(lambda c: _run_case(kernel, c, solver, options, None), selected, options.jobs,
+                         valid=lambda v: isinstance(v, _Cut) or (isinstance(v, tuple) and len(v) == 2),
+                         within=within, caught=caught)
+        return {}, {}, done
+    # each case's first trace and its export-style run (prove.helper_guards) depend on no other case
+    from .helper_guards import helper_guards
+
+    fetched = prefetch_cases(kernel, selected, options.jobs, track_return=options.explore or options.show_obligations,
+                             also=lambda c: helper_guards(kernel, c, solver), within=within, caught=caught)
+    done = {k: v for k, v in fetched.items() if isinstance(v, _Cut)}
+    ran = {k: v for k, v in fetched.items() if k not in done}
+    return ({k: root for k, (root, _) in ran.items()},
+            {k: found for k, (_, found) in ran.items() if not isinstance(found, NotDone)}, done)
 
 
 def _after_suppressions(results: list[CaseResult], violations: list[Finding]) -> list[CaseResult]:
@@ -223,12 +237,31 @@ def _share_ahead(kernel: Kernel, later: list[BoundCase], first: dict, exported: 
     one = dataclasses.replace(options, jobs=1)  # no workers of workers
 
     def ran_as_expected(v: object) -> bool:
-        return (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], CaseResult)
-                and v[0].shared_with == expected.get(v[0].case))
+        return isinstance(v, _Cut) or (isinstance(v, tuple) and len(v) == 2 and isinstance(v[0], CaseResult)
+                                       and v[0].shared_with == expected.get(v[0].case))
 
-    return map_cases(lambda c: _budgeted(budget, lambda: _run_case(kernel, c, solver, one, roots, first.get(c.id),
-                                                                   exported.get(c.id))),
-                     cases, options.jobs, valid=ran_as_expected, warm=False)
+    return map_cases(lambda c: _run_case(kernel, c, solver, one, roots, first.get(c.id), exported.get(c.id)),
+                     cases, options.jobs, valid=ran_as_expected, warm=False,
+                     within=functools.partial(_budgeted, budget), caught=_cut)
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """A case whose time budget ran out while it ran ahead of its turn (in a worker, or in this process): it
+    is reported cut short in turn, not run again for a second budget."""
+
+    scope: str
+    seconds: float
+
+    def over(self) -> OverBudget:
+        return OverBudget(self.scope, self.seconds)
+
+
+def _cut(exc: Exception) -> _Cut | None:
+    """``map_cases``' ``caught``: the time budget that ran out in a case run ahead (the timer's exception may
+    come out as torch's own, ``interrupted``); None for anything else, which the case's own turn sees again."""
+    over = exc if isinstance(exc, OverBudget) else interrupted()
+    return _Cut(over.scope, over.seconds) if over is not None else None
 
 
 def _seen_guard(v: Finding, found: list[Finding]) -> bool:

@@ -48,6 +48,12 @@ def resolve_jobs(jobs: int) -> int:
 
 Root = Trace | NotApplicable
 
+#: ``within(thunk)``: runs one item's work (``thunk()``) in a scope of the caller's, a time budget say
+Within = Callable[[Callable[[], Any]], Any]
+#: ``caught(exc)``: for an exception an item raised, the value delivered for the item instead (a record of a
+#: time budget that ran out), or None to leave the item to the caller; it may raise, which stops the map
+Caught = Callable[[Exception], Any]
+
 
 def _root(kernel: Kernel, case: BoundCase, track_return: bool) -> Root:
     try:
@@ -69,9 +75,11 @@ class NotDone:
 
 
 def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, track_return: bool = False,
-                   also: Callable[[BoundCase], Any] | None = None) -> dict[str, tuple[Root, Any]]:
+                   also: Callable[[BoundCase], Any] | None = None, within: Within | None = None,
+                   caught: Caught | None = None) -> dict[str, Any]:
     """``prefetch_roots``, and with each root ``also(case)`` (a step of the case that depends on no other case:
-    the export-style run), or NotDone where it raised or the case is not applicable."""
+    the export-style run), or NotDone where it raised or the case is not applicable. ``within`` and ``caught``
+    as for ``map_cases``: a case's time budget, say; a value ``caught`` gives comes back in the tuple's place."""
     def both(case: BoundCase) -> tuple[Root, Any]:
         root = _root(kernel, case, track_return)
         if also is None or isinstance(root, NotApplicable):
@@ -81,36 +89,51 @@ def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, tra
         except Exception:  # noqa: BLE001 - the caller's own run of it raises it again, in order
             return root, NotDone()
 
-    return map_cases(both, cases, jobs, MIN_CASES,
-                     lambda v: isinstance(v, tuple) and isinstance(v[0], (Finished, Guarded, Failed, NotApplicable)))
+    def valid(v: Any) -> bool:
+        return (isinstance(v, tuple) and isinstance(v[0], (Finished, Guarded, Failed, NotApplicable))) or (
+            caught is not None and not isinstance(v, tuple))
+
+    return map_cases(both, cases, jobs, MIN_CASES, valid, within=within, caught=caught)
 
 
 def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence[Any]], jobs: int,
-                     key: Callable[[Sequence[Any]], Any], *, track_return: bool = False) -> dict[Any, Trace]:
+                     key: Callable[[Sequence[Any]], Any], *, track_return: bool = False,
+                     caught: Caught | None = None) -> dict[Any, Trace]:
     """key(region) -> the case's trace under the region's assumptions, for as many regions as the workers
     delivered (the caller traces the rest, and sees what they raise): the regions of a case that shares an
-    earlier case's regions (the default mode's shortcut) are known before any of them is traced."""
+    earlier case's regions (the default mode's shortcut) are known before any of them is traced. ``caught`` as
+    for ``map_cases`` (the case's time budget running out in this process stops every worker)."""
     return map_cases(lambda pc: trace_case(kernel, case, list(pc), track_return=track_return), regions, jobs,
-                     MIN_CASES, lambda v: isinstance(v, (Finished, Guarded, Failed)), key=key, warm=False)
+                     MIN_CASES, lambda v: isinstance(v, (Finished, Guarded, Failed)), key=key, warm=False,
+                     caught=caught)
 
 
 def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cases: int = 2,
               valid: Callable[[Any], bool] = lambda v: True, key: Callable[[Any], Any] = lambda c: c.id,
-              warm: bool = True) -> dict[Any, Any]:
+              warm: bool = True, within: Within | None = None, caught: Caught | None = None) -> dict[Any, Any]:
     """key(case) (the case id) -> fn(case), computed by ``jobs`` processes (this one included), for as many
     cases as succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
     deterministic and its results picklable. Empty when parallel work would not pay. ``warm``: the first case
     is computed before forking (its lazy imports then happen once); off where the process is warm already.
-    The items need not be cases (``key`` names them): a case's regions, say."""
+    The items need not be cases (``key`` names them): a case's regions, say.
+
+    ``within`` runs each item in every process (the case's time budget, whose timer rings in a worker too);
+    ``caught`` turns an item's exception into its value. When ``caught`` raises in this process, the workers are
+    killed and the exception goes to the caller: nothing keeps running, or hangs, behind it."""
     jobs = resolve_jobs(jobs)
     if jobs <= 1 or len(cases) < max(min_cases, 2):
         return {}
+    one = _item(fn, within, caught)
     out: dict[Any, Any] = {}
     if warm:
         try:
-            out[key(cases[0])] = fn(cases[0])  # warm-up: lazy imports happen once, here, before forking
+            got = one(cases[0])  # warm-up: lazy imports happen once, here, before forking
         except Exception:  # noqa: BLE001 - the caller runs this case again and reports what it raises
+            if caught is not None:  # ``caught`` stopped the map
+                raise
             return {}
+        if got is not _NONE:
+            out[key(cases[0])] = got
     rest = list(cases[1:] if warm else cases)
     # cases are handed out one at a time from a shared counter: their costs differ by orders of magnitude
     # (a skipped case, a guard-free one, one explored through 40 traces), so fixed shares would idle
@@ -127,17 +150,60 @@ def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cas
             counter.value = i + 1
         return rest[i] if i < len(rest) else None
 
-    children = [child for _ in range(jobs - 1) for child in [_fork_worker(fn, take, key)] if child is not None]
-    while (case := take()) is not None:
-        try:
-            value = fn(case)
-        except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
-            continue
-        if valid(value):
-            out[key(case)] = value
-    for pid, fd in children:
-        out.update({k: v for k, v in _collect(pid, fd).items() if valid(v)})
+    children = [child for _ in range(jobs - 1) for child in [_fork_worker(one, take, key)] if child is not None]
+    try:
+        while (case := take()) is not None:
+            try:
+                value = one(case)
+            except Exception:  # noqa: BLE001 - left for the caller to re-raise in order
+                if caught is not None:  # ``caught`` stopped the map
+                    raise
+                continue
+            if value is not _NONE and valid(value):
+                out[key(case)] = value
+        while children:
+            pid, fd = children[0]
+            out.update({k: v for k, v in _collect(pid, fd).items() if v is not _NONE and valid(v)})
+            children.pop(0)
+    finally:
+        for pid, fd in children:  # stopped early (``caught`` raised, an interrupt): no worker outlives the map
+            _kill(pid, fd)
     return out
+
+
+_NONE = ("shapecheck.trace.parallel: no value",)  # an item ``caught`` left to the caller (compared by identity)
+
+
+def _item(fn: Callable[[Any], Any], within: Within | None, caught: Caught | None) -> Callable[[Any], Any]:
+    """One item's work as every process runs it: ``fn`` in ``within``, its exception given to ``caught``
+    (_NONE: none delivered; the exception itself where there is no ``caught``)."""
+    def one(case: Any) -> Any:
+        try:
+            return within(lambda: fn(case)) if within is not None else fn(case)
+        except Exception as exc:
+            if caught is None:
+                raise
+            value = caught(exc)
+            return _NONE if value is None else value
+
+    return one
+
+
+def _kill(pid: int, fd: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def _fork_worker(fn: Callable[[Any], Any], take: Callable[[], Any],
@@ -163,9 +229,11 @@ def _fork_worker(fn: Callable[[Any], Any], take: Callable[[], Any],
             results: dict[Any, Any] = {}
             while (case := take()) is not None:
                 try:
-                    results[key(case)] = fn(case)
+                    value = fn(case)
                 except Exception:  # noqa: BLE001 - the parent runs it again and sees the error
-                    pass
+                    continue
+                if value is not _NONE:
+                    results[key(case)] = value
             data = _dumps(results)
             with os.fdopen(w, "wb") as f:
                 f.write(data)

@@ -235,3 +235,63 @@ def test_a_timer_exception_torch_turns_into_its_own_still_cuts_the_case_short(mo
     verdicts = {c["case"]: c["verdict"] for c in doc["cases"]}
     assert verdicts == {CASES[0]: "pass", CASES[1]: "inconclusive", CASES[2]: "pass", CASES[3]: "pass"}
     assert [(v["code"], v["case"]) for v in doc["violations"]] == [("SC005", CASES[1])]
+
+
+def _plant_bounded_hang(monkeypatch, where: str, seconds: float = 60.0) -> None:
+    """Every trace of a case whose id contains ``where`` hangs for ``seconds`` (bounded, so that a run that
+    ignores its budget shows as slow instead of never ending), in this process and in forked workers alike."""
+    from shapecheck.prove import explore as X
+    from shapecheck.trace import parallel
+
+    real = X.trace_case
+
+    def hanging(kernel, case, *args, **kw):
+        if where in case.id:
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                time.sleep(0.05)
+        return real(kernel, case, *args, **kw)
+
+    monkeypatch.setattr(X, "trace_case", hanging)
+    monkeypatch.setattr(parallel, "trace_case", hanging)
+
+
+needs_fork = pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="--jobs > 1 needs os.fork (POSIX)")
+# 12 cases of the SDPA-MPS contract: enough for the workers to start (parallel.MIN_CASES)
+MIXED = ("mask=bool,is_causal=false,dtype=float32", "mask=none,is_causal=true,dtype=float16")
+
+
+@needs_fork
+@pytest.mark.slow
+@pytest.mark.parametrize("full", [False, True])
+def test_with_jobs_a_hanging_case_is_cut_short_by_its_budget_in_the_workers(monkeypatch, full):
+    """With --jobs the cases' first traces (or, with --full, whole cases) run ahead in forked workers: a case
+    that hangs there is cut short by its own budget, once, and the run ends (it hung forever before)."""
+    from shapecheck.prove.verify import Options, verify_op
+    from tests.conftest import SDPA_MPS
+
+    _plant_bounded_hang(monkeypatch, "rank=4")
+    start = time.monotonic()
+    report = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2, budget=(("case", 2.0),), full=full))
+    took = time.monotonic() - start
+    cut = {r.case for r in report.cases if r.skipped.startswith("cut short")}
+    assert cut == {r.case for r in report.cases if "rank=4" in r.case} and len(cut) == 4
+    assert all(r.verdict.value == "pass" for r in report.cases if r.case not in cut)
+    assert report.verdict.value == "inconclusive"
+    assert took < 40, f"{took:.0f} s: a hanging case ran past its 2 s budget"
+
+
+@needs_fork
+@pytest.mark.slow
+def test_with_jobs_a_run_budget_ends_the_run_while_the_workers_hang(monkeypatch):
+    from shapecheck.prove.verify import Options, verify_op
+    from tests.conftest import SDPA_MPS
+
+    _plant_bounded_hang(monkeypatch, "is_causal")
+    start = time.monotonic()
+    report = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2, budget=(("run", 6.0),)))
+    took = time.monotonic() - start
+    assert took < 30, f"{took:.0f} s: the run went on past its 6 s budget"
+    assert report.verdict.value == "inconclusive"
+    assert all(r.verdict.value == "inconclusive" for r in report.cases if "is_causal=true" in r.case)
+    assert any("run's time budget (6 s" in v.message for v in report.violations)
