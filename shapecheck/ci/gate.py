@@ -160,7 +160,7 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
             if progress is not None:
                 progress(done, total, f"{op} {case_id}")
 
-        report = verify_contract(c, kernel, options.verify_options(), on_case)
+        report = verify_contract(c, kernel, options.verify_options(), on_case, isolate=True)
         if options.cache:
             from ..cache import store as R
 

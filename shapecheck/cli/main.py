@@ -87,7 +87,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     from ..prove.verify import verify_contract
 
     c, kernel = load_target(op, contract, source)
-    report = verify_contract(c, kernel, opts)
+    report = verify_contract(c, kernel, opts, isolate=True)
     if key is not None:
         R.verify_store(key, c, kernel, report)
     result = VerifyRun.of(c.info, report, source)

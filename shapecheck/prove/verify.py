@@ -9,7 +9,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
@@ -24,6 +24,7 @@ from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted
+from .crashes import Resume, Send
 from .explore import CaseRun, SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
@@ -42,23 +43,38 @@ def make_solver(contract: Contract, timeout_ms: int) -> CachedSolver:
 
 
 def verify_contract(contract: Contract, kernel: Kernel, options: Options = Options(),
-                    on_case: Callable[[str], None] | None = None) -> Report:
+                    on_case: Callable[[str], None] | None = None, isolate: bool = False) -> Report:
     """Verify ``kernel`` against every case of ``contract``. ``on_case(case_id)`` is called as each case
-    starts (the gate's progress display)."""
+    starts (the gate's progress display). ``isolate``: the run goes to a supervised child process where the
+    platform allows it (``trace.isolate``), so that a kernel that crashes its process costs only its case (the
+    command line's runs)."""
     from .._torch.core import quiet_torch_logging
 
+    def one(c: Contract, k: Kernel, o: Options) -> Report:
+        from ..trace.isolate import can_isolate
+
+        if not (isolate and can_isolate()):
+            return _verify_contract(c, k, o, on_case)
+        from .._torch.warm import warm_up
+        from .crashes import run_isolated
+
+        warm_up()  # each child (one more after each crash) inherits torch's lazy imports
+        budget = Budget(o.case_timeout, o.run_timeout)  # the run's clock goes on across a crash
+        return run_isolated(lambda resume, send: _verify_contract(c, k, o, None, budget, resume, send), k, on_case)
+
     with quiet_torch_logging():
-        report = _verify_contract(contract, kernel, options, on_case)
+        report = one(contract, kernel, options)
         if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
             from .modes import with_other_mode
 
-            report = with_other_mode(report, contract, kernel, options,
-                                     lambda c, k, o: _verify_contract(c, k, o, on_case))
+            report = with_other_mode(report, contract, kernel, options, one)
         return report
 
 
-def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
-                     on_case: Callable[[str], None] | None) -> Report:
+def _verify_contract(contract: Contract, kernel: Kernel, options: Options, on_case: Callable[[str], None] | None,
+                     budget: Budget | None = None, resume: Resume | None = None, send: Send | None = None) -> Report:
+    """One kernel's run. ``resume`` and ``send`` in a supervised child (prove/crashes.py): the cases an earlier
+    child finished (or crashed in), and the channel that reports each case as it starts and ends."""
     start = time.perf_counter()
     solver = make_solver(contract, options.timeout_ms)
     results: list[CaseResult] = []
@@ -74,22 +90,23 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
     if unknown:  # it would select no path: nothing of the outputs checked, and a pass
         raise UserError(f"{contract.file}: no era {unknown[0]!r} (--era); the contract's eras: "
                         f"{', '.join(contract.eras)}")
-    budget = Budget(options.case_timeout, options.run_timeout)
-    first, exported, done = _ahead(kernel, selected, solver, options, budget)
+    budget = budget or Budget(options.case_timeout, options.run_timeout)
+    steps = _Steps(resume or Resume(), send, on_case)
+    todo = [c for c in selected if c.id not in steps.resume.results]
+    nothing: _Ahead = ({}, {}, {})
+    first, exported, done = steps.stage(AHEAD, lambda: _ahead(kernel, todo, solver, options, budget), nothing)
     batched: set[str] = set()  # the roots whose regions were traced ahead for the cases after them
     for i, case in enumerate(selected):
         if budget.run_over():
             results.extend(_not_run(c, budget) for c in selected[i:])
             violations.append(_run_over(budget, selected, i))
             break
-        if on_case is not None:
-            on_case(case.id)
         ahead = done.pop(case.id, None)
         if isinstance(ahead, _Cut):  # its time budget ran out ahead of its turn, in a worker or here
             ahead = _cut_short_case(case.id, ahead.over())
-        result, found = ahead or isolated(
-            case.id, budget, functools.partial(_run_case, kernel, case, solver, options, roots,
-                                               first.pop(case.id, None), exported.pop(case.id, None)))
+        run_case = functools.partial(_run_case, kernel, case, solver, options, roots, first.pop(case.id, None),
+                                     exported.pop(case.id, None))
+        result, found = steps.case(case.id, functools.partial(_turn, ahead, case.id, budget, run_case))
         results.append(result)
         violations.extend(found)
         if first and len(roots.leaves) > len(batched):  # a case explored a violating first guard in full
@@ -97,20 +114,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
             batched.update(new)
             done.update(_share_ahead(kernel, [c for c in selected[i + 1:] if c.id not in done], first, exported,
                                      roots, new, solver, options, budget))
-    complete = not any(_cut_short(r) for r in results)
-    if not budget.run_over():
-        for case_id, run_rejects in _excluded_rejects(contract, kernel, solver, options):
-            result, found = isolated(case_id, budget, run_rejects)
-            results.append(result)
-            violations.extend(found)
-    if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
-        violations.extend(unreachable_paths(contract, results, options))
-    violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
-                                message=why) for loc, why in kernel.caveats)
-    if options.confirm_export and not budget.run_over():
-        results = _confirm_exports(contract, kernel, results, violations, solver, options)
-    violations = suppressions.apply(list(contract.suppressions), violations)
-    results = _after_suppressions(results, violations)
+    results, violations = _finish(contract, kernel, solver, options, budget, steps, results, violations)
     if not any(not r.skipped for r in results) and not any(r.verdict is Verdict.ERROR for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
@@ -121,8 +125,70 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options,
                   time.perf_counter() - start, C.TORCH_VERSION, notes=kernel.notes)
 
 
-def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: Options,
-           budget: Budget) -> tuple[dict, dict[str, list[Finding]], dict]:
+_T = TypeVar("_T")
+AHEAD = "the work run ahead in parallel (--jobs)"
+CONFIRM = "torch.export's confirmation (--confirm-export)"
+
+
+class _Steps:
+    """A run's cases and the steps between them, each reported through ``send`` as it starts and ends (in a
+    supervised child); a case or step an earlier child finished, or crashed in, is taken from ``resume``."""
+
+    def __init__(self, resume: Resume, send: Send | None, on_case: Callable[[str], None] | None):
+        self.resume, self.send, self.on_case = resume, send or (lambda message: None), on_case
+
+    def case(self, case_id: str, check: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
+        if case_id in self.resume.results:
+            return self.resume.results[case_id]
+        if self.on_case is not None:
+            self.on_case(case_id)
+        self.send(("case", case_id))
+        result, found = check()
+        self.send(("done", case_id, result, found))
+        return result, found
+
+    def stage(self, name: str, run: Callable[[], _T], instead: _T) -> _T:
+        if name in self.resume.skip:
+            return instead
+        self.send(("stage", name, name == AHEAD))  # the cases redo in turn what was run ahead: no finding
+        out = run()
+        self.send(("end", name))
+        return out
+
+
+def _finish(contract: Contract, kernel: Kernel, solver: Solver, options: Options, budget: Budget, steps: _Steps,
+            results: list[CaseResult], violations: list[Finding]) -> tuple[list[CaseResult], list[Finding]]:
+    """After the cases: the [[rejects]] that take whole cases out, the paths no case reaches, the kernel's
+    caveats, torch.export's confirmation and the suppressions."""
+    complete = not any(_cut_short(r) for r in results)
+    if not budget.run_over():
+        for case_id, run_rejects in _excluded_rejects(contract, kernel, solver, options):
+            result, found = steps.case(case_id, functools.partial(isolated, case_id, budget, run_rejects))
+            results.append(result)
+            violations.extend(found)
+    if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
+        violations.extend(unreachable_paths(contract, results, options))
+    violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
+                                message=why) for loc, why in kernel.caveats)
+    violations.extend(steps.resume.findings)  # a crash between cases: the step it was in is left out
+    if options.confirm_export and not budget.run_over():
+        confirm = functools.partial(_confirm_exports, contract, kernel, results, violations, solver, options)
+        results = steps.stage(CONFIRM, confirm, results)
+    violations = suppressions.apply(list(contract.suppressions), violations)
+    return _after_suppressions(results, violations), violations
+
+
+def _turn(ahead: tuple[CaseResult, list[Finding]] | None, case_id: str, budget: Budget,
+          run_case: Callable[[], tuple[CaseResult, list[Finding]]]) -> tuple[CaseResult, list[Finding]]:
+    """A case in its turn: its result made ahead of it, else the case checked now (``isolated``)."""
+    return ahead or isolated(case_id, budget, run_case)
+
+
+#: (case id -> unassumed trace, case id -> export-style run's findings, case id -> whole result or ``_Cut``)
+_Ahead = tuple[dict, dict[str, list[Finding]], dict]
+
+
+def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: Options, budget: Budget) -> _Ahead:
     """With --jobs, what runs in the workers ahead of the cases' turns, each case in its own time budget: (case
     id -> its unassumed trace, case id -> its export-style run's findings, case id -> its whole result or
     ``_Cut``)."""
@@ -366,7 +432,7 @@ def _run_over(budget: Budget, selected: list[BoundCase], done: int) -> Finding:
 
 def _cut_short(result: CaseResult) -> bool:
     """Whether the case stopped before it was checked (a bug in shapecheck, or the time budget)."""
-    return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked"))
+    return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked", "crashed"))
 
 
 def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:

@@ -295,3 +295,43 @@ def test_with_jobs_a_run_budget_ends_the_run_while_the_workers_hang(monkeypatch)
     assert report.verdict.value == "inconclusive"
     assert all(r.verdict.value == "inconclusive" for r in report.cases if "is_causal=true" in r.case)
     assert any("run's time budget (6 s" in v.message for v in report.violations)
+
+
+def _verify_in_a_process(*extra: str, env: dict | None = None) -> tuple[int, dict, str]:
+    """``shapecheck verify op`` of the crashing kernel in a fresh process: a crash that isolation misses must
+    not take the test run with it (the process boundary is the point)."""
+    import os
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "verify", "op", "aten::_scaled_dot_product_attention_math_for_mps",
+                          "--meta", f"{KERNELS / 'crashing.py'}:segfaults_when_causal", "--format", "json", "--no-cache",
+                          *[a for c in MIXED for a in ("--case", c)], *extra],
+                         capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
+    return res.returncode, json.loads(res.stdout) if res.stdout.startswith("{") else {}, res.stderr
+
+
+@needs_fork
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_kernel_that_crashes_its_process_costs_only_its_cases(jobs):
+    """A kernel that dies of SIGSEGV (a C++ kernel's bug) killed the run with exit 139 and no report. Now each
+    crash is its case's SC007 at the kernel's line, the other cases report, and the report is one for any -j."""
+    code, doc, err = _verify_in_a_process("-j", jobs)
+    assert code == 1, err[-2000:]
+    causal = {c["case"] for c in doc["cases"] if "is_causal=true" in c["case"] and not (c["skipped"] or "").startswith("the kernel takes")}
+    crashed = {c["case"]: c for c in doc["cases"] if (c["skipped"] or "").startswith("crashed")}
+    assert set(crashed) == causal and len(causal) == 6
+    assert all(c["verdict"] == "fail" and "SIGSEGV" in c["skipped"] for c in crashed.values())
+    others = [c for c in doc["cases"] if c["case"] not in crashed and not (c["skipped"] or "")]
+    assert len(others) == 6 and all(c["verdict"] == "pass" for c in others)
+    [code7] = {(v["code"], v["expr"], v["location"]["line"]) for v in doc["violations"]}
+    assert code7 == ("SC007", "SIGSEGV", 12)  # crashing.py's ctypes line
+    assert {v["case"] for v in doc["violations"]} == causal
+
+
+@needs_fork
+@pytest.mark.slow
+def test_shapecheck_isolate_0_runs_in_one_process_as_before():
+    code, _, _ = _verify_in_a_process("-j", "1", "--case", "is_causal=true", env={"SHAPECHECK_ISOLATE": "0"})
+    assert code == -11  # the documented way to debug the crash: it is the process's own again

@@ -1,0 +1,151 @@
+"""A run in a child process that may crash: a kernel (or torch's C++ under it) that dies of a signal (SIGSEGV,
+SIGABRT, SIGBUS) kills the process it runs in, and every result of that process with it. ``supervised`` runs
+the work in a forked child that streams its progress to this process as it goes, so that a crash loses only
+the step the child was in; the caller then starts another child that skips what is done (prove/verify.py).
+
+faulthandler writes the child's Python stack to a file when it crashes: ``Died.frames`` reads it, so that the
+finding can name the kernel's line. Fork is used only where it is safe by default (Linux), as for ``--jobs``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+import struct
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from .parallel import auto_jobs
+
+_HEADER = struct.Struct("<Q")
+
+
+@dataclass(frozen=True)
+class Died:
+    """A supervised child that ended without a result: the signal that killed it (0: none, it exited) and the
+    Python stack faulthandler wrote when it crashed ("" when it wrote none)."""
+
+    signal: int
+    dump: str
+
+    def name(self) -> str:
+        if not self.signal:
+            return "an exit without a result"
+        try:
+            return signal.Signals(self.signal).name
+        except ValueError:
+            return f"signal {self.signal}"
+
+    def frames(self) -> list[tuple[str, int, str]]:
+        """(file, line, function) of the crashed thread's stack, innermost first."""
+        current = self.dump.split("Current thread", 1)[-1]
+        return [(f, int(n), fn) for f, n, fn in re.findall(r'File "(.+?)", line (\d+) in (\S+)', current)]
+
+
+def can_isolate() -> bool:
+    """Whether runs go to a supervised child here: Linux with fork (as ``--jobs``), unless SHAPECHECK_ISOLATE=0."""
+    return os.environ.get("SHAPECHECK_ISOLATE", "1") != "0" and auto_jobs() >= 1 and sys.platform.startswith("linux")
+
+
+def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable[[Any], None]) -> Any:
+    """``run(send)`` in a forked child: each ``send(message)`` (picklable) reaches ``on_message`` in this process
+    as it is sent. Returns what ``run`` returned, raises what it raised, or returns ``Died`` when the child
+    ended without either (a crash)."""
+    import gc
+
+    dump = tempfile.TemporaryFile()
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    gc.freeze()  # the child's collections skip what it inherits: they would copy every page of it
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's stack
+        os.close(r)
+        _child(run, os.fdopen(w, "wb"), dump)
+    gc.unfreeze()
+    os.close(w)
+    outcome: list[tuple[str, Any]] = []
+    try:
+        with os.fdopen(r, "rb") as pipe:
+            while (frame := _read(pipe)) is not None:
+                kind, value = frame
+                if kind == "message":
+                    on_message(value)
+                else:
+                    outcome.append((kind, value))
+    except BaseException:  # an interrupt, or on_message raised: the child does not outlive it
+        _stop(pid)
+        dump.close()
+        raise
+    _, status = os.waitpid(pid, 0)
+    if outcome:
+        dump.close()
+        kind, value = outcome[-1]
+        if kind == "raise":
+            raise value
+        return value
+    dump.seek(0)
+    text = dump.read().decode("utf-8", "replace")
+    dump.close()
+    return Died(os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0, text)
+
+
+def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: IO[bytes]) -> None:
+    import faulthandler
+
+    code = 0
+    try:
+        faulthandler.enable(file=dump, all_threads=False)
+        try:
+            value = run(lambda message: _write(pipe, ("message", message)))
+            _write(pipe, ("value", value))
+        except BaseException as exc:  # noqa: BLE001 - the caller raises it in its own process
+            _write(pipe, ("raise", _portable(exc)))
+        pipe.flush()
+    except BaseException:  # noqa: BLE001 - whatever happens, the parent sees no result and says so
+        code = 1
+    finally:
+        os._exit(code)
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` if it survives pickling (with its traceback's text as a note), else a RuntimeError that says what
+    it was: the caller reports it as it would have in its own process."""
+    import traceback
+
+    try:
+        exc.add_note("".join(traceback.format_exception(exc)).rstrip())
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:  # noqa: BLE001 - any exception may refuse to pickle
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def _write(pipe: IO[bytes], frame: tuple[str, Any]) -> None:
+    data = pickle.dumps(frame, protocol=pickle.HIGHEST_PROTOCOL)
+    pipe.write(_HEADER.pack(len(data)) + data)
+    pipe.flush()
+
+
+def _read(pipe: IO[bytes]) -> tuple[str, Any] | None:
+    head = pipe.read(_HEADER.size)
+    if len(head) < _HEADER.size:
+        return None
+    (n,) = _HEADER.unpack(head)
+    data = pipe.read(n)
+    if len(data) < n:
+        return None  # the child died halfway through a frame
+    return pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (OSError, ChildProcessError):
+        pass
