@@ -69,9 +69,11 @@ def fuzz_op_cmd(op, imports, contract, source, examples, seed, eras, cases, path
                           max_elements=max_elements or DEFAULT_MAX_ELEMENTS, max_side=max_side or DEFAULT_MAX_SIDE,
                           verify_examples=verify_examples and not explicit, from_verify=from_verify, device=device,
                           imports=tuple(imports), both_modes=both_modes)
-    if explicit:
-        report = check_examples(op, explicit, contract=contract, source=source, options=options)
+    from ..runtime.fuzz_crash import crash_safe
+
+    if explicit:  # in a supervised child: a kernel that crashes the process fails at its example
+        report = crash_safe(lambda: check_examples(op, explicit, contract=contract, source=source, options=options))
     else:
-        report = fuzz_op(op, contract=contract, source=source, options=options)
+        report = crash_safe(lambda: fuzz_op(op, contract=contract, source=source, options=options))
     emit(FuzzRun.of(load_op_contract(op, contract).info, report, source), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

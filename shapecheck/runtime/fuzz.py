@@ -111,8 +111,11 @@ def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions)
     if not options.verify_examples:
         return [], ""
     from ..prove.verify import Options, verify_contract
+    from . import fuzz_crash
 
-    report = verify_contract(contract, kernel, Options(eras=options.eras, cases=options.cases))
+    # in a supervised run (the command line's), verify's own child keeps a crash to its case
+    report = verify_contract(contract, kernel, Options(eras=options.eras, cases=options.cases),
+                             isolate=fuzz_crash.sink is not None)
     return [v for v in report.violations if not v.suppressed], \
         f"{report.verdict.value} ({len(report.violations)} violations, {report.seconds:.2f}s)"
 
@@ -172,8 +175,13 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
     options = prep.options
     seed = options.seed if options.seed is not None else random.randrange(2**31)
     checker = prep.checker
+    from .fuzz_crash import tell
+
+    tell(("start", prep.contract.op, prep.contract.file, prep.kernel.name, seed, replay_run.replace("{seed}", str(seed)),
+          C.TORCH_VERSION))
 
     def body(example: Example) -> None:
+        tell(_named(example, checker))  # a crash of the process then names the example (fuzz_crash)
         checker.check(example)
 
     test = given(example=prep.strategy)(body)
@@ -201,6 +209,10 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
                       dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
                       checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
                       torch=C.TORCH_VERSION)
+
+
+def _named(ex: Example, checker: Checker) -> tuple:
+    return ("example", ex.text(), ex.case.id, dict(ex.values), ex.seed, checker.replay(ex.text()) if checker.replay else "")
 
 
 def _leaves(group: BaseException) -> list[BaseException]:
@@ -283,9 +295,13 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
             raise TargetError(f"--example {text!r}: {err}") from None
     failures = []
     start = time.perf_counter()
+    from .fuzz_crash import tell
+
+    tell(("start", c.op, c.file, kernel.name, 0, "", C.TORCH_VERSION))
     for ex in examples:
         if not checker.applicable(ex.case):
             raise TargetError(f"--example {ex.text()!r}: {kernel.name} cannot be called on case {ex.case.id}")
+        tell(_named(ex, checker))
         try:
             checker.check(ex)
         except FuzzFailure as err:

@@ -335,3 +335,30 @@ def test_a_kernel_that_crashes_its_process_costs_only_its_cases(jobs):
 def test_shapecheck_isolate_0_runs_in_one_process_as_before():
     code, _, _ = _verify_in_a_process("-j", "1", "--case", "is_causal=true", env={"SHAPECHECK_ISOLATE": "0"})
     assert code == -11  # the documented way to debug the crash: it is the process's own again
+
+
+@needs_fork
+@pytest.mark.slow
+def test_fuzz_stops_at_the_example_a_crashing_kernel_dies_on_and_names_it():
+    """fuzz op on a kernel that dies of SIGSEGV on the causal cases: exit 1 with the example as an SC007 failure
+    and a replay command that gives the same failure (it was exit 139 and no report)."""
+    import os
+    import subprocess
+    import sys
+
+    def fuzz(*extra: str) -> tuple[int, dict]:
+        res = subprocess.run([sys.executable, "-m", "shapecheck", "fuzz", "op", "aten::_scaled_dot_product_attention_math_for_mps",
+                              "--meta", f"{KERNELS / 'crashing.py'}:segfaults_when_causal", "--format", "json",
+                              "--case", "is_causal=true,dtype=float16", *extra],
+                             capture_output=True, text=True, cwd=ROOT, env=dict(os.environ))
+        assert res.stdout.startswith("{"), res.stderr[-2000:]
+        return res.returncode, json.loads(res.stdout)
+
+    code, doc = fuzz("--seed", "3", "--examples", "20")
+    assert code == 1 and doc["verdict"] == "fail"
+    [failure] = doc["failures"]
+    assert failure["code"] == "SC007" and "SIGSEGV" in failure["got"] and "is_causal=true" in failure["case"]
+    assert failure["dims"] and set(failure["dims"].values()) <= set(range(0, 1 << 20))
+    assert "--example" in failure["replay"]
+    again, doc2 = fuzz("--example", failure["example"])
+    assert again == 1 and [(f["code"], f["example"]) for f in doc2["failures"]] == [("SC007", failure["example"])]
