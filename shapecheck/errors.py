@@ -12,6 +12,14 @@ class ShapecheckError(Exception):
 
     exit_code = 4
 
+    def __reduce__(self) -> str | tuple:
+        # this module's errors name the package as their module, where most are no attribute: pickle (a supervised
+        # child's error, trace/isolate.py) rebuilds them by name from here
+        cls = type(self)
+        if _BY_NAME.get(cls.__name__) is cls:
+            return _rebuilt, (cls.__name__, self.args, dict(self.__dict__))
+        return super().__reduce__()
+
 
 class UserError(ShapecheckError):
     """Bad input: a contract, an op name, a kernel file. The user fixes it; exit code 2."""
@@ -58,3 +66,15 @@ class InternalError(ShapecheckError):
 for _cls in (ShapecheckError, UserError, ContractError, ExprError, TargetError, UnknownOpError,
              UnsupportedTorchError, InternalError):
     _cls.__module__ = "shapecheck"
+
+_BY_NAME: dict[str, type[ShapecheckError]] = {}
+_BY_NAME.update((c.__name__, c) for c in (ShapecheckError, UserError, ContractError, ExprError, TargetError,
+                                          UnknownOpError, UnsupportedTorchError, InternalError))
+
+
+def _rebuilt(name: str, args: tuple, state: dict) -> ShapecheckError:
+    """One of this module's errors, as pickled by ``ShapecheckError.__reduce__``."""
+    err = _BY_NAME[name].__new__(_BY_NAME[name])
+    err.args = args
+    err.__dict__.update(state)
+    return err

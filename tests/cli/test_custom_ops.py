@@ -117,8 +117,9 @@ def test_an_import_that_fails_is_bad_input_with_its_own_error_line(tmp_path, mod
 
 @pytest.mark.parametrize("command", [("audit", "--ops", "x::*"), ("gate",), ("fuzz", "op", "x::y"),
                                      ("ref", "check", "x::y"), ("verify", "op", "x::y")])
-def test_debug_is_an_option_of_every_command_that_runs_kernels(tmp_path, command):
+def test_debug_is_an_option_of_every_command_that_runs_kernels(tmp_path, command, monkeypatch):
     """``--debug`` after the command, as after ``shapecheck``: set before ``--import`` runs."""
+    monkeypatch.setenv("SHAPECHECK_DEBUG", "")  # --debug sets it in this process: put back after the test
     res = invoke(*command, "--debug", "--import", "missing.py", cwd=tmp_path)
     assert res.returncode == 2 and "--import missing.py: no such file" in res.stderr, res.stderr
     assert "No such option" not in res.stderr

@@ -82,7 +82,7 @@ def test_a_bug_in_one_case_is_its_sc022_finding_and_the_others_report(monkeypatc
 
 def test_debug_prints_the_traceback_of_a_case_s_internal_error(monkeypatch):
     _plant_bug(monkeypatch, CASES[0])
-    monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
+    monkeypatch.setenv("SHAPECHECK_DEBUG", "")  # --debug sets it in this process: put back after the test
     code, doc, err = verify(monkeypatch, "guard_free", "--debug")
     assert code == 4
     assert f"internal error in case {CASES[0]}" in err and "Traceback" in err and "KeyError: 'K'" in err
