@@ -362,3 +362,19 @@ def test_fuzz_stops_at_the_example_a_crashing_kernel_dies_on_and_names_it():
     assert "--example" in failure["replay"]
     again, doc2 = fuzz("--example", failure["example"])
     assert again == 1 and [(f["code"], f["example"]) for f in doc2["failures"]] == [("SC007", failure["example"])]
+
+
+def test_every_error_of_shapecheck_survives_the_pipe_from_a_supervised_child():
+    """A supervised child's error is pickled to the parent, which raises it: its class, message, notes and exit
+    code must arrive (a TargetError once came back as a RuntimeError: exit 4 for bad input)."""
+    import pickle
+
+    from shapecheck import errors
+
+    for name, cls in errors._BY_NAME.items():
+        err = cls.__new__(cls)
+        err.args = (f"bad {name}",)
+        err.add_note("the child's traceback")
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is cls and back.args == err.args and back.__notes__ == ["the child's traceback"]
+        assert back.exit_code == cls.exit_code
