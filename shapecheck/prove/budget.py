@@ -81,6 +81,12 @@ def interrupted() -> OverBudget | None:
     return _rang
 
 
+def over_budget(exc: BaseException) -> OverBudget | None:
+    """The time budget that ``exc`` means ran out: ``exc`` itself, or the timer's exception that torch turned into
+    its own (``interrupted``); None when ``exc`` is anything else."""
+    return exc if isinstance(exc, OverBudget) else interrupted()
+
+
 def check() -> None:
     """Raise ``OverBudget`` when the current case's budget has run out (nothing outside a budgeted case)."""
     if _deadline is not None and time.monotonic() >= _deadline[0]:

@@ -349,7 +349,7 @@ class _CaseExplorer(_CaseFindings):
 def _budget_stops(exc: Exception) -> None:
     """``map_cases``' ``caught`` for the regions a case traces ahead: its time budget running out here stops the
     case (and the workers); any other exception is seen again when the region is traced in turn."""
-    if isinstance(exc, budget.OverBudget) or budget.interrupted() is not None:
+    if budget.over_budget(exc) is not None:
         raise exc
     return None
 

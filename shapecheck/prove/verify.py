@@ -23,7 +23,7 @@ from ..options import VerifyOptions as Options  # every option is declared there
 from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
-from .budget import Budget, OverBudget, interrupted
+from .budget import Budget, OverBudget, interrupted, over_budget
 from .crashes import Resume, Send
 from .explore import CaseRun, SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
@@ -326,7 +326,7 @@ class _Cut:
 def _cut(exc: Exception) -> _Cut | None:
     """``map_cases``' ``caught``: the time budget that ran out in a case run ahead (the timer's exception may
     come out as torch's own, ``interrupted``); None for anything else, which the case's own turn sees again."""
-    over = exc if isinstance(exc, OverBudget) else interrupted()
+    over = over_budget(exc)
     return _Cut(over.scope, over.seconds) if over is not None else None
 
 

@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from .parallel import auto_jobs
-
 _HEADER = struct.Struct("<Q")
 
 
@@ -49,7 +47,8 @@ class Died:
 
 def can_isolate() -> bool:
     """Whether runs go to a supervised child here: Linux with fork (as ``--jobs``), unless SHAPECHECK_ISOLATE=0."""
-    return os.environ.get("SHAPECHECK_ISOLATE", "1") != "0" and auto_jobs() >= 1 and sys.platform.startswith("linux")
+    return (os.environ.get("SHAPECHECK_ISOLATE", "1") != "0" and hasattr(os, "fork")
+            and sys.platform.startswith("linux"))
 
 
 def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable[[Any], None]) -> Any:
@@ -79,7 +78,7 @@ def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable
                 else:
                     outcome.append((kind, value))
     except BaseException:  # an interrupt, or on_message raised: the child does not outlive it
-        _stop(pid)
+        stop(pid)
         dump.close()
         raise
     _, status = os.waitpid(pid, 0)
@@ -143,7 +142,8 @@ def _read(pipe: IO[bytes]) -> tuple[str, Any] | None:
     return pickle.loads(data)  # noqa: S301 - our own child's output, through a private pipe
 
 
-def _stop(pid: int) -> None:
+def stop(pid: int) -> None:
+    """Kill a child process of ours and reap it (gone already: nothing to do)."""
     try:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)

@@ -190,20 +190,13 @@ def _item(fn: Callable[[Any], Any], within: Within | None, caught: Caught | None
 
 
 def _kill(pid: int, fd: int) -> None:
-    import signal
+    from .isolate import stop
 
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
     try:
         os.close(fd)
     except OSError:
         pass
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
+    stop(pid)
 
 
 def _fork_worker(fn: Callable[[Any], Any], take: Callable[[], Any],
