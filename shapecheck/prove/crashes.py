@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from ..findings import Finding, SourceLoc, Verdict
 from ..kernel.sources import Kernel
+from ..logic import expr as E
 from ..result.report import CaseResult, Report
 from ..rules import RuleCode
 from ..trace.isolate import Died, supervised
@@ -57,14 +58,17 @@ class _Seen:
         self.on_case = on_case
         self.results: dict[str, tuple[CaseResult, list[Finding]]] = {}
         self.case: str | None = None
+        self.region: list[E.Node] | None = None  # the assumptions of the case's trace under way
         self.stage: str | None = None
         self.quiet = False
 
     def message(self, m: tuple) -> None:
         if m[0] == "case":
-            self.case = m[1]
+            self.case, self.region = m[1], None
             if self.on_case is not None:
                 self.on_case(m[1])
+        elif m[0] == "trace" and m[1] == self.case:
+            self.region = m[2]
         elif m[0] == "done":
             self.results[m[1]] = (m[2], m[3])
             self.case = None
@@ -76,7 +80,7 @@ class _Seen:
     def resumed(self, resume: Resume, died: Died, kernel: Kernel) -> Resume:
         results = {**resume.results, **self.results}
         if self.case is not None:
-            found = crash_finding(self.case, died, kernel, "while this case was checked")
+            found = crash_finding(self.case, died, kernel, "while this case was checked" + _tracing(self.region))
             verdict = Verdict.ERROR if found.code is RuleCode.INTERNAL_ERROR else Verdict.FAIL
             results[self.case] = (CaseResult(self.case, verdict, skipped=f"crashed: the process died of {died.name()}"),
                                   [found])
@@ -88,6 +92,14 @@ class _Seen:
             return replace(resume, results=results)
         raise RuntimeError(f"the verification's process died of {died.name()} outside any case: "
                            f"{died.dump.strip()[-600:] or 'no stack was written'}")
+
+
+def _tracing(region: list[E.Node] | None) -> str:
+    """Where in the case the crash came: the region whose trace was under way (its assumptions)."""
+    if region is None:
+        return ""
+    text = " and ".join(E.to_text(n) for n in region)
+    return f", tracing the kernel on the region {text}" if text else ", tracing the kernel on the whole domain"
 
 
 def crash_finding(case: str, died: Died, kernel: Kernel, when: str) -> Finding:

@@ -19,6 +19,7 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
 from ..rules import RuleCode
+from ..trace import isolate
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from . import budget
 from .obligations import Kind, Leaf, Obligation, ShownObligation, leaf_obligations, probe_points, show
@@ -137,6 +138,7 @@ class _CaseExplorer(_CaseFindings):
             elif pc_key(pc) in self.traced:
                 t = self.traced.pop(pc_key(pc))
             else:
+                isolate.note(("trace", self.case.id, pc))  # a crash in it is reported with its region
                 try:
                     t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
                                    or getattr(self.options, "show_obligations", False))  # the return's line

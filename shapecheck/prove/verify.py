@@ -115,7 +115,9 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options, on_ca
             done.update(_share_ahead(kernel, [c for c in selected[i + 1:] if c.id not in done], first, exported,
                                      roots, new, solver, options, budget))
     results, violations = _finish(contract, kernel, solver, options, budget, steps, results, violations)
-    if not any(not r.skipped for r in results) and not any(r.verdict is Verdict.ERROR for r in results):
+    # nothing checked and nothing found: inconclusive (a case that crashed the process was not checked, but its
+    # SC007 is a finding: fail)
+    if not any(not r.skipped or r.verdict in (Verdict.ERROR, Verdict.FAIL) for r in results):
         verdict = Verdict.INCONCLUSIVE
     else:
         verdict = verdict_of(violations)

@@ -44,10 +44,12 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
     """For people: the verdict, what to change (one entry per source line, each fix once), then the details
     of every finding sorted by file:line. ``quiet``: the verdict and what fails only."""
     checked = [c for c in report.cases if not c.skipped]
-    skipped = [c for c in report.cases if c.skipped]
+    crashed = [c for c in report.cases if c.skipped.startswith("crashed:")]  # prove/crashes.py's reason
+    skipped = [c for c in report.cases if c.skipped and c not in crashed]
     active = [v for v in report.violations if not v.suppressed]
+    lost = f"{len(crashed)} crashed, " if crashed else ""
     lines = [f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
-             f"({len(checked)} cases checked, {len(skipped)} skipped, {len(active)} violations, "
+             f"({len(checked)} cases checked, {len(skipped)} skipped, {lost}{len(active)} violations, "
              f"{report.seconds:.2f}s; kernel: {report.kernel})"]
     if report.kernel_modes:
         lines.append("  torch runs two kernels for this op; both were checked:")

@@ -22,6 +22,17 @@ from typing import IO, Any
 
 _HEADER = struct.Struct("<Q")
 
+#: in a supervised child, its channel to the supervising process (``note``); None elsewhere, and in the
+#: processes such a child forks (``--jobs`` workers), which must not write to its pipe
+sink: Callable[[Any], None] | None = None
+
+
+def note(message: Any) -> None:
+    """Tell the supervising process ``message`` (what the child is doing, for a crash's report to name);
+    nothing outside a supervised child."""
+    if sink is not None:
+        sink(message)
+
 
 @dataclass(frozen=True)
 class Died:
@@ -97,11 +108,13 @@ def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable
 def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: IO[bytes]) -> None:
     import faulthandler
 
+    global sink
     code = 0
     try:
         faulthandler.enable(file=dump, all_threads=False)
         try:
-            value = run(lambda message: _write(pipe, ("message", message)))
+            sink = lambda message: _write(pipe, ("message", message))  # noqa: E731 - ``note``'s channel too
+            value = run(sink)
             _write(pipe, ("value", value))
         except BaseException as exc:  # noqa: BLE001 - the caller raises it in its own process
             _write(pipe, ("raise", _portable(exc)))

@@ -297,7 +297,7 @@ def test_with_jobs_a_run_budget_ends_the_run_while_the_workers_hang(monkeypatch)
     assert any("run's time budget (6 s" in v.message for v in report.violations)
 
 
-def _verify_in_a_process(*extra: str, env: dict | None = None) -> tuple[int, dict, str]:
+def _verify_in_a_process(*extra: str, env: dict | None = None, fn: str = "segfaults_when_causal") -> tuple[int, dict, str]:
     """``shapecheck verify op`` of the crashing kernel in a fresh process: a crash that isolation misses must
     not take the test run with it (the process boundary is the point)."""
     import os
@@ -305,7 +305,7 @@ def _verify_in_a_process(*extra: str, env: dict | None = None) -> tuple[int, dic
     import sys
 
     res = subprocess.run([sys.executable, "-m", "shapecheck", "verify", "op", "aten::_scaled_dot_product_attention_math_for_mps",
-                          "--meta", f"{KERNELS / 'crashing.py'}:segfaults_when_causal", "--format", "json", "--no-cache",
+                          "--meta", f"{KERNELS / 'crashing.py'}:{fn}", "--format", "json", "--no-cache",
                           *[a for c in MIXED for a in ("--case", c)], *extra],
                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
     return res.returncode, json.loads(res.stdout) if res.stdout.startswith("{") else {}, res.stderr
@@ -328,6 +328,20 @@ def test_a_kernel_that_crashes_its_process_costs_only_its_cases(jobs):
     [code7] = {(v["code"], v["expr"], v["location"]["line"]) for v in doc["violations"]}
     assert code7 == ("SC007", "SIGSEGV", 12)  # crashing.py's ctypes line
     assert {v["case"] for v in doc["violations"]} == causal
+
+
+@needs_fork
+@pytest.mark.slow
+def test_a_crash_finding_names_the_region_whose_trace_crashed():
+    """A kernel that crashes only where L <= 8: the case's first trace stops at that guard, and the crash comes
+    while the region L <= 8 is traced. The finding says so: where in the case to look, not only which case.
+    Every case crashes here, and the run is a fail (exit 1, its SC007s), not inconclusive as it was."""
+    code, doc, err = _verify_in_a_process("-j", "1", fn="segfaults_when_short")
+    assert code == 1 and doc["verdict"] == "fail", err[-2000:]
+    assert len(doc["cases"]) == 12 and all(c["skipped"].startswith("crashed") for c in doc["cases"])
+    crashes = doc["violations"]
+    assert {(v["code"], v["expr"], v["location"]["line"]) for v in crashes} == {("SC007", "SIGSEGV", 20)}
+    assert all("tracing the kernel on the region L <= 8:" in v["message"] for v in crashes), crashes[0]["message"]
 
 
 @needs_fork
