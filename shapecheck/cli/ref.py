@@ -61,6 +61,12 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     unknown = [e for e in eras if e not in c.eras]
     if unknown:
         raise TargetError(f"{path}: no era {unknown[0]!r} (eras: {', '.join(c.eras)})")
-    report = ref_check(c, eras=tuple(eras), examples=examples, seed=seed, device=device)
+    from .._torch.audit import cuda_fork_unsafe
+    from ..runtime.ref_crash import crash_safe_ref
+
+    # a kernel that crashes its process on an input costs that input only (runtime/ref_crash.py)
+    report = crash_safe_ref(lambda resume: ref_check(c, eras=tuple(eras), examples=examples, seed=seed,
+                                                     device=device, resume=resume),
+                            isolate=not (device.startswith("cuda") and cuda_fork_unsafe()))
     emit(RefRun.of(c.info, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

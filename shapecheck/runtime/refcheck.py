@@ -9,6 +9,7 @@ small by minimisation. Where Apple MPS is available the real op runs too and is 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import time
@@ -24,6 +25,7 @@ from ..logic.solver import Bounds, Sat, Solver, restrict
 from ..rules import RuleCode
 from ..search.boundaries import interesting_values as _interesting
 from ..trace.run import call_args, made
+from .ref_crash import Outcome, RefResume, at_point
 from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RUNTIME_RULES, RuntimeReference, Unmodelled, compare_values, reference_for
 from .reference import accepted_by as accepted_by
@@ -286,9 +288,10 @@ def mps_available() -> bool:
 
 
 def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int = 24, seed: int = 0,
-              device: str = "cpu") -> RefReport:
+              device: str = "cpu", resume: RefResume | None = None) -> RefReport:
     """Run every path of ``contract`` (in ``eras``) on the op's runtime reference (``runtime.reference.reference_for``);
-    with the op's eager kernel, also every ``[[rejects]]`` region (``runtime.refcheck_rejects``)."""
+    with the op's eager kernel, also every ``[[rejects]]`` region (``runtime.refcheck_rejects``). ``resume``: the
+    inputs an earlier process ran, or crashed on (``runtime.ref_crash``)."""
     ref = _reference(contract, device)
     start = time.perf_counter()
     solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
@@ -307,22 +310,29 @@ def ref_check(contract: Contract, *, eras: tuple[str, ...] = (), examples: int =
         if not points:
             run.note = "no input satisfies the path's precondition in any case"
         for k, (case, bp, sizes) in enumerate(points):
-            try:
-                run.findings.extend(check_point(case, bp, sizes, seed * 1_000_003 + k, mps, ref))
-            except Unmodelled as err:  # not counted as an input that ran
-                run.note = run.note or f"not modelled by the reference: {str(err).splitlines()[0][:80]}"
-                continue
-            run.points += 1
+            found, ran, note = at_point(resume, (p.era, p.id, k), case.id, sizes,
+                                        functools.partial(_one_point, case, bp, sizes, seed * 1_000_003 + k, mps, ref))
+            run.findings.extend(found)
+            run.points += ran
+            run.note = run.note or note
     if getattr(ref, "compares_all_outputs", False):
         from .refcheck_rejects import check_rejects
 
-        runs.extend(check_rejects(contract, ref, examples, seed, solver))
+        runs.extend(check_rejects(contract, ref, examples, seed, solver, resume))
     unexercised = _suppress(contract, runs)
     failing = any(not f.suppressed for r in runs for f in r.findings)
     verdict = Verdict.FAIL if failing else (Verdict.PASS if any(r.points for r in runs) else Verdict.INCONCLUSIVE)
     note = ("real op compared on mps" if mps else "Apple MPS not available: only the CPU ports ran") \
         if not getattr(ref, "compares_all_outputs", False) else f"{ref.describe(())}, against the meta kernel"
     return RefReport(contract.op, contract.file, verdict, runs, time.perf_counter() - start, note, unexercised)
+
+
+def _one_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int, mps: bool,
+               ref: RuntimeReference) -> Outcome:
+    try:
+        return check_point(case, p, sizes, seed, mps, ref), True, ""
+    except Unmodelled as err:  # not counted as an input that ran
+        return [], False, f"not modelled by the reference: {str(err).splitlines()[0][:80]}"
 
 
 def _suppress(contract: Contract, runs: list[PathRun]) -> list[str]:

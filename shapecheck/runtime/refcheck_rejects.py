@@ -6,6 +6,7 @@ must the meta kernel (else SC021, at that point). A raise without the reject's `
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -14,6 +15,7 @@ from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
 from ..search.boundaries import interesting_values
+from .ref_crash import Outcome, RefResume, at_point
 from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
 from .reference import RuntimeReference, Unmodelled
 
@@ -21,8 +23,9 @@ ERA = "-"  # a reject region belongs to no era
 
 
 def check_rejects(contract: Contract, ref: RuntimeReference, examples: int, seed: int,
-                  solver: Solver) -> list[PathRun]:
-    """One ``PathRun`` (``rejects.<id>``) per runtime-check region of the contract."""
+                  solver: Solver, resume: RefResume | None = None) -> list[PathRun]:
+    """One ``PathRun`` (``rejects.<id>``) per runtime-check region of the contract. ``resume`` as for
+    ``ref_check``."""
     cases = [*contract.cases(), *contract.excluded_reject_cases()]
     runs = []
     for spec in contract.rejects:
@@ -36,10 +39,19 @@ def check_rejects(contract: Contract, ref: RuntimeReference, examples: int, seed
             run.note = "no input lies in the region in any case"
         notes: set[str] = set()
         for k, (case, r, sizes) in enumerate(points):
-            run.findings.extend(_check(ref, case, r, sizes, seed * 1_000_003 + k, notes))
-            run.points += 1
+            found, ran, note = at_point(resume, (ERA, run.path, k), case.id, sizes,
+                                        functools.partial(_checked, ref, case, r, sizes, seed * 1_000_003 + k, notes))
+            run.findings.extend(found)
+            run.points += ran
+            notes.update(n for n in note.split("\n") if n)
         run.note = run.note or "; ".join(sorted(notes))
     return runs
+
+
+def _checked(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict[str, int], seed: int,
+             notes: set[str]) -> Outcome:
+    mine: set[str] = set()  # its notes travel with its findings (a new process after a crash skips it)
+    return _check(ref, case, r, sizes, seed, mine), True, "\n".join(sorted(mine))
 
 
 def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: random.Random,

@@ -112,6 +112,7 @@ def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: I
     code = 0
     try:
         faulthandler.enable(file=dump, all_threads=False)
+        _one_thread()
         try:
             sink = lambda message: _write(pipe, ("message", message))  # noqa: E731 - ``note``'s channel too
             value = run(sink)
@@ -123,6 +124,15 @@ def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: I
         code = 1
     finally:
         os._exit(code)
+
+
+def _one_thread() -> None:
+    """torch's intra-op pool (OpenMP) does not survive a fork: the child's first parallel op (a real kernel's, as
+    ``ref check`` and ``fuzz`` run) would wait forever for threads that are not there. One thread, as torch's
+    DataLoader workers do; torch is left alone where this process never imported it."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _portable(exc: BaseException) -> BaseException:

@@ -392,3 +392,26 @@ def test_every_error_of_shapecheck_survives_the_pipe_from_a_supervised_child():
         back = pickle.loads(pickle.dumps(err))
         assert type(back) is cls and back.args == err.args and back.__notes__ == ["the child's traceback"]
         assert back.exit_code == cls.exit_code
+
+
+@needs_fork
+@pytest.mark.slow
+def test_ref_check_loses_only_the_input_an_eager_kernel_crashes_on(tmp_path):
+    """A custom op whose C++-like eager kernel dies of SIGSEGV where W == 2: ref check died with exit 139 and no
+    report. Now that input is an SC014 with its sizes, and the inputs after it ran in a new process."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.kernels.crashing_ops import CONTRACT
+
+    contract = tmp_path / "doubled.toml"
+    contract.write_text(CONTRACT)
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "ref", "check", "sc_crash::doubled", "--import",
+                          "tests.kernels.crashing_ops", "--contract", str(contract), "--examples", "24", "--format",
+                          "json"], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ))
+    assert res.returncode == 1 and res.stdout.startswith("{"), res.stderr[-2000:]
+    doc = json.loads(res.stdout)
+    assert doc["verdict"] == "fail" and doc["paths"][0]["points"] == 24
+    [crash] = doc["findings"]
+    assert crash["code"] == "SC014" and crash["sizes"]["W"] == 2 and "SIGSEGV" in crash["message"]
