@@ -235,9 +235,15 @@ def _with_located_files(kernel: Kernel, violations: list[Finding]) -> Kernel:
     return replace(kernel, files=files) if files else kernel
 
 
+def replayer(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> Replayer:
+    """The ``Replayer`` of a case's findings, as ``replay`` makes it (a kernel registered by qualified name
+    followed through the files its findings were located in)."""
+    return Replayer(_with_located_files(kernel, violations), case)
+
+
 def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[Finding]:
     """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
-    r = Replayer(_with_located_files(kernel, violations), case)
+    r = replayer(kernel, case, violations)
     out = []
     for v in violations:
         if v.code not in REPLAYED or not r.complete(v.counterexample):
