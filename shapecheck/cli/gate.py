@@ -98,9 +98,11 @@ def gate(contract_paths, imports, source, junit, sarif, json_file, fmt, outputs,
     from ..options import pick
 
     opts = pick(GateOptions, locals())  # every field from the option of its name
+    from ..trace.isolate import whole_command
+
     progress = Progress(sys.stderr)
-    try:
-        result = run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress)
+    try:  # in a child: a kernel file that crashes as it loads is exit 2, not 139 (trace/isolate.py)
+        result = whole_command(lambda: run_gate(list(contract_paths), opts, cwd=Path.cwd(), progress=progress))
     finally:
         progress.close()
     if write_baseline:

@@ -83,14 +83,20 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
             result = VerifyRun.of(c, report, source)  # c: the cached ContractInfo
             emit(result, fmt, outputs, context=context, quiet=quiet)
             sys.exit(report.exit_code)
-    from ..kernel.load import load_target
-    from ..prove.verify import verify_contract
+    from ..trace.isolate import whole_command
 
-    c, kernel = load_target(op, contract, source)
-    report = verify_contract(c, kernel, opts, isolate=True)
-    if key is not None:
-        R.verify_store(key, c, kernel, report)
-    result = VerifyRun.of(c.info, report, source)
+    def load_and_verify() -> tuple:
+        from ..kernel.load import load_target
+        from ..prove.verify import verify_contract
+
+        c, kernel = load_target(op, contract, source)
+        report = verify_contract(c, kernel, opts, isolate=True)
+        if key is not None:
+            R.verify_store(key, c, kernel, report)
+        return c.info, report
+
+    info, report = whole_command(load_and_verify)  # a kernel file that crashes as it loads: exit 2, not 139
+    result = VerifyRun.of(info, report, source)
     emit(result, fmt, outputs, context=context, quiet=quiet)
     show_tracebacks(report.violations)
     sys.exit(report.exit_code)

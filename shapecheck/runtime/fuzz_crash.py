@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from ..findings import Verdict
 from ..rules import RuleCode
-from ..trace.isolate import Died, can_isolate, supervised
+from ..trace.isolate import Died, can_isolate, load_crash, supervised
 from .fuzz_report import Failure, FuzzReport
 
 #: set in a supervised child: called with ("start", op, contract, kernel, seed, replay, torch) as a run begins
@@ -46,9 +46,8 @@ def crash_safe(run: Callable[[], FuzzReport]) -> FuzzReport:
 def _crashed(seen: list[tuple], died: Died, seconds: float) -> FuzzReport:
     starts = [m for m in seen if m[0] == "start"]
     examples = [m for m in seen if m[0] == "example"]
-    if not starts or not examples:  # died before its first example: nothing to name
-        raise RuntimeError(f"the fuzz run's process died of {died.name()} before its first example: "
-                           f"{died.dump.strip()[-600:] or 'no stack was written'}")
+    if not starts or not examples:  # died before its first example (loading the kernel): nothing to name
+        raise load_crash(died)
     _, op, contract, kernel, seed, replay_run, torch = starts[-1]
     _, text, case, dims, ex_seed, replay = examples[-1]
     name = died.name()

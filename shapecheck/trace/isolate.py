@@ -172,3 +172,45 @@ def stop(pid: int) -> None:
         os.waitpid(pid, 0)
     except (OSError, ChildProcessError):
         pass
+
+
+def whole_command(run: Callable[[], Any]) -> Any:
+    """A command's whole work (loading the kernel, then checking it), ``run()``, in a supervised child where the
+    platform allows: what it returns or raises. The checks run their own supervised children for the kernel's
+    crashes; what is left to crash here is loading: a kernel file, or a module it imports, that dies as it
+    loads. That is a kernel that cannot be loaded (exit 2, a line naming its file), not a lost run."""
+    if not can_isolate():
+        return run()
+    from .. import _torch  # noqa: F401 - torch, as shapecheck imports it (its warnings filtered), before the fork:
+    # the result's unpickling needs it here too
+
+    out = supervised(lambda send: run(), lambda message: None)
+    if not isinstance(out, Died):
+        return out
+    raise load_crash(out)
+
+
+def load_crash(died: Died) -> Exception:
+    """The error of a process that died before its checks began: at a line of the user's code on the crashed
+    stack, a kernel that cannot be loaded (``TargetError``, exit 2, naming that line); elsewhere, a bug in
+    shapecheck or torch (exit 4)."""
+    from ..errors import TargetError
+
+    at = next(((f, n) for f, n, _ in died.frames() if _users(f)), None)
+    if at is None:
+        return RuntimeError(f"the process died of {died.name()} outside the kernel's code: "
+                            f"{died.dump.strip()[-600:] or 'no stack was written'}")
+    return TargetError(f"{at[0]}:{at[1]}: the process died of {died.name()} while the kernel was loaded (its file, "
+                       "or a module it imports, crashed as it ran): nothing was checked")
+
+
+def _users(path: str) -> bool:
+    """Whether ``path`` is the user's code: not shapecheck's, nor an installed package's or the standard
+    library's."""
+    import sysconfig
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    installed = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    path = os.path.abspath(path)
+    return not path.startswith("<") and not any(path == r or path.startswith(r + os.sep)
+                                                for r in {here, *installed})

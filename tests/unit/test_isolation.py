@@ -415,3 +415,23 @@ def test_ref_check_loses_only_the_input_an_eager_kernel_crashes_on(tmp_path):
     assert doc["verdict"] == "fail" and doc["paths"][0]["points"] == 24
     [crash] = doc["findings"]
     assert crash["code"] == "SC014" and crash["sizes"]["W"] == 2 and "SIGSEGV" in crash["message"]
+
+
+@needs_fork
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["verify", "fuzz"])
+def test_a_kernel_file_that_crashes_as_it_loads_is_a_one_line_error_naming_its_line(tmp_path, command):
+    """A --meta file that dies of SIGSEGV at import (as a C++ extension it loads may): verify died with exit
+    139 and no word, fuzz with an internal error. Now both say which line crashed, exit 2: nothing was checked."""
+    import os
+    import subprocess
+    import sys
+
+    kernel = tmp_path / "crashes_at_import.py"
+    kernel.write_text("import ctypes\n\nctypes.string_at(0)\n\n\ndef f(query, key, value, **kwargs):\n    return query\n")
+    extra = ["--no-cache"] if command == "verify" else ["--examples", "3"]
+    res = subprocess.run([sys.executable, "-m", "shapecheck", command, "op", "aten::_scaled_dot_product_attention_math_for_mps",
+                          "--meta", f"{kernel}:f", *extra], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ))
+    assert res.returncode == 2, res.stderr[-2000:]
+    [line] = res.stderr.strip().splitlines()
+    assert line.startswith(f"shapecheck: error: {kernel}:3: the process died of SIGSEGV while the kernel was loaded")
