@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from ..findings import Finding, SourceLoc, Verdict
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..result.report import CaseResult, Report
+from ..result.report import CRASHED, CaseResult, Report
 from ..rules import RuleCode
 from ..trace.isolate import Died, supervised
 
@@ -82,7 +82,7 @@ class _Seen:
         if self.case is not None:
             found = crash_finding(self.case, died, kernel, "while this case was checked" + _tracing(self.region))
             verdict = Verdict.ERROR if found.code is RuleCode.INTERNAL_ERROR else Verdict.FAIL
-            results[self.case] = (CaseResult(self.case, verdict, skipped=f"crashed: the process died of {died.name()}"),
+            results[self.case] = (CaseResult(self.case, verdict, skipped=f"{CRASHED}the process died of {died.name()}"),
                                   [found])
             return replace(resume, results=results)
         if self.stage is not None:

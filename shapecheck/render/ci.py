@@ -84,9 +84,11 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
         active = [v for v in r.violations if not v.suppressed]
         sup = [v for v in r.violations if v.suppressed]
         checked = sum(1 for c in r.cases if not c.skipped)
+        crashed = sum(1 for c in r.cases if c.crashed)
+        lost = f"{crashed} crashed, " if crashed else ""
         label = "ERROR" if run.error else run.verdict.value.upper()
         lines.append(f"{label:<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
-                     f"{len(r.cases) - checked} skipped, {len(active)} violations, {len(sup)} suppressed, "
+                     f"{len(r.cases) - checked - crashed} skipped, {lost}{len(active)} violations, {len(sup)} suppressed, "
                      f"{r.seconds:.2f}s; kernel: {r.kernel})")
         for v, cases in group(_shown(active, quiet)) + [(v, [""]) for v in run.stale]:
             loc = where(v, run)

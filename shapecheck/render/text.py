@@ -44,7 +44,7 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
     """For people: the verdict, what to change (one entry per source line, each fix once), then the details
     of every finding sorted by file:line. ``quiet``: the verdict and what fails only."""
     checked = [c for c in report.cases if not c.skipped]
-    crashed = [c for c in report.cases if c.skipped.startswith("crashed:")]  # prove/crashes.py's reason
+    crashed = [c for c in report.cases if c.crashed]
     skipped = [c for c in report.cases if c.skipped and c not in crashed]
     active = [v for v in report.violations if not v.suppressed]
     lost = f"{len(crashed)} crashed, " if crashed else ""

@@ -41,6 +41,9 @@ class ShownObligation:
                 "contract": self.key, "status": self.status}
 
 
+CRASHED = "crashed: "  # the start of a crashed case's ``skipped``: "crashed: the process died of SIGSEGV"
+
+
 @dataclass(frozen=True)
 class CaseResult:
     case: str
@@ -56,6 +59,11 @@ class CaseResult:
     outputs: tuple[tuple[str, ...], ...] = ()  # the symbolic output shapes of the finished traces
     notes: tuple[str, ...] = ()  # remarks that do not change the verdict (a data-dependent size's precision)
     obligations: tuple[ShownObligation, ...] = ()  # with --show-obligations only
+
+    @property
+    def crashed(self) -> bool:
+        """The case's process died while it was checked (prove/crashes.py): not checked, and a finding."""
+        return self.skipped.startswith(CRASHED)
 
     def to_json(self) -> dict[str, JSON]:
         extra = {} if self.path_map is None else {"explore": self.path_map.to_json()}
