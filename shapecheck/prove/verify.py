@@ -51,11 +51,13 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
     from .._torch.core import quiet_torch_logging
 
     def one(c: Contract, k: Kernel, o: Options) -> Report:
+        from .._torch.warm import warm_up
         from ..trace.isolate import can_isolate
 
         if not (isolate and can_isolate()):
+            if o.case_timeout is not None:
+                warm_up()  # torch's one-time imports are no case's: the first case's budget does not pay them
             return _verify_contract(c, k, o, on_case)
-        from .._torch.warm import warm_up
         from .crashes import run_isolated
 
         warm_up()  # each child (one more after each crash) inherits torch's lazy imports
