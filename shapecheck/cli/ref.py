@@ -67,6 +67,6 @@ def ref_check_cmd(op, imports, contract, eras, examples, seed, device, fmt, outp
     # a kernel that crashes its process on an input costs that input only (runtime/ref_crash.py)
     report = crash_safe_ref(lambda resume: ref_check(c, eras=tuple(eras), examples=examples, seed=seed,
                                                      device=device, resume=resume),
-                            isolate=not (device.startswith("cuda") and cuda_fork_unsafe()))
+                            fork=not (device.startswith("cuda") and cuda_fork_unsafe()))
     emit(RefRun.of(c.info, report, C.TORCH_VERSION), fmt, outputs, quiet=quiet)
     sys.exit(report.exit_code)

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..rules import RuleCode
 from ..trace import isolate
-from ..trace.isolate import Died, can_isolate, supervised
+from ..trace.isolate import Died, can_isolate, load_crash, supervised
 from .ref_findings import RefFinding
 
 #: an input of the run: (era, path id, index of the input on that path)
@@ -43,13 +43,13 @@ def at_point(resume: RefResume | None, key: Key, case: str, sizes: dict[str, int
     return out
 
 
-def crash_safe_ref(run: Callable[[RefResume], Any], isolate: bool = True) -> Any:
-    """``run(resume)`` in a supervised child where the platform allows (and ``isolate``: not where CUDA, which
-    a forked child cannot use, is initialized here), again after each crash with the inputs done so far: its
-    report. A crash outside any input (loading the reference) is an internal error."""
-    if not (isolate and can_isolate()):
+def crash_safe_ref(run: Callable[[RefResume], Any], fork: bool = True) -> Any:
+    """``run(resume)`` in a supervised child where the platform allows (and ``fork``: not where CUDA, which a
+    forked child cannot use, is initialized here), again after each crash with the inputs done so far: its
+    report. A crash outside any input is ``isolate.load_crash``'s error."""
+    if not (fork and can_isolate()):
         return run(RefResume())
-    resume, start = RefResume(), time.perf_counter()
+    resume, start, crashes = RefResume(), time.perf_counter(), 0
     while True:
         seen: dict[str, Any] = {}
 
@@ -62,13 +62,13 @@ def crash_safe_ref(run: Callable[[RefResume], Any], isolate: bool = True) -> Any
 
         out = supervised(lambda send: run(resume), message)
         if not isinstance(out, Died):
-            if resume.done and hasattr(out, "seconds"):
+            if crashes and hasattr(out, "seconds"):
                 out.seconds = time.perf_counter() - start  # the children's, not the last one's
             return out
         at = seen.get("at")
         if at is None:
-            raise RuntimeError(f"ref check's process died of {out.name()} outside any input: "
-                               f"{out.dump.strip()[-600:] or 'no stack was written'}")
+            raise load_crash(out)
+        crashes += 1
         _, key, case, sizes = at
         resume.done[key] = crashed(key, case, sizes, out)
 
