@@ -61,7 +61,19 @@ def _static_env() -> Any:
 
 def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict[str, E.Node],
                     facts: list[E.Node]) -> bool | None:
-    """What ``ShapeEnv._maybe_evaluate_static`` (the check torch makes before it installs a guard, and again
+    """What ``ShapeEnv._maybe_evaluate_static`` says of a condition (``static_answer``'s first half)."""
+    return static_answer(expr, ranges, derived, facts)[0]
+
+
+def static_answer(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict[str, E.Node],
+                  facts: list[E.Node]) -> tuple[bool | None, int]:
+    """(torch's answer, how many dims the condition reads once the derived dims are replaced). A condition
+    torch leaves undecided is installed as a guard; ``produce_guards`` then rejects the ``Dim`` range only where
+    the guard reads one dim (a univariate guard on a ranged size is a constraint violation). A guard over two or
+    more dims joins export's multivariate inequalities, which it neither solves nor reports (torch 2.13,
+    checked with strict export: ``N - min(N, M) >= 0`` is accepted, ``2 * (N // 2) - 2 < N`` is not).
+
+    What ``ShapeEnv._maybe_evaluate_static`` (the check torch makes before it installs a guard, and again
     in ``produce_guards`` against the ``Dim`` ranges) says of a condition: True or False when torch decides it
     without a guard, None when it cannot (torch.export then installs the guard).
 
@@ -96,7 +108,7 @@ def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict
         if any(s not in set(syms.values()) for s in cond.free_symbols):
             raise TorchCannotSay(f"{cond} reads a size that is not a contract dim")
         if cond in (sympy.true, sympy.false):
-            return bool(cond)
+            return bool(cond), 0
         used = sorted(cond.free_symbols, key=str)
         vr = tuple((s, ValueRanges(ranges[s.name[2:]][0], ranges[s.name[2:]][1])) for s in used)
         out = evaluate(cond, axioms=tuple(a for a in axioms if a not in (sympy.true, sympy.false)), var_to_range=vr)
@@ -105,7 +117,7 @@ def static_decision(expr: Any, ranges: dict[str, tuple[int, int]], derived: dict
     except Exception as err:  # noqa: BLE001 - torch's own sympy functions failing: it cannot say
         raise TorchCannotSay(f"torch's static evaluation failed: {type(err).__name__}: {err}") from None
     if out is sympy.true or out is True:
-        return True
+        return True, len(used)
     if out is sympy.false or out is False:
-        return False
-    return None
+        return False, len(used)
+    return None, len(used)

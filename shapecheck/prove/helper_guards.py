@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
 
 
+FIX_CHECK = ("the check holds for every size of the contract (z3 proves it), but torch cannot see it from the Dim "
+             "ranges, and with export's sizes torch._check installs a guard: drop the check, or state it in a form "
+             "torch's value ranges follow (torch.sym_min/torch.sym_max instead of floor division and comparison)")
+
 #: an input of the example larger than this is not built (the run is skipped: --confirm-export says why)
 EXAMPLE_ELEMENTS = 2**22
 
@@ -64,7 +68,9 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if screen is None:
         return []  # an input the example makes too large to build: torch.export's own run says why
     run, error, clean = screen
-    if clean and error is None and not _restricting_guards(run, case, solver, _as_export_sizes(case, run, sizes, specs)):
+    ge2 = _as_export_sizes(case, run, sizes, specs)
+    if clean and error is None and not _restricting_guards(run, case, solver, ge2) \
+            and not _undischarged(run, case, solver, ge2):
         return []
     exact = _backed_run(kernel, case, sizes, specs, screen=False)
     if exact is None:
@@ -73,16 +79,14 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if error is not None:
         return _raised_as_exported(kernel, case, error, sizes)
     ge2 = _as_export_sizes(case, run, sizes, specs)
+    out = [_cannot_discharge(case, node, g, sizes) for node, g in _undischarged(run, case, solver, ge2)]
     groups = _restricting_guards(run, case, solver, ge2)
     if not groups:
-        return []  # no guard of torch's helpers restricts a dim: nothing to report, whatever export's check says
+        return out  # no guard of torch's helpers restricts a dim: nothing more to report, whatever export's check says
     refusal = run.export_verdict()  # torch's own constraint check (the costlier half of this run)
-    if refusal is None:
-        return []
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
-    refusal = _in_dim_names(refusal, run.axes)
-    out: list[Finding] = []
+    refusal = None if refusal is None else _in_dim_names(refusal, run.axes)
     for found in groups.values():
         node, g = found[0]
         gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
@@ -96,7 +100,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
             message=f"{g.origin}{line} installs the guard{'s' if len(found) > 1 else ''} {texts} when "
                     f"torch.export traces the op (backed sizes at the example {at}), and "
                     f"{'they do' if len(found) > 1 else 'it does'} not hold on the whole range of "
-                    f"{', '.join(gdims)}: torch.export rejects the Dim range ({_first(refusal, gdims)}). The guard is "
+                    f"{', '.join(gdims)}: {_outcome(refusal, gdims)}. The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
 
@@ -230,6 +234,57 @@ def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
     return groups
 
 
+def _undischarged(run: BackedRun, case: BoundCase, solver: Solver,
+                  ge2: Sequence[E.Node]) -> list[tuple[E.Node, BackedGuard]]:
+    """The guards of the run, each once, that hold on the whole domain (z3, sizes from 2) but that torch cannot
+    decide from the Dim ranges and that read one dim once export's derived dims are replaced: torch.export
+    rejects the range over each (``TorchView.rejects``). Only those verify's trace cannot see: torch's helpers'
+    guards, and the kernel's own asserts, which a backed size turns into guards (``torch._check`` is a guard
+    where the size has a hint; the trace's unbacked sizes defer it as a runtime assert)."""
+    from .._torch import static as CS
+    from .._torch import translate as T
+    from .torch_decides import TorchView
+
+    view = TorchView(case, solver)
+    names = dict(run.names)
+    out: list[tuple[E.Node, BackedGuard]] = []
+    for g in run.guards:
+        if not (g.origin or g.assertion):
+            continue  # the kernel's own branch: verify's trace asks torch about it (SC016)
+        try:
+            node = T.to_node(g.expr, names)
+        except T.Unsupported:
+            continue
+        if not view.guarded_dynamic(E.free_names(node) & set(case.contract.dim_names)) \
+                or any(E.to_text(node) == E.to_text(n) for n, _ in out):
+            continue
+        if solver.decide([case.domain, *ge2], node)[0] is not Decision.TRUE:
+            continue  # a guard that restricts a dim (SC022 above, or the trace's SC001/SC004)
+        try:
+            if view.rejects(node, []):
+                out.append((node, g))
+        except CS.TorchCannotSay:
+            continue  # the trace's own question says inconclusive where it matters
+    return out
+
+
+def _cannot_discharge(case: BoundCase, node: E.Node, g: BackedGuard, sizes: dict[str, int]) -> Finding:
+    """SC016 for the kernel's own assert that export installs as a guard it cannot discharge, SC022 for a guard
+    of torch's helper: no size is wrong (no counterexample), the proof is one torch cannot make."""
+
+    text, gdims = E.to_text(node), tuple(sorted(E.free_names(node) & set(case.contract.dim_names)))
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    who = (f"{g.origin}{f', reached from the kernel line {g.kernel_line.line},' if g.kernel_line else ''} installs"
+           if g.origin else "the kernel's torch._check becomes")
+    return Finding(
+        code=RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE,
+        case=case.id, expr=text, node=node, dims=gdims, location=g.kernel_line, counterexample={},
+        fix="" if g.origin else FIX_CHECK,
+        message=f"{who} the guard {text} when torch.export traces the op (backed sizes at the example {at}); it "
+                f"holds for every size of {', '.join(gdims)} in the contract (proved by z3), but torch cannot prove it from the Dim ranges, so "
+                "torch.export rejects the Dim range")
+
+
 def _in_dim_names(message: str, axes: dict[tuple[str, int], str]) -> str:
     """torch's message with ``L['query'].size()[2]`` written as the dim it carries."""
     import re
@@ -259,6 +314,17 @@ def _filled(x: TorchObject, carried: dict[str, TorchObject]) -> TorchObject:
     if isinstance(x, list):
         return [_filled(i, carried) for i in x]
     return x
+
+
+def _outcome(refusal: str | None, dims: tuple[str, ...]) -> str:
+    """What torch.export does with the Dim ranges over the guard: rejects them (torch's line), or, where its
+    constraint check lets a guard over two or more dims pass, keeps the guard as a check of the exported
+    program's inputs, which then refuses every size on its other side (issue 22: unfold_backward's
+    ``min(A0, I0 - 1) != 1`` from broadcasting)."""
+    if refusal is not None:
+        return f"torch.export rejects the Dim range ({_first(refusal, dims)})"
+    return ("torch.export accepts the Dim ranges but keeps the guard as a check of the exported program's inputs, "
+            "so the program refuses the sizes on its other side (the counterexample)")
 
 
 def _first(message: str, dims: tuple[str, ...]) -> str:

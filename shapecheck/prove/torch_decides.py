@@ -26,9 +26,9 @@ from ..logic.solver import Outcome, Solver
 from ..rules import RuleCode
 from .premises import conjuncts, definition, implied_steps, modulo_step, quotient
 
-# A kernel assert (torch._check) is not asked: export traces with prefer_deferred_runtime_asserts_over_guards,
-# so one torch cannot decide becomes a runtime assert in the program, not a guard that rejects a Dim range
-# (checked with torch.export on tests/kernels/size_helpers.py).
+# A kernel assert (torch._check) is not asked here: verify's unbacked trace defers it as a runtime assert, but
+# with export's backed sizes it is a guard (strict export's default), so prove.helper_guards asks it in the
+# run made as export makes it (tests/unit/test_export_undischarged.py).
 
 #: torch.export never traces sizes 0 and 1 of a dynamic dim: its backed sizes start at 2
 _EXPORT_MIN = 2
@@ -76,6 +76,22 @@ class TorchView:
                     and not any(x in E.free_names(v) and not isinstance(v, E.Var) for v in self.derived.values()):
                 self.quotients[q] = (x, k, r)
                 self.derived[x] = E.Arith("+", E.Arith("*", E.Const(k), E.Var(q)), E.Const(r))
+        self._same_dim()
+
+    def _same_dim(self) -> None:
+        """``X == Y`` of two dims left as a fact because Y is derived already (``C == 2 * C_2`` from
+        ``C % 2 == 0``): export gives X and Y one Dim, so X is derived as Y is (chains resolve in CS)."""
+        for part in list(self.facts):
+            if not (isinstance(part, E.Cmp) and part.op == "==" and isinstance(part.left, E.Var)
+                    and isinstance(part.right, E.Var)):
+                continue
+            for x, y in ((part.left.name, part.right.name), (part.right.name, part.left.name)):
+                if x in self.derived or x == y or x not in self.case.contract.dim_names \
+                        or any(x in E.free_names(v) for v in self.derived.values()):
+                    continue
+                self.derived[x] = E.Var(y)
+                self.facts.remove(part)
+                break
 
     def domain_range(self, name: str) -> tuple[int, int]:
         """A dim's least and greatest value in the domain (the requires included): the Dim range export gets."""
@@ -89,6 +105,16 @@ class TorchView:
             self._domain[name] = (d.min if lo is None else lo, d.max if hi is None else hi)
         return self._domain[name]
 
+    def _export_low(self, name: str) -> int:
+        """A constrained dim's least value with every dynamic dim from 2 up at once, as export's backed sizes
+        are: a root whose derived dim ``A0 == I0 - 1`` must be 2 starts at 3 (export suggests ``min=3``)."""
+        if name not in self._constrained:
+            return _EXPORT_MIN
+        ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) for d in self.case.contract.dims
+               if d.dynamic and d.name in self._constrained and self.domain_range(d.name)[1] >= _EXPORT_MIN]
+        lo = self.solver.extreme([self.case.domain, *ge2], name, lowest=True)
+        return _EXPORT_MIN if lo is None else lo
+
     def ranges(self) -> dict[str, tuple[int, int]]:
         if self._ranges is None:
             out = {}
@@ -100,7 +126,7 @@ class TorchView:
                     continue
                 lo, hi = self.domain_range(d.name)
                 if d.dynamic and hi >= _EXPORT_MIN:
-                    lo = max(lo, _EXPORT_MIN)
+                    lo = max(lo, _EXPORT_MIN, self._export_low(d.name))
                 out[d.name] = (lo, hi)
             for x, k, r in self.quotients.values():  # a root Dim of its own, from 2 up as export's are
                 q, qlo, qhi = quotient(x, k, r, *self.domain_range(x))
@@ -111,6 +137,16 @@ class TorchView:
     def decides(self, expr, pc: list[E.Node]) -> bool | None:
         """torch's answer for a condition (its sympy expression or a contract expression) in the region
         ``pc``: True/False, or None when torch would install a guard. Raises CS.TorchCannotSay."""
+        return self.answer(expr, pc)[0]
+
+    def rejects(self, expr, pc: list[E.Node]) -> bool:
+        """Whether torch.export rejects the Dim ranges over this condition: torch installs it as a guard, and
+        with the derived dims replaced it reads a single dim (``CS.static_answer``). Raises CS.TorchCannotSay."""
+        says, reads = self.answer(expr, pc)
+        return says is None and reads == 1
+
+    def answer(self, expr, pc: list[E.Node]) -> tuple[bool | None, int]:
+        """``decides``'s answer and how many dims the condition reads once the derived dims are replaced."""
         derived, facts = dict(self.derived), list(self.facts)
         for part in pc:  # an earlier guard: an equality is a replacement in torch, the rest an axiom
             eq = definition(part, set(self.case.contract.dim_names), derived)
@@ -122,7 +158,7 @@ class TorchView:
         known = set(self.ranges())
         derived = {n: v for n, v in derived.items() if n in known and E.free_names(v) <= known}
         facts = [f for f in facts if E.free_names(f) <= known]
-        return CS.static_decision(expr, self.ranges(), derived, facts)
+        return CS.static_answer(expr, self.ranges(), derived, facts)
 
     def guarded_dynamic(self, names: set[str]) -> bool:
         return self.case.contract.guard_free and any(d.dynamic for d in self.case.contract.dims if d.name in names)
@@ -142,13 +178,15 @@ def torch_question(view: TorchView, expr, pc: list[E.Node], value: bool, *, code
            is not Outcome.PROVED for p in pc):
         return None  # settled only on one side of an earlier branch on a dynamic dim: that is the finding (SC001)
     try:
-        says = view.decides(expr, pc)
+        says, reads = view.answer(expr, pc)
     except CS.TorchCannotSay as err:
         return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 settles the {what} {code_text}, but whether torch settles it on its own "
                          f"(as torch.export must) is unknown: {err}")
     if says is value:
         return None
+    if says is None and reads != 1:
+        return None  # a guard over two or more dims: export installs it and accepts the ranges (CS.static_answer)
     if says is not None:
         return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr=code_text, location=loc, counterexample={},
                          message=f"z3 and torch disagree on the {what} {code_text}: z3 says always {value}, torch "

@@ -335,13 +335,13 @@ def _cut(exc: Exception) -> _Cut | None:
 
 
 def _seen_guard(v: Finding, found: list[Finding]) -> bool:
-    """An SC022 guard that the trace already reported as a guard of its own (either side of it): a C++ kernel's
-    guard reached through a sub-op's Python code is the kernel's in the trace and torch's in the export run."""
+    """An SC022 guard that the trace already reported (either side of it, under any rule): a C++ kernel's guard
+    reached through a sub-op's Python code is the kernel's in the trace and torch's in the export run, and a
+    helper's guard the trace saw (SDPA's ``E == Ev``) is ``E != Ev`` where export's example takes the other side."""
     if v.code is not RuleCode.GUARD_IN_TORCH_HELPER or v.node is None:
         return False
     texts = {E.to_text(v.node), E.to_text(E.negate(v.node))}
-    return any(f.node is not None and f.code is not RuleCode.GUARD_IN_TORCH_HELPER and E.to_text(f.node) in texts
-               for f in found)
+    return any(f.node is not None and E.to_text(f.node) in texts for f in found)
 
 
 def _seen_raise(v: Finding, found: list[Finding]) -> bool:

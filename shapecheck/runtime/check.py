@@ -243,10 +243,10 @@ class Checker:
             if verdict not in (Decision.TRUE, Decision.FALSE):
                 return None
             try:
-                says = TorchView(case, self._solver()).decides(named, [])
+                rejects = TorchView(case, self._solver()).rejects(named, [])
             except CS.TorchCannotSay:
                 return None
-            return None if says is not None else (RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE)
+            return None if not rejects else (RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE)
         seen = set()
         for point in probe_points(case, self._solver(), conds, sorted(dims)):
             seen.add(T.value_at(named, point))

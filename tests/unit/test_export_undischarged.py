@@ -1,0 +1,167 @@
+"""What torch.export does with a condition that holds on the whole domain but that torch cannot prove, and with a
+guard of torch's helpers that export accepts: verify's verdict must be export's (issue 22).
+
+- A kernel's ``torch._check`` is a guard where sizes have hints (export's backed sizes; verify's trace defers it
+  as a runtime assert): one torch cannot decide over one dim makes export reject the range (SC016).
+- A condition over two or more dims that torch cannot decide joins export's multivariate constraints, which
+  export accepts: no finding (it was a false SC016).
+- unfold_backward's decomposition: ``narrow``'s C++ check ``0 <= A0 - min(I0, A0)`` over the derived Dim
+  ``A0 = I0 - 1`` (SC022, export fails at every minimum), and a broadcasting guard over two dims that export
+  keeps as a check of its program's inputs, which then refuses sizes eager accepts (SC022 with that point).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from shapecheck.findings import Verdict
+from shapecheck.rules import RuleCode
+
+LIB = torch.library.Library("sc_undischarged", "DEF")  # noqa: TOR901 - the test's own namespace
+LIB.define("checked(Tensor x) -> Tensor")
+LIB.define("two_dims(Tensor x) -> Tensor")
+
+
+@torch.library.register_fake("sc_undischarged::checked", lib=LIB)
+def _checked(x):
+    n = x.size(0)
+    torch._check(2 * (n // 2) - 2 < n)  # true for every n; torch's value ranges cannot show it
+    return x.new_empty((n,))
+
+
+@torch.library.register_fake("sc_undischarged::two_dims", lib=LIB)
+def _two_dims(x):
+    n, m = x.size(0), x.size(1)
+    if n - torch.sym_min(n, m) >= 0:  # true for every n, m; torch cannot decide it either, over two dims
+        return x.new_empty((n,))
+    return x.new_empty((n + 1,))
+
+
+def _contract(op: str, shape: str, out: str) -> str:
+    dims = "".join(f"{d} = {{ min = 2, max = 1000 }}\n" for d in shape.strip("(,)").split(", "))
+    return f"""schema = 1
+op = "{op}"
+
+[dims]
+{dims}
+[[args]]
+name = "x"
+kind = "tensor"
+dtype = "float32"
+shape = "{shape}"
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{{ shape = "{out}", dtype = "float32" }}]
+"""
+
+
+UNFOLD_BACKWARD = """schema = 1
+op = "aten::unfold_backward"
+
+[dims]
+A0 = { min = 1 }
+A1 = { min = 1 }
+I0 = { min = 2 }
+I1 = { min = 1 }
+
+[choices]
+dim = [0]
+
+[domain]
+requires = [%s]
+
+[[args]]
+name = "grad_in"
+kind = "tensor"
+dtype = "float32"
+shape = "%s"
+
+[[args]]
+name = "input_sizes"
+kind = "ints"
+value = ["I0", "I1"]
+
+[[args]]
+name = "dim"
+kind = "int"
+value = "dim"
+
+[[args]]
+name = "size"
+kind = "int"
+value = 2
+
+[[args]]
+name = "step"
+kind = "int"
+value = 1
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{ shape = "(I0, I1)", dtype = "float32" }]
+"""
+# the real unfold shape: (I0 - 1 windows, I1, the window of 2)
+UNFOLD_REAL = UNFOLD_BACKWARD % ('"A0 == I0 - 1", "A1 == I1"', "(A0, A1, 2)")
+# a grad of rank 2 with no relation to input_sizes (as `contract draft` wrote it): eager accepts these
+UNFOLD_LOOSE = UNFOLD_BACKWARD % ('"A1 > 1"', "(A0, A1)")
+
+
+def _verify(op: str, text: str, tmp_path: Path, **options):
+    from shapecheck.prove.verify import Options, verify_op
+
+    path = tmp_path / "c.toml"
+    path.write_text(text, encoding="utf-8")
+    return verify_op(op, contract=str(path), options=Options(jobs=1, **options))
+
+
+@pytest.mark.slow
+def test_a_check_torch_cannot_prove_over_one_dim_fails_as_export_does(tmp_path):
+    report = _verify("sc_undischarged::checked", _contract("sc_undischarged::checked", "(N,)", "(N,)"), tmp_path,
+                     confirm_export=True)
+    assert report.verdict is Verdict.FAIL
+    (v,) = report.violations
+    assert v.code is RuleCode.GUARD_TORCH_CANNOT_DISCHARGE and v.dims == ("N",) and v.counterexample == {}
+    assert v.location is not None and v.location.text.startswith("torch._check(2 * (n // 2) - 2 < n)")
+    assert "torch._check" in v.message
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is False and result.export.agrees is True
+
+
+def test_a_condition_over_two_dims_torch_cannot_decide_passes_as_export_does(tmp_path):
+    report = _verify("sc_undischarged::two_dims", _contract("sc_undischarged::two_dims", "(N, M)", "(N,)"),
+                     tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
+
+
+@pytest.mark.slow
+def test_unfold_backward_fails_on_narrows_check_over_a_derived_dim_as_export_does(tmp_path):
+    report = _verify("aten::unfold_backward", UNFOLD_REAL, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.FAIL
+    (v,) = report.violations  # the one guard export names; not the broadcasting ones torch decides from 2 up
+    assert v.code is RuleCode.GUARD_IN_TORCH_HELPER and v.counterexample == {}
+    assert "aten.narrow" in v.message and set(v.dims) == {"A0", "I0"}
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is False and result.export.agrees is True
+
+
+@pytest.mark.slow
+def test_a_helper_guard_export_keeps_in_its_program_is_a_finding_at_a_point_eager_accepts(tmp_path):
+    report = _verify("aten::unfold_backward", UNFOLD_LOOSE, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.FAIL
+    found = [v for v in report.violations if v.code is RuleCode.GUARD_IN_TORCH_HELPER]
+    assert found and all("keeps the guard as a check of the exported program's inputs" in v.message for v in found)
+    point = found[0].counterexample
+    grad = torch.zeros(point["A0"], point["A1"])
+    eager = torch.ops.aten.unfold_backward(grad, [point["I0"], point["I1"]], 0, 2, 1)
+    assert tuple(eager.shape) == (point["I0"], point["I1"])  # eager takes the counterexample
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is False
+    assert "Guard failed" in result.export.explanation  # the exported program refuses it
