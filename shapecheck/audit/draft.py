@@ -47,7 +47,7 @@ def schema_text(op_name: str, args: list[Any], names: Any, head: str, traced: An
         lines += ["", "[choices]"]
         for n, values in names.choices.items():
             todo = "  # TODO: the dtypes the op supports" if n.startswith("dtype") else \
-                "  # TODO: the values to check" if any(a.value == n and a.todo for a in args) else ""
+                "  # TODO: the values to check" if any(a.value == n and a.todo and a.kind != "tensor" for a in args) else ""
             lines.append(f"{n} = {toml_value(list(values))}{todo}")
     if traced.requires:
         lines += ["", "[domain]", "requires = ["]

@@ -270,7 +270,11 @@ def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
         t = trees.get(a.name)
         if t is None:
             continue
-        if a.kind == "tensor" and t[0] == "tensor" and a.rank_from != "--rank":
+        if a.kind == "tensor" and t == ("const", None) and a.rank_from != "--rank":
+            a.todo = (f"the eager kernel accepted a call without {a.name} (None); no call with it was found, so its "
+                      "rank and its sizes' relation to the others are the fake's guess: check them with "
+                      "`shapecheck ref check`")
+        elif a.kind == "tensor" and t[0] == "tensor" and a.rank_from != "--rank":
             a.rank, a.dtype, a.rank_from = len(t[1]), t[3], "a sample the eager kernel accepts"
             if a.todo.startswith("the rank:"):  # the sample call at equal sizes ran nowhere; this one did
                 a.todo = ""

@@ -230,3 +230,17 @@ def test_an_integer_tensor_is_drawn_as_zeros_so_the_runtime_checks_take_valid_in
     assert (args["index"]["low"], args["index"]["high"]) == (0, 1), args["index"]
     assert "low" not in args["self"] and "high" not in args["self"]
     assert "# TODO: the values the op accepts (low <= v < high)" in text
+
+
+@pytest.mark.slow
+def test_an_optional_tensor_the_accepted_sample_leaves_out_is_marked_a_guess(tmp_path):
+    """bincount's eager kernel rejects the fake's sample (a 2-D weights); the search finds a call it accepts only
+    without weights. The draft keeps the fake's rank for weights but says it is a guess (it was labelled "rank
+    from a sample call", and eager rejects every such input), without marking the presence choice a TODO."""
+    text = draft_contract("aten::bincount")
+    _, data = _load(tmp_path, text)
+    weights = next(a for a in data["args"] if a["name"] == "weights")
+    assert weights["present"] == "has_weights"
+    assert "accepted a call without weights (None)" in text and "shapecheck ref check" in text
+    line = next(line for line in text.splitlines() if line.startswith("has_weights ="))
+    assert "TODO" not in line
