@@ -30,6 +30,7 @@ from .export import DimSpec, equal_classes, example_sizes, export_dims
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
+    from .torch_decides import TorchView
 
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
 
@@ -68,9 +69,12 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if screen is None:
         return []  # an input the example makes too large to build: torch.export's own run says why
     run, error, clean = screen
+    from .torch_decides import TorchView
+
+    view = TorchView(case, solver)  # its ranges cost z3 queries: one for the screen and the exact run
     ge2 = _as_export_sizes(case, run, sizes, specs)
     if clean and error is None and not _restricting_guards(run, case, solver, ge2) \
-            and not _undischarged(run, case, solver, ge2):
+            and not _undischarged(run, case, view, ge2):
         return []
     exact = _backed_run(kernel, case, sizes, specs, screen=False)
     if exact is None:
@@ -79,7 +83,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if error is not None:
         return _raised_as_exported(kernel, case, error, sizes)
     ge2 = _as_export_sizes(case, run, sizes, specs)
-    out = [_cannot_discharge(case, node, g, sizes) for node, g in _undischarged(run, case, solver, ge2)]
+    out = [_cannot_discharge(case, node, g, sizes) for node, g in _undischarged(run, case, view, ge2)]
     groups = _restricting_guards(run, case, solver, ge2)
     if not groups:
         return out  # no guard of torch's helpers restricts a dim: nothing more to report, whatever export's check says
@@ -234,7 +238,7 @@ def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
     return groups
 
 
-def _undischarged(run: BackedRun, case: BoundCase, solver: Solver,
+def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
                   ge2: Sequence[E.Node]) -> list[tuple[E.Node, BackedGuard]]:
     """The guards of the run, each once, that hold on the whole domain (z3, sizes from 2) but that torch cannot
     decide from the Dim ranges and that read one dim once export's derived dims are replaced: torch.export
@@ -243,9 +247,8 @@ def _undischarged(run: BackedRun, case: BoundCase, solver: Solver,
     where the size has a hint; the trace's unbacked sizes defer it as a runtime assert)."""
     from .._torch import static as CS
     from .._torch import translate as T
-    from .torch_decides import TorchView
 
-    view = TorchView(case, solver)
+    solver = view.solver
     names = dict(run.names)
     out: list[tuple[E.Node, BackedGuard]] = []
     for g in run.guards:

@@ -12,13 +12,12 @@ guard of torch's helpers that export accepts: verify's verdict must be export's 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
 from shapecheck.findings import Verdict
 from shapecheck.rules import RuleCode
+from tests.unit.test_export_run import _verify
 
 LIB = torch.library.Library("sc_undischarged", "DEF")  # noqa: TOR901 - the test's own namespace
 LIB.define("checked(Tensor x) -> Tensor")
@@ -110,14 +109,6 @@ outputs = [{ shape = "(I0, I1)", dtype = "float32" }]
 UNFOLD_REAL = UNFOLD_BACKWARD % ('"A0 == I0 - 1", "A1 == I1"', "(A0, A1, 2)")
 # a grad of rank 2 with no relation to input_sizes (as `contract draft` wrote it): eager accepts these
 UNFOLD_LOOSE = UNFOLD_BACKWARD % ('"A1 > 1"', "(A0, A1)")
-
-
-def _verify(op: str, text: str, tmp_path: Path, **options):
-    from shapecheck.prove.verify import Options, verify_op
-
-    path = tmp_path / "c.toml"
-    path.write_text(text, encoding="utf-8")
-    return verify_op(op, contract=str(path), options=Options(jobs=1, **options))
 
 
 @pytest.mark.slow
