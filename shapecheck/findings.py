@@ -133,6 +133,12 @@ class Finding:
     def kind(self) -> str:
         return self.rule.name
 
+    @property
+    def point_label(self) -> str:
+        """What outputs call the finding's point: a counterexample where the rule fails the run, an example where
+        it only makes the run inconclusive or informs (the point is where it was seen, not a proof of a bug)."""
+        return "counterexample" if self.code in FAILING or self.code in INTERNAL else "example"
+
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Finding:
         """A finding read back from ``verify --format json`` (a process edge: ``fuzz op --from-verify``).

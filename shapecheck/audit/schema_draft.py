@@ -474,6 +474,13 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
             continue
         holds = bool(E.evaluate(t.guard, point))
         side = t.guard if holds else E.negate(t.guard)
+        if _never(contract, assumptions, E.negate(side)):  # always true, but torch could not prove it
+            out.todos.append(f"the kernel asks {E.to_text(side)}{where(t.loc)}, which holds at every size in the "
+                             f"ranges above (z3 proves it) but torch cannot prove: no [[paths]] for the other side; "
+                             f"shapecheck verify reports it as {RuleCode.GUARD_TORCH_CANNOT_DISCHARGE} where "
+                             "torch.export refuses it (a fix in the kernel: a condition torch can decide)")
+            assumptions.append(side)
+            continue
         todo = (f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
                 f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
                 f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
@@ -511,6 +518,18 @@ def _checked_fallbacks(kernel: Any, case: Any, contract: Any, assumptions: list[
                     f"{shown}; give that side its own [[paths]]")
             if todo not in out.todos:
                 out.todos.append(todo)
+
+
+def _never(contract: Any, assumptions: list[E.Node], cond: E.Node) -> bool:
+    """Whether z3 proves ``cond`` false at every size of the draft's ranges under ``assumptions`` (a branch's side
+    that no input takes, as max_pool's ``2 * ((A1 - 1) // 2) >= A1``). Unknown, or a name the ranges lack: no."""
+    from ..logic.solver import Bounds, Sat, Solver
+
+    bounds = [Bounds(d.name, d.min, d.max) for d in contract.dims]
+    conds = [*assumptions, cond]
+    if not set().union(*(E.free_names(c) for c in conds)) <= {b.name for b in bounds}:
+        return False
+    return Solver(bounds, timeout_ms=2000).satisfiable(conds).sat is Sat.UNSAT
 
 
 def _fixed_by(node: E.Node) -> dict[str, int]:

@@ -96,7 +96,7 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
             case = f" [case {cases[0]}{more}]" if cases[0] else ""
             cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
             lines.append(f"  {relpath(loc.file, cwd)}:{loc.line}: {v.code} {v.kind}: {v.message}{case}"
-                         + (f"; counterexample: {cex}" if cex else ""))
+                         + (f"; {v.point_label}: {cex}" if cex else ""))
         if quiet:
             continue
         for v, cases in group(sup):
@@ -143,7 +143,7 @@ def render_github(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
             case = f" [{r.op} case {cases[0]}{more}]" if cases[0] else f" [{r.op}]"
             cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items())
             lines.append(_gh(kind, where(v, run), f"{v.code} {v.kind}",
-                             f"{v.message}{case}" + (f"; counterexample: {cex}" if cex else ""), cwd))
+                             f"{v.message}{case}" + (f"; {v.point_label}: {cex}" if cex else ""), cwd))
         for v, cases in group([v for v in r.violations if v.suppressed and not quiet]):
             lines.append(_gh("notice", where(v, run), f"{v.code} {v.kind} (suppressed)",
                              f"{v.expr} [{r.op}, {len(cases)} case(s)]: suppressed: {v.suppressed}", cwd))
@@ -277,7 +277,7 @@ def _finding_text(v: Finding, run: ContractRun, cwd: Path) -> str:
     cex = ", ".join(f"{d}={x}" for d, x in v.counterexample.items()) or "-"
     path = f"\n  path: {v.path}" if v.path else ""
     return (f"{v.code} {v.kind}: {v.message}{path}\n  expr: {v.expr}\n  at: {relpath(loc.file, cwd)}:{loc.line}"
-            f"\n  counterexample: {cex}")
+            f"\n  {v.point_label}: {cex}")
 
 
 def to_junit(result: RunResult, cwd: Path) -> ET.Element:

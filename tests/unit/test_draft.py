@@ -52,7 +52,9 @@ def test_kinds_choices_and_keyword_only_arguments_follow_the_schema(tmp_path):
     # every case traced: ceil_mode changes the output, so each side gets a path of its own
     assert [(p["when"], p["outputs"][0]["shape"]) for p in data["paths"]] == [
         ("not ceil_mode", "(A0, A1, A2 // 2, A3 // 2)"), ("ceil_mode", "(A0, A1, (A2 - 1) // 2 + 1, (A3 - 1) // 2 + 1)")]
-    assert "the kernel branches on 2 * ((A2 - 1) // 2) >= A2" in text  # the ceil branch followed: said, not hidden
+    # the ceil branch's dead side (z3 proves it empty, torch cannot) is said, and no path is asked for it
+    assert "the kernel asks 2 * ((A2 - 1) // 2) < A2" in text and "no [[paths]] for the other side" in text
+    assert "the kernel branches on 2 * ((A2 - 1) // 2) >= A2" not in text
     report = verify_contract(contract, installed_kernel("aten::avg_pool2d"), Options(jobs=1))
     # only SC016, where torch cannot decide the ceil branch that z3 proves dead (kernel 2, stride 2, padding 0:
     # torch.export fails there too); no SC002: each case's outputs are its path's

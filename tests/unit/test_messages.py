@@ -93,3 +93,17 @@ def test_the_simplifier_keeps_the_value(a, b, c, h, w):
                  f"min(H, {c}) + (W - {c} + {c}) // {b}"):
         node = E.parse(text.replace("+ -", "- "))
         assert E.evaluate(simplified(node), {"H": h, "W": w}) == E.evaluate(node, {"H": h, "W": w})
+
+
+def test_an_inconclusive_finding_calls_its_point_an_example_not_a_counterexample():
+    from shapecheck.findings import Finding
+    from shapecheck.render.text import _finding_block
+    from shapecheck.rules import RuleCode
+
+    seen = Finding(code=RuleCode.INCONCLUSIVE, case="c", expr="torch.export disagrees", counterexample={"L": 2},
+                   message="torch.export(strict=True) fails on this case")
+    bug = Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case="c", expr="L <= 8", counterexample={"L": 9}, message="m")
+    assert (seen.point_label, bug.point_label) == ("example", "counterexample")
+    assert "  example:        L=2" in _finding_block(seen, ["c"], 0)
+    assert "  counterexample: L=9" in _finding_block(bug, ["c"], 0)
+    assert "counterexample" not in "".join(_finding_block(seen, ["c"], 0))

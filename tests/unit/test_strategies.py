@@ -2,6 +2,7 @@
 own predicate, bound afresh), paths' preconditions hold when asked for, boundary values are drawn, sizes stay
 within the bound, and Hypothesis's health checks stay quiet (none is suppressed here)."""
 
+import os
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -63,8 +64,13 @@ outputs = ["(M, N)"]
 
 
 def toy_contract_file() -> Path:
+    """One fixed path (the tests name it in replay commands), written atomically: pytest-xdist's workers import
+    this module at once, and a reader must never see another worker's half-written file."""
     path = Path(tempfile.gettempdir()) / "shapecheck-test-toy-mm.toml"
-    path.write_text(TOY_TOML)
+    if not path.exists() or path.read_text() != TOY_TOML:
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".toml", delete=False) as f:
+            f.write(TOY_TOML)
+        os.replace(f.name, path)
     return path
 
 
