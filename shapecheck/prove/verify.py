@@ -454,7 +454,7 @@ def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: 
     point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
     return [Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(),
                     location=None, counterexample=point,
-                    message=f"{why}: nothing is proved there, e.g. at the counterexample point")]
+                    message=f"{why}: nothing is proved there, e.g. at the example point")]
 
 
 def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:

@@ -139,7 +139,7 @@ def _finding_block(v: Finding, cases: list[str], context: int) -> list[str]:
             lines.append(f"            {v.location.text}")
         if context:
             lines.extend(_context(v.location, context))
-    lines.append(f"  {v.point_label + ':':<15} {_fmt_point(v.counterexample)}")
+    lines.append(f"  {v.point_label + ':':<9} {_fmt_point(v.counterexample)}")
     if v.witness:
         lines.append(f"  other side:     {_fmt_point(v.witness)}")
     return lines

@@ -104,6 +104,6 @@ def test_an_inconclusive_finding_calls_its_point_an_example_not_a_counterexample
                    message="torch.export(strict=True) fails on this case")
     bug = Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case="c", expr="L <= 8", counterexample={"L": 9}, message="m")
     assert (seen.point_label, bug.point_label) == ("example", "counterexample")
-    assert "  example:        L=2" in _finding_block(seen, ["c"], 0)
+    assert "  example:  L=2" in _finding_block(seen, ["c"], 0)
     assert "  counterexample: L=9" in _finding_block(bug, ["c"], 0)
     assert "counterexample" not in "".join(_finding_block(seen, ["c"], 0))
