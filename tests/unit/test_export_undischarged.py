@@ -156,3 +156,49 @@ def test_a_helper_guard_export_keeps_in_its_program_is_a_finding_at_a_point_eage
     (result,) = report.cases
     assert result.export is not None and result.export.succeeded is True and result.export.agrees is False
     assert "Guard failed" in result.export.explanation  # the exported program refuses it
+
+
+DIAG_EMBED = """schema = 1
+op = "aten::diag_embed"
+
+[dims]
+B = { min = 0, max = 1000 }
+K = { min = 0, max = 1000 }
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(B, K)"
+
+[[args]]
+name = "offset"
+kind = "int"
+value = 0
+
+[[args]]
+name = "dim1"
+kind = "int"
+value = 2
+
+[[args]]
+name = "dim2"
+kind = "int"
+value = 0
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{ shape = "(K, B, K)", dtype = "float32" }]
+"""
+
+
+@pytest.mark.slow
+def test_a_guard_or_true_of_the_kernels_own_line_that_sizes_from_2_decide_passes_as_export_does(tmp_path):
+    # diag_embed's decomposition ends in `.contiguous()`, whose C++ contiguity check asks guard_or_true of
+    # max(1, B) * max(1, K) != B * K: false from 2 up, true at B = 0 only. The unbacked trace takes the fallback
+    # and installs nothing; export decides it from its Dim ranges. It was a false SC001 at B=2, K=2.
+    report = _verify("aten::diag_embed", DIAG_EMBED, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+    (result,) = report.cases
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
