@@ -64,10 +64,15 @@ class ExportResult:
     explanation: str = ""
     example: dict[str, int] | None = None
     ints: str = ""  # how sizes only int arguments carry were passed to export ("" where there are none)
+    # where export succeeded: the contract's least point with a size below 2, when the exported program refuses it
+    # (export's 0/1 assumption: its Dims start at 2), and the program's error there
+    refuses: dict[str, int] | None = None
+    refusal: str = ""
 
     def to_json(self) -> dict[str, JSON]:
         return {"ran": self.ran, "succeeded": self.succeeded, "agrees": self.agrees, "message": self.message,
-                "explanation": self.explanation or None, "example": self.example, "int_sizes": self.ints or None}
+                "explanation": self.explanation or None, "example": self.example, "int_sizes": self.ints or None,
+                "program_refuses": None if self.refuses is None else {"at": self.refuses, "error": self.refusal}}
 
 
 def equal_classes(case: BoundCase, solver: Solver) -> dict[str, str]:
@@ -233,6 +238,25 @@ class _Inputs:
     missing: list[str]
 
 
+def _linear(node: E.Node) -> tuple[str, int, int] | None:
+    """``(X, a, b)`` where ``node`` is written ``a * X + b`` over one dim (``2 * h``, ``h * 3 - 1``); else None."""
+    if isinstance(node, E.Var):
+        return node.name, 1, 0
+    if not isinstance(node, E.Arith):
+        return None
+    left, right = node.left, node.right
+    if node.op == "*":
+        for k, x in ((left, right), (right, left)):
+            inner = _linear(x)
+            if isinstance(k, E.Const) and isinstance(k.value, int) and inner is not None:
+                return inner[0], k.value * inner[1], k.value * inner[2]
+    if node.op in ("+", "-") and isinstance(right, E.Const) and isinstance(right.value, int):
+        inner = _linear(left)
+        if inner is not None:
+            return inner[0], inner[1], inner[2] + (right.value if node.op == "+" else -right.value)
+    return None
+
+
 def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[str, TorchObject]) -> _Inputs:
     """The inputs of the exported module at ``sizes``. Raises _ExampleTooLarge."""
     import torch
@@ -248,6 +272,10 @@ def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[s
                 dim_at.setdefault(i.name, (len(tensors), j))
         t = _example_tensor(a.name, shape, C.DTYPES[a.dtype], *layout_at(a, sizes))
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
+        for j, i in enumerate(a.shape.items):  # ``r * h`` at r = 2: the derived Dim 2 * h of h's root Dim
+            lin = None if isinstance(i, E.Var) else _linear(i)
+            if lin is not None and lin[0] in dims and lin[1] >= 1:
+                spec[j] = lin[1] * dims[lin[0]] + lin[2] if lin[2] else lin[1] * dims[lin[0]]
         tensors.append(t)
         dyn_specs.append(spec)
         return _Slot(len(tensors) - 1)
@@ -440,4 +468,17 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
 
     why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None,
                                     static)
-    return ExportResult(True, ok, agrees, message, why, sizes, ints)
+    least, refusal = _least_refused(case, solver, kept[0]) if ok and kept else (None, "")
+    return ExportResult(True, ok, agrees, message, why, sizes, ints, least, refusal)
+
+
+def _least_refused(case: BoundCase, solver: Solver, run_at: RunAt) -> tuple[dict[str, int] | None, str]:
+    """The case's least point (z3's lexicographically least model of its domain) when a dynamic size there is
+    below 2 and the exported program refuses it: export assumes its Dims from 2, so a guard torch settles from
+    2 up (pixel_unshuffle's ``x.size(3) // 2 != 1``) is still checked by the program, at sizes the contract
+    declares. None, "" where the program runs there or no such size is in the domain."""
+    at = solver.small_model([case.domain])
+    if at is None or not any(d.dynamic and at.get(d.name, 2) < 2 for d in case.dims):
+        return None, ""
+    error = run_at(at)
+    return (at, error) if error else (None, "")

@@ -13,6 +13,7 @@ at ...", with what the replay saw.
 
 from __future__ import annotations
 
+import contextlib
 import linecache
 import os
 import re
@@ -62,7 +63,9 @@ class Run:
     made_at: tuple[SourceLoc | None, ...] = ()  # per output: the kernel line that made it, if known
 
 
-def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
+def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bool = True) -> Run:
+    """The kernel at ``point`` with static sizes. ``follow``: record what ran and where each output was made
+    (a line tracer: several times slower); without it, only the outputs or the error."""
     if kernel.via_op and kernel.direct is not None:
         # the candidate's own code, called directly: each tensor it makes is seen to come from its line (torch's
         # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
@@ -74,7 +77,7 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run:
 
     from ..trace.run import own_code
 
-    result, error, steps, origin = static_run(kernel.fn, make_args, own_code(kernel))
+    result, error, steps, origin = static_run(kernel.fn, make_args, own_code(kernel), follow=follow)
     outs = result if isinstance(result, (tuple, list)) else (result,)
     if error is not None:
         return Run((), error, tuple(steps))
@@ -102,8 +105,8 @@ def _shape_logic() -> tuple[str, ...]:
 
 
 def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[TorchObject], dict[str, TorchObject]]],
-               own: Own | Iterable[str]) -> tuple[TorchObject, str | None, list[Step],
-                                                Callable[[TorchObject], SourceLoc | None]]:
+               own: Own | Iterable[str], *, follow: bool = True) -> tuple[TorchObject, str | None, list[Step],
+                                                                 Callable[[TorchObject], SourceLoc | None]]:
     """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
     ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
     steps are the bytecode offsets the kernel's own code (``own``: a ``_torch.core.Own``, or its files) ran and
@@ -157,9 +160,10 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
     with C.static_fake_mode():
         args, kwargs = make_args(lambda shape, dtype, strides=None, offset=0:
                                  strided_empty(list(shape), C.DTYPES[dtype], strides, offset))
-        sys.settrace(global_)
+        if follow:
+            sys.settrace(global_)
         try:
-            with Origins():
+            with Origins() if follow else contextlib.nullcontext():
                 result = fn(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - the kernel raised (or exited) here: what the replay observes
             if not kernel_failure(exc):

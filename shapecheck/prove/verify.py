@@ -264,6 +264,9 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
                            and not _seen_raise(v, findings)]  # export's guards, or its raise
     findings = findings + _unexplored(run, findings, solver, options)
+    from .least import least_point
+
+    findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes
     if case.rejects:
         from .rejects import reject_obligations
 

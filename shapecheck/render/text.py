@@ -173,6 +173,10 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
                 lines.append(f"      {x.message.splitlines()[0][:200]}")
             if x.explanation:
                 lines.append(f"      why: {x.explanation}")
+            if x.refuses:
+                lines.append(f"      note: the exported program refuses {', '.join(f'{k}={v}' for k, v in x.refuses.items())}"
+                             f", a point of the contract's domain ({x.refusal[:200]}): torch.export assumes every "
+                             "dynamic size is at least 2, so a guard torch settles from 2 up is still checked there")
     trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
     if trunc:
         lines.append("")

@@ -437,14 +437,15 @@ def data_dependent_like(meta: Any, real: Any) -> bool:
 
 def guard_rule(g: Any, node: Any) -> RuleCode:
     """The rule of a guard the fake run installed: torch's helper (SC022), a torch._check (SC004), a size's
-    value (SC003: ``dim == constant``), else a branch (SC001)."""
+    value (SC003: ``dim == constant``, a dim itself pinned, as ``int(n)`` pins it), else a branch (SC001:
+    ``N % 2 == 1`` is a branch on the parity, not a value)."""
 
     if g.origin:
         return RuleCode.GUARD_IN_TORCH_HELPER
     if g.assertion:
         return RuleCode.ASSERT_NARROWS_RANGE
-    value = isinstance(node, E.Cmp) and node.op == "==" and (isinstance(node.right, E.Const)
-                                                              or isinstance(node.left, E.Const))
+    value = isinstance(node, E.Cmp) and node.op == "==" and any(
+        isinstance(a, E.Var) and isinstance(b, E.Const) for a, b in ((node.left, node.right), (node.right, node.left)))
     return RuleCode.VALUE_SPECIALIZATION if value else RuleCode.GUARD_ON_DYNAMIC_DIM
 
 

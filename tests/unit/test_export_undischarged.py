@@ -202,3 +202,45 @@ def test_a_guard_or_true_of_the_kernels_own_line_that_sizes_from_2_decide_passes
     assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
     (result,) = report.cases
     assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
+
+
+PIXEL_UNSHUFFLE = """schema = 1
+op = "aten::pixel_unshuffle"
+
+[dims]
+N = { min = 0, max = 64 }
+C = { min = 0, max = 64 }
+h = { min = 0, max = 64 }
+w = { min = 1, max = 64 }
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, C, 2 * h, 2 * w)"
+
+[[args]]
+name = "downscale_factor"
+kind = "int"
+value = 2
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{ shape = "(N, C * 4, h, w)", dtype = "float32" }]
+"""
+
+
+@pytest.mark.slow
+def test_the_exported_program_refusing_the_least_point_is_a_note_and_composite_sizes_are_derived_dims(tmp_path):
+    # `2 * h` is exported as the derived Dim 2 * h (it was a static 8), and the exported program refuses the
+    # contract's least point: export assumes its Dims from 2, and torch's guards there (`x.size(3) // 2 != 1`)
+    # stay in the program. A note, not a finding: no guard restricts the kernel over sizes from 2 up.
+    report = _verify("aten::pixel_unshuffle", PIXEL_UNSHUFFLE, tmp_path, confirm_export=True)
+    assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+    (result,) = report.cases
+    x = result.export
+    assert x is not None and x.succeeded is True and x.agrees is True
+    assert x.refuses == {"N": 0, "C": 0, "h": 0, "w": 1} and "Guard failed" in x.refusal
+    assert "// 2" in x.refusal  # a guard over the derived Dim's size, not a static size's equality
+    assert x.to_json()["program_refuses"] == {"at": x.refuses, "error": x.refusal}

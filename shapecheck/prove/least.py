@@ -1,0 +1,56 @@
+"""A case's least point, run on concrete sizes: where the contract's domain holds a size of 0, the kernel runs
+there as FakeTensorMode runs concrete sizes (meta-device model init, shape propagation), and a raise is SC007.
+
+The symbolic trace stands for every size of its region only as far as torch's simplification is sound there,
+and torch simplifies as if a divisor were never 0: ``(n * d) // n`` is ``d`` for an unbacked ``n``, while at
+``n = 0`` the kernel raises ZeroDivisionError (at 1 such a division stands). Only a case whose dims may be 0
+pays for it: one run at most, the static run first (cheap), then, where it
+raises, the run with a ShapeEnv and backed sizes (``trace.fake_run``), so that a data-dependent output, which
+a static FakeTensorMode cannot make, is never taken for a kernel error.
+"""
+
+from __future__ import annotations
+
+from ..contract.model import BoundCase
+from ..findings import Finding
+from ..kernel.sources import Kernel, NotApplicable
+from ..logic.solver import Solver, restrict
+from ..rules import RuleCode
+
+#: a finding that already says the case's kernel raises (or that shapecheck failed in it): nothing to add
+_RAISES = frozenset({RuleCode.KERNEL_ERROR, RuleCode.ASSERT_NARROWS_RANGE, RuleCode.INTERNAL_ERROR})
+
+
+def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[Finding]) -> list[Finding]:
+    """SC007 where the kernel raises at the case's least point (z3's lexicographically least model of its
+    domain) and that point holds a dynamic size of 0; [] otherwise."""
+    if any(v.code in _RAISES for v in findings) or not any(d.dynamic and d.min == 0 for d in case.dims):
+        return []  # a divisor torch simplifies away is wrong only at 0; at 1 the division stands
+    model = solver.small_model([case.domain])
+    if model is None:
+        return []
+    point = restrict(model, [d.name for d in case.dims])
+    if not any(d.dynamic and point.get(d.name) == 0 for d in case.dims) or len(point) < len(case.dims):
+        return []
+    from .replay import run_at
+
+    if run_at(kernel, case, point, follow=False).error is None:
+        return []
+    from .._torch import core as C
+    from ..errors import ShapecheckError
+    from ..trace.fake_run import fake_run
+    from ..trace.run import first_line, missing_name, own_code
+
+    try:
+        error = fake_run(kernel, case, point).error
+    except NotApplicable:
+        return []
+    if error is None or isinstance(error, ShapecheckError) or missing_name(error):
+        return []
+    text = f"{type(error).__name__}: {first_line(error)}"
+    at = ", ".join(f"{k}={v}" for k, v in point.items())
+    return [Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text, counterexample=point,
+                    location=C.kernel_frame(C.exception_frames(error), own_code(kernel)),
+                    message=f"the kernel raised {text} at {at}, a point of the contract's domain, run on concrete "
+                            "sizes under FakeTensorMode; the symbolic trace did not: torch simplifies as if sizes "
+                            "used as divisors were never 0")]
