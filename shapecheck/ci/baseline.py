@@ -117,8 +117,11 @@ def load_audit(file: str) -> set[str] | None:
     """The fingerprints of the audit baseline ``file``, or None when there is nothing by that name yet (the
     run will write it); bad input naming the file when it is not an audit baseline."""
     path = Path(file)
-    return _read(file, "an audit baseline", AUDIT_VERSION, "shapecheck audit") \
-        if path.exists() or path.is_symlink() else None
+    if not (path.exists() or path.is_symlink()):
+        return None
+    known = _read(file, "an audit baseline", AUDIT_VERSION, "shapecheck audit")
+    _untraced(file)  # its untraced list too: bad input before any work
+    return known
 
 
 def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:

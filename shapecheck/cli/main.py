@@ -114,7 +114,8 @@ def show_tracebacks(violations) -> None:
     if debugging():
         for v in violations:
             if v.traceback:
-                click.echo(f"shapecheck: internal error in case {v.case}:\n{v.traceback}", err=True, nl=False)
+                click.echo(f"shapecheck: internal error{f' in case {v.case}' if v.case else ''}:\n{v.traceback}", err=True,
+                           nl=False)
 
 
 @cli.group()

@@ -199,7 +199,8 @@ def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as err:
-        raise TargetError(f"{path_text}:{err.lineno}: does not parse: {err.msg}") from None
+        line = f":{err.lineno}" if err.lineno else ""
+        raise TargetError(f"{path_text}{line}: does not parse: {err.msg}") from None
     except ValueError:  # Python 3.11: a null byte
         raise TargetError(f"{path_text}: does not parse: it holds a null byte") from None
     except (RecursionError, MemoryError):  # how Python's parser gives up on very deep nesting

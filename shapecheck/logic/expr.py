@@ -154,7 +154,8 @@ def parse(text: str) -> Node:
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
-        raise ExprError(text, f"syntax error at column {err.offset}") from None
+        where = f" at column {err.offset}" if err.offset else ""
+        raise ExprError(text, f"syntax error{where}: {err.msg}" if err.msg else f"syntax error{where}") from None
     except ValueError:  # Python 3.11: a null character
         raise ExprError(text, "a null character") from None
     except (RecursionError, MemoryError):  # Python's own parser gives up on deep nesting

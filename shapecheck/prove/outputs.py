@@ -111,7 +111,7 @@ class _Check:
         if spec.dtype is not None and got.dtype is not None and got.dtype != dtypes.canonical(spec.dtype):
             out.append(self.finding(RuleCode.OUTPUT_DTYPE_MISMATCH, f"{where} dtype {got.dtype}, contract {spec.dtype}",
                                     f"{where} has dtype {got.dtype}, but the runtime's is {spec.dtype} on path "
-                                    f"{path_name(self.path)} in case {self.case.id}", self.least()))
+                                    f"{path_name(self.path)}" + (f" in case {self.case.id}" if self.case.id else ""), self.least()))
         if spec.sizes and got.kind is not OutputKind.TENSOR:  # the shape is checked here, not by SC002's loop
             why = f"cannot translate {where}'s shape: {got.text}" if got.kind is OutputKind.UNSUPPORTED else \
                 f"{where} should be a tensor with data-dependent sizes, the kernel returned {got.formula}"

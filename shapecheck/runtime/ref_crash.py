@@ -79,7 +79,7 @@ def crashed(key: Key, case: str, sizes: dict[str, int], died: Died) -> Outcome:
     contract says the runtime refuses the input, a note (it did refuse it, by crashing)."""
     era, path, _ = key
     name = died.name()
-    where = f"{', '.join(f'{k}={v}' for k, v in sizes.items())} in case {case}"
+    where = f"{', '.join(f'{k}={v}' for k, v in sizes.items())}" + (f" in case {case}" if case else "")
     if any(fn == "meta_outputs" for _, _, fn in died.frames()):
         return [RefFinding(RuleCode.META_RUNTIME_MISMATCH, era, path, case, sizes,
                            f"the meta kernel crashed the process ({name}) on this input: the meta kernel, or torch's "

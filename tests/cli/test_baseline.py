@@ -66,3 +66,19 @@ def test_an_unknown_key_in_pyproject_is_bad_input(tmp_path):
     res = invoke("gate", cwd=tmp_path)
     assert res.returncode == 2 and "jbos" in res.stderr and "pyproject.toml" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_an_audit_baseline_whose_untraced_list_is_malformed_is_bad_input_before_any_work(tmp_path, monkeypatch):
+    from shapecheck.audit import run as audit_run
+
+    bad = tmp_path / "a.json"
+    bad.write_text(json.dumps({"tool": "shapecheck audit", "version": 1, "findings": [],
+                               "untraced": [{"op": "aten::add.Tensor", "reason": "  "}]}))
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("the audit ran before the baseline was checked")
+
+    monkeypatch.setattr(audit_run, "run_audit", no_work)
+    res = invoke("audit", "--ops", "aten::add.Tensor", "--baseline", bad)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "untraced: expected a list" in res.stderr and "Traceback" not in res.stderr

@@ -72,6 +72,8 @@ def test_floor_division_and_modulo_follow_python(a, b):
     ("-" * 1990 + "L", "nested deeper than 64 levels"),  # whichever gives up first, Python's parser or ours
     ("L" * 2001, "an expression longer than 2000 characters"),
     (str(2**63), "outside int64"),
+    ("(N, 2 * D\x00)", "syntax error: source code string cannot contain null bytes"),  # no column: none said
+    ("(N, 2 *", "syntax error at column"),
 ])
 def test_messages_say_what_is_wrong(text, message):
     with pytest.raises(ExprError) as info:
