@@ -150,8 +150,8 @@ class Finding:
                        dims=tuple(d.get("dims") or ()), message=str(d.get("message", "")),
                        location=SourceLoc(str(loc["file"]), int(loc["line"]), str(loc.get("function", "")),
                                           str(loc.get("text", ""))) if loc else None,
-                       counterexample={str(k): int(v) for k, v in (d.get("counterexample") or {}).items()},
-                       witness={str(k): int(v) for k, v in d["witness"].items()} if d.get("witness") else None,
+                       counterexample={str(k): _size(v) for k, v in (d.get("counterexample") or {}).items()},
+                       witness={str(k): _size(v) for k, v in d["witness"].items()} if d.get("witness") else None,
                        suppressed=str(d.get("suppressed") or ""), mode=str(d.get("mode") or ""))
         except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as err:  # OverflowError: int(Infinity)
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
@@ -169,6 +169,13 @@ class Finding:
         if not self.mode:
             d.pop("mode")
         return d
+
+
+def _size(value: Any) -> int:
+    """A point's value read back from JSON: an integer, never a float or bool coerced (1.5 is not 1)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"a size must be an integer, not {value!r}")
+    return value
 
 
 Violation = Finding  # the name before findings of every command were one record (public API: shapecheck.Violation)

@@ -97,6 +97,27 @@ def verify_points(contract: Contract, violations: Iterable[Finding],
     return examples, guards
 
 
+def _same_contract(file: str, data: dict, contract: Contract, found: list[Finding]) -> None:
+    """A verify report read back must be of this op and this contract: its cases the contract's, its points
+    within the dims' ranges. Raises TargetError naming the file (a report of another op is bad input, not a
+    run with no examples)."""
+    from ..contract.find import normalize_op
+
+    op = data.get("op")
+    if not isinstance(op, str) or normalize_op(op) != normalize_op(contract.op):
+        raise TargetError(f"--from-verify {file}: op: the report is of {op!r}, not of {contract.op}")
+    cases = {c.id for c in contract.cases()}
+    for i, v in enumerate(found):
+        if v.case not in cases:
+            raise TargetError(f"--from-verify {file}: violations[{i}].case: {v.case!r} is not a case of the contract")
+        for key, point in (("counterexample", v.counterexample), ("witness", v.witness or {})):
+            for name, value in point.items():
+                dim = contract.dim(name) if name in contract.dim_names else None
+                if dim is not None and not dim.min <= value <= dim.max:
+                    raise TargetError(f"--from-verify {file}: violations[{i}].{key}.{name}: {value} is outside "
+                                      f"the contract's range [{dim.min}, {dim.max}]")
+
+
 def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions) -> tuple[list[Finding], str]:
     if options.from_verify:
         data = read_json(options.from_verify, REPORT_BYTES, "--from-verify", "a verify JSON report")
@@ -107,6 +128,7 @@ def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions)
             found = [Finding.from_json(v) for v in data["violations"]]
         except ValueError as err:
             raise TargetError(f"--from-verify {options.from_verify}: {err}") from None
+        _same_contract(options.from_verify, data, contract, found)
         return found, f"{data.get('verdict', '?')} (from {options.from_verify})"
     if not options.verify_examples:
         return [], ""
