@@ -314,7 +314,8 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
                        definition=None, shown: list[ShownObligation] | None = None
                        ) -> tuple[list[PathCheck], list[Finding]]:
     """Per contract path (of the given eras, all when empty) its status, and the findings of its outputs.
-    A finding without a line of its own is placed at the kernel's ``definition``. The obligations of a path
+    A finding without a line of its own is placed at the return statement of its trace (else the kernel's
+    ``definition``). The obligations of a path
     (``output_obligation_list``) are built first, then discharged; ``shown`` collects each with its status."""
     checks: list[PathCheck] = []
     found: list[Finding] = []
@@ -336,8 +337,9 @@ def output_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras
                                   PathStatus.UNKNOWN if v.code == RuleCode.INCONCLUSIVE else PathStatus.REFUTED))
             if v is None:
                 continue
-            if v.location is None and definition is not None:
-                v = replace(v, location=definition)
+            where = c.leaf.trace.returned_at or definition  # the return statement, as the obligation names it
+            if v.location is None and where is not None:
+                v = replace(v, location=where)
             if (v.code, v.expr) not in seen:
                 seen.add((v.code, v.expr))
                 found.append(v)

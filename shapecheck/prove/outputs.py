@@ -47,8 +47,9 @@ def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: 
                 got = leaf.trace.outputs[j] if j < len(leaf.trace.outputs) else None
                 c = _Check(case, p, j, spec, leaf, premises, solver)
                 for v in c.run(got, notes if notes is not None else []):
-                    if v.location is None and definition is not None:
-                        v = replace(v, location=definition)
+                    where = leaf.trace.returned_at or definition  # the return statement, as --show-obligations
+                    if v.location is None and where is not None:
+                        v = replace(v, location=where)
                     if (v.code, v.expr, v.path) not in seen:
                         seen.add((v.code, v.expr, v.path))
                         found.append(v)

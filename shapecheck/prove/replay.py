@@ -49,6 +49,9 @@ class MakeEmpty(Protocol):
                  offset: int = 0) -> TorchObject: ...
 
 
+#: findings about what the kernel returned, not replayed, but placed at the line it returned from (``_returned``)
+RETURNED = frozenset({RuleCode.OUTPUT_DTYPE_MISMATCH, RuleCode.OUTPUT_LAYOUT_MISMATCH,
+                      RuleCode.META_ACCEPTS_REJECTED_INPUT})
 REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMATCH, RuleCode.VALUE_SPECIALIZATION,
                       RuleCode.ASSERT_NARROWS_RANGE, RuleCode.KERNEL_ERROR})
 
@@ -251,7 +254,7 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[F
     out = []
     for v in violations:
         if v.code not in REPLAYED or not r.complete(v.counterexample):
-            out.append(v)
+            out.append(_returned(v, r) if v.code in RETURNED and r.complete(v.counterexample) else v)
             continue
         if v.fallback is not None and E.evaluate(v.fallback.guard, v.counterexample) is (not v.fallback.value):
             # the output of a guard_or_* fallback side where its condition is really the other way: static sizes
@@ -330,7 +333,34 @@ def _placed(v: Finding, r: Replayer) -> Finding:
     m = re.match(r"output (\d+)", v.expr)
     if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or m is None:
         return v
-    made = r.at(v.counterexample).made_at
+    run = r.at(v.counterexample)
     j = int(m.group(1))
-    loc = made[j] if j < len(made) else None
+    loc = run.made_at[j] if j < len(run.made_at) else None
+    if loc is None and v.location == r.kernel.definition:
+        loc = _last_own_line(run, v.location)  # a kernel torch's dispatch calls (a torch.library fake)
     return v if loc is None else replace(v, location=loc)
+
+
+def _returned(v: Finding, r: Replayer) -> Finding:
+    """A finding about what the kernel returned (a dtype, a layout, an input it accepts), placed at its ``def``
+    for want of a line: at the line it returned from at the finding's point, where a static run shows it."""
+    if v.location != r.kernel.definition:
+        return v
+    try:
+        run = r.at(v.counterexample)
+    except Exception:  # noqa: BLE001 - a point the kernel cannot be called with: the finding keeps its place
+        return v
+    loc = None if run.error is not None else _last_own_line(run, v.location)
+    return v if loc is None else replace(v, location=loc)
+
+
+def _last_own_line(run: Run, definition: SourceLoc | None) -> SourceLoc | None:
+    """The kernel's own line that ran last (its return statement, where it made its outputs): the line a
+    finding of a kernel called through torch's dispatch gets, which hides the calls that made each output from
+    a torch function mode. None when none of its own lines ran."""
+    own = [(file, line) for file, line, offset, _ in run.steps if offset >= 0]
+    if not own:
+        return None
+    file, line = own[-1]
+    function = definition.function if definition is not None and definition.file == file else ""
+    return SourceLoc(file, line, function, linecache.getline(file, line).strip())
