@@ -183,6 +183,9 @@ def _own_or_stdlib(path: str) -> bool:
     return any(path == r or path.startswith(r + os.sep) for r in roots)
 
 
+_EXECS = ("execv", "execve", "execl", "execle", "execlp", "execlpe", "execvp", "execvpe")
+
+
 @contextlib.contextmanager
 def no_hard_exit() -> Iterator[None]:
     """While it is in force, ``os._exit`` called from any code but shapecheck's own and the standard library's
@@ -198,8 +201,26 @@ def no_hard_exit() -> Iterator[None]:
             real(code)
         raise HardExit(f"os._exit({code}) called at {caller}:{sys._getframe(1).f_lineno}")
 
+    def replacing(name: str) -> Any:
+        """``os.exec*``: the process would become another program, whose exit status (``/bin/true``: 0) would
+        read as shapecheck's verdict."""
+        exec_real = getattr(os, name)
+
+        def guarded_exec(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1).f_code.co_filename
+            if _own_or_stdlib(caller):
+                return exec_real(*args, **kwargs)
+            raise HardExit(f"os.{name}(...) called at {caller}:{sys._getframe(1).f_lineno}: it would replace the "
+                           "process")
+        return exec_real, guarded_exec
+
+    execs = {name: replacing(name) for name in _EXECS if hasattr(os, name)}
     os._exit = guarded  # type: ignore[assignment]
+    for name, (_, guarded_exec) in execs.items():
+        setattr(os, name, guarded_exec)
     try:
         yield
     finally:
         os._exit = real
+        for name, (exec_real, _) in execs.items():
+            setattr(os, name, exec_real)

@@ -52,6 +52,17 @@ def test_os_exit_in_a_kernel_is_its_failure_and_in_a_module_bad_input(warm, tmp_
     refused(verify(ROWS.file, "--import", lib), f"--import {lib}", "os._exit(0)", "nothing can be checked")
 
 
+def test_os_exec_in_a_kernel_is_its_failure_and_in_a_module_bad_input(warm, tmp_path):
+    # the process would become /bin/true, whose exit status 0 would read as a pass (round 4, 2026-12-04)
+    kernel = write(tmp_path, "import os\n\n\ndef rows(*args, **kwargs):\n    os.execv('/bin/true', ['true'])\n",
+                   "k.py")
+    o = run(_own(ROWS.file, "--meta", f"{kernel}:rows", "--jobs", "1"))
+    judge(o)
+    assert o.code == 1 and "SC007" in o.stdout and "os.execv(...) called at" in o.stdout, o
+    lib = write(tmp_path, "import os\nos.execvp('true', ['true'])\n", "becomes.py")
+    refused(verify(ROWS.file, "--import", lib), f"--import {lib}", "os.execvp(...)", "nothing can be checked")
+
+
 SHUFFLE = (ROOT / "contracts" / "aten" / "pixel_shuffle.toml").read_text()
 
 
