@@ -95,9 +95,15 @@ def audit_untraced(cwd: Path | None = None) -> dict[str, str]:
     return dict(found)
 
 
+#: option name (``output``) -> where the project file set it (``pyproject.toml [tool.shapecheck] output``), for
+#: errors found only when the value is used (a file that cannot be written), which name the option
+FROM_FILE: dict[str, str] = {}
+
+
 def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
     """click's ``default_map`` for the command tree ``root``, from the nearest ``[tool.shapecheck]``; every
     value checked against the option of each command it goes to."""
+    FROM_FILE.clear()
     pyproject = find_pyproject(cwd or Path.cwd())
     if pyproject is None:
         return {}
@@ -169,6 +175,7 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
             value = [_output_relative(pyproject, v) for v in value]
         check_value(f"{pyproject}: [{where}] {key}", value, param)  # paths as they will be used
         out[OPTIONS[name]] = value
+        FROM_FILE[name] = f"{pyproject} [{where}] {key}"
     return out
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import sys
 
 import click
@@ -243,8 +244,14 @@ def _internal(args: list[str], what: str, code: int) -> None:
 
 def _fail(args: list[str], message: str, code: int) -> None:
     """One line on stderr, the requested reports written as a failed run, then exit."""
+    from ..config import FROM_FILE
     from .options import emit_error
 
+    for name, where in FROM_FILE.items():  # a value the project file gave, refused only when used
+        given = any(a == f"--{name}" or a.startswith(f"--{name}=") for a in args)
+        if not given and re.search(rf"--{re.escape(name)}\b", message):
+            message = f"{message} (set by {where})"
+            break
     click.echo(message, err=True)
     emit_error(args, message.removeprefix("shapecheck: "), code)
     sys.exit(code)

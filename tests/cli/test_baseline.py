@@ -82,3 +82,14 @@ def test_an_audit_baseline_whose_untraced_list_is_malformed_is_bad_input_before_
     res = invoke("audit", "--ops", "aten::add.Tensor", "--baseline", bad)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
     assert "untraced: expected a list" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_a_project_file_value_refused_only_when_used_names_the_file_and_key(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck]\nmeta-source = "nonexistent.py"\n')
+    res = invoke("verify", "op", "aten::index_select", cwd=tmp_path)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
+    assert "--meta-source" in res.stderr and f"(set by {tmp_path / 'pyproject.toml'} [tool.shapecheck] meta-source)" \
+        in res.stderr
+    # given on the command line, the option is the user's: no file named
+    res = invoke("verify", "op", "aten::index_select", "--meta-source", "other.py", cwd=tmp_path)
+    assert res.returncode == 2 and "set by" not in res.stderr, res.stderr
