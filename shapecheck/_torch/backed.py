@@ -199,6 +199,18 @@ class DataDependent:
     shape: tuple[int | None, ...]
     dtype: Any
     ranges: tuple[tuple[int | None, int | None] | None, ...] = ()
+    # per size the data decides: the fake's torch._check conditions on it alone, the backed sizes at their
+    # hints (``n < x.shape[0]`` at N = 5: ``u0 < 5``), which its value range does not show
+    checks: tuple[tuple[tuple[Any, Any], ...] | None, ...] = ()
+
+    def admits(self, index: int, value: int) -> bool:
+        """Whether the fake's own conditions on the size at ``index`` allow ``value`` (its range aside)."""
+        import sympy
+
+        for symbol, cond in (self.checks[index] or ()) if index < len(self.checks) else ():
+            if cond.xreplace({symbol: sympy.Integer(value)}) is sympy.false:
+                return False
+        return True
 
     def __repr__(self) -> str:
         return "(" + ", ".join("?" if s is None else str(s) for s in self.shape) + ("," if len(self.shape) == 1 else "") + ")"
@@ -213,7 +225,8 @@ def concrete(x: Any, shape_env: Any = None) -> Any:
         strides = [_hint(d) for d in x.stride()] if x.layout == torch.strided else None
         if None in sizes:
             ranges = tuple(None if v is not None else _range(d, shape_env) for v, d in zip(sizes, x.shape))
-            return DataDependent(tuple(sizes), x.dtype, ranges)
+            checks = tuple(None if v is not None else _checks(d, shape_env) for v, d in zip(sizes, x.shape))
+            return DataDependent(tuple(sizes), x.dtype, ranges, checks)
         if strides is None or None in strides:
             return torch.empty(sizes, dtype=x.dtype, device="meta")
         return torch.empty_strided(sizes, strides, dtype=x.dtype, device="meta")
@@ -229,6 +242,24 @@ def _hint(v: Any) -> int | None:
     if node.has_hint():
         return int(node.hint)
     return None
+
+
+def _checks(v: Any, shape_env: Any) -> tuple[tuple[Any, Any], ...] | None:
+    """The runtime asserts torch deferred on a data-dependent size (a fake's ``torch._check(n < x.shape[0])``),
+    each as (its symbol, the condition with every backed size at its hint) where only the symbol is left."""
+    expr = v.node.expr if isinstance(v, torch.SymInt) else None
+    if shape_env is None or expr is None or not expr.is_Symbol:
+        return None
+    hints = getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val  # renamed in torch 2.13
+    out = []
+    for ras in shape_env.deferred_runtime_asserts.values():
+        for ra in ras:
+            if expr not in ra.expr.free_symbols:
+                continue
+            cond = ra.expr.xreplace({s: hints[s] for s in ra.expr.free_symbols if s in hints})
+            if cond.free_symbols == {expr}:
+                out.append((expr, cond))
+    return tuple(out)
 
 
 def _range(v: Any, shape_env: Any) -> tuple[int | None, int | None] | None:

@@ -497,7 +497,8 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
             out.append((RuleCode.OUTPUT_LAYOUT_MISMATCH, str(want), str(have), f"{where} has strides {have}, the contract's layout "
                         f"{spec.layout} gives {want} for shape {tuple(got.shape)}"))
     if isinstance(got, DataDependent) and spec.sizes and spec.shape is not None:
-        ranges = dict(zip([getattr(i, "name", None) for i in spec.shape.items], got.ranges))
+        names = [getattr(i, "name", None) for i in spec.shape.items]
+        ranges = dict(zip(names, got.ranges))
         for name, lo, hi in spec.sizes:
             have = ranges.get(name)
             if have is None:
@@ -506,6 +507,12 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
             if (have[0] is not None and have[0] > least) or (have[1] is not None and have[1] < most):
                 out.append((RuleCode.DYNAMIC_SIZE_RANGE, f"[{least}, {most}]", f"[{have[0]}, {have[1]}]", f"{where}: the fake's "
                             f"data-dependent size {name} ranges over [{have[0]}, {have[1]}], which misses values in "
+                            f"the runtime's [{least}, {most}]"))
+                continue
+            refused = [v for v in (least, most) if not got.admits(names.index(name), v)]
+            if refused:
+                out.append((RuleCode.DYNAMIC_SIZE_RANGE, f"[{least}, {most}]", f"not {refused[0]}", f"{where}: the fake's "
+                            f"torch._check on its data-dependent size {name} refuses {name} = {refused[0]}, a value in "
                             f"the runtime's [{least}, {most}]"))
     return out
 

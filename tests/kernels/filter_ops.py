@@ -1,6 +1,6 @@
 """Custom ops whose output size only the data decides (a filter that keeps the positive rows), registered with
 torch.library as their authors write them; verified through the dispatcher with ``--import``. The runtime
-keeps 0 to N rows. Contract: ``filter_ops.toml`` (and ``filter_ops_fixed.toml``)."""
+keeps 0 to N rows. Contracts: ``filter_ops.toml``, ``filter_ops_fixed.toml`` and ``filter_ops_short.toml``."""
 
 import torch
 
@@ -26,4 +26,17 @@ def keep_positive_fixed(x: torch.Tensor) -> torch.Tensor:
 def _(x):
     n = torch.library.get_ctx().new_dynamic_size()
     torch._check(n <= x.shape[0])
+    return x.new_empty((n, x.shape[1]))
+
+
+@torch.library.custom_op("sc_filter::keep_positive_short", mutates_args=())
+def keep_positive_short(x: torch.Tensor) -> torch.Tensor:
+    return x[x[:, 0] > 0]
+
+
+@keep_positive_short.register_fake
+def _(x):
+    # one row short: when every row is kept (n = N) the exported program's assert fails
+    n = torch.library.get_ctx().new_dynamic_size()
+    torch._check(n < x.shape[0])
     return x.new_empty((n, x.shape[1]))

@@ -88,6 +88,8 @@ def targets() -> list[Target]:
             Target("sc_filter::keep_positive", str(KERNELS / "filter_ops.toml"), module="tests.kernels.filter_ops"),
             Target("sc_filter::keep_positive_fixed", str(KERNELS / "filter_ops_fixed.toml"),
                    module="tests.kernels.filter_ops"),
+            Target("sc_filter::keep_positive_short", str(KERNELS / "filter_ops_short.toml"),
+                   module="tests.kernels.filter_ops"),
             Target("aten::native_group_norm", str(KERNELS / "native_group_norm.toml"))]
     return out
 
