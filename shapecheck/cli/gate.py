@@ -34,13 +34,17 @@ def in_ci() -> bool:
 
 class Progress:
     """A single updating ``gate: 12/40 cases`` line on a terminal's stderr, shown once a run has taken more
-    than ``delay`` seconds. Silent when the stream is not a TTY or when running in CI (``in_ci``)."""
+    than ``delay`` seconds. Silent when the stream is not a TTY or when running in CI (``in_ci``), unless
+    ``plain`` (seconds): then a plain line, at most one per ``plain`` seconds, once the run has taken that long
+    (a log shows a long run is alive)."""
 
     def __init__(self, stream: TextIO, *, enabled: bool | None = None, delay: float = 1.0,
-                 clock=time.monotonic):
+                 clock=time.monotonic, name: str = "gate", plain: float | None = None):
+        tty = stream.isatty() and not in_ci()
         if enabled is None:
-            enabled = stream.isatty() and not in_ci()
+            enabled = tty or plain is not None
         self.stream, self.enabled, self.delay, self.clock = stream, enabled, delay, clock
+        self.name, self.plain = name, None if tty else plain
         self.start = clock()
         self.last = float("-inf")
         self.shown = False
@@ -49,10 +53,16 @@ class Progress:
         if not self.enabled:
             return
         now = self.clock()
+        if self.plain is not None:
+            if now - self.start >= self.plain and now - max(self.last, self.start) >= self.plain:
+                self.last = now
+                self.stream.write(f"{self.name}: {done}/{total} cases after {now - self.start:.0f}s  {label[:70]}\n")
+                self.stream.flush()
+            return
         if now - self.start < self.delay or now - self.last < 0.1:
             return
         self.last = now
-        self.stream.write(f"\rgate: {done}/{total} cases  {label[:70]}\x1b[K")
+        self.stream.write(f"\r{self.name}: {done}/{total} cases  {label[:70]}\x1b[K")
         self.stream.flush()
         self.shown = True
 

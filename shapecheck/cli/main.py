@@ -9,6 +9,8 @@ import errno
 import os
 import re
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -91,7 +93,7 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
         from ..prove.verify import verify_contract
 
         c, kernel = load_target(op, contract, source)
-        report = verify_contract(c, kernel, opts, isolate=True)
+        report = verify_contract(c, kernel, opts, _progress(c, opts), isolate=True)
         if key is not None:
             R.verify_store(key, c, kernel, report)
         return c.info, report
@@ -101,6 +103,25 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
     emit(result, fmt, outputs, context=context, quiet=quiet)
     show_tracebacks(report.violations)
     sys.exit(report.exit_code)
+
+
+def _progress(contract: Any, opts: Any) -> Callable[[str], None]:
+    """verify's progress on stderr: an updating line on a terminal after a second; elsewhere (a CI log) a
+    line a minute once the run has taken a minute."""
+    from .gate import Progress
+
+    total = sum(1 for case in contract.cases() if not opts.cases or any(s in case.id for s in opts.cases))
+    show = Progress(sys.stderr, name="verify", plain=60.0)
+    done = 0
+
+    def on_case(case_id: str) -> None:
+        nonlocal done
+        done += 1
+        show(done, total, case_id)
+        if done == total:
+            show.close()
+
+    return on_case
 
 
 def debugging() -> bool:

@@ -352,6 +352,28 @@ def test_progress_shows_on_a_terminal_after_a_second_only(monkeypatch):
         assert stream.getvalue().endswith("\r\x1b[K") is shown
 
 
+def test_progress_in_a_log_is_a_plain_line_a_minute_once_a_run_has_taken_a_minute(monkeypatch):
+    from shapecheck.cli.gate import Progress
+
+    now = [0.0]
+    monkeypatch.setenv("CI", "true")
+    stream = FakeTTY(False)
+    p = Progress(stream, clock=lambda: now[0], name="verify", plain=60.0)
+    p(1, 18, "case a")
+    now[0] = 59.0
+    p(2, 18, "case b")
+    assert stream.getvalue() == ""  # nothing in the first minute
+    now[0] = 61.0
+    p(3, 18, "case c")
+    now[0] = 100.0
+    p(4, 18, "case d")  # 39 s after the last line: none
+    now[0] = 125.0
+    p(5, 18, "case e")
+    assert stream.getvalue().splitlines() == ["verify: 3/18 cases after 61s  case c", "verify: 5/18 cases after 125s  case e"]
+    p.close()
+    assert "\r" not in stream.getvalue()
+
+
 def test_ci_files_call_the_gate_with_options_it_has():
     from shapecheck.cli.gate import gate
 
