@@ -48,13 +48,21 @@ def covers(s, rule: str, case: str, dims: Iterable[str], path=None) -> bool:
 
 
 def apply(suppressions: list, violations: list[Finding]) -> list[Finding]:
-    """Each violation marked with the reason of the first suppression in force that covers it."""
+    """Each violation marked with the reason of the first suppression in force that covers it; one that only an
+    expired suppression covers says so in its message (it counts again, and the user should know why)."""
     live = in_force(suppressions)
-    if not live:
+    now = today()
+    gone = [s for s in suppressions if expired(s, now)]
+    if not live and not gone:
         return violations
     out = []
     for v in violations:
         s = next((s for s in live if matches(s, v)), None)
-        out.append(replace(v, suppressed=s.reason) if s is not None else v)
+        old = None if s is not None else next((s for s in gone if matches(s, v)), None)
+        if s is not None:
+            v = replace(v, suppressed=s.reason)
+        elif old is not None:
+            v = replace(v, message=f"{v.message} (a [[suppress]] accepted it until it expired on {old.expires})")
+        out.append(v)
     return out
 

@@ -151,6 +151,10 @@ def parse(text: str) -> Node:
         raise ExprError(text[:40] + "...", f"an expression longer than {EXPR_CHARS} characters")
     if not text.strip():
         raise ExprError(text, "an empty expression")
+    odd = next((i for i, c in enumerate(text) if not c.isascii()), None)
+    if odd is not None:  # Python folds a full-width 'Ｎ' into 'N' (NFKC): a name that is not the one written
+        raise ExprError(text, f"a character outside ASCII at column {odd + 1} ({text[odd]!r}): names and strings "
+                        "in contract expressions are ASCII")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:

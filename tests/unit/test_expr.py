@@ -74,6 +74,7 @@ def test_floor_division_and_modulo_follow_python(a, b):
     (str(2**63), "outside int64"),
     ("(N, 2 * D\x00)", "syntax error: source code string cannot contain null bytes"),  # no column: none said
     ("(N, 2 *", "syntax error at column"),
+    ("\uff2e + 1", "a character outside ASCII at column 1"),  # a full-width N, which Python would read as N
 ])
 def test_messages_say_what_is_wrong(text, message):
     with pytest.raises(ExprError) as info:

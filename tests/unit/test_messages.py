@@ -107,3 +107,18 @@ def test_an_inconclusive_finding_calls_its_point_an_example_not_a_counterexample
     assert "  example:  L=2" in _finding_block(seen, ["c"], 0)
     assert "  counterexample: L=9" in _finding_block(bug, ["c"], 0)
     assert "counterexample" not in "".join(_finding_block(seen, ["c"], 0))
+
+
+def test_a_finding_an_expired_suppression_covered_says_it_counts_again():
+    from shapecheck.contract import suppressions
+    from shapecheck.contract.model import Suppression
+    from shapecheck.findings import Finding
+    from shapecheck.rules import RuleCode
+
+    v = Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case="c", expr="L <= 8", dims=("L",), counterexample={"L": 9},
+                message="the kernel branches on L <= 8")
+    (out,) = suppressions.apply([Suppression("SC001", "accepted", expires="2020-01-01")], [v])
+    assert not out.suppressed and out.message.endswith("(a [[suppress]] accepted it until it expired on 2020-01-01)")
+    (live,) = suppressions.apply([Suppression("SC001", "accepted", expires="2020-01-01"),
+                                  Suppression("SC001", "still accepted")], [v])
+    assert live.suppressed == "still accepted" and live.message == v.message
