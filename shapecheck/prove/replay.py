@@ -341,6 +341,13 @@ def _placed(v: Finding, r: Replayer) -> Finding:
     return v if loc is None else replace(v, location=loc)
 
 
+def placed(kernel: Kernel, case: BoundCase, findings: list[Finding]) -> list[Finding]:
+    """Findings made after the replay (a ``[[rejects]]`` region's SC021), each about what the kernel returned
+    placed at the line it returned from (``_returned``)."""
+    r = Replayer(kernel, case)
+    return [_returned(v, r) if v.code in RETURNED and r.complete(v.counterexample) else v for v in findings]
+
+
 def _returned(v: Finding, r: Replayer) -> Finding:
     """A finding about what the kernel returned (a dtype, a layout, an input it accepts), placed at its ``def``
     for want of a line: at the line it returned from at the finding's point, where a static run shows it."""

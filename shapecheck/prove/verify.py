@@ -269,8 +269,10 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes
     if case.rejects:
         from .rejects import reject_obligations
+        from .replay import placed
 
-        findings = findings + reject_obligations(kernel, case, solver, options.max_traces, run.trace_cache)
+        findings = findings + placed(kernel, case, reject_obligations(kernel, case, solver, options.max_traces,
+                                                                      run.trace_cache))
     findings = suggest_fixes(run, findings, solver)
     run.violations = findings
     pmap = None

@@ -46,3 +46,42 @@ def test_an_output_finding_of_a_library_fake_is_at_its_return_line(tmp_path, op,
     (v,) = [v for v in report.violations if v.code is code]
     assert v.location is not None and v.location.line == _return_line(fn), v.location
     assert v.location.text.startswith("return x.new_empty((n,))")
+
+
+DOT = """schema = 1
+op = "sc_lines::dot"
+
+[dims]
+N = { min = 1, max = 1000 }
+M = { min = 1, max = 1000 }
+
+[[args]]
+name = "a"
+kind = "tensor"
+dtype = "float32"
+shape = "(N,)"
+
+[[args]]
+name = "b"
+kind = "tensor"
+dtype = "float32"
+shape = "(M,)"
+
+[[rejects]]
+id = "lengths"
+when = "N != M"
+message = "inconsistent tensor size"
+
+[[paths]]
+id = "all"
+when = "True"
+outputs = [{ shape = "()", dtype = "float32" }]
+"""
+
+
+def test_a_rejected_input_a_library_fake_accepts_is_at_its_return_line(tmp_path):
+    from tests.kernels.fake_lines import dot
+
+    report = _verify("sc_lines::dot", DOT, tmp_path)
+    (v,) = [v for v in report.violations if v.code is RuleCode.META_ACCEPTS_REJECTED_INPUT]
+    assert v.location is not None and v.location.line == _return_line(dot), v.location
