@@ -250,7 +250,9 @@ def _checks(v: Any, shape_env: Any) -> tuple[tuple[Any, Any], ...] | None:
     expr = v.node.expr if isinstance(v, torch.SymInt) else None
     if shape_env is None or expr is None or not expr.is_Symbol:
         return None
-    hints = getattr(shape_env, "backed_var_to_val", None) or shape_env.var_to_val  # renamed in torch 2.13
+    hints = getattr(shape_env, "backed_var_to_val", None)  # var_to_val's name from torch 2.13 (it warns)
+    if hints is None:
+        hints = shape_env.var_to_val
     out = []
     for ras in shape_env.deferred_runtime_asserts.values():
         for ra in ras:

@@ -332,7 +332,9 @@ def _range_fix(name: str, value: int | None, least: int | None, most: E.Node) ->
     """SC020's fix for the side of the range the kernel misses: its minimum (a value below the fake's least)
     or its maximum (a bound the fake states with torch._check that the runtime exceeds)."""
     if value is not None and least is not None and value < least:
-        return (f"create {name} with torch.library.get_ctx().new_dynamic_size() (minimum 0), not the deprecated "
-                "create_unbacked_symint() (minimum 2), so that the fake admits the runtime's smallest values")
+        return (f"the fake's {name} starts at {least}, above the runtime's {value}: create it with "
+                "torch.library.get_ctx().new_dynamic_size() and no larger min= (minimum 0), not the "
+                "deprecated create_unbacked_symint() (minimum 2), and bound it with no torch._check above the "
+                "runtime's least value")
     return (f"the fake bounds {name} below the runtime's maximum ({E.to_text(most)}): loosen its torch._check (or "
             f"the max= of new_dynamic_size) to the runtime's bound, so that {name}={value} is admitted")

@@ -129,7 +129,8 @@ def _finding_block(v: Finding, cases: list[str], context: int) -> list[str]:
     if v.path:
         lines.append(f"  path:     {v.path}")
     more = f" (+{len(cases) - 1} more)" if len(cases) > 1 else ""
-    lines.append(f"  case:     {cases[0]}{more}")
+    if cases[0] or more:  # a contract with no choices has one case, named by nothing
+        lines.append(f"  case:     {cases[0]}{more}")
     lines.append(f"  expr:     {v.expr}")
     if v.restricts:
         lines.append(f"  range:    {v.restricts}")
@@ -161,11 +162,11 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
         for c in exported:
             x = cast("ExportResult", c.export)
             if not x.ran:
-                lines.append(f"  {c.case}: not run ({x.message})")
+                lines.append(f"  {c.case or 'the case'}: not run ({x.message})")
                 continue
             state = "succeeded" if x.succeeded else "failed"
             agree = {True: "agrees", False: "DISAGREES", None: "no verdict to compare"}[x.agrees]
-            lines.append(f"  {c.case}: export {state} at {', '.join(f'{k}={v}' for k, v in (x.example or {}).items())}"
+            lines.append(f"  {c.case or 'the case'}: export {state} at {', '.join(f'{k}={v}' for k, v in (x.example or {}).items())}"
                          f"; {agree} with shapecheck's {c.verdict.value}")
             if x.ints:
                 lines.append(f"      int sizes: {x.ints}")
