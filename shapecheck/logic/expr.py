@@ -1,11 +1,10 @@
 """The dim-expression language of contracts: text -> a small typed tree -> text, binding and evaluation.
 
 The language: names, integers, ``+ - * // %``, ``min``/``max``, comparisons, ``and/or/not``, ``x in (...)``,
-``a if cond else b``,
-string and boolean literals (for case values such as ``mask == 'bool'``), and for shapes: tuples
-``(B, H, L, E)``, ``query.shape``, indexing/slicing with integer constants and ``+`` to concatenate.
-Text is parsed with :mod:`ast` into a syntax tree that is walked against a whitelist: nothing is ever
-evaluated by Python, and sympy never sees a raw string.
+``a if cond else b``, string and boolean literals (case values: ``mask == 'bool'``), and for shapes: tuples
+``(B, H, L, E)``, ``query.shape``, indexing/slicing with integer constants and ``+`` to concatenate. Text (ASCII)
+is parsed with :mod:`ast` into a tree walked against a whitelist: nothing is evaluated by Python, and sympy
+never sees a raw string.
 """
 
 from __future__ import annotations
@@ -151,15 +150,13 @@ def parse(text: str) -> Node:
         raise ExprError(text[:40] + "...", f"an expression longer than {EXPR_CHARS} characters")
     if not text.strip():
         raise ExprError(text, "an empty expression")
-    odd = next((i for i, c in enumerate(text) if not c.isascii()), None)
-    if odd is not None:  # Python folds a full-width 'Ｎ' into 'N' (NFKC): a name that is not the one written
-        raise ExprError(text, f"a character outside ASCII at column {odd + 1} ({text[odd]!r}): names and strings "
-                        "in contract expressions are ASCII")
+    odd = [i for i, c in enumerate(text) if not c.isascii()][:1]  # Python folds a full-width 'Ｎ' into 'N'
+    if odd:
+        raise ExprError(text, f"a character outside ASCII at column {odd[0] + 1}: contract expressions are ASCII")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
-        where = f" at column {err.offset}" if err.offset else ""
-        raise ExprError(text, f"syntax error{where}: {err.msg}" if err.msg else f"syntax error{where}") from None
+        raise ExprError(text, f"syntax error{f' at column {err.offset}' if err.offset else ''}: {err.msg}") from None
     except ValueError:  # Python 3.11: a null character
         raise ExprError(text, "a null character") from None
     except (RecursionError, MemoryError):  # Python's own parser gives up on deep nesting
@@ -592,13 +589,10 @@ def _as_membership(n: Or) -> str | None:
             return None
         lefts.add(a.left)
         items.append(to_text(a.right))
-    if len(lefts) != 1 or len(items) < 2:
-        return None
-    return f"{_wrap(_text(next(iter(lefts))), _PREC_ADD)} in ({', '.join(items)})"
+    return f"{_wrap(_text(next(iter(lefts))), _PREC_ADD)} in ({', '.join(items)})" if len(lefts) == 1 and len(items) >= 2 \
+        else None
 
 
 def normalize_cmp(n: Cmp) -> Cmp:
     """Put a constant on the right of a comparison (``8 < L`` -> ``L > 8``), for readable guards."""
-    if isinstance(n.left, Const) and not isinstance(n.right, Const):
-        return Cmp(_FLIPPED[n.op], n.right, n.left)
-    return n
+    return Cmp(_FLIPPED[n.op], n.right, n.left) if isinstance(n.left, Const) and not isinstance(n.right, Const) else n
