@@ -285,19 +285,11 @@ class _CaseExplorer(_CaseFindings):
                                message=f"the kernel needs the concrete value of {text} (int() or similar): it "
                                f"specialises a dynamic dim"))
 
-    def _from_two(self, conds: list[E.Node], guard: E.Node) -> bool:
-        """Whether ``guard`` has points on both sides under ``conds`` with every dynamic dim from 2, as export
-        traces."""
-        return self.solver.decide(conds + self._ge2(), guard)[0] is Decision.BOTH
-
-    def _ge2(self) -> list[E.Node]:
-        """Every dynamic dim from 2, as export traces."""
-        return [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in self.case.dims if d.dynamic and d.max >= 2]
-
-    def _from_two_value(self, guard: E.Node) -> bool | None:
-        """The value z3 settles ``guard`` to on the case's domain with every dynamic dim from 2; None if none."""
-        verdict = self.solver.decide(self.premises + self._ge2(), guard)[0]
-        return {Decision.TRUE: True, Decision.FALSE: False}.get(verdict)
+    def _from_two(self, guard: E.Node) -> Decision:
+        """What z3 says of ``guard`` on the case's domain with every dynamic dim from 2, as export traces (the
+        region's own conditions aside: export's one path is not this region's)."""
+        ge2: list[E.Node] = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in self.case.dims if d.dynamic and d.max >= 2]
+        return self.solver.decide(self.premises + ge2, guard)[0]
 
     def _branch(self, t: Guarded, pc: list[E.Node]) -> str | None:
         """A guard with points on both sides: SC001 when it restricts a dynamic dim; both sides explored."""
@@ -314,18 +306,18 @@ class _CaseExplorer(_CaseFindings):
         # the domain with sizes from 2 (the region's own conditions aside: export's one path is not this
         # region's). One that only sizes 0 or 1 decide (a contiguity check's ``Co > 1``) is no guard of export's;
         # the kernel's own guards stay SC001 at 0 and 1 too
-        if violating and t.origin and not self._from_two(self.premises, guard):
-            violating = False
-        # a guard_or_* of the kernel's own line (a C++ check behind ``.contiguous()``, as diag_embed's): the
-        # unbacked trace takes its fallback and installs nothing, so the guard is export's alone; one that sizes
-        # from 2 decide is no guard of export's (torch decides it, or it reads two dims and export accepts it),
+        # A guard_or_* of the kernel's own line (a C++ check behind ``.contiguous()``, as diag_embed's) likewise:
+        # the unbacked trace takes its fallback and installs nothing, so the guard is export's alone; one that
+        # sizes from 2 settle is none of export's (torch decides it, or it reads two dims and export accepts it),
         # unless torch cannot prove it over one dim (SC016)
-        elif violating and t.fallback_value is not None and not self._from_two(self.premises, guard):
-            violating = False
-            settled = self._from_two_value(guard)
-            found = None if settled is None else settled_guard(self.view, t, [], settled)
-            if found is not None:
-                self.add(found)
+        if violating and (t.origin or t.fallback_value is not None):
+            two = self._from_two(guard)
+            if two is not Decision.BOTH:
+                violating = False
+                found = settled_guard(self.view, t, [], two is Decision.TRUE) \
+                    if not t.origin and two in (Decision.TRUE, Decision.FALSE) else None
+                if found is not None:
+                    self.add(found)
         code = RuleCode.GUARD_IN_TORCH_HELPER if t.origin else RuleCode.GUARD_ON_DYNAMIC_DIM
         if violating and self.key(code, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else
