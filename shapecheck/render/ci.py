@@ -18,7 +18,7 @@ from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
 from ..rules import FAILING, RULES, Rule, RuleCode, Severity, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
-from .text import group
+from .text import group, located
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -171,23 +171,7 @@ def to_json(result: RunResult) -> dict[str, JSON]:
     return {"tool": f"shapecheck {result.command}", "verdict": result.verdict.value, "exit_code": result.exit_code,
             "torch": result.torch_version, "shard": f"{k}/{n}", "meta_source": result.meta_source,
             "total_contracts": result.total_contracts, "summary": _counts(result),
-            "reports": [_located(run.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
-
-
-def _located(doc: dict[str, JSON]) -> dict[str, JSON]:
-    """A verify JSON document with its file paths as reports name them (``paths.locate``): relative to the
-    repository root or to site-packages (``location.base`` says which), else absolute."""
-    doc = dict(doc, contract=locate(doc["contract"])[0])
-    for key in ("violations", "suppressed", "stale_suppressions"):
-        items = []
-        for v in doc.get(key) or []:
-            if v.get("location"):
-                path, base = locate(v["location"]["file"])
-                v = dict(v, location=dict(v["location"], file=path, base=base))
-            items.append(v)
-        if key in doc:
-            doc[key] = items
-    return doc
+            "reports": [located(run.to_json()) for run in result.runs], "seconds": round(result.seconds, 3)}
 
 
 def render_json(result: RunResult) -> str:
@@ -366,6 +350,12 @@ def _verify_json(result: VerifyRun, cwd: Path, **_: object) -> str:
     return verify_json(result.runs[0].report)
 
 
+def _contract_located(doc: dict[str, JSON]) -> str:
+    """fuzz's and ref check's JSON with the contract's path as reports name files (``paths.locate``); a replay
+    command keeps the paths it was given, so that it runs from where the report was made."""
+    return json.dumps(dict(doc, contract=locate(str(doc["contract"]))[0]) if doc.get("contract") else doc, indent=2)
+
+
 def _cache_tail(result: RunResult) -> str:
     line = cache_line(result)
     return f"\n{line}" if line else ""
@@ -390,8 +380,8 @@ FORMATS: dict[str, dict[type, Renderer[Never]]] = {
              RefRun: lambda result, cwd, **_: ref_text(result.ref),
              RunResult: lambda result, cwd, *, quiet=False, **_: render_text(result, cwd, quiet=quiet)},
     "json": {VerifyRun: _verify_json,
-             FuzzRun: lambda result, cwd, **_: json.dumps(result.fuzz.to_json(), indent=2),
-             RefRun: lambda result, cwd, **_: json.dumps(result.ref.to_json(), indent=2),
+             FuzzRun: lambda result, cwd, **_: _contract_located(result.fuzz.to_json()),
+             RefRun: lambda result, cwd, **_: _contract_located(result.ref.to_json()),
              RunResult: lambda result, cwd, **_: render_json(result)},
     "github": {RunResult: lambda result, cwd, *, quiet=False, **_: render_github(result, cwd, quiet=quiet)},
     "sarif": {RunResult: lambda result, cwd, **_: render_sarif(result, cwd)},

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, cast
 
+from ..edges import JSON
 from ..findings import Finding, PathStatus, SourceLoc
-from ..paths import relpath
+from ..paths import locate, relpath
 from ..result.report import CaseResult, Report
 from .pathmap import render_path_map
 
@@ -18,7 +19,23 @@ if TYPE_CHECKING:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2)
+    return json.dumps(located(report.to_json()), indent=2)
+
+
+def located(doc: dict[str, JSON]) -> dict[str, JSON]:
+    """A verify JSON document with its file paths as reports name them (``paths.locate``): relative to the
+    repository root or to site-packages (``location.base`` says which), else absolute."""
+    doc = dict(doc, contract=locate(doc["contract"])[0])
+    for key in ("violations", "suppressed", "stale_suppressions"):
+        items = []
+        for v in doc.get(key) or []:
+            if v.get("location"):
+                path, base = locate(v["location"]["file"])
+                v = dict(v, location=dict(v["location"], file=path, base=base))
+            items.append(v)
+        if key in doc:
+            doc[key] = items
+    return doc
 
 
 def _fmt_point(point: dict[str, int] | None) -> str:

@@ -28,6 +28,9 @@ def test_verify_regressed_json_schema_and_exit_1():
     assert set(v) >= {"kind", "case", "path", "expr", "dims", "location", "counterexample"}
     assert v["kind"] == "guard-on-dynamic-dim" and v["dims"] == ["L"] and v["counterexample"]["L"] > 8
     assert v["location"]["file"].endswith("sdpa_kernels.py") and v["location"]["line"] > 0
+    # files as docs/cli.md names them in every report: relative to the repository root (or site-packages)
+    assert (v["location"]["file"], v["location"]["base"]) == ("tests/kernels/sdpa_kernels.py", "SRCROOT")
+    assert doc["contract"] == "contracts/aten/_scaled_dot_product_attention_math_for_mps.toml"
 
 
 @pytest.mark.slow

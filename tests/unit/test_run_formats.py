@@ -4,6 +4,7 @@ reports: nothing runs a kernel."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -105,3 +106,29 @@ def test_verify_keeps_its_own_text_and_json(info):
     assert render(result, "json", cwd) == render_json(report)
     assert render(result, "text", cwd) == render_text(report)
     assert json.loads(render(result, "sarif", cwd))["runs"][0]["results"] == []
+
+
+def test_every_commands_json_names_files_relative_to_the_repository_or_site_packages(info):
+    """docs/cli.md: report paths are relative to the repository root, else to site-packages (torch's files), else
+    absolute; verify's JSON kept the absolute paths it was given (issue 22: torch's files shown absolute)."""
+    import torch
+
+    from shapecheck.findings import Finding, SourceLoc
+    from shapecheck.paths import repo_root
+    from shapecheck.result.report import Report
+
+    torch_file = str(Path(torch.__file__).resolve().parent / "_meta_registrations.py")
+    contract = str(repo_root() / "contracts" / "aten" / "index_select.toml")
+    def finding(file: str, line: int) -> Finding:
+        return Finding(code=RuleCode.GUARD_ON_DYNAMIC_DIM, case="c", expr="N <= 8", counterexample={"N": 9},
+                       message="m", location=SourceLoc(file, line, "f", "x"))
+
+    found = (finding(torch_file, 7), finding("/nowhere/k.py", 3))
+    doc = json.loads(render(VerifyRun.of(info, Report("aten::index_select", contract, "meta", Verdict.FAIL,
+                                                       violations=found)), "json", Path.cwd()))
+    assert doc["contract"] == "contracts/aten/index_select.toml"
+    assert [(v["location"]["file"], v["location"]["base"], v["location"]["line"]) for v in doc["violations"]] == [
+        ("torch/_meta_registrations.py", "SITE_PACKAGES", 7), ("/nowhere/k.py", None, 3)]
+    for result in (FuzzRun.of(info, dataclasses.replace(fuzz_report({}), contract=contract)),
+                   RefRun.of(info, dataclasses.replace(ref_report(), contract=contract), "2.13.0")):
+        assert json.loads(render(result, "json", Path.cwd()))["contract"] == "contracts/aten/index_select.toml"
