@@ -66,11 +66,18 @@ def _collect(tree: Tree, out: list[tuple[str, int]], tensors_only: bool = False)
             _collect(t, out, tensors_only)
 
 
+def memory_order(tree: Tree) -> tuple[int, ...] | None:
+    """A tensor tree's memory order (its dims from the outermost in memory to the innermost), where it is not
+    contiguous: ``(0, 2, 3, 1)`` is channels_last. None for a contiguous tensor."""
+    return tree[5] if tree[0] == "tensor" and len(tree) > 5 and tree[5] is not None else None
+
+
 def _describe(tree: Tree) -> str:
     if tree[0] == "dtype":
         return tree[1]
     if tree[0] == "tensor":
-        return f"{tree[3]}[{', '.join(tree[1])}]"
+        order = memory_order(tree)
+        return f"{tree[3]}[{', '.join(tree[1])}]" + (f" (memory order {order})" if order else "")
     if tree[0] == "sym":
         return tree[1]
     if tree[0] == "list":
@@ -84,7 +91,14 @@ def materialize(inputs: OpInputs, tensor: Callable[[tuple[str, ...], tuple[int, 
     dtype, fill) and ``size``."""
     def build(tree: Tree) -> Any:
         if tree[0] == "tensor":
-            return tensor(tree[1], tree[2], tree[3], tree[4] if len(tree) > 4 else "zeros")
+            order = memory_order(tree)
+            if order is None:
+                return tensor(tree[1], tree[2], tree[3], tree[4] if len(tree) > 4 else "zeros")
+            # made contiguous in memory order, then viewed in the logical order: a non-contiguous input (the
+            # sizes are the tree's, the strides follow the memory order), the same way at concrete and symbolic sizes
+            made = tensor(tuple(tree[1][i] for i in order), tuple(tree[2][i] for i in order), tree[3],
+                          tree[4] if len(tree) > 4 else "zeros")
+            return made.permute([order.index(j) for j in range(len(order))])
         if tree[0] == "dtype":
             return CA.dtype_of(tree[1])
         if tree[0] == "sym":
@@ -119,7 +133,8 @@ def at_point_real(inputs: OpInputs, point: dict[str, int], device: str = "cpu", 
     def tensor(dims, example, dtype, fill):
         shape = [point.get(d, e) for d, e in zip(dims, example, strict=True)]
         if fill.startswith("data:") and fill[5:] in blobs and tuple(shape) == tuple(example):
-            return CA.tensor_from_bytes(blobs[fill[5:]], device)
+            data = CA.tensor_from_bytes(blobs[fill[5:]], device)
+            return data if CA.dtype_name(data.dtype) == dtype else data.to(CA.dtype_of(dtype))  # another dtype's variant
         return CA.real_tensor(shape, dtype, fill, device, seed * 1000 + next(counter))
 
     return materialize(inputs, tensor, lambda d, e: point.get(d, e))

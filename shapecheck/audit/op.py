@@ -119,7 +119,33 @@ class OpRun:
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
             self._variants(search, base, out, found.eager == "accepted" and not found.fake_error)
+            if self.base_points and found.eager == "accepted" and not found.fake_error:
+                self._representations(base, out)
         return out
+
+    base_points: list[dict[str, int]] = []
+    base_requires: list[E.Node] = []
+    base_paths: list[dict] = []
+
+    def _representations(self, base: OpInputs, out: OpOutcome) -> None:
+        """The first inputs non-contiguous, and in another dtype (``variants.representations``), compared with the
+        eager kernel at the first inputs' points: an output's strides or dtype that the fake gets wrong only there.
+        Not traced: their sizes and guards are the first inputs'. One the eager kernel refuses at the example (a
+        dtype its CPU kernel lacks) is noted in the variants as such, not compared."""
+        from .variants import representations
+
+        self.checkpoint(out, "the inputs' other layouts and dtypes")
+        for v in representations(base):
+            e = self.eager_example(v)
+            if not e.ok:
+                out.variants.append({"args": v.label, "status": "eager-rejects", "traces": 0})
+                continue
+            res = diff_run(self.name, self.kernel.fn, v, self.base_points[:VARIANT_POINTS], self.eager_at,
+                           self.base_paths, self.base_requires, self.device)
+            for d in _first_per_kind(res.disagreements):
+                self._add(out, Finding(d.cls, d.what, self.kernel.definition, d.point, None,
+                                       f"at {_point(d.point)}: {d.detail}"), v.label)
+            out.variants.append({"args": v.label, "status": "compared", "traces": 0})
 
     def _explore(self, inputs: OpInputs, max_traces: int, out: OpOutcome) -> OpAudit:
         explorer = AuditExplorer(self.kernel, inputs, max_traces, self.options.seconds_per_op, self.options.timeout_ms)
@@ -158,12 +184,10 @@ class OpRun:
                 continue
         points = draw_points(inputs, st.points, explorer.near, requires)
         points = points[:budget if inputs.label else len(points)]
+        if not inputs.label:  # the first inputs': the representation variants are compared at them too
+            self.base_points, self.base_requires, self.base_paths = points, requires, st.paths
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
-        seen: set[tuple[str, str]] = set()
-        for d in res.disagreements:
-            if (d.cls, d.what) in seen:
-                continue
-            seen.add((d.cls, d.what))
+        for d in _first_per_kind(res.disagreements):
             f = Finding(d.cls, d.what, self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
         out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
@@ -215,6 +239,17 @@ class OpRun:
             if e is not None:
                 self._compare(v, st, found, out, VARIANT_POINTS)
             out.variants.append({"args": v.label, "status": "traced", "traces": st.traces})
+
+
+def _first_per_kind(found: list[Any]) -> list[Any]:
+    """The first disagreement of each (class, what): one finding per way the kernels differ, at its first point."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for d in found:
+        if (d.cls, d.what) not in seen:
+            seen.add((d.cls, d.what))
+            out.append(d)
+    return out
 
 
 def _refuses_the_call(error: str) -> bool:

@@ -148,3 +148,40 @@ def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
         if search.fake_ok(trial)[0]:
             return o
     return options[0]
+
+
+#: the dtype a representation variant gives the tensors of the first tensor's dtype: the lower precision kernels
+#: have cases of their own for (a fake that makes float32 outputs whatever the inputs)
+OTHER_DTYPE = {"float32": "bfloat16", "float64": "float32", "float16": "float32", "bfloat16": "float32",
+               "int64": "int32", "int32": "int64"}
+
+
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+
+
+def representations(base: OpInputs) -> list[OpInputs]:
+    """The first inputs with the same sizes in another representation: the first tensor of rank 2 or more
+    non-contiguous (channels-last: dim 1 innermost in memory; a 2-D one transposed), and the tensors of the first
+    tensor's dtype in another dtype (``OTHER_DTYPE``). Their dims are the first inputs', so they are compared
+    with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
+    their guards are the first inputs' guards."""
+    tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
+    out: list[OpInputs] = []
+    # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout)
+    first = next(((i, t) for i, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None)
+    if first is not None:
+        i, t = first
+        rank = len(t[1])
+        order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
+        tree = ("tensor", t[1], t[2], t[3], "zeros", order)
+        name = base.args[i][0]
+        out.append(OpInputs(base.op, base.origin, tuple((n, kw, tree if j == i else x)
+                                                        for j, (n, kw, x) in enumerate(base.args)), base.blobs,
+                            f"{name} {'transposed' if rank == 2 else 'channels-last'} (memory order {order})"))
+    if tensors and tensors[0][1][3] in OTHER_DTYPE:
+        old = tensors[0][1][3]
+        new = OTHER_DTYPE[old]
+        args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
+        changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
+    return out

@@ -298,7 +298,7 @@ def fine(x: torch.Tensor) -> torch.Tensor:
 
 @fine.register_fake
 def _(x):
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)  # laid out as clone() lays it out, for a non-contiguous input too
 '''
 
 
@@ -339,7 +339,7 @@ def rows(x: torch.Tensor) -> torch.Tensor:
 @rows.register_fake
 def _(x):
     _die_at_zero(x)  # the fake runs the same kernel there (as FakeTensor's fallback does)
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)
 
 
 @custom_op("auditunsafe::flagged", mutates_args=())
@@ -351,7 +351,7 @@ def flagged(x: torch.Tensor, fast: bool = False) -> torch.Tensor:
 def _(x, fast=False):
     if fast:
         os.kill(os.getpid(), signal.SIGSEGV)  # only behind the non-default flag: an argument variant
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)
 '''
 
 

@@ -31,12 +31,12 @@ def eager_strides(x, y):  # SC040: the kernel returns a transposed buffer, the f
 
 
 def fake_accepts(x, y):  # SC041: the kernel refuses rows longer than 4, the fake does not check
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)
 
 
 def fake_rejects(x, y):  # SC042: the fake refuses a single row, which the kernel takes
     torch._check(x.shape[0] != 1, lambda: "fake_rejects: one row is not supported")
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)
 
 
 def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and the fake at size 1) give 1 row
@@ -47,10 +47,10 @@ def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and
 EAGER = {
     "eager_shape": lambda x, y: torch.zeros_like(x),
     "eager_dtype": lambda x, y: torch.zeros(x.shape, dtype=torch.int32),
-    "eager_strides": lambda x, y: torch.zeros(tuple(reversed(x.shape))).permute(*reversed(range(x.dim()))),
+    "eager_strides": lambda x, y: torch.zeros(tuple(reversed(x.shape)), dtype=x.dtype).permute(*reversed(range(x.dim()))),
     "fake_accepts": lambda x, y: _at_most_4(x),
     "fake_rejects": lambda x, y: torch.zeros_like(x),
-    "eager_formula": lambda x, y: torch.zeros((1 if x.shape[0] == 1 else 2 * x.shape[0],)),
+    "eager_formula": lambda x, y: torch.zeros((1 if x.shape[0] == 1 else 2 * x.shape[0],), dtype=x.dtype),
 }
 
 

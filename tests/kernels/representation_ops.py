@@ -1,0 +1,46 @@
+"""Custom ops whose fakes are right on contiguous float32 inputs and wrong on another representation of the same
+sizes (``audit.variants.representations``): a fake that makes a contiguous output where the eager kernel keeps the
+input's layout, and one that makes float32 outputs whatever the input's dtype. Each has a correct twin."""
+
+import torch
+from torch.library import custom_op
+
+
+@custom_op("reprs::layout_bad", mutates_args=())
+def layout_bad(x: torch.Tensor) -> torch.Tensor:
+    return x * 2  # an elementwise kernel: the output is laid out as the input is
+
+
+@layout_bad.register_fake
+def _(x):
+    return x.new_empty(x.shape)  # contiguous whatever the input's layout
+
+
+@custom_op("reprs::layout_ok", mutates_args=())
+def layout_ok(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@layout_ok.register_fake
+def _(x):
+    return torch.empty_like(x)  # keeps the input's layout, as the kernel does
+
+
+@custom_op("reprs::dtype_bad", mutates_args=())
+def dtype_bad(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+@dtype_bad.register_fake
+def _(x):
+    return torch.empty_like(x, dtype=torch.float32)  # float32 whatever the input's dtype
+
+
+@custom_op("reprs::dtype_ok", mutates_args=())
+def dtype_ok(x: torch.Tensor) -> torch.Tensor:
+    return x + 1
+
+
+@dtype_ok.register_fake
+def _(x):
+    return torch.empty_like(x)

@@ -1,0 +1,67 @@
+"""The audit's representation variants (``audit.variants.representations``): the first inputs with the same sizes
+non-contiguous and in another dtype, compared with the eager kernel. A fake that is right on contiguous float32
+inputs and wrong on the others is found only there."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapecheck.audit.inputs import OpInputs, at_point, materialize
+from shapecheck.audit.variants import representations
+
+LIBRARY = "tests/kernels/representation_ops.py"
+
+
+def _inputs(*trees):
+    return OpInputs("x::y", "schema", tuple((f"a{i}", False, t) for i, t in enumerate(trees)))
+
+
+def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_tensors_dtype():
+    base = _inputs(("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "data:k"),
+                   ("tensor", ("a1_0",), (3,), "float32"), ("tensor", ("a2_0", "a2_1"), (3, 3), "int64"))
+    layout, dtype = representations(base)
+    assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "zeros",
+                                 (0, 2, 3, 1))
+    assert layout.args[1:] == base.args[1:] and "channels-last" in layout.label
+    # every tensor of the first tensor's dtype changes with it; the int64 one keeps its dtype
+    assert [t[3] for _, _, t in dtype.args] == ["bfloat16", "bfloat16", "int64"]
+    assert dtype.args[0][2][4] == "data:k" and dtype.label == "a0, a1 as bfloat16"
+    assert dtype.dims() == base.dims()  # the same sizes: compared at the first inputs' points
+    # no floating tensor of rank 2 or more: no layout variant; an int64 first tensor goes to int32
+    (only,) = representations(_inputs(("tensor", ("a0_0", "a0_1"), (3, 3), "int64")))
+    assert only.label == "a0 as int32"
+    assert representations(_inputs(("const", 1))) == []
+
+
+def test_a_memory_order_gives_the_strides_of_that_layout_at_concrete_and_symbolic_sizes():
+    import torch
+
+    from shapecheck._torch import audit as CA
+
+    tree = ("tensor", ("n", "c", "h", "w"), (2, 3, 4, 5), "float32", "zeros", (0, 2, 3, 1))
+    inputs = _inputs(tree)
+    with CA.concrete_fake_mode():
+        (x,), _ = at_point(inputs, {"n": 2, "c": 3, "h": 4, "w": 5})
+        assert tuple(x.shape) == (2, 3, 4, 5) and x.stride() == (60, 1, 15, 3)
+        assert x.is_contiguous(memory_format=torch.channels_last)
+    made = []
+    (y,), _ = materialize(inputs, lambda d, e, dt, f: made.append(d) or torch.empty(e), lambda d, e: e)
+    assert made == [("n", "h", "w", "c")] and y.stride() == (60, 1, 15, 3)
+    (t,), _ = materialize(_inputs(("tensor", ("r", "k"), (3, 5), "float32", "zeros", (1, 0))),
+                          lambda d, e, dt, f: torch.empty(e), lambda d, e: e)
+    assert tuple(t.shape) == (3, 5) and t.stride() == (1, 3)
+
+
+@pytest.mark.slow
+def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_twin_is_clean():
+    from shapecheck.audit.run import run_audit
+
+    records = {r["op"]: r for r in run_audit(("reprs::*",), (LIBRARY,), jobs=1).records}
+    found = {op.split("::")[1]: [(f["class"], f["expr"]) for f in r["findings"]] for op, r in records.items()}
+    assert found["layout_ok.default"] == [] and found["dtype_ok.default"] == []
+    [(cls, expr)] = found["layout_bad.default"]
+    assert cls == "eager-strides" and expr == "output 0 strides (with x transposed (memory order (1, 0)))"
+    [(cls, expr)] = found["dtype_bad.default"]
+    assert cls == "eager-dtype" and expr == "output 0 dtype (with x as bfloat16)"
+    variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
+    assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16"]
