@@ -26,6 +26,7 @@ from ..trace.run import (
     Finished,
     Guarded,
     Trace,
+    facts_so_far,
     finished_trace,
     first_line,
     guard_trace,
@@ -83,7 +84,8 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
             t = guard_trace(exc, names, kernel)
             loc = CA.audit_frame(list(t.frames), kernel.located_in)
             if isinstance(t, Guarded):
-                return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr)
+                return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr,
+                               facts=facts_so_far(env, names))
             return Failed(t.error, loc, frames=t.frames)
         except C.DATA_ERRORS as exc:
             frames = C.exception_frames(exc)
@@ -113,6 +115,7 @@ class AuditExplorer:
         self.work: list[list[E.Node]] = [[]]
         self.seen: set[tuple] = set()
         self.premised: list[E.Node] = []  # the asserts kept with a region's premise (``_within``)
+        self.undecided: list[tuple[Guarded, list[E.Node], str]] = []  # branches whose both sides the op refused
 
     def run(self) -> OpAudit:
         st = self.state
@@ -146,6 +149,7 @@ class AuditExplorer:
                 self._failed(t, pc)
             else:
                 self._guarded(t, pc)
+        self._undecided()
         return st
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node]) -> list[list[E.Node]]:
@@ -310,8 +314,11 @@ class AuditExplorer:
             self._branch(t, pc, text)
 
     def _branch(self, t: Guarded, pc: list[E.Node], text: str) -> None:
-        keep = set(_guard_dims(t))
-        (pos, err_pos), (neg, err_neg) = self.side(pc + [t.guard], keep), self.side(pc + [E.negate(t.guard)], keep)
+        keep, facts = _related(set(_guard_dims(t)), t.facts)
+        # both sides meet what the kernel demanded before it asked (``y_0 == x_0`` checked, then ``y_0 <= 8``): a
+        # side with only the guard's dims moved would break that demand, and the op's refusal would hide the branch
+        (pos, err_pos), (neg, err_neg) = (self.side(pc + facts + [t.guard], keep),
+                                          self.side(pc + facts + [E.negate(t.guard)], keep))
         if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
             side = t.guard if err_pos is None else E.negate(t.guard)
             bad = neg if err_pos is None else pos
@@ -324,22 +331,47 @@ class AuditExplorer:
             self.work.append(pc + [t.guard])
             return
         if err_pos is None:
-            cls = classify_guard(t.guard)
-            helper = CA.layout_helper(list(t.frames), self.kernel.located_in)
-            if helper is not None and cls == "zero-one":  # torch's layout logic, not the kernel's shape logic
-                self.state.notes.append(f"torch's helper {helper} branches on {text} (a layout question on "
-                                        "sizes 0 and 1, which export specialises): not the kernel's finding")
+            cls = self._accepted_branch(t, text, pos, neg)
+            if cls in ("zero-one", ""):  # only the general side goes on: the example's, sizes past 0/1
                 self.work.append(pc + [t.guard if E.evaluate(t.guard, self.example) else E.negate(t.guard)])
                 return
-            via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
-                                                      "example sizes, as torch.export traces)"
-            self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts "
-                   f"both sides")
-            if cls == "zero-one":  # only the general side goes on: the example's, sizes past 0/1
-                self.work.append(pc + [t.guard if E.evaluate(t.guard, self.example) else E.negate(t.guard)])
-                return
+        else:  # both sides refused: judged again once the regions have said what the op demands (``_undecided``)
+            self.undecided.append((t, pc, text))
         self.work.append(pc + [E.negate(t.guard)])
         self.work.append(pc + [t.guard])
+
+    def _accepted_branch(self, t: Guarded, text: str, pos: dict[str, int] | None, neg: dict[str, int] | None) -> str:
+        """A branch whose two sides the op accepts: its finding, and its class ("" for torch's layout helper on
+        sizes 0 and 1, not the kernel's)."""
+        cls = classify_guard(t.guard)
+        helper = CA.layout_helper(list(t.frames), self.kernel.located_in)
+        if helper is not None and cls == "zero-one":  # torch's layout logic, not the kernel's shape logic
+            self.state.notes.append(f"torch's helper {helper} branches on {text} (a layout question on "
+                                    "sizes 0 and 1, which export specialises): not the kernel's finding")
+            return ""
+        via = "" if t.fallback_value is None else " (through guard_or_false/guard_or_true: a guard under " \
+                                                  "example sizes, as torch.export traces)"
+        self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts both sides")
+        return cls
+
+    def _undecided(self) -> None:
+        """The branches whose two sides the op refused, judged again with what the regions found it demands (the
+        inferred requires): ``if x_0 <= 8`` before ``torch._check(y_0 == x_0)`` on both sides refused both
+        sides with y_0 at the example; with y_0 == x_0 it accepts both, and the branch is the kernel's."""
+        facts = []
+        for expr, _, _ in self.state.requires:
+            try:
+                facts.append(E.parse(expr))
+            except Exception:  # noqa: BLE001, S112 - evidence text such as "(raised) ...": not a fact
+                continue
+        for t, pc, text in self.undecided:
+            keep, used = _related(set(_guard_dims(t)), (*t.facts, *facts))
+            if not used or t.guard is None:
+                continue
+            (pos, err_pos), (neg, err_neg) = (self.side(pc + used + [t.guard], keep),
+                                              self.side(pc + used + [E.negate(t.guard)], keep))
+            if err_pos is None and err_neg is None:
+                self._accepted_branch(t, text, pos, neg)
 
     def _broadcast_only(self, guard: E.Node, pc: list[E.Node]) -> bool:
         """``a == b`` between two dims, whose other side the op accepts only with a size 1 (broadcasting)."""
@@ -399,6 +431,21 @@ class AuditExplorer:
         self.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
                f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
                  f"proved): {v1} at the witness, {v2} at the counterexample")
+
+
+def _related(keep: set[str], facts: tuple[E.Node, ...]) -> tuple[set[str], list[E.Node]]:
+    """The guard's dims with every dim a fact ties to them (transitively), and those facts."""
+    keep, used = set(keep), []
+    grew = True
+    while grew:
+        grew = False
+        for f in facts:
+            names = E.free_names(f)
+            if f not in used and names & keep:
+                used.append(f)
+                grew = grew or not names <= keep
+                keep |= names
+    return keep, used
 
 
 def _guard_dims(t: Guarded) -> list[str]:

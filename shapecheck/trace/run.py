@@ -112,6 +112,9 @@ class Guarded:
     # who asked for the guard when it was not the kernel's own code: torch's helper or a sub-op's C++ kernel, in
     # words (``_torch.core.origin``); ``loc`` is then the kernel line that reached it
     origin: str = ""
+    # what the kernel had stated of the dims before it asked (its torch._check asserts, the sizes torch made equal):
+    # both sides of the guard are inputs that meet them (``facts_so_far``)
+    facts: tuple[E.Node, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -453,6 +456,21 @@ def guard_trace(exc: BaseException, names: dict, kernel: Kernel, own: Any = None
         loc = at or loc
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
                    guard_expr=form, origin=origin)
+
+
+def facts_so_far(env: Any, names: dict) -> tuple[E.Node, ...]:
+    """The kernel's asserts so far and the sizes torch has made equal (its replacements), over the dims: what a
+    trace that stopped at a guard had demanded of its inputs before it. Those outside the language are left out."""
+    out: list[E.Node] = []
+    for expr, _ in env.kernel_asserts():
+        node = _node_or_none(expr, names)
+        if node is not None:
+            out.append(node)
+    for s, repl in env.replacements().items():
+        node = _node_or_none(repl, names) if s in names else None
+        if node is not None:
+            out.append(E.Cmp("==", E.Var(names[s]), node))
+    return tuple(dict.fromkeys(out))
 
 
 def _node_or_none(expr: Any, names: dict) -> E.Node | None:

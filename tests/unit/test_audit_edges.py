@@ -149,3 +149,22 @@ def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premi
     texts = [r["expr"] for r in rec["requires"]]
     assert "x_0 % 2 == 0" not in texts and "x_0 <= 5 or x_0 % 2 == 0" in texts, texts
     assert code in (0, 1), err
+
+
+@pytest.mark.slow
+def test_a_branch_on_a_dim_the_kernel_ties_to_another_is_found_on_sides_that_keep_the_tie():
+    """A hunt's wrong PASS: the two sides of ``y_0 <= 8`` were drawn with only y_0 moved, so x_0 stayed 3 and the
+    kernel's own ``torch._check(y_0 == x_0)`` refused both; the branch was never reported, while strict export
+    with one Dim for both refuses it. The sides now meet what the kernel demanded before the guard, or (a check
+    made after it) what its regions demand."""
+    from shapecheck.audit.run import AuditOptions, run_audit
+
+    records = {r["op"]: r for r in run_audit(("relbr::*",), ("tests/kernels/relation_branches.py",), jobs=1,
+                                             options=AuditOptions(differential=False)).records}
+    for name, line in (("check_then_branch", "if y.shape[0] <= 8:"), ("branch_then_check", "if x.shape[0] <= 8:")):
+        [f] = records[f"relbr::{name}.default"]["findings"]
+        assert f["class"] == "constant-comparison" and f["location"]["text"] == line
+        cex, wit = f["counterexample"], f["witness"]
+        assert cex["x_0"] == cex["y_0"] > 8 and wit["x_0"] == wit["y_0"] <= 8  # the tie kept on both sides
+    only = records["relbr::check_only.default"]
+    assert only["findings"] == [] and [r["expr"] for r in only["requires"]] == ["y_0 == x_0"]

@@ -65,3 +65,4 @@ def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_tw
     assert cls == "eager-dtype" and expr == "output 0 dtype (with x as bfloat16)"
     variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
     assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16"]
+
