@@ -314,6 +314,8 @@ class AuditExplorer:
             self._branch(t, pc, text)
 
     def _branch(self, t: Guarded, pc: list[E.Node], text: str) -> None:
+        if t.fallback_value is not None and self._settled_from_two(t, pc, text):
+            return
         keep, facts = _related(set(_guard_dims(t)), t.facts)
         # both sides meet what the kernel demanded before it asked (``y_0 == x_0`` checked, then ``y_0 <= 8``): a
         # side with only the guard's dims moved would break that demand, and the op's refusal would hide the branch
@@ -339,6 +341,24 @@ class AuditExplorer:
             self.undecided.append((t, pc, text))
         self.work.append(pc + [E.negate(t.guard)])
         self.work.append(pc + [t.guard])
+
+    def _settled_from_two(self, t: Guarded, pc: list[E.Node], text: str) -> bool:
+        """A guard_or_false/guard_or_true asked at the kernel's line (torch's C++ contiguity check behind
+        ``.contiguous()``, or the kernel's own call) that sizes from 2 settle: torch answered it without a guard,
+        and torch.export, whose sizes start at 2, settles it the same way and installs none. No finding (strict
+        export of ``q.transpose(1, 2).contiguous()`` accepts every dim dynamic); only the side that holds from 2
+        goes on, and the comparison with the eager kernel runs sizes 0 and 1."""
+        assert t.guard is not None
+        from_two = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in sorted(E.free_names(t.guard))]
+        two = self.solver.decide(from_two, t.guard)[0]
+        if two not in (Decision.TRUE, Decision.FALSE):
+            return False
+        note = (f"torch answered {text} at the kernel's line without a guard (guard_or_false/guard_or_true), and "
+                "sizes from 2, as torch.export traces, settle it: not a finding")
+        if note not in self.state.notes:
+            self.state.notes.append(note)
+        self.work.append(pc + [t.guard if two is Decision.TRUE else E.negate(t.guard)])
+        return True
 
     def _accepted_branch(self, t: Guarded, text: str, pos: dict[str, int] | None, neg: dict[str, int] | None) -> str:
         """A branch whose two sides the op accepts: its finding, and its class ("" for torch's layout helper on

@@ -168,3 +168,24 @@ def test_a_branch_on_a_dim_the_kernel_ties_to_another_is_found_on_sides_that_kee
         assert cex["x_0"] == cex["y_0"] > 8 and wit["x_0"] == wit["y_0"] <= 8  # the tie kept on both sides
     only = records["relbr::check_only.default"]
     assert only["findings"] == [] and [r["expr"] for r in only["requires"]] == ["y_0 == x_0"]
+
+
+@pytest.mark.slow
+def test_the_contiguity_checks_behind_contiguous_are_no_finding_as_export_accepts_them():
+    """A hunt's false alarms on torchao's qscaled_dot_product: ``.contiguous()`` of a transposed 4-D input gave an
+    SC037 ``max(1, q_2) * max(1, q_3) != q_3`` and five SC031, all guard_or_false answers of torch's C++ contiguity
+    check at the kernel's line. Sizes from 2 settle each, and strict export accepts every dim dynamic."""
+    import torch
+
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("contig::*",), ("tests/kernels/contiguous_fake.py",), jobs=1).records
+    assert rec["findings"] == [] and rec["status"] == "clean", rec["findings"]
+    assert any("sizes from 2, as torch.export traces, settle it" in n for n in rec["notes"])
+
+    class Call(torch.nn.Module):
+        def forward(self, q):
+            return torch.ops.contig.transposed_copy(q)
+
+    dims = {"q": {i: torch.export.Dim(f"d{i}") for i in range(4)}}
+    torch.export.export(Call(), (torch.randn(2, 5, 7, 3),), dynamic_shapes=dims, strict=True)  # raises if it refuses
