@@ -20,7 +20,7 @@ from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
 from ..options import VerifyOptions as Options  # every option is declared there (the cache key derives)
-from ..result.report import CaseResult, Report
+from ..result.report import CaseResult, PathCheck, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted, over_budget
@@ -267,6 +267,12 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     from .least import least_point
 
     findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes
+    from .other_side import other_sides
+
+    sides = other_sides(kernel, case, run.leaves, solver, options.eras, findings)  # guard_or_* sides, concretely
+    findings = findings + sides
+    refuted = {v.path for v in sides if v.path is not None}
+    run.paths = [PathCheck(c.path, PathStatus.REFUTED) if c.path in refuted else c for c in run.paths]
     if case.rejects:
         from .rejects import reject_obligations
         from .replay import placed

@@ -1,0 +1,94 @@
+"""The other side of the kernel's own ``guard_or_false``/``guard_or_true``, run on concrete sizes.
+
+Under unbacked sizes torch answers such a call with its fallback and the trace goes on; a trace whose fallback
+torch.export settles the same way (its sizes start at 2) stands for its whole region (``explore.unsettled_fallback``).
+But where the condition really holds the other way (``M == 0`` at M = 0), FakeTensorMode on concrete sizes, as
+meta-device model init, ``opcheck`` and ``torch.compile``'s first (static) compile run the kernel, takes the other
+branch, which no trace followed. Each such side that the leaf's region reaches is run at its least point on
+concrete sizes: an output there that differs from the contract is SC002, and a raise SC007, at that point and the
+line that asked. A kernel whose two branches agree costs one static run per fallback side.
+"""
+
+from __future__ import annotations
+
+from ..contract.model import BoundCase
+from ..findings import Finding
+from ..kernel.sources import Kernel, NotApplicable
+from ..logic import expr as E
+from ..logic.solver import Solver, restrict
+from ..rules import RuleCode
+from .obligations import Leaf
+
+
+def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Solver, eras: tuple[str, ...],
+                findings: list[Finding]) -> list[Finding]:
+    """SC002/SC007 where a fallback's other side, run on concrete sizes, breaks the contract; [] otherwise."""
+    dims = [d.name for d in case.dims]
+    known = {(v.code, v.location.line if v.location else None) for v in findings}
+    out: list[Finding] = []
+    seen: set[tuple[str, object]] = set()
+    for leaf in leaves:
+        for fb in leaf.trace.fallbacks:
+            if not fb.own or fb.guard is None or fb.data_dependent:
+                continue
+            other = fb.guard if not fb.value else E.negate(fb.guard)
+            key = (E.to_text(other), (fb.loc.file, fb.loc.line) if fb.loc else None)
+            if key in seen:
+                continue
+            seen.add(key)
+            model = solver.small_model([case.domain, *leaf.pc, other])
+            point = restrict(model, dims) if model is not None else {}
+            if len(point) < len(dims):
+                continue
+            found = _at(kernel, case, point, eras, fb, other)
+            if found is not None and (found.code, fb.loc.line if fb.loc else None) not in known:
+                out.append(found)
+    return out
+
+
+def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb, other: E.Node
+        ) -> Finding | None:
+    from .replay import run_at
+
+    side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took guard_or_{str(fb.value).lower()}'s "
+            f"fallback {fb.value} there, and FakeTensorMode on concrete sizes takes the other branch")
+    at = ", ".join(f"{k}={v}" for k, v in point.items())
+    run = run_at(kernel, case, point, follow=False)
+    if run.error is not None:
+        return _raised(kernel, case, point, fb, side, at)
+    for p in case.paths:
+        if (eras and p.era not in eras) or E.evaluate(p.when, point) is not True:
+            continue
+        for j, want in enumerate(p.outputs):
+            if want is None or j >= len(run.outputs):
+                continue
+            expected = E.evaluate(want, point)
+            got = run.outputs[j]
+            if isinstance(expected, tuple):
+                expected = tuple(expected)
+            if got is None or got == expected:
+                continue
+            return Finding(code=RuleCode.OUTPUT_SHAPE_MISMATCH, case=case.id, path=p.pid,
+                           expr=f"output {j} = {got} at {E.to_text(other)}, contract {E.to_text(want)}",
+                           counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
+                           message=f"output {j} is {got} at {at} but the contract's path {p.pid} says {expected}, "
+                                   f"{side}")
+    return None
+
+
+def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb, side: str, at: str) -> Finding | None:
+    """SC007 where the other side raises, also as torch runs fakes (a ShapeEnv: a data-dependent output that a
+    static FakeTensorMode cannot make is no error)."""
+    from ..errors import ShapecheckError
+    from ..trace.fake_run import fake_run
+    from ..trace.run import first_line, missing_name
+
+    try:
+        error = fake_run(kernel, case, point).error
+    except NotApplicable:
+        return None
+    if error is None or isinstance(error, ShapecheckError) or missing_name(error):
+        return None
+    text = f"{type(error).__name__}: {first_line(error)}"
+    return Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text, counterexample=point, location=fb.loc,
+                   message=f"the kernel raised {text} at {at}, a point of the contract's domain, {side}")

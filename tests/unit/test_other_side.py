@@ -1,0 +1,43 @@
+"""The other side of a kernel's own guard_or_false, run on concrete sizes (``prove.other_side``): a hunt's wrong
+PASS, a fake wrong only at M = 0 behind ``guard_or_false(M == 0)``, which the symbolic trace answers False."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import KERNELS, invoke
+
+
+def _verify(name: str):
+    return invoke("verify", "op", f"fbside::cat_{name}", "--import", str(KERNELS / "fallback_sides.py"), "--contract",
+                  str(KERNELS / f"fallback_sides_{name}.toml"), "-j", "1", "--no-cache", "--format", "json")
+
+
+@pytest.mark.slow
+def test_the_other_branch_of_a_guard_or_false_is_checked_where_the_sizes_take_it():
+    res = _verify("bad")
+    assert res.returncode == 1, res.stderr
+    doc = json.loads(res.stdout)
+    [v] = doc["violations"]
+    assert v["code"] == "SC002" and v["counterexample"] == {"B": 1, "M": 0, "K": 1}
+    assert v["location"]["text"] == "if guard_or_false(a.size(1) == 0):  # wrong only where M == 0"
+    assert "output 0 is (1, 2) at B=1, M=0, K=1 but the contract's path cat says (1, 1)" in v["message"]
+    assert doc["cases"][0]["paths"] == {"cat": "refuted"}
+    # the truth, as FakeTensorMode runs the fake on concrete sizes
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    import tests.kernels.fallback_sides  # noqa: F401 - registers the ops
+
+    with FakeTensorMode():
+        assert tuple(torch.ops.fbside.cat_bad(torch.empty(1, 0), torch.empty(1, 1)).shape) == (1, 2)
+    assert tuple(torch.ops.fbside.cat_bad(torch.empty(1, 0), torch.empty(1, 1)).shape) == (1, 1)
+
+
+@pytest.mark.slow
+def test_an_other_branch_with_the_same_shape_passes():
+    res = _verify("ok")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert json.loads(res.stdout)["violations"] == []
