@@ -61,3 +61,35 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
     else:
         outputs = [B.concrete(x, run.shape_env) for x in results]
     return FakeRun(outputs, None, list(run.guards), dict(run.names))
+
+
+def static_fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int]) -> FakeRun:
+    """``kernel`` on ``case`` at ``dims`` as plain sizes, under FakeTensorMode without a ShapeEnv: how meta-device
+    model init, ``torch.library.opcheck`` and ``torch.compile``'s first (static) compile run a fake. A fake whose
+    branch reads whether a size is concrete (``statically_known_true(L == 5)``, ``isinstance(L, int)``) takes
+    another path here than with backed sizes. The outputs are the fake tensors; an error the kernel raised (a
+    data-dependent output, which needs a ShapeEnv, included: the caller tells it apart). Raises NotApplicable
+    when the kernel cannot take the case."""
+    import contextlib
+
+    from .._torch import core as C
+    from .._torch.layout import strided_empty
+    from .run import call_args
+
+    def make_tensor(a: Any) -> Any:
+        shape = [C.sym_value(item, dims) for item in a.shape.items]
+        if a.layout is None:
+            return strided_empty(shape, C.DTYPES[a.dtype])
+        return strided_empty(shape, C.DTYPES[a.dtype], [C.sym_value(x, dims) for x in a.layout.strides],
+                             C.sym_value(a.layout.offset, dims))
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(C.quiet_torch_logging())
+        stack.enter_context(C.static_fake_mode())  # the kernel's call sets the Python dispatcher as its mode has it
+        args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, dims))
+        try:
+            result = kernel.fn(*args, **kwargs)
+        except Exception as err:  # noqa: BLE001 - the kernel's error: the caller judges it
+            return FakeRun(error=err)
+    results = result if isinstance(result, (tuple, list)) else (result,)
+    return FakeRun(list(results))

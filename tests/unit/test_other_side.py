@@ -25,11 +25,10 @@ def test_the_other_branch_of_a_guard_or_false_is_checked_where_the_sizes_take_it
     assert v["location"]["text"] == "if guard_or_false(a.size(1) == 0):  # wrong only where M == 0"
     assert "output 0 is (1, 2) at B=1, M=0, K=1 but the contract's path cat says (1, 1)" in v["message"]
     assert doc["cases"][0]["paths"] == {"cat": "refuted"}
-    # the truth, as FakeTensorMode runs the fake on concrete sizes
+    # the truth (the op registered by --import above), as FakeTensorMode runs the fake on concrete sizes
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    import tests.kernels.fallback_sides  # noqa: F401 - registers the ops
 
     with FakeTensorMode():
         assert tuple(torch.ops.fbside.cat_bad(torch.empty(1, 0), torch.empty(1, 1)).shape) == (1, 2)
