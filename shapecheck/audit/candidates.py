@@ -139,7 +139,12 @@ def plan_args(op: Any) -> list[Arg]:
         base = type_text.rstrip("?")
         absent = optional and (not has or default is None)
         if base == "Tensor":
-            out.append(Arg(name, type_text, kw, _tensor_options(name, absent), "tensor"))
+            opts = _tensor_options(name, absent)
+            if absent and not any(a.kind in ("tensor", "tensors") for a in out):
+                # the op's first tensor, optional by its schema (torchao's ``Tensor? input``): the call without it
+                # has no input at all, so a tensor comes first and None last
+                opts = [*opts[1:], None]
+            out.append(Arg(name, type_text, kw, opts, "tensor"))
         elif base in ("Tensor[]", "Tensor?[]"):
             out.append(Arg(name, type_text, kw, [o for o in TENSOR_OPTIONS[:8]], "tensors"))
         elif base == "ScalarType":
@@ -297,7 +302,10 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
             a.options = new
         # naming no argument, a refused dtype is the dispatching tensor's (AT_DISPATCH's "not implemented for
         # 'Int'"): the first tensor of that dtype in the call takes it last
-        first = None if by_name else \
+        # A ScalarType argument the call gave that dtype is what it refuses (torchao's choose_qparams_affine:
+        # "Unsupported dtype: torch.float32" is its target_dtype's, and a float32 input must stay float32)
+        by_dtype_arg = any(a.kind == "dtype" and option.get(a.name) in dtypes for a in args)
+        first = None if by_name or by_dtype_arg else \
             next((a for a in tensors if isinstance(option.get(a.name), tuple) and option[a.name][1] in dtypes), None)
         if first is not None:
             new = [o for o in first.options if o is None or o[1] not in dtypes] + \
@@ -488,6 +496,16 @@ class Search:
                 fake_accepted.append(inputs)
                 f.eager_error = eerr
                 self._moved = _hint(self.args, eerr, combo)
+                continue
+            absent = [a for a, o in zip(self.args, combo, strict=True) if o is None and a.kind == "tensor"
+                      and any(x is not None for x in a.options)]
+            if absent and "'NoneType' object" in err:
+                # the fake used an optional tensor the call left out (torchao's ``Tensor? input``): a refusal of
+                # that None, not a programming error of the fake; the tensor is given next
+                self.errors.append(f"None refused: {err}")
+                for a in absent:
+                    a.options = [*(x for x in a.options if x is not None), None]
+                self._moved = True
                 continue
             self.errors.append(err)
             if self.eager is not None and f.fake_rejected is None and f.eager_tries < eager_budget - EAGER_TRIES // 2 \

@@ -785,3 +785,46 @@ def test_a_variant_the_first_inputs_cannot_take_is_traced_on_inputs_searched_aga
     assert variants["dim=2, inputs searched again"]["status"] == "traced", variants
     assert variants["dim=2, inputs searched again"]["traces"] >= 1
     assert code in (0, 1), err
+
+
+@pytest.mark.slow
+def test_the_search_gives_an_optional_first_tensor_and_keeps_its_dtype_when_a_dtype_argument_is_refused():
+    """torchao's ``choose_qparams_affine(Tensor? input, str mapping_type, SymInt[] block_size, ScalarType
+    target_dtype, ...)`` (a hunt's false SC036): "Unsupported dtype: torch.float32" was about target_dtype, but the
+    search moved the input off float32, then called the fake with ``input=None`` until its AttributeError read as a
+    programming error on every call. The refusal now moves the ScalarType argument the call gave that dtype, and a
+    'NoneType' error on a call that left the optional tensor out gives it a tensor next."""
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import Search, _hint, plan_args
+
+    lib = torch.library.Library("auditv2_optin", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("choose(Tensor? input, str mapping_type, SymInt[] block_size, ScalarType target_dtype, "
+               "Scalar? quant_min=None, Scalar? quant_max=None, float? eps=None, ScalarType? scale_dtype=None, "
+               "ScalarType? zero_point_dtype=None, bool keepdim=False) -> (Tensor, Tensor)")
+
+    @torch.library.register_fake("auditv2_optin::choose", lib=lib)
+    def _(input, mapping_type, block_size, target_dtype, quant_min=None, quant_max=None, eps=None, scale_dtype=None,
+          zero_point_dtype=None, keepdim=False):
+        if target_dtype not in (torch.int8, torch.uint8, torch.int32):
+            raise ValueError(f"Unsupported dtype: {target_dtype}")
+        assert mapping_type in ("SYMMETRIC", "ASYMMETRIC"), f"Unsupported mapping type: {mapping_type}"
+        eps = torch.finfo(input.dtype).eps if eps is None else eps  # 'NoneType' without an input; a float one only
+        assert len(block_size) == input.dim(), f"Got input dim:{input.dim()}, block_size: {block_size}"
+        shape = [s // b for s, b in zip(input.shape, block_size)]
+        return input.new_empty(shape), input.new_empty(shape, dtype=torch.int32)
+
+    op = C.resolve_op("auditv2_optin::choose")
+    args = {a.name: a for a in plan_args(op)}
+    assert args["input"].options[0] == (2, "float32") and args["input"].options[-1] is None
+    # "Unsupported dtype: torch.float32" on a call whose target_dtype is float32: that argument's, not the input's
+    combo = tuple({"input": (2, "float32"), "target_dtype": "float32"}.get(a.name, a.options[0])
+                  for a in args.values())
+    _hint(list(args.values()), "ValueError: Unsupported dtype: torch.float32", combo)
+    assert args["input"].options[0] == (2, "float32") and args["target_dtype"].options[-1] == "float32"
+    search = Search("auditv2_optin::choose", op, op, None)
+    found = search.run()
+    assert found.inputs is not None and not found.every_call_error, search.errors
+    example = found.inputs.describe()
+    assert example.startswith("input=float32[") and "mapping_type='" in example, example
