@@ -223,14 +223,14 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     if rule is not None:
         return f"FakeTensor rule fake_impls.{getattr(rule, '__name__', 'rule')}", rule
     name = op.name()
-    if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
-            torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
-        return "C++ CompositeImplicitAutograd decomposition", None
     from .core import cpp_meta_words, meta_line
     from .kernels import library_meta_file, library_meta_words, python_at_meta
 
-    if python_at_meta(op):  # a Python function at the Meta key, registered through a torch.library.Library
-        return library_meta_words(library_meta_file(op)), None
+    if python_at_meta(op):  # a Python function torch runs at the Meta key, registered through a torch.library.Library
+        return library_meta_words(library_meta_file(op), meta_line(op)), None
+    if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
+            torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
+        return "C++ CompositeImplicitAutograd decomposition", None
     return cpp_meta_words(meta_line(op)), None
 
 

@@ -259,7 +259,7 @@ def _above(op: Any, mode: Mode) -> Resolved | None:
     else:
         k = _key(_CppOnly(op), DispatchKey.AutogradCPU)
     if k == DispatchKey.CompositeImplicitAutograd:
-        return Resolved(ABOVE_CIA_CPP, None, "above", "CompositeImplicit decomposition (C++), which calls other ops")
+        return Resolved(ABOVE_CIA_CPP, None, "above", *_cia_words(op))
     return None
 
 
@@ -279,7 +279,7 @@ def _in_fake_mode(op: Any) -> Resolved | None:
             return _made(CIA_DECOMPOSE, op.py_kernels[DispatchKey.CompositeImplicitAutograd], "fake",
                          "CompositeImplicit decomposition", DispatchKey.CompositeImplicitAutograd)
         if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
-            return Resolved(CIA_DECOMPOSE, None, "fake", "CompositeImplicit decomposition (C++), which calls other ops")
+            return Resolved(CIA_DECOMPOSE, None, "fake", *_cia_words(op))
     if "prims::" in op._schema.name and hasattr(op, "prim_meta_impl"):
         return _made(PRIM, op.prim_meta_impl, "fake", "prim meta")
     cf = custom_fake(op)
@@ -310,8 +310,20 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), DispatchKey.Meta)
         library = library_meta_file(op)
-        return Resolved(PY_META, None, "meta", library_meta_words(library), file=library)
+        return Resolved(PY_META, None, "meta", library_meta_words(library, line), file=library)
     return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", cpp_meta_words(line))
+
+
+def _cia_words(op: Any) -> tuple[str, None, None, str | None]:
+    """A CompositeImplicitAutograd kernel torch keeps no Python handle on, in words, and the file that registered
+    it, where it is a Python function registered through a torch.library.Library (torchao's quantization ops:
+    the findings are located in that file); else C++: (label, no definition, no key, file)."""
+    line = meta_line(op)
+    if _from_python(line) and "[math kernel]" in line:
+        file = library_meta_file(op)
+        return ("CompositeImplicit decomposition, a Python function registered through torch.library" +
+                (f" (its Library in {relative(file)})" if file else "") + ", which calls other ops", None, None, file)
+    return "CompositeImplicit decomposition (C++), which calls other ops", None, None, None
 
 
 def _from_python(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file
@@ -336,8 +348,16 @@ def library_meta_file(op: Any) -> str | None:
     return file if os.path.isfile(file) else None
 
 
-def library_meta_words(file: str | None) -> str:
-    return "Python Meta kernel registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")
+#: what the Meta entry of a dispatch table (``meta_line``) holds, by its tag: a kernel registered at Meta, or a
+#: composite one torch runs there (torchao's quantization ops are CompositeImplicitAutograd Python functions,
+#: optimum-quanto's CompositeExplicitAutograd ones)
+_META_TAGS = (("[math kernel]", "CompositeImplicitAutograd kernel"),
+              ("[default backend kernel]", "CompositeExplicitAutograd kernel"))
+
+
+def library_meta_words(file: str | None, line: str = "") -> str:
+    kind = next((words for tag, words in _META_TAGS if tag in line), "Meta kernel")
+    return f"Python {kind} registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")
 
 
 def _meta_words(op: Any, fn: Any) -> str:

@@ -499,7 +499,7 @@ class Search:
                 continue
             absent = [a for a, o in zip(self.args, combo, strict=True) if o is None and a.kind == "tensor"
                       and any(x is not None for x in a.options)]
-            if absent and "'NoneType' object" in err:
+            if absent and "'NoneType' object" in err and err.partition(":")[0] in PROGRAMMING_ERRORS:
                 # the fake used an optional tensor the call left out (torchao's ``Tensor? input``): a refusal of
                 # that None, not a programming error of the fake; the tensor is given next
                 self.errors.append(f"None refused: {err}")

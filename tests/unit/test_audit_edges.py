@@ -189,3 +189,18 @@ def test_the_contiguity_checks_behind_contiguous_are_no_finding_as_export_accept
 
     dims = {"q": {i: torch.export.Dim(f"d{i}") for i in range(4)}}
     torch.export.export(Call(), (torch.randn(2, 5, 7, 3),), dynamic_shapes=dims, strict=True)  # raises if it refuses
+
+
+@pytest.mark.slow
+def test_a_python_composite_kernel_of_a_library_is_named_python_and_located_at_its_line():
+    """A hunt on torchao: its CompositeImplicitAutograd Python functions, registered through a torch.library.Library,
+    were "C++ CompositeImplicitAutograd decomposition" with no kernel line, and optimum-quanto's
+    CompositeExplicitAutograd ones "Python Meta kernel". The dispatch table's tag and registration file say which."""
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("ciapy::*",), ("tests/kernels/cia_library.py",), jobs=1).records
+    assert "a Python function registered through torch.library" in rec["kernel"] and "C++" not in rec["kernel"]
+    assert rec["kernel_kind"] == "python"
+    [f] = rec["findings"]
+    assert f["class"] == "constant-comparison" and f["location"]["file"].endswith("tests/kernels/cia_library.py")
+    assert f["location"]["text"] == "if x.shape[0] <= 8:"
