@@ -463,6 +463,9 @@ class AuditRun:
             by_class[f["class"]] = by_class.get(f["class"], 0) + 1
         statuses = {s.replace("-", "_"): sum(r["status"] == s for r in self.records) for s in STATUSES}
         statuses["with_findings"] = statuses.pop("findings")
+        # clean of guards, but the fake never met its eager kernel (none on the device, or it refused every input)
+        statuses["clean_not_compared"] = sum(r["status"] == "clean" and (r.get("eager") or {}).get("status") not in
+                                             ("compared", "off") for r in self.records)
         return {"ops": len(self.records), **statuses, "findings": sum(by_class.values()),
                 "new_findings": len(self.findings()), "baselined": self.accepted, "by_class": by_class,
                 "untraced_excused": len(self.untraced(excused=True)), "untraced": len(self.untraced())}

@@ -70,7 +70,9 @@ def summary_line(run: AuditRun) -> str:
                         for cls, code in _classes().items() if c["by_class"].get(cls))
     base = f", {c['baselined']} in the baseline" if run.baseline else ""
     verdict = run.verdict.value.upper()
-    return (f"audit: {verdict} ({shard}: {c['clean']} clean, {c['relation_only']} relation-only, "
+    uncompared = f" ({c['clean_not_compared']} of them not compared with the eager kernel)" \
+        if c["clean_not_compared"] else ""
+    return (f"audit: {verdict} ({shard}: {c['clean']} clean{uncompared}, {c['relation_only']} relation-only, "
             f"{c['with_findings']} with findings, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
             f"inputs, {c['not_run']} not run; {c['findings']} findings{base}" + (f" [{classes}]" if classes else "")
             + f"; torch {run.torch_version}; {run.seconds:.1f}s)")

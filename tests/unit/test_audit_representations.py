@@ -68,3 +68,16 @@ def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_tw
     variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
     assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16"]
 
+
+
+@pytest.mark.slow
+def test_a_clean_op_never_compared_with_an_eager_kernel_is_counted_apart():
+    """A hunt found the summary's "clean" count holding ops that never met their eager kernel."""
+    from shapecheck.audit.run import run_audit
+    from shapecheck.render.audit import summary_line
+
+    run = run_audit(("fakeonly::*",), ("tests/kernels/fake_only.py",), jobs=1)
+    [rec] = run.records
+    assert rec["status"] == "clean" and rec["eager"]["status"] == "none"
+    assert run.counts()["clean_not_compared"] == 1
+    assert "1 clean (1 of them not compared with the eager kernel)" in summary_line(run)
