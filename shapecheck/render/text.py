@@ -193,8 +193,7 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
                 lines.append(f"      why: {x.explanation}")
             if x.refuses:
                 lines.append(f"      note: the exported program refuses {', '.join(f'{k}={v}' for k, v in x.refuses.items())}"
-                             f", a point of the contract's domain ({x.refusal[:200]}): torch.export assumes every "
-                             "dynamic size is at least 2, so a guard torch settles from 2 up is still checked there")
+                             f", a point of the contract's domain ({x.refusal[:200]}): {_refusal_cause(x.refusal)}")
     trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
     if trunc:
         lines.append("")
@@ -241,3 +240,15 @@ def _context(loc: SourceLoc, n: int) -> list[str]:
         return []
     lo, hi = max(1, loc.line - n), min(len(src), loc.line + n)
     return [f"    {'>' if i == loc.line else ' '}{i:5d} | {src[i - 1]}" for i in range(lo, hi + 1)]
+
+
+def _refusal_cause(refusal: str) -> str:
+    """Why the exported program refuses a point of the domain, from its guard: an input size pinned to a constant
+    (``inputs[1].size()[0] == 6``) is a size export took as static, not its 0/1 assumption."""
+    import re
+
+    if re.search(r"size\(\)\[\d+\] == \d+\b", refusal) and "!=" not in refusal:
+        return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
+                "specialised it at the example), so it accepts no other value there")
+    return ("torch.export assumes every dynamic size is at least 2, so a guard torch settles from 2 up is still checked "
+            "there")

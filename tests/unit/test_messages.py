@@ -122,3 +122,12 @@ def test_a_finding_an_expired_suppression_covered_says_it_counts_again():
     (live,) = suppressions.apply([Suppression("SC001", "accepted", expires="2020-01-01"),
                                   Suppression("SC001", "still accepted")], [v])
     assert live.suppressed == "still accepted" and live.message == v.message
+
+
+def test_the_exported_programs_refusal_names_a_static_size_as_such():
+    """A hunt: the note blamed export's 0/1 assumption for ``Guard failed: inputs[1].size()[0] == 6``, an input size
+    the program took as static (row stats of length B * M, which no Dim states)."""
+    from shapecheck.render.text import _refusal_cause
+
+    assert _refusal_cause("Guard failed: inputs[1].size()[0] == 6").startswith("the program took that input size as static")
+    assert _refusal_cause("Guard failed: x.size(3) // 2 != 1").startswith("torch.export assumes every dynamic size")
