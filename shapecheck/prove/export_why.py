@@ -50,10 +50,13 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
                 if decided in (Decision.TRUE, Decision.FALSE):
                     pts = [p for p in (v.witness, v.counterexample) if p]
                     seen = " and ".join(", ".join(f"{k}={p[k]}" for k in v.dims if k in p) for p in pts)
+                    lows = sorted({d.min for d in case.dims if d.name in v.dims and d.min < 2})
+                    low = " and ".join(str(n) for n in lows) or "0 and 1"
                     reasons.append(
-                        f"{v.code} `{v.expr}`: export's 0/1 assumption. export treats Dim(min=1) like min=2 and "
-                        f"never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so export sees "
-                        f"no guard. shapecheck models size 1 and reaches both sides ({seen})")
+                        f"{v.code} `{v.expr}`: export's 0/1 assumption. export's Dims start at 2 whatever their "
+                        f"min, and it never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so "
+                        f"export sees no guard. shapecheck models the contract's sizes from {low} and reaches both "
+                        f"sides ({seen})")
                     continue
                 other = _other_side(case, v, solver, ge2, retry, example)
                 if other:
