@@ -453,7 +453,7 @@ def fake_kernel(op: Any) -> Any | None:
         from torch._library.simple_registry import singleton
     except ImportError:  # pragma: no cover - a torch without torch.library's registry
         return None
-    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    holder = getattr(singleton.find(op.name()), "fake_impl", None)
     kernel = getattr(holder, "kernel", None)
     todo, seen = [getattr(kernel, "func", None)], set()
     for _ in range(64):  # a bounded walk: wrappers are a handful of closures deep
@@ -551,7 +551,7 @@ def candidate_installed(op: Any, fn: Any) -> Iterator[None]:
     from torch._library.simple_registry import singleton
     from torch._library.utils import Kernel as LibKernel
 
-    holder = getattr(singleton.find(op._schema.name), "fake_impl", None)
+    holder = getattr(singleton.find(op.name()), "fake_impl", None)
     if holder is None or getattr(holder, "kernel", None) is None or not hasattr(holder, "kernels"):
         with meta_kernel_installed(op, fn):
             yield

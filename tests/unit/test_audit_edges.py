@@ -204,3 +204,14 @@ def test_a_python_composite_kernel_of_a_library_is_named_python_and_located_at_i
     [f] = rec["findings"]
     assert f["class"] == "constant-comparison" and f["location"]["file"].endswith("tests/kernels/cia_library.py")
     assert f["location"]["text"] == "if x.shape[0] <= 8:"
+
+
+@pytest.mark.slow
+def test_an_out_overloads_own_fake_is_the_kernel_audited_and_located():
+    """A hunt on bitsandbytes: ``.out`` overloads were located at the default overload's fake, which the kernel
+    lookup found by the op's name without its overload."""
+    from shapecheck.audit.run import run_audit
+
+    records = {r["op"]: r for r in run_audit(("outov::*",), ("tests/kernels/out_overload.py",), jobs=1).records}
+    assert records["outov::scale.out"]["definition"]["function"] == "_out_fake"
+    assert records["outov::scale.default"]["definition"]["function"] == "_default_fake"
