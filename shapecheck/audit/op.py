@@ -140,11 +140,15 @@ class OpRun:
             if not e.ok:
                 out.variants.append({"args": v.label, "status": "eager-rejects", "traces": 0})
                 continue
+            # no formulas: the variant is not traced, and the first inputs' trace may have taken a path of their
+            # own (embedding_bag's contiguous fast path gives offset2bag (0,), a transposed weight not)
             res = diff_run(self.name, self.kernel.fn, v, self.base_points[:VARIANT_POINTS], self.eager_at,
-                           self.base_paths, self.base_requires, self.device)
+                           [], self.base_requires, self.device)
             for d in _first_per_kind(res.disagreements):
-                if d.cls == "fake-accepts" and not _refuses_the_call(d.detail):
-                    continue  # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'")
+                if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
+                    # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
+                    # kernel that dies on this layout (embedding_bag on a transposed weight): no check a fake makes
+                    continue
                 self._add(out, Finding(d.cls, d.what, self.kernel.definition, d.point, None,
                                        f"at {_point(d.point)}: {d.detail}"), v.label)
             out.variants.append({"args": v.label, "status": "compared", "traces": 0})

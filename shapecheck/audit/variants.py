@@ -161,7 +161,7 @@ FLOATING = ("float32", "float64", "float16", "bfloat16")
 
 def representations(base: OpInputs) -> list[OpInputs]:
     """The first inputs with the same sizes in another representation: the first tensor of rank 2 or more
-    non-contiguous (channels-last: dim 1 innermost in memory; a 2-D one transposed), and the tensors of the first
+    non-contiguous (dim 1 innermost in memory, channels-last for a batched image; a 2-D one transposed), and the tensors of the first
     tensor's dtype in another dtype (``OTHER_DTYPE``). Their dims are the first inputs', so they are compared
     with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
     their guards are the first inputs' guards."""
@@ -177,7 +177,7 @@ def representations(base: OpInputs) -> list[OpInputs]:
         name = base.args[i][0]
         out.append(OpInputs(base.op, base.origin, tuple((n, kw, tree if j == i else x)
                                                         for j, (n, kw, x) in enumerate(base.args)), base.blobs,
-                            f"{name} {'transposed' if rank == 2 else 'channels-last'} (memory order {order})"))
+                            f"{name} {'transposed' if rank == 2 else 'with dim 1 innermost'} (memory order {order})"))
     if tensors and tensors[0][1][3] in OTHER_DTYPE:
         old = tensors[0][1][3]
         new = OTHER_DTYPE[old]

@@ -57,3 +57,14 @@ def float_only(x: torch.Tensor) -> torch.Tensor:
 @float_only.register_fake
 def _(x):
     return torch.empty_like(x)
+
+
+@custom_op("reprs::fast_path", mutates_args=())
+def fast_path(x: torch.Tensor) -> torch.Tensor:
+    # like embedding_bag's offset2bag: empty on its contiguous fast path, one entry per row otherwise
+    return x.new_zeros((0,)) if x.is_contiguous() else x.new_zeros((x.shape[0],))
+
+
+@fast_path.register_fake
+def _(x):
+    return x.new_empty((0,)) if x.is_contiguous() else x.new_empty((x.shape[0],))
