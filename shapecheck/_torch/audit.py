@@ -344,7 +344,7 @@ def _in_check_message(exc: BaseException) -> bool:
 
 
 def has_eager_kernel(op: Any, device: str) -> bool:
-    from .kernels import eager_kernel_key
+    from .eager_keys import eager_kernel_key
 
     return eager_kernel_key(op, device) is not None
 

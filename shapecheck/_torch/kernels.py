@@ -303,7 +303,7 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), k)
     line = meta_line(op)
-    if _from_python(line):
+    if python_registered(line):
         # torch._meta_registrations.activate_meta registers the same function in py_kernels[Meta] and, through
         # a torch.library.Library, as the C++ Meta kernel
         fn = op.py_kernels.get(DispatchKey.Meta)
@@ -319,27 +319,27 @@ def _cia_words(op: Any) -> tuple[str, None, None, str | None]:
     it, where it is a Python function registered through a torch.library.Library (torchao's quantization ops:
     the findings are located in that file); else C++: (label, no definition, no key, file)."""
     line = meta_line(op)
-    if _from_python(line) and "[math kernel]" in line:
+    if python_registered(line) and "[math kernel]" in line:
         file = library_meta_file(op)
         return ("CompositeImplicit decomposition, a Python function registered through torch.library" +
                 (f" (its Library in {relative(file)})" if file else "") + ", which calls other ops", None, None, file)
     return "CompositeImplicit decomposition (C++), which calls other ops", None, None, None
 
 
-def _from_python(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file
+def python_registered(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file
     return ".py:" in line.split("registered at ", 1)[-1]
 
 
 def python_at_meta(op: Any) -> bool:
     """Whether the op's Meta kernel is a Python function (registered through a ``torch.library.Library``)."""
-    return _from_python(meta_line(op))
+    return python_registered(meta_line(op))
 
 
 def library_meta_file(op: Any) -> str | None:
     """The file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function (torch.ao's
     ``quantized_decomposed`` ops), or None: torch keeps only where the Library was made, mostly the kernel's file."""
     line = meta_line(op)
-    if not _from_python(line):
+    if not python_registered(line):
         return None
     file = os.path.abspath(line.split("registered at ", 1)[-1].split(".py:", 1)[0] + ".py")
     machinery = (os.path.join(TORCH_DIR, "library.py"), os.path.join(TORCH_DIR, "_library") + os.sep)
@@ -586,32 +586,3 @@ class _Slots:
     def _back(self) -> None:
         for _, back in reversed(self._places):
             back()
-
-
-#: the dispatch key of each device's own kernels (the eager kernel's, below)
-_DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA"}
-
-
-def eager_kernel_key(op: Any, device: str) -> str | None:
-    """The dispatch key under which ``op`` has a real (non-meta) kernel for ``device``: the device's own key, or
-    a composite kernel that runs on every device; None when it has none."""
-    name = op.name()
-    keys = (_DEVICE_KEYS.get(device, device.upper()), "CompositeExplicitAutograd",
-            "CompositeExplicitAutogradNonFunctional", "CompositeImplicitAutograd")
-    found = next((k for k in keys if torch._C._dispatch_has_kernel_for_dispatch_key(name, k)), None)
-    if found is None and _python_autograd_kernel(name, device):
-        return "Autograd"
-    return found
-
-
-def _python_autograd_kernel(name: str, device: str) -> bool:
-    """Whether the op's autograd key holds a Python function (``Library.impl(name, fn, "Autograd")``: torch.ao's
-    ``fake_quant_per_channel`` runs its ``autograd.Function`` there): it runs on tensors of every device with no
-    backend kernel below it, unlike aten's C++ autograd kernels and torch.library.custom_op's (registered from
-    torch/_library), which redispatch to the backend's."""
-    own, machinery = f"Autograd{_DEVICE_KEYS.get(device, device.upper())}", os.path.join(TORCH_DIR, "_library")
-    for line in torch._C._dispatch_dump(name).splitlines():
-        key, _, rest = line.partition(": registered at ")
-        if key.strip() in ("Autograd[alias]", own) and _from_python(line) and not rest.startswith(machinery):
-            return True
-    return False

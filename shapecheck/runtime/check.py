@@ -140,17 +140,14 @@ class Checker:
                                  f"output {j} under plain FakeTensorMode differs from torch.export's kernel's")
         if found and paths:
             self._export_program(ex, paths, fail)
-            self._static_sizes(ex, paths, fail)
+            self._static_sizes(ex, found[0], fail)
         return found[0] if found and runs[0][2] else []
 
-    def _static_sizes(self, ex: Example, paths: list[BoundPath], fail: _Fail) -> None:
-        """The kernel at the example as plain sizes, under FakeTensorMode without a ShapeEnv (meta-device init,
-        ``opcheck``, a static ``torch.compile``): its outputs must be the contract's too. A fake that asks whether a
-        size is concrete (``statically_known_true(L == 5)``, ``isinstance(L, int)``) runs another branch here
-        than with backed sizes, and an output only static sizes see was a pass. An error only plain sizes raise
-        is the kernel's too, but not a data-dependent output (it needs a ShapeEnv)."""
+    def _static_sizes(self, ex: Example, backed: list[Any], fail: _Fail) -> None:
+        """The kernel at the example on plain sizes must give the backed run's outputs (``static_sizes``)."""
         from .._torch import core as C
         from ..trace.fake_run import static_fake_run
+        from .static_sizes import HOW, differences
 
         start = time.perf_counter()
         try:
@@ -159,17 +156,15 @@ class Checker:
             return
         finally:
             self._time("meta", start)
-        how = "on plain sizes (FakeTensorMode without a ShapeEnv, as opcheck, meta-device init and a static " \
-              "torch.compile run it)"
         if run.error is not None:
             if isinstance(run.error, C.DATA_ERRORS):
                 return
-            err = run.error
-            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
-            raise fail("kernel-error", "outputs", type(err).__name__, f"the meta kernel raised "
-                       f"{type(err).__name__} {how}, not with backed sizes: {text}", RuleCode.KERNEL_ERROR) from err
-        for code, expected, actual, message in contract_differences(paths, run.outputs, ex.values, "all"):
-            raise fail("meta-shape", expected, actual, f"{how}: {message}", code)
+            text = str(run.error).strip().splitlines()[0] if str(run.error).strip() else ""
+            raise fail("kernel-error", "outputs", type(run.error).__name__, f"the meta kernel raised "
+                       f"{type(run.error).__name__} {HOW}, not with backed sizes: {text}", RuleCode.KERNEL_ERROR) \
+                from run.error
+        for code, expected, actual, message in differences(run.outputs, backed):
+            raise fail("meta-shape", expected, actual, message, code)
 
     def _export_program(self, ex: Example, paths: list[BoundPath], fail: _Fail) -> None:
         """Where a dynamic dim is 0 or 1 at the example, torch.export traces from 2 and runs that program here:

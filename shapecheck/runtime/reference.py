@@ -278,7 +278,7 @@ class EagerReference(RuntimeReference):
             resolved = C.resolve_op(normalize_op(op))
         except (UserError, ValueError):
             return f"{op} is not a registered op"
-        from .._torch.kernels import eager_kernel_key
+        from .._torch.eager_keys import eager_kernel_key
 
         if eager_kernel_key(resolved, device) is None:
             return f"{op} has no {device} kernel"
