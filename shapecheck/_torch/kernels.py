@@ -259,7 +259,7 @@ def _above(op: Any, mode: Mode) -> Resolved | None:
     else:
         k = _key(_CppOnly(op), DispatchKey.AutogradCPU)
     if k == DispatchKey.CompositeImplicitAutograd:
-        return Resolved(ABOVE_CIA_CPP, None, "above", *_cia_words(op))
+        return _cia_resolved(ABOVE_CIA_CPP, "above", op)
     return None
 
 
@@ -279,7 +279,7 @@ def _in_fake_mode(op: Any) -> Resolved | None:
             return _made(CIA_DECOMPOSE, op.py_kernels[DispatchKey.CompositeImplicitAutograd], "fake",
                          "CompositeImplicit decomposition", DispatchKey.CompositeImplicitAutograd)
         if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd"):
-            return Resolved(CIA_DECOMPOSE, None, "fake", *_cia_words(op))
+            return _cia_resolved(CIA_DECOMPOSE, "fake", op)
     if "prims::" in op._schema.name and hasattr(op, "prim_meta_impl"):
         return _made(PRIM, op.prim_meta_impl, "fake", "prim meta")
     cf = custom_fake(op)
@@ -314,16 +314,17 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
     return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", cpp_meta_words(line))
 
 
-def _cia_words(op: Any) -> tuple[str, None, None, str | None]:
-    """A CompositeImplicitAutograd kernel torch keeps no Python handle on, in words, and the file that registered
-    it, where it is a Python function registered through a torch.library.Library (torchao's quantization ops:
-    the findings are located in that file); else C++: (label, no definition, no key, file)."""
+def _cia_resolved(kind: str, layer: str, op: Any) -> Resolved:
+    """A CompositeImplicitAutograd kernel torch keeps no Python handle on: a Python function registered through a
+    torch.library.Library (torchao's quantization ops), named so and with that Library's file (where findings are
+    located), else C++."""
     line = meta_line(op)
     if python_registered(line) and "[math kernel]" in line:
         file = library_meta_file(op)
-        return ("CompositeImplicit decomposition, a Python function registered through torch.library" +
-                (f" (its Library in {relative(file)})" if file else "") + ", which calls other ops", None, None, file)
-    return "CompositeImplicit decomposition (C++), which calls other ops", None, None, None
+        return Resolved(kind, None, layer, "CompositeImplicit decomposition, a Python function registered through "
+                        "torch.library" + (f" (its Library in {relative(file)})" if file else "") +
+                        ", which calls other ops", file=file)
+    return Resolved(kind, None, layer, "CompositeImplicit decomposition (C++), which calls other ops")
 
 
 def python_registered(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file

@@ -378,12 +378,7 @@ class AuditExplorer:
         """The branches whose two sides the op refused, judged again with what the regions found it demands (the
         inferred requires): ``if x_0 <= 8`` before ``torch._check(y_0 == x_0)`` on both sides refused both
         sides with y_0 at the example; with y_0 == x_0 it accepts both, and the branch is the kernel's."""
-        facts = []
-        for expr, _, _ in self.state.requires:
-            try:
-                facts.append(E.parse(expr))
-            except Exception:  # noqa: BLE001, S112 - evidence text such as "(raised) ...": not a fact
-                continue
+        facts = parsed_requires(self.state.requires)
         for t, pc, text in self.undecided:
             keep, used = _related(set(_guard_dims(t)), (*t.facts, *facts))
             if not used or t.guard is None:
@@ -451,6 +446,17 @@ class AuditExplorer:
         self.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
                f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
                  f"proved): {v1} at the witness, {v2} at the counterexample")
+
+
+def parsed_requires(requires: list[tuple[str, SourceLoc | None, str]]) -> list[E.Node]:
+    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ...")."""
+    out = []
+    for expr, _, _ in requires:
+        try:
+            out.append(E.parse(expr))
+        except Exception:  # noqa: BLE001, S112 - evidence text: not a fact
+            continue
+    return out
 
 
 def _related(keep: set[str], facts: tuple[E.Node, ...]) -> tuple[set[str], list[E.Node]]:

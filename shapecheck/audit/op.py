@@ -15,7 +15,7 @@ from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
 from .differential import DATA_WORDS, draw_points
 from .differential import run as diff_run
-from .explore import AuditExplorer, Finding, OpAudit
+from .explore import AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 from .variants import variants
 
@@ -182,12 +182,7 @@ class OpRun:
             return self._eager_record("rejected", 0, 0, 0, 0, f"the eager kernel rejected every input tried: "
                                       f"{found.eager_error}")
         explorer = st.explorer  # type: ignore[attr-defined]
-        requires = []
-        for expr, _, _ in st.requires:
-            try:
-                requires.append(E.parse(expr))
-            except Exception:  # noqa: BLE001, S112 - evidence text such as "(raised) ...": not a fact
-                continue
+        requires = parsed_requires(st.requires)
         points = draw_points(inputs, st.points, explorer.near, requires)
         points = points[:budget if inputs.label else len(points)]
         if not inputs.label:  # the first inputs': the representation variants are compared at them too

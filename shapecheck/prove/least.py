@@ -37,15 +37,10 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
     if run_at(kernel, case, point, follow=False).error is None:
         return []
     from .._torch import core as C
-    from ..errors import ShapecheckError
-    from ..trace.fake_run import fake_run
-    from ..trace.run import first_line, missing_name, own_code
+    from ..trace.run import first_line, own_code
 
-    try:
-        error = fake_run(kernel, case, point).error
-    except NotApplicable:
-        return []
-    if error is None or isinstance(error, ShapecheckError) or missing_name(error):
+    error = raised_as_torch_runs(kernel, case, point)
+    if error is None:
         return []
     text = f"{type(error).__name__}: {first_line(error)}"
     at = ", ".join(f"{k}={v}" for k, v in point.items())
@@ -54,3 +49,20 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
                     message=f"the kernel raised {text} at {at}, a point of the contract's domain, run on concrete "
                             "sizes under FakeTensorMode; the symbolic trace did not: torch simplifies as if sizes "
                             "used as divisors were never 0")]
+
+
+def raised_as_torch_runs(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> BaseException | None:
+    """What the kernel raises at ``point`` run as torch runs fakes (``trace.fake_run``: a ShapeEnv, backed sizes,
+    so a data-dependent output is no error), where a static run raised; None where it returns there, cannot take
+    the case, or the error is shapecheck's own or a name this torch lacks (verify reports those)."""
+    from ..errors import ShapecheckError
+    from ..trace.fake_run import fake_run
+    from ..trace.run import missing_name
+
+    try:
+        error = fake_run(kernel, case, point).error
+    except NotApplicable:
+        return None
+    if error is None or isinstance(error, ShapecheckError) or missing_name(error):
+        return None
+    return error

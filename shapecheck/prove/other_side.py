@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from ..contract.model import BoundCase
 from ..findings import Finding
-from ..kernel.sources import Kernel, NotApplicable
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
+from ..trace.run import Fallback
 from .obligations import Leaf
 
 
@@ -46,10 +47,11 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     return out
 
 
-def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb, other: E.Node
-        ) -> Finding | None:
+def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
+        other: E.Node) -> Finding | None:
     from .replay import run_at
 
+    assert fb.guard is not None  # other_sides takes only fallbacks with a guard
     side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took guard_or_{str(fb.value).lower()}'s "
             f"fallback {fb.value} there, and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())
@@ -76,18 +78,14 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
     return None
 
 
-def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb, side: str, at: str) -> Finding | None:
-    """SC007 where the other side raises, also as torch runs fakes (a ShapeEnv: a data-dependent output that a
-    static FakeTensorMode cannot make is no error)."""
-    from ..errors import ShapecheckError
-    from ..trace.fake_run import fake_run
-    from ..trace.run import first_line, missing_name
+def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb: Fallback, side: str, at: str
+            ) -> Finding | None:
+    """SC007 where the other side raises, also as torch runs fakes (``least.raised_as_torch_runs``)."""
+    from ..trace.run import first_line
+    from .least import raised_as_torch_runs
 
-    try:
-        error = fake_run(kernel, case, point).error
-    except NotApplicable:
-        return None
-    if error is None or isinstance(error, ShapecheckError) or missing_name(error):
+    error = raised_as_torch_runs(kernel, case, point)
+    if error is None:
         return None
     text = f"{type(error).__name__}: {first_line(error)}"
     return Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text, counterexample=point, location=fb.loc,

@@ -5,6 +5,7 @@ differ only by case, for every text format."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, cast
 
 from ..edges import JSON
@@ -245,8 +246,6 @@ def _context(loc: SourceLoc, n: int) -> list[str]:
 def _refusal_cause(refusal: str) -> str:
     """Why the exported program refuses a point of the domain, from its guard: an input size pinned to a constant
     (``inputs[1].size()[0] == 6``) is a size export took as static, not its 0/1 assumption."""
-    import re
-
     if re.search(r"size\(\)\[\d+\] == \d+\b", refusal) and "!=" not in refusal:
         return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
                 "specialised it at the example), so it accepts no other value there")
