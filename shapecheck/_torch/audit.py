@@ -289,7 +289,7 @@ def describe(out: Any) -> tuple:
     fake made from data is its text, ``u0``), ("N",) for None, ("L", items) for a tuple or list, ("V", value)
     for anything else."""
     if isinstance(out, torch.Tensor):
-        shape = tuple(int(s) if isinstance(s, int) or not _symbolic(s) else str(s) for s in out.shape)
+        shape = tuple(int(s) if isinstance(s, int) or not _symbolic(s) else _data_size(s) for s in out.shape)
         try:
             strides = tuple(int(st) if isinstance(st, int) or not _symbolic(st) else str(st) for st in out.stride())
             sig = tuple(st if isinstance(sz, int) and sz > 1 else None for sz, st in zip(shape, strides))
@@ -302,10 +302,30 @@ def describe(out: Any) -> tuple:
     if isinstance(out, (tuple, list)):
         return ("L", tuple(describe(v) for v in out))
     if isinstance(out, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-        return ("V", str(out) if _symbolic(out) else out.node.maybe_as_int() if hasattr(out, "node") else str(out))
+        return ("V", _data_size(out) if _symbolic(out) else out.node.maybe_as_int() if hasattr(out, "node") else str(out))
     if isinstance(out, (int, float, bool, str)):
         return ("V", out)
     return ("V", repr(out)[:80])
+
+
+def _data_size(s: Any) -> str:
+    """A size (or int) the fake made from data, as text with the range torch knows of it: ``u0 in [2, inf]``
+    (``DATA_RANGE_RE`` reads it back). An exported program asserts that range at run time."""
+    text = str(s)
+    try:
+        node = s.node
+        vr = node.shape_env.bound_sympy(node.expr)
+    except Exception:  # noqa: BLE001 - no range known (a float, an expression torch cannot bound): the text alone
+        return text
+    lo, hi = _int_or_none(vr.lower), _int_or_none(vr.upper)
+    return f"{text} in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+
+
+def _int_or_none(v: Any) -> int | None:
+    try:
+        return int(v)
+    except Exception:  # noqa: BLE001 - torch's int_oo (its is_finite says True) and sympy's oo: no bound
+        return None
 
 
 def _symbolic(s: Any) -> bool:

@@ -56,6 +56,9 @@ _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(
 _ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
 #: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
 _UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
+#: a ``dim`` argument past a tensor's rank ("Dimension out of range (expected to be in range of [-1, 0], but got
+#: 1)"): the tensor of that rank (the first: the one a dim indexes is most often ``self``) wants the dim's rank
+_DIM_RANGE_RE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
 _SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
                       r"\s+(\d{1,2})\b")
@@ -270,14 +273,24 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     if option:
         same = {option[a.name] for a in named if a.kind in ("tensor", "tensors")} - {None}
         alike = [a for a in tensors if a not in named and option[a.name] in same]
-    wanted = re.split(r"\b(?:but )?(?:got|found|received|is)\b", error)[0]  # "must be X, got Y": X, not Y
+    # "must be X, got Y": X, not Y; "Index is supposed to be a vector" keeps what it is supposed to be
+    wanted = re.split(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b",
+                      error)[0]
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
               for m in _DTYPE_RE.finditer(wanted)]
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
     ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
+    ranks += [r for w, r in (("vector", 1), ("matrix", 2)) if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I)
+              and r not in ranks]  # "Index is supposed to be a vector"
     unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
         ranks, named, alike = [int(unpack.group(1))], _of_rank(tensors, option, unpack.group(2)) or tensors, []
+    dim_range = _DIM_RANGE_RE.search(error) if option and not by_name else None
+    if dim_range is not None and int(dim_range.group(2)) < 8:
+        rank, dim = int(dim_range.group(1)), int(dim_range.group(2))
+        first = _of_rank(tensors, option, str(rank))[:1]
+        if first:
+            ranks, named, alike = [dim + 1 if dim >= 0 else -dim], first, []
     held = item_of(tensors, option, error, SIZES) if option and not by_name else None
     if held is not None:
         named, ranks, alike = [held], [0], []

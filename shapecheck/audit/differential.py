@@ -15,6 +15,7 @@ Torch-free: results are descriptions (``_torch.audit.describe``), plain data.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -66,6 +67,21 @@ def compare(eager: tuple, fake: tuple, device: str = "cpu") -> list[tuple[str, s
     return out
 
 
+#: a size the fake made from data, with the range torch gave it (``_torch.audit.describe``): ``u0 in [2, inf]``
+DATA_RANGE_RE = re.compile(r" in \[(-inf|-?\d+), (inf|-?\d+)\]$")
+_ASSERTED = ": outside that range (an exported program asserts it at run time and fails there)"
+
+
+def _in_data_range(value: object, text: str) -> bool:
+    """Whether an eager size or int lies in the range a fake's data-dependent size ``text`` states (true when
+    it states none, or the value is no int)."""
+    m = DATA_RANGE_RE.search(text)
+    if m is None or not isinstance(value, int) or isinstance(value, bool):
+        return True
+    lo, hi = m.group(1), m.group(2)
+    return (lo == "-inf" or value >= int(lo)) and (hi == "inf" or value <= int(hi))
+
+
 def _place(dev: str, inputs_on: str) -> str:
     """A device relative to the inputs': ``inputs`` when of the inputs' device type, else itself."""
     return "inputs" if dev.split(":")[0] == inputs_on.split(":")[0] else dev
@@ -87,6 +103,9 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
     if e[0] == "V":
         if e[1] != f[1] and not isinstance(f[1], str):
             out.append(("eager-shape", f"{where} value", f"the eager kernel returns {e[1]!r}, the fake {f[1]!r}"))
+        elif isinstance(f[1], str) and not _in_data_range(e[1], f[1]):
+            out.append(("eager-shape", f"{where} value", f"the eager kernel returns {e[1]!r}; the fake's value is made "
+                        f"from data, {f[1]}{_ASSERTED}"))
         return
     if e[0] == "N":
         return
@@ -96,6 +115,11 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
     if not same_shape:
         out.append(("eager-shape", f"{where} shape", f"the eager kernel returns {list(es)}, the fake "
                     f"{[b if not isinstance(b, str) else '?' for b in fs]}"))
+    else:
+        outside = [(i, a, b) for i, (a, b) in enumerate(zip(es, fs)) if isinstance(b, str) and not _in_data_range(a, b)]
+        for i, a, b in outside[:1]:
+            out.append(("eager-shape", f"{where} shape", f"the eager kernel returns {list(es)}: size {a} in dim {i}, "
+                        f"where the fake's size is made from data, {b}{_ASSERTED}"))
     if ed != fd:
         out.append(("eager-dtype", f"{where} dtype", f"the eager kernel returns {ed}, the fake {fd}"))
     if _place(edev, device) != _place(fdev, "cpu"):

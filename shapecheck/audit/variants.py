@@ -184,4 +184,23 @@ def representations(base: OpInputs) -> list[OpInputs]:
         args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
         changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
         out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
+        out += _mixed(base, tensors)
     return out
+
+
+#: the label's words that mark the variant of one tensor's dtype changed among several of one dtype
+MIXED = "the others stay"
+
+
+def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
+    """With two or more floating tensors of the first tensor's dtype: the second alone in another dtype (mm's
+    ``mat2`` as bfloat16 beside a float32 ``self``). The eager kernel refuses mixed dtypes or promotes them; a
+    fake that returns where it refuses lacks the check, one that promotes otherwise gets the output dtype wrong."""
+    old = tensors[0][1][3]
+    alike = [i for i, t in tensors if t[3] == old]
+    if old not in FLOATING or len(alike) < 2:
+        return []
+    second, new = alike[1], OTHER_DTYPE[old]
+    args = tuple((n, kw, (*x[:3], new, *x[4:]) if j == second else x) for j, (n, kw, x) in enumerate(base.args))
+    return [OpInputs(base.op, base.origin, args, base.blobs,
+                     f"{base.args[second][0]} as {new} ({MIXED} {old})")]

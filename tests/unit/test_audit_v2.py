@@ -236,7 +236,10 @@ def test_the_fake_and_the_eager_kernel_agree_on_mm_and_the_formula_is_evidence_n
     from shapecheck.audit.run import AuditOptions, audit_op
 
     rec = audit_op("aten::mm.default", None, AuditOptions(cache=False))
-    assert rec["findings"] == [] and rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 5
+    # the one finding is the mixed-dtype call (torch 2.13's fake takes it, the CPU kernel refuses it): the sizes agree
+    assert [f["class"] for f in rec["findings"]] == ["fake-accepts"] and "(the others stay float32)" in \
+        rec["findings"][0]["expr"]
+    assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 5
     assert "evidence, not a proof" in rec["eager"]["evidence"]
     assert rec["kernel_kind"] == "python"
 

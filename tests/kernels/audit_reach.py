@@ -1,0 +1,94 @@
+"""Custom ops whose fake is wrong where the audit once did not look, each with a correct twin:
+
+- ``gather_cols``: its index must be 1-D ("Index is supposed to be a vector") and it picks columns (dim 1) of a
+  2-D ``src``; the bad fake returns the index's shape in int64 on every valid call;
+- ``nonzero_rows``: a data-dependent count whose bad fake says it is at least 2 (torch.export asserts that range at
+  run time, and the eager kernel gives 0 or 1 rows on sparse inputs);
+- ``matmul_mixed``: the eager kernel refuses mixed dtypes; the bad fake lacks that check;
+- ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
+  pass.
+"""
+
+import torch
+from torch.library import custom_op
+
+
+@custom_op("reach::gather_cols_bad", mutates_args=())
+def gather_cols_bad(src: torch.Tensor, picks: torch.Tensor) -> torch.Tensor:
+    torch._check(src.dim() == 2, lambda: "src must be a matrix")
+    return torch.index_select(src, 1, picks)
+
+
+@gather_cols_bad.register_fake
+def _(src, picks):
+    return torch.empty(picks.shape, dtype=torch.int64)  # neither the shape nor the dtype of the columns
+
+
+@custom_op("reach::gather_cols_ok", mutates_args=())
+def gather_cols_ok(src: torch.Tensor, picks: torch.Tensor) -> torch.Tensor:
+    torch._check(src.dim() == 2, lambda: "src must be a matrix")
+    return torch.index_select(src, 1, picks)
+
+
+@gather_cols_ok.register_fake
+def _(src, picks):
+    torch._check(src.dim() == 2 and picks.dim() == 1)
+    return src.new_empty((src.shape[0], picks.shape[0]))
+
+
+@custom_op("reach::nonzero_rows_bad", mutates_args=())
+def nonzero_rows_bad(x: torch.Tensor) -> torch.Tensor:
+    return torch.nonzero(x.reshape(-1) > 0.5).reshape(-1)
+
+
+@nonzero_rows_bad.register_fake
+def _(x):
+    n = torch.library.get_ctx().new_dynamic_size(min=2)
+    return x.new_empty((n,), dtype=torch.int64)
+
+
+@custom_op("reach::nonzero_rows_ok", mutates_args=())
+def nonzero_rows_ok(x: torch.Tensor) -> torch.Tensor:
+    return torch.nonzero(x.reshape(-1) > 0.5).reshape(-1)
+
+
+@nonzero_rows_ok.register_fake
+def _(x):
+    n = torch.library.get_ctx().new_dynamic_size()
+    return x.new_empty((n,), dtype=torch.int64)
+
+
+@custom_op("reach::matmul_mixed_bad", mutates_args=())
+def matmul_mixed_bad(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    torch._check(a.dtype == b.dtype, lambda: f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    return torch.mm(a, b)
+
+
+@matmul_mixed_bad.register_fake
+def _(a, b):
+    torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0])
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+@custom_op("reach::matmul_mixed_ok", mutates_args=())
+def matmul_mixed_ok(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    torch._check(a.dtype == b.dtype, lambda: f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    return torch.mm(a, b)
+
+
+@matmul_mixed_ok.register_fake
+def _(a, b):
+    torch._check(a.dtype == b.dtype, lambda: f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
+    torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0])
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+@custom_op("reach::magic_only", mutates_args=())
+def magic_only(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.numel() == 4097, lambda: "this kernel takes one input size only")
+    return x.clone()
+
+
+@magic_only.register_fake
+def _(x):
+    return torch.empty_like(x)

@@ -1,0 +1,57 @@
+"""Where the audit once did not look (a hunt that rebuilt historical fake-kernel bugs as custom ops): an index that
+must be 1-D, a data-dependent size whose fake range the eager kernel leaves, a dtype check the fake lacks, and an
+op whose eager kernel refuses every input the search makes (never a pass). Kernels: tests/kernels/audit_reach.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from shapecheck.audit.candidates import Arg, _hint
+from shapecheck.audit.differential import compare
+
+LIBRARY = "tests/kernels/audit_reach.py"
+
+
+def test_an_error_asking_for_a_vector_or_a_dim_past_the_rank_moves_the_right_tensor():
+    args = [Arg("src", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor"),
+            Arg("picks", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor")]
+    # "Index is supposed to be a vector": rank 1 first (the "is" no longer cuts off what it is supposed to be)
+    assert _hint(args, "IndexError: index_select(): Index is supposed to be a vector", ((2, "float32"), (2, "float32")))
+    assert [a.options[0][0] for a in args] == [1, 1]
+    # a dim past a 1-D tensor's rank: the first tensor of that rank wants rank dim + 1; the other keeps rank 1
+    assert _hint(args, "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+                 ((1, "float32"), (1, "float32")))
+    assert args[0].options[0] == (2, "float32") and args[1].options[0] == (1, "float32")
+
+
+def test_an_eager_size_outside_the_fakes_data_dependent_range_is_a_shape_disagreement():
+    eager = ("T", (0,), "int64", (None,), "cpu")
+    assert compare(eager, ("T", ("u0 in [2, inf]",), "int64", (None,), "cpu")) == [
+        ("eager-shape", "output 0 shape", "the eager kernel returns [0]: size 0 in dim 0, where the fake's size is "
+         "made from data, u0 in [2, inf]: outside that range (an exported program asserts it at run time and fails "
+         "there)")]
+    assert compare(eager, ("T", ("u0 in [0, inf]",), "int64", (None,), "cpu")) == []
+    assert compare(eager, ("T", ("u0",), "int64", (None,), "cpu")) == []  # no range known: nothing to hold it to
+    assert compare(("V", 7), ("V", "u3 in [0, 5]"))[0][:2] == ("eager-shape", "output 0 value")
+
+
+@pytest.mark.slow
+def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inconclusive():
+    from shapecheck.audit.run import run_audit
+
+    run = run_audit(("reach::*",), (LIBRARY,), jobs=1)
+    records = {r["op"].split("::")[1]: r for r in run.records}
+    found = {op: {(f["class"], f["expr"]) for f in r["findings"]} for op, r in records.items()}
+    assert ("eager-shape", "output 0 shape") in found["gather_cols_bad.default"]
+    assert found["gather_cols_ok.default"] == set() and records["gather_cols_ok.default"]["eager"]["compared"] >= 5
+    [(cls, expr)] = found["nonzero_rows_bad.default"]
+    assert cls == "eager-shape" and "u0 in [2, inf]" in records["nonzero_rows_bad.default"]["findings"][0]["message"]
+    assert found["nonzero_rows_ok.default"] == set()
+    assert found["matmul_mixed_bad.default"] == {
+        ("fake-accepts", "the fake returns where the eager kernel raises, with b as bfloat16 (the others stay "
+                         "float32)")}
+    assert found["matmul_mixed_ok.default"] == set()
+    magic = records["magic_only.default"]
+    assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
+    assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
+    assert "reach::magic_only.default" in run.coverage()["inconclusive"]
