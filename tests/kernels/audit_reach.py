@@ -5,6 +5,8 @@
 - ``nonzero_rows``: a data-dependent count whose bad fake says it is at least 2 (torch.export asserts that range at
   run time, and the eager kernel gives 0 or 1 rows on sparse inputs);
 - ``matmul_mixed``: the eager kernel refuses mixed dtypes; the bad fake lacks that check;
+- ``pad4``: a 4-D-only fake (it refuses the 2-D call the eager kernel takes) whose output is contiguous where the
+  eager kernel keeps a channels-last input's layout;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -92,3 +94,26 @@ def magic_only(x: torch.Tensor) -> torch.Tensor:
 @magic_only.register_fake
 def _(x):
     return torch.empty_like(x)
+
+
+@custom_op("reach::pad4_bad", mutates_args=())
+def pad4_bad(x: torch.Tensor) -> torch.Tensor:
+    return torch.constant_pad_nd(x, [1, 1, 1, 1], 0.0)  # keeps a channels-last input's memory format
+
+
+@pad4_bad.register_fake
+def _(x):
+    n, c, h, w = x.shape  # 4-D only: refuses the 2-D call the eager kernel takes (its own finding)
+    return x.new_empty((n, c, h + 2, w + 2))  # contiguous whatever the input's layout
+
+
+@custom_op("reach::pad4_ok", mutates_args=())
+def pad4_ok(x: torch.Tensor) -> torch.Tensor:
+    return torch.constant_pad_nd(x, [1, 1, 1, 1], 0.0)
+
+
+@pad4_ok.register_fake
+def _(x):
+    n, c, h, w = x.shape
+    fmt = torch._prims_common.suggest_memory_format(x)
+    return torch.empty((n, c, h + 2, w + 2), dtype=x.dtype, memory_format=fmt)

@@ -51,6 +51,10 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
         ("fake-accepts", "the fake returns where the eager kernel raises, with b as bfloat16 (the others stay "
                          "float32)")}
     assert found["matmul_mixed_ok.default"] == set()
+    # a 4-D-only fake refuses the 2-D call (SC042); its 4-D inputs, a call both take, are laid out channels-last too
+    assert ("eager-strides", "output 0 strides (with x with dim 1 innermost (memory order (0, 2, 3, 1)))") in \
+        found["pad4_bad.default"]
+    assert {cls for cls, _ in found["pad4_ok.default"]} == {"fake-rejects"}
     magic = records["magic_only.default"]
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
