@@ -78,3 +78,33 @@ def _rebuilt(name: str, args: tuple, state: dict) -> ShapecheckError:
     err.args = args
     err.__dict__.update(state)
     return err
+
+
+# -- the user's Ctrl-C, told apart from a kernel's own ``raise KeyboardInterrupt`` ------------------------
+_WATCH = {"installed": False, "stopped": False}
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    import signal
+
+    _WATCH["stopped"] = True
+    signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt, as Python's own handler does
+
+
+def watch_interrupts() -> None:
+    """Installed by the command line: SIGINT, the user's Ctrl-C, is noted before it raises KeyboardInterrupt, so
+    that one a kernel raises itself is the kernel's failure (SC007), as any other BaseException it raises."""
+    import signal
+
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _on_sigint)
+            _WATCH["installed"] = True
+    except (ValueError, OSError):  # not the main thread: Ctrl-C is told apart from nothing
+        pass
+
+
+def user_stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user stopping the run: a KeyboardInterrupt after SIGINT came (or any one, where
+    ``watch_interrupts`` is not installed: a library caller's Ctrl-C is never taken for a kernel's failure)."""
+    return isinstance(exc, KeyboardInterrupt) and (_WATCH["stopped"] or not _WATCH["installed"])

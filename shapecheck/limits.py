@@ -19,6 +19,7 @@ from typing import Any
 # -- contract files -------------------------------------------------------------------------------------
 CONTRACT_BYTES = 1 << 20  # a contract file (shipped: 9 KB)
 TOML_DEPTH = 32  # tables and arrays nested in one another (shipped: 5)
+DIMS = 256  # declared dims (shipped: 7; each is a size of every trace and a z3 variable of every query)
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1  # every integer of a contract, dim ranges included
 
 # -- expressions ----------------------------------------------------------------------------------------

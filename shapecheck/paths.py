@@ -59,3 +59,19 @@ def relpath(file: str, cwd: Path | None = None) -> str:
         if resolved.is_relative_to(base):
             return str(resolved.relative_to(base))
     return file
+
+
+def write_text(file: str | Path, text: str) -> None:
+    """Write a report, baseline or draft: OSError as ``Path.write_text`` raises, and also for a FIFO or socket
+    (opening one to write waits for a reader: a run that hangs after it is done)."""
+    import errno
+    import os
+    import stat
+
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        mode = 0
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        raise OSError(errno.EINVAL, "a FIFO or socket, not a file")
+    Path(file).write_text(text, encoding="utf-8")

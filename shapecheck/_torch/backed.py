@@ -172,7 +172,9 @@ class BackedRun:
             with quiet_torch_logging(), self.mode:
                 return fn(*args, **kwargs), None
         except BaseException as err:  # noqa: BLE001 - the kernel's own failure at the example (sys.exit too)
-            if isinstance(err, KeyboardInterrupt):  # the user stopping the run, never the kernel's failure
+            from ..errors import user_stopped
+
+            if user_stopped(err):  # the user stopping the run, never the kernel's failure
                 raise
             return None, err
         finally:

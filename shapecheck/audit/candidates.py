@@ -273,24 +273,13 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     if option:
         same = {option[a.name] for a in named if a.kind in ("tensor", "tensors")} - {None}
         alike = [a for a in tensors if a not in named and option[a.name] in same]
-    # "must be X, got Y": X, not Y; "Index is supposed to be a vector" keeps what it is supposed to be
-    wanted = re.split(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b",
-                      error)[0]
-    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2)
-              for m in _DTYPE_RE.finditer(wanted)]
-    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
-    ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
-    ranks += [r for w, r in (("vector", 1), ("matrix", 2)) if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I)
-              and r not in ranks]  # "Index is supposed to be a vector"
+    wanted = _WANTED_END.split(error)[0]
+    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
+    ranks = _ranks(wanted)
     unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
         ranks, named, alike = [int(unpack.group(1))], _of_rank(tensors, option, unpack.group(2)) or tensors, []
-    dim_range = _DIM_RANGE_RE.search(error) if option and not by_name else None
-    if dim_range is not None and int(dim_range.group(2)) < 8:
-        rank, dim = int(dim_range.group(1)), int(dim_range.group(2))
-        first = _of_rank(tensors, option, str(rank))[:1]
-        if first:
-            ranks, named, alike = [dim + 1 if dim >= 0 else -dim], first, []
+    ranks, named, alike = (_past_rank(error, tensors, option) if option and not by_name else None) or (ranks, named, alike)
     held = item_of(tensors, option, error, SIZES) if option and not by_name else None
     if held is not None:
         named, ranks, alike = [held], [0], []
@@ -346,6 +335,29 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
                 moved |= front[:3] != a.options[:3]
                 a.options = front
     return _front_words(args, words, dtypes, named) or moved
+
+
+#: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
+_WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b")
+
+
+def _ranks(wanted: str) -> list[int]:
+    """The ranks an error asks for: "must be 2-D", "dim() == 4", "one element" (0), "supposed to be a vector" (1)."""
+    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
+    ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
+    return ranks + [r for w, r in (("vector", 1), ("matrix", 2))
+                    if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I) and r not in ranks]
+
+
+def _past_rank(error: str, tensors: list[Arg], option: dict[str, Any]) -> tuple[list[int], list[Arg], list[Arg]] | None:
+    """A ``dim`` past a tensor's rank (``_DIM_RANGE_RE``): (the rank wanted, [the first tensor of the rank the error
+    states], no alike ones), or None."""
+    m = _DIM_RANGE_RE.search(error)
+    if m is None or int(m.group(2)) >= 8:
+        return None
+    dim = int(m.group(2))
+    first = _of_rank(tensors, option, m.group(1))[:1]
+    return ([dim + 1 if dim >= 0 else -dim], first, []) if first else None
 
 
 def _front_words(args: list[Arg], words: list[str], dtypes: list[str], named: list[Arg]) -> bool:

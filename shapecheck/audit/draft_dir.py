@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ShapecheckError, UserError
+from ..paths import write_text
 from .draft import audit_notes
 from .schema_draft import draft_contract
 
@@ -27,7 +28,7 @@ def write_drafts(run: Any, source: Any, directory: str) -> int:
         path = Path(directory) / ns / f"{rest}.toml"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            write_text(path, text)
         except OSError as err:
             raise UserError(f"--draft {directory}: cannot write {path} ({err.strerror})") from None
         written += 1

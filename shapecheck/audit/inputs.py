@@ -298,6 +298,10 @@ def from_opinfo(op_name: str, call: Callable[..., Any] | None = None, limit: int
 _HOOKS: dict[str, Callable[..., Any]] = {}
 
 
+#: how a message names the samples hook: given as --samples or in the project file
+_HOOK_KEY = "the samples hook (--samples, or [tool.shapecheck.audit] samples)"
+
+
 def samples_hook(spec: str) -> Callable[..., Any]:
     """``pkg.module:function`` (``[tool.shapecheck.audit] samples``) imported; a bad spec is bad input."""
     import importlib
@@ -308,15 +312,15 @@ def samples_hook(spec: str) -> Callable[..., Any]:
         return _HOOKS[spec]
     module, sep, func = spec.partition(":")
     if not sep or not module or not func.isidentifier():
-        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: expected 'pkg.module:function'")
+        raise UserError(f"{_HOOK_KEY} {spec!r}: expected 'pkg.module:function'")
     try:
         fn = getattr(importlib.import_module(module), func)
     except ImportError as err:
-        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: cannot import {module} ({err})") from None
+        raise UserError(f"{_HOOK_KEY} {spec!r}: cannot import {module} ({err})") from None
     except AttributeError:
-        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: {module} has no function {func}") from None
+        raise UserError(f"{_HOOK_KEY} {spec!r}: {module} has no function {func}") from None
     if not callable(fn):
-        raise UserError(f"[tool.shapecheck.audit] samples: {spec!r}: not a function")
+        raise UserError(f"{_HOOK_KEY} {spec!r}: not a function")
     _HOOKS[spec] = fn
     return fn
 
@@ -326,9 +330,15 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4) -> list[OpInputs]
     ``args`` tuples), real tensors included; each becomes inputs whose tensors keep their data at their own
     sizes. A hook that raises for an op gives it no samples (its error is not the op's)."""
     fn = samples_hook(spec)
-    try:
-        calls = list(fn(op_name) or [])[:limit]
-    except Exception:  # noqa: BLE001 - the project's hook failed on this op: no samples from it
+    import itertools
+
+    from ..errors import user_stopped
+
+    try:  # at most ``limit`` calls taken: a hook that yields for ever gives its first ones
+        calls = list(itertools.islice(iter(fn(op_name) or []), limit))
+    except BaseException as exc:  # noqa: BLE001 - the project's hook failed on this op (sys.exit too): no samples
+        if user_stopped(exc):
+            raise
         return []
     arguments = _arguments(C.resolve_op(op_name))
     schema = [name for name, _, keyword, _ in arguments if not keyword]

@@ -18,7 +18,7 @@ from typing import Any
 from ..errors import UserError
 from ..findings import Finding, verdict_of
 from ..limits import BASELINE_BYTES, read_json
-from ..paths import locate
+from ..paths import locate, write_text
 from ..result.run import ContractRun, RunResult
 
 VERSION = 1
@@ -62,7 +62,7 @@ def load(file: str) -> set[str]:
 
 def _write(file: str, doc: dict[str, Any], option: str) -> None:
     try:
-        Path(file).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        write_text(file, json.dumps(doc, indent=1) + "\n")
     except OSError as err:
         raise UserError(f"{option} {file}: cannot write ({err.strerror})") from None
 
@@ -77,7 +77,44 @@ def _read(file: str, what: str, version: int, tool: str | None = None) -> set[st
     if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("fingerprint"), str)
                                                 for e in entries):
         raise UserError(f"--baseline {file}: not {what} (version {version}, a list of findings)")
+    fields = GATE_FIELDS if tool == "shapecheck" else AUDIT_FIELDS
+    top = ("tool", "version", "findings") if tool == "shapecheck" else ("tool", "version", "findings", "untraced")
+    extra = [k for k in doc if k not in top]
+    if extra:
+        raise UserError(f"--baseline {file}: [{extra[0]}]: unknown key (a baseline has {', '.join(top)})")
+    for i, e in enumerate(entries):
+        problem = _entry_problem(e, fields)
+        if problem:
+            raise UserError(f"--baseline {file}: [findings[{i}]{problem}")
     return {e["fingerprint"] for e in entries}
+
+
+#: the keys of a baseline's finding, each with the types its value may have (what ``write`` and ``apply_audit``
+#: record); ``rule`` must also be a rule of the registry
+GATE_FIELDS: dict[str, tuple[type, ...]] = {"fingerprint": (str,), "rule": (str,), "op": (str,), "case": (str,),
+                                            "expr": (str,), "file": (str, type(None)), "line": (int, type(None))}
+AUDIT_FIELDS: dict[str, tuple[type, ...]] = {"fingerprint": (str,), "rule": (str,), "op": (str,), "expr": (str,)}
+REQUIRED = ("fingerprint", "rule", "op")
+
+
+def _entry_problem(entry: dict[str, Any], fields: dict[str, tuple[type, ...]]) -> str:
+    """What is wrong with one finding of a baseline ("" when nothing), as ``.key]: why``: an unknown key, a value
+    of the wrong type (a bool is no line number), a rule the registry lacks."""
+    from ..rules import RuleCode
+
+    for key, value in entry.items():
+        if key not in fields:
+            return f"]: unknown key {key!r} (a finding has {', '.join(fields)})"
+        if not isinstance(value, fields[key]) or isinstance(value, bool):
+            return f".{key}]: expected {' or '.join('null' if t is type(None) else t.__name__ for t in fields[key])}, " \
+                   f"found {type(value).__name__}"
+    missing = [k for k in REQUIRED if k not in entry]
+    if missing:
+        return f"]: no {missing[0]!r} (each finding has {', '.join(REQUIRED)})"
+    rule = entry["rule"]
+    if rule not in {c.value for c in RuleCode}:
+        return f".rule]: no rule {rule!r} in the registry (docs/rules.md)"
+    return ""
 
 
 def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:

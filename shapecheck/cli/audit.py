@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from ..paths import write_text
 from .options import check_outputs, debug_option, import_option, option, options
 
 AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
@@ -31,7 +32,6 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
           variants, samples, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
-    from pathlib import Path
 
     from ..audit.run import AuditOptions, device_missing, run_audit
     from ..ci.baseline import apply_audit, load_audit
@@ -72,7 +72,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         click.echo(f"audit: {n} draft contracts written under {draft_dir}", err=True)
     for out_fmt, file in parsed:
         try:
-            Path(file).write_text(render(run, out_fmt, quiet=quiet) + "\n", encoding="utf-8")
+            write_text(file, render(run, out_fmt, quiet=quiet) + "\n")
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     click.echo(render(run, fmt, quiet=quiet))

@@ -178,11 +178,10 @@ def contract_draft(op, imports, out, ranks, no_trace):
     dimension, choices for dtypes, bools and ints, and the outputs the meta kernel gives on each case (traced
     symbolically; a path per group of cases with the same outputs). '# TODO' marks what a person must decide. The draft passes
     `contract check` as written."""
-    from pathlib import Path
-
     from ..audit.schema_draft import draft_contract
     from ..errors import UserError
     from ..kernel.load import import_modules
+    from ..paths import write_text
 
     import_modules(imports)
     text = draft_contract(op, dict(ranks), trace=not no_trace)
@@ -190,7 +189,7 @@ def contract_draft(op, imports, out, ranks, no_trace):
         click.echo(text, nl=False)
         return
     try:
-        Path(out).write_text(text, encoding="utf-8")
+        write_text(out, text)
     except OSError as err:
         raise UserError(f"--out {out}: cannot write ({err.strerror or err})") from None
     click.echo(f"wrote {out}; next: shapecheck contract check {out}")
@@ -213,9 +212,10 @@ _register_commands()
 def main(argv: list[str] | None = None) -> None:
     """Entry point: one place turns errors into messages and exit codes."""
     from ..config import default_map
-    from ..errors import ShapecheckError
+    from ..errors import ShapecheckError, watch_interrupts
     from ..limits import no_hard_exit
 
+    watch_interrupts()  # a kernel's own KeyboardInterrupt is its failure; the user's Ctrl-C stops the run
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         with no_hard_exit():  # a kernel's os._exit is its failure, not a silent exit 0

@@ -14,6 +14,7 @@ import click
 from ..kernel.sources import INSTALLED, Function, MetaSource
 from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
 from ..options import declared, of_command
+from ..paths import write_text
 from ..render.ci import FORMATS
 
 
@@ -232,12 +233,25 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
         if file != "-" and not Path(file).resolve().parent.is_dir():
             raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
                                      param_hint="--output")
+        if file != "-" and _special(file):  # opening one to write waits for a reader: refused before any work
+            raise click.BadParameter(f"{fmt}={file}: a FIFO or socket, not a file", param_hint="--output")
         where = "-" if file == "-" else os.path.realpath(file)
         if where in seen:
             raise click.BadParameter(f"{seen[where]} and {fmt}={file} write to the same "
                                      f"{'stdout' if file == '-' else 'file'}: give each report its own file",
                                      param_hint="--output")
         seen[where] = f"{fmt}={file}"
+
+
+def _special(file: str) -> bool:
+    import os
+    import stat
+
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
@@ -256,7 +270,7 @@ def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int
             to_stdout = True
             continue
         try:
-            Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            write_text(file, text if text.endswith("\n") else text + "\n")
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     if not to_stdout:
@@ -288,7 +302,6 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
     """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
     prints an ``::error`` line. Never raises: the error itself is what matters."""
     import os
-    from pathlib import Path
 
     from ..render.ci import render_error
 
@@ -306,7 +319,7 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
             if file == "-":
                 click.echo(text)
             elif text:
-                Path(file).write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+                write_text(file, text if text.endswith("\n") else text + "\n")
         except OSError:
             pass
     if fmt and fmt != "text" and not any(f == "-" for _, f in outputs):  # --format: the report on stdout

@@ -51,6 +51,16 @@ def torch_names() -> dict[str, str]:
     return out
 
 
+def integral(name: str) -> bool:
+    """Whether ``name`` is an integer dtype (``int64``, ``uint8``, ``long``, ...; not bool, not quantized)."""
+    return re.fullmatch(r"u?int(8|16|32|64)|long|int|short", name) is not None
+
+
+def quantized(name: str) -> bool:
+    """Whether ``name`` is one of torch's quantized dtypes (``qint8``, ``quint8``, ``qint32``, ``quint4x2``, ...)."""
+    return re.fullmatch(r"qu?int\d+(x\d+)?", name) is not None
+
+
 def known(name: str) -> bool:
     """Whether ``name`` is a dtype of the installed torch: from its stub where it says so (torch is not
     imported), else from torch itself."""

@@ -168,6 +168,11 @@ def build(r: Reader) -> Contract:
     meta = r.table(d.get("meta", {}), "meta", {"guard_free"})
     guard_free = r.want(meta.get("guard_free", True), "meta.guard_free", bool)
     sup = load_suppressions(r, d.get("suppress", []))
+    path_ids = {p.id for p in paths}
+    for s in sup:  # a path no finding can name would suppress nothing, then read as a stale suppression for ever
+        if s.path is not None and s.path.partition("@")[0] not in path_ids:
+            raise r.err(f"suppress[{s.index}].path", f"no path {short(s.path)}; the contract's paths: "
+                                                     f"{', '.join(sorted(path_ids))}")
     from .rejects import load_rejects
 
     rejects = load_rejects(r, d.get("rejects", []))
@@ -180,6 +185,8 @@ def load_dims(r: Reader, table: JSON) -> tuple[S.Dim, ...]:
     r.want(table, "dims", dict)
     if not table:
         raise r.err("dims", "expected a non-empty table of dims")
+    if len(table) > L.DIMS:
+        raise r.err("dims", f"{len(table)} dims, over the limit of {L.DIMS}")
     dims = []
     for name, spec in table.items():
         key = f"dims.{L.key_text(name)}"

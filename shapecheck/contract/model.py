@@ -398,11 +398,22 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
             dtype = b.value_of(dtype.name)
         if not isinstance(dtype, str) or not dtypes.known(dtype):
             raise ContractError(f"{file}: [{key}.dtype]", dtypes.unknown_message(dtype))
+        if dtypes.quantized(dtype):
+            raise ContractError(f"{file}: [{key}.dtype]", f"{dtype} is a quantized dtype: torch makes its tensors at "
+                                "concrete sizes only (its empty kernel refuses symbolic ones), so no kernel can be traced "
+                                "on one; not supported as an input")
         if spec.kind == "tensors":
             return BoundArg(spec.name, "tensors", True, dtype=dtype, shapes=_bind_list(b, spec, shapes), **common)
         shape = _input_shape(b, spec.shape, f"{key}.shape", shapes)
         shapes[spec.name] = shape
         low, high = (_int_bound(b, x, f"{key}.{n}", shapes) for n, x in (("low", spec.low), ("high", spec.high)))
+        if isinstance(low, E.Const) and isinstance(high, E.Const) and isinstance(low.value, int) and \
+                isinstance(high.value, int) and low.value >= high.value:
+            raise ContractError(f"{file}: [{key}.low]", f"low {low.value} is not below high {high.value}: no value "
+                                "lies in [low, high)")
+        if spec.values and not dtypes.integral(dtype):
+            raise ContractError(f"{file}: [{key}.values]", f"values decide a size only of an integer tensor; "
+                                f"{spec.name} is {dtype}")
         layout = bind_layout(b, spec.layout, shape, key, shapes)
         total = _int_bound(b, spec.values["sum"], f"{key}.values.sum", shapes) if spec.values else None
         return BoundArg(spec.name, "tensor", True, shape=shape, dtype=dtype, low=low, high=high, layout=layout,
@@ -418,7 +429,18 @@ def _bind_arg(b: _CaseBinder, spec: ArgSpec, shapes: dict[str, E.TupleE]) -> Bou
     elif isinstance(value, E.Node):
         value = b.scalar(value, f"{key}.value", shapes)
         value, expr = _scalar_value(b.c, spec, value, key)
+    want = _VALUE_TYPES.get(spec.kind)
+    if want is not None and value is not None and (not isinstance(value, want[0]) or
+                                                   (spec.kind != "bool" and isinstance(value, bool))):
+        raise ContractError(f"{file}: [{key}.value]", f"{'an' if spec.kind[0] in 'aeiou' else 'a'} {spec.kind} argument needs {want[1]}, "
+                                                        f"found {value!r}")
     return BoundArg(spec.name, spec.kind, True, value=value, expr=expr, **common)
+
+
+#: the Python type a fixed value of each scalar kind must have (the schema's type: an int is no float's bool)
+_VALUE_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "int": (int, "an integer"), "float": ((int, float), "a number"), "bool": (bool, "true or false"),
+    "str": (str, "a string")}
 
 
 def _bind_list(b: _CaseBinder, spec: ArgSpec, shapes: Mapping[str, E.TupleE]) -> tuple[E.TupleE, ...]:

@@ -87,7 +87,11 @@ def _sizes(r: Reader, table: JSON, key: str) -> tuple[S.DynamicSize, ...]:
         k = f"{key}.{name}"
         r.name(name, k, "data-dependent size")
         r.table(spec, k, {"min", "max"}, {"min", "max"})
-        out.append(S.DynamicSize(name, r.parse(spec["min"], f"{k}.min"), r.parse(spec["max"], f"{k}.max")))
+        lo, hi = r.parse(spec["min"], f"{k}.min"), r.parse(spec["max"], f"{k}.max")
+        if isinstance(lo, E.Const) and isinstance(hi, E.Const) and isinstance(lo.value, int) and \
+                isinstance(hi.value, int) and lo.value > hi.value:
+            raise r.err(f"{k}.min", f"min {lo.value} is above max {hi.value}: the size has no value")
+        out.append(S.DynamicSize(name, lo, hi))
     return tuple(out)
 
 

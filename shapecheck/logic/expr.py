@@ -150,9 +150,10 @@ def parse(text: str) -> Node:
         raise ExprError(text[:40] + "...", f"an expression longer than {EXPR_CHARS} characters")
     if not text.strip():
         raise ExprError(text, "an empty expression")
-    odd = [i for i, c in enumerate(text) if not c.isascii()][:1]  # Python folds a full-width 'Ｎ' into 'N'
-    if odd:
-        raise ExprError(text, f"a character outside ASCII at column {odd[0] + 1}: contract expressions are ASCII")
+    bad = next((i for i, c in enumerate(text) if not c.isascii() or c == "#"), -1)  # Python folds 'Ｎ' into 'N'
+    if bad >= 0:  # and drops what follows a '#' as a comment: neither is what the file says
+        raise ExprError(text, f"a {'#' if text[bad] == '#' else 'character outside ASCII'} at column {bad + 1}: "
+                              "contract expressions are ASCII, with no comments")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as err:
@@ -265,7 +266,7 @@ class _Parser:
         for op, comp in zip(node.ops, node.comparators):
             if isinstance(op, (ast.In, ast.NotIn)):
                 if not isinstance(comp, (ast.Tuple, ast.List, ast.Set)) or not comp.elts:
-                    raise self.fail(comp, "'in' with anything but a non-empty literal tuple")
+                    raise self.fail(comp, "'in' with anything but a non-empty literal tuple, list or set")
                 items = tuple(self.visit(e) for e in comp.elts)
                 member: Node = Or(tuple(Cmp("==", left, it) for it in items))
                 parts.append(Not(member) if isinstance(op, ast.NotIn) else member)

@@ -20,7 +20,7 @@ from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
 from ..rules import RuleCode
-from ..search.examples import Example, largest_tensor
+from ..search.examples import TORCH_ELEMENTS, Example, largest_storage, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
 from ..trace.run import call_args
 from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure
@@ -82,6 +82,8 @@ class Checker:
             torch.set_num_threads(threads)
 
     def _check(self, ex: Example) -> None:
+        if max(largest_tensor(ex), largest_storage(ex)) > TORCH_ELEMENTS:  # not counted (only these: inconclusive)
+            return self.notes.update(["example beyond what torch can address (2**63 - 1 elements): not run"])
         self.count += 1
         holding = {era: [p for p in ex.case.paths if p.era == era and fast_holds(p.when, ex.values)]
                    for era in self.eras}
@@ -92,7 +94,7 @@ class Checker:
         outs = self._meta_checks(ex, holding, fail)
         if self.reference is None:
             return
-        if largest_tensor(ex) > self.max_elements:
+        if max(largest_tensor(ex), largest_storage(ex)) > self.max_elements:
             self.notes["example beyond the size bound: runtime and values unchecked"] += 1
             return
         # 2. output 0 against the runtime reference; 3. the reference's values against the math

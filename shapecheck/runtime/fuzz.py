@@ -226,7 +226,7 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
     seconds = time.perf_counter() - start
     timings = {k: round(v, 4) for k, v in checker.timings.items()}
     timings["other"] = round(max(seconds - sum(checker.timings.values()), 0.0), 4)
-    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, Verdict.FAIL if failures else Verdict.PASS,
+    return FuzzReport(prep.contract.op, prep.contract.file, prep.kernel.name, _verdict(failures, checker.count),
                       seed, checker.count, len(prep.explicit), seconds, timings, tuple(failures),
                       dict(checker.notes.most_common()), dict(sorted(checker.paths.items())),
                       checker.reference_note, prep.verify, replay_run.replace("{seed}", str(seed)),
@@ -329,7 +329,12 @@ def check_examples(op: str, texts: Iterable[str], *, contract: str | None = None
         except FuzzFailure as err:
             failures.append(err.failure)
     seconds = time.perf_counter() - start
-    return FuzzReport(c.op, c.file, kernel.name, Verdict.FAIL if failures else Verdict.PASS, 0, checker.count, len(examples),
+    return FuzzReport(c.op, c.file, kernel.name, _verdict(failures, checker.count), 0, checker.count, len(examples),
                       seconds, {k: round(v, 4) for k, v in checker.timings.items()}, tuple(failures),
                       dict(checker.notes), dict(sorted(checker.paths.items())), checker.reference_note,
                       torch=C.TORCH_VERSION)
+
+
+def _verdict(failures: list, ran: int) -> Verdict:
+    """fail on a failure; a run that checked no example (each beyond what torch can address) is inconclusive."""
+    return Verdict.FAIL if failures else Verdict.PASS if ran else Verdict.INCONCLUSIVE

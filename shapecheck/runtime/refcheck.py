@@ -24,6 +24,7 @@ from ..logic import expr as E
 from ..logic.solver import Bounds, Sat, Solver, restrict
 from ..rules import RuleCode
 from ..search.boundaries import interesting_values as _interesting
+from ..search.examples import Example, largest_storage
 from ..trace.run import call_args, made
 from .ref_crash import Outcome, RefResume, at_point
 from .ref_findings import SIDE_CAP, MetaRefuses, PathRun, RefFinding, first_line, meta_outputs
@@ -163,12 +164,20 @@ def _relaxed(solver: Solver, base: list[E.Node], drawn: list[E.Node]) -> dict[st
     return solver.small_model([*base, *kept])
 
 
+#: elements of storage a real input of ref check may span (2**28: a gigabyte of float32)
+REAL_ELEMENTS = 2**28
+
+
 def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int, mps: bool,
                 reference: RuntimeReference | None = None) -> list[RefFinding]:
     """The findings of one input of contract path ``p``: dispatch (SC010), whether the runtime accepts it
     (SC014), output 0's shape (SC011) and values (SC012), output 1's documented shape (SC013). Raises
     ``runtime.reference.Unmodelled`` where the reference cannot run the input."""
     ref = (reference or _reference(case.contract)).for_path(p.id)
+    span = largest_storage(Example(case, tuple(sizes.items()), seed))
+    if span > REAL_ELEMENTS:  # a storage_offset of 2**62: no real tensor of it can be made here
+        raise Unmodelled(f"storage too large for a real tensor: an input spans {span} elements (at most "
+                         f"{REAL_ELEMENTS})")
     args = ref.arguments(case, sizes, seed)
     want_path = ref.runtime_path(p.id)
     found = []

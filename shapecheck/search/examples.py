@@ -126,6 +126,9 @@ def parse_example(contract: Contract, text: str, *, max_elements: int | None = N
     if not holds(case.domain, dims):
         raise ValueError(f"{parts[1]} is outside the domain of case {case.id}: {E.to_text(case.domain)}")
     ex = Example(case, tuple((d, dims[d]) for d in needed), seed)
+    if max(largest_tensor(ex), largest_storage(ex)) > TORCH_ELEMENTS:
+        raise ValueError(f"a tensor of this example spans {max(largest_tensor(ex), largest_storage(ex))} elements, "
+                         f"more than torch can address (2**63 - 1): no kernel can run on it")
     if max_elements is not None and largest_tensor(ex) > max_elements:
         raise ValueError(f"a tensor of this example has {largest_tensor(ex)} elements > {max_elements}")
     return ex
@@ -164,6 +167,30 @@ def largest_tensor(ex: Example) -> int:
         n = 1
         for x in value:
             n *= max(int(x), 0)
+        out = max(out, n)
+    return out
+
+
+#: elements a tensor's storage may span for torch to make it at all (sizes, strides and offsets are int64)
+TORCH_ELEMENTS = 2**63 - 1
+
+
+def largest_storage(ex: Example) -> int:
+    """Elements of the largest storage the example's input tensors span: a tensor's element count, or with a
+    layout its storage offset + 1 + sum((size - 1) * stride) (``storage_offset = "2**40"`` spans that much)."""
+    out = 0
+    for a in input_tensors(ex.case):
+        try:
+            sizes = [max(int(x), 0) for x in compiled(a.shape)(ex.values)]
+            n = 1
+            for x in sizes:
+                n *= x
+            if a.layout is not None and n:
+                strides = [int(x) for x in compiled(E.TupleE(a.layout.strides))(ex.values)]
+                n = int(compiled(E.TupleE((a.layout.offset,)))(ex.values)[0]) + 1 + \
+                    sum((x - 1) * abs(st) for x, st in zip(sizes, strides))
+        except ZeroDivisionError:
+            continue
         out = max(out, n)
     return out
 

@@ -316,8 +316,11 @@ def own_code(kernel: Kernel) -> Any:
 def kernel_failure(exc: BaseException) -> bool:
     """Whether an exception out of a call of the kernel under test is the kernel's own failure, a finding
     (SC007): any ``Exception``, ``sys.exit()``, and any other ``BaseException`` the kernel raises (a class of its
-    own, GeneratorExit); only a ``KeyboardInterrupt``, the user stopping the run, goes through."""
-    return not isinstance(exc, KeyboardInterrupt)
+    own, GeneratorExit, a KeyboardInterrupt it raises itself); only the user stopping the run (Ctrl-C) goes
+    through."""
+    from ..errors import user_stopped
+
+    return not user_stopped(exc)
 
 
 def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: SourceLoc | None,
