@@ -44,14 +44,33 @@ class _GuardList(list):
         super().__init__(base)
         self.own, self.sink = own, sink
 
+    #: set while torch.export's own steps after the kernel run (``BackedRun.run``'s ``record_outputs``): who asks
+    phase = ""
+
     def append(self, guard: Any) -> None:
         frames = stack_frames(sys._getframe(1))
         who, kernel_line, site = origin(frames, self.own)
+        if self.phase:
+            who, kernel_line = self.phase + (f" ({who})" if who else ""), None
         names = {code.co_name for code, _, _ in frames[:16]}
         checked = bool(names & {"_check", "_check_with", "expect_true"})
         fallback = bool(names & {"guard_or_false", "guard_or_true", "_guard_or"})
         self.sink.append(BackedGuard(guard.expr, who, kernel_line, site, checked, fallback))
         super().append(guard)
+
+
+#: who asks for the guards of torch.export's record of an output's metadata
+OUTPUT_METADATA = ("torch.export's record of the op's output (torch.fx.passes.shape_prop._extract_tensor_metadata, "
+                   "which asks whether each output is contiguous in each memory format)")
+
+
+def _record_metadata(out: Any) -> None:
+    """What torch.export's tracer records of each output tensor of a node (``proxy_tensor.set_meta``)."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    for x in out if isinstance(out, (tuple, list)) else (out,):
+        if isinstance(x, torch.Tensor) and x.layout == torch.strided:
+            _extract_tensor_metadata(x)
 
 
 class BackedRun:
@@ -163,14 +182,23 @@ class BackedRun:
         with quiet_torch_logging(), self.mode:
             return strided_empty(sizes, DTYPES[dtype], strides, offset)
 
-    def run(self, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> tuple[Any, BaseException | None]:
+    def run(self, fn: Any, args: list[Any], kwargs: dict[str, Any], *,
+            record_outputs: bool = False) -> tuple[Any, BaseException | None]:
         """Call ``fn`` (the kernel, which sets the Python dispatcher as its mode has it) under the fake mode;
-        its result, or what it raised."""
+        its result, or what it raised. ``record_outputs``: then record each output tensor's metadata as
+        torch.export's tracer does for every node it makes (``_extract_tensor_metadata``: contiguity in each
+        memory format, which with backed sizes guards an output size such as ``(W - 1) // 2 + 1`` against 1:
+        the exported program keeps that guard and refuses W = 2)."""
         recorded = _GuardList(self.shape_env.guards, self.own, self.guards)
         self.shape_env.guards = recorded
         try:
             with quiet_torch_logging(), self.mode:
-                return fn(*args, **kwargs), None
+                out = fn(*args, **kwargs)
+                if record_outputs:
+                    recorded.phase = OUTPUT_METADATA
+                    _record_metadata(out)
+                    recorded.phase = ""
+                return out, None
         except BaseException as err:  # noqa: BLE001 - the kernel's own failure at the example (sys.exit too)
             from ..errors import user_stopped
 

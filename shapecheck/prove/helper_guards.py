@@ -91,8 +91,14 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     dims = [d.name for d in case.dims]
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     refusal = None if refusal is None else _in_dim_names(refusal, run.axes)
+    from .._torch.backed import OUTPUT_METADATA
+
     for found in groups.values():
         node, g = found[0]
+        # torch.export records the outputs' metadata after its constraint check: it keeps such a guard as a check
+        # of the exported program's inputs, whatever that check said
+        outcome = _outcome(None if g.origin.startswith(OUTPUT_METADATA) else refusal, tuple(sorted(set().union(
+            *(E.free_names(n) for n, _ in found)))))
         gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
         cex = restrict(solver.small_model([case.domain, *ge2, E.negate(node)]) or {}, dims)
         wit = restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims)
@@ -104,7 +110,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
             message=f"{g.origin}{line} installs the guard{'s' if len(found) > 1 else ''} {texts} when "
                     f"torch.export traces the op (backed sizes at the example {at}), and "
                     f"{'they do' if len(found) > 1 else 'it does'} not hold on the whole range of "
-                    f"{', '.join(gdims)}: {_outcome(refusal, gdims)}. The guard is "
+                    f"{', '.join(gdims)}: {outcome}. The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
 
@@ -175,7 +181,7 @@ def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: d
             carried[name] = run.tensor(f"size_{name}", [sizes[name]], "float32", {0: dyn} if dyn else {}).size(0)
     args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
     clean = run.installed() == 0
-    _, error = run.run(kernel.fn, args, kwargs)
+    _, error = run.run(kernel.fn, args, kwargs, record_outputs=True)
     return run, error, clean
 
 

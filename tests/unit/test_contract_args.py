@@ -595,8 +595,8 @@ op = "aten::avg_pool2d"
 [dims]
 N = {{ max = 8 }}
 C = {{ max = 8 }}
-H = {{ min = 2, max = 64 }}
-W = {{ min = 2, max = 64 }}
+H = {{ min = 4, max = 64 }}
+W = {{ min = 4, max = 64 }}
 
 [[args]]
 name = "self"

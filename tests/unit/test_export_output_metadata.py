@@ -1,0 +1,44 @@
+"""Guards torch.export's tracer installs after the kernel runs (finding F13): it records every node's output
+metadata (``shape_prop._extract_tensor_metadata``), whose contiguity checks guard, with backed sizes, an output
+size such as ``(W - 1) // 2 + 1`` against 1. Strict export then succeeds and the exported program refuses W = 2.
+verify's export-style run records the outputs' metadata too (``BackedRun.run(record_outputs=True)``): SC022."""
+
+from pathlib import Path
+
+import pytest
+
+from shapecheck.findings import Verdict
+from shapecheck.prove.verify import Options, verify_op
+from tests.conftest import ROOT
+
+SHIPPED = ROOT / "contracts" / "aten" / "convolution.toml"
+
+
+def _contract(tmp_path: Path, k: int, p: int, s: int) -> str:
+    """The shipped convolution contract, one case, without its suppressions."""
+    text = SHIPPED.read_text().split("[[suppress]]")[0]
+    text = text.replace("k = [1, 3]", f"k = [{k}]").replace("p = [0, 1]", f"p = [{p}]").replace("s = [1, 2]", f"s = [{s}]")
+    path = tmp_path / "conv.toml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.slow
+def test_an_output_size_that_can_be_1_is_sc022_and_the_exported_program_refuses_it(tmp_path):
+    r = verify_op("aten::convolution", contract=_contract(tmp_path, 1, 0, 2),
+                  options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.FAIL
+    [v] = r.violations
+    assert v.code == "SC022" and "torch.export's record of the op's output" in v.message
+    assert v.counterexample["W"] == 2 or v.counterexample["H"] == 2  # sizes >= 2: export's own range
+    # torch.export succeeds, and its program raises at the counterexample: --confirm-export ran it
+    [case] = r.cases
+    x = case.export
+    assert x is not None and x.succeeded and "the program raises" in x.explanation and "Guard failed" in x.explanation
+
+
+@pytest.mark.slow
+def test_an_output_size_never_1_from_2_up_is_no_finding(tmp_path):
+    # k=1, p=1, s=2: the output (H + 1) // 2 + 1 is at least 2 for every H: no guard restricts H
+    r = verify_op("aten::convolution", contract=_contract(tmp_path, 1, 1, 2), options=Options(jobs=1))
+    assert r.verdict == Verdict.PASS, [(v.code, v.expr) for v in r.violations]
