@@ -448,9 +448,13 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     make it the op's torch.library fake. Re-resolving under it tells
     whether torch then reaches ``fn``."""
     slots = _Slots()
-    if kind == "register_decomposition":  # torch's meta registrations take it as the op's meta kernel too
+    if kind == "register_decomposition":
         slots.table(torch._decomp.decomposition_table, op)
         slots.static_decomposition(op)
+        # torch's meta registrations take a decomposition as the op's meta kernel only where no register_meta
+        # of the op exists (activate_meta: the "meta" table first): flash_attention_for_cpu's stays the meta's
+        if op in torch._decomp.global_decomposition_table.get("meta", {}):
+            return slots.holding(fn)
     if kind in ("register_meta", "register_decomposition"):
         slots.table(torch._decomp.meta_table, op)
         slots.py_kernel(op, DispatchKey.Meta)

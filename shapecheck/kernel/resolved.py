@@ -84,6 +84,13 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
         return wrapped(*args, **kwargs)
 
     plans, notes = _registered_plans(op, registration, candidate, base.name) if registration else ([], [])
+    if registration and not plans:
+        # torch never runs the file's function for this op (a decomposition of an op with a meta registration):
+        # the kernel torch runs is checked, as for an op the file does not register, and the report says why
+        kernel = installed_kernel(op.name())
+        return replace(kernel, notes=(*kernel.notes, f"{base.name} ({registration}) is not reached: torch runs "
+                                      f"{kernel.name.partition(': ')[2] or kernel.name} for {op.name()} in every way it "
+                                      "runs the op; that kernel is checked"))
     if not plans:
         plans, more = _slot_plans(op, candidate, base.name)
         notes += more

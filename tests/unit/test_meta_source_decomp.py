@@ -51,3 +51,22 @@ def test_the_installed_decompositions_file_verifies_as_the_installed_kernel(tmp_
     assert mine.kernel == "decompositions.py:im2col" and mine.verdict is theirs.verdict is Verdict.PASS
     # the second case has torch's helper guards (SC022, accepted by the shipped contract) either way
     assert {v.case for v in mine.violations} == {v.case for v in theirs.violations} == {cases[1]}
+
+
+@pytest.mark.slow
+def test_a_decomposition_torch_never_runs_leaves_the_kernel_torch_runs_checked(tmp_path):
+    """A hunt: a copy of torch's own decompositions.py failed flash_attention_for_cpu (72 findings), its
+    decomposition checked in the meta kernel's place. torch's meta registrations take a decomposition as the
+    meta kernel only where the op has no register_meta: this op has one, so the copy verifies as the installed
+    torch does, with a note that the file's function is not reached."""
+    import torch._decomp.decompositions as dd
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(dd.__file__, copy)
+    op, case = "aten::_scaled_dot_product_flash_attention_for_cpu", "dtype=float32,is_causal=false,mask=none"
+    from_copy = verify_op(op, meta_source=str(copy), options=Options(cases=(case,), jobs=1))
+    installed = verify_op(op, options=Options(cases=(case,), jobs=1))
+    assert from_copy.verdict is installed.verdict is Verdict.PASS
+    assert from_copy.kernel == installed.kernel and "Python meta registration" in from_copy.kernel
+    assert any("(register_decomposition) is not reached" in n for n in from_copy.notes), from_copy.notes

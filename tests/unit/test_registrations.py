@@ -123,10 +123,18 @@ def test_gate_on_the_installed_torchs_unmodified_file_agrees_with_the_installed_
     assert len(from_file.runs) == len(registered)
     for run in from_file.runs:  # the file's function for each op is the one the installed torch registered
         assert run.kernel_note == "", run.kernel_note
+        if _not_reached(run):  # convolution: torch runs FakeTensor's rule, never meta_conv; that rule is checked
+            assert run.report.kernel == next(r for r in installed.runs if r.contract.op == run.contract.op).report.kernel
+            continue
         name = run.report.kernel.rpartition(":")[2]
         assert installed_meta_name(run.contract.op) == name
     assert _summary(from_file) == {op: v for op, v in _summary(installed).items() if op not in other}
     assert from_file.exit_code == installed.exit_code == 0
+
+
+def _not_reached(run) -> bool:
+    """Whether the file's function for the run's op is one no way of running the op reaches (its note says so)."""
+    return any("is not reached: torch runs" in n for n in run.report.notes)
 
 
 def installed_meta_name(op: str) -> str:
@@ -165,5 +173,6 @@ def test_gate_on_torch_2_14_1s_file_takes_each_ops_default_overload():
         # a 2.14.1 kernel may call an API torch 2.13 lacks: that is inconclusive, never a failure
         assert not run.stale and run.verdict.value in ("pass", "inconclusive"), _summary(result)
         reg = find_registration(tree, run.contract.op)
-        assert run.report.kernel.endswith(f":{reg.fdef.name}")
+        assert run.report.kernel.endswith(f":{reg.fdef.name}") or (
+            _not_reached(run) and run.report.kernel.startswith("installed torch"))
         assert "quantized" not in reg.fdef.name
