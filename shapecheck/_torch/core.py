@@ -4,8 +4,7 @@ torch's sympy classes, op lookup and the meta-registration namespace.
 Written against torch 2.13 (checked on 2.13.0); the APIs used here have been stable since 2.4 except where
 a comment says otherwise. Nothing outside this module and its parts (``_torch.static``: what torch decides
 on its own; ``_torch.audit``: what the audit needs; ``_torch.schema``: op schemas and fake-kernel calls)
-imports from ``torch._*`` or
-``torch.fx.experimental``.
+imports from ``torch._*`` or ``torch.fx.experimental``.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from ..errors import UnknownOpError, UnsupportedTorchError
 from ..findings import SourceLoc
 from ..logic import expr as E
+from ..logic import simplify as S
 from .attribution import Own as Own
 from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
@@ -211,11 +211,9 @@ class TraceEnv:
 
 
 def assume(cond: E.Node, values: dict[str, Any]) -> None:
-    """Record a fact over dims as a ``torch._check`` so that later guards can use it.
-
-    ``dim == constant`` is recorded as two bounds: torch would otherwise replace the symbol by the
-    constant everywhere, and output shapes would show ``64`` where the kernel computed ``E``.
-    """
+    """Record a fact over dims as a ``torch._check`` so that later guards can use it. ``dim == constant`` is
+    recorded as two bounds: torch would otherwise replace the symbol by the constant everywhere, and output
+    shapes would show ``64`` where the kernel computed ``E``."""
     from torch.utils._sympy.value_ranges import ValueRangeError
 
     try:
@@ -225,9 +223,16 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
             torch._check(sym >= cond.right.value)
             torch._check(sym <= cond.right.value)
             return
-        torch._check(_eval_sym(cond, values))
+        for part in S.conjuncts(cond):  # one left out: the trace knows less of its region, never more (sound)
+            if S.relations(part) <= CNF_ATOMS:
+                torch._check(_eval_sym(part, values))
     except ValueRangeError as err:  # torch's range refinement finds the assumptions contradictory
         raise AssumptionRejected(str(err)) from err
+
+
+
+
+CNF_ATOMS = 8  # comparisons per torch._check: torch's to_cnf is exponential (12: 12 s); a larger fact is left out
 
 
 class AssumptionRejected(Exception):
@@ -251,6 +256,8 @@ def assume_form(expr: Any, values: dict[str, Any]) -> None:
             for n, v in values.items() if isinstance(v, (torch.SymInt, int))}
     form = expr.xreplace(subs)
     if form.free_symbols - {v.node.expr for v in sizes} or form is sympy.true:
+        return
+    if len(form.atoms(sympy.core.relational.Relational)) > CNF_ATOMS:  # CNF_ATOMS: the contract's form stands alone
         return
     try:
         torch._check(env.create_symboolnode(form))

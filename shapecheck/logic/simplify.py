@@ -104,3 +104,21 @@ def _product(factors: list) -> E.Node:
     for f in factors[1:]:
         out = E.Arith("*", out, _from_sympy(f))
     return out
+
+
+def conjuncts(cond: E.Node) -> list[E.Node]:
+    """``cond`` as facts that hold one by one: an ``and`` split, a negated ``or`` as its negated parts."""
+    if isinstance(cond, E.And):
+        return [p for a in cond.args for p in conjuncts(a)]
+    if isinstance(cond, E.Not) and isinstance(cond.operand, E.Or):
+        return [p for a in cond.operand.args for p in conjuncts(E.negate(a))]
+    return [cond]
+
+
+def relations(cond: E.Node) -> int:
+    """The comparisons in a condition (its atoms)."""
+    if isinstance(cond, (E.And, E.Or)):
+        return sum(relations(a) for a in cond.args)
+    if isinstance(cond, E.Not):
+        return relations(cond.operand)
+    return 1
