@@ -65,12 +65,25 @@ OUTPUT_METADATA = ("torch.export's record of the op's output (torch.fx.passes.sh
 
 
 def _record_metadata(out: Any) -> None:
-    """What torch.export's tracer records of each output tensor of a node (``proxy_tensor.set_meta``)."""
+    """What torch.export's tracer records of each output tensor of a node (``proxy_tensor.set_meta``). Not where
+    an output size is 0 or 1 at the example: the record then guards it equal to 1 (a specialisation to the
+    example, which export's own advice against 0/1 examples avoids), and says nothing of the sizes from 2."""
     from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
-    for x in out if isinstance(out, (tuple, list)) else (out,):
-        if isinstance(x, torch.Tensor) and x.layout == torch.strided:
-            _extract_tensor_metadata(x)
+    tensors = [x for x in (out if isinstance(out, (tuple, list)) else (out,))
+               if isinstance(x, torch.Tensor) and x.layout == torch.strided]
+    if any(_hint(s) in (0, 1, None) for x in tensors for s in x.shape):
+        return
+    for x in tensors:
+        _extract_tensor_metadata(x)
+
+
+def _hint(size: Any) -> int | None:
+    """A size's value at the example, read without a guard (None when it has none)."""
+    if isinstance(size, int):
+        return size
+    hint = getattr(size.node, "hint", None)
+    return int(hint) if hint is not None else None
 
 
 class BackedRun:

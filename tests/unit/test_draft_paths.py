@@ -13,6 +13,7 @@ from shapecheck.contract.load import load_contract
 from shapecheck.kernel.load import installed_kernel
 from shapecheck.logic import expr as E
 from shapecheck.prove.verify import Options, verify_contract
+from tests.conftest import beyond_output_record
 
 
 @dataclass
@@ -104,7 +105,8 @@ def test_a_draft_whose_choices_change_the_outputs_verifies_on_its_own_kernel(tmp
     path.write_text(text)
     report = verify_contract(load_contract(path), installed_kernel(op), Options(jobs=1))
     # no SC002: every case's outputs are its own path's (what is left is torch's own SC016 on the ceil branch)
-    assert not {v.code.value for v in report.violations} - {"SC016"}, [v.message for v in report.violations]
+    found = beyond_output_record(report.violations)  # F13's output-record guards aside (torch's, any kernel)
+    assert not {v.code.value for v in found} - {"SC016"}, [v.message for v in found]
 
 
 @settings(max_examples=200, deadline=None)
