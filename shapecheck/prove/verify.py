@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
-from ..errors import UserError
+from ..errors import UnknownOpError, UserError
 from ..findings import Finding, PathStatus, Verdict, verdict_of
 from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
@@ -487,9 +487,13 @@ def _confirm_exports(contract, kernel, results, violations, solver, options):
     from .._torch import core as C
     from ..contract.find import normalize_op
     from ..contract.model import bind_case
-    from .export import confirm
+    from .export import ExportResult, confirm
 
-    op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
+    try:
+        op = kernel.op if kernel.op is not None else C.resolve_op(normalize_op(contract.op))
+    except UnknownOpError:  # a --meta function of an op torch does not know: there is nothing to export
+        why = f"torch {C.TORCH_VERSION} has no operator {contract.op} to export (the kernel is a --meta function)"
+        return [replace(r, export=ExportResult(False, None, None, why)) if not r.skipped else r for r in results]
     cases = {c.id: c for c in contract.cases()}
     sample = export_sample([cases[r.case] for r in results if r.verdict == Verdict.PASS and not r.skipped
                             and r.case in cases], options.export_sample)

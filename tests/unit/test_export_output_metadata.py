@@ -42,3 +42,15 @@ def test_an_output_size_never_1_from_2_up_is_no_finding(tmp_path):
     # k=1, p=1, s=2: the output (H + 1) // 2 + 1 is at least 2 for every H: no guard restricts H
     r = verify_op("aten::convolution", contract=_contract(tmp_path, 1, 1, 2), options=Options(jobs=1))
     assert r.verdict == Verdict.PASS, [(v.code, v.expr) for v in r.violations]
+
+
+@pytest.mark.slow
+def test_confirm_export_of_an_op_torch_does_not_know_says_so_and_keeps_the_verdict():
+    """A --meta function of a contract's op that torch has no operator for: nothing to export (it was exit 2,
+    "unknown op", after the whole run)."""
+    from tests.conftest import KERNELS, invoke
+
+    res = invoke("verify", "op", "sctest::shuffle_channels", "--contract", KERNELS / "shuffle_channels.toml", "--meta",
+                 f"{KERNELS / 'size_helpers.py'}:unshuffle_channels", "-j", "1", "--no-cache", "--confirm-export")
+    assert res.returncode == 0, res.stderr
+    assert "has no operator sctest::shuffle_channels to export" in res.stdout
