@@ -262,8 +262,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
     the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
     a pair the option list need not hold. ``unpacked``: read "values to unpack (expected 4, got 2)" too."""
-    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
-               or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
+    by_name = _named(args, error)
     tensors = [a for a in args if a.kind in ("tensor", "tensors")]
     named = by_name or tensors
     option = {a.name: o for a, o in zip(args, combo, strict=True)} if combo is not None else {}  # the call's
@@ -339,6 +338,17 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
 
 #: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
 _WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b")
+
+
+def _named(args: list[Arg], error: str) -> list[Arg]:
+    """The arguments an error names: by name (``self_1`` also as "self 1"); naming none but an index ("Expected
+    dtype int32 or int64 for index"), the tensors whose names say they hold indices (``outlier_cols``), so that
+    the data tensor keeps its dtype."""
+    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
+               or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
+    if by_name or not re.search(r"\bind(?:ex|ices)\b", error, re.I):
+        return by_name
+    return [a for a in args if a.kind in ("tensor", "tensors") and any(w in a.name.lower() for w in INDEX_WORDS)]
 
 
 def _ranks(wanted: str) -> list[int]:

@@ -22,6 +22,12 @@ def test_an_error_asking_for_a_vector_or_a_dim_past_the_rank_moves_the_right_ten
     assert _hint(args, "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
                  ((1, "float32"), (1, "float32")))
     assert args[0].options[0] == (2, "float32") and args[1].options[0] == (1, "float32")
+    # a dtype "for index", naming no argument: the tensor whose name says it holds indices moves, the data stays
+    pairs = [Arg("src", "Tensor", False, [(2, "float32"), (2, "int64")], "tensor"),
+             Arg("outlier_cols", "Tensor", False, [(1, "float32"), (1, "int64")], "tensor")]
+    assert _hint(pairs, "RuntimeError: index_select(): Expected dtype int32 or int64 for index",
+                 ((2, "float32"), (1, "float32")))
+    assert pairs[0].options[0] == (2, "float32") and pairs[1].options[0][1] in ("int32", "int64")
 
 
 def test_an_eager_size_outside_the_fakes_data_dependent_range_is_a_shape_disagreement():
