@@ -246,8 +246,9 @@ def _schema(op: Any) -> tuple[SchemaArg, ...] | None:
 
 def source_kernel(path_text: str, op_name: str) -> Kernel:
     """A file in the style of ``torch/_meta_registrations.py``: take the function registered for the op with
-    ``register_meta`` and define it, alone, in the installed torch's meta-registration namespace. The
-    rest of the file is not executed (it may register ops the installed torch lacks)."""
+    ``register_meta`` and define it, alone, in the installed torch's meta-registration namespace, with the
+    file's own module-level imports bound where this torch can run them. The rest of the file is not executed
+    (it may register ops the installed torch lacks)."""
     path = Path(path_text)
     source, tree = read_python(path_text, "--meta-source")
     packet = op_name.partition("::")[2].split(".")[0]
@@ -262,12 +263,14 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     namespace = meta_registration_namespace(str(path), _registering_name(registration.decorator))
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
+    _bind_imports(tree, filename, namespace)
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
     # undecorated module-level functions, defined from the file
     caveats = tuple(c for helper in plain_helpers(tree, fdef)
                     if (c := _define_helper(helper, source, filename, namespace)) is not None)
     try:
-        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec")
+        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=_future_flags(tree),
+                       dont_inherit=True)
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs defaults and annotations: bad input
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
@@ -282,6 +285,45 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     return _through_op(kernel, fn, op, _registering_name(registration.decorator))
 
 
+def _future_flags(tree: ast.Module | None) -> int:
+    """The compiler flags of the file's own ``from __future__`` imports: its functions are defined as its import
+    would define them (without ``annotations``, an annotation is evaluated at definition, as torch's files have
+    it), not with this module's own future imports."""
+    import __future__
+
+    flags = 0
+    for node in tree.body if tree is not None else ():
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:
+                feature = getattr(__future__, alias.name, None)
+                flags |= getattr(feature, "compiler_flag", 0)
+    return flags
+
+
+def namespace_tree(namespace: dict) -> ast.Module | None:
+    return namespace.get(_TREE)
+
+
+_TREE = "__shapecheck_source_tree__"
+
+
+def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
+    """The file's own module-level imports, each bound in ``namespace`` where this torch can run it: the names
+    its annotations and defaults read (``List`` in torch 2.4's files). One this torch cannot run is skipped: a
+    function that then reads a missing name fails to define, as the file would fail to import (bad input)."""
+    from ..errors import user_stopped
+
+    namespace[_TREE] = tree
+    for node in tree.body:
+        if not isinstance(node, (ast.Import, ast.ImportFrom)) or getattr(node, "module", None) == "__future__":
+            continue
+        try:
+            exec(compile(ast.Module(body=[node], type_ignores=[]), filename, "exec", dont_inherit=True), namespace)
+        except BaseException as err:  # noqa: BLE001 - a name this torch lacks: the definitions say what it costs
+            if user_stopped(err):
+                raise
+
+
 def _registering_name(dec: ast.expr) -> str:
     func = dec.func if isinstance(dec, ast.Call) else dec
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "register_meta")
@@ -294,7 +336,8 @@ def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespac
     else a caveat ``(SourceLoc, why)`` that makes the verdict inconclusive (the kernel verified is not the
     file's)."""
     try:
-        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec"), namespace)
+        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec", flags=_future_flags(namespace_tree(
+            namespace)), dont_inherit=True), namespace)
         return None
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs annotations and defaults: anything
         error = f"{type(err).__name__}: {err}"

@@ -162,3 +162,23 @@ def test_a_samples_hook_that_raises_keyboardinterrupt_or_never_ends_gives_no_sam
 
 
 assert KERNELS.is_dir()
+
+
+@pytest.mark.slow
+def test_a_meta_source_functions_annotations_are_evaluated_as_its_import_would(tmp_path):
+    """shapecheck's own ``from __future__ import annotations`` leaked into the file's functions, so an annotation
+    naming what this torch lacks never ran (torch 2.4's linalg_qr_meta was verified though it cannot be defined on
+    2.13). The file's own imports are bound first: its ``List`` is found."""
+    body = ("import torch\nfrom typing import List\nfrom torch._meta_registrations import register_meta\n"
+            "@register_meta(torch.ops.aten.pixel_shuffle)\n"
+            "def meta_pixel_shuffle(self, upscale_factor: {ann}) -> torch.Tensor:\n"
+            "    b, c, h, w = self.shape\n"
+            "    return self.new_empty((b, c // (upscale_factor * upscale_factor), h * upscale_factor, "
+            "w * upscale_factor))\n")
+    contract = _write(tmp_path, CONTRACT)
+    bad = _write(tmp_path, body.format(ann="NameOnlyIn2_99"), "bad_ann.py")
+    _one_line_error(invoke("verify", "op", "aten::pixel_shuffle", "--contract", contract, "--meta-source", bad, "-j", "1"),
+                    "bad_ann.py:5", "defining meta_pixel_shuffle failed: NameError")
+    good = _write(tmp_path, body.format(ann="List[int]"), "good_ann.py")
+    assert invoke("verify", "op", "aten::pixel_shuffle", "--contract", contract, "--meta-source", good, "-j", "1",
+                  "--no-cache").returncode == 0
