@@ -61,17 +61,24 @@ def relpath(file: str, cwd: Path | None = None) -> str:
     return file
 
 
-def write_text(file: str | Path, text: str) -> None:
-    """Write a report, baseline or draft: OSError as ``Path.write_text`` raises, and also for a FIFO or socket
-    (opening one to write waits for a reader: a run that hangs after it is done)."""
-    import errno
+def special_file(file: str | Path) -> bool:
+    """Whether ``file`` exists as a FIFO or socket: opening one to write waits for a reader (a run that hangs
+    after it is done)."""
     import os
     import stat
 
     try:
         mode = os.stat(file).st_mode
     except OSError:
-        mode = 0
-    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def write_text(file: str | Path, text: str) -> None:
+    """Write a report, baseline or draft: OSError as ``Path.write_text`` raises, and also for a FIFO or socket
+    (``special_file``)."""
+    import errno
+
+    if special_file(file):
         raise OSError(errno.EINVAL, "a FIFO or socket, not a file")
     Path(file).write_text(text, encoding="utf-8")

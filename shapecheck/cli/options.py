@@ -14,7 +14,7 @@ import click
 from ..kernel.sources import INSTALLED, Function, MetaSource
 from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
 from ..options import declared, of_command
-from ..paths import write_text
+from ..paths import special_file, write_text
 from ..render.ci import FORMATS
 
 
@@ -233,7 +233,7 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
         if file != "-" and not Path(file).resolve().parent.is_dir():
             raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
                                      param_hint="--output")
-        if file != "-" and _special(file):  # opening one to write waits for a reader: refused before any work
+        if file != "-" and special_file(file):  # opening one to write waits for a reader: refused before any work
             raise click.BadParameter(f"{fmt}={file}: a FIFO or socket, not a file", param_hint="--output")
         where = "-" if file == "-" else os.path.realpath(file)
         if where in seen:
@@ -241,17 +241,6 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
                                      f"{'stdout' if file == '-' else 'file'}: give each report its own file",
                                      param_hint="--output")
         seen[where] = f"{fmt}={file}"
-
-
-def _special(file: str) -> bool:
-    import os
-    import stat
-
-    try:
-        mode = os.stat(file).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:

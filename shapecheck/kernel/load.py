@@ -264,13 +264,13 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
     _bind_imports(tree, filename, namespace)
+    flags = _future_flags(tree)
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
     # undecorated module-level functions, defined from the file
     caveats = tuple(c for helper in plain_helpers(tree, fdef)
-                    if (c := _define_helper(helper, source, filename, namespace)) is not None)
+                    if (c := _define_helper(helper, source, filename, namespace, flags)) is not None)
     try:
-        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=_future_flags(tree),
-                       dont_inherit=True)
+        code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True)
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs defaults and annotations: bad input
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
@@ -285,26 +285,19 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     return _through_op(kernel, fn, op, _registering_name(registration.decorator))
 
 
-def _future_flags(tree: ast.Module | None) -> int:
+def _future_flags(tree: ast.Module) -> int:
     """The compiler flags of the file's own ``from __future__`` imports: its functions are defined as its import
     would define them (without ``annotations``, an annotation is evaluated at definition, as torch's files have
     it), not with this module's own future imports."""
     import __future__
 
     flags = 0
-    for node in tree.body if tree is not None else ():
+    for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module == "__future__":
             for alias in node.names:
                 feature = getattr(__future__, alias.name, None)
                 flags |= getattr(feature, "compiler_flag", 0)
     return flags
-
-
-def namespace_tree(namespace: dict) -> ast.Module | None:
-    return namespace.get(_TREE)
-
-
-_TREE = "__shapecheck_source_tree__"
 
 
 def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
@@ -313,7 +306,6 @@ def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
     function that then reads a missing name fails to define, as the file would fail to import (bad input)."""
     from ..errors import user_stopped
 
-    namespace[_TREE] = tree
     for node in tree.body:
         if not isinstance(node, (ast.Import, ast.ImportFrom)) or getattr(node, "module", None) == "__future__":
             continue
@@ -329,15 +321,16 @@ def _registering_name(dec: ast.expr) -> str:
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "register_meta")
 
 
-def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict) -> tuple | None:
+def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespace: dict,
+                   flags: int = 0) -> tuple | None:
     """Define one of the file's helpers in ``namespace``. When its definition fails here (a default value
     naming something the installed torch lacks), the kernel would call the installed torch's version
     instead: harmless when that version has the same source (or there is none: a call then raises NameError),
     else a caveat ``(SourceLoc, why)`` that makes the verdict inconclusive (the kernel verified is not the
     file's)."""
     try:
-        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec", flags=_future_flags(namespace_tree(
-            namespace)), dont_inherit=True), namespace)
+        exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True),
+             namespace)
         return None
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs annotations and defaults: anything
         error = f"{type(err).__name__}: {err}"

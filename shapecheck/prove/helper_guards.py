@@ -97,9 +97,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
         node, g = found[0]
         # torch.export records the outputs' metadata after its constraint check: it keeps such a guard as a check
         # of the exported program's inputs, whatever that check said
-        outcome = _outcome(None if g.origin.startswith(OUTPUT_METADATA) else refusal, tuple(sorted(set().union(
-            *(E.free_names(n) for n, _ in found)))))
         gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
+        outcome = _outcome(None if g.origin.startswith(OUTPUT_METADATA) else refusal, gdims)
         cex = restrict(solver.small_model([case.domain, *ge2, E.negate(node)]) or {}, dims)
         wit = restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims)
         line = f", reached from the kernel's line {g.kernel_line.line}," if g.kernel_line else ""
