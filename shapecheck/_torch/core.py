@@ -45,7 +45,7 @@ except ImportError as err:  # pragma: no cover - depends on the torch release
 
 import sympy  # noqa: E402
 
-TORCH_VERSION = torch.__version__
+TORCH_VERSION = str(torch.__version__)  # a plain str: a TorchVersion in a report makes its unpickling import torch
 INT_OO = int_oo  # torch's integer infinity in sympy value ranges
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 # the frames of a guard_or_false(...) call, from the kernel's call down to the ShapeEnv

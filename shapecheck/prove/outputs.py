@@ -19,6 +19,7 @@ from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
 from ..findings import Finding, PathStatus
 from ..logic import expr as E
+from ..logic import simplify as S
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck
 from ..rules import RuleCode
@@ -221,6 +222,10 @@ class _Check:
         if all(_product(h, floor, sizes, significant) == _product(w, floor, spec.shape.items, significant) is not None
                for h, w in zip(have, want)):
             return None  # equal as products of the output's sizes: equal once the shape is (SC002 proves that)
+        known = _known_values(self.premises)  # a region's E == 64 and E == Ev: 64 * L against L * Ev
+        if known and all(_product(E.bind(h, known), floor) == _product(E.bind(w, known), floor) is not None
+                         for h, w in zip(have, want)):
+            return None  # equal as products once the names the premises fix are put in
         premises: list[E.Node] = self.premises + self.size_bounds()
         if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
             return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
@@ -301,6 +306,47 @@ def _size_index(node: E.Node, sizes: tuple, significant: bool) -> str | None:
         if x in sizes:
             return f"#{sizes.index(x)}" if significant else f"max(#{sizes.index(x)}, 1)"
     return None
+
+
+def _known_values(premises: Sequence[E.Node]) -> dict[str, E.Node]:
+    """The names the premises' conjuncts equate (``x == 64``, ``x == y``): each name -> its class's constant, or
+    its class's first name. Putting them in keeps every value the premises allow, so a stride equal to the
+    contract's after it is equal wherever the premises hold."""
+    parent: dict[str, str] = {}
+    value: dict[str, int] = {}
+
+    def root(n: str) -> str:
+        while parent.get(n, n) != n:
+            n = parent[n]
+        return n
+
+    for fact in (c for p in premises for c in S.conjuncts(p)):
+        if not (isinstance(fact, E.Cmp) and fact.op == "==" and isinstance(fact.left, (E.Var, E.Const))
+                and isinstance(fact.right, (E.Var, E.Const))):
+            continue
+        a, b = fact.left, fact.right
+        if isinstance(a, E.Const):
+            a, b = b, a
+        if not isinstance(a, E.Var):
+            continue
+        ra = root(a.name)
+        if isinstance(b, E.Const):
+            if type(b.value) is not int or value.get(ra, b.value) != b.value:
+                return {}  # contradictory premises (or not integers): nothing is taken from them
+            value[ra] = b.value
+            continue
+        rb = root(b.name)
+        if ra != rb:
+            first, second = sorted((ra, rb))
+            parent[second] = first
+            if second in value:
+                if value.setdefault(first, value[second]) != value[second]:
+                    return {}
+    out: dict[str, E.Node] = {}
+    for n in set(parent) | set(value):
+        r = root(n)
+        out[n] = E.Const(value[r]) if r in value else E.Var(r)
+    return {n: v for n, v in out.items() if v != E.Var(n)}
 
 
 def _drop_max(node: E.Node, floor: dict[str, int]) -> E.Node:

@@ -64,7 +64,9 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
         budget = Budget(o.case_timeout, o.run_timeout)  # the run's clock goes on across a crash
         return run_isolated(lambda resume, send: _verify_contract(c, k, o, None, budget, resume, send), k, on_case)
 
-    with quiet_torch_logging():
+    from ..trace.garbage import fewer_collections
+
+    with quiet_torch_logging(), fewer_collections():
         report = one(contract, kernel, options)
         if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
             from .modes import with_other_mode
@@ -96,7 +98,7 @@ def _verify_contract(contract: Contract, kernel: Kernel, options: Options, on_ca
     steps = _Steps(resume or Resume(), send, on_case)
     todo = [c for c in selected if c.id not in steps.resume.results]
     nothing: _Ahead = ({}, {}, {})
-    first, exported, done = steps.stage(AHEAD, lambda: _ahead(kernel, todo, solver, options, budget), nothing)
+    first, exported, done = steps.stage(AHEAD, lambda: _ahead(kernel, todo, solver, options, budget, roots), nothing)
     batched: set[str] = set()  # the roots whose regions were traced ahead for the cases after them
     for i, case in enumerate(selected):
         if budget.run_over():
@@ -192,10 +194,12 @@ def _turn(ahead: tuple[CaseResult, list[Finding]] | None, case_id: str, budget: 
 _Ahead = tuple[dict, dict[str, list[Finding]], dict]
 
 
-def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: Options, budget: Budget) -> _Ahead:
+def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: Options, budget: Budget,
+           roots: SharedRoots) -> _Ahead:
     """With --jobs, what runs in the workers ahead of the cases' turns, each case in its own time budget: (case
     id -> its unassumed trace, case id -> its export-style run's findings, case id -> its whole result or
-    ``_Cut``)."""
+    ``_Cut``). The first case, whose turn comes before any other's, runs whole in this process while the workers
+    make the others' first traces (``_first_here``)."""
     if options.jobs == 1:
         return {}, {}, {}
     from ..trace.parallel import NotDone, map_cases, prefetch_cases
@@ -209,12 +213,32 @@ def _ahead(kernel: Kernel, selected: list[BoundCase], solver: Solver, options: O
     # each case's first trace and its export-style run (prove.helper_guards) depend on no other case
     from .helper_guards import helper_guards
 
+    whole: dict[str, tuple[CaseResult, list[Finding]]] = {}
+    here = functools.partial(_first_here, kernel, selected[0], solver, options, budget, roots, whole) if selected else None
     fetched = prefetch_cases(kernel, selected, options.jobs, track_return=options.explore or options.show_obligations,
-                             also=lambda c: helper_guards(kernel, c, solver), within=within, caught=caught)
-    done = {k: v for k, v in fetched.items() if isinstance(v, _Cut)}
+                             also=lambda c: helper_guards(kernel, c, solver), within=within, caught=caught, here=here)
+    fetched.update(whole)
+    done = {k: v for k, v in fetched.items() if isinstance(v, _Cut) or k in whole}
     ran = {k: v for k, v in fetched.items() if k not in done}
     return ({k: root for k, (root, _) in ran.items()},
             {k: found for k, (_, found) in ran.items() if not isinstance(found, NotDone)}, done)
+
+
+def _first_here(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, budget: Budget,
+                roots: SharedRoots, whole: dict[str, tuple[CaseResult, list[Finding]]], warm: dict) -> None:
+    """The first case's turn taken early, in this process, while the workers trace the cases after it: nothing
+    runs before its turn, so it is the same run as in turn (``isolated``, the same ``roots``), only overlapped.
+    The cases that share its regions can start as soon as the map ends."""
+    got = warm.get(case.id)
+    if not isinstance(got, tuple):  # its first trace was cut short or raised: left to its turn
+        return
+    from ..trace.parallel import NotDone
+
+    root, found = got
+    one = dataclasses.replace(options, jobs=1)  # no workers of workers
+    run = functools.partial(_run_case, kernel, case, solver, one, roots, root,
+                            None if isinstance(found, NotDone) else found)
+    whole[case.id] = isolated(case.id, budget, run)
 
 
 def _after_suppressions(results: list[CaseResult], violations: list[Finding]) -> list[CaseResult]:

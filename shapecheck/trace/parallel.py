@@ -50,6 +50,9 @@ Root = Trace | NotApplicable
 
 #: ``within(thunk)``: runs one item's work (``thunk()``) in a scope of the caller's, a time budget say
 Within = Callable[[Callable[[], Any]], Any]
+#: ``here(warm)``: the caller's own work while the workers start on the items, given the warm-up item's value
+#: (absent: none, or it raised): a step that needs only that item, taken off the path of the items after it
+Here = Callable[[dict[Any, Any]], None]
 #: ``caught(exc)``: for an exception an item raised, the value delivered for the item instead (a record of a
 #: time budget that ran out), or None to leave the item to the caller; it may raise, which stops the map
 Caught = Callable[[Exception], Any]
@@ -76,10 +79,11 @@ class NotDone:
 
 def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, track_return: bool = False,
                    also: Callable[[BoundCase], Any] | None = None, within: Within | None = None,
-                   caught: Caught | None = None) -> dict[str, Any]:
+                   caught: Caught | None = None, here: Here | None = None) -> dict[str, Any]:
     """``prefetch_roots``, and with each root ``also(case)`` (a step of the case that depends on no other case:
-    the export-style run), or NotDone where it raised or the case is not applicable. ``within`` and ``caught``
-    as for ``map_cases``: a case's time budget, say; a value ``caught`` gives comes back in the tuple's place."""
+    the export-style run), or NotDone where it raised or the case is not applicable. ``within``, ``caught`` and
+    ``here`` as for ``map_cases``: a case's time budget, say; a value ``caught`` gives comes back in the tuple's
+    place."""
     def both(case: BoundCase) -> tuple[Root, Any]:
         root = _root(kernel, case, track_return)
         if also is None or isinstance(root, NotApplicable):
@@ -93,7 +97,7 @@ def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, tra
         return (isinstance(v, tuple) and isinstance(v[0], (Finished, Guarded, Failed, NotApplicable))) or (
             caught is not None and not isinstance(v, tuple))
 
-    return map_cases(both, cases, jobs, MIN_CASES, valid, within=within, caught=caught)
+    return map_cases(both, cases, jobs, MIN_CASES, valid, within=within, caught=caught, here=here)
 
 
 def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence[Any]], jobs: int,
@@ -110,7 +114,8 @@ def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence
 
 def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cases: int = 2,
               valid: Callable[[Any], bool] = lambda v: True, key: Callable[[Any], Any] = lambda c: c.id,
-              warm: bool = True, within: Within | None = None, caught: Caught | None = None) -> dict[Any, Any]:
+              warm: bool = True, within: Within | None = None, caught: Caught | None = None,
+              here: Here | None = None) -> dict[Any, Any]:
     """key(case) (the case id) -> fn(case), computed by ``jobs`` processes (this one included), for as many
     cases as succeeded; the caller computes the rest itself (and sees their exceptions). ``fn`` must be
     deterministic and its results picklable. Empty when parallel work would not pay. ``warm``: the first case
@@ -119,7 +124,9 @@ def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cas
 
     ``within`` runs each item in every process (the case's time budget, whose timer rings in a worker too);
     ``caught`` turns an item's exception into its value. When ``caught`` raises in this process, the workers are
-    killed and the exception goes to the caller: nothing keeps running, or hangs, behind it."""
+    killed and the exception goes to the caller: nothing keeps running, or hangs, behind it. ``here`` runs in
+    this process once the workers are forked, before it takes items of its own (not at all where no worker
+    would pay); what it raises goes to the caller, the workers killed."""
     jobs = resolve_jobs(jobs)
     if jobs <= 1 or len(cases) < max(min_cases, 2):
         return {}
@@ -152,6 +159,8 @@ def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cas
 
     children = [child for _ in range(jobs - 1) for child in [_fork_worker(one, take, key)] if child is not None]
     try:
+        if here is not None:
+            here(dict(out))
         while (case := take()) is not None:
             try:
                 value = one(case)
