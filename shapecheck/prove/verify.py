@@ -64,9 +64,7 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
         budget = Budget(o.case_timeout, o.run_timeout)  # the run's clock goes on across a crash
         return run_isolated(lambda resume, send: _verify_contract(c, k, o, None, budget, resume, send), k, on_case)
 
-    from ..trace.garbage import fewer_collections
-
-    with quiet_torch_logging(), fewer_collections():
+    with quiet_torch_logging():
         report = one(contract, kernel, options)
         if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
             from .modes import with_other_mode

@@ -377,12 +377,14 @@ def test_an_entry_ends_after_the_earliest_suppression_expiry_still_ahead(cache_d
     assert R.lookup("verify", {"k": 2}, R.VerifyEntry, today="2030-03-02") is None
 
 
-def _probe(*args, cwd=ROOT):
-    """A fresh process running the command line: (stdout, [torch, z3, sympy: those it imported], exit code)."""
+def _probe(*args, cwd=ROOT, isolate=True):
+    """A fresh process running the command line: (stdout, [torch, z3, sympy: those it imported], exit code).
+    ``isolate=False``: the checks in that process, not in a supervised child (whose imports it never sees)."""
     probe = ("import sys\nfrom shapecheck.cli.main import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
              "    print(sorted(m for m in ('torch', 'z3', 'sympy') if m in sys.modules), e.code, file=sys.stderr)\n")
     res = subprocess.run([sys.executable, "-c", probe, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+                         env=dict(os.environ, PYTHONPATH=str(ROOT), SHAPECHECK_ISOLATE="1" if isolate else "0"),
+                         timeout=120)
     loaded, _, code = res.stderr.strip().splitlines()[-1].rpartition(" ")
     return res.stdout, loaded, int(code)
 
@@ -394,7 +396,7 @@ def test_a_hit_imports_neither_torch_nor_z3(cache_dir, tmp_path):
     out, loaded, code2 = _probe(*args)
     assert out.splitlines()[-1].startswith("cache: ")
     assert (loaded, code2) == ("[]", code)
-    assert _probe(*args, "--no-cache")[1] != "[]"  # the probe sees an import when there is one
+    assert _probe(*args, "--no-cache", isolate=False)[1] != "[]"  # the probe sees an import when there is one
 
 
 @pytest.mark.slow  # over 5 s (pytest --durations, 2026-12-02)

@@ -1,9 +1,8 @@
 """What a run costs beyond its traces, each piece tested where it can silently come back: a report whose
 unpickling imports torch (the supervised child's result read in a parent that never imported it: about 0.9 s of
-every isolated command), the collector's thresholds during a run, the first case run in this process while the
-workers trace the rest, and a stride equal to the contract's once the premises' equalities are put in."""
+every isolated command), the first case run in this process while the workers trace the rest, and a stride
+equal to the contract's once the premises' equalities are put in."""
 
-import gc
 import pickle
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import pytest
 
 from shapecheck.logic import expr as E
 from shapecheck.prove.outputs import _known_values, _product
-from shapecheck.trace.garbage import THRESHOLDS, fewer_collections
 
 
 @pytest.mark.slow  # a fresh interpreter
@@ -26,20 +24,6 @@ def test_a_report_unpickles_without_torch():
             "print(r.verdict.value, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(report), capture_output=True, check=True)
     assert out.stdout.decode().split() == [report.verdict.value, "False"]
-
-
-def test_fewer_collections_raises_the_thresholds_and_restores_them():
-    before = gc.get_threshold()
-    try:
-        gc.set_threshold(700, 10, 10)
-        with fewer_collections():
-            assert gc.get_threshold() == THRESHOLDS
-        assert gc.get_threshold() == (700, 10, 10)
-        gc.set_threshold(10**6, 10**3, 10**3)  # a process's own higher setting is never lowered
-        with fewer_collections():
-            assert gc.get_threshold() == (10**6, 10**3, 10**3)
-    finally:
-        gc.set_threshold(*before)
 
 
 def cmp(op, a, b):
