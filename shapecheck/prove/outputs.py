@@ -209,13 +209,6 @@ class _Check:
         if len(have) != len(want) or spec.shape is None or len(spec.shape.items) != len(shape.items):
             return None  # a rank mismatch is SC002's
         sizes = shape.items
-        same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
-        pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
-        if spec.match != "exact":  # significant (or its older name, dense): as assert_size_stride compares
-            pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
-            claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
-        else:
-            claim = E.conj(pairs)
         if all(_product(h, floor) == _product(w, floor) is not None for h, w in zip(have, want)):
             return None  # equal as products of the same sizes: proved without z3 (the usual case, and cheap)
         significant = spec.match != "exact"
@@ -226,6 +219,13 @@ class _Check:
         if known and all(_product(E.bind(h, known), floor) == _product(E.bind(w, known), floor) is not None
                          for h, w in zip(have, want)):
             return None  # equal as products once the names the premises fix are put in
+        same = E.conj([E.compare("==", a, b) for a, b in zip(sizes, spec.shape.items)])
+        pairs = [E.compare("==", h, w) for h, w in zip(have, want)]
+        if significant:  # significant (or its older name, dense): as assert_size_stride compares
+            pairs = [E.disj([E.compare("==", s, E.Const(1)), eq]) for s, eq in zip(sizes, pairs)]
+            claim = E.disj([E.compare("==", s, E.Const(0)) for s in sizes] + [E.conj(pairs)])
+        else:
+            claim = E.conj(pairs)
         premises: list[E.Node] = self.premises + self.size_bounds()
         if self.solver.implies(premises, same).outcome is not Outcome.PROVED:
             return None  # the shape differs somewhere: SC002's finding (or SC005's); fix the shape first
