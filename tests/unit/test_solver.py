@@ -168,3 +168,20 @@ def test_a_cached_extreme_is_the_extreme_and_asks_z3_once(k, lo, span):
     assert (plain.extreme(conds, "a", True) is None) == empty
     if not empty:
         assert plain.extreme(conds, "a", True) == next(v for v in range(lo, lo + span + 1) if v % k == 0)
+
+
+def test_each_session_has_a_z3_context_of_its_own():
+    """z3's global context made a session's search depend on the terms earlier sessions had made (a nonlinear
+    domain's probe ran to its timeout on the second verify in one process: bench/bench_repeat.py)."""
+    import z3
+
+    dims = [Bounds("Ci", 1, 2**31 - 1), Bounds("Co", 1, 2**31 - 1), Bounds("P", 1, 64)]
+    a, b = Solver(dims), Solver(dims)
+    assert a.ctx is not b.ctx and z3.main_ctx() not in (a.ctx, b.ctx)
+    assert all(v.ctx is a.ctx for v in a.vars.values())
+    domain = E.Cmp("==", E.Var("Ci"), E.Arith("*", E.Var("Co"), E.Var("P")))
+    # every kind of node converts in the session's context (an And of constants, a boolean and an int constant)
+    assert a.implies([domain, E.And((E.TRUE, E.TRUE))], E.Cmp(">=", E.Var("Ci"), E.Var("Co"))).outcome is Outcome.PROVED
+    assert b.extreme([domain, E.Cmp("==", E.Var("P"), E.Const(3))], "Ci", lowest=True) == 3
+    assert a.satisfiable([domain, E.Cmp("==", E.Var("Ci"), E.Const(7)), E.Cmp(">", E.Var("P"), E.Const(1))]).model == \
+        {"Ci": 7, "Co": 1, "P": 7}
