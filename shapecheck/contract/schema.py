@@ -67,7 +67,7 @@ def check_schema(contract: Contract, schema: tuple[tuple[str, str, TorchObject, 
         dims = next((a.expr for a in bound if a.expr is not None), None)
         if dims is not None and base in ("int", "int[]"):
             raise ContractError(f"{where}.kind]", _not_symint(contract, typ, dims))
-        if size is not None and spec.kind == "ints":
+        if size is not None and size > 1 and spec.kind == "ints":  # int[1]: one int broadcast, any length else
             _check_list_size(contract, spec.name, typ, size, default, zip(cases, bound))
         if spec.has_default and default is not no_default and _simple(default) \
                 and _norm(default) != _norm(spec.default):
@@ -77,7 +77,8 @@ def check_schema(contract: Contract, schema: tuple[tuple[str, str, TorchObject, 
 
 def _check_list_size(contract: Contract, name: str, typ: str, size: int, default: TorchObject,
                      bound: Iterable[tuple[BoundCase, BoundArg]]) -> None:
-    """An ``int[N]`` argument takes N values, or 1 (repeated), or its default."""
+    """An ``int[N]`` argument (N >= 2) takes N values, or 1 (repeated), or its default. ``int[1]`` is no length:
+    torch reads it as a list of any length that a single int may stand for (``amax``'s ``int[1] dim = [0, 2]``)."""
     for case, a in bound:
         value = a.value if a.expr is None else a.expr.items if isinstance(a.expr, E.TupleE) else None
         assert value is None or isinstance(value, tuple)  # an ints argument's values

@@ -628,3 +628,41 @@ def test_a_fixed_size_int_list_takes_its_size_or_one_value(tmp_path, capsys):
     path = write(tmp_path, POOL.format(kernel="[2, 2, 2]"))
     assert refused(path, "aten::avg_pool2d", capsys) == (
         f"{path}: [args.kernel_size.value]: the schema says int[2]: 2 values (or 1, repeated), found 3")
+
+
+AMAX = """schema = 1
+op = "aten::amax"
+
+[dims]
+A = { min = 1, max = 64 }
+B = { min = 1, max = 64 }
+C = { min = 1, max = 64 }
+
+[[args]]
+name = "self"
+kind = "tensor"
+shape = "(A, B, C)"
+dtype = "float32"
+
+[[args]]
+name = "dim"
+kind = "ints"
+value = [0, 2]
+
+[[args]]
+name = "keepdim"
+kind = "bool"
+value = true
+
+[[paths]]
+id = "reduce"
+when = "true"
+outputs = ["(1, B, 1)"]
+"""
+
+
+def test_an_int_1_list_takes_any_length(tmp_path):
+    """``int[1] dim`` is a list a single int may stand for, not a list of one: a hunt's ``amax`` over dims
+    [0, 2] was refused (exit 2) though eager and FakeTensorMode take it."""
+    path = write(tmp_path, AMAX, "amax.toml")
+    assert verify_op("aten::amax", contract=str(path)).exit_code == 0
