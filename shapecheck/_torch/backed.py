@@ -64,18 +64,21 @@ OUTPUT_METADATA = ("torch.export's record of the op's output (torch.fx.passes.sh
                    "which asks whether each output is contiguous in each memory format)")
 
 
-def _record_metadata(out: Any) -> None:
-    """What torch.export's tracer records of each output tensor of a node (``proxy_tensor.set_meta``). Not where
-    an output size is 0 or 1 at the example: the record then guards it equal to 1 (a specialisation to the
-    example, which export's own advice against 0/1 examples avoids), and says nothing of the sizes from 2."""
+def _record_metadata(out: Any) -> bool:
+    """What torch.export's tracer records of each output tensor of a node (``proxy_tensor.set_meta``); False
+    where it is not recorded: an output size that depends on the sizes is 0 or 1 at the example. The record
+    would then guard it equal to 1 (a specialisation to the example) and say nothing of the sizes from 2; the
+    caller runs again at an example where it is at least 2 (``prove.helper_guards``). A size that is the
+    constant 1 (a kept reduced dim) asks nothing of the sizes."""
     from torch.fx.passes.shape_prop import _extract_tensor_metadata
 
     tensors = [x for x in (out if isinstance(out, (tuple, list)) else (out,))
                if isinstance(x, torch.Tensor) and x.layout == torch.strided]
-    if any(_hint(s) in (0, 1, None) for x in tensors for s in x.shape):
-        return
+    if any(isinstance(s, torch.SymInt) and _hint(s) in (0, 1, None) for x in tensors for s in x.shape):
+        return False
     for x in tensors:
         _extract_tensor_metadata(x)
+    return True
 
 
 def _hint(size: Any) -> int | None:
@@ -106,6 +109,7 @@ class BackedRun:
         self.names: dict[Any, str] = {}  # backed symbol -> dim name
         self.axes: dict[tuple[str, int], str] = {}  # (an input's source name, axis) -> its dim
         self.guards: list[BackedGuard] = []
+        self.outputs_recorded = True  # False: an output size was 0 or 1 at the example (``_record_metadata``)
         self._dims: dict[str, Any] = {}
 
     def tensor(self, name: str, shape: list[int], dtype: str, dynamic: dict[int, tuple[str, int, int]]) -> Any:
@@ -209,7 +213,7 @@ class BackedRun:
                 out = fn(*args, **kwargs)
                 if record_outputs:
                     recorded.phase = OUTPUT_METADATA
-                    _record_metadata(out)
+                    self.outputs_recorded = _record_metadata(out)
                     recorded.phase = ""
                 return out, None
         except BaseException as err:  # noqa: BLE001 - the kernel's own failure at the example (sys.exit too)

@@ -68,6 +68,10 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     screen = _backed_run(kernel, case, sizes, specs, screen=True)
     if screen is None:
         return []  # an input the example makes too large to build: torch.export's own run says why
+    if screen[1] is None and not screen[0].outputs_recorded:
+        # an output size of 0 or 1 at the least example: torch.export's record of the outputs would pin it to 1
+        # there, and at any example where it is 2 or more guards it against 1; run where it is 2 or more
+        sizes, screen = _where_outputs_grow(kernel, case, solver, specs, sizes, screen)
     run, error, clean = screen
     from .torch_decides import TorchView
 
@@ -112,6 +116,29 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
                     f"{', '.join(gdims)}: {outcome}. The guard is "
                     "torch's, not a line of the kernel's own"))
     return out
+
+
+GROWN = 16  # the least value of each dynamic dim at the example tried where the least one gave an output 0 or 1
+
+
+def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: dict[str, DimSpec],
+                        sizes: dict[str, int], screen: tuple[BackedRun, BaseException | None, bool]
+                        ) -> tuple[dict[str, int], tuple[BackedRun, BaseException | None, bool]]:
+    """Another example, each dynamic dim at least ``GROWN`` (within its Dim range and the domain), where every
+    output size is 2 or more and the kernel runs: (its sizes, its screen run). The example and run given where
+    none is found (the record is then left out, as before)."""
+    floor = [E.Cmp(">=", E.Var(d), E.Const(min(sp.hi, max(sizes[d], GROWN)))) for d, sp in specs.items()
+             if d in sizes and sp.base is None]
+    bounds = [E.Cmp("<=", E.Var(d), E.Const(sp.hi)) for d, sp in specs.items() if d in sizes]
+    fixed = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in sizes.items() if d not in specs]  # static dims stay
+    model = solver.small_model([case.domain, *floor, *bounds, *fixed]) if floor else None
+    if not model:
+        return sizes, screen
+    bigger = {d: model.get(d, v) for d, v in sizes.items()}
+    again = _backed_run(kernel, case, bigger, specs, screen=True)
+    if again is None or again[1] is not None or not again[0].outputs_recorded:
+        return sizes, screen
+    return bigger, again
 
 
 #: solver -> (contract dims, domain, case dims) -> (Dim specs, example sizes): the same for every case whose

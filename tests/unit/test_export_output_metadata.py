@@ -54,3 +54,51 @@ def test_confirm_export_of_an_op_torch_does_not_know_says_so_and_keeps_the_verdi
                  f"{KERNELS / 'size_helpers.py'}:unshuffle_channels", "-j", "1", "--no-cache", "--confirm-export")
     assert res.returncode == 0, res.stderr
     assert "has no operator sctest::shuffle_channels to export" in res.stdout
+
+
+POOL1D = """schema = 1
+op = "aten::max_pool1d_with_indices"
+[dims]
+N = { min = 1, max = 1024 }
+L = { min = 2, max = 1024 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, L)"
+[[args]]
+name = "kernel_size"
+kind = "ints"
+value = [2]
+[[paths]]
+id = "p"
+when = "true"
+outputs = ["(N, L // 2)", "(N, L // 2)"]
+"""
+
+
+@pytest.mark.slow
+def test_an_output_of_1_at_the_least_example_is_recorded_at_a_larger_one(tmp_path):
+    """A hunt's wrong PASS: at export's least example (N=2, L=3) the output size L // 2 is 1, where the record
+    pins it to 1 and was left out. Strict export there succeeds and its program refuses L=4; exported at L=9 it
+    refuses L=3 instead: no example gives a program for the contract's range. The run is made again at a larger
+    example, where the record guards L // 2 != 1: SC022 at L=2 or 3."""
+    import torch
+
+    path = tmp_path / "pool1d.toml"
+    path.write_text(POOL1D)
+    r = verify_op("aten::max_pool1d_with_indices", contract=str(path), options=Options(jobs=1))
+    assert r.verdict == Verdict.FAIL
+    [v] = r.violations
+    assert v.code == "SC022" and "torch.export's record of the op's output" in v.message
+    assert v.counterexample["L"] in (2, 3) and (v.witness or {}).get("L", 0) >= 4
+
+    class Pool(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.aten.max_pool1d_with_indices(x, [2])
+
+    dims = {"x": {0: torch.export.Dim("N", min=1, max=1024), 1: torch.export.Dim("L", min=2, max=1024)}}
+    for example, refused in (((2, 3), (2, 4)), ((2, 9), (2, 3))):
+        program = torch.export.export(Pool(), (torch.randn(*example),), dynamic_shapes=dims, strict=True)
+        with pytest.raises(Exception, match="Guard failed"):
+            program.module()(torch.randn(*refused))
