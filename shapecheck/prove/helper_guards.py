@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from ..contract.model import BoundArg, BoundCase
@@ -26,7 +26,7 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
-from .export import DimSpec, equal_classes, example_sizes, export_dims
+from .export import DimSpec, _linear, equal_classes, example_sizes, export_dims
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
@@ -141,6 +141,25 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
     return bigger, again
 
 
+def _derived_axes(a: BoundArg, sizes: dict[str, int], specs: dict[str, DimSpec],
+                  axis: Callable[[str, int], tuple[str, int, int] | None]) -> dict[int, tuple[str, int, int, int, int, int]]:
+    """The axes of ``a`` written ``k * X + c`` over one dynamic dim X (``(N, 2 * H)``), as --confirm-export gives
+    them to torch.export (the derived Dim ``k * H`` of H's): axis -> (X's Dim, X's value, k, c, least, greatest).
+    Made a constant, such an axis made ``same_shape`` guard ``H == 3`` where export guards nothing (a hunt's
+    false SC022 on ``glu.out``)."""
+    out: dict[int, tuple[str, int, int, int, int, int]] = {}
+    assert a.shape is not None  # a tensor argument's
+    for j, item in enumerate(a.shape.items):
+        lin = None if isinstance(item, E.Var) else _linear(item)
+        if lin is None or lin[1] < 1 or lin[0] not in sizes:
+            continue
+        sp = specs.get(lin[0])
+        dyn = axis(lin[0], sizes[lin[0]]) if sp is not None and sp.base is None else None
+        if dyn is not None:
+            out[j] = (dyn[0], sizes[lin[0]], lin[1], lin[2], dyn[1], dyn[2])
+    return out
+
+
 #: solver -> (contract dims, domain, case dims) -> (Dim specs, example sizes): the same for every case whose
 #: domain and dims repeat (the dtype siblings), and about a tenth of this check's cost when asked again
 _EXAMPLES: weakref.WeakKeyDictionary[Solver, dict[tuple[object, ...], tuple[dict[str, DimSpec], dict[str, int] | None]]]
@@ -184,9 +203,11 @@ def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: d
             raise _TooLarge(a.name)
         dynamic = {j: dyn for j, item in enumerate(a.shape.items)
                    if isinstance(item, E.Var) and (dyn := axis(item.name, shape[j])) is not None}
-        if screen:
-            fake = run.empty([run.ranged(dynamic[j][0], n, dynamic[j][1], dynamic[j][2]) if j in dynamic else n
-                              for j, n in enumerate(shape)], a.dtype)
+        derived = _derived_axes(a, sizes, specs, axis)
+        if screen or derived:  # an axis ``2 * H`` is export's derived Dim of H's: that size, not a constant
+            fake = run.empty([run.ranged(dynamic[j][0], n, dynamic[j][1], dynamic[j][2]) if j in dynamic else
+                              derived[j][2] * run.ranged(*derived[j][:2], *derived[j][4:]) + derived[j][3]
+                              if j in derived else n for j, n in enumerate(shape)], a.dtype)
         else:
             fake = run.tensor(a.name, shape, a.dtype, dynamic)
         for j, item in enumerate(a.shape.items):

@@ -400,3 +400,54 @@ def test_a_guard_export_keeps_as_a_check_of_its_program_explains_its_success(tmp
     assert result.export is not None and result.export.succeeded is True and result.export.agrees is False
     assert "kept the guard as a check of the exported program's inputs" in result.export.explanation
     assert "Guard failed" in result.export.explanation
+
+
+GLU_OUT = """schema = 1
+op = "aten::glu.out"
+[dims]
+N = { min = 1, max = 512 }
+H = { min = 1, max = 512 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, 2 * H)"
+[[args]]
+name = "dim"
+kind = "int"
+value = "-1"
+[[args]]
+name = "out"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, H)"
+keyword = true
+[[paths]]
+id = "p"
+when = "true"
+outputs = ["(N, H)"]
+"""
+
+
+@pytest.mark.slow
+def test_an_axis_written_k_times_a_dim_is_exports_derived_dim(tmp_path):
+    """A hunt's false SC022: in the export-style run the axis ``2 * H`` was a constant (6 at H = 3), so glu.out's
+    ``same_shape`` guarded ``H == 3`` against the dynamic H of ``out``. torch.export, given the derived Dim
+    ``2 * H`` as --confirm-export gives it, guards nothing and its program runs at every size tried."""
+    from shapecheck.prove.verify import Options, verify_op
+
+    path = tmp_path / "glu_out.toml"
+    path.write_text(GLU_OUT)
+    r = verify_op("aten::glu.out", contract=str(path), options=Options(jobs=1))
+    assert r.verdict == Verdict.PASS and not r.violations
+
+    class Glu(torch.nn.Module):
+        def forward(self, x, out):
+            return torch.ops.aten.glu.out(x, -1, out=out)
+
+    N, H = torch.export.Dim("N", min=1, max=512), torch.export.Dim("H", min=1, max=512)
+    program = torch.export.export(Glu(), (torch.randn(2, 6), torch.empty(2, 3)),
+                                  dynamic_shapes=({0: N, 1: 2 * H}, {0: N, 1: H}), strict=True)
+    for n, h in ((2, 2), (5, 7), (3, 64)):
+        x = torch.randn(n, 2 * h)
+        assert program.module()(x, torch.empty(n, h)).shape == torch.nn.functional.glu(x, -1).shape
