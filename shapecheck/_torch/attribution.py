@@ -74,8 +74,9 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
         if own.code(code):
             kernel = _loc(code, line)
             break
-        if code.co_filename.startswith(SHAPECHECK_DIR) and not own:
-            break  # shapecheck's call of a kernel without Python code (C++): the frames beyond are the caller's
+        if code.co_filename.startswith(SHAPECHECK_DIR):
+            break  # shapecheck's call of the op (a C++ kernel, or one whose Python code is not on the stack): the
+            # frames beyond are shapecheck's caller's (click's ``invoke`` was named as the guard's site)
         if site is None and subop is None and code.co_filename == _FAKE_FILE and code.co_name == "_dispatch_impl":
             subop = func
         if site is None and not _machinery(code.co_filename):

@@ -78,3 +78,54 @@ outputs = ["(N,)"]
     res = invoke("verify", "op", "aten._fused_moving_avg_obs_fq_helper_functional", "--contract", contract)
     assert res.returncode in (2,), res.stderr
     assert "Traceback" not in res.stderr
+
+
+UNFOLD_COPY_OUT = """schema = 1
+op = "aten::unfold_copy.out"
+[dims]
+A0 = { min = 2 }
+A1 = { min = 1 }
+B0 = { min = 1 }
+B1 = { min = 1 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(A0, A1)"
+[[args]]
+name = "dimension"
+kind = "int"
+value = 0
+[[args]]
+name = "size"
+kind = "int"
+value = 2
+[[args]]
+name = "step"
+kind = "int"
+value = 2
+[[args]]
+name = "out"
+kind = "tensor"
+dtype = "float32"
+shape = "(B0, B1)"
+keyword = true
+[[paths]]
+id = "p"
+when = "true"
+outputs = ["(A0 // 2, A1, 2)"]
+"""
+
+
+@pytest.mark.slow
+def test_a_guard_of_a_cpp_kernel_is_never_placed_in_shapecheck_callers_code(tmp_path):
+    """A hunt's finding: a guard the C++ out= kernel installs, with no Python frame of the kernel on the stack, was
+    said to be "called from invoke at .../click/core.py": the frames beyond shapecheck's call are its caller's."""
+    path = tmp_path / "unfold_copy_out.toml"
+    path.write_text(UNFOLD_COPY_OUT)
+    res = invoke("verify", "op", "aten::unfold_copy.out", "--contract", path, "-j", "1", "--no-cache",
+                 "--format", "json")
+    doc = json.loads(res.stdout)
+    found = [v for v in doc["violations"] if "C++ kernel of aten.unfold_copy.out" in v["message"]]
+    assert res.returncode == 1 and found
+    assert not any("click" in v["message"] or "invoke at" in v["message"] for v in doc["violations"])
