@@ -332,12 +332,16 @@ def _cannot_discharge(case: BoundCase, node: E.Node, g: BackedGuard, sizes: dict
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     who = (f"{g.origin}{f', reached from the kernel line {g.kernel_line.line},' if g.kernel_line else ''} installs"
            if g.origin else "the kernel's torch._check becomes")
+    low = [n for n in gdims if case.contract.dim(n).min < _EXPORT_MIN]  # proved from 2 up: export's sizes
+    where = (f"for every size of {', '.join(gdims)} in the contract" if not low else
+             f"wherever {' and '.join(f'{n} >= {_EXPORT_MIN}' for n in low)} in the contract (the sizes torch.export "
+             "traces)")
     return Finding(
         code=RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE,
         case=case.id, expr=text, node=node, dims=gdims, location=g.kernel_line, counterexample={},
         fix="" if g.origin else FIX_CHECK,
         message=f"{who} the guard {text} when torch.export traces the op (backed sizes at the example {at}); it "
-                f"holds for every size of {', '.join(gdims)} in the contract (proved by z3), but torch cannot prove it from the Dim ranges, so "
+                f"holds {where} (proved by z3), but torch cannot prove it from the Dim ranges, so "
                 "torch.export rejects the Dim range")
 
 

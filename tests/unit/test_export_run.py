@@ -451,3 +451,39 @@ def test_an_axis_written_k_times_a_dim_is_exports_derived_dim(tmp_path):
     for n, h in ((2, 2), (5, 7), (3, 64)):
         x = torch.randn(n, 2 * h)
         assert program.module()(x, torch.empty(n, h)).shape == torch.nn.functional.glu(x, -1).shape
+
+
+CHUNK = """schema = 1
+op = "aten::chunk"
+[dims]
+A0 = { min = 1, max = 4096 }
+A1 = { min = 1, max = 4096 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(A0, A1)"
+[[args]]
+name = "chunks"
+kind = "int"
+value = 2
+[[paths]]
+id = "p"
+when = "true"
+outputs = ["unspecified"]
+"""
+
+
+@pytest.mark.slow
+def test_a_guard_proved_from_2_up_says_so(tmp_path):
+    """A hunt's finding: chunk's ``(A0 + (A0 + 1) // 2 - 1) // ((A0 + 1) // 2) == 2`` was said to hold "for every
+    size of A0 in the contract", which starts at 1, where it is 1 (eager gives one chunk): it holds from 2 up,
+    the sizes torch.export traces, and the message says that."""
+    from shapecheck.prove.verify import Options, verify_op
+
+    path = tmp_path / "chunk.toml"
+    path.write_text(CHUNK)
+    r = verify_op("aten::chunk", contract=str(path), options=Options(jobs=1))
+    proved = [v for v in r.violations if "proved by z3" in v.message]
+    assert proved and all("wherever A0 >= 2" in v.message and "every size of A0" not in v.message for v in proved)
+    assert len(torch.chunk(torch.empty(1, 3), 2)) == 1  # the claim is false at A0 = 1
