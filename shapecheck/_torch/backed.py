@@ -232,8 +232,14 @@ class BackedRun:
             with quiet_torch_logging():
                 self.shape_env.produce_guards_verbose(self.placeholders, self.sources, input_contexts=self.contexts)
         except Exception as err:  # noqa: BLE001 - torch's ConstraintViolationError and what formatting it raises
-            text = str(err).strip()
-            return text or type(err).__name__
+            from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+            text = str(err).strip() or type(err).__name__
+            if isinstance(err, ConstraintViolationError):
+                return text
+            # torch's check itself failed (an IndexError formatting a derived Dim, say): export fails too, but
+            # the text is no reason of export's
+            return f"its constraint check itself raised {type(err).__name__}: {text}"
         return None
 
 

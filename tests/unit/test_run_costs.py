@@ -76,3 +76,24 @@ def test_the_first_case_runs_in_this_process_while_the_workers_trace_the_others(
     assert ran == [(two.cases[0].case, os.getpid())]
     assert any(c.shared_with for c in two.cases)  # the cases after it shared its regions, as in one process
     assert comparable(two) == comparable(verify_op(SDPA_MPS, meta=meta, options=Options(cases=MIXED, jobs=1)))
+
+
+def test_a_failure_of_torchs_constraint_check_is_not_given_as_its_reason(monkeypatch):
+    """A hunt's finding: an IndexError inside torch's constraint check read as export's reason for rejecting the
+    Dim range ("torch: list index out of range")."""
+    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    from shapecheck._torch.backed import BackedRun
+    from shapecheck._torch.core import Own
+
+    run = BackedRun(Own.of(frozenset()))
+
+    def raises(err):
+        def produce(*args, **kwargs):
+            raise err
+        return produce
+
+    monkeypatch.setattr(run.shape_env, "produce_guards_verbose", raises(IndexError("list index out of range")))
+    assert run.export_verdict() == "its constraint check itself raised IndexError: list index out of range"
+    monkeypatch.setattr(run.shape_env, "produce_guards_verbose", raises(ConstraintViolationError("Not all values")))
+    assert run.export_verdict() == "Not all values"
