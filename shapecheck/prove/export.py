@@ -238,7 +238,7 @@ class _Inputs:
     missing: list[str]
 
 
-def _linear(node: E.Node) -> tuple[str, int, int] | None:
+def linear_item(node: E.Node) -> tuple[str, int, int] | None:
     """``(X, a, b)`` where ``node`` is written ``a * X + b`` over one dim (``2 * h``, ``h * 3 - 1``); else None."""
     if isinstance(node, E.Var):
         return node.name, 1, 0
@@ -247,11 +247,11 @@ def _linear(node: E.Node) -> tuple[str, int, int] | None:
     left, right = node.left, node.right
     if node.op == "*":
         for k, x in ((left, right), (right, left)):
-            inner = _linear(x)
+            inner = linear_item(x)
             if isinstance(k, E.Const) and isinstance(k.value, int) and inner is not None:
                 return inner[0], k.value * inner[1], k.value * inner[2]
     if node.op in ("+", "-") and isinstance(right, E.Const) and isinstance(right.value, int):
-        inner = _linear(left)
+        inner = linear_item(left)
         if inner is not None:
             return inner[0], inner[1], inner[2] + (right.value if node.op == "+" else -right.value)
     return None
@@ -273,7 +273,7 @@ def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[s
         t = _example_tensor(a.name, shape, C.DTYPES[a.dtype], *layout_at(a, sizes))
         spec = {j: dims[i.name] for j, i in enumerate(a.shape.items) if isinstance(i, E.Var) and i.name in dims}
         for j, i in enumerate(a.shape.items):  # ``r * h`` at r = 2: the derived Dim 2 * h of h's root Dim
-            lin = None if isinstance(i, E.Var) else _linear(i)
+            lin = None if isinstance(i, E.Var) else linear_item(i)
             if lin is not None and lin[0] in dims and lin[1] >= 1:
                 spec[j] = lin[1] * dims[lin[0]] + lin[2] if lin[2] else lin[1] * dims[lin[0]]
         tensors.append(t)

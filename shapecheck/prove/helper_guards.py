@@ -26,7 +26,7 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
-from .export import DimSpec, _linear, equal_classes, example_sizes, export_dims
+from .export import DimSpec, equal_classes, example_sizes, export_dims, linear_item
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
@@ -141,22 +141,25 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
     return bigger, again
 
 
+_Axis = tuple[str, int, int]  # (the Dim's name, least, greatest)
+
+
 def _derived_axes(a: BoundArg, sizes: dict[str, int], specs: dict[str, DimSpec],
-                  axis: Callable[[str, int], tuple[str, int, int] | None]) -> dict[int, tuple[str, int, int, int, int, int]]:
+                  axis: Callable[[str, int], _Axis | None]) -> dict[int, tuple[int, int, _Axis, int]]:
     """The axes of ``a`` written ``k * X + c`` over one dynamic dim X (``(N, 2 * H)``), as --confirm-export gives
-    them to torch.export (the derived Dim ``k * H`` of H's): axis -> (X's Dim, X's value, k, c, least, greatest).
-    Made a constant, such an axis made ``same_shape`` guard ``H == 3`` where export guards nothing (a hunt's
-    false SC022 on ``glu.out``)."""
-    out: dict[int, tuple[str, int, int, int, int, int]] = {}
+    them to torch.export (the derived Dim ``k * H`` of H's): axis -> (k, c, X's Dim, X's value). Made a
+    constant, such an axis made ``same_shape`` guard ``H == 3`` where export guards nothing (a hunt's false
+    SC022 on ``glu.out``)."""
+    out: dict[int, tuple[int, int, _Axis, int]] = {}
     assert a.shape is not None  # a tensor argument's
     for j, item in enumerate(a.shape.items):
-        lin = None if isinstance(item, E.Var) else _linear(item)
+        lin = None if isinstance(item, E.Var) else linear_item(item)
         if lin is None or lin[1] < 1 or lin[0] not in sizes:
             continue
         sp = specs.get(lin[0])
         dyn = axis(lin[0], sizes[lin[0]]) if sp is not None and sp.base is None else None
         if dyn is not None:
-            out[j] = (dyn[0], sizes[lin[0]], lin[1], lin[2], dyn[1], dyn[2])
+            out[j] = (lin[1], lin[2], dyn, sizes[lin[0]])
     return out
 
 
@@ -204,10 +207,18 @@ def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: d
         dynamic = {j: dyn for j, item in enumerate(a.shape.items)
                    if isinstance(item, E.Var) and (dyn := axis(item.name, shape[j])) is not None}
         derived = _derived_axes(a, sizes, specs, axis)
+
+        def size(j: int, n: int) -> TorchObject:
+            if j in dynamic:
+                rep, lo, hi = dynamic[j]
+                return run.ranged(rep, n, lo, hi)
+            if j in derived:
+                k, c, (rep, lo, hi), value = derived[j]
+                return k * run.ranged(rep, value, lo, hi) + c
+            return n
+
         if screen or derived:  # an axis ``2 * H`` is export's derived Dim of H's: that size, not a constant
-            fake = run.empty([run.ranged(dynamic[j][0], n, dynamic[j][1], dynamic[j][2]) if j in dynamic else
-                              derived[j][2] * run.ranged(*derived[j][:2], *derived[j][4:]) + derived[j][3]
-                              if j in derived else n for j, n in enumerate(shape)], a.dtype)
+            fake = run.empty([size(j, n) for j, n in enumerate(shape)], a.dtype)
         else:
             fake = run.tensor(a.name, shape, a.dtype, dynamic)
         for j, item in enumerate(a.shape.items):
