@@ -197,7 +197,7 @@ class BackedRun:
         from .layout import strided_empty
 
         with quiet_torch_logging(), self.mode:
-            return strided_empty(sizes, DTYPES[dtype], strides, offset)
+            return strided_empty(sizes, DTYPES[dtype], strides, offset, mode=self.mode)
 
     def run(self, fn: Any, args: list[Any], kwargs: dict[str, Any], *,
             record_outputs: bool = False) -> tuple[Any, BaseException | None]:

@@ -162,7 +162,7 @@ class TraceEnv:
     def size(self, lo: int, hi: int) -> torch.SymInt:
         # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without
         # recording runtime asserts (half the cost of a trace otherwise).
-        s = self.shape_env.create_unbacked_symint()
+        s = _unbacked(self.shape_env, positive=lo >= 1)
         constrain_range(s, min=lo, max=hi)
         return s
 
@@ -170,7 +170,7 @@ class TraceEnv:
         """A fake input: contiguous, or with the given (symbolic) strides and storage offset."""
         from .layout import strided_empty
 
-        return strided_empty(shape, DTYPES[dtype], strides, offset)
+        return strided_empty(shape, DTYPES[dtype], strides, offset, mode=self.mode)
 
     def mark_baseline(self) -> None:
         """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
@@ -208,6 +208,27 @@ class TraceEnv:
 
     def replacements(self) -> dict[Any, sympy.Basic]:
         return dict(self.shape_env.replacements)
+
+
+def _unbacked(env: ShapeEnv, positive: bool) -> torch.SymInt:
+    """A fresh unbacked size. ``positive`` (its least value is at least 1): its sympy symbol says so, as torch's
+    own backed sizes do, so that torch's layout arithmetic simplifies as it is made (``Max(1, u)`` in the strides
+    of a contiguous tensor is ``u``): views and inputs cost about a fifth less. torch gives an unbacked symbol
+    only ``integer=True``; the name that makes it is swapped for the one call."""
+    import torch.fx.experimental.symbolic_shapes as sh
+
+    make = getattr(sh, "make_symbol", None)
+    if not positive or make is None:
+        return env.create_unbacked_symint()
+
+    def positive_symbol(prefix: Any, idx: int, **kwargs: Any) -> sympy.Symbol:
+        return make(prefix, idx, **{**kwargs, "positive": True})
+
+    sh.make_symbol = positive_symbol
+    try:
+        return env.create_unbacked_symint()
+    finally:
+        sh.make_symbol = make
 
 
 def assume(cond: E.Node, values: dict[str, Any]) -> None:

@@ -160,9 +160,9 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
 
     result, error = None, None
     previous = sys.gettrace()
-    with C.static_fake_mode():
+    with C.static_fake_mode() as mode:
         args, kwargs = make_args(lambda shape, dtype, strides=None, offset=0:
-                                 strided_empty(list(shape), C.DTYPES[dtype], strides, offset))
+                                 strided_empty(list(shape), C.DTYPES[dtype], strides, offset, mode=mode))
         if follow:
             sys.settrace(global_)
         try:

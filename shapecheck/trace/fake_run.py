@@ -79,13 +79,13 @@ def static_fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int]) -> Fa
     def make_tensor(a: Any) -> Any:
         shape = [C.sym_value(item, dims) for item in a.shape.items]
         if a.layout is None:
-            return strided_empty(shape, C.DTYPES[a.dtype])
+            return strided_empty(shape, C.DTYPES[a.dtype], mode=mode)
         return strided_empty(shape, C.DTYPES[a.dtype], [C.sym_value(x, dims) for x in a.layout.strides],
                              C.sym_value(a.layout.offset, dims))
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(C.quiet_torch_logging())
-        stack.enter_context(C.static_fake_mode())  # the kernel's call sets the Python dispatcher as its mode has it
+        mode = stack.enter_context(C.static_fake_mode())  # the kernel's call sets the Python dispatcher as its mode has it
         args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, dims))
         try:
             result = kernel.fn(*args, **kwargs)
