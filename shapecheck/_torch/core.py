@@ -202,8 +202,10 @@ class TraceEnv:
             out[sym] = (lo, hi)
         return out
 
-    def refined_ranges(self) -> dict[Any, tuple[int | None, int | None]]:
-        now = self.ranges()
+    def refined_ranges(self, now: dict[Any, tuple[int | None, int | None]] | None = None,
+                       ) -> dict[Any, tuple[int | None, int | None]]:
+        """The ranges torch narrowed since the baseline; ``now``: ``ranges()`` if the caller has it."""
+        now = self.ranges() if now is None else now
         return {s: r for s, r in now.items() if s in self._ranges0 and r != self._ranges0[s]}
 
     def replacements(self) -> dict[Any, sympy.Basic]:

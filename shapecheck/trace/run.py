@@ -8,6 +8,7 @@ kernel's own source line). Internal symbol names never leave this module.
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -309,8 +310,14 @@ def _bound(a: E.Node) -> tuple[str, int | None, int | None] | None:
 
 
 def own_code(kernel: Kernel) -> Any:
-    """The kernel's own code (``_torch.core.Own``): its files and code objects."""
-    return C.Own(kernel.files, kernel.codes)
+    """The kernel's own code (``_torch.core.Own``): its files and code objects, made once per pair (every
+    trace of a case asks, and the code objects' lines take 0.1 ms to list)."""
+    return _own(kernel.files, kernel.codes)
+
+
+@functools.lru_cache(maxsize=64)
+def _own(files: frozenset[str], codes: frozenset[Any]) -> Any:
+    return C.Own(files, codes)
 
 
 def kernel_failure(exc: BaseException) -> bool:
@@ -330,7 +337,8 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
     ones) are named ``?u0`` and kept apart: their range, the facts the kernel stated about them, where each was made."""
     locate = locate or C.kernel_frame
     results = result if isinstance(result, (tuple, list)) else (result,)
-    fresh = _fresh_sizes(env, results, names)
+    ranges = env.ranges()
+    fresh = _fresh_sizes(ranges, results, names)
     outputs = tuple(_output(x, names | fresh) for x in results)
     asserts, facts = [], []
     for expr, frames in env.kernel_asserts():
@@ -340,14 +348,14 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
         node = _node_or_none(expr, names)
         asserts.append(Assert(node, _renamed(expr, names), locate(frames, files),
                               T.with_dim_names(expr, names) if node is None else None))
-    refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges().items() if s in names)
+    refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges(ranges).items() if s in names)
     replacements = []
     for s, repl in env.replacements().items():
         if s in names:
             replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
-                    fallbacks=_fallbacks(env, names), fresh=_fresh_ranges(env, fresh), fresh_facts=tuple(facts),
+                    fallbacks=_fallbacks(env, names), fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
                     fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()))
 
 
@@ -379,11 +387,10 @@ def _strides(x: Any) -> tuple:
 FRESH = "?"  # the prefix of a data-dependent size's name: no contract name starts with it
 
 
-def _fresh_sizes(env: Any, results: Any, names: dict) -> dict:
+def _fresh_sizes(ranges: dict, results: Any, names: dict) -> dict:
     """The unbacked sizes in the outputs' sizes and strides that are not dims: the kernel created them (a
-    data-dependent size, ``new_dynamic_size``) -> their names."""
+    data-dependent size, ``new_dynamic_size``) -> their names. ``ranges``: the trace's value ranges."""
     found: dict = {}
-    ranges = env.ranges()
     for x in results:
         if C.is_tensor(x):
             for v in (*x.shape, *_strides(x)):
@@ -391,11 +398,6 @@ def _fresh_sizes(env: Any, results: Any, names: dict) -> dict:
                     if s not in names and s in ranges:
                         found.setdefault(s, f"{FRESH}{s}")
     return found
-
-
-def _fresh_ranges(env: Any, fresh: dict) -> tuple[tuple[str, int | None, int | None], ...]:
-    ranges = env.ranges()
-    return tuple((name, *ranges[s]) for s, name in fresh.items())
 
 
 def missing_name(exc: BaseException) -> bool:
