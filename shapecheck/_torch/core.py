@@ -288,9 +288,12 @@ def assume_form(expr: Any, values: dict[str, Any]) -> None:
         return
 
 
-def static_fake_mode() -> FakeTensorMode:
-    """A FakeTensorMode for static shapes. Shapes differ from call to call, so its dispatch cache is off."""
-    mode = FakeTensorMode()
+def static_fake_mode(shape_env: bool = False) -> FakeTensorMode:
+    """A FakeTensorMode for static shapes. Shapes differ from call to call, so its dispatch cache is off.
+    ``shape_env``: with one, as torch.export's mode has, so that an output whose size depends on the data
+    (``nonzero``, ``new_dynamic_size()``) is an unbacked size instead of DynamicOutputShapeException; the
+    inputs' sizes stay plain ints."""
+    mode = FakeTensorMode(shape_env=ShapeEnv()) if shape_env else FakeTensorMode()
     mode.cache_enabled = False
     return mode
 
@@ -344,6 +347,15 @@ def symbol_of(x: Any) -> Any:
 
 
 GuardError = GuardOnDataDependentSymNode
+
+
+def constant_of(x: Any) -> int | None:
+    """An int, or a SymInt whose value is known (a constant), as an int; None for a size the data decides."""
+    if isinstance(x, int):
+        return x
+    if isinstance(x, torch.SymInt):
+        return x.node.maybe_as_int()
+    return None
 
 
 def _data_errors() -> tuple[type[BaseException], ...]:

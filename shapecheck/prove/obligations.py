@@ -430,6 +430,9 @@ def _compare_output(c: _OutputCheck, got) -> Finding | None:
     fresh = sorted(n for n in E.free_names(got.shape if got.kind is OutputKind.TENSOR else got.scalar)
                    if n.startswith(FRESH))
     if fresh:  # a size the kernel created (new_dynamic_size): only an output table's `sizes` can state it
+        certain = _differs_whatever_the_data(c, got, fresh)
+        if certain is not None:
+            return certain
         return c.finding(RuleCode.INCONCLUSIVE, f"{where} = {got.formula}", f"{where} has a data-dependent size the contract's path "
                          f"{c.path} does not name: state it with `sizes` in an output table", c.point())
     if isinstance(want, E.TupleE):
@@ -459,6 +462,39 @@ def _compare_output(c: _OutputCheck, got) -> Finding | None:
     at = d.point or {}
     return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, at)} but the contract's path {c.path} says "
                      f"{E.evaluate(want, at)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
+
+
+def _differs_whatever_the_data(c: _OutputCheck, got, fresh: list[str]) -> Finding | None:
+    """SC002 for an output with sizes the kernel made from the data (``?u0``) that the contract's shape never
+    equals, whatever values those sizes take in the ranges the kernel gave them: ``(?u0,)`` with ``?u0 >= 1``
+    where the contract says ``(0,)``; another rank; or a size of the dims that differs everywhere. None where some
+    value could match (the contract must name the size: SC005)."""
+    want = c.want
+    if got.kind is not OutputKind.TENSOR or not isinstance(want, E.TupleE):
+        return None
+    have = got.shape
+    ranges = {n: (lo, hi) for n, lo, hi in getattr(c.leaf.trace, "fresh", ())}
+    never = len(have.items) != len(want.items)
+    for h, w in zip(have.items, want.items) if not never else ():
+        names = E.free_names(h)
+        if not any(n.startswith(FRESH) for n in names):
+            cond = E.compare("==", h, w)  # a size of the dims: unequal on the whole region?
+        elif isinstance(h, E.Var) and h.name in ranges:
+            lo, hi = ranges[h.name]  # the contract's size outside the data-dependent size's range everywhere?
+            cond = E.conj([E.Cmp(op, w, E.Const(v)) for op, v in ((">=", lo), ("<=", hi)) if v is not None])
+        else:
+            continue  # an expression of a data-dependent size: not compared here
+        if c.solver.satisfiable(c.premises + [cond]).sat is Sat.UNSAT:
+            never = True
+            break
+    if not never:
+        return None
+    expr = f"{c.where} = {shown(have)}, contract {shown(want)}"
+    sizes = ", ".join(f"{n} in [{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}]"
+                      for n, (lo, hi) in ranges.items() if n in fresh)
+    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{c.where} is {shown(have)} ({sizes}: sizes the data "
+                     f"decides), which never equals the contract's path {c.path} shape {shown(want)}, whatever the "
+                     f"data{c.suffix}", c.point())
 
 
 def _untranslated_output(c: _OutputCheck, got) -> Finding | None:

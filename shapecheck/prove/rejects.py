@@ -20,18 +20,17 @@ or assert, or a z3 ``unknown`` makes the region SC005.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import cast
 
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase, BoundReject
-from ..errors import ShapecheckError
 from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.solver import Decision, Sat, Solver, restrict
 from ..rules import RULES, RuleCode
-from ..trace.run import Failed, Finished, Guarded, Trace, call_args, concrete_size, kernel_failure, trace_case
+from ..trace.run import Failed, Finished, Guarded, Trace, trace_case
 from .explore import pc_key, unsettled_fallback
 from .obligations import _holds
 
@@ -196,30 +195,15 @@ class _Region:
         return None
 
     def _accepts_at(self, point: dict[str, int]) -> bool:
-        """Run the kernel on meta tensors at one point of the region (concrete sizes, as an eager call on the meta
-        device): if it returns, it accepts that input, and the point is the counterexample (SC021)."""
-        from ..trace.arguments import make_arguments
-
-        args = make_arguments(self.case, point, 0, "meta")
-        kernel = self.kernel
-        if kernel.via_op and kernel.direct is not None:
-            # a candidate stands in for torch's kernel only under FakeTensorMode (its slot); an eager call on
-            # the meta device would reach torch's own kernel, so the candidate is called directly, as replays do
-            kernel = replace(kernel, fn=kernel.direct, via_op=False)
+        """Run the kernel at one point of the region (concrete sizes) as FakeTensorMode and torch.export run it: if
+        it returns in both, it accepts that input, and the point is the counterexample (SC021)."""
         try:
-            pos, kw = call_args(kernel, self.case, lambda a: args[a.name], lambda a: concrete_size(a, point))
+            outputs = self._returns_at(point)
         except NotApplicable:  # it cannot be called so: the symbolic exploration decides
             return False
-        try:
-            out = kernel.fn(*pos, **kw)
-        except ShapecheckError:  # ours (bad input, a bug): never taken for the kernel rejecting
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the kernel raises there (it rejects the point): exploration decides
-            if not kernel_failure(exc):
-                raise
+        if isinstance(outputs, str):  # it raises there (it rejects the point): exploration decides
             return False
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        shapes = ", ".join(str(tuple(x.shape)) if hasattr(x, "shape") else type(x).__name__ for x in outs)
+        shapes = ", ".join("?" if o is None else str(o) for o in outputs)
         r = self.reject
         said = f" with {r.message!r}" if r.message else ""
         self.found.append(Finding(
@@ -229,6 +213,23 @@ class _Region:
             message=f"the runtime raises on {self.where()}{said}, but the meta kernel accepts the input: at the "
                     f"counterexample (the region's least point) it returns {shapes or 'nothing'}"))
         return True
+
+    def _returns_at(self, point: dict[str, int]) -> tuple | str:
+        """The kernel at ``point``: its outputs where it returns both as FakeTensorMode runs it (static sizes, in
+        torch's slot: FakeTensor's own rule where torch has one, never the meta device's kernel) and as
+        torch.export runs it (backed sizes); else what it raised, and in which run. NotApplicable where it cannot
+        be called so."""
+        from ..trace.fake_run import fake_run
+        from .replay import run_at
+
+        run = run_at(self.kernel, self.case, point, follow=False)
+        if run.error is not None:
+            return f"run as FakeTensorMode runs it (static sizes), it raises {run.error}"
+        exported = fake_run(self.kernel, self.case, point)
+        if exported.error is not None:
+            return (f"run as torch.export runs it (backed sizes), it raises "
+                    f"{type(exported.error).__name__}: {str(exported.error)[:200]}")
+        return run.outputs
 
     def _report(self) -> None:
         """One finding per region and case: the least point where some finished trace accepts (one z3 query over
@@ -245,6 +246,19 @@ class _Region:
         if points:
             order = [d.name for d in self.case.dims]
             point, t = min(points, key=lambda a: tuple(a[0].get(n, 0) for n in order))
+            try:
+                returned = self._returns_at(point)
+            except NotApplicable:  # no concrete call: the symbolic trace's word stands
+                returned = ()
+            if isinstance(returned, str):
+                # the unbacked trace accepts, a concrete run rejects (a check that reads size hints, as FakeTensor's
+                # convolution rule does): no real counterexample, and no proof that the region is rejected
+                at = ", ".join(f"{k}={x}" for k, x in point.items())
+                self.inconclusive(E.to_text(self.reject.when), t.returned_at,
+                                  f"the symbolic trace (unbacked sizes) accepts the region, but at its least point "
+                                  f"{at}, {returned}: the kernel's check needs concrete sizes, so whether it "
+                                  "rejects the whole region is not proved")
+                return
             self.found.append(self._violation(t, point))
 
     def _violation(self, t: Finished, point: dict[str, int]) -> Finding:

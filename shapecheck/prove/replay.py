@@ -60,7 +60,7 @@ REPLAYED = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.OUTPUT_SHAPE_MISMA
 class Run:
     """The kernel at one point of the domain, with static sizes."""
 
-    outputs: tuple[tuple[int, ...] | int | None, ...]  # shapes, ints, or None for anything else
+    outputs: tuple[tuple[int | None, ...] | int | None, ...]  # shapes (None: a size the data decides), ints, or None
     error: str | None  # the exception it raised
     steps: tuple[Step, ...]  # what ran, in order (``static_run``)
     made_at: tuple[SourceLoc | None, ...] = ()  # per output: the kernel line that made it, if known
@@ -87,14 +87,17 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
     return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
 
 
-def _value(x: TorchObject) -> tuple[int, ...] | int | None:
-    """A kernel output at static sizes: a tensor's shape as a tuple, an int, else None."""
+def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:
+    """A kernel output at static sizes: a tensor's shape as a tuple (None for a size that depends on the data),
+    an int, else None."""
     import torch
 
+    from .._torch import core as C
+
     if isinstance(x, torch.Tensor):
-        return tuple(int(d) for d in x.shape)
+        return tuple(C.constant_of(d) for d in x.shape)
     if isinstance(x, (int, torch.SymInt)) and not isinstance(x, bool):
-        return int(x)
+        return C.constant_of(x)
     return None
 
 
@@ -160,7 +163,7 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
 
     result, error = None, None
     previous = sys.gettrace()
-    with C.static_fake_mode() as mode:
+    with C.static_fake_mode(shape_env=True) as mode:  # a data-dependent output is a size, as in export
         args, kwargs = make_args(lambda shape, dtype, strides=None, offset=0:
                                  strided_empty(list(shape), C.DTYPES[dtype], strides, offset, mode=mode))
         if follow:

@@ -204,7 +204,7 @@ def test_an_index_bound_must_be_an_integer_expression(tmp_path):
 @pytest.mark.slow
 def test_an_error_of_ours_while_calling_the_kernel_on_a_region_is_the_cases_internal_error(index_select, monkeypatch):
     """Never taken for the kernel rejecting the region: the case stops with SC023 (exit 4), the message kept."""
-    import shapecheck.prove.rejects as R
+    import shapecheck.prove.replay as R  # the region's concrete runs bind their arguments there
     from shapecheck.errors import InternalError
 
     def broken(*args, **kwargs):
@@ -283,3 +283,90 @@ def test_torch_refusing_a_region_of_a_reject_is_inconclusive_not_an_internal_err
     assert "SC023" not in codes and "SC005" in codes, [(v.code, v.message) for v in r.violations]
     assert any("torch refuses to assume the region" in v.message for v in r.violations)
     assert r.verdict.value == "inconclusive" and r.exit_code == 3
+
+
+CONV_T_BIAS = """\
+schema = 1
+op = "aten::convolution"
+[dims]
+Co = { min = 1, max = 64 }
+Cb = { min = 1, max = 64 }
+[[args]]
+name = "input"
+kind = "tensor"
+dtype = "float32"
+shape = "(1, 1, 4, 4)"
+[[args]]
+name = "weight"
+kind = "tensor"
+dtype = "float32"
+shape = "(1, Co, 3, 3)"
+[[args]]
+name = "bias"
+kind = "tensor"
+dtype = "float32"
+shape = "(Cb,)"
+[[args]]
+name = "stride"
+kind = "ints"
+value = [1, 1]
+[[args]]
+name = "padding"
+kind = "ints"
+value = [1, 1]
+[[args]]
+name = "dilation"
+kind = "ints"
+value = [1, 1]
+[[args]]
+name = "transposed"
+kind = "bool"
+value = true
+[[args]]
+name = "output_padding"
+kind = "ints"
+value = [0, 0]
+[[args]]
+name = "groups"
+kind = "int"
+value = 1
+[[rejects]]
+id = "bias-size"
+when = "Cb != Co"
+message = "expected bias to be 1-dimensional with"
+[[paths]]
+id = "conv-t"
+when = "true"
+outputs = ["(1, Co, 4, 4)"]
+"""
+
+
+def test_a_check_that_needs_concrete_sizes_is_never_a_false_sc021(tmp_path):
+    """FakeTensor's convolution rule checks the bias length only where sizes have values: the unbacked trace
+    accepts the region, FakeTensorMode (and export) at the region's least point reject it, as eager does. The
+    meta device's kernel, which shapecheck once ran there, accepts it: not the kernel torch runs. Not a
+    counterexample (no SC021), and not a proof either (SC005, exit 3)."""
+    import torch
+
+    contract = tmp_path / "convolution.toml"
+    contract.write_text(CONV_T_BIAS)
+    r = verify_op("aten::convolution", contract=str(contract), options=Options(jobs=1))
+    assert not any(v.code == "SC021" for v in r.violations), [(v.code, v.message) for v in r.violations]
+    why = [v for v in r.violations if v.code == "SC005"]
+    assert r.exit_code == 3 and why and "run as FakeTensorMode runs it" in why[0].message
+    assert "Co=1, Cb=2" in why[0].message
+    # the ground truth at that point: FakeTensorMode raises as eager does; only the meta device accepts
+    args = lambda device: (torch.empty(1, 1, 4, 4, device=device), torch.empty(1, 1, 3, 3, device=device),  # noqa: E731
+                           torch.empty(2, device=device), [1, 1], [1, 1], [1, 1], True, [0, 0], 1)
+    for run in (lambda: torch.ops.aten.convolution(*args("cpu")), lambda: _under_fake_mode(args)):
+        with pytest.raises(RuntimeError, match="expected bias to be 1-dimensional"):
+            run()
+    assert torch.ops.aten.convolution(*args("meta")).shape == (1, 1, 4, 4)
+
+
+def _under_fake_mode(args):
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        return torch.ops.aten.convolution(*args("cpu"))

@@ -1,0 +1,25 @@
+"""A fake whose output length the data decides (``new_dynamic_size``), checked against a contract that names that
+size: its defects are output shapes (SC002), found whatever the data, and their replay runs the fake as export
+does (a ShapeEnv for the data-dependent size), never as a raise that only a mode without one would show."""
+
+from shapecheck.prove.verify import Options, verify_op
+from tests.conftest import KERNELS
+
+CONTRACT = str(KERNELS / "unique_flags.toml")
+
+
+def verify(fn):
+    return verify_op("aten::_unique2", contract=CONTRACT, meta=f"{KERNELS / 'unique_flags.py'}:{fn}",
+                     options=Options(jobs=1))
+
+
+def test_a_fake_that_ignores_its_flags_gets_sc002_on_both_outputs_and_its_fixed_twin_passes():
+    bad = verify("unique_ignores_flags")
+    found = {(v.code, v.expr.split(" =")[0], v.case) for v in bad.violations}
+    assert {c for c, _, _ in found} == {"SC002"}, [(v.code, v.message) for v in bad.violations]
+    # output 1 is (N,) where the contract says (0,); output 2 is (?u,) with ?u >= 1, never (0,)
+    assert ("SC002", "output 1", "return_inverse=false,return_counts=true") in found
+    assert ("SC002", "output 2", "return_inverse=true,return_counts=false") in found
+    two = next(v for v in bad.violations if v.expr.startswith("output 2"))
+    assert "whatever the data" in two.message and two.counterexample == {"N": 1}
+    assert verify("unique_fixed").exit_code == 0
