@@ -27,7 +27,7 @@ from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import CaseResult
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
-from .export_why import CONSTRAINT_REPORT, RunAt, conjuncts, explain, first_line
+from .export_why import CONSTRAINT_REPORT, KEPT_GUARD, RunAt, conjuncts, explain, first_line
 from .premises import implied_steps, modulo_step, quotient
 
 EXAMPLE_ELEMENTS = 2**26  # an export example's input larger than this is not built (the run says why)
@@ -468,6 +468,8 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
 
     why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None,
                                     static)
+    if ok and not agrees and KEPT_GUARD in why:  # the exported program refuses a domain point: export fails it too
+        agrees = True
     least, refusal = _least_refused(case, solver, kept[0]) if ok and kept else (None, "")
     return ExportResult(True, ok, agrees, message, why, sizes, ints, least, refusal)
 

@@ -84,6 +84,9 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     return "; ".join(dict.fromkeys(reasons)) or f"not explained; export said: {first_line(message)}"
 
 
+#: the words of a reason that is no disagreement: export's program refuses a point of the contract's domain, so
+#: export's outcome is shapecheck's fail (prove.export makes the case agree)
+KEPT_GUARD = "export succeeded, but kept the guard as a check of the exported program's inputs"
 #: how the exported program reports a guard it kept as a check of its inputs (torch 2.13: its guards
 #: function), or a deferred runtime assertion
 _PROGRAM_GUARD = re.compile(r"Guard failed|Runtime assertion failed", re.I)
@@ -113,8 +116,8 @@ def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Seq
     if not raised or not _PROGRAM_GUARD.search(raised):
         return ""
     show = ", ".join(f"{k}={x}" for k, x in point.items())
-    return (f"{v.code} `{v.expr}`: export succeeded, but kept the guard as a check of the exported program's "
-            f"inputs instead of rejecting the Dim ranges; run at {show} (the guard's other side, sizes >= 2) the "
+    return (f"{v.code} `{v.expr}`: {KEPT_GUARD} instead of rejecting the Dim ranges; run at {show} (the guard's "
+            f"other side, sizes >= 2) the "
             f"program raises {raised[:300]}. The program holds only where the guard does, as shapecheck says")
 
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from shapecheck.findings import Verdict
+from shapecheck.render.text import render_text
 from shapecheck.rules import RuleCode
 
 LIB = torch.library.Library("sc_backed", "DEF")  # noqa: TOR901 - the test's own namespace
@@ -392,12 +393,14 @@ outputs = ["unspecified"]
 def test_a_guard_export_keeps_as_a_check_of_its_program_explains_its_success(tmp_path):
     # split's decomposition makes its number of chunks an int (guard_int): strict export succeeds, yet the
     # program it returns asserts that number on its inputs and fails at another split; shapecheck's SC003 stands,
-    # and the disagreement has its cause (it was "not explained", SC005)
+    # and export's outcome is no disagreement (it was "not explained", SC005; then "DISAGREES", explained): the
+    # program it returns refuses a point of the contract's domain, as shapecheck's fail says
     report = _verify("aten::split.Tensor", SPLIT, tmp_path, confirm_export=True)
     assert report.verdict is Verdict.FAIL
     assert [v.code for v in report.violations] == [RuleCode.VALUE_SPECIALIZATION]
     (result,) = report.cases
-    assert result.export is not None and result.export.succeeded is True and result.export.agrees is False
+    assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
+    assert "agrees with shapecheck's fail" in render_text(report)
     assert "kept the guard as a check of the exported program's inputs" in result.export.explanation
     assert "Guard failed" in result.export.explanation
 
