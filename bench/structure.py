@@ -34,8 +34,9 @@ PACKAGE = "shapecheck"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # codec: issue 20's typed JSON (torch-free, imports nothing of the package), arriving with the merge of main;
     # edges: the type checker's named edges (JSON, TorchObject: issue 21), imports nothing of the package
+    # progress: what a supervised child is doing, told to its supervisor (trace.isolate), imports nothing
     ("foundation", ("_version", "errors", "rules", "findings", "limits", "paths", "options", "config", "codec",
-                    "edges")),
+                    "edges", "progress")),
     ("logic", ("logic",)), ("contract", ("contract",)), ("_torch", ("_torch",)), ("kernel", ("kernel",)),
     ("trace", ("trace",)), ("result", ("result",)), ("cache", ("cache",)), ("prove", ("prove",)),
     ("search", ("search",)), ("runtime", ("runtime",)), ("audit", ("audit",)), ("ci", ("ci",)),

@@ -108,3 +108,12 @@ def user_stopped(exc: BaseException) -> bool:
     """Whether ``exc`` is the user stopping the run: a KeyboardInterrupt after SIGINT came (or any one, where
     ``watch_interrupts`` is not installed: a library caller's Ctrl-C is never taken for a kernel's failure)."""
     return isinstance(exc, KeyboardInterrupt) and (_WATCH["stopped"] or not _WATCH["installed"])
+
+
+def said(exc: BaseException) -> str:
+    """``str(exc)``, for an exception a kernel (or a file it imports) raised: one whose ``__str__`` itself raises
+    is shown by its class, never taken for a failure of shapecheck."""
+    try:
+        return str(exc)
+    except BaseException as inner:  # noqa: BLE001 - the kernel's own exception class misbehaves
+        return f"<its message cannot be shown: str() raised {type(inner).__name__}>"

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from ..errors import said
 from ..findings import SourceLoc
 from .core import DTYPES, TORCH_DIR, enable_python_dispatcher, quiet_torch_logging, static_fake_mode
 
@@ -342,7 +343,7 @@ def fake_device(x: Any) -> str:
 
 
 def call_error(exc: BaseException) -> str:
-    first = (str(exc).strip().splitlines() or [""])[0]
+    first = (said(exc).strip().splitlines() or [""])[0]
     if _in_check_message(exc):  # a torch._check failed and its message could not be built: a failed check
         return f"RuntimeError: a check failed (its message raised {type(exc).__name__}: {first[:200]})"
     return f"{type(exc).__name__}: {first[:240]}"

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from ..errors import said
 from ..findings import SourceLoc
 from .attribution import Own, origin, stack_frames
 from .core import DTYPES, FakeTensorMode, ShapeEnv, quiet_torch_logging
@@ -234,7 +235,7 @@ class BackedRun:
         except Exception as err:  # noqa: BLE001 - torch's ConstraintViolationError and what formatting it raises
             from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
-            text = str(err).strip() or type(err).__name__
+            text = said(err).strip() or type(err).__name__
             if isinstance(err, ConstraintViolationError):
                 return text
             # torch's check itself failed (an IndexError formatting a derived Dim, say): export fails too, but

@@ -29,6 +29,10 @@ from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
 from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
+from .symbols import constant_of as constant_of
+from .symbols import eval_sym, unbacked_size
+from .symbols import sym_value as sym_value
+from .symbols import symbol_of as symbol_of
 
 try:
     from torch._dispatch.python import enable_python_dispatcher
@@ -36,8 +40,6 @@ try:
         GuardOnDataDependentSymNode,
         ShapeEnv,
         constrain_range,
-        sym_and,
-        sym_or,
     )
     from torch.utils._sympy.numbers import int_oo
 except ImportError as err:  # pragma: no cover - depends on the torch release
@@ -162,7 +164,7 @@ class TraceEnv:
     def size(self, lo: int, hi: int) -> torch.SymInt:
         # constrain_range sets the symbol's value range like torch._check(lo <= s <= hi) would, without
         # recording runtime asserts (half the cost of a trace otherwise).
-        s = _unbacked(self.shape_env, positive=lo >= 1)
+        s = unbacked_size(self.shape_env, positive=lo >= 1)
         constrain_range(s, min=lo, max=hi)
         return s
 
@@ -212,27 +214,6 @@ class TraceEnv:
         return dict(self.shape_env.replacements)
 
 
-def _unbacked(env: ShapeEnv, positive: bool) -> torch.SymInt:
-    """A fresh unbacked size. ``positive`` (its least value is at least 1): its sympy symbol says so, as torch's
-    own backed sizes do, so that torch's layout arithmetic simplifies as it is made (``Max(1, u)`` in the strides
-    of a contiguous tensor is ``u``): views and inputs cost about a fifth less. torch gives an unbacked symbol
-    only ``integer=True``; the name that makes it is swapped for the one call."""
-    import torch.fx.experimental.symbolic_shapes as sh
-
-    make = getattr(sh, "make_symbol", None)
-    if not positive or make is None:
-        return env.create_unbacked_symint()
-
-    def positive_symbol(prefix: Any, idx: int, **kwargs: Any) -> sympy.Symbol:
-        return make(prefix, idx, **{**kwargs, "positive": True})
-
-    sh.make_symbol = positive_symbol
-    try:
-        return env.create_unbacked_symint()
-    finally:
-        sh.make_symbol = make
-
-
 def assume(cond: E.Node, values: dict[str, Any]) -> None:
     """Record a fact over dims as a ``torch._check`` so that later guards can use it. ``dim == constant`` is
     recorded as two bounds: torch would otherwise replace the symbol by the constant everywhere, and output
@@ -248,7 +229,7 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
             return
         for part in S.conjuncts(cond):  # one left out: the trace knows less of its region, never more (sound)
             if S.relations(part) <= CNF_ATOMS:
-                torch._check(_eval_sym(part, values))
+                torch._check(eval_sym(part, values))
     except ValueRangeError as err:  # torch's range refinement finds the assumptions contradictory
         raise AssumptionRejected(str(err)) from err
 
@@ -298,64 +279,7 @@ def static_fake_mode(shape_env: bool = False) -> FakeTensorMode:
     return mode
 
 
-def sym_value(node: E.Node, values: dict[str, Any]) -> Any:
-    """An int (SymInt) or a list of them, for an int or ints argument built from dims."""
-    if isinstance(node, E.TupleE):
-        return [_eval_sym(i, values) for i in node.items]
-    return _eval_sym(node, values)
-
-
-def _eval_sym(node: E.Node, values: dict[str, Any]) -> Any:
-    """Evaluate an expression over SymInts with Python operators: the result is a SymInt or SymBool."""
-    if isinstance(node, E.Const):
-        return node.value
-    if isinstance(node, E.Var):
-        return values[node.name]
-    if isinstance(node, E.Arith):
-        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
-        return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "//": lambda: a // b,
-                "%": lambda: a % b}[node.op]()
-    if isinstance(node, E.Neg):
-        return -_eval_sym(node.operand, values)
-    if isinstance(node, E.Call):
-        args = [_eval_sym(a, values) for a in node.args]
-        out = args[0]
-        for a in args[1:]:
-            out = torch.sym_min(out, a) if node.fn == "min" else torch.sym_max(out, a)
-        return out
-    if isinstance(node, E.Cmp):
-        a, b = _eval_sym(node.left, values), _eval_sym(node.right, values)
-        return {"==": lambda: a == b, "!=": lambda: a != b, "<": lambda: a < b, "<=": lambda: a <= b,
-                ">": lambda: a > b, ">=": lambda: a >= b}[node.op]()
-    if isinstance(node, E.Not):
-        return torch.sym_not(_eval_sym(node.operand, values))
-    if isinstance(node, E.Ite):
-        return torch.sym_ite(_eval_sym(node.cond, values), _eval_sym(node.then, values),
-                             _eval_sym(node.other, values))
-    if isinstance(node, E.And):
-        return sym_and(*[_eval_sym(a, values) for a in node.args])
-    if isinstance(node, E.Or):
-        return sym_or(*[_eval_sym(a, values) for a in node.args])
-    raise TypeError(f"cannot evaluate {node!r} over SymInts")
-
-
-def symbol_of(x: Any) -> Any:
-    """The sympy expression behind a SymInt/SymBool, or the int itself."""
-    if isinstance(x, (torch.SymInt, torch.SymBool)):
-        return x.node.expr
-    return x
-
-
 GuardError = GuardOnDataDependentSymNode
-
-
-def constant_of(x: Any) -> int | None:
-    """An int, or a SymInt whose value is known (a constant), as an int; None for a size the data decides."""
-    if isinstance(x, int):
-        return x
-    if isinstance(x, torch.SymInt):
-        return x.node.maybe_as_int()
-    return None
 
 
 def _data_errors() -> tuple[type[BaseException], ...]:

@@ -16,6 +16,7 @@ from typing import Any
 from .._torch import audit as CA
 from .._torch import core as C
 from .._torch import schema as CL
+from ..errors import said
 from ..trace.run import kernel_failure
 
 EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
@@ -171,7 +172,7 @@ def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, in
     except BaseException as exc:  # noqa: BLE001 - any error of the kernel means: the op rejects these sizes
         if not kernel_failure(exc):
             raise
-        return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+        return f"{type(exc).__name__}: {(said(exc).strip().splitlines() or [''])[0][:200]}"
     return None
 
 

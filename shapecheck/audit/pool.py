@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import said
+
 
 def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict[str, Any]]) -> None:
     from .eager import worker
@@ -28,7 +30,7 @@ def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict
             try:
                 rec = fn(name, lambda partial: conn.send(("partial", partial)))
             except Exception as err:  # noqa: BLE001 - audit_op reports its own failures; this is a last guard
-                rec = {"error": f"{type(err).__name__}: {str(err)[:300]}"}
+                rec = {"error": f"{type(err).__name__}: {said(err)[:300]}"}
             try:
                 conn.send(rec)
             except (OSError, ValueError):

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NotRequired, TypedDict
 
-from ..errors import UserError
+from ..errors import UserError, said
 from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
@@ -266,7 +266,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
             return hit
         _fill(rec, name, kernel, options, checkpoint)
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
-        rec["notes"].append(f"not run: {type(err).__name__}: {str(err)[:300]}")
+        rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
         return _timed(rec, start)
     rec = _timed(rec, start)
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):

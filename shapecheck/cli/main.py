@@ -274,7 +274,7 @@ def _fail(args: list[str], message: str, code: int) -> None:
             message = f"{message} (set by {where})"
             break
     click.echo(message, err=True)
-    emit_error(args, message.removeprefix("shapecheck: "), code)
+    emit_error(args, message.removeprefix("shapecheck: "), code, cli)
     sys.exit(code)
 
 

@@ -223,24 +223,60 @@ def output_options(command: str) -> Callable:
 
 
 def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
-    """Fail before any work when an output file's directory does not exist, or when two outputs go to one file
-    (or both to stdout): the second would overwrite the first."""
+    """Fail before any work when an output file's directory does not exist, when two outputs go to one file
+    (or both to stdout): the second would overwrite the first, or when an output would overwrite a file the
+    command reads (its contract, baseline, kernel file): the report would replace the input."""
     import os
     from pathlib import Path
 
     seen: dict[str, str] = {}
-    for fmt, file in outputs:
-        if file != "-" and not Path(file).resolve().parent.is_dir():
-            raise click.BadParameter(f"{fmt}={file}: the directory {Path(file).resolve().parent} does not exist",
+    written = [(f"{fmt}={file}", file) for fmt, file in outputs]
+    ctx = click.get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    if params.get("write_baseline"):  # a file gate writes too
+        written.append((f"--write-baseline {params['write_baseline']}", str(params["write_baseline"])))
+    read = _inputs(params)
+    for what, file in written:
+        where = "-" if file == "-" else os.path.realpath(file)  # realpath: a loop of links is refused below, not raised
+        if file != "-" and not Path(where).parent.is_dir():
+            raise click.BadParameter(f"{what}: the directory {Path(where).parent} does not exist",
                                      param_hint="--output")
         if file != "-" and special_file(file):  # opening one to write waits for a reader: refused before any work
-            raise click.BadParameter(f"{fmt}={file}: a FIFO or socket, not a file", param_hint="--output")
-        where = "-" if file == "-" else os.path.realpath(file)
+            raise click.BadParameter(f"{what}: a FIFO or socket, not a file", param_hint="--output")
+        if file != "-" and os.path.islink(file) and not os.path.exists(file):
+            raise click.BadParameter(f"{what}: a link that leads nowhere (a loop, or a missing target)",
+                                     param_hint="--output")
         if where in seen:
-            raise click.BadParameter(f"{seen[where]} and {fmt}={file} write to the same "
+            raise click.BadParameter(f"{seen[where]} and {what} write to the same "
                                      f"{'stdout' if file == '-' else 'file'}: give each report its own file",
                                      param_hint="--output")
-        seen[where] = f"{fmt}={file}"
+        if where in read:
+            raise click.BadParameter(f"{what} would overwrite {read[where]}, which this command reads: give the "
+                                     "report a file of its own", param_hint="--output")
+        seen[where] = what
+
+
+#: the parameters that name files a command writes, never reads
+_WRITTEN = frozenset({"outputs", "junit", "sarif", "json_file", "write_baseline"})
+
+
+def _inputs(params: dict) -> dict[str, str]:
+    """realpath -> the option that names it, for every existing file a command's parameters name (a kernel given
+    as ``FILE:FUNCTION`` included)."""
+    import os
+
+    found: dict[str, str] = {}
+    for name, value in params.items():
+        if name in _WRITTEN:
+            continue
+        for v in value if isinstance(value, (tuple, list)) else (value,):
+            if not isinstance(v, (str, os.PathLike)):
+                continue
+            text = os.fspath(v)
+            for candidate in (text, text.rpartition(":")[0]):
+                if candidate and os.path.isfile(candidate):
+                    found.setdefault(os.path.realpath(candidate), f"--{name.replace('_', '-')} {candidate}")
+    return found
 
 
 def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
@@ -266,14 +302,34 @@ def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int
         click.echo(render(result, fmt, cwd, context=context, quiet=quiet))
 
 
-def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]]]:
-    """(--format, [(format, file)]) as the command line asks, read without click: a run that fails before or
-    during option parsing still writes the reports CI is waiting for."""
-    fmt, outputs = None, []
+def requested_outputs(argv: list[str], root: click.Command | None = None) -> tuple[str | None, list[tuple[str, str]]]:
+    """(--format, [(format, file)]) as the command line asks, read without click's parsing: a run that fails
+    before or during option parsing still writes the reports CI is waiting for. Only options the invoked command
+    has count (``root``: the CLI, whose subcommands argv names first), and a token that is another option's value
+    is never read as an option: ``--case --output=json=f`` or an unknown ``--json f`` writes nothing."""
+    fmt, outputs, _ = _scan(argv, root)
+    return fmt, outputs
+
+
+def _scan(argv: list[str], root: click.Command | None) -> tuple[str | None, list[tuple[str, str]], set[int]]:
+    """``requested_outputs``, and the positions in argv of the tokens that name a report's file."""
+    command = _invoked(argv, root)
+    if command is None:
+        return None, [], set()
+    takes_value = {name: not (p.is_flag or p.count) for p in command.params if isinstance(p, click.Option)
+                   for name in (*p.opts, *p.secondary_opts)}
+    fmt, outputs, at = None, [], set()
     aliases = {"--sarif": "sarif", "--junit": "junit", "--json": "json"}
-    for i, arg in enumerate(argv):
-        name, eq, inline = arg.partition("=")
-        value = inline if eq else (argv[i + 1] if i + 1 < len(argv) else None)
+    i = 0
+    while i < len(argv):
+        name, eq, inline = argv[i].partition("=")
+        i += 1
+        if argv[i - 1] == "--":
+            break  # the rest are arguments
+        if name not in takes_value or not takes_value[name]:
+            continue
+        value = inline if eq else (argv[i] if i < len(argv) else None)
+        i += 0 if eq else 1  # the next token is this option's value, whatever it looks like
         if value is None:
             continue
         if name == "--format":
@@ -282,26 +338,41 @@ def requested_outputs(argv: list[str]) -> tuple[str | None, list[tuple[str, str]
             out_fmt, sep, file = value.partition("=")
             if sep and out_fmt in FORMATS and file:
                 outputs.append((out_fmt, file))
+                at.add(i - 1)
         elif name in aliases:
             outputs.append((aliases[name], value))
-    return fmt, outputs
+            at.add(i - 1)
+    return fmt, outputs, at
 
 
-def emit_error(argv: list[str], message: str, exit_code: int) -> None:
+def _invoked(argv: list[str], root: click.Command | None) -> click.Command | None:
+    """The command argv invokes under ``root`` (its subcommand names first); None where it names none."""
+    command = root
+    for word in argv:
+        if not isinstance(command, click.Group):
+            break
+        command = command.commands.get(word)
+    return None if command is None or isinstance(command, click.Group) else command
+
+
+def emit_error(argv: list[str], message: str, exit_code: int, root: click.Command | None = None) -> None:
     """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
-    prints an ``::error`` line. Never raises: the error itself is what matters."""
+    prints an ``::error`` line. Never raises: the error itself is what matters. ``root``: the CLI (which
+    options each command has)."""
     import os
 
     from ..render.ci import render_error
 
-    fmt, outputs = requested_outputs(argv)
+    fmt, outputs, at = _scan(argv, root)
+    read = _named_files([t for i, t in enumerate(argv) if i not in at])
     groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...
     command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
     written: set[str] = set()
     for out_fmt, file in outputs:
         where = file if file == "-" else os.path.realpath(file)
-        if file != "-" and where in written:
-            continue  # two reports asked of one file: the first is written (check_outputs refuses the run)
+        if file != "-" and (where in written or where in read):
+            continue  # two reports asked of one file: the first is written; never over a file the command reads
+            # (check_outputs refuses the run)
         written.add(where)
         text = render_error(out_fmt, command, message, exit_code)
         try:
@@ -313,6 +384,20 @@ def emit_error(argv: list[str], message: str, exit_code: int) -> None:
             pass
     if fmt and fmt != "text" and not any(f == "-" for _, f in outputs):  # --format: the report on stdout
         click.echo(render_error(fmt, command, message, exit_code))
+
+
+def _named_files(tokens: list[str]) -> set[str]:
+    """The realpaths of the existing files ``tokens`` (argv less the reports' files) name: a contract, a
+    baseline, a kernel as ``FILE:FUNCTION``. An error report is never written over one."""
+    import os
+
+    found = set()
+    for token in tokens:
+        value = token.partition("=")[2] if token.startswith("--") else token
+        for candidate in (value, value.rpartition(":")[0]):
+            if candidate and os.path.isfile(candidate):
+                found.add(os.path.realpath(candidate))
+    return found
 
 
 def device_option(command: str) -> Callable:

@@ -19,7 +19,7 @@ from .._torch import core as C
 from .._torch import kernels as K
 from .._torch import schema as CL
 from ..contract.schema import check_schema
-from ..errors import ContractError, InternalError, TargetError, UnknownOpError
+from ..errors import ContractError, InternalError, TargetError, UnknownOpError, said
 from ..findings import SourceLoc
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
@@ -127,13 +127,17 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
 
 def load_kernel(source: KernelSource, op: str) -> Kernel:
     """The kernel ``source`` has for ``op`` (an op name as ``normalize_op`` gives it)."""
+    from ..progress import loading
+
     match source:
         case Installed():
             return installed_kernel(op)
         case Function(file=file, name=name):
-            return function_kernel(file, name, op)
+            with loading(file):
+                return function_kernel(file, name, op)
         case MetaSource(file=file):
-            return source_kernel(file, op)
+            with loading(file):
+                return source_kernel(file, op)
     raise InternalError(f"not a kernel source: {source!r}")
 
 
@@ -222,9 +226,10 @@ def registration_clash(err: BaseException) -> str | None:
     if not below.startswith((os.path.join(C.TORCH_DIR, "library.py"), os.path.join(C.TORCH_DIR, "_library"))):
         return None
     user = frames[mine[-1]]
-    said = str(err).strip().split(". ")[0].splitlines()[0] if str(err).strip() else type(err).__name__
+    text = said(err).strip()
+    shown = text.split(". ")[0].splitlines()[0] if text else type(err).__name__
     return f"{user.filename}:{user.lineno} ({(user.line or '').strip()}) registers what is registered already " \
-           f"(torch: {said})"
+           f"(torch: {shown})"
 
 
 def _op_or_none(op_name: str | None) -> Any:
@@ -386,6 +391,7 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
     script. Any failure is bad input naming the module and the line of its own code that raised, and where the
     module was named (``--import``, or the project file's ``imports``)."""
     from ..config import option_origin
+    from ..progress import loading
 
     option = option_origin("imports", "--import")
     for spec in specs:
@@ -403,7 +409,8 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
         try:
             if where is not None and _imported(where) is not None:
                 continue  # already imported, under any name (its ops are registered once)
-            importlib.import_module(name)
+            with loading(f"{option} {spec}"):
+                importlib.import_module(name)
         except SyntaxError as err:
             raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
         except BaseException as err:  # noqa: BLE001 - the user's module failed (sys.exit and Ctrl-C too): bad input
@@ -417,7 +424,7 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
 def _raised(err: BaseException) -> str:
     """``SystemExit: 0`` (what a module's import raised, for a message); a module that exits or is interrupted
     while it is imported has not registered its ops, so nothing after it could be checked."""
-    text = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
+    text = f"{type(err).__name__}: {said(err)}" if said(err) else type(err).__name__
     cause = err.__cause__ or (None if err.__suppress_context__ else err.__context__)
     for _ in range(16):  # down to the first failure (a library's missing .so, say); a chain is never a cycle
         if cause is None or (cause.__cause__ or cause.__context__) is None:

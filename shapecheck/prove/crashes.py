@@ -80,7 +80,8 @@ class _Seen:
     def resumed(self, resume: Resume, died: Died, kernel: Kernel) -> Resume:
         results = {**resume.results, **self.results}
         if self.case is not None:
-            found = crash_finding(self.case, died, kernel, "while this case was checked" + _tracing(self.region))
+            found = crash_finding(self.case, died, kernel, "while this case was checked" + _tracing(self.region),
+                                  tracing=self.region is not None)
             verdict = Verdict.ERROR if found.code is RuleCode.INTERNAL_ERROR else Verdict.FAIL
             results[self.case] = (CaseResult(self.case, verdict, skipped=f"{CRASHED}the process died of {died.name()}"),
                                   [found])
@@ -102,12 +103,19 @@ def _tracing(region: list[E.Node] | None) -> str:
     return f", tracing the kernel on the region {text}" if text else ", tracing the kernel on the whole domain"
 
 
-def crash_finding(case: str, died: Died, kernel: Kernel, when: str) -> Finding:
+def crash_finding(case: str, died: Died, kernel: Kernel, when: str, *, tracing: bool = False) -> Finding:
     """The finding of a crash: the kernel's (SC007, at its innermost line on the crashed stack) when the kernel
-    was running, else shapecheck's own (SC023)."""
+    was running, else shapecheck's own (SC023). ``tracing``: a trace of the kernel was under way; a signal
+    that leaves no stack (SIGTERM, SIGKILL: the kernel's ``os.kill``, or from outside) then ended the kernel's
+    run, and is the kernel's, at its ``def``."""
     own = kernel.located_in
     at = next((SourceLoc(f, n, fn, linecache.getline(f, n).strip()) for f, n, fn in died.frames() if f in own), None)
     name = died.name()
+    if at is None and tracing and not died.frames():
+        return Finding(code=RuleCode.KERNEL_ERROR, case=case, expr=name, location=kernel.definition, counterexample={},
+                       message=f"the process died of {name} {when}, with no stack written (a signal faulthandler "
+                       "does not catch: sent by the kernel, or from outside the run): nothing is known about its "
+                       "sizes", traceback=died.dump)
     if at is None:
         return Finding(code=RuleCode.INTERNAL_ERROR, case=case, expr=name, counterexample={},
                        message=f"the process died of {name} {when}, outside the kernel's code (a bug in shapecheck "

@@ -18,7 +18,7 @@ from typing import cast
 from .._torch import core as C
 from ..contract.model import BoundArg, BoundCase
 from ..edges import JSON, TorchObject
-from ..errors import InternalError, ShapecheckError
+from ..errors import InternalError, ShapecheckError, said
 from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
 from ..kernel.sources import Kernel
@@ -351,7 +351,7 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
             ours = _shapecheck_error(err)
             if ours is not None:  # a failure of shapecheck's own argument filling: never "export failed"
                 raise ours from err
-            text = str(err).strip()
+            text = said(err).strip()
             if "Constraints violated" not in text and CONSTRAINT_REPORT in C.exception_functions(err):
                 text = (f"{text} (raised while export reported a constraint violation, in torch's "
                         f"{CONSTRAINT_REPORT})").strip()
@@ -372,7 +372,7 @@ def _run_program(program: TorchObject, kernel: Kernel, case: BoundCase, at: dict
         with _quiet():
             program.module()(tuple(made.tensors))
     except Exception as err:  # noqa: BLE001 - the exported program's own failure is the datum
-        return f"{type(err).__name__}: {first_line(str(err).strip())}"
+        return f"{type(err).__name__}: {first_line(said(err).strip())}"
     return None
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ..contract.model import BoundCase
 from ..edges import TorchObject
+from ..errors import said
 from ..findings import Finding, SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
@@ -174,7 +175,7 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
         except BaseException as exc:  # noqa: BLE001 - the kernel raised (or exited) here: what the replay observes
             if not kernel_failure(exc):
                 raise
-            text = str(exc).strip()
+            text = said(exc).strip()
             error = f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
         finally:
             sys.settrace(previous)
@@ -272,7 +273,7 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[F
                 continue
             run = r.at(v.counterexample)
         except Exception as err:  # a point the kernel cannot even be called with (inputs too large to build, say)
-            why, run = f"the replay itself failed ({type(err).__name__}: {str(err)[:200]})", None
+            why, run = f"the replay itself failed ({type(err).__name__}: {said(err)[:200]})", None
         if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and run is not None and run.error is not None:
             # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
             # size, say): a kernel error at a domain point, which the replay did show

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, Contract
-from ..errors import UnknownOpError, UserError
+from ..errors import UnknownOpError, UserError, said
 from ..findings import Finding, PathStatus, Verdict, verdict_of
 from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
@@ -263,8 +263,14 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
               exported: list[Finding] | None = None) -> tuple[CaseResult, list[Finding]]:
     """One case, explored and proved: its result and its findings (before suppressions). ``first`` and
     ``exported``: its unassumed trace and its export-style run's findings, where a worker made them."""
-    if solver.satisfiable([case.domain]).sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
+    domain = solver.satisfiable([case.domain])
+    if domain.sat is Sat.UNSAT:  # every obligation would hold of no input: a pass
         return CaseResult(case.id, Verdict.PASS, skipped=EMPTY_DOMAIN), []
+    if domain.sat is Sat.UNKNOWN:  # whatever is proved below may hold of no input: nothing is known to be checked
+        why = Finding(code=RuleCode.INCONCLUSIVE, case=case.id, expr="[domain]", counterexample={},
+                      message=f"z3 could not decide whether the case's domain has any input ({domain.reason}): "
+                              "nothing is known to be checked in this case")
+        return CaseResult(case.id, Verdict.INCONCLUSIVE, skipped=why.message), [why]
     try:
         run = explore_case(kernel, case, solver, options, roots, first=first)
     except NotApplicable as why:
@@ -447,7 +453,7 @@ def internal_error(case_id: str, err: BaseException) -> Finding:
     """The SC023 finding of a bug in shapecheck while it checked ``case_id``."""
     import traceback
 
-    what = f"{type(err).__name__}: {err}".splitlines()[0] if str(err) else type(err).__name__
+    what = f"{type(err).__name__}: {said(err)}".splitlines()[0] if said(err) else type(err).__name__
     return Finding(code=RuleCode.INTERNAL_ERROR, case=case_id, expr=type(err).__name__, counterexample={},
                      message=f"internal error in this case (a bug in shapecheck, please report it): {what}; nothing "
                      "is known about the case. The traceback is in the JSON report, and on stderr with "

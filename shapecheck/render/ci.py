@@ -8,6 +8,7 @@ the file lies under it (SARIF: relative URIs against ``%SRCROOT%``), else absolu
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Never, Protocol, TypeVar, cast
@@ -120,6 +121,7 @@ def _shown(violations: list[Finding], quiet: bool) -> list[Finding]:
 
 def _gh_escape(text: str, prop: bool = False) -> str:
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)  # a raw NUL or ESC in a log line: shown, not sent
     return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
@@ -330,7 +332,27 @@ def to_junit(result: RunResult, cwd: Path) -> ET.Element:
 
 
 def render_junit(result: RunResult, cwd: Path) -> str:
-    root = to_junit(result, cwd)
+    return _xml(to_junit(result, cwd))
+
+
+#: characters XML 1.0 cannot hold (controls but tab, newline and return; lone surrogates, as a file name that is
+#: not UTF-8 decodes to; U+FFFE and U+FFFF), and the controls a log line should not carry raw
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else "\ufffd", text)
+
+
+def _xml(root: ET.Element) -> str:
+    """The document of ``root``, every text and attribute value made one XML 1.0 can hold (a kernel's message
+    with a BEL, a contract file name that is not UTF-8): the report stays well-formed."""
+    for el in root.iter():
+        el.text = _xml_text(el.text) if el.text else el.text
+        el.tail = _xml_text(el.tail) if el.tail else el.tail
+        for key, value in el.attrib.items():
+            el.set(key, _xml_text(value))
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -434,8 +456,7 @@ def render_error(fmt: str, command: str, message: str, exit_code: int) -> str:
         suite = ET.SubElement(root, "testsuite", name=tool, tests="1", failures="0", errors="1", skipped="0")
         case = ET.SubElement(suite, "testcase", classname="shapecheck", name=command or "shapecheck")
         ET.SubElement(case, "error", type=f"exit {exit_code}", message=message).text = message
-        ET.indent(root)
-        return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        return _xml(root)
     if fmt == "json":
         return json.dumps({"tool": tool, "verdict": "error", "exit_code": exit_code, "error": message}, indent=2)
     if fmt == "github":

@@ -4,8 +4,7 @@ against the runtime's (check 2) and the runtime's values against the math (check
 
 Checks 2 and 3 follow ``ref check``: dispatch (SC010), whether the runtime accepts the input (SC014), output 0
 against the meta kernel's (SC011: shape; dtype and density too) and the runtime's values against the float64
-math (SC012), with the rule codes, tolerances, quirks and contract suppressions ``ref check`` uses.
-"""
+math (SC012), with the rule codes, tolerances, quirks and contract suppressions ``ref check`` uses."""
 
 from __future__ import annotations
 
@@ -16,6 +15,7 @@ from typing import Any
 
 from ..contract import suppressions
 from ..contract.model import BoundCase, BoundPath, Contract
+from ..errors import said
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
 from ..logic.compiled import fast_holds
@@ -199,7 +199,7 @@ class Checker:
         run = fake_run(kernel, ex.case, ex.values)
         if run.error is not None:
             err = run.error
-            text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            text = said(err).strip().splitlines()[0] if said(err).strip() else ""
             self._failed(fail, counted, kernel, "kernel-error", "outputs", type(err).__name__,
                          f"the meta kernel raised {type(err).__name__} under FakeTensorMode: {text}", cause=err)
             return None

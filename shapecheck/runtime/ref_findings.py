@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract.model import BoundCase
-from ..errors import ShapecheckError
+from ..errors import ShapecheckError, said
 from ..rules import RULES, RuleCode
 
 SIDE_CAP = 8192  # no generated dim exceeds this (sizes stay small; boundaries such as 4096 stay reachable)
@@ -45,7 +45,7 @@ class PathRun:
 
 
 def first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
+    text = said(err).strip().splitlines()
     return text[0][:240] if text else ""
 
 

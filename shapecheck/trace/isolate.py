@@ -20,18 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
+from .. import progress
+from ..errors import said
+
 _HEADER = struct.Struct("<Q")
 
-#: in a supervised child, its channel to the supervising process (``note``); None elsewhere, and in the
-#: processes such a child forks (``--jobs`` workers), which must not write to its pipe
-sink: Callable[[Any], None] | None = None
-
-
 def note(message: Any) -> None:
-    """Tell the supervising process ``message`` (what the child is doing, for a crash's report to name);
-    nothing outside a supervised child."""
-    if sink is not None:
-        sink(message)
+    """Tell the supervising process ``message`` (``progress.note``)."""
+    progress.note(message)
 
 
 @dataclass(frozen=True)
@@ -108,14 +104,13 @@ def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable
 def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: IO[bytes]) -> None:
     import faulthandler
 
-    global sink
     code = 0
     try:
         faulthandler.enable(file=dump, all_threads=False)
         _one_thread()
         try:
-            sink = lambda message: _write(pipe, ("message", message))  # noqa: E731 - ``note``'s channel too
-            value = run(sink)
+            progress.sink = lambda message: _write(pipe, ("message", message))  # noqa: E731 - ``note``'s too
+            value = run(progress.sink)
             _write(pipe, ("value", value))
         except BaseException as exc:  # noqa: BLE001 - the caller raises it in its own process
             _write(pipe, ("raise", _portable(exc)))
@@ -145,7 +140,7 @@ def _portable(exc: BaseException) -> BaseException:
         pickle.loads(pickle.dumps(exc))
         return exc
     except Exception:  # noqa: BLE001 - any exception may refuse to pickle
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
+        return RuntimeError(f"{type(exc).__name__}: {said(exc)}")
 
 
 def _write(pipe: IO[bytes], frame: tuple[str, Any]) -> None:
@@ -184,19 +179,30 @@ def whole_command(run: Callable[[], Any]) -> Any:
     from .. import _torch  # noqa: F401 - torch, as shapecheck imports it (its warnings filtered), before the fork:
     # the result's unpickling needs it here too
 
-    out = supervised(lambda send: run(), lambda message: None)
+    loads: list[str] = []  # the user's files under import, innermost last
+
+    def heard(message: Any) -> None:
+        if isinstance(message, tuple) and message[:1] == ("loading",):
+            loads.append(message[1])
+        elif isinstance(message, tuple) and message[:1] == ("loaded",) and loads:
+            loads.pop()
+
+    out = supervised(lambda send: run(), heard)
     if not isinstance(out, Died):
         return out
-    raise load_crash(out)
+    raise load_crash(out, loads[-1] if loads else None)
 
 
-def load_crash(died: Died) -> Exception:
+def load_crash(died: Died, loading_file: str | None = None) -> Exception:
     """The error of a process that died before its checks began: at a line of the user's code on the crashed
-    stack, a kernel that cannot be loaded (``TargetError``, exit 2, naming that line); elsewhere, a bug in
-    shapecheck or torch (exit 4)."""
+    stack, or while a file of the user's was imported (``loading_file``), a kernel that cannot be loaded
+    (``TargetError``, exit 2, naming that line or file); elsewhere, a bug in shapecheck or torch (exit 4)."""
     from ..errors import TargetError
 
     at = next(((f, n) for f, n, _ in died.frames() if _users(f)), None)
+    if at is None and loading_file is not None:
+        return TargetError(f"{loading_file}: the process died of {died.name()} while it was imported (the file, or "
+                           "a module it imports, killed its process): nothing was checked")
     if at is None:
         return RuntimeError(f"the process died of {died.name()} outside the kernel's code: "
                             f"{died.dump.strip()[-600:] or 'no stack was written'}")

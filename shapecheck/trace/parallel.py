@@ -225,9 +225,9 @@ def _fork_worker(fn: Callable[[Any], Any], take: Callable[[], Any],
         os.close(w)
         return None
     if pid == 0:  # the worker: never returns into the caller's stack
-        from . import isolate
+        from .. import progress
 
-        isolate.sink = None  # a supervised child's pipe is its own: a worker writing to it would garble it
+        progress.sink = None  # a supervised child's pipe is its own: a worker writing to it would garble it
         code = 0
         try:
             os.close(r)

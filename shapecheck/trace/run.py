@@ -17,7 +17,7 @@ from typing import Any
 from .._torch import core as C
 from .._torch import translate as T
 from ..contract.model import BoundArg, BoundCase
-from ..errors import ShapecheckError
+from ..errors import ShapecheckError, said
 from ..findings import SourceLoc
 from ..kernel.binding import Unbindable, bind, schema_signature
 from ..kernel.sources import Kernel, NotApplicable
@@ -418,7 +418,7 @@ def _renamed(expr: Any, names: dict) -> str:
 
 
 def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+    text = said(exc).strip().splitlines()
     return text[0] if text else ""
 
 
