@@ -7,7 +7,8 @@ them by ``--shard``, audits them in ``--jobs`` processes and ranks the findings.
 A record: ``op``, ``kernel`` (its name), ``kernel_kind`` (``python`` or ``c++``), ``definition`` (file:line of
 the kernel function, when Python), ``inputs`` (``schema``: found by search; ``opinfo``; ``samples``: the project's
 hook), ``example`` (the call), ``status`` (``clean``, ``relation-only``, ``findings``, ``inconclusive``,
-``no-inputs``, ``not-run``), ``findings``, ``requires``, ``notes``, ``traces``, ``paths`` (the first finished
+``no-inputs``, ``not-run``), ``partial`` (explored only in part, findings or not: untraced once its findings are
+accepted), ``findings``, ``requires``, ``notes``, ``traces``, ``paths`` (the first finished
 traces: their region and output shapes), ``eager`` (the comparison with the eager kernel: device, whether it
 accepted the inputs, points run and compared, evidence), ``variants`` (the argument combinations beyond the
 first inputs, each with what happened), ``seconds``.
@@ -106,6 +107,7 @@ class AuditRecord(_AuditRecordKeys, total=False):
     eager: AuditEager
     variants: list[AuditVariant]
     cached: bool
+    partial: bool  # explored only in part (a trace bound, z3 or a translation stopped it): never clean
 
 
 @dataclass(frozen=True)
@@ -283,6 +285,7 @@ def _crashed(name: str, why: str, partial: dict[str, Any] | None = None) -> dict
     if partial is not None:
         rec = {k: v for k, v in partial.items() if k != "stage"}
         rec["status"] = "findings" if rec["findings"] else "inconclusive" if rec["traces"] else "not-run"
+        rec["partial"] = rec["status"] == "findings"  # its findings are not all there is: never passed by a baseline
         rec["notes"] = [*rec["notes"], f"not run: {partial['stage']} {why}" if rec["status"] == "not-run" else
                         f"stopped: {partial['stage']} {why}; what ran before it is kept"]
         return rec
@@ -349,6 +352,7 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
                                 "not compared:")) for n in rec["notes"])
     rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
         "relation-only" if rec["requires"] else "clean"
+    rec["partial"] = stopped  # with findings too: what was not explored is not known clean once they are accepted
 
 
 def _unique(findings: list[Any]) -> list[Any]:
@@ -433,9 +437,11 @@ class AuditRun:
         return sorted(out, key=lambda rf: (RANK[rf[1]["class"]], rf[0]["op"], rf[1]["expr"]))
 
     def untraced(self, *, excused: bool = False) -> list[dict[str, Any]]:
-        """The records of ops not traced to the end (no inputs, not run, inconclusive) without findings; with
-        ``excused``, only those the config or baseline lists, else only those it does not."""
-        return [r for r in self.records if r["status"] in UNTRACED and (r["op"] in self.excused) == excused]
+        """The records of ops not traced to the end (no inputs, not run, inconclusive; or explored only in part,
+        findings or not); with ``excused``, only those the config or baseline lists, else only those it does
+        not."""
+        return [r for r in self.records if (r["status"] in UNTRACED or r.get("partial"))
+                and (r["op"] in self.excused) == excused]
 
     @property
     def verdict(self) -> Verdict:
@@ -456,9 +462,10 @@ class AuditRun:
         return {"ops": len(self.records), "traced": len(traced), "compared_with_eager": len(eager),
                 "no_inputs": [r["op"] for r in self.records if r["status"] == "no-inputs"],
                 "not_run": [r["op"] for r in self.records if r["status"] == "not-run" and r["op"] not in no_fake],
-                "inconclusive": [r["op"] for r in self.records if r["status"] == "inconclusive"],
+                "inconclusive": [r["op"] for r in self.records if r["status"] == "inconclusive" or r.get("partial")],
                 "excused": dict(sorted((op, why) for op, why in self.excused.items()
-                                       if any(r["op"] == op and r["status"] in UNTRACED for r in self.records))),
+                                       if any(r["op"] == op and (r["status"] in UNTRACED or r.get("partial"))
+                                              for r in self.records))),
                 "no_fake_kernel": sorted({*self.unreachable, *no_fake}),
                 "variants": sum(len(r.get("variants") or []) for r in self.records)}
 
@@ -468,6 +475,7 @@ class AuditRun:
             by_class[f["class"]] = by_class.get(f["class"], 0) + 1
         statuses = {s.replace("-", "_"): sum(r["status"] == s for r in self.records) for s in STATUSES}
         statuses["with_findings"] = statuses.pop("findings")
+        statuses["partial_findings"] = sum(r["status"] == "findings" and bool(r.get("partial")) for r in self.records)
         # clean of guards, but the fake never met its eager kernel (none on the device, or it refused every input)
         statuses["clean_not_compared"] = sum(r["status"] == "clean" and (r.get("eager") or {}).get("status") not in
                                              ("compared", "off") for r in self.records)

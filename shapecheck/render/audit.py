@@ -72,8 +72,9 @@ def summary_line(run: AuditRun) -> str:
     verdict = run.verdict.value.upper()
     uncompared = f" ({c['clean_not_compared']} of them not compared with the eager kernel)" \
         if c["clean_not_compared"] else ""
+    partial = f" ({c['partial_findings']} of them explored in part)" if c["partial_findings"] else ""
     return (f"audit: {verdict} ({shard}: {c['clean']} clean{uncompared}, {c['relation_only']} relation-only, "
-            f"{c['with_findings']} with findings, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
+            f"{c['with_findings']} with findings{partial}, {c['inconclusive']} inconclusive, {c['no_inputs']} without "
             f"inputs, {c['not_run']} not run; {c['findings']} findings{base}" + (f" [{classes}]" if classes else "")
             + f"; torch {run.torch_version}; {run.seconds:.1f}s)")
 

@@ -106,3 +106,25 @@ def test_junit_stays_xml_whatever_the_messages_hold(warm, tmp_path):
     gh = run(["verify", "op", ROWS.op, "--contract", str(ROWS.file), "--meta", f"{kernel}:rows", "-j", "1",
               "--no-cache", "--case", "pad=8", "--format", "github"], cwd=tmp_path)
     assert "\x07" not in gh.stdout and "\x00" not in gh.stdout and "bell\\x07" in gh.stdout, gh
+
+
+def test_an_op_explored_in_part_stays_inconclusive_once_its_findings_are_accepted(warm, tmp_path):
+    # the regressed SDPA-MPS kernel: findings, and the exploration stops with regions left (it was exit 0 once
+    # the baseline accepted the findings, though the baseline listed nothing untraced)
+    import json
+
+    from tests.acceptance.hostile.harness import ROOT
+
+    audit = ["audit", "--ops", "aten::_scaled_dot_product_attention_math_for_mps*", "--meta-source",
+             str(ROOT / "tests" / "kernels" / "regressed_registrations.py"), "--baseline", str(tmp_path / "b.json")]
+    first = run(audit, cwd=tmp_path)
+    assert first.code == 0, first  # a missing baseline is written, the partial op excused with its reason
+    doc = json.loads((tmp_path / "b.json").read_text())
+    assert [u["op"] for u in doc["untraced"]] == ["aten::_scaled_dot_product_attention_math_for_mps.default"]
+    assert "not explored" in doc["untraced"][0]["reason"]
+    assert run(audit, cwd=tmp_path).code == 0, "excused by the baseline, with its reason"
+    doc["untraced"] = []
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    o = run(audit, cwd=tmp_path)
+    judge(o)
+    assert o.code == 3 and "explored in part" in o.stdout, o
