@@ -98,6 +98,9 @@ def verify_op_cmd(op, imports, contract, source, fmt, outputs, quiet, max_traces
             R.verify_store(key, c, kernel, report)
         return c.info, report
 
+    from .. import progress
+
+    progress.load_seconds = opts.run_timeout  # the run's budget covers loading the user's files too
     info, report = whole_command(load_and_verify)  # a kernel file that crashes as it loads: exit 2, not 139
     result = VerifyRun.of(info, report, source)
     emit(result, fmt, outputs, context=context, quiet=quiet)

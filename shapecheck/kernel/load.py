@@ -21,6 +21,7 @@ from .._torch import schema as CL
 from ..contract.schema import check_schema
 from ..errors import ContractError, InternalError, TargetError, UnknownOpError, said
 from ..findings import SourceLoc
+from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
     find_registration,
@@ -204,6 +205,8 @@ def _import_file(file: str, path: Path) -> Any:
         raise TargetError(f"{file}:{err.lineno}: does not parse: {err.msg}") from err
     except BaseException as err:  # noqa: BLE001 - any error of the user's module (sys.exit, Ctrl-C too) is bad input
         sys.modules.pop(mod_name, None)
+        if isinstance(err, LoadTimeout):
+            raise
         clash = registration_clash(err)
         if clash is not None:
             raise TargetError(f"--meta {file}: {clash}; the ops it defines are already registered in this process "
@@ -278,6 +281,8 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
         code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True)
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs defaults and annotations: bad input
+        if isinstance(err, LoadTimeout):
+            raise
         raise TargetError(f"{path_text}:{fdef.lineno}: defining {fdef.name} failed: {type(err).__name__}: {err}") from err
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
@@ -317,7 +322,7 @@ def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
         try:
             exec(compile(ast.Module(body=[node], type_ignores=[]), filename, "exec", dont_inherit=True), namespace)
         except BaseException as err:  # noqa: BLE001 - a name this torch lacks: the definitions say what it costs
-            if user_stopped(err):
+            if user_stopped(err) or isinstance(err, LoadTimeout):
                 raise
 
 
@@ -338,7 +343,9 @@ def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespac
              namespace)
         return None
     except (Exception, SystemExit) as err:  # noqa: BLE001 - defining runs annotations and defaults: anything
-        error = f"{type(err).__name__}: {err}"
+        if isinstance(err, LoadTimeout):
+            raise
+        error = f"{type(err).__name__}: {said(err)}"
     installed = namespace.get(helper.name)
     if installed is None:
         return None  # nothing stands in for it: a call raises NameError, which verify reports as inconclusive
@@ -413,6 +420,8 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
                 importlib.import_module(name)
         except SyntaxError as err:
             raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err
+        except LoadTimeout:
+            raise
         except BaseException as err:  # noqa: BLE001 - the user's module failed (sys.exit and Ctrl-C too): bad input
             clash = registration_clash(err)
             if clash is not None:

@@ -128,3 +128,14 @@ def test_an_op_explored_in_part_stays_inconclusive_once_its_findings_are_accepte
     o = run(audit, cwd=tmp_path)
     judge(o)
     assert o.code == 3 and "explored in part" in o.stdout, o
+
+
+def test_the_runs_time_budget_covers_loading_the_kernel(warm, tmp_path):
+    # an endless loop at import, and a default argument that sleeps: both hung past --timeout run=3
+    looping = write(tmp_path, "while True:\n    try:\n        pass\n    except Exception:\n        pass\n\n\n"
+                              "def rows(x, pad, flag=False):\n    return x\n", "looping.py")
+    sleeping = write(tmp_path, "import time\n\n\ndef rows(x, pad, flag=False, _x=time.sleep(10**6)):\n    return x\n",
+                     "sleeping.py")
+    for kernel in (looping, sleeping):
+        refused(["verify", "op", ROWS.op, "--contract", ROWS.file, "--meta", f"{kernel}:rows", "-j", "1",
+                 "--timeout", "run=2"], kernel.name, "did not finish within the run's time budget", seconds=30)
