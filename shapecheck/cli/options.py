@@ -60,6 +60,8 @@ class RankSpec(_Pair):
     expected = "ARG=N, a schema argument and its rank (0 to 16), e.g. self=4"
 
     def build(self, left, right):
+        if not (right.isascii() and right.isdigit()):
+            raise ValueError
         n = int(right)
         if not left.isidentifier() or not 0 <= n <= 16:
             raise ValueError
@@ -76,6 +78,8 @@ class ShardSpec(_Pair):
     def build(self, left, right):
         if len(left) > 12 or len(right) > 12:  # int() of thousands of digits is slow, then refused anyway
             raise ValueError
+        if not (left.isascii() and left.isdigit() and right.isascii() and right.isdigit()):
+            raise ValueError  # int() takes "١/٢", " 2", "+2" and "1_0" too: only plain ASCII digits are a shard
         k, n = int(left), int(right)
         if not 1 <= k <= n <= SHARDS:
             raise ValueError

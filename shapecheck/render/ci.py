@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Never, Protocol, TypeVar, cast
+from urllib.parse import quote
 
 from ..edges import JSON
 from ..findings import Finding, SourceLoc
@@ -188,7 +189,7 @@ def _artifact(file: str, cwd: Path) -> dict[str, JSON]:
     path, base = locate(file, cwd)
     if base is None:
         return {"uri": Path(path).as_uri()}
-    return {"uri": path, "uriBaseId": base}
+    return {"uri": quote(path, safe="/"), "uriBaseId": base}  # a URI reference: `my kernel%41.py` is not `A`
 
 
 def _sarif_rule(r: Rule) -> dict[str, JSON]:
