@@ -118,7 +118,11 @@ def kernel_source(command: str, *, meta_help: str, meta_source_help: str) -> Cal
         @functools.wraps(f)
         def wrapper(*args, meta: Function | None = None, meta_source: str | None = None, **kwargs):
             if meta is not None and meta_source is not None:
-                raise click.UsageError("--meta and --meta-source are exclusive")
+                ctx = click.get_current_context(silent=True)
+                given = ctx.get_parameter_source("meta_source") if ctx is not None else None
+                if given is not click.core.ParameterSource.DEFAULT_MAP:
+                    raise click.UsageError("--meta and --meta-source are exclusive")
+                meta_source = None  # the project file's meta-source: the command line's --meta wins, as every option
             source = meta if meta is not None else MetaSource(meta_source) if meta_source else INSTALLED
             return f(*args, source=source, **kwargs)
 
