@@ -82,8 +82,11 @@ def _read(file: str, what: str, version: int, tool: str | None = None) -> set[st
     extra = [k for k in doc if k not in top]
     if extra:
         raise UserError(f"--baseline {file}: [{extra[0]}]: unknown key (a baseline has {', '.join(top)})")
+    from ..rules import Command
+
+    command = Command.GATE if tool == "shapecheck" else Command.AUDIT
     for i, e in enumerate(entries):
-        problem = _entry_problem(e, fields)
+        problem = _entry_problem(e, fields, command)
         if problem:
             raise UserError(f"--baseline {file}: [findings[{i}]{problem}")
     return {e["fingerprint"] for e in entries}
@@ -97,10 +100,11 @@ AUDIT_FIELDS: dict[str, tuple[type, ...]] = {"fingerprint": (str,), "rule": (str
 REQUIRED = ("fingerprint", "rule", "op")
 
 
-def _entry_problem(entry: dict[str, Any], fields: dict[str, tuple[type, ...]]) -> str:
+def _entry_problem(entry: dict[str, Any], fields: dict[str, tuple[type, ...]], command: Any) -> str:
     """What is wrong with one finding of a baseline ("" when nothing), as ``.key]: why``: an unknown key, a value
-    of the wrong type (a bool is no line number), a rule the registry lacks."""
-    from ..rules import RuleCode
+    of the wrong type (a bool is no line number), a rule the registry lacks, or one ``command``'s runs never
+    report (an audit rule in the gate's baseline)."""
+    from ..rules import RuleCode, rules_of
 
     for key, value in entry.items():
         if key not in fields:
@@ -114,6 +118,8 @@ def _entry_problem(entry: dict[str, Any], fields: dict[str, tuple[type, ...]]) -
     rule = entry["rule"]
     if rule not in {c.value for c in RuleCode}:
         return f".rule]: no rule {rule!r} in the registry (docs/rules.md)"
+    if RuleCode(rule) not in rules_of(command):
+        return f".rule]: {rule} is never reported by {command.value} (docs/rules.md)"
     return ""
 
 

@@ -134,6 +134,7 @@ def test_baseline_entries_are_checked_key_by_key(tmp_path):
     doc = json.loads(baseline.read_text())
     assert invoke(*common, "--baseline", baseline).returncode == 0
     for key, value, words in (("rule", "SC999", "no rule 'SC999'"), ("line", "10", "expected int or null"),
+                              ("rule", "SC030", "SC030 is never reported by gate"),  # an audit rule
                               ("file", 5, "expected str or null"), ("zzz", 1, "unknown key 'zzz'"),
                               ("rule", None, "no 'rule'")):
         entry = dict(doc["findings"][0])
