@@ -473,7 +473,7 @@ def _differs_whatever_the_data(c: _OutputCheck, got, fresh: list[str]) -> Findin
     if got.kind is not OutputKind.TENSOR or not isinstance(want, E.TupleE):
         return None
     have = got.shape
-    ranges = {n: (lo, hi) for n, lo, hi in getattr(c.leaf.trace, "fresh", ())}
+    ranges = {n: (lo, hi) for n, lo, hi in c.leaf.trace.fresh}
     never = len(have.items) != len(want.items)
     for h, w in zip(have.items, want.items) if not never else ():
         names = E.free_names(h)
