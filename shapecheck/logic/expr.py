@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..errors import ExprError
 from ..limits import CONST_BITS, EXPR_CHARS, EXPR_DEPTH, INT64_MAX, INT64_MIN, int_text
+from .memo import memo_hash
 
 # ---------------------------------------------------------------------------------------------------------
 # The tree
@@ -128,6 +129,8 @@ class Concat(Node):
     left: Node
     right: Node
 
+
+memo_hash(Const, Var, Arith, Neg, Call, Cmp, And, Or, Not, Ite, TupleE, ShapeOf, Index, SliceE, Concat)
 
 TRUE = Const(True)
 FALSE = Const(False)
@@ -493,10 +496,6 @@ def disj(args: list[Node] | tuple[Node, ...]) -> Node:
     return flat[0] if len(flat) == 1 else Or(tuple(flat))
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Evaluation at concrete values
-
-
 def evaluate(node: Node, values: Mapping[str, int | bool | str]) -> Value:
     """Evaluate a bound expression at concrete dim values (Python semantics)."""
     n = bind(node, {k: Const(v) for k, v in values.items()})
@@ -590,8 +589,7 @@ def _as_membership(n: Or) -> str | None:
             return None
         lefts.add(a.left)
         items.append(to_text(a.right))
-    return f"{_wrap(_text(next(iter(lefts))), _PREC_ADD)} in ({', '.join(items)})" if len(lefts) == 1 and len(items) >= 2 \
-        else None
+    return f"{_wrap(_text(next(iter(lefts))), _PREC_ADD)} in ({', '.join(items)})" if len(lefts) == 1 < len(items) else None
 
 
 def normalize_cmp(n: Cmp) -> Cmp:

@@ -87,3 +87,21 @@ def test_the_largest_int64_literal_parses_and_numbers_stop_at_the_limit():
     assert E.evaluate(E.parse("L * L"), {"L": 2**1000}) == 2**2000
     with pytest.raises(ExprError, match="2\\*\\*4096"):
         E.evaluate(E.parse("L * L"), {"L": 2**3000})
+
+
+def test_a_nodes_hash_is_kept_once_computed_and_left_out_when_pickled():
+    import pickle
+    import subprocess
+    import sys
+
+    node = E.parse("max(B * H, 3) + L // 2 <= S")
+    first = hash(node)
+    assert node.__dict__.get("_hash") == first and hash(node) == first
+    copy = pickle.loads(pickle.dumps(node))
+    assert "_hash" not in copy.__dict__ and copy == node and hash(copy) == first
+    # another process hashes strings with another seed: a hash carried over would break every dict lookup there
+    code = ("import pickle, sys; from shapecheck.logic import expr as E; n = pickle.loads(sys.stdin.buffer.read()); "
+            "print(hash(n) == hash(E.parse('max(B * H, 3) + L // 2 <= S')))")
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(node), capture_output=True, check=True,
+                         env={"PYTHONHASHSEED": "12345"})
+    assert out.stdout.strip() == b"True"
