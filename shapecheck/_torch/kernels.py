@@ -43,7 +43,7 @@ import torch._subclasses.fake_tensor as fake_tensor
 from torch._C import DispatchKey
 
 from ..findings import SourceLoc
-from .core import TORCH_DIR, cpp_meta_words, meta_line
+from .core import TORCH_DIR, cpp_meta_words, dispatch_state_kept, meta_line
 
 SITE_DIR = os.path.dirname(TORCH_DIR)
 
@@ -384,10 +384,16 @@ def has_fake_kernel(op: Any) -> bool:
 
 
 def dispatcher(mode: Mode) -> Any:
-    """The Python dispatcher as ``mode`` has it: on (EXPORT) or off (FAKE)."""
+    """The Python dispatcher as ``mode`` has it (on: EXPORT), torch's dispatch state kept (``dispatch_state_kept``)."""
     from torch._dispatch.python import enable_python_dispatcher, no_python_dispatcher
 
-    return enable_python_dispatcher() if mode is Mode.EXPORT else no_python_dispatcher()
+    return _kept(enable_python_dispatcher if mode is Mode.EXPORT else no_python_dispatcher)
+
+
+@contextlib.contextmanager
+def _kept(guard: Any) -> Iterator[None]:
+    with dispatch_state_kept(), guard():  # torch's guard acts when it is made: made inside, after the snapshot
+        yield
 
 
 class CannotInstall(Exception):
@@ -467,7 +473,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
 def _below_autograd_with_python_dispatcher() -> Iterator[None]:
     from torch._dispatch.python import enable_python_dispatcher
 
-    with torch._C._AutoDispatchBelowAutograd(), enable_python_dispatcher():
+    with dispatch_state_kept(), torch._C._AutoDispatchBelowAutograd(), enable_python_dispatcher():
         yield
 
 
