@@ -62,35 +62,6 @@ SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @contextlib.contextmanager
-def dispatch_state_kept() -> Iterator[None]:
-    """torch's thread-local dispatch state as it was before, whatever a kernel did in between: an error raised
-    while torch unwinds its own guards (a meta kernel's ``.item()`` on an input recurses until Python stops it)
-    can leave the Python key excluded, and every fake tensor made after would fail torch's no_dispatch()
-    assertion, in the stages after the kernel's run. torch's own guard objects held by the frames of the
-    exception's traceback put back the state they found when they are freed, which may be long after: the
-    frames' locals are freed here, before the state is put back."""
-    include, exclude = torch._C._dispatch_tls_local_include_set(), torch._C._dispatch_tls_local_exclude_set()
-    meta = torch._C._meta_in_tls_dispatch_include()
-    try:
-        with torch._C._ForceDispatchKeyGuard(include, exclude):  # its exit puts back the sets it found
-            try:
-                yield
-            except BaseException as exc:
-                seen: set[int] = set()
-                chained: BaseException | None = exc
-                while chained is not None and id(chained) not in seen:
-                    seen.add(id(chained))
-                    traceback.clear_frames(chained.__traceback__)  # the frames stay, for the report; their locals go
-                    chained = chained.__cause__ or chained.__context__
-                raise
-    finally:
-        torch._C._set_meta_in_tls_dispatch_include(meta)
-
-# ---------------------------------------------------------------------------------------------------------
-# Tracing environment
-
-
-@contextlib.contextmanager
 def quiet_torch_logging() -> Iterator[None]:
     """Silence torch's error-level logs (each data-dependent guard is logged with a traceback; here they are
     the expected signal, reported by shapecheck itself). Nested uses cost nothing: ``logging.disable``
@@ -121,10 +92,15 @@ class _FallbackRecorder:
         self.found: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
 
     def __call__(self, expr: Any, assumed: bool) -> None:
-        import linecache
         import sys
 
-        frame = sys._getframe(1)
+        self.record(sys._getframe(1), expr, assumed)
+
+    def record(self, frame: Any, expr: Any, assumed: bool, *, own_only: bool = False) -> None:
+        """The answer ``assumed`` torch gave for ``expr``, asked from ``frame``; ``own_only``: only where the kernel
+        itself asked."""
+        import linecache
+
         own = True
         while frame is not None:
             code = frame.f_code
@@ -135,12 +111,46 @@ class _FallbackRecorder:
                 return
             path = os.path.abspath(code.co_filename)
             if path not in _GUARD_MACHINERY:
+                if own_only:
+                    return
                 if own and path.startswith(_LAYOUT_HELPERS):
                     return  # contiguity, strides, memory format: decides the layout, never a size
                 own = False  # torch's own helper asked (broadcasting...): not the kernel's branch, but the
                 # trace's sizes hold only where torch's answer does
             frame = frame.f_back
-        self.found.append((expr, bool(assumed), None, False))
+        if not own_only:
+            self.found.append((expr, bool(assumed), None, False))
+
+
+@contextlib.contextmanager
+def _static_answers_recorded(recorder: _FallbackRecorder) -> Iterator[None]:
+    """``statically_known_true(c)`` (``statically_known_false(c)``) that the kernel itself asks and torch cannot
+    decide answers False: the kernel takes the side of c false (not known false) at every size here, and the
+    other side at plain sizes where c holds (fails), as FakeTensorMode alone runs it. Recorded as the
+    guard_or_false (guard_or_true) answer it is, whose other side is then checked."""
+    import sys
+
+    import torch.fx.experimental.symbolic_shapes as sh
+
+    original = getattr(sh, "_static_eval_sym_bool", None)  # torch 2.13: the one call of both
+    sides = {f.__code__: side for f, side in ((getattr(sh, "statically_known_true", None), False),
+                                             (getattr(sh, "statically_known_false", None), True)) if f is not None}
+    if original is None:
+        yield
+        return
+
+    def answer(x: Any) -> Any:
+        got = original(x)
+        caller = sys._getframe(1)
+        if got is None and caller.f_code in sides:
+            recorder.record(caller.f_back, x.node.expr, sides[caller.f_code], own_only=True)
+        return got
+
+    sh._static_eval_sym_bool = answer
+    try:
+        yield
+    finally:
+        sh._static_eval_sym_bool = original
 
 
 class TraceEnv:
@@ -160,6 +170,7 @@ class TraceEnv:
         self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
         if own and hasattr(self.shape_env, "_log_suppressed_dde"):
             self.shape_env._log_suppressed_dde = recorder
+        self._recorder = recorder if own else None
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
@@ -176,6 +187,8 @@ class TraceEnv:
         self._stack.enter_context(self.mode)
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())
+        if self._recorder is not None:
+            self._stack.enter_context(_static_answers_recorded(self._recorder))
         return self
 
     def __exit__(self, *exc: Any) -> None:

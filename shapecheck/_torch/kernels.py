@@ -43,7 +43,8 @@ import torch._subclasses.fake_tensor as fake_tensor
 from torch._C import DispatchKey
 
 from ..findings import SourceLoc
-from .core import TORCH_DIR, cpp_meta_words, dispatch_state_kept, meta_line
+from .core import TORCH_DIR, cpp_meta_words, meta_line
+from .dispatch_state import dispatch_state_kept
 
 SITE_DIR = os.path.dirname(TORCH_DIR)
 
@@ -126,8 +127,7 @@ def code_of(fn: Any) -> Any:
 
 
 def _unwrapped(fn: Any) -> Any:
-    """The function ``fn`` wraps: a ``functools.partial``'s function (torch's prims register
-    ``partial(_prim_meta, ...)``), or a decorator's ``__wrapped__``; None when it wraps none."""
+    """The function ``fn`` wraps: a partial's (torch's prims register ``partial(_prim_meta, ...)``), a decorator's."""
     if isinstance(fn, functools.partial):
         return fn.func
     return getattr(fn, "__wrapped__", None)

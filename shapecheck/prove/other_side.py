@@ -52,8 +52,9 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
     from .replay import run_at
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
-    side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took guard_or_{str(fb.value).lower()}'s "
-            f"fallback {fb.value} there, and FakeTensorMode on concrete sizes takes the other branch")
+    side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took the answer {fb.value} that torch gives "
+            f"when it cannot decide it (guard_or_{str(fb.value).lower()}'s fallback, or statically_known_"
+            f"{'false' if fb.value else 'true'}), and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())
     run = run_at(kernel, case, point, follow=False)
     if run.error is not None:
