@@ -3,7 +3,6 @@ symbolic sizes torch cannot decide ``B1 == 1`` and answers False (not known), at
 plain sizes (meta-device init, opcheck) decides it, and at B1 = 1 takes the other branch. torch.export never
 guards on it."""
 
-import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_false, statically_known_true
 
 

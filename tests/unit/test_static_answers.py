@@ -5,6 +5,7 @@ guard_or_false answer's is, and never reported as a guard (torch.export installs
 from pathlib import Path
 
 import pytest
+
 from shapecheck.findings import Verdict
 from shapecheck.prove.verify import Options, verify_op
 from shapecheck.rules import RuleCode
