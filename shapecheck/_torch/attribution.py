@@ -118,10 +118,27 @@ def stack_frames(frame: Any) -> list[tuple[Any, int, Any]]:
 def traceback_frames(exc: BaseException) -> list[tuple[Any, int, Any]]:
     """An exception's traceback, innermost first, as ``origin`` reads it."""
     out, tb = [], exc.__traceback__
+    kept = getattr(exc, "_shapecheck_dispatched", {})
     while tb is not None:
         frame = tb.tb_frame
-        func = frame.f_locals.get("func") if (frame.f_code.co_filename == _FAKE_FILE
-                                               and frame.f_code.co_name == "_dispatch_impl") else None
+        func = frame.f_locals.get("func", kept.get(id(frame))) if (frame.f_code.co_filename == _FAKE_FILE
+                                                                   and frame.f_code.co_name == "_dispatch_impl") else None
         out.append((frame.f_code, tb.tb_lineno, func))
         tb = tb.tb_next
     return out[::-1]
+
+
+def keep_dispatched(exc: BaseException) -> None:
+    """The op each of FakeTensor's dispatch frames in ``exc``'s traceback ran, kept on the exception for
+    ``traceback_frames``: the frames' locals are about to be freed (``dispatch_state.dispatch_state_kept``)."""
+    kept = dict(getattr(exc, "_shapecheck_dispatched", {}))
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_filename == _FAKE_FILE and frame.f_code.co_name == "_dispatch_impl":
+            kept.setdefault(id(frame), frame.f_locals.get("func"))
+        tb = tb.tb_next
+    try:
+        exc._shapecheck_dispatched = kept  # type: ignore[attr-defined]
+    except AttributeError:  # an exception type without attributes: its guard is then the kernel's own
+        pass

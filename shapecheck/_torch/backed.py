@@ -108,6 +108,8 @@ class BackedRun:
         self.sources: list[Any] = []
         self.contexts: list[Any] = []
         self.names: dict[Any, str] = {}  # backed symbol -> dim name
+        # every dim with a backed size, also one that shares another dim's symbol (equal sizes at the example)
+        self.backed_dims: set[str] = set()
         self.axes: dict[tuple[str, int], str] = {}  # (an input's source name, axis) -> its dim
         self.guards: list[BackedGuard] = []
         self.outputs_recorded = True  # False: an output size was 0 or 1 at the example (``_record_metadata``)
@@ -141,6 +143,7 @@ class BackedRun:
             size = fake.shape[ax]
             if isinstance(size, torch.SymInt) and getattr(size.node.expr, "is_Symbol", False):
                 self.names.setdefault(size.node.expr, dim)
+                self.backed_dims.add(dim)
         self.placeholders.append(fake)
         self.sources.append(source)
         self.contexts.append(context)
@@ -182,6 +185,7 @@ class BackedRun:
         sym = self.shape_env.create_symbol(hint, source, dynamic_dim=DimDynamic.DYNAMIC, constraint_dim=constraint)
         value = self.shape_env.create_symintnode(sym, hint=hint, source=source)
         if isinstance(value, torch.SymInt) and getattr(value.node.expr, "is_Symbol", False):
+            self.backed_dims.add(name)
             if first:
                 self.names.setdefault(value.node.expr, name)
             else:

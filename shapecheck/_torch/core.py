@@ -142,8 +142,9 @@ def _static_answers_recorded(recorder: _FallbackRecorder) -> Iterator[None]:
     def answer(x: Any) -> Any:
         got = original(x)
         caller = sys._getframe(1)
-        if got is None and caller.f_code in sides:
-            recorder.record(caller.f_back, x.node.expr, sides[caller.f_code], own_only=True)
+        asker = caller.f_back  # the kernel's own line, not torch's layout logic asking through sym_node
+        if got is None and caller.f_code in sides and asker is not None and recorder.own.code(asker.f_code):
+            recorder.record(asker, x.node.expr, sides[caller.f_code], own_only=True)
         return got
 
     sh._static_eval_sym_bool = answer

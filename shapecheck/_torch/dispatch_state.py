@@ -8,6 +8,8 @@ from collections.abc import Iterator
 
 import torch
 
+from .attribution import keep_dispatched
+
 
 @contextlib.contextmanager
 def dispatch_state_kept() -> Iterator[None]:
@@ -28,6 +30,7 @@ def dispatch_state_kept() -> Iterator[None]:
                 chained: BaseException | None = exc
                 while chained is not None and id(chained) not in seen:
                     seen.add(id(chained))
+                    keep_dispatched(chained)  # what torch's guard attribution reads from the locals
                     traceback.clear_frames(chained.__traceback__)  # the frames stay, for the report; their locals go
                     chained = chained.__cause__ or chained.__context__
                 raise

@@ -270,7 +270,9 @@ def _as_export_sizes(case: BoundCase, run: BackedRun, sizes: dict[str, int], spe
     fixed by the domain, 0 or 1 at the example, or only in a composite size) at the example's value. A derived
     Dim ``X = a * R + b`` has its root R from 2 up in export, so X >= 2 * a + b (the run itself gives X a Dim of
     its own: a guard that holds only for R = 1, such as col2im's ``A0 // 4 == 1``, is no guard of export's)."""
-    backed = set(run.names.values())
+    named = set(run.names.values()) | run.backed_dims
+    # a dim that shares another's Dim (the domain forces them equal) or is derived from one is backed with it
+    backed = named | {n for n, sp in specs.items() if sp.rep in named or (sp.base is not None and sp.base in named)}
     out: list[E.Node] = [E.Cmp(">=", E.Var(d.name), E.Const(_EXPORT_MIN)) if d.name in backed
                          else E.Cmp("==", E.Var(d.name), E.Const(sizes[d.name])) for d in case.dims if d.name in sizes]
     return out + [E.Cmp(">=", E.Var(name), E.Const(_EXPORT_MIN * sp.a + sp.b)) for name, sp in specs.items()
