@@ -348,11 +348,26 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
         # fake that returns where the eager kernel raises may lack the check (never a pass)
         rec["notes"].append(f"not compared: {rec['eager']['evidence'] or 'the eager kernel rejected every input tried'}"
                             "; the fake returned on each (give the op samples: [tool.shapecheck.audit] samples)")
+    if not _traced(rec):  # the fake raised on every call found (one only the eager kernel takes): its findings
+        # are real, but nothing of the op's valid inputs was traced (never a pass, a baseline or not)
+        rec["notes"].append("not traced: the fake returned on no input found, so no trace of it was made (give the "
+                            "op samples: [tool.shapecheck.audit] samples)")
     stopped = any(n.startswith(("stopped after", "z3 could not", "cannot translate", "the kernel cannot run",
-                                "not compared:")) for n in rec["notes"])
+                                "not compared:", "not traced:")) for n in rec["notes"])
     rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
         "relation-only" if rec["requires"] else "clean"
     rec["partial"] = stopped  # with findings too: what was not explored is not known clean once they are accepted
+
+
+def _traced(rec: dict[str, Any]) -> bool:
+    """Whether any trace of the fake was made: of the first inputs, or of a variant."""
+    return rec.get("traces", 0) > 0 or any(v.get("traces") for v in rec.get("variants") or [])
+
+
+def _compared(rec: dict[str, Any]) -> bool:
+    """Whether the fake's outputs were compared with the eager kernel's at one point or more."""
+    eager = rec.get("eager") or {}
+    return eager.get("status") == "compared" and eager.get("compared", 0) > 0
 
 
 def _unique(findings: list[Any]) -> list[Any]:
@@ -456,9 +471,9 @@ class AuditRun:
         return self.verdict.exit_code
 
     def coverage(self) -> dict[str, Any]:
-        traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run")]
+        traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run") and _traced(r)]
         no_fake = [r["op"] for r in self.records if any(n.startswith("not run: no fake kernel") for n in r["notes"])]
-        eager = [r for r in self.records if (r.get("eager") or {}).get("status") == "compared"]
+        eager = [r for r in self.records if _compared(r)]
         return {"ops": len(self.records), "traced": len(traced), "compared_with_eager": len(eager),
                 "no_inputs": [r["op"] for r in self.records if r["status"] == "no-inputs"],
                 "not_run": [r["op"] for r in self.records if r["status"] == "not-run" and r["op"] not in no_fake],

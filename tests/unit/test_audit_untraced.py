@@ -1,0 +1,61 @@
+"""An op whose fake raised on every input found (one the eager kernel takes, as torchvision's roi_pool with
+3-column rois) has a real finding, but no trace of the fake was made: the coverage says so (not traced, not
+compared), and a baseline lists it as untraced rather than hiding it as traced."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+
+import pytest
+
+LIB = '''
+import torch
+from torch.library import custom_op
+
+
+@custom_op("untraced::boxes_area", mutates_args=())
+def boxes_area(rois: torch.Tensor) -> torch.Tensor:  # no shape check in the eager kernel
+    if rois.shape[1] >= 5:
+        return (rois[:, 3] - rois[:, 1]) * (rois[:, 4] - rois[:, 2])
+    return rois.new_zeros(rois.shape[0])
+
+
+@boxes_area.register_fake
+def _(rois):
+    torch._check(rois.size(1) == 5, lambda: "rois must have shape as Tensor[K, 5]")
+    return rois.new_empty(rois.shape[0])
+'''
+
+
+def _audit(*argv: str) -> tuple[int, str]:
+    from shapecheck.cli.main import main
+
+    out = io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            main(["audit", *argv])
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+    return code, out.getvalue()
+
+
+@pytest.mark.slow
+def test_an_op_the_fake_never_returned_on_is_not_traced_nor_compared(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "untraced_lib.py").write_text(LIB)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    args = ("--import", str(tmp_path / "untraced_lib.py"), "-j", "1", "--no-cache")
+    code, out = _audit(*args, "--format", "json")
+    doc = json.loads(out)
+    rec = doc["ops"][0]
+    assert code == 1 and [f["code"] for f in rec["findings"]] == ["SC042"]
+    assert rec["traces"] == 0 and doc["coverage"]["traced"] == 0 and doc["coverage"]["compared_with_eager"] == 0
+    assert rec["op"] in doc["coverage"]["inconclusive"] and any(n.startswith("not traced:") for n in rec["notes"])
+    base = tmp_path / "base.json"
+    _audit(*args, "--baseline", str(base))
+    assert [u["op"] for u in json.loads(base.read_text())["untraced"]] == [rec["op"]]
+    sys.modules.pop("untraced_lib", None)
