@@ -94,6 +94,7 @@ class Found:
     fake_tries: int = 0
     eager_tries: int = 0
     notes: list[str] = field(default_factory=list)
+    no_fake: bool = False  # every fake call raised UnsupportedOperatorException: FakeTensorMode cannot run it
 
 
 def _words(name: str) -> str:
@@ -569,6 +570,7 @@ class Search:
         # runs baddbmm's decomposition, which binds out_dtype to beta: "batch1 must be a 3D tensor" below rank
         # 3, a TypeError at it)
         kinds = {e.partition(":")[0] for e in self.errors}
+        f.no_fake = kinds == {"UnsupportedOperatorException"}
         programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
         only = kinds <= {*PROGRAMMING_ERRORS, "IndexError"} and (len(set(programming)) == 1 or len(programming) >= 4)
         if programming and (only or len(programming) >= max(4, len(self.errors) - len(programming))):

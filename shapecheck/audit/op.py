@@ -84,6 +84,10 @@ class OpRun:
         found, search = self.find(given)
         out = OpOutcome(found.inputs)
         if found.inputs is None:
+            if found.no_fake:  # the eager kernel took no call tried, but no fake ran on any either
+                out.no_fake = (f"no fake kernel: FakeTensorMode raises UnsupportedOperatorException on every call "
+                               f"tried ({found.fake_tries}), so torch.export and torch.compile cannot trace this op")
+                return out
             if found.every_call_error:
                 every = "every input tried" if found.past_checks >= found.fake_tries else \
                     f"every input tried that passes its checks ({found.past_checks} of them)"

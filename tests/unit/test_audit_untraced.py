@@ -59,3 +59,36 @@ def test_an_op_the_fake_never_returned_on_is_not_traced_nor_compared(tmp_path, m
     _audit(*args, "--baseline", str(base))
     assert [u["op"] for u in json.loads(base.read_text())["untraced"]] == [rec["op"]]
     sys.modules.pop("untraced_lib", None)
+
+
+NO_FAKE = '''
+import torch
+
+lib = torch.library.Library("nofakeaudit", "DEF")
+lib.define("boxes(Tensor b) -> Tensor")
+
+
+def boxes_cpu(b):
+    if b.dim() != 2 or b.shape[1] != 7:  # the eager kernel takes no call the search makes
+        raise RuntimeError("boxes must have shape [N, 7]")
+    return b[:, :1].clone()
+
+
+def boxes_meta(b):  # FakeTensor then falls back to the eager kernel: at static sizes only
+    raise NotImplementedError("no meta kernel")
+
+
+lib.impl("boxes", boxes_cpu, "CPU")
+lib.impl("boxes", boxes_meta, "Meta")
+'''
+
+
+@pytest.mark.slow
+def test_an_op_whose_fake_is_unsupported_on_every_call_is_listed_without_a_fake_kernel(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nofake_lib.py").write_text(NO_FAKE)
+    code, out = _audit("--import", str(tmp_path / "nofake_lib.py"), "-j", "1", "--no-cache", "--format", "json")
+    doc = json.loads(out)
+    assert code == 3 and doc["coverage"]["no_fake_kernel"] == ["nofakeaudit::boxes.default"], doc["coverage"]
+    assert any("UnsupportedOperatorException on every call" in n for n in doc["ops"][0]["notes"])
+    sys.modules.pop("nofake_lib", None)
