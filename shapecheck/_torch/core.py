@@ -161,7 +161,9 @@ class TraceEnv:
     every size in the bounds, 0 and 1 included (shared/docs/verification-design.md section 1).
     """
 
-    def __init__(self, files: Own | set[str] | frozenset[str] = frozenset()) -> None:
+    def __init__(self, files: Own | set[str] | frozenset[str] = frozenset(), *, static_answers: bool = False) -> None:
+        """``static_answers``: the kernel's own undecided ``statically_known_true``/``_false`` recorded as fallbacks
+        (verify checks their other side; the audit compares its formulas with the eager kernel instead, SC043)."""
         self.shape_env = ShapeEnv()
         own = Own.of(files)
         # guard_or_false / guard_or_true called by the kernel itself on an undecidable size expression:
@@ -171,7 +173,7 @@ class TraceEnv:
         self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
         if own and hasattr(self.shape_env, "_log_suppressed_dde"):
             self.shape_env._log_suppressed_dde = recorder
-        self._recorder = recorder if own else None
+        self._recorder = recorder if own and static_answers else None
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.

@@ -206,7 +206,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
     """
     own = own_code(kernel)
     bounds, fixed, rest = range_bounds(case, assumptions)
-    with C.TraceEnv(own) as env:
+    with C.TraceEnv(own, static_answers=True) as env:
         syms: dict[str, Any] = {d.name: fixed[d.name] if d.name in fixed else env.size(*bounds[d.name])
                                 for d in case.dims}
         names = {C.symbol_of(s): n for n, s in syms.items() if n not in fixed}
