@@ -26,6 +26,7 @@ from ..trace.run import (
     Finished,
     Guarded,
     Trace,
+    broadcast_relation,
     facts_so_far,
     finished_trace,
     first_line,
@@ -40,6 +41,8 @@ from .inputs import OpInputs, materialize, static_error
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
+#: the mark of a broadcast relation in a requires: ``a == b (or broadcast: 1)`` is ``a == b or a == 1 or b == 1``
+BROADCAST = " (or broadcast: 1)"
 
 
 @dataclass
@@ -232,6 +235,11 @@ class AuditExplorer:
         for a in t.asserts:
             if a.expr is None or self.solver.decide(pc, a.expr)[0] is not Decision.BOTH:
                 continue
+            if a.broadcast:  # torch's broadcasting took neither size for 1: the op demands the broadcast relation
+                if self.solver.decide(pc, a.relation)[0] is Decision.BOTH:
+                    self.require(E.to_text(a.expr) + BROADCAST, a.loc, f"torch's broadcasting asserts it ({a.broadcast}"
+                                 "; under unbacked sizes it takes neither size for 1)")
+                continue
             node = self._within(a.expr, pc)
             if node is not a.expr:  # a premised assert another one already implies (a deeper region's) is left out
                 if any(self.solver.implies([old], node).outcome is Outcome.PROVED for old in self.premised):
@@ -328,7 +336,7 @@ class AuditExplorer:
             self.work.append(pc + [side])
             return
         if err_pos is None and self._broadcast_only(t.guard, pc):
-            self.require(f"{E.to_text(t.guard)} (or broadcast: 1)", t.loc, "the op takes unequal sizes only "
+            self.require(E.to_text(t.guard) + BROADCAST, t.loc, "the op takes unequal sizes only "
                        "when one is 1 (broadcasting)")
             self.work.append(pc + [t.guard])
             return
@@ -449,11 +457,13 @@ class AuditExplorer:
 
 
 def parsed_requires(requires: list[tuple[str, SourceLoc | None, str]]) -> list[E.Node]:
-    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ...")."""
+    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ..."),
+    a broadcast relation (``a == b (or broadcast: 1)``) as ``a == b or a == 1 or b == 1``."""
     out = []
     for expr, _, _ in requires:
         try:
-            out.append(E.parse(expr))
+            out.append(broadcast_relation(E.parse(expr.removesuffix(BROADCAST))) if expr.endswith(BROADCAST)
+                       else E.parse(expr))
         except Exception:  # noqa: BLE001, S112 - evidence text: not a fact
             continue
     return out
