@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+
 from shapecheck.findings import Verdict
 from shapecheck.prove.verify import Options, verify_op
 from shapecheck.rules import RuleCode
