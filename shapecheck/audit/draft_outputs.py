@@ -35,7 +35,7 @@ def is_dim_equality(node: E.Node) -> bool:
 
 
 def finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
-    from ..trace.run import OutputKind, broadcast_relation, exprs_dims
+    from ..trace.run import OutputKind, broadcast_relation, demanded, exprs_dims
 
     fresh = {name: (lo, hi) for name, lo, hi in t.fresh}
     for o in t.outputs:
@@ -62,7 +62,7 @@ def finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
                 seen.add(text)
                 out.requires.append((text, f"torch's broadcasting needs these equal or one of them 1{where(a.loc)}"))
     facts = [(part, where(a.loc)) for a in t.asserts if a.expr is not None and not a.broadcast
-             for part in conjuncts(a.expr)]
+             for part in conjuncts(demanded(a, t.asserts) or a.expr)]
     facts += [(E.compare("==", E.Var(n), node), "") for n, node, _ in t.replacements if node is not None]
     for node, at in facts:
         text = ordered(node, contract)

@@ -27,6 +27,7 @@ from ..trace.run import (
     Guarded,
     Trace,
     broadcast_relation,
+    demanded,
     facts_so_far,
     finished_trace,
     first_line,
@@ -119,6 +120,7 @@ class AuditExplorer:
         self.seen: set[tuple] = set()
         self.premised: list[E.Node] = []  # the asserts kept with a region's premise (``_within``)
         self.undecided: list[tuple[Guarded, list[E.Node], str]] = []  # branches whose both sides the op refused
+        self.helper_sides: set[E.Node] = set()  # the conditions of the sides of torch's helpers explored
 
     def run(self) -> OpAudit:
         st = self.state
@@ -134,8 +136,9 @@ class AuditExplorer:
                 pending = unsettled_fallback(t, self.solver, pc)
                 if pending is None:
                     st.leaves += 1
-                    if len(st.paths) < 8:
-                        st.paths.append({"when": E.to_text(E.conj(pc)) if pc else "true",
+                    if len(st.paths) < 8:  # its outputs hold where torch's broadcasting took no size-1 side
+                        held = pc + [a.expr for a in t.asserts if a.broadcast and a.expr is not None]
+                        st.paths.append({"when": E.to_text(E.conj(held)) if held else "true",
                                          "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
                                                      for o in t.outputs]})
                     continue
@@ -144,7 +147,9 @@ class AuditExplorer:
                     # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
                     # On a size of 0 or 1 only the example's side goes on, as for the kernel's own zero-one
                     # branches: export specialises those sizes, and the eager comparison runs them
-                    self.work += self._helper_sides(pending.guard, pc)
+                    sides = self._helper_sides(pending.guard, pc)
+                    self.helper_sides.update(side[-1] for side in sides)
+                    self.work += sides
                     continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
@@ -240,12 +245,19 @@ class AuditExplorer:
                     self.require(E.to_text(a.expr) + BROADCAST, a.loc, f"torch's broadcasting asserts it ({a.broadcast}"
                                  "; under unbacked sizes it takes neither size for 1)")
                 continue
-            node = self._within(a.expr, pc)
-            if node is not a.expr:  # a premised assert another one already implies (a deeper region's) is left out
+            node = self._within(self._premised(demanded(a, t.asserts) or a.expr, pc), pc)
+            if node != a.expr:  # a premised assert another one already implies (a deeper region's) is left out
                 if any(self.solver.implies([old], node).outcome is Outcome.PROVED for old in self.premised):
                     continue
                 self.premised.append(node)
             self.require(E.to_text(node), a.loc, "the kernel asserts it (torch._check)")
+
+    def _premised(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
+        """An assert made on a side of torch's broadcasting helper (``B_1 == scales_1``, ``w_1 != 1``) that reads
+        its sizes, with that side as its premise: the other side broadcasts, and the trace says nothing there."""
+        names = E.free_names(expr)
+        sides = [c for c in pc if c in self.helper_sides and E.free_names(c) & names]
+        return E.disj([*(E.negate(c) for c in sides), expr]) if sides else expr
 
     def _within(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
         """An assert made in a region the example lies outside, with that region's conditions as its premise:

@@ -74,6 +74,18 @@ class Assert:
         return broadcast_relation(self.expr) if self.broadcast and self.expr is not None else self.expr
 
 
+def demanded(a: Assert, asserts: tuple[Assert, ...]) -> E.Node | None:
+    """One of a trace's asserts as a demand on the op's inputs: torch's broadcasting's as its relation; another
+    that reads a size torch's broadcasting took equal to its partner with that equality as its premise (the trace
+    holds only where no size-1 side was taken: mm's ``A_1 == scales_1`` after ``scales * B`` demands nothing of
+    a ``scales`` of one column, so it is ``scales_1 != B_1 or A_1 == scales_1``)."""
+    if a.expr is None or a.broadcast:
+        return a.relation
+    names = E.free_names(a.expr)
+    taken = [b.expr for b in asserts if b.broadcast and b.expr is not None and E.free_names(b.expr) & names]
+    return E.disj([*(E.negate(e) for e in taken), a.expr]) if taken else a.expr
+
+
 def broadcast_relation(node: E.Node) -> E.Node:
     """``a == b`` as broadcasting reads it: ``a == b or a == 1 or b == 1`` (a constant side simplified away)."""
     if not (isinstance(node, E.Cmp) and node.op == "=="):

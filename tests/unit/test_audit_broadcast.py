@@ -19,6 +19,10 @@ import torch
 LIB = torch.library.Library("auditbcast", "DEF")
 LIB.define("scaled(Tensor w, Tensor scales) -> Tensor")
 LIB.impl("scaled", lambda w, scales: w * scales, "CompositeExplicitAutograd")
+# optimum-quanto's qbytes_mm: the weights scaled per row (broadcast), then a matmul whose inner-size check reads the
+# broadcast size, which the unbacked trace names scales_1
+LIB.define("scaled_mm(Tensor A, Tensor B, Tensor scales) -> Tensor")
+LIB.impl("scaled_mm", lambda A, B, scales: torch.matmul(A, (scales * B).t()), "CompositeExplicitAutograd")
 '''
 
 
@@ -57,8 +61,8 @@ def test_a_broadcast_requires_is_a_disjunction_as_a_fact():
 @pytest.mark.slow
 def test_a_broadcasting_kernel_is_reported_and_drafted_with_its_size_1_sides(tmp_path):
     (tmp_path / "auditbcast.py").write_text(SCALED)
-    res = invoke("audit", "--import", str(tmp_path / "auditbcast.py"), "--format", "json", "-j", "1", "--no-cache",
-                 "--draft", str(tmp_path / "drafts"))
+    res = invoke("audit", "--import", str(tmp_path / "auditbcast.py"), "--ops", "auditbcast::scaled.*", "--format",
+                 "json", "-j", "1", "--no-cache", "--draft", str(tmp_path / "drafts"))
     (rec,) = json.loads(res.stdout)["ops"]
     texts = [r["expr"] for r in rec["requires"]]
     assert "w_1 == scales_1 (or broadcast: 1)" in texts and "w_0 == scales_0 (or broadcast: 1)" in texts, texts
@@ -84,3 +88,18 @@ def test_the_eager_kernel_is_compared_where_one_side_is_1():
     points = draw_points(inputs, [], near, parsed_requires([("w_1 == scales_1 (or broadcast: 1)", None, "")]))
     assert {"w_0": 3, "w_1": 3, "scales_0": 3, "scales_1": 1} in points, points
     assert {"w_0": 3, "w_1": 1, "scales_0": 3, "scales_1": 3} in points, points
+
+
+@pytest.mark.slow
+def test_an_assert_on_a_broadcast_size_is_premised_on_no_size_1_side(tmp_path):
+    """mm's ``A_1 == scales_1`` after ``scales * B`` holds only where the broadcast took no size-1 side (a scales
+    of one column takes A_1 == B_1): it is required with that premise, and the trace's output formula is checked
+    only there (at ``scales_1 = 1`` it said (A_0, scales_0) where the eager kernel returns (A_0, B_0): SC043)."""
+    (tmp_path / "auditbcast.py").write_text(SCALED)
+    res = invoke("audit", "--import", str(tmp_path / "auditbcast.py"), "--ops", "auditbcast::scaled_mm*", "--format",
+                 "json", "-j", "1", "--no-cache", "--variants", "0")
+    (rec,) = json.loads(res.stdout)["ops"]
+    texts = [r["expr"] for r in rec["requires"]]
+    assert "scales_1 != B_1 or A_1 == scales_1" in texts and "A_1 == scales_1" not in texts, texts
+    assert not rec["findings"] and rec["status"] == "relation-only", rec["findings"]
+    assert all("scales_0 == B_0" in p["when"] or "B_0 == scales_0" in p["when"] for p in rec["paths"]), rec["paths"]
