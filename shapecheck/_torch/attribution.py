@@ -93,6 +93,32 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
     return f"torch's helper {where}" if subop is None else where, kernel, site
 
 
+#: torch's broadcasting helpers whose names do not say so (fake_impls' ``infer_size``, the fast path of the
+#: elementwise ops; ``_maybe_broadcast``'s ``should_expand``); the others' names hold "broadcast"
+_BROADCASTERS = {(os.path.join(TORCH_DIR, "_subclasses", "fake_impls.py"), "infer_size"),
+                 (os.path.join(TORCH_DIR, "_refs", "__init__.py"), "should_expand")}
+
+
+def broadcasting(frames: list[Any]) -> str | None:
+    """``function at file:line`` of torch's broadcasting helper that made an assert (``_broadcast_shapes``,
+    ``broadcast_shapes``, fake_impls' ``infer_size``), read from the assert's stack (``traceback.FrameSummary``s,
+    outermost first): the innermost frame past the symbolic-shape machinery, when it is torch's own and
+    broadcasts. Under unbacked sizes such a helper takes ``guard_or_false(size == 1)`` as False and asserts
+    ``a == b``: the op demands only ``a == b or a == 1 or b == 1``. None for any other assert (reshape's
+    ``infer_size`` in ``_prims_common``, the kernel's own ``torch._check``)."""
+    for fr in reversed(frames):
+        path = os.path.abspath(fr.filename)
+        if _machinery(path):
+            continue
+        if not path.startswith(TORCH_DIR + os.sep):
+            return None
+        name = fr.name
+        if ("broadcast" in name and "inplace" not in name) or (path, name) in _BROADCASTERS:
+            return f"{name} at {_short(path)}:{fr.lineno}"
+        return None
+    return None
+
+
 def _loc(code: Any, line: int | None) -> SourceLoc:
     import linecache
 

@@ -27,6 +27,7 @@ from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
 MAX_POINTS = 14  # drawn points per input (the example first)
 PAST = 2  # "past the example": the example value plus this
+SMALL = (2, 3)  # the values past 0 and 1 an int argument made a dim is tried at (a SymInt stride)
 #: the fake at a point where the eager kernel died runs in a child this long at most (it takes milliseconds)
 FAKE_CHILD_SECONDS = 20.0
 
@@ -139,8 +140,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 requires: list[E.Node]) -> list[dict[str, int]]:
     """The example, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each
     inferred equality of two dims broken (one side at 1, then past the example: does the eager kernel demand it
-    too, or broadcast?), then every dim at 0, at 1 and past the example (the others where the inferred requires
-    let them stay at the example), at most MAX_POINTS, each once."""
+    too, or broadcast?), then every dim at 0, at 1 (an int argument's dim at 2 and 3 too) and past the example (the
+    others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
@@ -180,8 +181,13 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             for v in (1, example[r.left.name] + PAST):
                 if v != example[r.left.name]:
                     add({r.left.name: v})
-    for value in (0, 1, None):
+    # an int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one
+    # formula for every value, and a fake that floors where the kernel takes the ceiling (D // stride for
+    # ceil(D / stride)) agrees with it at 0, 1 and a value that divides the example's sizes
+    for value in (0, 1, *SMALL, None):
         for d, ex in example.items():
+            if value in SMALL and d in tensor_dims:
+                continue
             v = ex + PAST if value is None else value
             p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
             add(p if p is not None else {d: v})

@@ -35,7 +35,7 @@ def is_dim_equality(node: E.Node) -> bool:
 
 
 def finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
-    from ..trace.run import OutputKind, exprs_dims
+    from ..trace.run import OutputKind, broadcast_relation, demanded, exprs_dims
 
     fresh = {name: (lo, hi) for name, lo, hi in t.fresh}
     for o in t.outputs:
@@ -55,7 +55,14 @@ def finish(out: Traced, t: Any, contract: Any, where: Any) -> None:
             "a size outside the contract language" if o.kind is OutputKind.UNSUPPORTED else f"a {o.text}"
         out.todos.append(f"output {len(out.outputs) - 1} is {what}: left unspecified")
     seen = {r for r, _ in out.requires}
-    facts = [(part, where(a.loc)) for a in t.asserts if a.expr is not None for part in conjuncts(a.expr)]
+    for a in t.asserts:  # torch's broadcasting: the sizes equal or either of them 1 (its corners hold at 1)
+        if a.broadcast and isinstance(a.expr, E.Cmp) and a.expr.op == "==":
+            text = E.to_text(broadcast_relation(E.parse(ordered(a.expr, contract))))
+            if text not in seen:
+                seen.add(text)
+                out.requires.append((text, f"torch's broadcasting needs these equal or one of them 1{where(a.loc)}"))
+    facts = [(part, where(a.loc)) for a in t.asserts if a.expr is not None and not a.broadcast
+             for part in conjuncts(demanded(a, t.asserts) or a.expr)]
     facts += [(E.compare("==", E.Var(n), node), "") for n, node, _ in t.replacements if node is not None]
     for node, at in facts:
         text = ordered(node, contract)

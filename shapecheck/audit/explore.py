@@ -26,6 +26,8 @@ from ..trace.run import (
     Finished,
     Guarded,
     Trace,
+    broadcast_relation,
+    demanded,
     facts_so_far,
     finished_trace,
     first_line,
@@ -40,6 +42,8 @@ from .inputs import OpInputs, materialize, static_error
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
+#: the mark of a broadcast relation in a requires: ``a == b (or broadcast: 1)`` is ``a == b or a == 1 or b == 1``
+BROADCAST = " (or broadcast: 1)"
 
 
 @dataclass
@@ -116,6 +120,7 @@ class AuditExplorer:
         self.seen: set[tuple] = set()
         self.premised: list[E.Node] = []  # the asserts kept with a region's premise (``_within``)
         self.undecided: list[tuple[Guarded, list[E.Node], str]] = []  # branches whose both sides the op refused
+        self.helper_sides: set[E.Node] = set()  # the conditions of the sides of torch's helpers explored
 
     def run(self) -> OpAudit:
         st = self.state
@@ -131,8 +136,9 @@ class AuditExplorer:
                 pending = unsettled_fallback(t, self.solver, pc)
                 if pending is None:
                     st.leaves += 1
-                    if len(st.paths) < 8:
-                        st.paths.append({"when": E.to_text(E.conj(pc)) if pc else "true",
+                    if len(st.paths) < 8:  # its outputs hold where torch's broadcasting took no size-1 side
+                        held = pc + [a.expr for a in t.asserts if a.broadcast and a.expr is not None]
+                        st.paths.append({"when": E.to_text(E.conj(held)) if held else "true",
                                          "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
                                                      for o in t.outputs]})
                     continue
@@ -141,7 +147,9 @@ class AuditExplorer:
                     # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
                     # On a size of 0 or 1 only the example's side goes on, as for the kernel's own zero-one
                     # branches: export specialises those sizes, and the eager comparison runs them
-                    self.work += self._helper_sides(pending.guard, pc)
+                    sides = self._helper_sides(pending.guard, pc)
+                    self.helper_sides.update(side[-1] for side in sides)
+                    self.work += sides
                     continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
@@ -232,12 +240,24 @@ class AuditExplorer:
         for a in t.asserts:
             if a.expr is None or self.solver.decide(pc, a.expr)[0] is not Decision.BOTH:
                 continue
-            node = self._within(a.expr, pc)
-            if node is not a.expr:  # a premised assert another one already implies (a deeper region's) is left out
+            if a.broadcast:  # torch's broadcasting took neither size for 1: the op demands the broadcast relation
+                if self.solver.decide(pc, a.relation)[0] is Decision.BOTH:
+                    self.require(E.to_text(a.expr) + BROADCAST, a.loc, f"torch's broadcasting asserts it ({a.broadcast}"
+                                 "; under unbacked sizes it takes neither size for 1)")
+                continue
+            node = self._within(self._premised(demanded(a, t.asserts) or a.expr, pc), pc)
+            if node != a.expr:  # a premised assert another one already implies (a deeper region's) is left out
                 if any(self.solver.implies([old], node).outcome is Outcome.PROVED for old in self.premised):
                     continue
                 self.premised.append(node)
             self.require(E.to_text(node), a.loc, "the kernel asserts it (torch._check)")
+
+    def _premised(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
+        """An assert made on a side of torch's broadcasting helper (``B_1 == scales_1``, ``w_1 != 1``) that reads
+        its sizes, with that side as its premise: the other side broadcasts, and the trace says nothing there."""
+        names = E.free_names(expr)
+        sides = [c for c in pc if c in self.helper_sides and E.free_names(c) & names]
+        return E.disj([*(E.negate(c) for c in sides), expr]) if sides else expr
 
     def _within(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
         """An assert made in a region the example lies outside, with that region's conditions as its premise:
@@ -328,7 +348,7 @@ class AuditExplorer:
             self.work.append(pc + [side])
             return
         if err_pos is None and self._broadcast_only(t.guard, pc):
-            self.require(f"{E.to_text(t.guard)} (or broadcast: 1)", t.loc, "the op takes unequal sizes only "
+            self.require(E.to_text(t.guard) + BROADCAST, t.loc, "the op takes unequal sizes only "
                        "when one is 1 (broadcasting)")
             self.work.append(pc + [t.guard])
             return
@@ -449,11 +469,13 @@ class AuditExplorer:
 
 
 def parsed_requires(requires: list[tuple[str, SourceLoc | None, str]]) -> list[E.Node]:
-    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ...")."""
+    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ..."),
+    a broadcast relation (``a == b (or broadcast: 1)``) as ``a == b or a == 1 or b == 1``."""
     out = []
     for expr, _, _ in requires:
         try:
-            out.append(E.parse(expr))
+            out.append(broadcast_relation(E.parse(expr.removesuffix(BROADCAST))) if expr.endswith(BROADCAST)
+                       else E.parse(expr))
         except Exception:  # noqa: BLE001, S112 - evidence text: not a fact
             continue
     return out

@@ -63,6 +63,35 @@ class Assert:
     raw: str
     loc: SourceLoc | None
     sym: Any = field(default=None, repr=False)  # torch's expression over dim-named symbols, for value_at
+    # torch's broadcasting helper that asserted it (``_broadcast_shapes at torch/_refs/__init__.py:463``): under
+    # unbacked sizes it took neither size for 1 and asserted ``a == b``; the op demands ``relation``
+    broadcast: str = ""
+
+    @property
+    def relation(self) -> E.Node | None:
+        """What the assert demands of the op's inputs: ``expr``, or for torch's broadcasting the broadcast
+        relation (``a == b or a == 1 or b == 1``). ``expr`` itself is what the trace's outputs hold under."""
+        return broadcast_relation(self.expr) if self.broadcast and self.expr is not None else self.expr
+
+
+def demanded(a: Assert, asserts: tuple[Assert, ...]) -> E.Node | None:
+    """One of a trace's asserts as a demand on the op's inputs: torch's broadcasting's as its relation; another
+    that reads a size torch's broadcasting took equal to its partner with that equality as its premise (the trace
+    holds only where no size-1 side was taken: mm's ``A_1 == scales_1`` after ``scales * B`` demands nothing of
+    a ``scales`` of one column, so it is ``scales_1 != B_1 or A_1 == scales_1``)."""
+    if a.expr is None or a.broadcast:
+        return a.relation
+    names = E.free_names(a.expr)
+    taken = [b.expr for b in asserts if b.broadcast and b.expr is not None and E.free_names(b.expr) & names]
+    return E.disj([*(E.negate(e) for e in taken), a.expr]) if taken else a.expr
+
+
+def broadcast_relation(node: E.Node) -> E.Node:
+    """``a == b`` as broadcasting reads it: ``a == b or a == 1 or b == 1`` (a constant side simplified away)."""
+    if not (isinstance(node, E.Cmp) and node.op == "=="):
+        return node
+    one = E.Const(1)
+    return E.disj([node, E.compare("==", node.left, one), E.compare("==", node.right, one)])
 
 
 @dataclass(frozen=True)
@@ -347,7 +376,7 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
             continue
         node = _node_or_none(expr, names)
         asserts.append(Assert(node, _renamed(expr, names), locate(frames, files),
-                              T.with_dim_names(expr, names) if node is None else None))
+                              T.with_dim_names(expr, names) if node is None else None, C.broadcasting(frames) or ""))
     refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges(ranges).items() if s in names)
     replacements = []
     for s, repl in env.replacements().items():
@@ -467,10 +496,10 @@ def facts_so_far(env: Any, names: dict) -> tuple[E.Node, ...]:
     """The kernel's asserts so far and the sizes torch has made equal (its replacements), over the dims: what a
     trace that stopped at a guard had demanded of its inputs before it. Those outside the language are left out."""
     out: list[E.Node] = []
-    for expr, _ in env.kernel_asserts():
+    for expr, frames in env.kernel_asserts():
         node = _node_or_none(expr, names)
-        if node is not None:
-            out.append(node)
+        if node is not None:  # torch's broadcasting demanded only the broadcast relation
+            out.append(broadcast_relation(node) if C.broadcasting(frames) else node)
     for s, repl in env.replacements().items():
         node = _node_or_none(repl, names) if s in names else None
         if node is not None:

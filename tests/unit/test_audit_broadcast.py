@@ -1,0 +1,105 @@
+"""Broadcasting is no strict equality. Under unbacked sizes torch's broadcasting helpers (``_broadcast_shapes``,
+fake_impls' ``infer_size``) take ``guard_or_false(size == 1)`` as False and then ``torch._check(a == b)``: the op
+demands only ``a == b or a == 1 or b == 1`` (eager and FakeTensorMode take ``[6, 8] * [6, 1]``). Such an assert is
+told by its stack, reported as ``a == b (or broadcast: 1)``, drafted as the disjunction, and the comparison with
+the eager kernel draws points with either side at 1. In-process; the library is a small file written here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tests.conftest import invoke
+
+SCALED = '''
+import torch
+
+LIB = torch.library.Library("auditbcast", "DEF")
+LIB.define("scaled(Tensor w, Tensor scales) -> Tensor")
+LIB.impl("scaled", lambda w, scales: w * scales, "CompositeExplicitAutograd")
+# optimum-quanto's qbytes_mm: the weights scaled per row (broadcast), then a matmul whose inner-size check reads the
+# broadcast size, which the unbacked trace names scales_1
+LIB.define("scaled_mm(Tensor A, Tensor B, Tensor scales) -> Tensor")
+LIB.impl("scaled_mm", lambda A, B, scales: torch.matmul(A, (scales * B).t()), "CompositeExplicitAutograd")
+'''
+
+
+def _asserts(fn, ranks: list[int]) -> list[tuple[str, str | None]]:
+    """(torch's assert, the broadcasting helper that made it or None) of ``fn`` on fresh unbacked sizes."""
+    from shapecheck._torch import audit as CA
+    from shapecheck._torch import core as C
+
+    with C.TraceEnv(set()) as env:
+        args = [CA.empty([env.size(0, 2**31 - 1) for _ in range(r)], "float32") for r in ranks]
+        env.mark_baseline()
+        fn(*args)
+        return [(str(expr), C.broadcasting(frames)) for expr, frames in env.kernel_asserts()]
+
+
+@pytest.mark.slow
+def test_an_assert_of_torch_s_broadcasting_is_told_by_its_stack():
+    refs = _asserts(lambda a, b: torch.ops.aten.where.self(a > 0, a, b), [2, 2])  # _refs._broadcast_shapes
+    fast = _asserts(lambda a, b: torch.ops.aten.mul.Tensor(a, b), [2, 2])  # fake_impls.infer_size
+    assert refs and all(h and h.startswith("_broadcast_shapes at torch/_refs/") for _, h in refs), refs
+    assert fast and all(h and h.startswith("infer_size at torch/_subclasses/fake_impls.py") for _, h in fast), fast
+    # reshape's infer_size (in _prims_common) also asserts two sizes equal: a demand, not broadcasting
+    view = _asserts(lambda a, b: torch.ops.aten.reshape(a, [b.shape[0]]), [1, 1])
+    assert view and all(h is None for _, h in view), view
+
+
+def test_a_broadcast_requires_is_a_disjunction_as_a_fact():
+    from shapecheck.audit.explore import parsed_requires
+    from shapecheck.logic import expr as E
+
+    facts = parsed_requires([("w_1 == scales_1 (or broadcast: 1)", None, ""), ("x_0 == 3", None, ""),
+                             ("(raised) RuntimeError: no", None, "")])
+    assert [E.to_text(f) for f in facts] == ["w_1 == scales_1 or w_1 == 1 or scales_1 == 1", "x_0 == 3"]
+
+
+@pytest.mark.slow
+def test_a_broadcasting_kernel_is_reported_and_drafted_with_its_size_1_sides(tmp_path):
+    (tmp_path / "auditbcast.py").write_text(SCALED)
+    res = invoke("audit", "--import", str(tmp_path / "auditbcast.py"), "--ops", "auditbcast::scaled.*", "--format",
+                 "json", "-j", "1", "--no-cache", "--draft", str(tmp_path / "drafts"))
+    (rec,) = json.loads(res.stdout)["ops"]
+    texts = [r["expr"] for r in rec["requires"]]
+    assert "w_1 == scales_1 (or broadcast: 1)" in texts and "w_0 == scales_0 (or broadcast: 1)" in texts, texts
+    assert not any(t in ("w_1 == scales_1", "scales_1 == w_1", "w_0 == scales_0") for t in texts), texts
+    assert rec["status"] == "relation-only" and not rec["findings"] and res.returncode == 0, (rec, res.stderr)
+    draft = (tmp_path / "drafts" / "auditbcast" / "scaled.default.toml").read_text()
+    assert '"A1 == B1 or A1 == 1 or B1 == 1"' in draft and '"A0 == B0 or A0 == 1 or B0 == 1"' in draft, draft
+    assert '"A1 == B1",' not in draft and '"A0 == B0",' not in draft, draft
+
+
+def test_the_eager_kernel_is_compared_where_one_side_is_1():
+    """The points drawn for the comparison: the broadcast relation lets a dim go to 1 with its partner at the
+    example (``[3, 3] * [3, 1]``, eager and FakeTensorMode take it), where the strict equality pinned both to 1."""
+    from shapecheck.audit.differential import draw_points
+    from shapecheck.audit.explore import AuditExplorer, parsed_requires
+    from shapecheck.audit.inputs import OpInputs
+
+    inputs = OpInputs("x::y", "schema", (("w", False, ("tensor", ("w_0", "w_1"), (3, 3), "float32")),
+                                         ("scales", False, ("tensor", ("scales_0", "scales_1"), (3, 3), "float32"))))
+    near = AuditExplorer(None, inputs).near  # type: ignore[arg-type] - its points only, no kernel
+    strict = draw_points(inputs, [], near, parsed_requires([("w_1 == scales_1", None, "")]))
+    assert {"w_0": 3, "w_1": 3, "scales_0": 3, "scales_1": 1} not in strict, strict
+    points = draw_points(inputs, [], near, parsed_requires([("w_1 == scales_1 (or broadcast: 1)", None, "")]))
+    assert {"w_0": 3, "w_1": 3, "scales_0": 3, "scales_1": 1} in points, points
+    assert {"w_0": 3, "w_1": 1, "scales_0": 3, "scales_1": 3} in points, points
+
+
+@pytest.mark.slow
+def test_an_assert_on_a_broadcast_size_is_premised_on_no_size_1_side(tmp_path):
+    """mm's ``A_1 == scales_1`` after ``scales * B`` holds only where the broadcast took no size-1 side (a scales
+    of one column takes A_1 == B_1): it is required with that premise, and the trace's output formula is checked
+    only there (at ``scales_1 = 1`` it said (A_0, scales_0) where the eager kernel returns (A_0, B_0): SC043)."""
+    (tmp_path / "auditbcast.py").write_text(SCALED)
+    res = invoke("audit", "--import", str(tmp_path / "auditbcast.py"), "--ops", "auditbcast::scaled_mm*", "--format",
+                 "json", "-j", "1", "--no-cache", "--variants", "0")
+    (rec,) = json.loads(res.stdout)["ops"]
+    texts = [r["expr"] for r in rec["requires"]]
+    assert "scales_1 != B_1 or A_1 == scales_1" in texts and "A_1 == scales_1" not in texts, texts
+    assert not rec["findings"] and rec["status"] == "relation-only", rec["findings"]
+    assert all("scales_0 == B_0" in p["when"] or "B_0 == scales_0" in p["when"] for p in rec["paths"]), rec["paths"]
