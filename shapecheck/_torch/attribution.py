@@ -119,6 +119,22 @@ def broadcasting(frames: list[Any]) -> str | None:
     return None
 
 
+def asserted_by(frames: list[Any]) -> str:
+    """Who made an assert, from its stack (``traceback.FrameSummary``s, outermost first), in words; "" for the
+    kernel's own ``torch._check``. torch's helper that called ``torch._check``, or a check torch made without it
+    (an index out of range, a C++ kernel's ``TORCH_SYM_CHECK``) at the kernel's line, is named as such."""
+    checked = False
+    for fr in reversed(frames):
+        path = os.path.abspath(fr.filename)
+        if _machinery(path):
+            checked = checked or (path == os.path.join(TORCH_DIR, "__init__.py") and fr.name.startswith("_check"))
+            continue
+        if path.startswith(TORCH_DIR + os.sep):
+            return f"torch's {fr.name} asserts it ({_short(path)}:{fr.lineno})"
+        return "" if checked else "torch asserts it inside an op this line calls (no torch._check of the kernel's)"
+    return ""
+
+
 def _loc(code: Any, line: int | None) -> SourceLoc:
     import linecache
 

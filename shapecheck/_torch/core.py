@@ -25,6 +25,7 @@ from ..findings import SourceLoc
 from ..logic import expr as E
 from ..logic import simplify as S
 from .attribution import Own as Own
+from .attribution import asserted_by as asserted_by
 from .attribution import broadcasting as broadcasting
 from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames

@@ -250,7 +250,7 @@ class AuditExplorer:
                 if any(self.solver.implies([old], node).outcome is Outcome.PROVED for old in self.premised):
                     continue
                 self.premised.append(node)
-            self.require(E.to_text(node), a.loc, "the kernel asserts it (torch._check)")
+            self.require(E.to_text(node), a.loc, a.by or "the kernel asserts it (torch._check)")
 
     def _premised(self, expr: E.Node, pc: list[E.Node]) -> E.Node:
         """An assert made on a side of torch's broadcasting helper (``B_1 == scales_1``, ``w_1 != 1``) that reads

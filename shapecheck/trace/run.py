@@ -66,6 +66,7 @@ class Assert:
     # torch's broadcasting helper that asserted it (``_broadcast_shapes at torch/_refs/__init__.py:463``): under
     # unbacked sizes it took neither size for 1 and asserted ``a == b``; the op demands ``relation``
     broadcast: str = ""
+    by: str = ""  # who made it, in words, where not the kernel's own torch._check (``attribution.asserted_by``)
 
     @property
     def relation(self) -> E.Node | None:
@@ -376,7 +377,8 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
             continue
         node = _node_or_none(expr, names)
         asserts.append(Assert(node, _renamed(expr, names), locate(frames, files),
-                              T.with_dim_names(expr, names) if node is None else None, C.broadcasting(frames) or ""))
+                              T.with_dim_names(expr, names) if node is None else None, C.broadcasting(frames) or "",
+                              C.asserted_by(frames)))
     refinements = tuple((names[s], lo, hi) for s, (lo, hi) in env.refined_ranges(ranges).items() if s in names)
     replacements = []
     for s, repl in env.replacements().items():
