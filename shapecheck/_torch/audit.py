@@ -199,6 +199,33 @@ def fake_rule(op: Any) -> Any | None:
     return None
 
 
+def kernel_strings(op: Any, limit: int = 6) -> list[str]:
+    """The word-like string constants of the op's Python kernels (its torch.library fake, a ``custom_op``'s own
+    eager function), in the order they appear: the values a ``str`` argument's branches compare with
+    (``if mode == "both":``), tried by the audit beside its guesses."""
+    import re
+
+    from .core import fake_kernel
+
+    fns: list[Any] = [fake_kernel(op)]
+    with contextlib.suppress(ImportError, AttributeError):
+        from torch._library.custom_ops import OPDEFS
+
+        fns.append(getattr(OPDEFS.get(op.name().partition(".")[0]), "_init_fn", None))
+    out: list[str] = []
+    todo = [fn.__code__ for fn in fns if hasattr(fn, "__code__")]
+    while todo and len(out) < limit:
+        code = todo.pop(0)
+        for c in code.co_consts:
+            if hasattr(c, "co_consts"):
+                todo.append(c)
+                continue
+            for v in c if isinstance(c, (tuple, frozenset)) else (c,):  # ``mode in ("left", "right")``
+                if isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,23}", v) and v not in out:
+                    out.append(v)
+    return out[:limit]
+
+
 def fake_reachable(op: Any) -> bool:
     """Whether FakeTensorMode (and so torch.export) can run ``op`` in some mode: a Python meta registration or
     decomposition, a torch.library fake kernel, FakeTensor's own rule, a CompositeImplicitAutograd

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._torch import audit as CA
 from .._torch import schema as CL
 from .hints import int_hint, item_of
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
@@ -159,7 +160,8 @@ def plan_args(op: Any) -> list[Arg]:
         elif base == "str":
             first = [default] if has else [None] if absent else []
             guesses = next(v for k, v in STR_GUESSES.items() if k in _words(name))
-            out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *guesses])), "str"))
+            words = CA.kernel_strings(op)  # what the kernels compare a string with
+            out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *words, *guesses])), "str"))
         elif base in ("int", "SymInt") and not absent:
             out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if base == "SymInt"
                            else "int"))

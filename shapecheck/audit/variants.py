@@ -115,6 +115,8 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
         return [(0.5, f"{a.name}=0.5")]
     if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
         return [(0.5, f"{a.name}=0.5")]
+    if a.kind == "str" and current[0] == "const":  # the kernels' own words first (``if mode == "both":``)
+        return [(v, f"{a.name}={v!r}") for v in a.options if isinstance(v, str) and v != current[1]][:2]
     if a.kind == "dtype" and current[0] in ("dtype", "const"):
         return [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
     return []

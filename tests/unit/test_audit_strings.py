@@ -1,0 +1,64 @@
+"""A ``str`` argument is tried at the words the op's own kernels compare it with (``if mode == "both":``), not
+only at its default and the audit's guesses: a fake wrong for one mode is found (it was "agree at all points")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.unit.test_audit_untraced import _audit
+
+LIB = '''
+import torch
+from torch.library import custom_op
+
+
+@custom_op("strwords::pad_mode", mutates_args=())
+def pad_mode(x: torch.Tensor, mode: str = "constant") -> torch.Tensor:
+    if mode == "both":
+        return x.new_zeros(x.shape[0], x.shape[1] + 2)
+    return x.new_zeros(x.shape[0], x.shape[1] + 1)
+
+
+@pad_mode.register_fake
+def _(x, mode="constant"):
+    return x.new_empty(x.shape[0], x.shape[1] + 1)  # wrong for mode="both"
+'''
+
+
+@pytest.mark.slow
+def test_a_str_argument_is_tried_at_the_kernels_own_words(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "strwords_lib.py").write_text(LIB)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = _audit("--import", str(tmp_path / "strwords_lib.py"), "-j", "1", "--no-cache", "--format", "json")
+    findings = json.loads(out)["ops"][0]["findings"]
+    assert code == 1 and [f["code"] for f in findings] == ["SC038"] and "mode='both'" in findings[0]["expr"]
+
+
+def test_the_words_come_from_the_fake_and_the_custom_ops_own_function(tmp_path, monkeypatch):
+    import importlib
+
+    import torch
+
+    from shapecheck._torch.audit import kernel_strings
+
+    (tmp_path / "strwords_unit.py").write_text('''
+import torch
+from torch.library import custom_op
+
+
+@custom_op("strwords::unit", mutates_args=())
+def unit(x: torch.Tensor, how: str = "a") -> torch.Tensor:
+    return x.clone() if how in ("left", "right") else x.clone()
+
+
+@unit.register_fake
+def _(x, how="a"):
+    return x.new_empty(x.shape) if how != "middle" else x.new_empty(x.shape)
+''')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("strwords_unit")
+    words = kernel_strings(torch.ops.strwords.unit.default)
+    assert {"middle", "left", "right"} <= set(words)
