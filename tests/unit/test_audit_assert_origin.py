@@ -3,11 +3,9 @@ kernel's line calls (indexing ``x[0]`` asserts ``x_0 > 0``; it was called "the k
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.unit.test_audit_untraced import _audit
+from tests.unit.test_audit_untraced import audit_lib
 
 LIB = '''
 import torch
@@ -28,11 +26,8 @@ def _(x, y):
 
 @pytest.mark.slow
 def test_a_requires_names_who_asserted_it(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "assert_origin_lib.py").write_text(LIB)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    _, out = _audit("--import", str(tmp_path / "assert_origin_lib.py"), "-j", "1", "--no-cache", "--format", "json")
-    requires = {r["expr"]: r["evidence"] for r in json.loads(out)["ops"][0]["requires"]}
+    _, doc = audit_lib(tmp_path, monkeypatch, "assert_origin_lib", LIB)
+    requires = {r["expr"]: r["evidence"] for r in doc["ops"][0]["requires"]}
     assert requires["y_0 == x_1"] == "the kernel asserts it (torch._check)"
     index = next(e for x, e in requires.items() if x.startswith("x_0 > 0"))
     assert index.startswith("torch asserts it inside an op this line calls"), requires

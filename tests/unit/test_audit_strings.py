@@ -3,11 +3,9 @@ only at its default and the audit's guesses: a fake wrong for one mode is found 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.unit.test_audit_untraced import _audit
+from tests.unit.test_audit_untraced import audit_lib
 
 LIB = '''
 import torch
@@ -29,11 +27,8 @@ def _(x, mode="constant"):
 
 @pytest.mark.slow
 def test_a_str_argument_is_tried_at_the_kernels_own_words(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "strwords_lib.py").write_text(LIB)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    code, out = _audit("--import", str(tmp_path / "strwords_lib.py"), "-j", "1", "--no-cache", "--format", "json")
-    findings = json.loads(out)["ops"][0]["findings"]
+    code, doc = audit_lib(tmp_path, monkeypatch, "strwords_lib", LIB)
+    findings = doc["ops"][0]["findings"]
     assert code == 1 and [f["code"] for f in findings] == ["SC038"] and "mode='both'" in findings[0]["expr"]
 
 

@@ -43,6 +43,15 @@ def _audit(*argv: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
+def audit_lib(tmp_path, monkeypatch, name: str, source: str) -> tuple[int, dict]:
+    """(exit code, JSON report) of ``shapecheck audit --import`` of the library ``source``, written as NAME.py."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = _audit("--import", str(tmp_path / f"{name}.py"), "-j", "1", "--no-cache", "--format", "json")
+    return code, json.loads(out)
+
+
 @pytest.mark.slow
 def test_an_op_the_fake_never_returned_on_is_not_traced_nor_compared(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
