@@ -286,6 +286,8 @@ class AuditExplorer:
         if self.rejects(point) is not None:
             return  # the op rejects this region at static sizes too
         if any(m in t.error for m in BROADCAST_ERRORS):  # torch's broadcasting, told sizes may differ
+            if any(r[0].endswith(BROADCAST) for r in self.state.requires):
+                return  # the broadcast relations, in dim names, already say it
             self.require(f"(broadcastable) {t.error}", t.loc, "torch's broadcasting rejects unequal sizes that "
                        "are not 1; under unbacked sizes it raises instead of guarding")
             return

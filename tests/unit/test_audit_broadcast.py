@@ -67,6 +67,7 @@ def test_a_broadcasting_kernel_is_reported_and_drafted_with_its_size_1_sides(tmp
     texts = [r["expr"] for r in rec["requires"]]
     assert "w_1 == scales_1 (or broadcast: 1)" in texts and "w_0 == scales_0 (or broadcast: 1)" in texts, texts
     assert not any(t in ("w_1 == scales_1", "scales_1 == w_1", "w_0 == scales_0") for t in texts), texts
+    assert not any(t.startswith("(broadcastable)") for t in texts), texts  # torch's u-named error, said already
     assert rec["status"] == "relation-only" and not rec["findings"] and res.returncode == 0, (rec, res.stderr)
     draft = (tmp_path / "drafts" / "auditbcast" / "scaled.default.toml").read_text()
     assert '"A1 == B1 or A1 == 1 or B1 == 1"' in draft and '"A0 == B0 or A0 == 1 or B0 == 1"' in draft, draft
