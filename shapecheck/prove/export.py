@@ -68,11 +68,15 @@ class ExportResult:
     # (export's 0/1 assumption: its Dims start at 2), and the program's error there
     refuses: dict[str, int] | None = None
     refusal: str = ""
+    # the program refuses the point with its sizes below 2 raised to 2 as well: a guard it keeps refuses it (a
+    # finding names it), not its 0/1 assumption alone
+    refused_from_two: bool = False
 
     def to_json(self) -> dict[str, JSON]:
         return {"ran": self.ran, "succeeded": self.succeeded, "agrees": self.agrees, "message": self.message,
                 "explanation": self.explanation or None, "example": self.example, "int_sizes": self.ints or None,
-                "program_refuses": None if self.refuses is None else {"at": self.refuses, "error": self.refusal}}
+                "program_refuses": None if self.refuses is None else {"at": self.refuses, "error": self.refusal,
+                                                                       "from_two": self.refused_from_two}}
 
 
 def equal_classes(case: BoundCase, solver: Solver) -> dict[str, str]:
@@ -471,7 +475,19 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     if ok and not agrees and KEPT_GUARD in why:  # the exported program refuses a domain point: export fails it too
         agrees = True
     least, refusal = _least_refused(case, solver, kept[0]) if ok and kept else (None, "")
-    return ExportResult(True, ok, agrees, message, why, sizes, ints, least, refusal)
+    from_two = least is not None and _refused_from_two(case, least, kept[0])
+    return ExportResult(True, ok, agrees, message, why, sizes, ints, least, refusal, from_two)
+
+
+def _refused_from_two(case: BoundCase, at: dict[str, int], run_at: RunAt) -> bool:
+    """Whether the program refuses ``at`` with each dynamic size below 2 raised to 2 too (where that point is in
+    the case's domain): then what refuses it is a guard the program keeps, not export's 0/1 assumption."""
+    lifted = {k: (2 if case.contract.dim(k).dynamic and v < 2 else v) for k, v in at.items()
+              if k in case.contract.dim_names} | {k: v for k, v in at.items() if k not in case.contract.dim_names}
+    if lifted == at or E.evaluate(case.domain, lifted) is not True:
+        return False
+    error = run_at(lifted)
+    return error is not None and "Guard failed" in error
 
 
 def _least_refused(case: BoundCase, solver: Solver, run_at: RunAt) -> tuple[dict[str, int] | None, str]:

@@ -244,4 +244,62 @@ def test_the_exported_program_refusing_the_least_point_is_a_note_and_composite_s
     assert x is not None and x.succeeded is True and x.agrees is True
     assert x.refuses == {"N": 0, "C": 0, "h": 0, "w": 1} and "Guard failed" in x.refusal
     assert "// 2" in x.refusal  # a guard over the derived Dim's size, not a static size's equality
-    assert x.to_json()["program_refuses"] == {"at": x.refuses, "error": x.refusal}
+    assert x.to_json()["program_refuses"] == {"at": x.refuses, "error": x.refusal, "from_two": False}
+    assert x.refused_from_two is False  # at w = 2 the program runs: export's 0/1 assumption refuses w = 1
+
+
+MAX_POOL = """
+schema = 1
+op = "aten::max_pool2d_with_indices"
+
+[dims]
+N = { min = 1, max = 64 }
+C = { min = 1, max = 64 }
+H = { min = 2, max = 1024 }
+W = { min = 2, max = 1024 }
+
+[let]
+OH = "(H - 1) // 2 + 1"
+OW = "(W - 1) // 2 + 1"
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, C, H, W)"
+
+[[args]]
+name = "kernel_size"
+kind = "ints"
+value = [3, 3]
+
+[[args]]
+name = "stride"
+kind = "ints"
+value = [2, 2]
+
+[[args]]
+name = "padding"
+kind = "ints"
+value = [1, 1]
+
+[[paths]]
+id = "p"
+when = "true"
+outputs = [{ shape = "(N, C, OH, OW)", dtype = "float32" }, { shape = "(N, C, OH, OW)", dtype = "int64" }]
+"""
+
+
+@pytest.mark.slow
+def test_a_refusal_of_sizes_from_2_up_is_the_kept_guard_not_the_0_1_assumption(tmp_path):
+    # the least point N = C = 1, H = W = 2 is refused with N and C at 2 as well: the program's guard
+    # (W - 1) // 2 + 1 != 1 (SC022) refuses W = 2, not export's assumption that sizes are at least 2
+    report = _verify("aten::max_pool2d_with_indices", MAX_POOL, tmp_path, confirm_export=True)
+    (result,) = report.cases
+    x = result.export
+    assert x is not None and x.refuses is not None and x.refused_from_two is True, x
+    assert any(v.code is RuleCode.GUARD_IN_TORCH_HELPER for v in report.violations)
+    from shapecheck.render.text import render_text
+
+    text = render_text(report)
+    assert "a guard the program keeps refuses it" in text and "assumes every dynamic size" not in text
