@@ -189,7 +189,7 @@ class _Check:
                                fix=_range_fix(n, point.get(n), flo, hi))
             wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
             if wider.sat is Sat.SAT:
-                notes.append(f"{self.case.id}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
+                notes.append(f"{self.case.id or 'the case'}: path {path_name(self.path)}: {where}'s data-dependent size {n} "
                              f"ranges over {kernel} in the kernel, wider than the runtime's [{E.to_text(lo)}, "
                              f"{E.to_text(hi)}] (precision, not a failure)")
         return E.bind(got.shape, sub), renames

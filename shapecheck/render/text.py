@@ -208,7 +208,7 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
                      f"regions, their guards were not explored one by one (--full does)"
                      + (f"; {len(left)} of them stopped at the trace bound, e.g. {left[0].case}" if left else ""))
     for c in skipped[:3]:
-        lines.append(f"note: skipped {c.case}: {c.skipped}")
+        lines.append(f"note: skipped {c.case or 'the case'}: {c.skipped}")
     lines.extend(f"note: {n}" for n in dict.fromkeys(n for c in report.cases for n in c.notes))
     return lines
 

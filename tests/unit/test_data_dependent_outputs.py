@@ -2,6 +2,8 @@
 size: its defects are output shapes (SC002), found whatever the data, and their replay runs the fake as export
 does (a ShapeEnv for the data-dependent size), never as a raise that only a mode without one would show."""
 
+import pytest
+
 from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS
 
@@ -23,3 +25,13 @@ def test_a_fake_that_ignores_its_flags_gets_sc002_on_both_outputs_and_its_fixed_
     two = next(v for v in bad.violations if v.expr.startswith("output 2"))
     assert "whatever the data" in two.message and two.counterexample == {"N": 1}
     assert verify("unique_fixed").exit_code == 0
+
+
+@pytest.mark.slow
+def test_a_contract_without_choices_names_its_one_case_in_notes():
+    from shapecheck.render.text import render_text
+
+    contract = KERNELS / "repeat_interleave_sum.toml"
+    report = verify_op("aten::repeat_interleave.Tensor", contract=str(contract), options=Options(jobs=1))
+    text = render_text(report)
+    assert "note: the case: path ri:" in text and "note: : " not in text, text
