@@ -118,8 +118,8 @@ DECLARED: tuple[Option, ...] = (
     Option("debug", "--debug", ("verify", "gate", "fuzz", "ref", "audit"), False, False, is_flag=True,
            help="Print the full traceback of an internal error (exit 4) on stderr; the same as SHAPECHECK_DEBUG=1."),
     Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
-           help="Where torch.export and plain FakeTensorMode run different kernels (both are checked), fail on "
-                "either's findings; by default the kernel torch.export runs decides."),
+           help="Check plain FakeTensorMode's run too (its own kernel, or export's without the Python dispatcher) "
+                "and fail on either's findings; by default the kernel torch.export runs decides."),
     Option("both_modes", "--both-modes", ("fuzz",), True, False, is_flag=True,
            help="Where torch.export and plain FakeTensorMode run different kernels (both are run), fail on "
                 "either's failures; by default the kernel torch.export runs decides."),

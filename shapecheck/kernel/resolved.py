@@ -25,6 +25,22 @@ def _mode_text(modes: tuple[Any, ...]) -> str:
     return "" if len(modes) > 1 else modes[0].value
 
 
+def plain_mode_twin(kernel: Kernel) -> Kernel | None:
+    """``kernel``, which both ways of running the op reach, as plain FakeTensorMode runs it (the Python dispatcher
+    off), for ``--both-modes``: the same function's callees may be dispatched otherwise there (``_refs``'
+    ``narrow_copy`` calls ``narrow``, which raises under symbolic sizes; im2col's reshapes specialise every size).
+    None for a candidate, or where plain FakeTensorMode's kernel is another one already (``other``)."""
+    op = kernel.op
+    if kernel.mode != "" or op is None or kernel.other is not None or kernel.via_op or kernel.install is not None:
+        return None
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with K.dispatcher(K.Mode.FAKE):
+            return op(*args, **kwargs)
+
+    return replace(kernel, fn=call, mode=K.Mode.FAKE.value)
+
+
 def installed_kernel(op_name: str) -> Kernel:
     """The op as the installed torch runs it on FakeTensors: export's kernel, with plain FakeTensorMode's as
     ``other`` where it differs."""

@@ -64,6 +64,11 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
         budget = Budget(o.case_timeout, o.run_timeout)  # the run's clock goes on across a crash
         return run_isolated(lambda resume, send: _verify_contract(c, k, o, None, budget, resume, send), k, on_case)
 
+    if options.both_modes and kernel.other is None:  # one kernel both ways: its callees may still dispatch otherwise
+        from ..kernel.resolved import plain_mode_twin
+
+        twin = plain_mode_twin(kernel)
+        kernel = kernel if twin is None else replace(kernel, mode="export", other=twin)
     with quiet_torch_logging():
         report = one(contract, kernel, options)
         if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
