@@ -178,7 +178,8 @@ def keep_dispatched(exc: BaseException) -> None:
     while tb is not None:
         frame = tb.tb_frame
         if frame.f_code.co_filename == _FAKE_FILE and frame.f_code.co_name == "_dispatch_impl":
-            kept.setdefault(id(frame), frame.f_locals.get("func"))
+            func = frame.f_locals.get("func")  # named in words only (``origin``): kept as text, which pickles
+            kept.setdefault(id(frame), None if func is None else str(func))
         tb = tb.tb_next
     try:
         exc._shapecheck_dispatched = kept  # type: ignore[attr-defined]

@@ -41,3 +41,22 @@ def test_a_kernel_that_reads_an_inputs_data_fails_and_leaves_torch_as_it_was():
     fixed = verify_op("aten::take", contract=CONTRACT, meta=f"{KERNELS / 'meta_item.py'}:take_fixed",
                       options=Options(jobs=1))
     assert fixed.verdict is Verdict.PASS
+
+
+def test_what_guard_attribution_keeps_on_an_exception_pickles():
+    import pickle
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from shapecheck._torch.dispatch_state import dispatch_state_kept
+
+    with FakeTensorMode() as mode:
+        x = mode.from_tensor(torch.ones(2, 3))
+        try:
+            with dispatch_state_kept():
+                torch.mm(x, x)  # a size mismatch raised inside FakeTensor's dispatch
+        except RuntimeError as err:
+            caught = err
+    kept = getattr(caught, "_shapecheck_dispatched", {})
+    assert kept and all(isinstance(v, str) for v in kept.values() if v is not None), kept
+    assert pickle.loads(pickle.dumps(caught)).args == caught.args
