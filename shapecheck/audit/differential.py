@@ -283,8 +283,12 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
                 if note not in res.notes:
                     res.notes.append(note)
                 continue
+            # a crash (a signal, not an error) is the eager kernel's own failure to check these inputs as much as a
+            # check the fake lacks: said so, so that the fix is looked for on both sides
+            either = ("; the eager kernel dies where it could raise: a check is missing there, or in the fake, or both"
+                      if e.crashed else "")
             res.disagreements.append(Disagreement("fake-accepts", f"the fake returns where the eager kernel {how}",
-                                                  point, f"the eager kernel: {e.error}"))
+                                                  point, f"the eager kernel: {e.error}{either}"))
         elif e.ok and not f_ok and not f_val.startswith(DATA_DEPENDENT):  # a guard on data: the exploration's
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}"))

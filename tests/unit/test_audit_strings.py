@@ -1,5 +1,6 @@
 """A ``str`` argument is tried at the words the op's own kernels compare it with (``if mode == "both":``), not
-only at its default and the audit's guesses: a fake wrong for one mode is found (it was "agree at all points")."""
+only at its default and the audit's guesses: a fake wrong for one mode is found (it was "agree at all points").
+An eager kernel that dies where the fake returns is said to lack a check as much as the fake."""
 
 from __future__ import annotations
 
@@ -57,3 +58,32 @@ def _(x, how="a"):
     importlib.import_module("strwords_unit")
     words = kernel_strings(torch.ops.strwords.unit.default)
     assert {"middle", "left", "right"} <= set(words)
+
+
+CRASHING = '''
+import os
+import signal
+
+import torch
+from torch.library import custom_op
+
+
+@custom_op("eagerdies::rows", mutates_args=())
+def rows(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[0] == 1:
+        os.kill(os.getpid(), signal.SIGSEGV)  # an eager kernel that reads past a one-row input
+    return x.clone()
+
+
+@rows.register_fake
+def _(x):
+    return torch.empty_like(x)
+'''
+
+
+@pytest.mark.slow
+def test_an_eager_kernel_that_dies_where_the_fake_returns_is_said_to_lack_a_check_too(tmp_path, monkeypatch):
+    code, doc = audit_lib(tmp_path, monkeypatch, "eagerdies_lib", CRASHING)
+    (finding,) = [f for f in doc["ops"][0]["findings"] if f["code"] == "SC041"]
+    assert code == 1 and "where the eager kernel crashes" in finding["expr"]
+    assert "a check is missing there, or in the fake, or both" in finding["message"], finding
