@@ -63,6 +63,8 @@ _DIM_RANGE_RE = re.compile(r"Dimension out of range \(expected to be in range of
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
 _SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
                       r"\s+(\d{1,2})\b")
+#: a shape an error asks for, with a constant in it ("rois must have shape as Tensor[K, 5]", "of shape (N, 4)")
+_SHAPE_RE = re.compile(r"\bshape\b[^.;]{0,24}?[\[(]\s*((?:[A-Za-z_]\w*|\d{1,2})(?:\s*,\s*(?:[A-Za-z_]\w*|\d{1,2}))+)\s*[\])]")
 _REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
                       r"cannot be|invalid)\b", re.I)
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
@@ -471,9 +473,11 @@ class Search:
         next tried for every dim (the second in the order); the search goes on without a restart."""
         wanted = re.split(r"\b(?:but )?(?:got|found|received)\b", error)[0]
         m = _SIZE_RE.search(wanted)
-        if m is None or not 1 <= int(m.group(1)) <= 16 or int(m.group(1)) in self.sizes[:2]:
+        shape = _SHAPE_RE.search(wanted) if m is None else None
+        sizes = [int(x) for x in re.findall(r"\b\d{1,2}\b", shape.group(1))] if shape is not None else []
+        n = int(m.group(1)) if m is not None else sizes[0] if sizes else 0
+        if not 1 <= n <= 16 or n in self.sizes[:2]:
             return
-        n = int(m.group(1))
         rest = [x for x in self.sizes if x != n]
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
 
@@ -552,6 +556,7 @@ class Search:
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
                     f.fake_rejected, f.fake_error = inputs, err
                     self._moved = _hint(self.args, err, combo)
+                    self._size_hint(err)  # a size the fake asks for: a call both take may have it
                     continue
                 if eerr:
                     self._moved = _hint(self.args, eerr, combo)

@@ -25,9 +25,12 @@ def boxes_area(rois: torch.Tensor) -> torch.Tensor:  # no shape check in the eag
 
 @boxes_area.register_fake
 def _(rois):
-    torch._check(rois.size(1) == 5, lambda: "rois must have shape as Tensor[K, 5]")
+    torch._check(rois.size(1) == 5, lambda: "rois need five columns")  # no size the search can read
     return rois.new_empty(rois.shape[0])
 '''
+
+HINTED = LIB.replace("untraced::", "hinted::").replace('"rois need five columns"', '"rois must have shape as Tensor[K, 5]"')
+HINTED = HINTED.replace("return rois.new_empty(rois.shape[0])", "return rois.new_empty(rois.shape[0], 1)  # eager: [K]")
 
 
 def _audit(*argv: str) -> tuple[int, str]:
@@ -41,6 +44,17 @@ def _audit(*argv: str) -> tuple[int, str]:
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else 1
     return code, out.getvalue()
+
+
+@pytest.mark.slow
+def test_a_shape_the_fakes_error_asks_for_is_searched_so_the_op_is_traced(tmp_path, monkeypatch):
+    # the fake's "Tensor[K, 5]" gives the search a size both kernels take: the fake's output on valid input is
+    # then compared (eager [K], the fake [K, 1]: SC038), where the op was left untraced
+    code, doc = audit_lib(tmp_path, monkeypatch, "hinted_lib", HINTED)
+    rec = doc["ops"][0]
+    assert code == 1 and rec["traces"] > 0 and doc["coverage"]["traced"] == 1, rec
+    sc038 = [f for f in rec["findings"] if f["code"] == "SC038"]
+    assert sc038 and sc038[0]["counterexample"]["rois_1"] == 5, rec["findings"]
 
 
 def audit_lib(tmp_path, monkeypatch, name: str, source: str) -> tuple[int, dict]:
