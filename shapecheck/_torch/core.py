@@ -62,6 +62,9 @@ _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx
 _LAYOUT_HELPERS = (os.path.join(TORCH_DIR, "_prims_common") + os.sep, os.path.join(TORCH_DIR, "_prims") + os.sep)
 SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# ---------------------------------------------------------------------------------------------------------
+# Tracing environment
+
 
 @contextlib.contextmanager
 def quiet_torch_logging() -> Iterator[None]:
@@ -98,9 +101,8 @@ class _FallbackRecorder:
 
         self.record(sys._getframe(1), expr, assumed)
 
-    def record(self, frame: Any, expr: Any, assumed: bool, *, own_only: bool = False) -> None:
-        """The answer ``assumed`` torch gave for ``expr``, asked from ``frame``; ``own_only``: only where the kernel
-        itself asked."""
+    def record(self, frame: Any, expr: Any, assumed: bool) -> None:
+        """The answer ``assumed`` torch gave for ``expr``, asked from ``frame``."""
         import linecache
 
         own = True
@@ -113,15 +115,12 @@ class _FallbackRecorder:
                 return
             path = os.path.abspath(code.co_filename)
             if path not in _GUARD_MACHINERY:
-                if own_only:
-                    return
                 if own and path.startswith(_LAYOUT_HELPERS):
                     return  # contiguity, strides, memory format: decides the layout, never a size
                 own = False  # torch's own helper asked (broadcasting...): not the kernel's branch, but the
                 # trace's sizes hold only where torch's answer does
             frame = frame.f_back
-        if not own_only:
-            self.found.append((expr, bool(assumed), None, False))
+        self.found.append((expr, bool(assumed), None, False))
 
 
 @contextlib.contextmanager
@@ -146,7 +145,7 @@ def _static_answers_recorded(recorder: _FallbackRecorder) -> Iterator[None]:
         caller = sys._getframe(1)
         asker = caller.f_back  # the kernel's own line, not torch's layout logic asking through sym_node
         if got is None and caller.f_code in sides and asker is not None and recorder.own.code(asker.f_code):
-            recorder.record(asker, x.node.expr, sides[caller.f_code], own_only=True)
+            recorder.record(asker, x.node.expr, sides[caller.f_code])  # the kernel's own line: the walk ends there
         return got
 
     sh._static_eval_sym_bool = answer

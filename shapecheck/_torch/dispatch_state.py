@@ -36,6 +36,3 @@ def dispatch_state_kept() -> Iterator[None]:
                 raise
     finally:
         torch._C._set_meta_in_tls_dispatch_include(meta)
-
-# ---------------------------------------------------------------------------------------------------------
-# Tracing environment

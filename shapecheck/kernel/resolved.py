@@ -33,12 +33,16 @@ def plain_mode_twin(kernel: Kernel) -> Kernel | None:
     op = kernel.op
     if kernel.mode != "" or op is None or kernel.other is not None or kernel.via_op or kernel.install is not None:
         return None
+    return replace(kernel, fn=_called_in(op, K.Mode.FAKE), mode=K.Mode.FAKE.value)
 
+
+def _called_in(op: Any, mode: Any) -> Any:
+    """The op as a function, called the way ``mode`` runs it (the Python dispatcher on or off)."""
     def call(*args: Any, **kwargs: Any) -> Any:
-        with K.dispatcher(K.Mode.FAKE):
+        with K.dispatcher(mode):
             return op(*args, **kwargs)
 
-    return replace(kernel, fn=call, mode=K.Mode.FAKE.value)
+    return call
 
 
 def installed_kernel(op_name: str) -> Kernel:
@@ -55,12 +59,7 @@ def installed_kernel(op_name: str) -> Kernel:
 
 
 def _installed(op: Any, op_name: str, modes: tuple[Any, ...], r: Any) -> Kernel:
-    mode = modes[0]
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        with K.dispatcher(mode):
-            return op(*args, **kwargs)
-
+    call = _called_in(op, modes[0])
     fake = C.fake_kernel(op) if r.kind == K.CUSTOM_FAKE else None
     if fake is not None:  # a torch.library fake of the user's: named as its author sees it, its file is theirs
         where = K.definition(fake)
