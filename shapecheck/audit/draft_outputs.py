@@ -27,6 +27,11 @@ class Traced:
     # every case traced: a path per group of cases with the same outputs (the first one's lists are ``outputs``,
     # ``tables`` and ``todos`` themselves); fewer than two: one path, ``outputs``
     paths: list[DraftPath] = field(default_factory=list)
+    # the sides of the sample case where the kernel branches on its sizes (``draft_sides``): (when, outputs,
+    # tables, TODOs) each, the sample's side first (its lists are ``outputs`` and ``tables`` themselves); empty
+    # where the case has one side
+    sides: list[tuple[str, list[str | None], list[dict[str, Any] | None], list[str]]] = field(default_factory=list)
+    regions: list[tuple[str, list[E.Node]]] = field(default_factory=list)  # per side: its when, what it assumed
 
 
 def is_dim_equality(node: E.Node) -> bool:

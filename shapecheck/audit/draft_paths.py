@@ -120,14 +120,38 @@ def _telling(values: Sequence[Mapping[str, Any]], groups: Sequence[int]) -> list
     return varying
 
 
-CaseOutputs = tuple[list[str | None], list[dict[str, Any] | None], list[str]]  # outputs, tables, TODOs
+Side = tuple[str, list[str | None], list[dict[str, Any] | None], list[str]]  # when, outputs, tables, TODOs
+CaseOutputs = tuple[list[str | None], list[dict[str, Any] | None], list[str], list[Side]]  # ..., TODOs, sides
+
+
+def _case_signature(got: CaseOutputs) -> str:
+    """What two cases must share to share their paths: every side's ``when`` and outputs, or the outputs."""
+    if got[3]:
+        return json.dumps([[w, list(o), list(t)] for w, o, t, _ in got[3]], sort_keys=True, default=str)
+    return signature(got[0], got[1])
+
+
+def _both(when: str, side: str) -> str:
+    """A path's ``when``: the choices' and the side's."""
+    if when == "True" or side == "True":
+        return side if when == "True" else when
+    return f"({when}) and ({side})"
+
+
+def _group_paths(when: str, got: CaseOutputs, cases: list[str]) -> list[DraftPath]:
+    """A group of cases' paths: one, or one per side of its kernel's branches on the sizes."""
+    outputs, tables, todos, sides = got
+    if not sides:
+        return [DraftPath(when, outputs, tables, cases, todos)]
+    return [DraftPath(_both(when, w), o, t, cases, (todos if i == 0 else []) + side_todos)
+            for i, (w, o, t, side_todos) in enumerate(sides)]
 
 
 def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any], CaseOutputs | None]
                 ) -> tuple[list[DraftPath], list[str]]:
     """The paths for ``cases`` (the first one already traced: ``first``), and the ids of the cases whose trace
-    did not finish (``trace`` gave None), which stay on the first case's path."""
-    sigs = [signature(first[0], first[1])]
+    did not finish (``trace`` gave None), which stay on the first case's path(s)."""
+    sigs = [_case_signature(first)]
     found: list[CaseOutputs] = [first]
     unfinished: list[str] = []
     for case in cases[1:]:
@@ -136,19 +160,19 @@ def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any],
             unfinished.append(case.id)
             sigs.append(sigs[0])
             continue
-        sigs.append(signature(got[0], got[1]))
+        sigs.append(_case_signature(got))
         if sigs[-1] not in sigs[:-1]:
             found.append(got)
     order = list(dict.fromkeys(sigs))
     if len(order) == 1:
-        return [DraftPath("True", first[0], first[1], [c.id for c in cases], first[2])], unfinished
+        return _group_paths("True", first, [c.id for c in cases]), unfinished
     groups = [order.index(s) for s in sigs]
     values = [dict(c.values) for c in cases]
     names = _telling(values, groups)
     paths = []
-    for g, (outputs, tables, todos) in enumerate(found):
+    for g, got in enumerate(found):
         members = [i for i, x in enumerate(groups) if x == g]
         universe = [list({repr(v[n]): v[n] for v in values}.values()) for n in names]
         when = _when(names, [tuple(values[i][n] for n in names) for i in members], universe)
-        paths.append(DraftPath(when, outputs, tables, [cases[i].id for i in members], todos))
+        paths += _group_paths(when, got, [cases[i].id for i in members])
     return paths, unfinished

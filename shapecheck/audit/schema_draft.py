@@ -25,7 +25,7 @@ from ..errors import InternalError, TargetError, UserError
 from ..logic import expr as E
 from ..rules import RuleCode
 from .draft import schema_text
-from .draft_outputs import Traced, finish, is_dim_equality, ordered
+from .draft_outputs import Traced
 from .draft_paths import MAX_CASES, CaseOutputs, draft_paths
 from .draft_samples import SYMINT_SIZE, TENSOR_SIZE, int_sample, sample_ranks
 
@@ -411,11 +411,11 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
 
     def finished_case(other: Any) -> CaseOutputs | None:
         t = Traced()
-        if not _trace_one(kernel, other, contract, args, t) or not set(t.requires) <= first_requires:
+        if not _trace_one(kernel, other, contract, args, t, out.regions) or not set(t.requires) <= first_requires:
             return None
-        return t.outputs, t.tables, t.todos
+        return t.outputs, t.tables, t.todos, t.sides
 
-    out.paths, unfinished = draft_paths((out.outputs, out.tables, out.todos), cases, finished_case)
+    out.paths, unfinished = draft_paths((out.outputs, out.tables, out.todos, out.sides), cases, finished_case)
     if unfinished:
         out.todos.append(f"{len(unfinished)} case(s) could not be traced to the end ({', '.join(unfinished[:3])}"
                          f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "
@@ -423,122 +423,15 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     return out
 
 
-def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced) -> bool:
-    """One case traced into ``out`` (outputs, requires, TODOs); whether the kernel finished."""
-    from .._torch import core as C
-    from ..findings import SourceLoc
-    from ..trace.run import Failed, Finished, Guarded, trace_case
+def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced,
+               regions: list[tuple[str, list[E.Node]]] | None = None) -> bool:
+    """One case traced into ``out`` (outputs, requires, TODOs, and its sides where the kernel branches on its
+    sizes: ``draft_sides``); whether the kernel finished on the sample's side. ``regions``: the first case's
+    sides, traced once each."""
+    from .draft_sides import explore_case
 
     point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
-    assumptions: list[E.Node] = []
-
-    def where(loc: SourceLoc | None) -> str:
-        own = loc is not None and (loc.file in kernel.located_in or loc.file.startswith(C.TORCH_DIR))
-        return f" at {Path(loc.file).name}:{loc.line}" if own else ""
-
-    taken: tuple[int, E.Node, str] | None = None  # the last branch followed at the sample sizes, and its TODO
-    for _ in range(8):
-        try:
-            t = trace_case(kernel, case, assumptions)
-        except C.AssumptionRejected as why:  # torch finds the sides assumed so far empty
-            out.todos.append(f"the outputs: torch refuses the region assumed for the sample case ({why})")
-            return False
-        if isinstance(t, Finished):
-            _checked_fallbacks(kernel, case, contract, assumptions, t, out, where)
-            finish(out, t, contract, where)
-            return True
-        if isinstance(t, Failed):
-            if taken is None:
-                out.todos.append(f"the outputs: the kernel raised {t.error}{where(t.loc)} on the sample case")
-                return False
-            # the side the sample sizes took ends in an error: the branch is the kernel's check of its inputs,
-            # and the other side is what the op demands (``grid last dimension must be 2``)
-            at, side, todo = taken
-            taken = None
-            other = E.negate(side)
-            out.todos.remove(todo)
-            out.requires.append((ordered(other, contract), f"the kernel raises {t.error.splitlines()[0][:120]}"
-                                 f"{where(t.loc)} otherwise"))
-            assumptions = [*assumptions[:at], other]
-            for name, value in _fixed_by(other).items():  # the sample sizes move with it: later sides follow
-                point[name] = value
-            continue
-        assert isinstance(t, Guarded)
-        if t.guard is None or t.is_specialization:
-            out.todos.append(f"the outputs: the kernel needs the value of {t.guard_raw}{where(t.loc)}")
-            return False
-        if is_dim_equality(t.guard):
-            out.requires.append((ordered(t.guard, contract), f"the kernel guards on these being equal{where(t.loc)}; "
-                                 "the sample run took them equal"))
-            assumptions.append(t.guard)
-            continue
-        holds = bool(E.evaluate(t.guard, point))
-        side = t.guard if holds else E.negate(t.guard)
-        if _never(contract, assumptions, E.negate(side)):  # always true, but torch could not prove it
-            out.todos.append(f"the kernel asks {E.to_text(side)}{where(t.loc)}, which holds at every size in the "
-                             f"ranges above (z3 proves it) but torch cannot prove: no [[paths]] for the other side; "
-                             f"shapecheck verify reports it as {RuleCode.GUARD_TORCH_CANNOT_DISCHARGE} where "
-                             "torch.export refuses it (a fix in the kernel: a condition torch can decide)")
-            assumptions.append(side)
-            continue
-        todo = (f"the kernel branches on {E.to_text(t.guard)}{where(t.loc)}: the path below follows "
-                f"{E.to_text(side)} (the sample sizes); give the other side its own [[paths]] (or fix the "
-                f"branch: shapecheck verify reports it as {RuleCode.GUARD_ON_DYNAMIC_DIM})")
-        out.todos.append(todo)
-        taken = (len(assumptions), side, todo)
-        assumptions.append(side)
-    out.todos.append("the outputs: more than 8 guards on the sample case")
-    return False
-
-
-def _checked_fallbacks(kernel: Any, case: Any, contract: Any, assumptions: list[E.Node], t: Any, out: Traced,
-                       where: Any) -> None:
-    """A guard_or_false/guard_or_true the trace answered (``guard_or_false(index >= size)`` in select's fake) whose
-    other side makes the kernel raise is a check of its inputs: the side assumed becomes a requires, as a
-    branch into an error does (``index < A0``). One whose other side returns other outputs is a branch the
-    draft's path does not cover (squeeze's ``A0 == 1``): a TODO. One trace per such answer, at most four."""
-    from .._torch import core as C
-    from ..trace.run import Failed, Finished, trace_case
-
-    for fb in [f for f in t.fallbacks if f.guard is not None and not f.data_dependent][:4]:
-        assumed = fb.guard if fb.value else E.negate(fb.guard)
-        try:
-            other = trace_case(kernel, case, [*assumptions, E.negate(assumed)])
-        except C.AssumptionRejected:  # the other side has no point: nothing to demand
-            continue
-        if isinstance(other, Failed) and not other.missing_name:
-            text = ordered(assumed, contract)
-            if text not in {r for r, _ in out.requires}:
-                out.requires.append((text, f"the kernel raises {other.error.splitlines()[0][:120]}{where(other.loc)} "
-                                           "otherwise"))
-        elif isinstance(other, Finished) and [o.formula for o in other.outputs] != [o.formula for o in t.outputs]:
-            shown = ", ".join(o.formula for o in other.outputs)
-            todo = (f"the kernel branches on {E.to_text(fb.guard)}{where(fb.loc)} (torch assumed "
-                    f"{E.to_text(assumed)} and went on): where {ordered(E.negate(assumed), contract)} it returns "
-                    f"{shown}; give that side its own [[paths]]")
-            if todo not in out.todos:
-                out.todos.append(todo)
-
-
-def _never(contract: Any, assumptions: list[E.Node], cond: E.Node) -> bool:
-    """Whether z3 proves ``cond`` false at every size of the draft's ranges under ``assumptions`` (a branch's side
-    that no input takes, as max_pool's ``2 * ((A1 - 1) // 2) >= A1``). Unknown, or a name the ranges lack: no."""
-    from ..logic.solver import Bounds, Sat, Solver
-
-    bounds = [Bounds(d.name, d.min, d.max) for d in contract.dims]
-    conds = [*assumptions, cond]
-    if not set().union(*(E.free_names(c) for c in conds)) <= {b.name for b in bounds}:
-        return False
-    return Solver(bounds, timeout_ms=2000).satisfiable(conds).sat is Sat.UNSAT
-
-
-def _fixed_by(node: E.Node) -> dict[str, int]:
-    """``{B3: 2}`` for ``B3 == 2`` (either way round); {} for anything else."""
-    if isinstance(node, E.Cmp) and node.op == "==":
-        for a, b in ((node.left, node.right), (node.right, node.left)):
-            if isinstance(a, E.Var) and isinstance(b, E.Const) and isinstance(b.value, int):
-                return {a.name: b.value}
-    return {}
+    return explore_case(kernel, case, contract, point, out, regions)
 
 
 def _load_text(text: str) -> Any:

@@ -219,6 +219,8 @@ def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
     assert '"A1 == B0",' in mm and 'shape = "(A0, B1)"' in mm and "# audit inferred requires" in mm
     zero_one = (tmp_path / "auditex" / "zero_one.default.toml").read_text(encoding="utf-8")
     assert "# audit finding SC031 zero-one: x_0 == 1" in zero_one and "branches on A0 == 1" in zero_one
+    # both sides of the branch traced: one formula holds on both ((1, A1) where A0 == 1), the branch stays SC001's
+    assert 'shape = "(A0, A1)"' in zero_one and "reports as SC001" in zero_one, zero_one
     from shapecheck.cli.main import main
 
     code = 0

@@ -38,8 +38,9 @@ def test_a_draft_of_a_real_aten_op_loads_and_verify_proves_it(tmp_path, op, shap
 
 
 def _broadcast_sides_only(report) -> None:
-    """verify's violations of a broadcasting op's draft, as written: only SC002 on a size-1 side, which the draft's
-    sample path leaves to its TODOs (no SC007, no other shape)."""
+    """verify's violations of an in-place broadcasting op's draft, as written: only SC002 on a size-1 side (torch's
+    in-place fake resizes ``self`` to the broadcast shape there, with a deprecation warning, where the eager kernel
+    raises; no SC007, no other shape)."""
     for v in report.violations:
         assert v.code.value == "SC002" and 1 in v.counterexample.values(), (v.code, v.message)
 
@@ -49,15 +50,16 @@ def test_a_draft_states_torch_s_broadcasting_as_the_broadcast_relation(tmp_path)
     """addmm's decomposition broadcasts the bias against the product through torch's ``_broadcast_shapes``, which
     under unbacked sizes asserts the sizes equal: the draft demands that equality or a size 1 on either side (it
     used to demand ``A1 == C1``, which eager and the fake refute with a bias of one column); mm's own check of the
-    inner sizes stays an equality. The sample path gives the unbroadcast output; the size-1 sides are TODOs."""
+    inner sizes stays an equality. The sides where the bias has a size 1 are traced too, and the output is one
+    formula that z3 proves equal to each side's: the draft verifies on its own kernel as written."""
     text = draft_contract("aten::addmm")
     contract, data = _load(tmp_path, text)
     requires = data["domain"]["requires"]
     assert "B1 == C0" in requires and "A1 == C1 or A1 == 1 or C1 == 1" in requires, requires
     assert "A0 == B0 or A0 == 1 or B0 == 1" in requires and "A1 == C1" not in requires, requires
-    assert data["paths"][0]["outputs"][0]["shape"] == "(B0, C1)" and "where C1 == 1 it returns" in text, text
-    _broadcast_sides_only(verify_contract(contract, installed_kernel("aten::addmm"), Options(jobs=1)))
-
+    assert [p["outputs"][0]["shape"] for p in data["paths"]] == ["(max(B0, A0), max(C1, A1))"], text
+    report = verify_contract(contract, installed_kernel("aten::addmm"), Options(jobs=1))
+    assert report.verdict.value == "pass", [v.message for v in report.violations]
 
 @pytest.mark.slow
 def test_kinds_choices_and_keyword_only_arguments_follow_the_schema(tmp_path):
@@ -208,15 +210,16 @@ def test_a_guard_or_false_whose_other_side_raises_becomes_a_requires(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_guard_or_false_whose_other_side_returns_other_outputs_is_a_todo(tmp_path):
+def test_a_guard_or_false_whose_other_side_returns_other_outputs_is_a_path_of_its_own(tmp_path):
     """squeeze's decomposition asks ``guard_or_false(A0 == 1)`` and returns (A0, A1) on the side torch assumed;
-    where A0 == 1 it returns (A1,). The draft's one path covers only the first side: it says so, where it used to
-    be silent and verify then failed the draft with SC002 at A0 = 1."""
+    where A0 == 1 it returns (A1,). The draft traces both sides and gives each its own path (it used to give only
+    the first, with a TODO, and verify then failed the draft with SC002 at A0 = 1): it verifies as written."""
     text = draft_contract("aten::squeeze.dim")
     contract, data = _load(tmp_path, text)
-    assert [p["outputs"][0]["shape"] for p in data["paths"]] == ["(A0, A1)"]
-    assert "the kernel branches on A0 == 1" in text and "where A0 == 1 it returns (A1,)" in text, text
-
+    assert [(p["when"], p["outputs"][0]["shape"]) for p in data["paths"]] == [("A0 != 1", "(A0, A1)"),
+                                                                               ("A0 == 1", "(A1,)")], text
+    report = verify_contract(contract, installed_kernel("aten::squeeze.dim"), Options(jobs=1))
+    assert report.verdict.value == "pass", [v.message for v in report.violations]
 
 @pytest.mark.parametrize("type_text, kind", [("str?", "none"), ("int?", "none"), ("ScalarType?", "none"),
                                              ("float?", "none"), ("SymInt[]?", "ints"), ("float[]?", "floats")])

@@ -26,7 +26,7 @@ class _Case:
 
 
 def _traced(shape: str, dtype: str = "dtype"):
-    return [shape], [{"dtype": dtype}], []
+    return [shape], [{"dtype": dtype}], [], []
 
 
 def test_cases_with_the_same_outputs_share_one_path():
