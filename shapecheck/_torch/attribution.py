@@ -4,6 +4,7 @@ a sub-op's C++ kernel), read from a stack (``origin``). Part of the door into to
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 import torch
@@ -59,9 +60,15 @@ _STDLIB = os.path.dirname(os.__file__) + os.sep
 _FAKE_FILE = os.path.join(TORCH_DIR, "_subclasses", "fake_tensor.py")
 
 
+# typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13): a frame that passes the
+# call on; and shapecheck's own hooks on torch's answers (``answers.py``) sit between a guard and its asker
+_PASS_ON = tuple(os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),
+                                              os.path.join(os.path.dirname(__file__), "answers.py")) if f)
+
+
 def _machinery(filename: str) -> bool:
     return filename.startswith(_MACHINERY) or filename.startswith(_STDLIB) or filename.startswith(SHAPECHECK_DIR) \
-        or filename.startswith("<")
+        or filename.startswith("<") or filename in _PASS_ON
 
 
 def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc | None, SourceLoc | None]:
@@ -74,6 +81,8 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
         if own.code(code):
             kernel = _loc(code, line)
             break
+        if code.co_filename in _PASS_ON:
+            continue
         if code.co_filename.startswith(SHAPECHECK_DIR):
             break  # shapecheck's call of the op (a C++ kernel, or one whose Python code is not on the stack): the
             # frames beyond are shapecheck's caller's (click's ``invoke`` was named as the guard's site)
@@ -90,7 +99,9 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
     where = f"{site.function} at {_short(site.file)}:{site.line}"
     if subop is not None:
         where = f"the C++ kernel of {subop}, called from {where}"
-    return f"torch's helper {where}" if subop is None else where, kernel, site
+    if subop is None:  # a helper of the kernel's file (a --meta-source copy of torch's) is not torch's own
+        where = f"torch's helper {where}" if site.file.startswith(TORCH_DIR + os.sep) else f"the helper {where}"
+    return where, kernel, site
 
 
 #: torch's broadcasting helpers whose names do not say so (fake_impls' ``infer_size``, the fast path of the

@@ -123,38 +123,6 @@ class _FallbackRecorder:
         self.found.append((expr, bool(assumed), None, False))
 
 
-@contextlib.contextmanager
-def _static_answers_recorded(recorder: _FallbackRecorder) -> Iterator[None]:
-    """``statically_known_true(c)`` (``statically_known_false(c)``) that the kernel itself asks and torch cannot
-    decide answers False: the kernel takes the side of c false (not known false) at every size here, and the
-    other side at plain sizes where c holds (fails), as FakeTensorMode alone runs it. Recorded as the
-    guard_or_false (guard_or_true) answer it is, whose other side is then checked."""
-    import sys
-
-    import torch.fx.experimental.symbolic_shapes as sh
-
-    original = getattr(sh, "_static_eval_sym_bool", None)  # torch 2.13: the one call of both
-    sides = {f.__code__: side for f, side in ((getattr(sh, "statically_known_true", None), False),
-                                             (getattr(sh, "statically_known_false", None), True)) if f is not None}
-    if original is None:
-        yield
-        return
-
-    def answer(x: Any) -> Any:
-        got = original(x)
-        caller = sys._getframe(1)
-        asker = caller.f_back  # the kernel's own line, not torch's layout logic asking through sym_node
-        if got is None and caller.f_code in sides and asker is not None and recorder.own.code(asker.f_code):
-            recorder.record(asker, x.node.expr, sides[caller.f_code])  # the kernel's own line: the walk ends there
-        return got
-
-    sh._static_eval_sym_bool = answer
-    try:
-        yield
-    finally:
-        sh._static_eval_sym_bool = original
-
-
 class TraceEnv:
     """One ShapeEnv + FakeTensorMode with the Python dispatcher on, as torch.export traces.
 
@@ -192,7 +160,9 @@ class TraceEnv:
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())
         if self._recorder is not None:
-            self._stack.enter_context(_static_answers_recorded(self._recorder))
+            from .answers import kernel_answers_recorded
+
+            self._stack.enter_context(kernel_answers_recorded(self._recorder))
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -261,16 +231,22 @@ def assume(cond: E.Node, values: dict[str, Any]) -> None:
         if (isinstance(cond, E.Cmp) and cond.op == "==" and isinstance(cond.left, E.Var)
                 and isinstance(cond.right, E.Const)):
             sym = values[cond.left.name]
-            torch._check(sym >= cond.right.value)
-            torch._check(sym <= cond.right.value)
+            _fact(sym >= cond.right.value, cond)
+            _fact(sym <= cond.right.value, cond)
             return
         for part in S.conjuncts(cond):  # one left out: the trace knows less of its region, never more (sound)
             if S.relations(part) <= CNF_ATOMS:
-                torch._check(eval_sym(part, values))
+                _fact(eval_sym(part, values), part)
     except ValueRangeError as err:  # torch's range refinement finds the assumptions contradictory
         raise AssumptionRejected(str(err)) from err
 
 
+def _fact(cond: Any, node: E.Node) -> None:
+    """``torch._check(cond)``; one torch knows false (the region's other facts decide it) refuses the region."""
+    try:
+        torch._check(cond)
+    except RuntimeError as err:  # torch's "Expected cond to be True" (a ValueRangeError is one too)
+        raise AssumptionRejected(f"{E.to_text(node)} is false in the region ({str(err)[:120]})") from err
 
 
 CNF_ATOMS = 8  # comparisons per torch._check: torch's to_cnf is exponential (12: 12 s); a larger fact is left out

@@ -143,6 +143,7 @@ class Suppression:
     expires: str | None = None
     index: int = 0
     line: int = 0  # of its [[suppress]] header in the contract file (contract.lines; 0: not known)
+    message: str | None = None  # text the finding's message must contain (which of a rule's findings)
 
 
 @dataclass(frozen=True)

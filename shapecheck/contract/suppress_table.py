@@ -17,7 +17,7 @@ from .spec import short
 if TYPE_CHECKING:
     from .reader import Reader
 
-SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "expires"}
+SUPPRESS_KEYS = {"rule", "reason", "case", "path", "dims", "message", "expires"}
 
 
 def _calendar_date(text: str) -> bool:
@@ -53,9 +53,10 @@ def load_suppression(r: Reader, i: int, s: JSON) -> S.Suppression:
         raise r.err(f"{key}.dims", f"expected a list of declared dims, found {short(dims)}")
     case = r.want(s.get("case", ""), f"{key}.case", str) or None
     path = r.want(s.get("path", ""), f"{key}.path", str) or None
+    message = r.want(s.get("message", ""), f"{key}.message", str) or None
     expires = s.get("expires")
     if expires is not None:
         expires = str(r.want(expires, f"{key}.expires", str, datetime.date))
         if not _calendar_date(expires):
             raise r.err(f"{key}.expires", f"expected a calendar date YYYY-MM-DD in ASCII digits, found {short(expires)}")
-    return S.Suppression(rule, reason, case, path, tuple(dims), expires, i, r.line("suppress", i))
+    return S.Suppression(rule, reason, case, path, tuple(dims), expires, i, r.line("suppress", i), message)

@@ -28,14 +28,15 @@ def in_force(suppressions: Iterable, rules: Iterable[str] | None = None) -> list
 
 
 def matches(s, v: Finding) -> bool:
-    """Whether suppression ``s`` covers violation ``v``, expiry aside: same rule, and the case, path and dims
-    it names (each optional) agree. A path without an era covers that path in every era."""
-    return covers(s, v.code, v.case, v.dims, v.path)
+    """Whether suppression ``s`` covers violation ``v``, expiry aside: same rule, and the case, path, dims and
+    message text it names (each optional) agree. A path without an era covers that path in every era."""
+    return covers(s, v.code, v.case, v.dims, v.path) and (not getattr(s, "message", None) or s.message in v.message)
 
 
 def covers(s, rule: str, case: str, dims: Iterable[str], path=None) -> bool:
     """``matches`` for a finding given by its parts (``fuzz op``'s guard check has no ``Finding``): ``path`` a
-    ``findings.PathId`` or None (a guard, which no one path owns)."""
+    ``findings.PathId`` or None (a guard, which no one path owns). A suppression's ``message`` text is left to
+    ``matches``: a guard given by its parts has no message, and is covered by the rest."""
     if s.rule != rule:
         return False
     if s.case and s.case not in case:

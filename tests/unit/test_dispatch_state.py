@@ -60,3 +60,16 @@ def test_what_guard_attribution_keeps_on_an_exception_pickles():
     kept = getattr(caught, "_shapecheck_dispatched", {})
     assert kept and all(isinstance(v, str) for v in kept.values() if v is not None), kept
     assert pickle.loads(pickle.dumps(caught)).args == caught.args
+
+
+def test_an_assumption_torch_already_knows_false_refuses_the_region():
+    """A region's fact that torch decides false from the facts before it (``A == 1`` after ``A >= 2``): the region
+    is refused as an empty one (AssumptionRejected), not torch's RuntimeError out of ``torch._check``."""
+    from shapecheck._torch import core as C
+    from shapecheck.logic import expr as E
+
+    with C.TraceEnv(frozenset()) as env:
+        a, b = env.size(1, 2**31 - 1), env.size(1, 2**31 - 1)
+        C.assume(E.parse("A >= 2 and B >= 2"), {"A": a, "B": b})
+        with pytest.raises(C.AssumptionRejected):
+            C.assume(E.parse("A == 1 or B == 1"), {"A": a, "B": b})
