@@ -32,6 +32,7 @@ class Traced:
     # where the case has one side
     sides: list[tuple[str, list[str | None], list[dict[str, Any] | None], list[str]]] = field(default_factory=list)
     regions: list[tuple[str, list[E.Node]]] = field(default_factory=list)  # per side: its when, what it assumed
+    flat: bool = False  # more sides than a draft writes: the cases after it are drafted on their sample sides
 
 
 def is_dim_equality(node: E.Node) -> bool:

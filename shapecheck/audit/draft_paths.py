@@ -150,29 +150,44 @@ def _group_paths(when: str, got: CaseOutputs, cases: list[str]) -> list[DraftPat
 def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any], CaseOutputs | None]
                 ) -> tuple[list[DraftPath], list[str]]:
     """The paths for ``cases`` (the first one already traced: ``first``), and the ids of the cases whose trace
-    did not finish (``trace`` gave None), which stay on the first case's path(s)."""
-    sigs = [_case_signature(first)]
-    found: list[CaseOutputs] = [first]
+    did not finish (``trace`` gave None), which stay on the first case's path(s). Where the cases' sides would
+    make more than ``MAX_PATHS`` paths, each group of cases gets one path, its sample side's outputs."""
+    got: list[CaseOutputs] = [first]
     unfinished: list[str] = []
     for case in cases[1:]:
-        got = trace(case)
-        if got is None:
+        one = trace(case)
+        if one is None:
             unfinished.append(case.id)
-            sigs.append(sigs[0])
-            continue
-        sigs.append(_case_signature(got))
-        if sigs[-1] not in sigs[:-1]:
-            found.append(got)
+        got.append(first if one is None else one)
+    paths = _paths(cases, got, _case_signature)
+    if len(paths) > MAX_PATHS and any(g[3] for g in got):
+        flat = _paths(cases, [(o, t, todos, []) for o, t, todos, _ in got], _case_signature)
+        flat[0].todos.append(f"the kernel branches on the sizes too, and the cases' sides would make {len(paths)} "
+                             "paths, more than a draft writes: each path below is its cases' sample side, and verify "
+                             "reports where the other sides differ (SC002)")
+        return flat, unfinished
+    return paths, unfinished
+
+
+#: paths a draft writes at most where the cases' sides multiply them
+MAX_PATHS = 12
+
+
+def _paths(cases: Sequence[Any], got: list[CaseOutputs], key: Callable[[CaseOutputs], str]) -> list[DraftPath]:
+    """A path per group of cases with the same ``key`` (each case's traced outputs in ``got``), or per side of
+    its kernel's branches on the sizes."""
+    sigs = [key(g) for g in got]
     order = list(dict.fromkeys(sigs))
     if len(order) == 1:
-        return _group_paths("True", first, [c.id for c in cases]), unfinished
+        return _group_paths("True", got[0], [c.id for c in cases])
     groups = [order.index(s) for s in sigs]
+    found = [got[sigs.index(s)] for s in order]
     values = [dict(c.values) for c in cases]
     names = _telling(values, groups)
     paths = []
-    for g, got in enumerate(found):
+    for g, one in enumerate(found):
         members = [i for i, x in enumerate(groups) if x == g]
         universe = [list({repr(v[n]): v[n] for v in values}.values()) for n in names]
         when = _when(names, [tuple(values[i][n] for n in names) for i in members], universe)
-        paths += _group_paths(when, got, [cases[i].id for i in members])
-    return paths, unfinished
+        paths += _group_paths(when, one, [cases[i].id for i in members])
+    return paths

@@ -18,7 +18,10 @@ from ..rules import RuleCode
 from .draft_outputs import Traced, finish, is_dim_equality, ordered
 
 #: symbolic traces one drafted case may take beyond the first (each side of a branch costs one)
-SIDE_TRACES = 200
+SIDE_TRACES = 64
+#: sides with different outputs a draft writes as paths of their own; with more, the sample's side alone (a
+#: draft of 29 paths over guessed ranks is no starting point for a person)
+MAX_SIDES = 6
 
 
 @dataclass
@@ -50,8 +53,8 @@ class Sides:
 class Explorer:
     """Explores one case's sides with at most ``SIDE_TRACES`` traces beyond the first."""
 
-    def __init__(self, kernel: Any, case: Any, contract: Any, point: dict[str, int]) -> None:
-        self.kernel, self.case, self.contract = kernel, case, contract
+    def __init__(self, kernel: Any, case: Any, contract: Any, point: dict[str, int], flat: bool = False) -> None:
+        self.kernel, self.case, self.contract, self.flat = kernel, case, contract, flat
         self.point = point
         self.left = SIDE_TRACES + 1
         self.out = Sides()
@@ -133,7 +136,7 @@ class Explorer:
             return self.walk([*assumptions, other], conds, moved)
         if first is None:
             return None
-        if self.left <= 0:
+        if self.left <= 0 or self.flat:
             self.out.todos.append(todo)
             return first
         second = self.walk([*assumptions, other], [*conds, other], point)
@@ -173,6 +176,10 @@ class Explorer:
                 except C.AssumptionRejected:  # the other side has no point: nothing to demand
                     seen[fb.guard] = None
             other = seen[fb.guard]
+            if self.flat and isinstance(other, (Guarded, Finished)):  # no sides: what the other side returns, said
+                if isinstance(other, Finished) and [o.formula for o in other.outputs] != [o.formula for o in t.outputs]:
+                    self.untraced.setdefault(E.to_text(assumed), None)
+                continue
             if isinstance(other, Guarded):  # the other side branches on a guard of its own: walked as a side
                 return self._walked_side(assumptions, conds, t, done | {fb.guard}, seen, assumed)
             if isinstance(other, Failed) and not other.missing_name:
@@ -245,13 +252,14 @@ def _contradicts(t: Any, conds: list[E.Node]) -> bool:
 
 
 def explore_case(kernel: Any, case: Any, contract: Any, point: dict[str, int], out: Traced,
-                 regions: list[tuple[str, list[E.Node]]] | None = None) -> bool:
+                 regions: list[tuple[str, list[E.Node]]] | None = None, flat: bool = False) -> bool:
     """The case's sides into ``out``: the sample side's outputs, tables and TODOs are ``out``'s own; with more
     than one leaf, ``out.sides`` holds each (``when``, outputs, tables, TODOs) and ``out.regions`` what each
     side's trace assumed. Whether the sample side finished. ``regions``: an earlier case's sides, each traced
     once here instead (the cases of one draft share their branches; one that does not finish on a side of
-    them is unfinished)."""
-    ex = Explorer(kernel, case, contract, point)
+    them is unfinished). ``flat``: the sample's side alone, the others said in TODOs (an earlier case had more
+    sides than a draft writes)."""
+    ex = Explorer(kernel, case, contract, point, flat)
     mine = {d.name for d in case.dims}
     if regions and not all(E.free_names(a) <= mine for _, assumed in regions for a in assumed):
         regions = None  # a side over dims this case lacks (an optional tensor absent): its own sides
@@ -264,7 +272,10 @@ def explore_case(kernel: Any, case: Any, contract: Any, point: dict[str, int], o
     if isinstance(got, _Raised):
         ex.out.todos.append(f"the outputs: the kernel raised {got.error}{got.at} on the sample case")
         got = None
-    if ex.untraced:
+    if ex.untraced and flat:
+        ex.out.todos.append(f"torch answered {'; '.join(ex.untraced)} and went on, and the other side returns other "
+                            f"outputs: verify reports where ({RuleCode.OUTPUT_SHAPE_MISMATCH})")
+    elif ex.untraced:
         ex.out.todos.append(f"torch answered {len(ex.untraced)} more size condition(s) and went on "
                             f"({'; '.join(list(ex.untraced)[:4])}{'; ...' if len(ex.untraced) > 4 else ''}): their "
                             f"other sides were not traced (the draft traces {SIDE_TRACES} sides); verify reports "
@@ -273,9 +284,17 @@ def explore_case(kernel: Any, case: Any, contract: Any, point: dict[str, int], o
     if not regions:
         leaves.sort(key=lambda leaf: not _holds(leaf.conds, point))  # the sample's side first (stable)
     requires = _shared_requires(leaves, contract)
-    out.requires.extend(r for r in ex.out.requires + requires if r[0] not in {x for x, _ in out.requires})
     if not regions and len(leaves) > 1:
-        leaves = _one_formula(leaves, contract, [E.parse(r) for r, _ in out.requires])
+        leaves = _one_formula(leaves, contract, [E.parse(r) for r, _ in ex.out.requires + requires])
+    if not regions and len(leaves) > MAX_SIDES:
+        ex.out.todos.append(f"the kernel's branches on the sizes give {len(leaves)} sides with other outputs (e.g. "
+                            f"{'; '.join(f'{_when(leaf.conds, contract)}: {leaf.traced.outputs[0]}' for leaf in leaves[1:3])}): "
+                            f"more than a draft writes as paths; the path below is the sample's side, and verify "
+                            f"reports where the others differ ({RuleCode.OUTPUT_SHAPE_MISMATCH})")
+        leaves = leaves[:1]
+        requires = [(r, why) for r, why in requires if not r.startswith("not ")]  # the other sides' own
+        out.flat = True  # the cases after it: their sample sides alone
+    out.requires.extend(r for r in ex.out.requires + requires if r[0] not in {x for x, _ in out.requires})
     out.todos.extend(ex.out.todos)
     if not leaves:
         return False

@@ -411,7 +411,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
 
     def finished_case(other: Any) -> CaseOutputs | None:
         t = Traced()
-        if not _trace_one(kernel, other, contract, args, t, out.regions) or not set(t.requires) <= first_requires:
+        if not _trace_one(kernel, other, contract, args, t, out.regions, out.flat) or not set(t.requires) <= first_requires:
             return None
         return t.outputs, t.tables, t.todos, t.sides
 
@@ -424,14 +424,14 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
 
 
 def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced,
-               regions: list[tuple[str, list[E.Node]]] | None = None) -> bool:
+               regions: list[tuple[str, list[E.Node]]] | None = None, flat: bool = False) -> bool:
     """One case traced into ``out`` (outputs, requires, TODOs, and its sides where the kernel branches on its
     sizes: ``draft_sides``); whether the kernel finished on the sample's side. ``regions``: the first case's
     sides, traced once each."""
     from .draft_sides import explore_case
 
     point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
-    return explore_case(kernel, case, contract, point, out, regions)
+    return explore_case(kernel, case, contract, point, out, regions, flat)
 
 
 def _load_text(text: str) -> Any:
