@@ -124,7 +124,8 @@ class AuditOptions:
     samples: str | None = None  # "pkg.module:function": the project's sample calls per op
 
 
-_REGISTERED: dict[str, frozenset[str]] = {}  # --import spec -> the op names importing it registered
+_REGISTERED: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # --import spec -> (the op names importing it
+# registered, the namespaces it made)
 
 
 def op_name(name: str) -> str:
@@ -535,17 +536,22 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         samples_hook(options.samples)  # a bad hook is bad input (exit 2), before any op
     start = time.monotonic()
     extra: set[str] = set()
+    fresh: set[str] = set()  # the namespaces the imports made: their every op is the library's
     for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)
         if spec not in _REGISTERED:
             before = set(CA.all_op_names())
             with CA.registering_modules() as owner:
                 import_modules([spec])
             # not the ops of torch's own modules that the import loaded on the way (prims, distributed)
-            _REGISTERED[spec] = frozenset(n for n in set(CA.all_op_names()) - before
-                                          if not CA.torch_module(owner.get(n, "")))
-        extra |= _REGISTERED[spec]
+            new = frozenset(n for n in set(CA.all_op_names()) - before if not CA.torch_module(owner.get(n, "")))
+            known = {n.partition("::")[0] for n in before}
+            _REGISTERED[spec] = (new, frozenset(n.partition("::")[0] for n in new) - known)
+        extra |= _REGISTERED[spec][0]
+        fresh |= _REGISTERED[spec][1]
     named = {p.partition("::")[0] for p in patterns if "::" in p}  # a namespace an --ops pattern spells out
-    namespaces = {n.partition("::")[0] for n in extra} | {ns for ns in named if not set(ns) & set("*?[")}
+    # a namespace the library adds ops to (aten::_cat_nop, torch's quantized_decomposed) is not the library's:
+    # only the ops it added there are
+    namespaces = fresh | {ns for ns in named if not set(ns) & set("*?[")}
     if aten_in_scope(patterns, imports, source):
         namespaces.add("aten")
     names, unreachable = enumerate_all(patterns, namespaces, extra)

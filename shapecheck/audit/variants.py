@@ -115,6 +115,10 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
         return [(0.5, f"{a.name}=0.5")]
     if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
         return [(0.5, f"{a.name}=0.5")]
+    if a.kind == "float" and current[0] == "const" and type(current[1]) in (int, float) and current[1] != 0:
+        # another value, off the integers: a size computed from it rounds (a scale of 1.5, floor against ceil)
+        value = float(current[1]) * 0.75
+        return [(value, f"{a.name}={value:g}")]
     if a.kind == "str" and current[0] == "const":  # the kernels' own words first (``if mode == "both":``)
         return [(v, f"{a.name}={v!r}") for v in a.options if isinstance(v, str) and v != current[1]][:2]
     if a.kind == "dtype" and current[0] in ("dtype", "const"):
@@ -152,6 +156,9 @@ def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
     return options[0]
 
 
+#: the dtype the mixed variant gives the second tensor: one type promotion takes over the first's
+PROMOTED = {"float32": "float64", "float64": "float32", "float16": "float32", "bfloat16": "float32"}
+
 #: the dtype a representation variant gives the tensors of the first tensor's dtype: the lower precision kernels
 #: have cases of their own for (a fake that makes float32 outputs whatever the inputs)
 OTHER_DTYPE = {"float32": "bfloat16", "float64": "float32", "float16": "float32", "bfloat16": "float32",
@@ -162,20 +169,24 @@ FLOATING = ("float32", "float64", "float16", "bfloat16")
 
 
 def representations(base: OpInputs) -> list[OpInputs]:
-    """The first inputs with the same sizes in another representation: the first tensor of rank 2 or more
-    non-contiguous (dim 1 innermost in memory, channels-last for a batched image; a 2-D one transposed), and the tensors of the first
+    """The first inputs with the same sizes in another representation: the first floating tensor of rank 2 or more
+    (else the first integer or bool one) non-contiguous (dim 1 innermost in memory, channels-last for a batched
+    image; a 2-D one transposed), and the tensors of the first
     tensor's dtype in another dtype (``OTHER_DTYPE``). Their dims are the first inputs', so they are compared
     with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
     their guards are the first inputs' guards."""
     tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
     out: list[OpInputs] = []
-    # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout)
-    first = next(((i, t) for i, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None)
+    # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout);
+    # where there is none (a quantized op's int8 input, where's bool condition), the first integer or bool one,
+    # its fill kept (its values may be indices or codes the kernel checks)
+    first = next(((i, t) for i, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None) or \
+        next(((i, t) for i, t in tensors if len(t[1]) >= 2 and not _fill(t).startswith("data:")), None)
     if first is not None:
         i, t = first
         rank = len(t[1])
         order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
-        tree = ("tensor", t[1], t[2], t[3], "zeros", order)
+        tree = ("tensor", t[1], t[2], t[3], "zeros" if t[3] in FLOATING else _fill(t), order)
         name = base.args[i][0]
         out.append(OpInputs(base.op, base.origin, tuple((n, kw, tree if j == i else x)
                                                         for j, (n, kw, x) in enumerate(base.args)), base.blobs,
@@ -190,19 +201,24 @@ def representations(base: OpInputs) -> list[OpInputs]:
     return out
 
 
+def _fill(tree: tuple) -> str:
+    return tree[4] if len(tree) > 4 else "zeros"
+
+
 #: the label's words that mark the variant of one tensor's dtype changed among several of one dtype
 MIXED = "the others stay"
 
 
 def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
-    """With two or more floating tensors of the first tensor's dtype: the second alone in another dtype (mm's
-    ``mat2`` as bfloat16 beside a float32 ``self``). The eager kernel refuses mixed dtypes or promotes them; a
-    fake that returns where it refuses lacks the check, one that promotes otherwise gets the output dtype wrong."""
+    """With two or more floating tensors of the first tensor's dtype: the second alone in a wider dtype (mm's
+    ``mat2`` as float64 beside a float32 ``self``). The eager kernel refuses mixed dtypes or promotes them (to the
+    wider one: a fake that keeps the first input's dtype shows); a fake that returns where it refuses lacks the
+    check, one that promotes otherwise gets the output dtype wrong."""
     old = tensors[0][1][3]
     alike = [i for i, t in tensors if t[3] == old]
     if old not in FLOATING or len(alike) < 2:
         return []
-    second, new = alike[1], OTHER_DTYPE[old]
+    second, new = alike[1], PROMOTED[old]
     args = tuple((n, kw, (*x[:3], new, *x[4:]) if j == second else x) for j, (n, kw, x) in enumerate(base.args))
     return [OpInputs(base.op, base.origin, args, base.blobs,
                      f"{base.args[second][0]} as {new} ({MIXED} {old})")]

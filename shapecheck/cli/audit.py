@@ -9,6 +9,7 @@ import click
 
 from ..paths import write_text
 from .options import check_outputs, debug_option, import_option, option, options
+from .stdout import echo
 
 AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
 bad input (an --import that fails, a --meta-source file that does not parse, a bad baseline or samples hook,
@@ -75,5 +76,5 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
             write_text(file, render(run, out_fmt, quiet=quiet) + "\n")
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
-    click.echo(render(run, fmt, quiet=quiet))
+    echo(render(run, fmt, quiet=quiet))
     sys.exit(run.exit_code)

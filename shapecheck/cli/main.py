@@ -27,6 +27,7 @@ from .options import (
     options,
     output_options,
 )
+from .stdout import echo, guard_for
 
 EXIT_HELP = """Exit codes: 0 pass, 1 violation found, 2 bad input (contract, op, kernel file, usage),
 3 inconclusive (the solver gave up; never a pass), 4 internal error (a bug in shapecheck)."""
@@ -167,9 +168,9 @@ def contract_check(files, imports):
         c = load_contract(path)
         n = sum(1 for _ in c.cases())
         note = schema_note(c)
-        click.echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
+        echo(f"ok: {path}: {c.op}, {len(c.dims)} dims, {n} cases, {len(c.paths)} paths")
         if note:
-            click.echo(note)
+            echo(note)
 
 
 @contract.command("draft", epilog=EXIT_HELP)
@@ -189,13 +190,13 @@ def contract_draft(op, imports, out, ranks, no_trace):
     import_modules(imports)
     text = draft_contract(op, dict(ranks), trace=not no_trace)
     if out is None:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         return
     try:
         write_text(out, text)
     except OSError as err:
         raise UserError(f"--out {out}: cannot write ({err.strerror or err})") from None
-    click.echo(f"wrote {out}; next: shapecheck contract check {out}")
+    echo(f"wrote {out}; next: shapecheck contract check {out}")
 
 
 def _register_commands() -> None:
@@ -221,7 +222,7 @@ def main(argv: list[str] | None = None) -> None:
     watch_interrupts()  # a kernel's own KeyboardInterrupt is its failure; the user's Ctrl-C stops the run
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        with no_hard_exit():  # a kernel's os._exit is its failure, not a silent exit 0
+        with no_hard_exit(), guard_for(args):  # a kernel's os._exit is its failure, not a silent exit 0
             cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)

@@ -16,6 +16,7 @@ from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
 from ..options import declared, of_command
 from ..paths import special_file, write_text
 from ..render.ci import FORMATS
+from .stdout import echo
 
 
 class _Pair(click.ParamType):
@@ -299,7 +300,7 @@ def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int
     for out_fmt, file in outputs:
         text = render(result, out_fmt, cwd, context=context, quiet=quiet)
         if file == "-":
-            click.echo(text)
+            echo(text)
             to_stdout = True
             continue
         try:
@@ -307,7 +308,7 @@ def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     if not to_stdout:
-        click.echo(render(result, fmt, cwd, context=context, quiet=quiet))
+        echo(render(result, fmt, cwd, context=context, quiet=quiet))
 
 
 def requested_outputs(argv: list[str], root: click.Command | None = None) -> tuple[str | None, list[tuple[str, str]]]:

@@ -189,7 +189,7 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     assert [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
     # torch 2.13's fake of mm takes mixed dtypes, which its CPU kernel refuses (export traces it; the program fails)
     assert [(f["class"], f["expr"]) for f in rec["findings"]] == [
-        ("fake-accepts", "the fake returns where the eager kernel raises, with mat2 as bfloat16 (the others stay "
+        ("fake-accepts", "the fake returns where the eager kernel raises, with mat2 as float64 (the others stay "
                          "float32)")]
 
 

@@ -54,7 +54,7 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     assert cls == "eager-shape" and "u0 in [2, inf]" in records["nonzero_rows_bad.default"]["findings"][0]["message"]
     assert found["nonzero_rows_ok.default"] == set()
     assert found["matmul_mixed_bad.default"] == {
-        ("fake-accepts", "the fake returns where the eager kernel raises, with b as bfloat16 (the others stay "
+        ("fake-accepts", "the fake returns where the eager kernel raises, with b as float64 (the others stay "
                          "float32)")}
     assert found["matmul_mixed_ok.default"] == set()
     # a 4-D-only fake refuses the 2-D call (SC042); its 4-D inputs, a call both take, are laid out channels-last too

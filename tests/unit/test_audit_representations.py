@@ -28,10 +28,12 @@ def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_ten
     assert dtype.args[0][2][4] == "data:k" and dtype.label == "a0, a1 as bfloat16"
     assert dtype.dims() == base.dims()  # the same sizes: compared at the first inputs' points
     # and the second tensor of the first one's floating dtype alone in another: mixed dtypes
-    assert [t[3] for _, _, t in mixed.args] == ["float32", "bfloat16", "int64"]
-    assert mixed.label == "a1 as bfloat16 (the others stay float32)"
-    # no floating tensor of rank 2 or more: no layout variant; an int64 first tensor goes to int32
-    (only,) = representations(_inputs(("tensor", ("a0_0", "a0_1"), (3, 3), "int64")))
+    assert [t[3] for _, _, t in mixed.args] == ["float32", "float64", "int64"]
+    assert mixed.label == "a1 as float64 (the others stay float32)"  # promotion takes the wider one
+    # no floating tensor of rank 2 or more: the first integer one is laid out otherwise, its fill kept (indices,
+    # codes); an int64 first tensor goes to int32
+    layout, only = representations(_inputs(("tensor", ("a0_0", "a0_1"), (3, 3), "int64", "range")))
+    assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1"), (3, 3), "int64", "range", (1, 0))
     assert only.label == "a0 as int32"
     assert representations(_inputs(("const", 1))) == []
 

@@ -1,0 +1,131 @@
+"""``audit --import LIB`` audits the ops LIB registers: every op of a namespace the import made, and only the ops
+it added to a namespace that was there before (a library that adds ``aten::_cat_nop``, as executorch does, or
+ops of torch's own ``quantized_decomposed``, no longer brings every aten op of torch into its audit). A library
+that prints while it imports or runs leaves a machine-readable report on stdout intact."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.unit.test_audit_untraced import audit_lib
+
+FRAGMENT = '''
+import torch
+
+frag = torch.library.Library("aten", "FRAGMENT")
+frag.define("scope_nop(Tensor x) -> Tensor")
+frag.impl("scope_nop", lambda x: x.clone(), "CompositeExplicitAutograd")
+
+
+@torch.library.custom_op("scopelib::double", mutates_args=())
+def double(x: torch.Tensor) -> torch.Tensor:
+    print("double called")
+    return x * 2
+
+
+@double.register_fake
+def _(x):
+    print("fake called")
+    return torch.empty_like(x)
+
+
+print("scopelib: loaded")
+'''
+
+
+@pytest.mark.slow
+def test_an_import_that_adds_an_aten_op_audits_its_own_ops_not_torchs(tmp_path, monkeypatch, capfd):
+    code, doc = audit_lib(tmp_path, monkeypatch, "scopelib", FRAGMENT)
+    ops = sorted(r["op"] for r in doc["ops"])
+    assert ops == ["aten::scope_nop.default", "scopelib::double.default"], ops
+    assert code in (0, 3), doc["coverage"]
+    sys.modules.pop("scopelib", None)
+
+
+@pytest.mark.slow
+def test_prints_of_the_library_in_the_process_and_its_workers_leave_a_json_report_on_stdout(tmp_path):
+    """The process boundary is the point: the library prints through file descriptor 1 in this process and in
+    the forked workers (``-j 2``), and ``os.write(1, ...)`` as C code would."""
+    import os
+    import subprocess
+
+    (tmp_path / "chatty.py").write_text(FRAGMENT.replace("scopelib", "chattylib").replace("scope_nop", "chatty_nop")
+                                        + "\nimport os\nos.write(1, b'from C\\n')\n")
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "audit", "--import", str(tmp_path / "chatty.py"),
+                          "-j", "2", "--no-cache", "--format", "json"], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"), timeout=600)
+    doc = json.loads(res.stdout)
+    assert sorted(r["op"] for r in doc["ops"]) == ["aten::chatty_nop.default", "chattylib::double.default"]
+    assert "chattylib: loaded" in res.stderr and "from C" in res.stderr
+
+
+
+INT_ONLY = '''
+import torch
+
+
+@torch.library.custom_op("intlay::inc", mutates_args=())
+def inc(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.dtype == torch.int8, lambda: "inc takes int8")
+    return x + 1  # elementwise: the output keeps the input's memory order
+
+
+@inc.register_fake
+def _(x):
+    torch._check(x.dtype == torch.int8, lambda: "inc takes int8")
+    return x.new_empty(x.shape)  # contiguous, whatever the input's order
+'''
+
+
+@pytest.mark.slow
+def test_an_op_of_integer_tensors_alone_gets_a_non_contiguous_input_too(tmp_path, monkeypatch):
+    """The layout variant took only floating tensors: a quantized op's int8 input was never transposed, and a
+    fake whose strides differ from the eager kernel's was clean."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "intlay", INT_ONLY)
+    (rec,) = doc["ops"]
+    sc040 = [f for f in rec["findings"] if f["code"] == "SC040"]
+    assert code == 1 and sc040, rec
+    sys.modules.pop("intlay", None)
+
+
+PROMOTING = '''
+import math
+
+import torch
+
+
+@torch.library.custom_op("promolib::mul", mutates_args=())
+def mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return x * y
+
+
+@mul.register_fake
+def _(x, y):
+    return x.new_empty(torch.broadcast_shapes(x.shape, y.shape))  # keeps x's dtype: eager promotes
+
+
+@torch.library.custom_op("promolib::resize_rows", mutates_args=())
+def resize_rows(x: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+    return x.new_zeros((math.floor(x.size(0) * scale), x.size(1)))
+
+
+@resize_rows.register_fake
+def _(x, scale=2.0):
+    return x.new_empty((math.ceil(x.size(0) * scale), x.size(1)))  # ceil: the same as floor at whole scales
+'''
+
+
+@pytest.mark.slow
+def test_a_float_argument_off_the_integers_and_a_wider_second_dtype_find_what_the_defaults_hide(tmp_path, monkeypatch):
+    """Only the default scale (2.0) was tried, where floor and ceil agree, and the mixed-dtype variant gave the
+    second tensor bfloat16 beside float32, which promotes to float32 as a fake that keeps x's dtype does."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "promolib", PROMOTING)
+    found = {r["op"]: r for r in doc["ops"]}
+    rows = [f for f in found["promolib::resize_rows.default"]["findings"] if f["code"] == "SC038"]
+    assert code == 1 and rows and "scale=1.5" in rows[0]["message"], found["promolib::resize_rows.default"]
+    dtype = [f for f in found["promolib::mul.default"]["findings"] if f["code"] == "SC039"]
+    assert dtype and "as float64" in dtype[0]["message"], found["promolib::mul.default"]
+    sys.modules.pop("promolib", None)
