@@ -200,7 +200,8 @@ def _fixed_value(base: str, name: str) -> Any:
         return value if n is None or len(value) == n else [value[0]] * n
     if n is not None and base.startswith(("bool[", "float[")):
         return [True] * n if base.startswith("bool[") else [1.0] * n
-    return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0]}.get(base, ...)
+    # a Device: the CPU's (the dispatcher takes its name); the fake and the eager kernel make their outputs there
+    return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0], "Device": "cpu"}.get(base, ...)
 
 
 def _widened(a: Arg) -> list[Any]:

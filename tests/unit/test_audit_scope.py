@@ -129,3 +129,26 @@ def test_a_float_argument_off_the_integers_and_a_wider_second_dtype_find_what_th
     dtype = [f for f in found["promolib::mul.default"]["findings"] if f["code"] == "SC039"]
     assert dtype and "as float64" in dtype[0]["message"], found["promolib::mul.default"]
     sys.modules.pop("promolib", None)
+
+
+DEVICE_ARG = '''
+import torch
+
+lib = torch.library.Library("devarg", "DEF")
+lib.define("make(Tensor x, Device device) -> Tensor")
+lib.impl("make", lambda x, device: torch.zeros((x.size(0), 2), device=device), "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake("devarg::make")
+def _(x, device):
+    return torch.empty((x.size(0), 3), device=device)  # 3 columns where the kernel makes 2
+'''
+
+
+@pytest.mark.slow
+def test_an_op_with_a_device_argument_gets_inputs(tmp_path, monkeypatch):
+    """A ``Device`` argument had no value ("no value can be made for device"): the op ended without inputs."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "devarg", DEVICE_ARG)
+    (rec,) = doc["ops"]
+    assert code == 1 and [f["code"] for f in rec["findings"]] == ["SC038"], rec
+    sys.modules.pop("devarg", None)
