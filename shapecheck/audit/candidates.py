@@ -100,6 +100,10 @@ class Found:
     no_fake: bool = False  # every fake call raised UnsupportedOperatorException: FakeTensorMode cannot run it
 
 
+#: the words of an int argument's name that make it a constant (an axis, a mode), though its schema says SymInt
+CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code")
+
+
 def _words(name: str) -> str:
     return name.lower()
 
@@ -165,8 +169,10 @@ def plan_args(op: Any) -> list[Arg]:
             words = CA.kernel_strings(op)  # what the kernels compare a string with
             out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *words, *guesses])), "str"))
         elif base in ("int", "SymInt") and not absent:
-            out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if base == "SymInt"
-                           else "int"))
+            # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a
+            # constant by every caller, and export installs no guard on a constant (a size it is not)
+            size = base == "SymInt" and not any(w in _words(name) for w in CONSTANT_INT_WORDS)
+            out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if size else "int"))
         elif base == "bool" and not absent:
             first = bool(default) if has and isinstance(default, bool) else False
             out.append(Arg(name, type_text, kw, [first, not first], "bool"))

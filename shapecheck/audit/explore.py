@@ -299,7 +299,7 @@ class AuditExplorer:
             self.add("kernel-error", t.error, t.loc, point or {}, None,
                    f"the kernel raised {t.error} under symbolic sizes, where it accepts static ones")
         else:  # it demands a relation it cannot state as a guard (broadcasting under unbacked sizes)
-            self.require(f"(raised) {t.error}", t.loc, f"the op accepts {_point(point)} but rejects "
+            self.require(f"(raised) {t.error}", t.loc, f"the fake kernel accepts {_point(point)} but rejects "
                        f"{_point(least)}: {err}")
 
     def _guarded(self, t: Guarded, pc: list[E.Node]) -> None:
@@ -346,7 +346,7 @@ class AuditExplorer:
         if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
             side = t.guard if err_pos is None else E.negate(t.guard)
             bad = neg if err_pos is None else pos
-            self.require(E.to_text(side), t.loc, f"the op rejects {_point(bad)}: {err_neg or err_pos}")
+            self.require(E.to_text(side), t.loc, f"the fake kernel rejects {_point(bad)}: {err_neg or err_pos}")
             self.work.append(pc + [side])
             return
         if err_pos is None and self._broadcast_only(t.guard, pc):

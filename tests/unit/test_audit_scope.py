@@ -152,3 +152,33 @@ def test_an_op_with_a_device_argument_gets_inputs(tmp_path, monkeypatch):
     (rec,) = doc["ops"]
     assert code == 1 and [f["code"] for f in rec["findings"]] == ["SC038"], rec
     sys.modules.pop("devarg", None)
+
+
+AXIS_ARG = '''
+import torch
+from torch.library import custom_op
+
+
+@custom_op("axisarg::halve", mutates_args=())
+def halve(x: torch.Tensor, dim: int, mode: int = 0) -> torch.Tensor:  # schema: SymInt dim, SymInt mode=0
+    n = x.size(dim)
+    return x.narrow(dim, 0, n // 2 if mode == 0 else n).clone()
+
+
+@halve.register_fake
+def _(x, dim, mode=0):
+    n = x.size(dim)
+    return x.new_empty((n // 2 if mode == 0 else n, *x.shape[1:]) if dim % 2 == 0 else (x.size(0), n // 2 if mode == 0 else n))
+'''
+
+
+@pytest.mark.slow
+def test_an_int_that_names_an_axis_or_a_mode_is_a_constant_not_a_size(tmp_path, monkeypatch):
+    """torch.library.custom_op makes every Python int a SymInt; the audit took ``dim`` and ``mode`` for sizes and
+    reported the fake's ``dim % 2`` and ``mode == 0`` as guards that export would install (SC032, SC030), though
+    every caller passes them as constants."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "axisarg", AXIS_ARG)
+    (rec,) = doc["ops"]
+    assert not [f for f in rec["findings"] if f["code"] in ("SC030", "SC031", "SC032")], rec["findings"]
+    assert rec["traces"] > 0
+    sys.modules.pop("axisarg", None)
