@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..rules import RuleCode
+
 #: at most this many cases are traced for a draft (each costs one symbolic trace of the kernel)
 MAX_CASES = 32
 
@@ -164,7 +166,7 @@ def draft_paths(first: CaseOutputs, cases: Sequence[Any], trace: Callable[[Any],
         flat = _paths(cases, [(o, t, todos, []) for o, t, todos, _ in got], _case_signature)
         flat[0].todos.append(f"the kernel branches on the sizes too, and the cases' sides would make {len(paths)} "
                              "paths, more than a draft writes: each path below is its cases' sample side, and verify "
-                             "reports where the other sides differ (SC002)")
+                             f"reports where the other sides differ ({RuleCode.OUTPUT_SHAPE_MISMATCH})")
         return flat, unfinished
     return paths, unfinished
 

@@ -275,7 +275,7 @@ def explore_case(kernel: Any, case: Any, contract: Any, point: dict[str, int], o
     used = SIDE_TRACES + 1 - ex.left
     if used >= 48 and not regions:  # where.self's three-way broadcast: 82 traces here, past verify's 64
         ex.out.todos.append(f"the draft took {used} traces over the kernel's branches on the sizes; verify explores "
-                            "them too, and may need --max-traces 512 where its default stops short (SC005: "
+                            f"them too, and may need --max-traces 512 where its default stops short ({RuleCode.INCONCLUSIVE}: "
                             "exploration stopped at the trace bound)")
     if ex.untraced and flat:
         ex.out.todos.append(f"torch answered {'; '.join(ex.untraced)} and went on, and the other side returns other "

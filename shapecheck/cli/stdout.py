@@ -59,8 +59,9 @@ RUNS_CODE = frozenset({("verify", "op"), ("fuzz", "op"), ("ref", "check"), ("gat
 
 def guard_for(args: list[str]) -> contextlib.AbstractContextManager:
     """``guarded()`` for a run of a command that imports or runs code, else nothing (``--help`` prints help)."""
-    words = [a for a in args if not a.startswith("-")][:2]
+    texts = [str(a) for a in args]  # main() takes what click takes (a test passes a Path)
+    words = [a for a in texts if not a.startswith("-")][:2]
     wanted = any(tuple(words[:len(c)]) == c for c in RUNS_CODE)
-    if not wanted or any(a in ("--help", "-h") for a in args):
+    if not wanted or any(a in ("--help", "-h") for a in texts):
         return contextlib.nullcontext()
     return guarded()
