@@ -475,15 +475,21 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     if ok and not agrees and KEPT_GUARD in why:  # the exported program refuses a domain point: export fails it too
         agrees = True
     least, refusal = _least_refused(case, solver, kept[0]) if ok and kept else (None, "")
-    from_two = least is not None and _refused_from_two(case, least, kept[0])
+    from_two = least is not None and _refused_from_two(case, least, kept[0], specs)
     return ExportResult(True, ok, agrees, message, why, sizes, ints, least, refusal, from_two)
 
 
-def _refused_from_two(case: BoundCase, at: dict[str, int], run_at: RunAt) -> bool:
+def _refused_from_two(case: BoundCase, at: dict[str, int], run_at: RunAt,
+                      specs: dict[str, DimSpec] | None = None) -> bool:
     """Whether the program refuses ``at`` with each dynamic size below 2 raised to 2 too (where that point is in
-    the case's domain): then what refuses it is a guard the program keeps, not export's 0/1 assumption."""
+    the case's domain): then what refuses it is a guard the program keeps, not export's 0/1 assumption. A
+    derived Dim ``X = a * R + b`` has its root R raised to 2 (export's Dims start there): pixel_unshuffle's
+    ``A2 = 2 * R`` at A2 = 2 is R = 1, and goes to A2 = 4, not to A2 = 2 again."""
     lifted = {k: (2 if case.contract.dim(k).dynamic and v < 2 else v) for k, v in at.items()
               if k in case.contract.dim_names} | {k: v for k, v in at.items() if k not in case.contract.dim_names}
+    for name, sp in (specs or {}).items():
+        if sp.base is not None and name in lifted and sp.a >= 1 and (lifted[name] - sp.b) // sp.a < 2:
+            lifted[name] = 2 * sp.a + sp.b
     if lifted == at or E.evaluate(case.domain, lifted) is not True:
         return False
     error = run_at(lifted)

@@ -303,3 +303,51 @@ def test_a_refusal_of_sizes_from_2_up_is_the_kept_guard_not_the_0_1_assumption(t
 
     text = render_text(report)
     assert "a guard the program keeps refuses it" in text and "assumes every dynamic size" not in text
+
+
+def test_a_derived_dims_root_is_raised_to_2_before_a_refusal_is_called_a_kept_guard(tmp_path):
+    """pixel_unshuffle's ``A2 = 2 * R``: the program refuses A2 = 2 (R = 1, below export's Dims) and accepts
+    A2 = 4. Raising A2 alone to 2 left R at 1, and the refusal read as a guard the program keeps (the note said
+    the findings name torch's guards, where there were none)."""
+    from shapecheck.contract.load import load_contract
+    from shapecheck.prove.export import DimSpec, _refused_from_two
+
+    path = tmp_path / "c.toml"
+    path.write_text(PIXEL_UNSHUFFLE_LIKE)
+    (case,) = load_contract(path).cases()
+    seen = []
+
+    def run_at(at):
+        seen.append(dict(at))
+        return "AssertionError: Guard failed: inputs[0].size()[2] // 2 != 1" if at["A2"] // 2 == 1 else None
+
+    specs = {"A2": DimSpec("A2_2", 1, 1 << 30, base="A2_2", a=2, b=0)}
+    assert _refused_from_two(case, {"A0": 1, "A2": 2}, run_at, specs) is False
+    assert seen == [{"A0": 2, "A2": 4}]
+    seen.clear()
+    assert _refused_from_two(case, {"A0": 1, "A2": 2}, run_at) is True  # without the spec: the old reading
+    assert seen == [{"A0": 2, "A2": 2}]
+
+
+PIXEL_UNSHUFFLE_LIKE = """
+schema = 1
+op = "aten::relu"
+
+[dims]
+A0 = { min = 1 }
+A2 = { min = 2 }
+
+[domain]
+requires = ["A2 % 2 == 0"]
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(A0, A2)"
+
+[[paths]]
+id = "p"
+when = "True"
+outputs = ["(A0, A2)"]
+"""
