@@ -185,9 +185,10 @@ class Checker:
         run = fake_run(self.kernel, ex.case, ex.values, export_view=True)
         self._time("meta", start)
         if run.error is not None or any(holds_at(g.expr, run.names, ex.values) is not True for g in run.guards
-                                        if not g.fallback):
+                                        if not g.fallback or not self._from_two(ex, g, run.names)):
             return  # export would fail to trace, or its program refuses the example: not a shape (a guard_or_*
-            # fallback is no guard there: export decides it from sizes >= 2)
+            # fallback that holds at every size from 2 is no guard there: export decides it; one that does not,
+            # lerp's broadcasting ``B0 == A0`` at equal hints, is a guard the program keeps)
         at = ", ".join(f"{n}=2" for n in low)
         for code, expected, actual, message in contract_differences(paths, run.outputs, ex.values):
             raise fail("meta-shape", expected, actual, f"torch.export's program (traced with {at}) at the example: "
@@ -284,6 +285,21 @@ class Checker:
         from ..logic.solver import Decision
 
         return node is not None and self._solver().decide([case.domain], node)[0] in (Decision.TRUE, Decision.FALSE)
+
+    def _from_two(self, ex: Example, g: Any, names: dict) -> bool:
+        """Whether a guard_or_* answer holds wherever each dynamic dim is from 2 (z3), so that torch.export decides
+        it from its Dim ranges with no guard; not where it cannot be read. The domain's relations are no premise:
+        export's Dims do not state ``A0 == B0 or A0 == 1 or B0 == 1``, and its program keeps ``B0 == A0``."""
+        from .._torch import translate as T
+        from ..logic import expr as E
+        from ..logic.solver import Decision
+
+        try:
+            node = T.to_node(g.expr, names)
+        except T.Unsupported:
+            return False
+        ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in ex.case.dims if d.dynamic]
+        return self._solver().decide(ge2, node)[0] is Decision.TRUE
 
     def _solver(self) -> Any:
         if self._z3 is None:
