@@ -214,6 +214,35 @@ class Explorer:
             return here
         return here + there
 
+    def one_sided(self, text: str) -> str:
+        """A broadcast relation ``a == b or a == 1 or b == 1`` without the side the kernel refuses: expand's
+        ``size0 == 1`` where A0 is 2 (a size is expanded, never shrunk). Each side costs a trace; one the trace
+        budget leaves untried stays."""
+        from .._torch import core as C
+        from ..trace.run import Failed
+
+        node = E.parse(text)
+        if not (isinstance(node, E.Or) and len(node.args) == 3 and all(isinstance(a, E.Cmp) and a.op == "=="
+                                                                        for a in node.args)):
+            return text
+        equal, *ones = node.args
+        if not (isinstance(equal.left, E.Var) and isinstance(equal.right, E.Var)
+                and {(o.left, o.right) for o in ones} == {(equal.left, E.Const(1)), (equal.right, E.Const(1))}):
+            return text
+        kept = [equal]
+        for one, other in ((ones[0], ones[1].left), (ones[1], ones[0].left)):
+            if self.left <= 0:
+                kept.append(one)
+                continue
+            try:  # this side alone: the one size 1, the other from 2
+                t = self._trace([one, E.Cmp(">=", other, E.Const(2))])
+            except C.AssumptionRejected:
+                kept.append(one)
+                continue
+            if not (isinstance(t, Failed) and not t.missing_name):
+                kept.append(one)
+        return ordered(E.disj(kept), self.contract) if len(kept) < 3 else text
+
     def retrace(self, regions: list[tuple[str, list[E.Node]]]) -> list[Leaf] | None:
         """One trace per side of an earlier case (its ``when`` and assumptions); None where one does not finish."""
         from .._torch import core as C
@@ -300,6 +329,10 @@ def explore_case(kernel: Any, case: Any, contract: Any, point: dict[str, int], o
         requires = [(r, why) for r, why in requires if not r.startswith("not ")]  # the other sides' own
         out.flat = True  # the cases after it: their sample sides alone
     out.requires.extend(r for r in ex.out.requires + requires if r[0] not in {x for x, _ in out.requires})
+    if not regions and not flat:
+        narrowed = [(ex.one_sided(r), why) for r, why in out.requires]
+        out.requires[:] = [(n, why if n == r else f"{why}; the kernel raises where only the other one is 1")
+                           for (n, why), (r, _) in zip(narrowed, out.requires)]
     out.todos.extend(ex.out.todos)
     if not leaves:
         return False

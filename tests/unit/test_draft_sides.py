@@ -102,3 +102,14 @@ def test_a_three_way_broadcast_states_every_pair():
         for d in "01":
             assert f"{x}{d} == {y}{d} or {x}{d} == 1 or {y}{d} == 1" in requires, requires
     assert not any(r.startswith("not ") for r in requires), requires
+
+
+@pytest.mark.slow
+def test_a_broadcast_relation_loses_the_side_the_kernel_refuses():
+    """expand broadcasts a size 1 up, never a size down: its draft demanded ``A0 == size0 or A0 == 1 or
+    size0 == 1``, which admits A0 = 2, size0 = 1, where both kernels raise. Each side is tried alone."""
+    requires = tomllib.loads(draft_contract("aten::expand"))["domain"]["requires"]
+    assert "A0 == size0 or A0 == 1" in requires and "A1 == size1 or A1 == 1" in requires, requires
+    # add broadcasts either way: both sides stay
+    requires = tomllib.loads(draft_contract("aten::add.Tensor"))["domain"]["requires"]
+    assert "A0 == B0 or A0 == 1 or B0 == 1" in requires, requires
