@@ -141,7 +141,9 @@ class Checker:
                                  f"{describe(a)} {dtype_name(a)}", f"{describe(b)} {dtype_name(b)}",
                                  f"output {j} under plain FakeTensorMode differs from torch.export's kernel's")
         if found and paths:
-            self._export_program(ex, paths, fail)
+            from .export_program import check_export_program
+
+            check_export_program(self, ex, paths, fail, contract_differences)
             self._static_sizes(ex, found[0], fail)
         return found[0] if found and runs[0][2] else []
 
@@ -167,32 +169,6 @@ class Checker:
                 from run.error
         for code, expected, actual, message in differences(run.outputs, backed):
             raise fail("meta-shape", expected, actual, message, code)
-
-    def _export_program(self, ex: Example, paths: list[BoundPath], fail: _Fail) -> None:
-        """Where a dynamic dim is 0 or 1 at the example, torch.export traces from 2 and runs that program here:
-        its outputs at the example must be the contract's too (a guard_or_false fallback taken for every size)."""
-        from .._torch.backed import holds_at
-        from ..logic import expr as E
-        from ..trace.fake_run import fake_run
-
-        low = [d.name for d in ex.case.dims if d.dynamic and ex.values.get(d.name) in (0, 1)]
-        if not low:
-            return
-        traced_at = {**ex.values, **{n: 2 for n in low}}
-        if E.evaluate(ex.case.domain, traced_at) is not True:
-            return
-        start = time.perf_counter()
-        run = fake_run(self.kernel, ex.case, ex.values, export_view=True)
-        self._time("meta", start)
-        if run.error is not None or any(holds_at(g.expr, run.names, ex.values) is not True for g in run.guards
-                                        if not g.fallback or not self._from_two(ex, g, run.names)):
-            return  # export would fail to trace, or its program refuses the example: not a shape (a guard_or_*
-            # fallback that holds at every size from 2 is no guard there: export decides it; one that does not,
-            # lerp's broadcasting ``B0 == A0`` at equal hints, is a guard the program keeps)
-        at = ", ".join(f"{n}=2" for n in low)
-        for code, expected, actual, message in contract_differences(paths, run.outputs, ex.values):
-            raise fail("meta-shape", expected, actual, f"torch.export's program (traced with {at}) at the example: "
-                       f"{message}", code)
 
     def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
         from ..trace.fake_run import fake_run
@@ -285,21 +261,6 @@ class Checker:
         from ..logic.solver import Decision
 
         return node is not None and self._solver().decide([case.domain], node)[0] in (Decision.TRUE, Decision.FALSE)
-
-    def _from_two(self, ex: Example, g: Any, names: dict) -> bool:
-        """Whether a guard_or_* answer holds wherever each dynamic dim is from 2 (z3), so that torch.export decides
-        it from its Dim ranges with no guard; not where it cannot be read. The domain's relations are no premise:
-        export's Dims do not state ``A0 == B0 or A0 == 1 or B0 == 1``, and its program keeps ``B0 == A0``."""
-        from .._torch import translate as T
-        from ..logic import expr as E
-        from ..logic.solver import Decision
-
-        try:
-            node = T.to_node(g.expr, names)
-        except T.Unsupported:
-            return False
-        ge2 = [E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in ex.case.dims if d.dynamic]
-        return self._solver().decide(ge2, node)[0] is Decision.TRUE
 
     def _solver(self) -> Any:
         if self._z3 is None:
