@@ -150,5 +150,9 @@ def test_terms_that_take_every_value_of_a_flag_merge():
 def test_native_batch_norms_draft_loads():
     from shapecheck.audit.schema_draft import draft_contract
 
-    data = tomllib.loads(draft_contract("aten::native_batch_norm"))
+    text = draft_contract("aten::native_batch_norm")
+    data = tomllib.loads(text)
     assert len(data["paths"]) >= 2 and all(len(p["when"]) < 2000 for p in data["paths"])
+    # its guessed ranks give the first case 8 sides with other outputs: more than a draft writes (it gave 29
+    # paths); the sample's side per group of cases, and a TODO that says so
+    assert len(data["paths"]) <= 12 and "more than a draft writes" in text, len(data["paths"])
