@@ -61,9 +61,8 @@ _FAKE_FILE = os.path.join(TORCH_DIR, "_subclasses", "fake_tensor.py")
 
 
 # typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13): a frame that passes the
-# call on; and shapecheck's own hooks on torch's answers (``answers.py``) sit between a guard and its asker
-_PASS_ON = tuple(os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),
-                                              os.path.join(os.path.dirname(__file__), "answers.py")) if f)
+# call on
+_PASS_ON = tuple(os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),) if f)
 
 
 def _machinery(filename: str) -> bool:
@@ -81,8 +80,6 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
         if own.code(code):
             kernel = _loc(code, line)
             break
-        if code.co_filename in _PASS_ON:
-            continue
         if code.co_filename.startswith(SHAPECHECK_DIR):
             break  # shapecheck's call of the op (a C++ kernel, or one whose Python code is not on the stack): the
             # frames beyond are shapecheck's caller's (click's ``invoke`` was named as the guard's site)

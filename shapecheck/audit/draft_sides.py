@@ -189,7 +189,7 @@ class Explorer:
                 gone = done | {fb.guard}
                 there = [*assumptions, E.negate(assumed)]
                 if _contradicts(other, conds):  # traced under fewer assumptions, it took another side of one
-                    other = self._again(there, other)
+                    other = self._again(there)
                 here = self.split([*assumptions, assumed], [*conds, assumed], t, gone, seen)
                 if not isinstance(other, Finished):
                     return here
@@ -261,7 +261,7 @@ class Explorer:
             leaves.append(Leaf([E.parse(when)] if when != "True" else [], traced, list(assumptions)))
         return leaves
 
-    def _again(self, assumptions: list[E.Node], stale: Any) -> Any:
+    def _again(self, assumptions: list[E.Node]) -> Any:
         from .._torch import core as C
 
         if self.left <= 0:
@@ -355,7 +355,7 @@ def _one_formula(leaves: list[Leaf], contract: Any, requires: list[E.Node]) -> l
     under that side's conditions and the requires. Sides whose tables differ, or a formula not proved: as they
     are."""
     from ..logic.simplify import shown
-    from ..logic.solver import Bounds, Sat, Solver
+    from ..logic.solver import Sat
     from .draft_paths import signature
 
     first = leaves[0].traced
@@ -384,7 +384,7 @@ def _one_formula(leaves: list[Leaf], contract: Any, requires: list[E.Node]) -> l
         for k, x in enumerate(shapes):
             claims[k] += [E.compare("==", a, b) for a, b in zip(x.items, candidate.items) if a != b]
         unified.append(shown(candidate))
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=2000)
+    solver = _ranges_solver(contract)
     for leaf, claim in zip(leaves, claims):
         if claim and solver.satisfiable([*requires, *leaf.conds, E.negate(E.conj(claim))]).sat is not Sat.UNSAT:
             return leaves
@@ -426,11 +426,11 @@ def _shared_requires(leaves: list[Leaf], contract: Any) -> list[tuple[str, str]]
     """Each leaf's requires: as it is where every other leaf states it too or implies it (z3: its conditions and
     its own requires; where.self's ``B0 == C0 or ...`` follows from ``A0 == B0 or ...`` and ``A0 == C0 or ...``
     where ``A0 != 1``), else only where the leaf's conditions hold (``not (A1 == 1) or ...``)."""
-    from ..logic.solver import Bounds, Sat, Solver
+    from ..logic.solver import Sat
 
     if len(leaves) < 2:
         return list(leaves[0].traced.requires) if leaves else []
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=2000)
+    solver = _ranges_solver(contract)
     demands = {id(leaf): [E.parse(r) for r, _ in leaf.traced.requires] for leaf in leaves}
     out: list[tuple[str, str]] = []
     for leaf in leaves:
@@ -450,13 +450,19 @@ def _shared_requires(leaves: list[Leaf], contract: Any) -> list[tuple[str, str]]
 def _never(contract: Any, assumptions: list[E.Node], cond: E.Node) -> bool:
     """Whether z3 proves ``cond`` false at every size of the draft's ranges under ``assumptions`` (a branch's side
     that no input takes, as max_pool's ``2 * ((A1 - 1) // 2) >= A1``). Unknown, or a name the ranges lack: no."""
-    from ..logic.solver import Bounds, Sat, Solver
+    from ..logic.solver import Sat
 
-    bounds = [Bounds(d.name, d.min, d.max) for d in contract.dims]
     conds = [*assumptions, cond]
-    if not set().union(*(E.free_names(c) for c in conds)) <= {b.name for b in bounds}:
+    if not set().union(*(E.free_names(c) for c in conds)) <= set(contract.dim_names):
         return False
-    return Solver(bounds, timeout_ms=2000).satisfiable(conds).sat is Sat.UNSAT
+    return _ranges_solver(contract).satisfiable(conds).sat is Sat.UNSAT
+
+
+def _ranges_solver(contract: Any) -> Any:
+    """A solver over the draft's dim ranges (short questions: 2 s each)."""
+    from ..logic.solver import Bounds, Solver
+
+    return Solver([Bounds(d.name, d.min, d.max) for d in contract.dims], timeout_ms=2000)
 
 
 def _fixed_by(node: E.Node) -> dict[str, int]:
