@@ -175,8 +175,9 @@ RULES: dict[RuleCode, Rule] = _rules(
          E, V, "return None exactly where the runtime returns an undefined tensor"),
     Rule(C.DYNAMIC_SIZE_RANGE, "dynamic-size-range",
          "a data-dependent output size's range in the fake misses values the runtime can return", E, V,
-         "create the size with torch.library.get_ctx().new_dynamic_size() (minimum 0; no larger min=), not the "
-         "deprecated create_unbacked_symint() (minimum 2), and bound it with torch._check only where the runtime does"),
+         "give the size the runtime's range: no larger min= in torch.library.get_ctx().new_dynamic_size() "
+         "(minimum 0) or constrain_range, not torch.library's deprecated ctx.create_unbacked_symint() (minimum 2), "
+         "and a torch._check on it only where the runtime bounds it"),
     Rule(C.META_ACCEPTS_REJECTED_INPUT, "meta-accepts-rejected-input",
          "the meta kernel accepts an input in a [[rejects]] region where the runtime raises", E, V,
          "raise where the runtime does: torch._check the runtime's condition in the meta kernel, with its "

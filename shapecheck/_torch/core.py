@@ -203,6 +203,17 @@ class TraceEnv:
         stack = getattr(self.shape_env, "var_to_stack", {}).get(sym)
         return list(stack.summary()) if stack is not None else []
 
+    def bound_sites(self, sym: Any) -> tuple[list[traceback.FrameSummary], list[traceback.FrameSummary]]:
+        """Where torch last raised the lower bound and lowered the upper bound of ``sym`` (the first frame
+        outside torch's symbolic machinery: a ``constrain_range``, a ``torch._check``, a ``min=``); [] unknown."""
+        sloc = getattr(self.shape_env, "var_to_range_sloc", {}).get(sym)
+
+        def frames(side: Any) -> list[traceback.FrameSummary]:
+            loc = getattr(side, "framework_loc", None)
+            return [loc] if isinstance(loc, traceback.FrameSummary) else []
+
+        return frames(getattr(sloc, "lower", None)), frames(getattr(sloc, "upper", None))
+
     def ranges(self) -> dict[Any, tuple[int | None, int | None]]:
         out = {}
         for sym, vr in self.shape_env.var_to_range.items():

@@ -164,8 +164,17 @@ def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
     op = _op_or_none(op_name)
     kernel = Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
-                    _signature(fn), None, _definition(fn), schema=_schema(op), function=fn)
+                    _signature(fn), None, _definition(fn), schema=_schema(op), function=fn, **_defined_elsewhere(fn, path))
     return _through_op(kernel, fn, op, None)
+
+
+def _defined_elsewhere(fn: Any, path: Path) -> dict[str, Any]:
+    """For a function ``FILE:FUNC`` names whose body lies in another file (imported into FILE, or made there
+    with ``exec``): its code is the kernel's own too, and its file is where the kernel's lines are found."""
+    file = C.function_file(fn)
+    if file is None or not os.path.isfile(file) or Path(file).resolve() == path.resolve():
+        return {}
+    return {"codes": K.own_codes(fn), "source_files": frozenset({str(Path(file).resolve())})}
 
 
 def _through_op(kernel: Kernel, fn: Any, op: Any, registration: str | None) -> Kernel:
@@ -382,7 +391,22 @@ def _definition(fn: Any) -> SourceLoc | None:
     code = getattr(fn, "__code__", None)
     if file is None or code is None:
         return None
-    return SourceLoc(file, code.co_firstlineno, fn.__name__, f"def {fn.__name__}(...)")
+    return SourceLoc(file, _def_line(file, code.co_firstlineno, fn.__name__), fn.__name__, f"def {fn.__name__}(...)")
+
+
+def _def_line(file: str, first: int, name: str) -> int:
+    """The line of ``def NAME``: a decorated function's code starts at its first decorator."""
+    import linecache
+    import re
+
+    pattern = re.compile(rf"\s*(async\s+)?def\s+{re.escape(name)}\b")
+    for line in range(first, first + 40):
+        text = linecache.getline(file, line)
+        if not text:
+            break
+        if pattern.match(text):
+            return line
+    return first
 
 
 def _signature(fn: Any) -> inspect.Signature | None:

@@ -17,7 +17,7 @@ from typing import cast
 from ..contract import dtypes
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
-from ..findings import Finding, PathStatus
+from ..findings import Finding, PathStatus, SourceLoc
 from ..logic import expr as E
 from ..logic import simplify as S
 from ..logic.solver import Outcome, Sat, Solver, restrict
@@ -82,6 +82,13 @@ class _Check:
     def finding(self, code: RuleCode, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Finding:
         return Finding(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,
                          counterexample=point or {}, message=message)
+
+    def _bounded_at(self, fresh: str, value: int | None, least: int | None) -> SourceLoc | None:
+        """The kernel's line that set the bound a runtime ``value`` falls outside (the least value where it lies
+        below it, else the greatest), else where the kernel created the size."""
+        sites = {n: (lo, hi) for n, lo, hi in self.leaf.trace.fresh_bounded_at}.get(fresh, (None, None))
+        below = value is not None and least is not None and value < least
+        return sites[0 if below else 1] or dict(self.leaf.trace.fresh_at).get(fresh)
 
     def least(self, extra: Sequence[E.Node] = (), names: Sequence[str] = ()) -> dict[str, int]:
         return restrict(self.solver.small_model(self.premises + list(extra)), self.dims + list(names))
@@ -185,7 +192,7 @@ class _Check:
                                      f"kernel, but the runtime gives any value in [{E.to_text(lo)}, {E.to_text(hi)}]: "
                                      f"{n}={point.get(n)} is outside the kernel's range, so a compiled or exported "
                                      f"program fails its runtime assertion there", point, (n,))
-                return replace(found, location=dict(self.leaf.trace.fresh_at).get(fresh),
+                return replace(found, location=self._bounded_at(fresh, point.get(n), flo),
                                fix=_range_fix(n, point.get(n), flo, hi))
             wider = self.solver.satisfiable(self.premises + [allowed, E.negate(runtime)])
             if wider.sat is Sat.SAT:
@@ -378,9 +385,8 @@ def _range_fix(name: str, value: int | None, least: int | None, most: E.Node) ->
     """SC020's fix for the side of the range the kernel misses: its minimum (a value below the fake's least)
     or its maximum (a bound the fake states with torch._check that the runtime exceeds)."""
     if value is not None and least is not None and value < least:
-        return (f"the fake's {name} starts at {least}, above the runtime's {value}: create it with "
-                "torch.library.get_ctx().new_dynamic_size() and no larger min= (minimum 0), not the "
-                "deprecated create_unbacked_symint() (minimum 2), and bound it with no torch._check above the "
-                "runtime's least value")
+        return (f"the fake's {name} starts at {least}, above the runtime's {value}: give it no least value above "
+                f"{value} (the min= of torch.library.get_ctx().new_dynamic_size(), a constrain_range or a "
+                "torch._check on it; torch.library's deprecated ctx.create_unbacked_symint() starts at 2)")
     return (f"the fake bounds {name} below the runtime's maximum ({E.to_text(most)}): loosen its torch._check (or "
             f"the max= of new_dynamic_size) to the runtime's bound, so that {name}={value} is admitted")

@@ -126,6 +126,8 @@ class Finished:
     fresh: tuple[tuple[str, int | None, int | None], ...] = ()
     fresh_facts: tuple[E.Node | None, ...] = ()
     fresh_at: tuple[tuple[str, SourceLoc | None], ...] = ()  # where the kernel created each
+    # where the kernel's code last set each one's least and greatest value (constrain_range, torch._check, min=)
+    fresh_bounded_at: tuple[tuple[str, SourceLoc | None, SourceLoc | None], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -387,7 +389,17 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
                     fallbacks=_fallbacks(env, names), fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
-                    fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()))
+                    fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()),
+                    fresh_bounded_at=tuple((n, *(_own_site(f, files) for f in env.bound_sites(s)))
+                                           for s, n in fresh.items()))
+
+
+def _own_site(frames: list[Any], files: Any) -> SourceLoc | None:
+    """The kernel's own line among ``frames`` (a bound's site torch kept), else None: a line of torch's or of a
+    wrapper is no place to change the kernel."""
+    own = C.Own.of(files)
+    found = [f for f in frames if own.at(f.filename, f.name, f.lineno)]
+    return C.kernel_frame(found, own) if found else None
 
 
 def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
