@@ -31,7 +31,7 @@ import functools
 import inspect
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -45,6 +45,11 @@ from torch._C import DispatchKey
 from ..findings import SourceLoc
 from .core import TORCH_DIR, cpp_meta_words, meta_line
 from .dispatch_state import dispatch_state_kept
+from .library_impls import library_meta_file as library_meta_file
+from .library_impls import library_meta_words as library_meta_words
+from .library_impls import meta_function
+from .library_impls import python_at_meta as python_at_meta
+from .library_impls import python_registered as python_registered
 
 SITE_DIR = os.path.dirname(TORCH_DIR)
 
@@ -310,6 +315,9 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return _made(PY_META, fn, "meta", _meta_words(op, fn), DispatchKey.Meta)
         library = library_meta_file(op)
+        fn = meta_function(op)  # a library's function whose registration shapecheck saw (--import)
+        if fn is not None:
+            return replace(_made(PY_META, fn, "meta", library_meta_words(None, line) + ":"), file=library)
         return Resolved(PY_META, None, "meta", library_meta_words(library, line), file=library)
     return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", cpp_meta_words(line))
 
@@ -320,45 +328,13 @@ def _cia_resolved(kind: str, layer: str, op: Any) -> Resolved:
     located), else C++."""
     line = meta_line(op)
     if python_registered(line) and "[math kernel]" in line:
-        file = library_meta_file(op)
-        return Resolved(kind, None, layer, "CompositeImplicit decomposition, a Python function registered through "
-                        "torch.library" + (f" (its Library in {relative(file)})" if file else "") +
+        file, fn = library_meta_file(op), meta_function(op)
+        words = "CompositeImplicit decomposition, a Python function registered through torch.library"
+        if fn is not None:  # a library's function whose registration shapecheck saw (--import)
+            return replace(_made(kind, fn, layer, f"{words}, which calls other ops:"), file=file)
+        return Resolved(kind, None, layer, words + (f" (its Library in {relative(file)})" if file else "") +
                         ", which calls other ops", file=file)
     return Resolved(kind, None, layer, "CompositeImplicit decomposition (C++), which calls other ops")
-
-
-def python_registered(line: str) -> bool:  # a dispatch-table line of a kernel registered from a Python file
-    return ".py:" in line.split("registered at ", 1)[-1]
-
-
-def python_at_meta(op: Any) -> bool:
-    """Whether the op's Meta kernel is a Python function (registered through a ``torch.library.Library``)."""
-    return python_registered(meta_line(op))
-
-
-def library_meta_file(op: Any) -> str | None:
-    """The file whose ``torch.library.Library`` registered the op's Meta kernel as a Python function (torch.ao's
-    ``quantized_decomposed`` ops), or None: torch keeps only where the Library was made, mostly the kernel's file."""
-    line = meta_line(op)
-    if not python_registered(line):
-        return None
-    file = os.path.abspath(line.split("registered at ", 1)[-1].split(".py:", 1)[0] + ".py")
-    machinery = (os.path.join(TORCH_DIR, "library.py"), os.path.join(TORCH_DIR, "_library") + os.sep)
-    if file == machinery[0] or file.startswith(machinery[1]):
-        return None  # torch.library.impl("ns::op", "Meta") makes its Library inside torch: no file of the kernel's
-    return file if os.path.isfile(file) else None
-
-
-#: what the Meta entry of a dispatch table (``meta_line``) holds, by its tag: a kernel registered at Meta, or a
-#: composite one torch runs there (torchao's quantization ops are CompositeImplicitAutograd Python functions,
-#: optimum-quanto's CompositeExplicitAutograd ones)
-_META_TAGS = (("[math kernel]", "CompositeImplicitAutograd kernel"),
-              ("[default backend kernel]", "CompositeExplicitAutograd kernel"))
-
-
-def library_meta_words(file: str | None, line: str = "") -> str:
-    kind = next((words for tag, words in _META_TAGS if tag in line), "Meta kernel")
-    return f"Python {kind} registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")
 
 
 def _meta_words(op: Any, fn: Any) -> str:

@@ -29,6 +29,7 @@ from ..trace.run import (
     broadcast_relation,
     demanded,
     facts_so_far,
+    fallbacks_of,
     finished_trace,
     first_line,
     guard_trace,
@@ -100,7 +101,7 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
                 raise
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.located_in),
-                          missing_name(exc), tuple(frames))
+                          missing_name(exc), tuple(frames), fallbacks_of(env, names))
         return finished_trace(env, result, names, kernel.located_in, None, locate=CA.audit_frame)
 
 
@@ -154,11 +155,28 @@ class AuditExplorer:
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
             if isinstance(t, Failed):
+                if self._failed_on_a_side(t, pc):
+                    continue
                 self._failed(t, pc)
             else:
                 self._guarded(t, pc)
         self._undecided()
         return st
+
+    def _failed_on_a_side(self, t: Failed, pc: list[E.Node]) -> bool:
+        """A trace that raised after torch's own helper assumed a side of an undecided size condition (squeeze,
+        broadcasting: ``guard_or_false(s == 1)``): the raise holds on that side only, so each side is explored as
+        a region of its own (True), as for a trace that returned; an eager kernel that takes the other side is
+        traced there, not called a relation."""
+        pending = unsettled_fallback(t, self.solver, pc, helpers_only=True)
+        if pending is None or pending.guard is None or pending.is_specialization:
+            return False
+        sides = [side for side in self._helper_sides(pending.guard, pc) if side[-1] not in self.helper_sides]
+        if not sides:
+            return False
+        self.helper_sides.update(side[-1] for side in sides)
+        self.work += sides
+        return True
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node]) -> list[list[E.Node]]:
         sides = [pc + [E.negate(guard)], pc + [guard]]

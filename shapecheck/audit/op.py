@@ -34,6 +34,7 @@ class OpOutcome:
     eager: dict[str, Any] | None = None
     variants: list[dict[str, Any]] = field(default_factory=list)
     traces: int = 0
+    finished: int = 0  # the traces that returned (a trace that raised or guarded checked no output)
     no_fake: str = ""  # FakeTensorMode has no kernel for the op (UnsupportedOperatorException): why, when so
 
 
@@ -172,6 +173,7 @@ class OpRun:
         st = explorer.run()
         st.explorer = explorer  # type: ignore[attr-defined] - the points of the comparison use its solver
         out.traces += st.traces
+        out.finished += st.leaves
         for f in st.findings:
             self._add(out, f, inputs.label)
         return st
@@ -253,7 +255,7 @@ class OpRun:
                           else e.error)
             if e is not None:
                 self._compare(v, st, found, out, VARIANT_POINTS)
-            out.variants.append({"args": v.label, "status": "traced", "traces": st.traces})
+            out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
 
 
 def _first_per_kind(found: list[Any]) -> list[Any]:

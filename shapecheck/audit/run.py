@@ -8,7 +8,7 @@ A record: ``op``, ``kernel`` (its name), ``kernel_kind`` (``python`` or ``c++``)
 the kernel function, when Python), ``inputs`` (``schema``: found by search; ``opinfo``; ``samples``: the project's
 hook), ``example`` (the call), ``status`` (``clean``, ``relation-only``, ``findings``, ``inconclusive``,
 ``no-inputs``, ``not-run``), ``partial`` (explored only in part, findings or not: untraced once its findings are
-accepted), ``findings``, ``requires``, ``notes``, ``traces``, ``paths`` (the first finished
+accepted), ``findings``, ``requires``, ``notes``, ``traces``, ``finished`` (the traces that returned), ``paths`` (the first finished
 traces: their region and output shapes), ``eager`` (the comparison with the eager kernel: device, whether it
 accepted the inputs, points run and compared, evidence), ``variants`` (the argument combinations beyond the
 first inputs, each with what happened), ``seconds``.
@@ -67,10 +67,14 @@ class AuditEager(TypedDict):
     evidence: str
 
 
-class AuditVariant(TypedDict):
+class _AuditVariantKeys(TypedDict):
     args: str
     status: str  # traced | fake-rejects | both-reject | eager-only
     traces: int
+
+
+class AuditVariant(_AuditVariantKeys, total=False):
+    finished: int  # of a traced variant: its traces that returned
 
 
 class AuditRequire(TypedDict):
@@ -108,6 +112,7 @@ class AuditRecord(_AuditRecordKeys, total=False):
     variants: list[AuditVariant]
     cached: bool
     partial: bool  # explored only in part (a trace bound, z3 or a translation stopped it): never clean
+    finished: int  # the traces that returned: none, and nothing of the outputs was traced (never clean)
 
 
 @dataclass(frozen=True)
@@ -323,7 +328,7 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
 
 def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
     """``rec`` filled from an op's outcome (``op.OpOutcome``)."""
-    rec["traces"] = out.traces
+    rec["traces"], rec["finished"] = out.traces, out.finished
     rec["eager"] = out.eager or {"device": options.device, "status": "off" if not options.differential else "none",
                                  "points": 0, "compared": 0, "formula_points": 0, "crashes": 0, "evidence": ""}
     rec["variants"] = out.variants
@@ -353,6 +358,9 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
         # are real, but nothing of the op's valid inputs was traced (never a pass, a baseline or not)
         rec["notes"].append("not traced: the fake returned on no input found, so no trace of it was made (give the "
                             "op samples: [tool.shapecheck.audit] samples)")
+    elif not _finished(rec):  # traced, but under symbolic sizes the fake raised or guarded on every region
+        rec["notes"].append("not traced: no symbolic trace of the fake returned (it raised or stopped on every "
+                            "region explored), so none of its outputs was checked")
     stopped = any(n.startswith(("stopped after", "z3 could not", "cannot translate", "the kernel cannot run",
                                 "not compared:", "not traced:")) for n in rec["notes"])
     rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
@@ -363,6 +371,11 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
 def _traced(rec: dict[str, Any]) -> bool:
     """Whether any trace of the fake was made: of the first inputs, or of a variant."""
     return rec.get("traces", 0) > 0 or any(v.get("traces") for v in rec.get("variants") or [])
+
+
+def _finished(rec: dict[str, Any]) -> bool:
+    """Whether a symbolic trace of the fake returned: of the first inputs, or of a variant."""
+    return rec.get("finished", 0) > 0 or any(v.get("finished") for v in rec.get("variants") or [])
 
 
 def _compared(rec: dict[str, Any]) -> bool:
@@ -530,10 +543,6 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         from ..cache import store as cache
 
         options = replace(options, cache=cache.enabled())
-    if options.samples:
-        from .inputs import samples_hook
-
-        samples_hook(options.samples)  # a bad hook is bad input (exit 2), before any op
     start = time.monotonic()
     extra: set[str] = set()
     fresh: set[str] = set()  # the namespaces the imports made: their every op is the library's
@@ -548,6 +557,10 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
             _REGISTERED[spec] = (new, frozenset(n.partition("::")[0] for n in new) - known)
         extra |= _REGISTERED[spec][0]
         fresh |= _REGISTERED[spec][1]
+    if options.samples:  # after the imports: a hook in the library's own package imports the library itself
+        from .inputs import samples_hook
+
+        samples_hook(options.samples)  # a bad hook is bad input (exit 2), before any op
     named = {p.partition("::")[0] for p in patterns if "::" in p}  # a namespace an --ops pattern spells out
     # a namespace the library adds ops to (aten::_cat_nop, torch's quantized_decomposed) is not the library's:
     # only the ops it added there are

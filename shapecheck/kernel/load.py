@@ -17,6 +17,7 @@ from typing import Any
 
 from .._torch import core as C
 from .._torch import kernels as K
+from .._torch import library_impls
 from .._torch import schema as CL
 from ..contract.schema import check_schema
 from ..errors import ContractError, InternalError, TargetError, UnknownOpError, said
@@ -440,7 +441,7 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
         try:
             if where is not None and _imported(where) is not None:
                 continue  # already imported, under any name (its ops are registered once)
-            with loading(f"{option} {spec}"):
+            with loading(f"{option} {spec}"), library_impls.recording():  # its Library.impl functions noted
                 importlib.import_module(name)
         except SyntaxError as err:
             raise TargetError(f"{option} {spec}: {err.filename}:{err.lineno}: does not parse: {err.msg}") from err

@@ -10,6 +10,7 @@ FakeTensorMode's: both are checked, and each finding says which one failed.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,9 @@ def _installed(op: Any, op_name: str, modes: tuple[Any, ...], r: Any) -> Kernel:
         file = C.function_file(fake)
         return Kernel(name, call, frozenset({file} if file else ()), None, op, where, codes=K.own_codes(fake),
                       mode=_mode_text(modes), function=fake)
-    return Kernel(f"installed torch {C.TORCH_VERSION}: {r.label}", call, frozenset({r.file} if r.file else ()),
+    library = r.file is not None and r.fn is not None and not os.path.abspath(r.file).startswith(C.TORCH_DIR + os.sep)
+    owner = op_name if library else f"installed torch {C.TORCH_VERSION}"  # a library's own function: its op's
+    return Kernel(f"{owner}: {r.label}", call, frozenset({r.file} if r.file else ()),
                   None, op, r.definition,
                   codes=r.codes, mode=_mode_text(modes), function=r.fn)
 

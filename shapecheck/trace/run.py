@@ -274,7 +274,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
                 raise
             frames = C.exception_frames(exc)
             return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, own),
-                          missing_name(exc), tuple(frames), _fallbacks(env, names))
+                          missing_name(exc), tuple(frames), fallbacks_of(env, names))
         return finished_trace(env, result, names, own, returns[-1] if returns else None)
 
 
@@ -388,7 +388,7 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
             replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
-                    fallbacks=_fallbacks(env, names), fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
+                    fallbacks=fallbacks_of(env, names), fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
                     fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()),
                     fresh_bounded_at=tuple((n, *(_own_site(f, files) for f in env.bound_sites(s)))
                                            for s, n in fresh.items()))
@@ -402,7 +402,7 @@ def _own_site(frames: list[Any], files: Any) -> SourceLoc | None:
     return C.kernel_frame(found, own) if found else None
 
 
-def _fallbacks(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
+def fallbacks_of(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
     """The guard_or_* answers torch gave during the call, each once, in order."""
     fallbacks: list[Fallback] = []
     for expr, value, loc, own in env.fallbacks:

@@ -1,0 +1,130 @@
+"""The audit of a library's ops whose symbolic traces raise, and of kernels a library registers through
+``torch.library.impl`` (optimum-quanto's pattern): a raise after torch's helper assumed a side is explored on
+both sides, an op no symbolic trace of which returned is never a pass, the library's own function is named and
+located, and a samples hook in the library's own package leaves ``--import`` its ops."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.unit.test_audit_untraced import _audit, audit_lib
+
+SQUEEZE = '''
+import torch
+
+
+@torch.library.custom_op("sqlib::qsym", mutates_args=())
+def qsym(base: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    if torch.squeeze(scale).ndim > 1:
+        raise ValueError("Quantizing along multiple axis is not supported")
+    return (base / scale).round().to(torch.int8)
+
+
+@qsym.register_fake
+def _(base, scale):
+    if torch.squeeze(scale).ndim > 1:  # under unbacked sizes squeeze keeps scale's last dim: the raise
+        raise ValueError("Quantizing along multiple axis is not supported")
+    return (base / scale).round().to(torch.int8)
+
+
+def samples(op):
+    return [((torch.randn(4, 8), torch.rand(4, 1) + 0.1), {})] if op == "sqlib::qsym.default" else []
+'''
+
+OWN_FALLBACK = '''
+import torch
+from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+
+@torch.library.custom_op("fblib::rows", mutates_args=())
+def rows(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[1] != 1:
+        raise ValueError("one column only")
+    return x.clone()
+
+
+@rows.register_fake
+def _(x):
+    if not guard_or_false(x.shape[1] == 1):  # its own fallback: False under unbacked sizes, so it always raises
+        raise ValueError("one column only")
+    return torch.empty_like(x)
+
+
+def samples(op):
+    return [((torch.randn(4, 1),), {})] if op == "fblib::rows.default" else []
+'''
+
+IMPL = '''
+import torch
+
+torch.library.define("impllib::half_rows", "(Tensor self, int bits) -> Tensor")
+
+
+@torch.library.impl("impllib::half_rows", "default")
+def half_rows(x, bits):
+    return torch.cat([x] * (8 // bits))
+'''
+
+
+def _samples_run(tmp_path, monkeypatch, name: str, source: str) -> tuple[int, dict]:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = _audit("--import", name, "--samples", f"{name}:samples", "--variants", "0", "-j", "1", "--no-cache",
+                       "--format", "json")
+    return code, json.loads(out)
+
+
+@pytest.mark.slow
+def test_a_raise_after_a_helpers_assumed_side_is_explored_on_the_other_side(tmp_path, monkeypatch):
+    code, doc = _samples_run(tmp_path, monkeypatch, "sqlib", SQUEEZE)
+    (rec,) = doc["ops"]
+    assert rec["finished"] >= 1 and rec["paths"], rec  # the side squeeze drops scale_1 = 1 on returned
+    assert any("scale_1 == 1" in p["when"] for p in rec["paths"])
+    assert [r["expr"] for r in rec["requires"]] == ["base_0 == scale_0 (or broadcast: 1)"]
+    assert code == 0 and rec["status"] == "relation-only"
+    sys.modules.pop("sqlib", None)
+
+
+@pytest.mark.slow
+def test_an_op_no_symbolic_trace_of_which_returned_is_inconclusive(tmp_path, monkeypatch):
+    code, doc = _samples_run(tmp_path, monkeypatch, "fblib", OWN_FALLBACK)
+    (rec,) = doc["ops"]
+    assert rec["traces"] >= 1 and rec["finished"] == 0 and rec["paths"] == []
+    assert rec["status"] == "inconclusive" and code == 3, rec
+    assert any(n.startswith("not traced: no symbolic trace") for n in rec["notes"])
+    sys.modules.pop("fblib", None)
+
+
+@pytest.mark.slow
+def test_a_function_registered_with_torch_library_impl_is_named_and_located(tmp_path, monkeypatch):
+    code, doc = audit_lib(tmp_path, monkeypatch, "impllib", IMPL)
+    (rec,) = doc["ops"]
+    assert rec["kernel"].startswith("impllib::half_rows.default: Python CompositeExplicitAutograd kernel"), rec["kernel"]
+    assert "half_rows at" in rec["kernel"] and "installed torch" not in rec["kernel"]
+    assert rec["definition"]["file"].endswith("impllib.py") and rec["definition"]["line"] == 8
+    sys.modules.pop("impllib", None)
+
+
+@pytest.mark.slow
+def test_a_samples_hook_in_the_librarys_own_package_leaves_the_import_its_ops(tmp_path, monkeypatch):
+    pkg = tmp_path / "hooklib"
+    (pkg / "testing").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(IMPL.replace("impllib", "hooklib"))
+    (pkg / "testing" / "__init__.py").write_text("")
+    (pkg / "testing" / "samples.py").write_text(
+        "import torch\nimport hooklib  # noqa: F401\n\n\ndef samples(op):\n"
+        "    return [((torch.randn(2, 3), 4), {})]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = _audit("--import", "hooklib", "--samples", "hooklib.testing.samples:samples", "--variants", "0",
+                       "-j", "1", "--no-cache", "--format", "json")
+    doc = json.loads(out)
+    assert code in (0, 1, 3), out[-500:]
+    assert [r["op"] for r in doc["ops"]] == ["hooklib::half_rows.default"]
+    assert doc["ops"][0]["inputs"] == "samples"
+    for name in [m for m in sys.modules if m.startswith("hooklib")]:
+        sys.modules.pop(name, None)
