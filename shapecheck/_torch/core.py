@@ -140,7 +140,7 @@ class TraceEnv:
         # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
         recorder = _FallbackRecorder(own)
         self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
-        if own and hasattr(self.shape_env, "_log_suppressed_dde"):
+        if hasattr(self.shape_env, "_log_suppressed_dde"):  # no own code (C++, unknown): torch's helpers' answers
             self.shape_env._log_suppressed_dde = recorder
         self._recorder = recorder if own and static_answers else None
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
@@ -567,6 +567,12 @@ def exception_functions(exc: BaseException) -> set[str]:
             tb = tb.tb_next
         exc = exc.__cause__ or exc.__context__
     return names
+
+
+def relative(file: str) -> str:
+    """A torch file relative to site-packages (``torch/_decomp/decompositions.py``), anything else as it is."""
+    path = os.path.abspath(file)
+    return os.path.relpath(path, os.path.dirname(TORCH_DIR)) if path.startswith(TORCH_DIR + os.sep) else file
 
 
 def meta_line(op: Any) -> str:

@@ -44,6 +44,7 @@ from torch._C import DispatchKey
 
 from ..findings import SourceLoc
 from .core import TORCH_DIR, cpp_meta_words, meta_line
+from .core import relative as relative
 from .dispatch_state import dispatch_state_kept
 from .library_impls import library_meta_file as library_meta_file
 from .library_impls import library_meta_words as library_meta_words
@@ -169,12 +170,6 @@ def own_codes(fn: Any) -> frozenset[Any]:
         out.add(c)
         todo += [k for k in c.co_consts if inspect.iscode(k)]
     return frozenset(out)
-
-
-def relative(file: str) -> str:
-    """A torch file relative to site-packages (``torch/_decomp/decompositions.py``), anything else as it is."""
-    path = os.path.abspath(file)
-    return os.path.relpath(path, SITE_DIR) if path.startswith(TORCH_DIR + os.sep) else file
 
 
 def definition(fn: Any) -> SourceLoc | None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from .core import TORCH_DIR, meta_line
+from .core import TORCH_DIR, meta_line, relative
 
 #: (namespace, op name with its overload where one is named, dispatch key) -> the function registered there
 _IMPLS: dict[tuple[str, str, str], Any] = {}
@@ -99,7 +99,5 @@ def library_meta_file(op: Any) -> str | None:
 
 
 def library_meta_words(file: str | None, line: str = "") -> str:
-    from .kernels import relative
-
     kind = next((words for tag, words, _ in _META_TAGS if tag in line), "Meta kernel")
     return f"Python {kind} registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")

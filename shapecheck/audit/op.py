@@ -139,15 +139,16 @@ class OpRun:
         eager kernel at the first inputs' points: an output's strides or dtype that the fake gets wrong only there.
         Not traced: their sizes and guards are the first inputs'. One the eager kernel refuses at the example (a
         dtype its CPU kernel lacks) is noted in the variants as such, not compared."""
-        from .variants import MIXED, representations
+        from .variants import of_another_dtype, representations
 
         self.checkpoint(out, "the inputs' other layouts and dtypes")
         for v in representations(base):
             e = self.eager_example(v)
             if not e.ok:
-                if MIXED in v.label and not e.crashed and _refuses_the_call(e.error):
-                    # the eager kernel checks that the dtypes agree (mm: "expected m1 and m2 to have the same
-                    # dtype"); a fake that returns on the same call lacks that check
+                if of_another_dtype(v.label) and not e.crashed and _refuses_the_call(e.error):
+                    # the eager kernel checks the dtypes (mm: "expected m1 and m2 to have the same dtype";
+                    # optimum-quanto's unpack takes uint8 only); a fake that returns on the same call lacks that
+                    # check (a dtype the eager kernel merely lacks, "not implemented for", is no check)
                     ok, _ = fake_result(self.kernel.fn, v, dict(v.dims()))
                     if ok:
                         _one_check(out, Finding("fake-accepts", f"the fake returns where the eager kernel raises, "

@@ -162,7 +162,10 @@ PROMOTED = {"float32": "float64", "float64": "float32", "float16": "float32", "b
 #: the dtype a representation variant gives the tensors of the first tensor's dtype: the lower precision kernels
 #: have cases of their own for (a fake that makes float32 outputs whatever the inputs)
 OTHER_DTYPE = {"float32": "bfloat16", "float64": "float32", "float16": "float32", "bfloat16": "float32",
-               "int64": "int32", "int32": "int64"}
+               "int64": "int32", "int32": "int64", "int16": "int32",
+               # packed and quantized codes: a kernel that takes one byte type only (optimum-quanto's unpack
+               # checks uint8 in its CPU kernel, its fake takes any dtype)
+               "uint8": "int8", "int8": "uint8"}
 
 
 FLOATING = ("float32", "float64", "float16", "bfloat16")
@@ -207,6 +210,11 @@ def _fill(tree: tuple) -> str:
 
 #: the label's words that mark the variant of one tensor's dtype changed among several of one dtype
 MIXED = "the others stay"
+
+
+def of_another_dtype(label: str) -> bool:
+    """Whether a representation variant's label is that of tensors in another dtype (``representations``)."""
+    return " as " in label
 
 
 def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:

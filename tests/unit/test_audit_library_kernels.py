@@ -69,12 +69,12 @@ def half_rows(x, bits):
 '''
 
 
-def _samples_run(tmp_path, monkeypatch, name: str, source: str) -> tuple[int, dict]:
+def _samples_run(tmp_path, monkeypatch, name: str, source: str, variants: int = 0) -> tuple[int, dict]:
     monkeypatch.chdir(tmp_path)
     (tmp_path / f"{name}.py").write_text(source)
     monkeypatch.syspath_prepend(str(tmp_path))
-    code, out = _audit("--import", name, "--samples", f"{name}:samples", "--variants", "0", "-j", "1", "--no-cache",
-                       "--format", "json")
+    code, out = _audit("--import", name, "--samples", f"{name}:samples", "--variants", str(variants), "-j", "1",
+                       "--no-cache", "--format", "json")
     return code, json.loads(out)
 
 
@@ -128,3 +128,34 @@ def test_a_samples_hook_in_the_librarys_own_package_leaves_the_import_its_ops(tm
     assert doc["ops"][0]["inputs"] == "samples"
     for name in [m for m in sys.modules if m.startswith("hooklib")]:
         sys.modules.pop(name, None)
+
+
+UNPACK = '''
+import torch
+
+
+@torch.library.custom_op("u8lib::unpack", mutates_args=())
+def unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
+    if packed.dtype != torch.uint8:  # the CPU kernel takes packed bytes only
+        raise RuntimeError(f"Unsupported data type: {packed.dtype}")
+    return torch.cat([(packed >> (bits * i)) & (2**bits - 1) for i in range(8 // bits)]).to(torch.uint8)
+
+
+@unpack.register_fake
+def _(packed, bits):  # takes any dtype
+    return packed.new_empty((packed.shape[0] * (8 // bits),) + tuple(packed.shape[1:]), dtype=torch.uint8)
+
+
+def samples(op):
+    return [((torch.randint(0, 255, (3, 3), dtype=torch.uint8), 4), {})] if op == "u8lib::unpack.default" else []
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_that_takes_a_dtype_the_eager_kernel_refuses_is_found_with_uint8_inputs(tmp_path, monkeypatch):
+    code, doc = _samples_run(tmp_path, monkeypatch, "u8lib", UNPACK, variants=2)
+    (rec,) = doc["ops"]
+    accepts = [f for f in rec["findings"] if f["code"] == "SC041"]
+    assert code == 1 and accepts and "packed as int8" in accepts[0]["expr"], rec["findings"]
+    assert "Unsupported data type" in accepts[0]["message"]
+    sys.modules.pop("u8lib", None)
