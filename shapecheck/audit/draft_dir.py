@@ -4,13 +4,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import ShapecheckError, UserError
 from ..paths import write_text
 from .draft import audit_notes
-from .schema_draft import draft_contract
+from .schema_draft import GIVEN_RANKS, draft_contract
 
 
 def write_drafts(run: Any, source: Any, directory: str) -> int:
@@ -20,10 +21,14 @@ def write_drafts(run: Any, source: Any, directory: str) -> int:
     for rec in run.records:
         if rec["status"] == "not-run":
             continue
-        try:
-            text = draft_contract(rec["op"], notes=audit_notes(rec))
+        try:  # the tensors' ranks of the call the audit traced (its samples'), so that the body drafts that call
+            text = draft_contract(rec["op"], example_ranks(rec.get("example") or ""), notes=audit_notes(rec),
+                                  rank_source=GIVEN_RANKS[1])
         except ShapecheckError:
-            continue  # no draft for this op rather than a broken one (contract draft says why, op by op)
+            try:
+                text = draft_contract(rec["op"], notes=audit_notes(rec))
+            except ShapecheckError:
+                continue  # no draft for this op rather than a broken one (contract draft says why, op by op)
         ns, _, rest = rec["op"].partition("::")
         path = Path(directory) / ns / f"{rest}.toml"
         try:
@@ -33,3 +38,11 @@ def write_drafts(run: Any, source: Any, directory: str) -> int:
             raise UserError(f"--draft {directory}: cannot write {path} ({err.strerror})") from None
         written += 1
     return written
+
+
+def example_ranks(example: str) -> dict[str, int]:
+    """The rank of each tensor argument of an audit record's example call (``x=float32[x_0, x_1], dim=1``)."""
+    ranks = {}
+    for name, dims in re.findall(r"(?:^|, )(\w+)=\w+\[([^\[\]]*)\]", example):
+        ranks[name] = len([d for d in dims.split(",") if d.strip()])
+    return ranks

@@ -53,11 +53,16 @@ class Arg:
     shapes: list[str] = field(default_factory=list)  # per element, for a tensor list
 
 
+#: where a draft's given ranks come from: they stand, whatever a sample call would give
+GIVEN_RANKS = ("--rank", "the audit's example call")
+
+
 def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: bool = True,
-                   notes: list[str] | tuple[str, ...] = ()) -> str:
+                   notes: list[str] | tuple[str, ...] = (), rank_source: str = "--rank") -> str:
     """A starting contract for ``op_name`` (``ns::name[.overload]``, registered in this process) as TOML text.
     ``ranks``: the rank of a tensor argument (or the length of a SymInt[] / Tensor[] one), by name. ``notes``:
-    comment lines for the head (``audit --draft`` gives the audit's findings there)."""
+    comment lines for the head (``audit --draft`` gives the audit's findings there); ``rank_source``: where
+    ``ranks`` come from, for the comments (one of ``GIVEN_RANKS``)."""
     from .._torch import core as C
     from .._torch import schema as CL
     from ..contract.find import normalize_op
@@ -74,6 +79,9 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
         raise UserError(f"--rank {unknown[0]}: {name} has no argument {unknown[0]!r} (its arguments: "
                         f"{', '.join(n for n, *_ in schema)})")
     args = [plan_arg(n, t, kw, has, default, ranks.get(n)) for n, t, kw, has, default in schema]
+    for a in args:
+        if ranks.get(a.name) is not None:
+            a.rank_from = rank_source
     for a in args:
         if ranks.get(a.name) is not None and a.kind not in ("tensor", "tensors", "ints"):
             raise UserError(f"--rank {a.name}={ranks[a.name]}: the schema says {a.name} is {a.type}, which has "
@@ -259,7 +267,7 @@ def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
     from .run import audit_kernel
 
     inputs, point = _call_inputs(name, args, None, TENSOR_SIZE)
-    if worker().call(name, inputs, point).ok or any(a.rank_from == "--rank" for a in args):
+    if worker().call(name, inputs, point).ok or any(a.rank_from in GIVEN_RANKS for a in args):
         return True
     kernel = audit_kernel(name, None)
     found = Search(name, op, kernel.fn, lambda i: worker().call(name, i, dict(i.dims()))).run()
@@ -270,11 +278,11 @@ def _eager_sample(name: str, op: Any, args: list[Arg]) -> bool:
         t = trees.get(a.name)
         if t is None:
             continue
-        if a.kind == "tensor" and t == ("const", None) and a.rank_from != "--rank":
+        if a.kind == "tensor" and t == ("const", None) and a.rank_from not in GIVEN_RANKS:
             a.todo = (f"the eager kernel accepted a call without {a.name} (None); no call with it was found, so its "
                       "rank and its sizes' relation to the others are the fake's guess: check them with "
                       "`shapecheck ref check`")
-        elif a.kind == "tensor" and t[0] == "tensor" and a.rank_from != "--rank":
+        elif a.kind == "tensor" and t[0] == "tensor" and a.rank_from not in GIVEN_RANKS:
             a.rank, a.dtype, a.rank_from = len(t[1]), t[3], "a sample the eager kernel accepts"
             if a.todo.startswith("the rank:"):  # the sample call at equal sizes ran nowhere; this one did
                 a.todo = ""

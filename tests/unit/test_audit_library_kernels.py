@@ -159,3 +159,22 @@ def test_a_fake_that_takes_a_dtype_the_eager_kernel_refuses_is_found_with_uint8_
     assert code == 1 and accepts and "packed as int8" in accepts[0]["expr"], rec["findings"]
     assert "Unsupported data type" in accepts[0]["message"]
     sys.modules.pop("u8lib", None)
+
+
+def test_the_ranks_of_an_audit_records_example_call():
+    from shapecheck.audit.draft_dir import example_ranks
+
+    text = "input=float32[input_0, input_1], bits=4, offs=int64[offs_0], s=float32[], dtype=int8"
+    assert example_ranks(text) == {"input": 2, "offs": 1, "s": 0}
+
+
+@pytest.mark.slow
+def test_audit_drafts_the_call_its_samples_made(tmp_path, monkeypatch):
+    code, doc = _samples_run(tmp_path, monkeypatch, "sqdraft", SQUEEZE.replace("sqlib", "sqdraft"))
+    _audit("--import", "sqdraft", "--samples", "sqdraft:samples", "--variants", "0", "-j", "1", "--no-cache",
+           "--draft", str(tmp_path / "drafts"))
+    text = (tmp_path / "drafts" / "sqdraft" / "qsym.default.toml").read_text()
+    shapes = [line for line in text.splitlines() if line.startswith("shape = ")]
+    assert shapes == ['shape = "(A0, A1)"  # rank from the audit\'s example call',
+                      'shape = "(B0, B1)"  # rank from the audit\'s example call'], shapes
+    sys.modules.pop("sqdraft", None)
