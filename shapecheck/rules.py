@@ -69,6 +69,11 @@ class RuleCode(enum.StrEnum):
     AUDIT_EAGER_FORMULA = "SC043"
 
 
+#: what no suppression or baseline accepts: a finding that says nothing was proved (inconclusive) or that
+#: shapecheck failed (an internal error) is no verdict on the kernel, and accepting it would make a pass
+NEVER_ACCEPTED = frozenset({RuleCode.INCONCLUSIVE, RuleCode.INTERNAL_ERROR})
+
+
 class Command(enum.StrEnum):
     """A command whose runs report findings; the value is how its reports name it (``shapecheck ref check``)."""
 

@@ -404,6 +404,11 @@ def resolve_op(name: str) -> Any:
     if not isinstance(op, torch._ops.OpOverload):
         raise UnknownOpError(f"unknown op {name!r}: {ns}::{packet_name} has no overload {overload!r} (overloads: "
                           f"{', '.join(overloads) or 'none'})")
+    try:  # a TorchScript-only operator (prim::abs) has an OpOverload but no dispatcher entry: nothing runs it
+        torch._C._dispatch_find_schema_or_throw(op._schema.name, op._schema.overload_name)
+    except RuntimeError:
+        raise UnknownOpError(f"unknown op {name!r}: a TorchScript operator, not one of torch's dispatcher, so "
+                             "FakeTensorMode and torch.export never run it") from None
     return op
 
 

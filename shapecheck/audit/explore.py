@@ -122,6 +122,7 @@ class AuditExplorer:
         self.premised: list[E.Node] = []  # the asserts kept with a region's premise (``_within``)
         self.undecided: list[tuple[Guarded, list[E.Node], str]] = []  # branches whose both sides the op refused
         self.helper_sides: set[E.Node] = set()  # the conditions of the sides of torch's helpers explored
+        self.branch_sides: set[E.Node] = set()  # the sides of the kernel's branches explored, both accepted
 
     def run(self) -> OpAudit:
         st = self.state
@@ -231,11 +232,24 @@ class AuditExplorer:
         specialisation a relation)."""
         point = self.near(conds, keep)
         err = self.rejects(point)
-        if err is None or point is None or not any(point.get(d) == 0 for d in keep):
+        if err is None or point is None:
             return point, err
-        for least in (1, 2):
+        # the side's other points up the guard's dims: 1 and 2, past the example and twice it (``bits in (2, 4)``
+        # asks ``bits == 2`` first: its other side holds bits=4, which the op takes, beside the bits=0 it refuses)
+        top = max([self.example.get(d, 0) for d in keep] or [0])
+        tried = [point]
+        if self._holds(conds, self.example) and self.example != point:  # the example itself lies on the side
+            tried.append(dict(self.example))
+            if self.rejects(self.example) is None:
+                return dict(self.example), None
+        for least in dict.fromkeys((1, 2, top + 1, 2 * top)):
+            if least < 1:
+                continue
             other = self.near(conds + [E.Cmp(">=", E.Var(d), E.Const(least)) for d in sorted(keep)], keep)
-            if other is not None and self.rejects(other) is None:
+            if other is None or other in tried:
+                continue
+            tried.append(other)
+            if self.rejects(other) is None:
                 return other, None
         return point, err
 
@@ -364,7 +378,11 @@ class AuditExplorer:
         if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
             side = t.guard if err_pos is None else E.negate(t.guard)
             bad = neg if err_pos is None else pos
-            self.require(E.to_text(side), t.loc, f"the fake kernel rejects {_point(bad)}: {err_neg or err_pos}")
+            # asked on a side of a branch both of whose sides the op takes (``bits == 4`` where bits != 2, after
+            # ``bits in (2, 4)`` asked ``bits == 2``), or in a region the example lies outside: demanded there only
+            premises = [E.negate(c) for c in pc if c in self.branch_sides]
+            demand = self._within(E.disj([*premises, side]) if premises else side, pc)
+            self.require(E.to_text(demand), t.loc, f"the fake kernel rejects {_point(bad)}: {err_neg or err_pos}")
             self.work.append(pc + [side])
             return
         if err_pos is None and self._broadcast_only(t.guard, pc):
@@ -379,6 +397,8 @@ class AuditExplorer:
                 return
         else:  # both sides refused: judged again once the regions have said what the op demands (``_undecided``)
             self.undecided.append((t, pc, text))
+        if err_pos is None:
+            self.branch_sides.update((t.guard, E.negate(t.guard)))
         self.work.append(pc + [E.negate(t.guard)])
         self.work.append(pc + [t.guard])
 

@@ -20,6 +20,7 @@ from ..findings import Finding, verdict_of
 from ..limits import BASELINE_BYTES, read_json
 from ..paths import locate, write_text
 from ..result.run import ContractRun, RunResult
+from ..rules import NEVER_ACCEPTED
 
 VERSION = 1
 AUDIT_VERSION = 1
@@ -38,7 +39,8 @@ def fingerprint(v: Finding, run: ContractRun) -> str:
 
 
 def _findings(run: ContractRun) -> list[Finding]:
-    return [v for v in run.report.violations if not v.suppressed] + list(run.stale)
+    """The findings a baseline records: active ones, never an inconclusive or internal-error one (no verdict)."""
+    return [v for v in run.report.violations if not v.suppressed and v.code not in NEVER_ACCEPTED] + list(run.stale)
 
 
 def write(result: RunResult, file: str) -> int:
@@ -132,7 +134,7 @@ def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
     for run in result.runs:
         marked = []
         for v in run.report.violations:
-            if not v.suppressed and fingerprint(v, run) in known:
+            if not v.suppressed and v.code not in NEVER_ACCEPTED and fingerprint(v, run) in known:
                 v = replace(v, suppressed=f"{REASON} {file}")
                 accepted += 1
             marked.append(v)

@@ -148,7 +148,14 @@ def run_gate(paths: list[str], options: GateOptions = GateOptions(), *, cwd: Pat
         from ..prove.verify import verify_contract
 
         torch_version = C.TORCH_VERSION
-        kernel, note = _kernel_or_error(c, options.source)
+        try:
+            kernel, note = _kernel_or_error(c, options.source)
+        except Exception as err:  # noqa: BLE001 - a bug of shapecheck's on this contract: the others still run
+            from ..prove.verify import internal_error
+
+            runs.append(_judged(c, Report(c.op, c.file, "-", Verdict.ERROR, violations=(internal_error("*", err),),
+                                          torch_version=C.TORCH_VERSION), ""))
+            continue
         if kernel is None:  # bad input for this contract alone: reported, the others still run
             report = Report(c.op, c.file, "-", Verdict.INCONCLUSIVE, torch_version=C.TORCH_VERSION, error=note)
             runs.append(ContractRun(c.info, report, error=note))

@@ -10,7 +10,7 @@ import re
 from typing import TYPE_CHECKING
 
 from ..edges import JSON
-from ..rules import RULES
+from ..rules import NEVER_ACCEPTED, RULES, RuleCode
 from . import spec as S
 from .spec import short
 
@@ -45,6 +45,10 @@ def load_suppression(r: Reader, i: int, s: JSON) -> S.Suppression:
         close = difflib.get_close_matches(rule, RULES, n=3, cutoff=0.6)
         raise r.err(f"{key}.rule", f"unknown rule {short(rule)}" + (f" (did you mean {', '.join(close)}?)" if close
                                                                     else "") + f"; the rules: {', '.join(RULES)}")
+    if rule in NEVER_ACCEPTED:
+        says = "nothing was proved" if rule == RuleCode.INCONCLUSIVE else "shapecheck itself failed"
+        raise r.err(f"{key}.rule", f"{rule} cannot be suppressed: it says {says} there, which no reason makes a "
+                    "pass (narrow the contract, raise --timeout or --max-traces, or report the bug)")
     reason = r.want(s["reason"], f"{key}.reason", str)
     if not reason.strip():
         raise r.err(f"{key}.reason", "a suppression needs a reason")
