@@ -161,6 +161,10 @@ def definitions(path: str, digest: str) -> dict[str, list[tuple[int, str, frozen
                     for n in ast.walk(t):
                         if isinstance(n, ast.Name):
                             add("=" + n.id, node)
+            elif top and isinstance(node, (ast.Import, ast.ImportFrom)):  # `from operator import mul as scale`
+                for alias in node.names:
+                    if alias.name != "*":
+                        add("=" + (alias.asname or alias.name.split(".")[0]), node)
             elif isinstance(node, (ast.If, ast.Try, ast.With)):  # definitions under `if TYPE_CHECKING:` etc.
                 for field in ("body", "orelse", "finalbody"):
                     walk(getattr(node, field, []) or [], prefix, top)
@@ -314,19 +318,23 @@ def _reached(fn: types.FunctionType, walk: Walk) -> list[Any]:
     if hasattr(fn, "__wrapped__"):  # a decorator's wrapper (recorded) and the function it wraps
         out.append(fn.__wrapped__)
     out += list(fn.__defaults__ or ()) + list((fn.__kwdefaults__ or {}).values())
-    module_file = _followed_file(g.get("__file__") or "")
+    # the module's file, and the function's own where it differs: a --meta-source function runs in a copy of
+    # torch's meta-registration namespace, with its file's module-level statements run there
+    binding = {f for f in (_followed_file(g.get("__file__") or ""), _followed_file(fn.__code__.co_filename)) if f}
     for name in names:
         if name not in g:
             continue
         value = g[name]
+        for module_file in sorted(binding):
+            # the statement that binds the name in the module (an import, an assignment; a def is its own
+            # Dep): another object bound there reaches other code, which today's object's deps do not cover
+            dep = walk.locate(module_file, "=" + name, None)
+            if dep is not None:
+                walk.deps[(dep.file, dep.qualname, dep.index)] = dep
         if isinstance(value, types.ModuleType):
             out += _module_attributes(value, names, depth=3)
         elif isinstance(value, (types.FunctionType, type, functools.partial, types.MethodType)):
             out.append(value)
-        elif module_file is not None:
-            dep = walk.locate(module_file, "=" + name, None)
-            if dep is not None:
-                walk.deps[(dep.file, dep.qualname, dep.index)] = dep
     return out
 
 

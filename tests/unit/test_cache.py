@@ -449,3 +449,36 @@ def test_a_meta_source_that_leaves_an_op_alone_shares_the_installed_kernels_entr
     code, _ = _cli("verify", "op", "aten::pixel_shuffle", "--contract", contracts / "pixel_shuffle.toml",
                    "--meta-source", tmp_path / "one" / "regs.py", cwd=tmp_path)
     assert code == 2
+
+
+IMPORTED = '''import torch
+from torch._meta_registrations import register_meta
+from operator import OPERATOR as scale
+aten = torch.ops.aten
+
+
+@register_meta(aten.pixel_shuffle.default)
+def meta_ps(self, upscale_factor):
+    r = upscale_factor
+    b, c, h, w = self.shape
+    return self.new_empty((b, c // (r * r), scale(h, r), scale(w, r)))
+'''
+
+
+@pytest.mark.slow
+def test_a_changed_import_the_kernel_reads_misses(cache_dir, tmp_path):
+    """The kernel reads ``scale``, bound by an import of its --meta-source file: another function imported there
+    is other code, though the kernel's own lines are the same."""
+    kernel = tmp_path / "kern.py"
+    contract = ROOT / "contracts" / "aten" / "pixel_shuffle.toml"
+
+    def run() -> tuple[int, list]:
+        code, _ = _cli("verify", "op", "aten::pixel_shuffle", "--contract", contract, "--meta-source", kernel, "-j",
+                       "1", "--output", f"json={tmp_path / 'r.json'}")
+        return code, _hits((tmp_path / "r.json").read_text())
+
+    kernel.write_text(IMPORTED.replace("OPERATOR", "mul"))
+    assert run() == (0, [])
+    assert run()[1]  # the same file: a hit
+    kernel.write_text(IMPORTED.replace("OPERATOR", "add"))
+    assert run() == (1, [])  # checked again, and the kernel is wrong now
