@@ -43,6 +43,11 @@ def op_argument_types(op: Any) -> tuple[tuple[str, str, Any, int | None], ...]:
     return tuple(out)
 
 
+def op_return_types(op: Any) -> tuple[str, ...]:
+    """The op's schema returns, each as the schema writes its type (``Tensor``, ``Tensor?``, ``Tensor[]``, ``SymInt``)."""
+    return tuple(_type_text(r.real_type) for r in op._schema.returns)
+
+
 def schema_arguments(op: Any) -> tuple[tuple[str, str, bool, bool, Any], ...]:
     """The op's schema arguments as (name, type in schema notation, keyword-only, has a default, default).
 

@@ -36,7 +36,23 @@ def output_leaf(r: Reader, value: JSON, key: str) -> S.OutputEntry:
         return S.OutputSpec(absent=True)
     if isinstance(value, dict):
         return _table(r, value, key)
-    return r.parse(value, key)
+    return sized(r, r.parse(value, key), key)
+
+
+def sized(r: Reader, node: E.Node, key: str) -> E.Node:
+    """``node`` if it can be an output's shape or integer: no string, and no condition outside an ``if``'s test
+    (``"1 < N < D"``, ``"True"`` are no size; verify would blame the kernel for them)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, E.Const) and (isinstance(n.value, bool) or not isinstance(n.value, int)):
+            raise r.err(key, f"expected a shape, an integer expression or 'unspecified', found the "
+                             f"{'condition' if isinstance(n.value, bool) else 'value'} {E.to_text(n)}")
+        if isinstance(n, (E.Cmp, E.And, E.Or, E.Not)):
+            raise r.err(key, f"expected a shape, an integer expression or 'unspecified', found the condition "
+                             f"{E.to_text(n)}")
+        todo += [c for c in E.children(n) if not (isinstance(n, E.Ite) and c is n.cond)]
+    return node
 
 
 def _table(r: Reader, t: dict[str, JSON], key: str) -> S.OutputSpec:

@@ -22,6 +22,7 @@ from .._torch import schema as CL
 from ..contract.schema import check_schema
 from ..errors import ContractError, InternalError, TargetError, UnknownOpError, said
 from ..findings import SourceLoc
+from ..logic import expr as E
 from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
@@ -100,6 +101,7 @@ def check_arguments(contract: Any, kernel: Kernel) -> None:
             op = C.resolve_op(normalize_op(contract.op))
         except UnknownOpError:
             return  # a --meta kernel for an op torch does not have: its signature is the only schema
+    _check_outputs(contract, op)
     schema = C.op_arguments(op)
     names = [n for n, _, _ in schema]
     listed = ", ".join(names) or "none"
@@ -148,6 +150,34 @@ def installed_kernel(op_name: str) -> Kernel:
     from .resolved import installed_kernel as installed
 
     return installed(op_name)
+
+
+def _check_outputs(contract: Any, op: Any) -> None:
+    """Each path's outputs against the op's schema returns: more outputs than it returns, or an integer where it
+    returns a Tensor, is a contract error naming the output (verify would blame the kernel for it). An op that
+    returns a list is left alone (its outputs are the list's)."""
+    from ..contract import spec as S
+
+    returns = CL.op_return_types(op)
+    if any(t.endswith("[]") for t in returns):
+        return
+    for p in contract.paths:
+        where = f"{contract.file}: [paths.{p.id}.outputs"
+        if len(p.outputs) > len(returns):
+            raise ContractError(f"{where}]", f"{len(p.outputs)} outputs, but {op.name()} returns {len(returns)} "
+                                             f"({', '.join(returns) or 'nothing'})")
+        for i, (out, kind) in enumerate(zip(p.outputs, returns)):
+            entries = [v for _, v in out.alternatives] if isinstance(out, S.Select) else [out]
+            for e in entries:  # "none" stays: a C++ kernel returns an undefined Tensor as None (SC019)
+                if kind in ("Tensor", "Tensor?") and isinstance(e, E.Node) and not _tuple_like(e):
+                    raise ContractError(f"{where}[{i}]]", f"the integer {E.to_text(e)}, but {op.name()} returns a "
+                                                          "Tensor there: give its shape as a tuple, (N,) for one dim")
+
+
+def _tuple_like(node: Any) -> bool:
+    """Whether an output expression is a shape (a tuple, an argument's shape, a slice or concatenation of them)."""
+    return not isinstance(node, (E.Var, E.Const, E.Arith, E.Neg, E.Call)) or \
+        isinstance(node, E.Call) and node.fn not in ("max", "min", "ceil", "floor", "abs")
 
 
 def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:

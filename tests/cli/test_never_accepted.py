@@ -85,3 +85,24 @@ def test_a_bug_on_one_contract_of_a_gate_keeps_the_others_results(tmp_path, monk
     assert res.returncode == 4
     verdicts = {r["op"]: r["verdict"] for r in doc["reports"]}
     assert verdicts == {"aten::index_select": "pass", "aten::pixel_shuffle": "error"}
+
+
+@pytest.mark.parametrize("output,says", [("\"'abc'\"", "the value 'abc'"), ('"1 < B < C"', "the condition"),
+                                         ('"True"', "the condition true")])
+def test_an_output_that_is_no_size_is_bad_input_at_load(tmp_path, output, says):
+    text = PIXEL_SHUFFLE.read_text()
+    contract = tmp_path / "c.toml"
+    contract.write_text(text.replace(text[text.index("outputs = "):].splitlines()[0], f"outputs = [{output}]", 1))
+    res = invoke("contract", "check", contract)
+    assert res.returncode == 2 and "outputs[0]" in res.stderr and says in res.stderr, res.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("outputs,says", [('["(B, C // (r * r), H * r, W * r)", "(B,)"]', "2 outputs, but"),
+                                          ('["B"]', "the integer B, but")])
+def test_outputs_the_ops_schema_cannot_return_are_bad_input(tmp_path, outputs, says):
+    text = PIXEL_SHUFFLE.read_text()
+    contract = tmp_path / "c.toml"
+    contract.write_text(text.replace(text[text.index("outputs = "):].splitlines()[0], f"outputs = {outputs}", 1))
+    res = invoke("verify", "op", "aten::pixel_shuffle", "--contract", contract, "-j", "1", "--no-cache")
+    assert res.returncode == 2 and says in res.stderr and "Traceback" not in res.stderr, res.stderr
