@@ -247,6 +247,10 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
     read = _inputs(params)
     for what, file in written:
         where = "-" if file == "-" else os.path.realpath(file)  # realpath: a loop of links is refused below, not raised
+        inside = _read_inside(where, read) if file != "-" else None
+        if inside is not None:
+            raise click.BadParameter(f"{what} would overwrite a file under {inside}, which this command reads: give "
+                                     "the report a file of its own", param_hint="--output")
         if file != "-" and not Path(where).parent.is_dir():
             raise click.BadParameter(f"{what}: the directory {Path(where).parent} does not exist",
                                      param_hint="--output")
@@ -259,8 +263,9 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
             raise click.BadParameter(f"{seen[where]} and {what} write to the same "
                                      f"{'stdout' if file == '-' else 'file'}: give each report its own file",
                                      param_hint="--output")
-        if where in read:
-            raise click.BadParameter(f"{what} would overwrite {read[where]}, which this command reads: give the "
+        same = read.get(where) or read.get(_identity(where))  # a hard link is the same file by another name
+        if same:
+            raise click.BadParameter(f"{what} would overwrite {same}, which this command reads: give the "
                                      "report a file of its own", param_hint="--output")
         seen[where] = what
 
@@ -270,22 +275,67 @@ _WRITTEN = frozenset({"outputs", "junit", "sarif", "json_file", "write_baseline"
 
 
 def _inputs(params: dict) -> dict[str, str]:
-    """realpath -> the option that names it, for every existing file a command's parameters name (a kernel given
-    as ``FILE:FUNCTION`` included)."""
+    return _read_by(params)
+
+
+def _reads(where: str, read: dict[str, str]) -> str | None:
+    """What the command reads at realpath ``where`` (the option that names it), by name, by inode (a hard link)
+    or as a file under a directory it reads; None if nothing."""
+    return read.get(where) or read.get(_identity(where)) or _read_inside(where, read)
+
+
+def _read_by(params: dict) -> dict[str, str]:
+    """realpath (and ``dev:inode``, for a hard link) -> the option that names it, for every existing file a
+    command's parameters name (a kernel given as ``FILE:FUNCTION`` included), the project file whose
+    ``[tool.shapecheck]`` it read, and ``dir:`` + realpath for each directory it names (the gate's contracts)."""
     import os
+    from pathlib import Path
+
+    from ..config import find_pyproject
 
     found: dict[str, str] = {}
+    named: list[tuple[str, str]] = []
     for name, value in params.items():
         if name in _WRITTEN:
             continue
         for v in value if isinstance(value, (tuple, list)) else (value,):
-            if not isinstance(v, (str, os.PathLike)):
-                continue
-            text = os.fspath(v)
-            for candidate in (text, text.rpartition(":")[0]):
-                if candidate and os.path.isfile(candidate):
-                    found.setdefault(os.path.realpath(candidate), f"--{name.replace('_', '-')} {candidate}")
+            if isinstance(v, (str, os.PathLike)):
+                text = os.fspath(v)
+                named += [(f"--{name.replace('_', '-')} {c}", c) for c in (text, text.rpartition(":")[0]) if c]
+    project = find_pyproject(Path.cwd())
+    if project is not None:
+        named.append((f"the project file {project}", str(project)))
+    for what, candidate in named:
+        if os.path.isfile(candidate):
+            found.setdefault(os.path.realpath(candidate), what)
+            found.setdefault(_identity(candidate), what)
+        elif os.path.isdir(candidate):
+            found.setdefault("dir:" + os.path.realpath(candidate), what)
     return found
+
+
+def _identity(file: str) -> str:
+    """``dev:inode`` of an existing file ("" for none): two names of one file (a hard link) share it."""
+    import os
+
+    try:
+        st = os.stat(file)
+    except OSError:
+        return ""
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _read_inside(where: str, read: dict[str, str]) -> str | None:
+    """The directory input (its option) under which an existing file ``where`` lies: the command may read it
+    (the gate reads every contract a directory holds)."""
+    import os
+
+    if not os.path.isfile(where):
+        return None
+    for key, what in read.items():
+        if key.startswith("dir:") and where.startswith(key[4:].rstrip(os.sep) + os.sep):
+            return what
+    return None
 
 
 def emit(result, fmt: str, outputs: tuple[tuple[str, str], ...], *, context: int = 2, quiet: bool = False) -> None:
@@ -373,13 +423,14 @@ def emit_error(argv: list[str], message: str, exit_code: int, root: click.Comman
     from ..render.ci import render_error
 
     fmt, outputs, at = _scan(argv, root)
-    read = _named_files([t for i, t in enumerate(argv) if i not in at])
+    read = _read_by({"argv": [t.partition("=")[2] if t.startswith("--") else t
+                              for i, t in enumerate(argv) if i not in at]})
     groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...
     command = " ".join(argv[:2]) if argv[:1] and argv[0] in groups else " ".join(argv[:1])
     written: set[str] = set()
     for out_fmt, file in outputs:
         where = file if file == "-" else os.path.realpath(file)
-        if file != "-" and (where in written or where in read):
+        if file != "-" and (where in written or _reads(where, read)):
             continue  # two reports asked of one file: the first is written; never over a file the command reads
             # (check_outputs refuses the run)
         written.add(where)
@@ -393,20 +444,6 @@ def emit_error(argv: list[str], message: str, exit_code: int, root: click.Comman
             pass
     if fmt and fmt != "text" and not any(f == "-" for _, f in outputs):  # --format: the report on stdout
         click.echo(render_error(fmt, command, message, exit_code))
-
-
-def _named_files(tokens: list[str]) -> set[str]:
-    """The realpaths of the existing files ``tokens`` (argv less the reports' files) name: a contract, a
-    baseline, a kernel as ``FILE:FUNCTION``. An error report is never written over one."""
-    import os
-
-    found = set()
-    for token in tokens:
-        value = token.partition("=")[2] if token.startswith("--") else token
-        for candidate in (value, value.rpartition(":")[0]):
-            if candidate and os.path.isfile(candidate):
-                found.add(os.path.realpath(candidate))
-    return found
 
 
 def device_option(command: str) -> Callable:
