@@ -60,7 +60,12 @@ def _serve(conn: Any) -> None:
             with C.quiet_torch_logging():
                 out = op(*args, **kwargs)
             reply = (True, CA.describe(out))
-        except Exception as exc:  # noqa: BLE001 - the kernel rejects these inputs: the reply says how
+        except BaseException as exc:  # noqa: BLE001 - the kernel rejects these inputs (its own BaseException
+            # too): the reply says how; the user's Ctrl-C ends the worker
+            from ..errors import user_stopped
+
+            if user_stopped(exc):
+                raise
             reply = (False, CA.call_error(exc))
         try:
             conn.send(reply)

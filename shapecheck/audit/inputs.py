@@ -155,7 +155,10 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
             return True, CA.describe(call(*args, **kwargs))
     except C.DATA_ERRORS as exc:
         return False, DATA_DEPENDENT + CA.call_error(exc)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the fake rejects these inputs: the error says how
+    except BaseException as exc:  # noqa: BLE001 - the fake rejects these inputs (its own KeyboardInterrupt, an
+        # os._exit, sys.exit too): the error says how; the user's Ctrl-C stops the run
+        if not kernel_failure(exc):
+            raise
         return False, CA.call_error(exc)
 
 

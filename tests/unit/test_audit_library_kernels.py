@@ -206,3 +206,27 @@ def test_a_membership_check_is_one_relation_not_its_first_comparison(tmp_path, m
     (rec,) = doc["ops"]
     assert [r["expr"] for r in rec["requires"]] == ["bits in (2, 4)"], rec["requires"]
     sys.modules.pop("bitslib", None)
+
+
+KI_KERNEL = '''import torch
+from torch._meta_registrations import register_meta
+aten = torch.ops.aten
+
+
+@register_meta(aten.pixel_shuffle.default)
+def meta_ps(self, upscale_factor):
+    raise KeyboardInterrupt("the kernel's own")
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_that_raises_keyboardinterrupt_is_a_fake_that_rejects(tmp_path, capfd):
+    """The kernel's own KeyboardInterrupt (no Ctrl-C came) is its failure, as verify says (SC007): the audit's
+    worker goes on, prints no traceback, and the op is without inputs (never a pass), not 'not run'."""
+    kernel = tmp_path / "ki.py"
+    kernel.write_text(KI_KERNEL)
+    code, out = _audit("--meta-source", str(kernel), "--ops", "aten::pixel_shuffle.default", "-j", "1", "--no-cache",
+                       "--format", "json")
+    (rec,) = json.loads(out)["ops"]
+    assert code == 3 and rec["status"] == "no-inputs", rec
+    assert "Traceback" not in capfd.readouterr().err
