@@ -100,9 +100,11 @@ def audit_untraced(cwd: Path | None = None) -> dict[str, str]:
 FROM_FILE: dict[str, str] = {}
 
 
-def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
+def default_map(root: click.Group, cwd: Path | None = None, argv: list[str] | None = None) -> dict[str, Any]:
     """click's ``default_map`` for the command tree ``root``, from the nearest ``[tool.shapecheck]``; every
-    value checked against the option of each command it goes to."""
+    value checked against the option of each command it goes to. A shared value another command's option
+    refuses (``format = "junit"``, which audit lacks) is left out for that command, and refused only where
+    ``argv`` runs it (None: refused everywhere)."""
     FROM_FILE.clear()
     pyproject = find_pyproject(cwd or Path.cwd())
     if pyproject is None:
@@ -119,7 +121,8 @@ def default_map(root: click.Group, cwd: Path | None = None) -> dict[str, Any]:
         if not isinstance(own, dict):
             raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table, found {_type_name(own)}")
         params = _options_of(root, click_path)
-        values = {**_params(pyproject, shared, "tool.shapecheck", params),
+        runs = argv is None or tuple(argv[:len(click_path)]) == click_path
+        values = {**_params(pyproject, shared, "tool.shapecheck", params, strict=runs),
                   **_params(pyproject, own, f"tool.shapecheck.{command}", params, own_table=True)}
         node = out
         for part in click_path[:-1]:
@@ -142,9 +145,10 @@ def _options_of(root: click.Group, click_path: tuple[str, ...]) -> dict[str, cli
 
 
 def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[str, click.Parameter],
-            own_table: bool = False) -> dict[str, Any]:
+            own_table: bool = False, strict: bool = True) -> dict[str, Any]:
     """The table's options that the command has (``params``), each value checked; with ``own_table`` (the
-    command's own table) a key the command has no option for is refused, as an unknown key is."""
+    command's own table) a key the command has no option for is refused, as an unknown key is. Not
+    ``strict`` (a command this run does not invoke): a shared value its option refuses is left out."""
     out: dict[str, Any] = {}
     seen: dict[str, str] = {}
     for key, value in entries.items():
@@ -173,7 +177,12 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
                      for v in value]
         elif name == "output" and isinstance(value, list):
             value = [_output_relative(pyproject, v) for v in value]
-        check_value(f"{pyproject}: [{where}] {key}", value, param)  # paths as they will be used
+        try:
+            check_value(f"{pyproject}: [{where}] {key}", value, param)  # paths as they will be used
+        except UserError:
+            if strict or own_table:
+                raise
+            continue
         out[OPTIONS[name]] = value
         FROM_FILE[name] = f"{pyproject} [{where}] {key}"
     return out

@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         with no_hard_exit(), guard_for(args):  # a kernel's os._exit is its failure, not a silent exit 0
-            cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli))
+            cli.main(args=args, prog_name="shapecheck", standalone_mode=False, default_map=default_map(cli, argv=args))
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tests.conftest import KERNELS, invoke
+from tests.conftest import KERNELS, ROOT, invoke
 from tests.unit.test_gate import small_contract
 
 REGRESSED = KERNELS / "regressed_registrations.py"
@@ -93,3 +93,21 @@ def test_a_project_file_value_refused_only_when_used_names_the_file_and_key(tmp_
     # given on the command line, the option is the user's: no file named
     res = invoke("verify", "op", "aten::index_select", "--meta-source", "other.py", cwd=tmp_path)
     assert res.returncode == 2 and "set by" not in res.stderr, res.stderr
+
+
+def test_a_shared_value_one_command_lacks_applies_to_the_others_and_is_refused_only_there(tmp_path):
+    """``format = "junit"`` in the shared table: verify and gate write JUnit; audit, which has no JUnit, refuses
+    it naming the file and key, and only when audit runs."""
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck]\nformat = "junit"\n')
+    res = invoke("contract", "check", ROOT / "contracts" / "aten" / "index_select.toml", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    res = invoke("audit", "--ops", "aten::index_select.default", "--no-cache", cwd=tmp_path)
+    assert res.returncode == 2 and "[tool.shapecheck] format" in res.stderr and "'junit'" in res.stderr, res.stderr
+
+
+@pytest.mark.slow
+def test_a_shared_junit_format_gives_verify_junit(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck]\nformat = "junit"\n')
+    res = invoke("verify", "op", "aten::index_select", "--contract", ROOT / "contracts" / "aten" / "index_select.toml",
+                 "-j", "1", "--no-cache", cwd=tmp_path)
+    assert res.returncode == 0 and res.stdout.startswith("<?xml"), res.stderr
