@@ -116,18 +116,25 @@ def default_map(root: click.Group, cwd: Path | None = None, argv: list[str] | No
         audit_untraced(pyproject.parent)
     shared = {k: v for k, v in found.items() if k not in COMMANDS}
     out: dict[str, Any] = {}
+    refused: dict[str, UserError] = {}  # shared key -> why a command this run does not invoke refused it
+    taken: set[str] = set()  # shared keys some command's option takes
     for command, click_path in COMMANDS.items():
         own = found.get(command, {})
         if not isinstance(own, dict):
             raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table, found {_type_name(own)}")
         params = _options_of(root, click_path)
         runs = argv is None or tuple(argv[:len(click_path)]) == click_path
-        values = {**_params(pyproject, shared, "tool.shapecheck", params, strict=runs),
+        common = _params(pyproject, shared, "tool.shapecheck", params, strict=runs, refused=refused)
+        taken.update(k for k in shared if OPTIONS.get(k.replace("_", "-")) in common)
+        values = {**common,
                   **_params(pyproject, own, f"tool.shapecheck.{command}", params, own_table=True)}
         node = out
         for part in click_path[:-1]:
             node = node.setdefault(part, {})
         node[click_path[-1]] = values
+    for key, err in refused.items():
+        if key not in taken:  # no command takes the value: a mistake, whichever command runs
+            raise err
     # contract check and contract draft load ops too: the shared table's imports (and case limit) apply
     for command in ("check", "draft"):
         params = _options_of(root, ("contract", command))
@@ -145,10 +152,12 @@ def _options_of(root: click.Group, click_path: tuple[str, ...]) -> dict[str, cli
 
 
 def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[str, click.Parameter],
-            own_table: bool = False, strict: bool = True) -> dict[str, Any]:
+            own_table: bool = False, strict: bool = True,
+            refused: dict[str, UserError] | None = None) -> dict[str, Any]:
     """The table's options that the command has (``params``), each value checked; with ``own_table`` (the
     command's own table) a key the command has no option for is refused, as an unknown key is. Not
-    ``strict`` (a command this run does not invoke): a shared value its option refuses is left out."""
+    ``strict`` (a command this run does not invoke): a shared value its option refuses is left out, and noted
+    in ``refused`` (``default_map`` refuses it where no command takes it)."""
     out: dict[str, Any] = {}
     seen: dict[str, str] = {}
     for key, value in entries.items():
@@ -179,9 +188,12 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
             value = [_output_relative(pyproject, v) for v in value]
         try:
             check_value(f"{pyproject}: [{where}] {key}", value, param)  # paths as they will be used
-        except UserError:
-            if strict or own_table:
+        except UserError as err:
+            # only a choice one command lacks (audit's formats) waits for that command; a malformed value is
+            # refused whichever command runs
+            if strict or own_table or refused is None or not isinstance(param.type, click.Choice):
                 raise
+            refused.setdefault(key, err)
             continue
         out[OPTIONS[name]] = value
         FROM_FILE[name] = f"{pyproject} [{where}] {key}"
