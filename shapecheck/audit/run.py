@@ -543,6 +543,11 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         from ..cache import store as cache
 
         options = replace(options, cache=cache.enabled())
+    from ..kernel.sources import MetaSource
+
+    if isinstance(source, MetaSource) and not _registered(source.file):  # as verify: nothing of it would run
+        raise UserError(f"{source.file}: --meta-source registers no function for any op (register_meta, "
+                        "register_decomposition, register_fake, impl_abstract or <custom op>.register_fake)")
     start = time.monotonic()
     extra: set[str] = set()
     fresh: set[str] = set()  # the namespaces the imports made: their every op is the library's
@@ -571,8 +576,11 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     if imports and not patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--import {' '.join(imports)}: the import registers no op (a library whose ops are "
                         "registered elsewhere: name them with --ops 'ns::*')")
-    if patterns and not names and not unreachable:  # else a pass of 0 ops
-        raise UserError(f"--ops {' '.join(patterns)}: no op with a meta or fake kernel matches (patterns match "
+    found = [*names, *unreachable]
+    idle = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) or fnmatch.fnmatchcase(n.partition(".")[0], p)
+                                           for n in found)]
+    if idle:  # a typo beside a pattern that matches would otherwise narrow the run in silence
+        raise UserError(f"--ops {' '.join(idle)}: no op with a meta or fake kernel matches (patterns match "
                         "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")
     k, n = shard
     mine = [x for i, x in enumerate(names) if i % n == k - 1]

@@ -53,22 +53,25 @@ class GateOptions:
 def contract_files(paths: list[str], cwd: Path) -> list[Path]:
     """The contract files of a gate run, deduplicated and sorted: ``paths`` when given, else the shipped
     ``contracts/`` plus those configured in the nearest ``pyproject.toml``."""
+    named: dict[Path, str] = {}  # a root the project file names -> where (its error names the file and key)
     if paths:
         roots = [cwd / p for p in paths]
     else:
         roots = [shipped_contracts_dir()]
         pyproject = find_pyproject(cwd)
         if pyproject is not None:
-            roots += configured_contract_paths(pyproject)
+            configured = configured_contract_paths(pyproject)
+            named = {r: f" ({pyproject} [tool.shapecheck] contracts)" for r in configured}
+            roots += configured
     for r in roots:
         _resolved(r)  # a symlink loop is named as one
         if not r.exists():
-            raise UserError(f"{display(r, cwd)}: no such contract file or directory")
+            raise UserError(f"{display(r, cwd)}: no such contract file or directory{named.get(r, '')}")
     files: dict[Path, Path] = {}
     for r in roots:
         found = discover([r])
         if r.is_dir() and not found:
-            raise UserError(f"{display(r, cwd)}: no contract (*.toml) under this directory")
+            raise UserError(f"{display(r, cwd)}: no contract (*.toml) under this directory{named.get(r, '')}")
         for f in found:
             files.setdefault(_resolved(f), f)
     return sorted((Path(display(f, cwd)) for f in files.values()), key=str)

@@ -228,6 +228,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except click.exceptions.Abort:
         _fail(args, "shapecheck: aborted", 2)
+    except click.exceptions.NoArgsIsHelpError as e:  # `shapecheck` (or a group) alone: its help, as it reads
+        click.echo(e.format_message(), err=True)
+        sys.exit(2)
     except click.ClickException as e:
         where = f" ({e.ctx.command_path})" if getattr(e, "ctx", None) is not None else ""
         _fail(args, f"shapecheck: error{where}: {_one_line(e.format_message())} (see --help)", 2)

@@ -1,0 +1,33 @@
+"""Mistakes in what a user names: a --meta-source that registers nothing (audit as verify), an --ops pattern
+that matches nothing beside one that does, a configured contracts path that is not there (named with the project
+file and key), and ``shapecheck`` alone (its help, as it reads)."""
+
+from __future__ import annotations
+
+from tests.conftest import invoke
+
+
+def test_audit_refuses_a_meta_source_that_registers_nothing(tmp_path):
+    (tmp_path / "nothing.py").write_text("import torch\n\n\ndef helper(x):\n    return x\n")
+    res = invoke("audit", "--meta-source", tmp_path / "nothing.py", "--ops", "aten::pixel_shuffle.default", "-j", "1",
+                 "--no-cache")
+    assert res.returncode == 2 and "registers no function for any op" in res.stderr, res.stderr
+
+
+def test_an_ops_pattern_that_matches_nothing_is_named_though_another_matches():
+    res = invoke("audit", "--ops", "aten::pixel_shuffle.default", "--ops", "aten::pixle_shuffle*", "-j", "1",
+                 "--no-cache")
+    assert res.returncode == 2 and "--ops aten::pixle_shuffle*" in res.stderr and "pixel_shuffle.default" not in \
+        res.stderr.partition(":")[2].partition(":")[0], res.stderr
+
+
+def test_a_configured_contracts_path_that_is_not_there_names_the_project_file(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck]\ncontracts = ["nope/"]\n')
+    res = invoke("gate", "-j", "1", cwd=tmp_path)
+    assert res.returncode == 2 and "pyproject.toml [tool.shapecheck] contracts" in res.stderr, res.stderr
+
+
+def test_shapecheck_alone_prints_its_help_as_it_reads():
+    res = invoke()
+    assert res.returncode == 2 and res.stderr.startswith("Usage: shapecheck") and "\\n" not in res.stderr
+    assert len(res.stderr.splitlines()) > 5
