@@ -31,6 +31,7 @@ from .spec import short
 from .suppress_table import load_suppressions
 
 _PATH_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+_ERA = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 TOP_KEYS = {"schema", "op", "doc", "dims", "choices", "domain", "let", "args", "paths", "meta", "suppress",
             "rejects"}
 PATH_KEYS = {"id", "era", "when", "outputs", "runtime_outputs", "source", "doc"}
@@ -278,6 +279,8 @@ def load_path(r: Reader, i: int, p: JSON, seen: set[tuple[str, str]]) -> S.PathS
     if not _PATH_ID.fullmatch(pid):
         raise r.err(f"{key}.id", f"expected a kebab-case id, found {short(pid)}")
     era = r.want(p.get("era", "default"), f"{key}.era", str)
+    if not _ERA.fullmatch(era):  # printed in every report: no control characters, no spaces
+        raise r.err(f"{key}.era", f"expected an era name (letters, digits, '.', '_', '-'), found {short(era)}")
     if (era, pid) in seen:
         raise r.err(f"{key}.id", f"duplicate path id {pid!r} in era {short(era)}")
     seen.add((era, pid))

@@ -419,7 +419,10 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
     table = FORMATS[fmt]
     kind = next(t for t in type(result).__mro__ if t in table)
     renderer = cast("Renderer[RunResult]", table[kind])  # picked by the result's type: it takes the result
-    return renderer(result, cwd, context=context, quiet=quiet)
+    text = renderer(result, cwd, context=context, quiet=quiet)
+    if fmt == "text":  # a kernel's message, a contract's doc or reason: a raw ESC or BEL is shown, not sent
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return text
 
 
 def cache_line(result: RunResult) -> str:

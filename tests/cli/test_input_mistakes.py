@@ -4,7 +4,9 @@ file and key), and ``shapecheck`` alone (its help, as it reads)."""
 
 from __future__ import annotations
 
-from tests.conftest import invoke
+import pytest
+
+from tests.conftest import ROOT, invoke
 
 
 def test_audit_refuses_a_meta_source_that_registers_nothing(tmp_path):
@@ -31,3 +33,19 @@ def test_shapecheck_alone_prints_its_help_as_it_reads():
     res = invoke()
     assert res.returncode == 2 and res.stderr.startswith("Usage: shapecheck") and "\\n" not in res.stderr
     assert len(res.stderr.splitlines()) > 5
+
+
+def test_an_era_name_with_a_control_character_is_bad_input(tmp_path):
+    text = (ROOT / "contracts" / "aten" / "index_select.toml").read_text()
+    contract = tmp_path / "c.toml"
+    contract.write_text(text.replace('[[paths]]\n', '[[paths]]\nera = "x\\u001b[31m"\n', 1))
+    res = invoke("contract", "check", contract)
+    assert res.returncode == 2 and ".era" in res.stderr and "\x1b" not in res.stderr, res.stderr
+
+
+@pytest.mark.slow
+def test_a_kernels_control_characters_are_shown_in_text_not_sent(tmp_path):
+    (tmp_path / "k.py").write_text("def kernel(self, dim, index):\n    raise RuntimeError('red \\x1b[31m bell \\x07')\n")
+    res = invoke("verify", "op", "aten::index_select", "--contract", ROOT / "contracts" / "aten" / "index_select.toml",
+                 "--meta", f"{tmp_path / 'k.py'}:kernel", "-j", "1", "--no-cache")
+    assert res.returncode == 1 and "\\x1b[31m" in res.stdout and "\x1b" not in res.stdout and "\x07" not in res.stdout
