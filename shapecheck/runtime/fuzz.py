@@ -106,12 +106,18 @@ def _same_contract(file: str, data: dict, contract: Contract, found: list[Findin
     op = data.get("op")
     if not isinstance(op, str) or normalize_op(op) != normalize_op(contract.op):
         raise TargetError(f"--from-verify {file}: op: the report is of {op!r}, not of {contract.op}")
+    from ..contract.model import size_names
+
     cases = {c.id for c in contract.cases()}
+    known = set(contract.dim_names) | set(size_names(contract))
     for i, v in enumerate(found):
         if v.case not in cases:
             raise TargetError(f"--from-verify {file}: violations[{i}].case: {v.case!r} is not a case of the contract")
         for key, point in (("counterexample", v.counterexample), ("witness", v.witness or {})):
             for name, value in point.items():
+                if name not in known:
+                    raise TargetError(f"--from-verify {file}: violations[{i}].{key}.{name}: not a dim of the "
+                                      f"contract (its dims: {', '.join(contract.dim_names)})")
                 dim = contract.dim(name) if name in contract.dim_names else None
                 if dim is not None and not dim.min <= value <= dim.max:
                     raise TargetError(f"--from-verify {file}: violations[{i}].{key}.{name}: {value} is outside "

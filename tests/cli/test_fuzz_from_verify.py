@@ -26,6 +26,7 @@ def _report(tmp_path, op="aten::index_select", case="rank=1,dim=0,index_rank=0,i
     ({"case": "rank=7"}, "violations[0].case: 'rank=7' is not a case of the contract"),
     ({"point": {"N": -5}}, "violations[0].counterexample.N: -5 is outside the contract's range"),
     ({"point": {"N": 1.5}}, "a size must be an integer, not 1.5"),
+    ({"point": {"N": 2, "Q": 3}}, "violations[0].counterexample.Q: not a dim of the contract"),
 ])
 def test_a_report_of_another_op_case_or_range_is_bad_input(tmp_path, kwargs, key):
     path = _report(tmp_path, **kwargs)
