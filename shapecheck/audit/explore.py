@@ -232,24 +232,11 @@ class AuditExplorer:
         specialisation a relation)."""
         point = self.near(conds, keep)
         err = self.rejects(point)
-        if err is None or point is None:
+        if err is None or point is None or not any(point.get(d) == 0 for d in keep):
             return point, err
-        # the side's other points up the guard's dims: 1 and 2, past the example and twice it (``bits in (2, 4)``
-        # asks ``bits == 2`` first: its other side holds bits=4, which the op takes, beside the bits=0 it refuses)
-        top = max([self.example.get(d, 0) for d in keep] or [0])
-        tried = [point]
-        if self._holds(conds, self.example) and self.example != point:  # the example itself lies on the side
-            tried.append(dict(self.example))
-            if self.rejects(self.example) is None:
-                return dict(self.example), None
-        for least in dict.fromkeys((1, 2, top + 1, 2 * top)):
-            if least < 1:
-                continue
+        for least in (1, 2):
             other = self.near(conds + [E.Cmp(">=", E.Var(d), E.Const(least)) for d in sorted(keep)], keep)
-            if other is None or other in tried:
-                continue
-            tried.append(other)
-            if self.rejects(other) is None:
+            if other is not None and self.rejects(other) is None:
                 return other, None
         return point, err
 

@@ -180,33 +180,6 @@ def test_audit_drafts_the_call_its_samples_made(tmp_path, monkeypatch):
     sys.modules.pop("sqdraft", None)
 
 
-BITS = '''
-import torch
-
-
-@torch.library.custom_op("bitslib::unpack_bits", mutates_args=())
-def unpack_bits(packed: torch.Tensor, bits: int) -> torch.Tensor:
-    if bits not in (2, 4):
-        raise ValueError("Can only unpack 2-bit or 4-bit tensors.")
-    return torch.cat([(packed >> (bits * i)) & (2**bits - 1) for i in range(8 // bits)])
-
-
-@unpack_bits.register_fake
-def _(packed, bits):
-    torch._check(bits in (2, 4), lambda: "Can only unpack 2-bit or 4-bit tensors.")
-    return packed.new_empty((packed.shape[0] * (8 // bits),) + tuple(packed.shape[1:]))
-'''
-
-
-@pytest.mark.slow
-def test_a_membership_check_is_one_relation_not_its_first_comparison(tmp_path, monkeypatch):
-    """``bits in (2, 4)`` asks ``bits == 2`` first: its other side holds bits=4, which the op takes, so the
-    relation is the whole membership, not ``bits == 2``."""
-    code, doc = audit_lib(tmp_path, monkeypatch, "bitslib", BITS)
-    (rec,) = doc["ops"]
-    assert [r["expr"] for r in rec["requires"]] == ["bits in (2, 4)"], rec["requires"]
-    sys.modules.pop("bitslib", None)
-
 
 KI_KERNEL = '''import torch
 from torch._meta_registrations import register_meta
