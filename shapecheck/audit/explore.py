@@ -123,6 +123,9 @@ class AuditExplorer:
         self.undecided: list[tuple[Guarded, list[E.Node], str]] = []  # branches whose both sides the op refused
         self.helper_sides: set[E.Node] = set()  # the conditions of the sides of torch's helpers explored
         self.branch_sides: set[E.Node] = set()  # the sides of the kernel's branches explored, both accepted
+        # one-sided branches: the relation each would be, judged once its refused side is traced (``_one_sided``)
+        self.tentative: list[tuple[Guarded, list[E.Node], str, E.Node, dict | None, str]] = []
+        self.returned: list[tuple[list[E.Node], list[E.Node]]] = []  # (region, its asserts) of each trace that returned
 
     def run(self) -> OpAudit:
         st = self.state
@@ -135,6 +138,7 @@ class AuditExplorer:
             st.traces += 1
             if isinstance(t, Finished):
                 self._asserts(t, pc)
+                self.returned.append((pc, [a.expr for a in t.asserts if a.expr is not None]))
                 pending = unsettled_fallback(t, self.solver, pc)
                 if pending is None:
                     st.leaves += 1
@@ -161,6 +165,7 @@ class AuditExplorer:
                 self._failed(t, pc)
             else:
                 self._guarded(t, pc)
+        self._one_sided()
         self._undecided()
         return st
 
@@ -362,14 +367,13 @@ class AuditExplorer:
         # side with only the guard's dims moved would break that demand, and the op's refusal would hide the branch
         (pos, err_pos), (neg, err_neg) = (self.side(pc + facts + [t.guard], keep),
                                           self.side(pc + facts + [E.negate(t.guard)], keep))
-        if (err_pos is None) != (err_neg is None):  # the op rejects one side: a relation it demands
+        if (err_pos is None) != (err_neg is None):  # the op rejects one side at this point: a relation it demands,
+            # unless the refused side's own trace returns (``if x_0 > 16: torch._check(x_1 % 8 == 0)`` refuses
+            # x_0=17 only with x_1 at the example's 3): both sides are traced, and ``_one_sided`` judges
             side = t.guard if err_pos is None else E.negate(t.guard)
             bad = neg if err_pos is None else pos
-            # asked on a side of a branch both of whose sides the op takes (``bits == 4`` where bits != 2, after
-            # ``bits in (2, 4)`` asked ``bits == 2``), or in a region the example lies outside: demanded there only
-            premises = [E.negate(c) for c in pc if c in self.branch_sides]
-            demand = self._within(E.disj([*premises, side]) if premises else side, pc)
-            self.require(E.to_text(demand), t.loc, f"the fake kernel rejects {_point(bad)}: {err_neg or err_pos}")
+            self.tentative.append((t, pc, text, side, bad, err_neg or err_pos or ""))
+            self.work.append(pc + [E.negate(side)])
             self.work.append(pc + [side])
             return
         if err_pos is None and self._broadcast_only(t.guard, pc):
@@ -420,6 +424,27 @@ class AuditExplorer:
                                                   "example sizes, as torch.export traces)"
         self.add(cls, text, t.loc, neg or {}, pos, f"the kernel branches on {text}{via}; the op accepts both sides")
         return cls
+
+    def _one_sided(self) -> None:
+        """Each branch one of whose sides the op refused at the point tried: where a trace of the refused side
+        returned (under the asserts it made), the branch is the kernel's (a finding at a point of that side that
+        meets them); where none did, the accepted side is a relation the op demands."""
+        for t, pc, text, side, bad, err in self.tentative:
+            refused = pc + [E.negate(side)]
+            back = [conds + asserts for conds, asserts in self.returned if conds[:len(refused)] == refused]
+            if back:
+                keep = set(_guard_dims(t)) | {n for conds in back for c in conds for n in E.free_names(c)}
+                there, why = self.side(back[0], keep & set(self.dims))
+                here = self.near(pc + [side], set(_guard_dims(t)))
+                if why is None:
+                    pos, neg = (here, there) if side == t.guard else (there, here)
+                    self._accepted_branch(t, text, pos, neg)
+                    continue
+            # asked on a side of a branch both of whose sides the op takes (``bits == 4`` where bits != 2, after
+            # ``bits in (2, 4)`` asked ``bits == 2``), or in a region the example lies outside: demanded there only
+            premises = [E.negate(c) for c in pc if c in self.branch_sides]
+            demand = self._within(E.disj([*premises, side]) if premises else side, pc)
+            self.require(E.to_text(demand), t.loc, f"the fake kernel rejects {_point(bad)}: {err}")
 
     def _undecided(self) -> None:
         """The branches whose two sides the op refused, judged again with what the regions found it demands (the

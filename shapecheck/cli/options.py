@@ -299,6 +299,8 @@ def _read_by(params: dict) -> dict[str, str]:
         if name in _WRITTEN:
             continue
         for v in value if isinstance(value, (tuple, list)) else (value,):
+            if not isinstance(v, (str, os.PathLike)) and isinstance(getattr(v, "file", None), str):
+                v = v.file  # a kernel source already parsed (--meta FILE:FUNC, --meta-source FILE)
             if isinstance(v, (str, os.PathLike)):
                 text = os.fspath(v)
                 named += [(f"--{name.replace('_', '-')} {c}", c) for c in (text, text.rpartition(":")[0]) if c]

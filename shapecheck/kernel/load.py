@@ -169,15 +169,28 @@ def _check_outputs(contract: Any, op: Any) -> None:
         for i, (out, kind) in enumerate(zip(p.outputs, returns)):
             entries = [v for _, v in out.alternatives] if isinstance(out, S.Select) else [out]
             for e in entries:  # "none" stays: a C++ kernel returns an undefined Tensor as None (SC019)
-                if kind in ("Tensor", "Tensor?") and isinstance(e, E.Node) and not _tuple_like(e):
-                    raise ContractError(f"{where}[{i}]]", f"the integer {E.to_text(e)}, but {op.name()} returns a "
-                                                          "Tensor there: give its shape as a tuple, (N,) for one dim")
+                shapes = [e] if isinstance(e, E.Node) else \
+                    [v for v in _alternatives(e.shape) if isinstance(v, E.Node)] if isinstance(e, S.OutputSpec) else []
+                for shape in shapes:
+                    if kind in ("Tensor", "Tensor?") and not _tuple_like(shape):
+                        raise ContractError(f"{where}[{i}]]", f"the integer {E.to_text(shape)}, but {op.name()} "
+                                                              "returns a Tensor there: give its shape as a tuple, "
+                                                              "(N,) for one dim")
 
 
 def _tuple_like(node: Any) -> bool:
-    """Whether an output expression is a shape (a tuple, an argument's shape, a slice or concatenation of them)."""
+    """Whether an output expression is a shape (a tuple, an argument's shape, a slice or concatenation of them;
+    a conditional either of whose values is one)."""
+    if isinstance(node, E.Ite):
+        return _tuple_like(node.then) or _tuple_like(node.other)
     return not isinstance(node, (E.Var, E.Const, E.Arith, E.Neg, E.Call)) or \
         isinstance(node, E.Call) and node.fn not in ("max", "min", "ceil", "floor", "abs")
+
+
+def _alternatives(value: Any) -> list[Any]:
+    from ..contract import spec as S
+
+    return [v for _, v in value.alternatives] if isinstance(value, S.Select) else [value]
 
 
 def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:

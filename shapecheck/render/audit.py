@@ -14,7 +14,7 @@ from ..edges import JSON
 from ..findings import SourceLoc
 from ..paths import base_uris, locate
 from ..rules import RULES, Command, RuleCode, rules_of
-from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule
+from .ci import SARIF_SCHEMA, _gh, _sarif_location, _sarif_rule, terminal_safe
 
 if TYPE_CHECKING:
     from ..audit.run import AuditRun
@@ -171,4 +171,4 @@ def render(run: AuditRun, fmt: str, *, quiet: bool = False) -> str:
         return json.dumps(to_sarif(run), indent=2)
     if fmt == "github":
         return render_github(run)
-    return render_text(run, quiet=quiet)
+    return terminal_safe(render_text(run, quiet=quiet))

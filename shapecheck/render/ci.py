@@ -339,7 +339,15 @@ def render_junit(result: RunResult, cwd: Path) -> str:
 #: characters XML 1.0 cannot hold (controls but tab, newline and return; lone surrogates, as a file name that is
 #: not UTF-8 decodes to; U+FFFE and U+FFFF), and the controls a log line should not carry raw
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")  # C0 and C1 (a CSI \x9b, NEL \x85) but tab, LF, CR
+_TEXT_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # and CR and line separators, in text
+
+
+def terminal_safe(text: str) -> str:
+    """A text report as a terminal shows it: a raw control character (a kernel's ESC or BEL, a CR that would
+    overwrite the line) as ``\\xNN``; tabs and line breaks stay."""
+    return _TEXT_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else
+                             f"\\u{ord(m.group()):04x}", text)
 
 
 def _xml_text(text: str) -> str:
@@ -420,9 +428,7 @@ def render(result: RunResult, fmt: str, cwd: Path, *, context: int = 2, quiet: b
     kind = next(t for t in type(result).__mro__ if t in table)
     renderer = cast("Renderer[RunResult]", table[kind])  # picked by the result's type: it takes the result
     text = renderer(result, cwd, context=context, quiet=quiet)
-    if fmt == "text":  # a kernel's message, a contract's doc or reason: a raw ESC or BEL is shown, not sent
-        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return text
+    return terminal_safe(text) if fmt == "text" else text  # a kernel's message, a contract's doc: shown, not sent
 
 
 def cache_line(result: RunResult) -> str:

@@ -49,3 +49,9 @@ def test_a_kernels_control_characters_are_shown_in_text_not_sent(tmp_path):
     res = invoke("verify", "op", "aten::index_select", "--contract", ROOT / "contracts" / "aten" / "index_select.toml",
                  "--meta", f"{tmp_path / 'k.py'}:kernel", "-j", "1", "--no-cache")
     assert res.returncode == 1 and "\\x1b[31m" in res.stdout and "\x1b" not in res.stdout and "\x07" not in res.stdout
+
+
+def test_text_escapes_c1_controls_and_carriage_returns():
+    from shapecheck.render.ci import terminal_safe
+
+    assert terminal_safe("a\x9b31m b\rc\x85d\u2028e\tf\ng") == "a\\x9b31m b\\x0dc\\x85d\\u2028e\tf\ng"

@@ -99,7 +99,9 @@ def test_an_output_that_is_no_size_is_bad_input_at_load(tmp_path, output, says):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("outputs,says", [('["(B, C // (r * r), H * r, W * r)", "(B,)"]', "2 outputs, but"),
-                                          ('["B"]', "the integer B, but")])
+                                          ('["B"]', "the integer B, but"),
+                                          ('["B if B > C else H"]', "the integer (B if B > C else H), but"),
+                                          ('[{ shape = "B" }]', "the integer B, but")])
 def test_outputs_the_ops_schema_cannot_return_are_bad_input(tmp_path, outputs, says):
     text = PIXEL_SHUFFLE.read_text()
     contract = tmp_path / "c.toml"

@@ -33,3 +33,12 @@ def test_a_report_over_a_file_the_command_reads_is_refused(project, args):
     res = invoke(*args, cwd=project)
     assert res.returncode == 2 and "which this command reads" in res.stderr, res.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_a_report_over_the_meta_kernels_file_is_refused(project):
+    kernel = project / "k.py"
+    kernel.write_text("def kern(self, upscale_factor):\n    return self\n")
+    before = kernel.read_bytes()
+    res = invoke("verify", "op", "aten::pixel_shuffle", "--contract", "contracts/c.toml", "--meta", "k.py:kern", "-j",
+                 "1", "--output", "json=k.py", cwd=project)
+    assert res.returncode == 2 and "--meta k.py" in res.stderr and kernel.read_bytes() == before, res.stderr

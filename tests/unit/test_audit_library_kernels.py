@@ -203,3 +203,35 @@ def test_a_fake_that_raises_keyboardinterrupt_is_a_fake_that_rejects(tmp_path, c
     (rec,) = json.loads(out)["ops"]
     assert code == 3 and rec["status"] == "no-inputs", rec
     assert "Traceback" not in capfd.readouterr().err
+
+
+SIDE_CHECK = '''
+import torch
+
+
+@torch.library.custom_op("sidelib::sidecheck", mutates_args=())
+def sidecheck(x: torch.Tensor) -> torch.Tensor:
+    if x.shape[0] > 16:
+        torch._check(x.shape[1] % 8 == 0, lambda: "a multiple of 8 for big x")
+    return x.clone()
+
+
+@sidecheck.register_fake
+def _(x):
+    if x.shape[0] > 16:
+        torch._check(x.shape[1] % 8 == 0, lambda: "a multiple of 8 for big x")
+    return torch.empty_like(x)
+'''
+
+
+@pytest.mark.slow
+def test_a_check_on_one_side_of_a_branch_is_a_branch_and_a_premised_relation(tmp_path, monkeypatch):
+    """The side x_0 > 16 is refused with x_1 at the example's 3, yet its own trace returns (asserting x_1 % 8 == 0):
+    the branch is the kernel's (strict export with a dynamic x_0 refuses it), and the relation is premised on it,
+    never ``requires x_0 <= 16`` with a pass."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "sidelib", SIDE_CHECK)
+    (rec,) = doc["ops"]
+    assert [(f["class"], f["expr"]) for f in rec["findings"]] == [("constant-comparison", "x_0 > 16")], rec
+    assert [r["expr"] for r in rec["requires"]] == ["x_0 <= 16 or x_1 % 8 == 0"]
+    assert code == 1
+    sys.modules.pop("sidelib", None)
