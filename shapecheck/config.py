@@ -124,7 +124,10 @@ def default_map(root: click.Group, cwd: Path | None = None, argv: list[str] | No
             raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table, found {_type_name(own)}")
         params = _options_of(root, click_path)
         runs = argv is None or tuple(argv[:len(click_path)]) == click_path
-        common = _params(pyproject, shared, "tool.shapecheck", params, strict=runs, refused=refused)
+        given = {name for name, p in params.items() if argv is not None and runs and any(
+            a == opt or a.startswith(opt + "=") for a in argv for opt in (*p.opts, *p.secondary_opts))}
+        common = _params(pyproject, {k: v for k, v in shared.items() if OPTIONS.get(k.replace("_", "-")) not in given},
+                         "tool.shapecheck", params, strict=runs, refused=refused)
         taken.update(k for k in shared if OPTIONS.get(k.replace("_", "-")) in common)
         values = {**common,
                   **_params(pyproject, own, f"tool.shapecheck.{command}", params, own_table=True)}

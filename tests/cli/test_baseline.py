@@ -95,6 +95,7 @@ def test_a_project_file_value_refused_only_when_used_names_the_file_and_key(tmp_
     assert res.returncode == 2 and "set by" not in res.stderr, res.stderr
 
 
+@pytest.mark.slow  # an audit run
 def test_a_shared_value_one_command_lacks_applies_to_the_others_and_is_refused_only_there(tmp_path):
     """``format = "junit"`` in the shared table: verify and gate write JUnit; audit, which has no JUnit, refuses
     it naming the file and key, and only when audit runs."""
@@ -103,6 +104,10 @@ def test_a_shared_value_one_command_lacks_applies_to_the_others_and_is_refused_o
     assert res.returncode == 0, res.stderr
     res = invoke("audit", "--ops", "aten::index_select.default", "--no-cache", cwd=tmp_path)
     assert res.returncode == 2 and "[tool.shapecheck] format" in res.stderr and "'junit'" in res.stderr, res.stderr
+    # the command line wins, as for every option
+    res = invoke("audit", "--ops", "aten::index_select.default", "--no-cache", "--format", "text", "-j", "1",
+                 cwd=tmp_path)
+    assert res.returncode in (0, 1, 3) and res.stdout.splitlines()[-1].startswith("audit: "), res.stderr
 
 
 @pytest.mark.slow
