@@ -8,6 +8,7 @@ function registered so, by op and dispatch key, so that the kernel of an op is n
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -39,8 +40,11 @@ def recording() -> Iterator[None]:
         try:
             name = op_name if isinstance(op_name, str) else f"{op_name._schema.name}.{op_name._schema.overload_name}"
             ns, _, bare = name.rpartition("::")
-            if callable(fn) and (ns or getattr(self, "ns", "")):
-                _IMPLS[(ns or self.ns, bare.removesuffix("."), dispatch_key or "CompositeImplicitAutograd")] = fn
+            body = fn
+            while isinstance(body, functools.partial):  # the function a partial calls is the kernel's code
+                body = body.func
+            if callable(body) and (ns or getattr(self, "ns", "")):
+                _IMPLS[(ns or self.ns, bare.removesuffix("."), dispatch_key or "CompositeImplicitAutograd")] = body
         except Exception:  # noqa: BLE001 - a registration torch accepted: never failed by the note of it
             pass
         return result

@@ -235,3 +235,31 @@ def test_a_check_on_one_side_of_a_branch_is_a_branch_and_a_premised_relation(tmp
     assert [r["expr"] for r in rec["requires"]] == ["x_0 <= 16 or x_1 % 8 == 0"]
     assert code == 1
     sys.modules.pop("sidelib", None)
+
+
+PARTIAL = '''
+import functools
+
+import torch
+
+torch.library.define("partlib::rows", "(Tensor x) -> Tensor")
+
+
+def rows(x, scale):
+    if x.shape[0] == 7:
+        return x.new_empty((x.shape[0] * scale, x.shape[1]))
+    return x.new_empty((x.shape[0], x.shape[1]))
+
+
+torch.library.impl("partlib::rows", "default")(functools.partial(rows, scale=2))
+'''
+
+
+@pytest.mark.slow
+def test_a_kernel_registered_as_a_partial_is_its_functions(tmp_path, monkeypatch):
+    code, doc = audit_lib(tmp_path, monkeypatch, "partlib", PARTIAL)
+    (rec,) = doc["ops"]
+    assert "rows at" in rec["kernel"] and "installed torch" not in rec["kernel"], rec["kernel"]
+    [f] = [f for f in rec["findings"] if f["expr"] == "x_0 == 7"]
+    assert f["location"]["line"] == 10 and f["location"]["file"].endswith("partlib.py")
+    sys.modules.pop("partlib", None)
