@@ -123,9 +123,9 @@ def default_map(root: click.Group, cwd: Path | None = None, argv: list[str] | No
         if not isinstance(own, dict):
             raise UserError(f"{pyproject}: [tool.shapecheck.{command}]: expected a table, found {_type_name(own)}")
         params = _options_of(root, click_path)
-        runs = argv is None or tuple(argv[:len(click_path)]) == click_path
+        runs = argv is None or tuple(str(a) for a in argv[:len(click_path)]) == click_path
         given = {name for name, p in params.items() if argv is not None and runs and any(
-            a == opt or a.startswith(opt + "=") for a in argv for opt in (*p.opts, *p.secondary_opts))}
+            str(a) == opt or str(a).startswith(opt + "=") for a in argv for opt in (*p.opts, *p.secondary_opts))}
         common = _params(pyproject, {k: v for k, v in shared.items() if OPTIONS.get(k.replace("_", "-")) not in given},
                          "tool.shapecheck", params, strict=runs, refused=refused)
         taken.update(k for k in shared if OPTIONS.get(k.replace("_", "-")) in common)

@@ -123,3 +123,11 @@ def test_an_error_message_is_one_line_whatever_it_quotes():
 
     for text in ("a\nb", "a\x1eb", "a\u2028b", "a\x0bb\x0cc\x1cd\x1de\x85f\u2029g\rh"):
         assert len(_one_line(f"file {text}: bad").splitlines()) == 1
+
+
+def test_arguments_given_as_paths_are_read_as_their_text(tmp_path):
+    """``main`` takes argv from a caller that passes ``Path`` objects (an embedding tool, the hostile harness)."""
+    with_config(tmp_path, '[tool.shapecheck]\nformat = "junit"\n')
+    found = config.default_map(cli, tmp_path, argv=["verify", "op", "aten::mm", "--contract", tmp_path / "c.toml",
+                                                    Path("--format=text")])
+    assert found["verify"]["op"].get("fmt") is None  # the command line's --format wins
