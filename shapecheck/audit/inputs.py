@@ -317,12 +317,20 @@ def samples_hook(spec: str) -> Callable[..., Any]:
     module, sep, func = spec.partition(":")
     if not sep or not module or not func.isidentifier():
         raise UserError(f"{_HOOK_KEY} {spec!r}: expected 'pkg.module:function'")
+    import os
+    import sys
+
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())  # as `python -m` and --import's module names: a package here imports
     try:
         fn = getattr(importlib.import_module(module), func)
     except ImportError as err:
         raise UserError(f"{_HOOK_KEY} {spec!r}: cannot import {module} ({err})") from None
     except AttributeError:
         raise UserError(f"{_HOOK_KEY} {spec!r}: {module} has no function {func}") from None
+    except Exception as err:  # noqa: BLE001 - the hook's module failed (an op it registers a second time): bad input
+        raise UserError(f"{_HOOK_KEY} {spec!r}: importing {module} raised {type(err).__name__}: "
+                        f"{str(err).splitlines()[0][:300] if str(err) else ''}") from None
     if not callable(fn):
         raise UserError(f"{_HOOK_KEY} {spec!r}: not a function")
     _HOOKS[spec] = fn

@@ -263,3 +263,24 @@ def test_a_kernel_registered_as_a_partial_is_its_functions(tmp_path, monkeypatch
     [f] = [f for f in rec["findings"] if f["expr"] == "x_0 == 7"]
     assert f["location"]["line"] == 10 and f["location"]["file"].endswith("partlib.py")
     sys.modules.pop("partlib", None)
+
+
+@pytest.mark.slow
+def test_a_samples_hook_in_a_package_of_the_current_directory_beside_an_imported_file(tmp_path, monkeypatch):
+    """``--import sphk/ops.py`` puts sphk/ on the path, not the current directory; the hook
+    ``sphk.testing.hook:samples`` still imports, as a module named on the command line does."""
+    pkg = tmp_path / "sphk"
+    (pkg / "testing").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "testing" / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text(IMPL.replace("impllib", "sphk"))
+    (pkg / "testing" / "hook.py").write_text("import torch\n\n\ndef samples(op):\n    return [((torch.randn(2, 3), 4), {})]\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    code, out = _audit("--import", "sphk/ops.py", "--samples", "sphk.testing.hook:samples", "--variants", "0", "-j", "1",
+                       "--no-cache", "--format", "json")
+    assert code in (0, 1, 3), out[-500:]
+    (rec,) = json.loads(out)["ops"]
+    assert rec["inputs"] == "samples"
+    for name in [m for m in sys.modules if m.startswith("sphk") or m == "ops"]:
+        sys.modules.pop(name, None)
