@@ -53,6 +53,10 @@ class UnknownOpError(TargetError):
     """An op name torch does not resolve to an operator (or that is not an op name at all)."""
 
 
+class NotDispatchedOpError(UnknownOpError):
+    """An operator torch knows only in TorchScript (``prim::abs``): no import would make it one FakeTensorMode runs."""
+
+
 class UnsupportedTorchError(UserError):
     """The installed torch lacks an internal API shapecheck needs."""
 

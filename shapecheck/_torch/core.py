@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
 
-from ..errors import UnknownOpError, UnsupportedTorchError
+from ..errors import NotDispatchedOpError, UnknownOpError, UnsupportedTorchError
 from ..findings import SourceLoc
 from ..logic import expr as E
 from ..logic import simplify as S
@@ -407,8 +407,8 @@ def resolve_op(name: str) -> Any:
     try:  # a TorchScript-only operator (prim::abs) has an OpOverload but no dispatcher entry: nothing runs it
         torch._C._dispatch_find_schema_or_throw(op._schema.name, op._schema.overload_name)
     except RuntimeError:
-        raise UnknownOpError(f"unknown op {name!r}: a TorchScript operator, not one of torch's dispatcher, so "
-                             "FakeTensorMode and torch.export never run it") from None
+        raise NotDispatchedOpError(f"unknown op {name!r}: a TorchScript operator, not one of torch's dispatcher, "
+                                   "so FakeTensorMode and torch.export never run it") from None
     return op
 
 

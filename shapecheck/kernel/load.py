@@ -20,7 +20,7 @@ from .._torch import kernels as K
 from .._torch import library_impls
 from .._torch import schema as CL
 from ..contract.schema import check_schema
-from ..errors import ContractError, InternalError, TargetError, UnknownOpError, said
+from ..errors import ContractError, InternalError, NotDispatchedOpError, TargetError, UnknownOpError, said
 from ..findings import SourceLoc
 from ..logic import expr as E
 from ..progress import LoadTimeout
@@ -79,6 +79,8 @@ def schema_note(contract: Any) -> str:
 
     try:
         op = C.resolve_op(normalize_op(contract.op))
+    except NotDispatchedOpError as err:  # no import registers it: the contract can never be checked
+        raise ContractError(f"{contract.file}: [op]", str(err)) from None
     except UnknownOpError:
         return (f"note: {contract.file}: {contract.op} is not registered in this process (pass --import with the "
                 "module that registers it): its arguments were not checked against its schema")

@@ -58,7 +58,7 @@ def test_a_torchscript_only_operator_is_bad_input(tmp_path):
                         'name = "x"\nkind = "tensor"\ndtype = "float32"\nshape = "(N,)"\n\n[[paths]]\nid = "same"\n'
                         'when = "true"\noutputs = ["(N,)"]\n')
     for args in (("verify", "op", "prim::abs", "--contract", contract, "-j", "1", "--no-cache"),
-                 ("contract", "draft", "prim::abs")):
+                 ("contract", "draft", "prim::abs"), ("contract", "check", contract)):
         res = invoke(*args)
         assert res.returncode == 2 and "TorchScript operator" in res.stderr, (args, res.stderr)
     res = invoke("gate", contract, ROOT / "contracts" / "aten" / "index_select.toml", "-j", "1", "--no-cache",
