@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .core import TORCH_DIR, meta_line, relative
+from .core import TORCH_DIR, function_file, meta_line, relative
 
 #: (namespace, op name with its overload where one is named, dispatch key) -> the function registered there
 _IMPLS: dict[tuple[str, str, str], Any] = {}
@@ -92,8 +92,6 @@ def library_meta_file(op: Any) -> str | None:
         return None
     fn = meta_function(op)
     if fn is not None:
-        from .core import function_file
-
         return function_file(fn)
     file = os.path.abspath(line.split("registered at ", 1)[-1].split(".py:", 1)[0] + ".py")
     machinery = (os.path.join(TORCH_DIR, "library.py"), os.path.join(TORCH_DIR, "_library") + os.sep)

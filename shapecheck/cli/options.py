@@ -244,7 +244,7 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
     params = ctx.params if ctx is not None else {}
     if params.get("write_baseline"):  # a file gate writes too
         written.append((f"--write-baseline {params['write_baseline']}", str(params["write_baseline"])))
-    read = _inputs(params)
+    read = _read_by(params)
     for what, file in written:
         where = "-" if file == "-" else os.path.realpath(file)  # realpath: a loop of links is refused below, not raised
         inside = _read_inside(where, read) if file != "-" else None
@@ -264,7 +264,7 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
                                      f"{'stdout' if file == '-' else 'file'}: give each report its own file",
                                      param_hint="--output")
         same = read.get(where) or read.get(_identity(where))  # a hard link is the same file by another name
-        if same:
+        if same:  # (a file under a directory input was refused above, by ``_read_inside``)
             raise click.BadParameter(f"{what} would overwrite {same}, which this command reads: give the "
                                      "report a file of its own", param_hint="--output")
         seen[where] = what
@@ -272,10 +272,6 @@ def check_outputs(outputs: tuple[tuple[str, str], ...]) -> None:
 
 #: the parameters that name files a command writes, never reads
 _WRITTEN = frozenset({"outputs", "junit", "sarif", "json_file", "write_baseline"})
-
-
-def _inputs(params: dict) -> dict[str, str]:
-    return _read_by(params)
 
 
 def _reads(where: str, read: dict[str, str]) -> str | None:

@@ -430,29 +430,11 @@ def _innermost(err: BaseException, path: Path) -> str:
 
 
 def _definition(fn: Any) -> SourceLoc | None:
-    if fn is None:
+    """Where a ``--meta`` function is defined: its ``def`` line (``_torch.kernels.definition``); None for a
+    callable without Python code."""
+    if fn is None or getattr(inspect.unwrap(fn), "__code__", None) is None:
         return None
-    fn = inspect.unwrap(fn)
-    file = C.function_file(fn)
-    code = getattr(fn, "__code__", None)
-    if file is None or code is None:
-        return None
-    return SourceLoc(file, _def_line(file, code.co_firstlineno, fn.__name__), fn.__name__, f"def {fn.__name__}(...)")
-
-
-def _def_line(file: str, first: int, name: str) -> int:
-    """The line of ``def NAME``: a decorated function's code starts at its first decorator."""
-    import linecache
-    import re
-
-    pattern = re.compile(rf"\s*(async\s+)?def\s+{re.escape(name)}\b")
-    for line in range(first, first + 40):
-        text = linecache.getline(file, line)
-        if not text:
-            break
-        if pattern.match(text):
-            return line
-    return first
+    return K.definition(fn)
 
 
 def _signature(fn: Any) -> inspect.Signature | None:
