@@ -67,9 +67,11 @@ class Run:
     made_at: tuple[SourceLoc | None, ...] = ()  # per output: the kernel line that made it, if known
 
 
-def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bool = True) -> Run:
+def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bool = True,
+           shallow: bool = False) -> Run:
     """The kernel at ``point`` with static sizes. ``follow``: record what ran and where each output was made
-    (a line tracer: several times slower); without it, only the outputs or the error."""
+    (a line tracer: several times slower); without it, only the outputs or the error. ``shallow``: the tracer
+    paused inside each torch function the kernel calls (``static_run``)."""
     if kernel.via_op and kernel.direct is not None:
         # the candidate's own code, called directly: each tensor it makes is seen to come from its line (torch's
         # dispatch, which reaches it in its slot, hides its calls from a torch function mode)
@@ -81,7 +83,7 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
 
     from ..trace.run import own_code
 
-    result, error, steps, origin = static_run(kernel.fn, make_args, own_code(kernel), follow=follow)
+    result, error, steps, origin = static_run(kernel.fn, make_args, own_code(kernel), follow=follow, shallow=shallow)
     outs = result if isinstance(result, (tuple, list)) else (result,)
     if error is not None:
         return Run((), error, tuple(steps))
@@ -112,13 +114,16 @@ def _shape_logic() -> tuple[str, ...]:
 
 
 def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[TorchObject], dict[str, TorchObject]]],
-               own: Own | Iterable[str], *, follow: bool = True) -> tuple[TorchObject, str | None, list[Step],
-                                                                 Callable[[TorchObject], SourceLoc | None]]:
+               own: Own | Iterable[str], *, follow: bool = True, shallow: bool = False,
+               ) -> tuple[TorchObject, str | None, list[Step], Callable[[TorchObject], SourceLoc | None]]:
     """Call ``fn`` under a static FakeTensorMode. ``make_args(empty)`` gives (args, kwargs), with
     ``empty(shape, dtype_name)`` making a fake tensor. Returns (result, error or None, steps, origin): the
     steps are the bytecode offsets the kernel's own code (``own``: a ``_torch.core.Own``, or its files) ran and
     the lines of torch's shape logic, each with the kernel line active at the time, in order; ``origin(x)`` is
-    the kernel line that made the output tensor ``x`` (or None)."""
+    the kernel line that made the output tensor ``x`` (or None). ``shallow``: the tracer is paused while a torch
+    function the kernel called runs (two thirds of a followed run's time is the tracer's call events in torch's
+    dispatch): the steps are then a subset of the whole run's, each step the same, missing only what ran inside
+    those calls (torch's shape logic, and the kernel's own code where torch's dispatch reaches it again)."""
     import torch
 
     from .._torch import core as C
@@ -150,7 +155,14 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
 
         def __torch_function__(self, func: TorchObject, types: tuple[type, ...], args: tuple[TorchObject, ...] = (),
                                kwargs: dict[str, TorchObject] | None = None) -> TorchObject:
-            out = func(*args, **(kwargs or {}))
+            if shallow:
+                sys.settrace(None)
+                try:
+                    out = func(*args, **(kwargs or {}))
+                finally:
+                    sys.settrace(global_)
+            else:
+                out = func(*args, **(kwargs or {}))
             frame: FrameType | None = sys._getframe(1)
             while frame is not None and not mine.code(frame.f_code):
                 frame = frame.f_back
@@ -183,17 +195,22 @@ def static_run(fn: TorchObject, make_args: Callable[[MakeEmpty], tuple[list[Torc
 
 
 class Replayer:
-    """Replays one case's findings; runs are cached by point."""
+    """Replays one case's findings; runs are cached by point. A run is first made ``shallow`` (``static_run``):
+    its outputs, error and the tensors' origins are the whole run's, its steps a subset; what reads the steps
+    asks for the whole run where the subset does not settle it."""
 
     def __init__(self, kernel: Kernel, case: BoundCase):
         self.kernel, self.case = kernel, case
         self.dims = [d.name for d in case.dims]
         self.runs: dict[tuple, Run] = {}
+        self.whole: set[tuple] = set()
 
-    def at(self, point: dict[str, int]) -> Run:
+    def at(self, point: dict[str, int], *, whole: bool = False) -> Run:
         key = tuple(point.get(n) for n in self.dims)
-        if key not in self.runs:
-            self.runs[key] = run_at(self.kernel, self.case, point)
+        if key not in self.runs or (whole and key not in self.whole):
+            self.runs[key] = run_at(self.kernel, self.case, point, shallow=not whole)
+            if whole:
+                self.whole.add(key)
         return self.runs[key]
 
     def complete(self, point: dict[str, int] | None) -> bool:
@@ -227,7 +244,10 @@ class Replayer:
         if v.code == RuleCode.GUARD_ON_DYNAMIC_DIM:
             if v.witness is None or not self.complete(v.witness):
                 return "no point on the other side of the guard"
-            return _branches(v, run, self.at(v.witness))
+            # reached in the shallow runs is reached in the whole ones (their steps a subset): only a line not
+            # seen there needs the whole runs
+            return _branches(v, run, self.at(v.witness)) and _branches(v, self.at(cex, whole=True),
+                                                                      self.at(v.witness, whole=True))
         return None
 
 
@@ -341,7 +361,8 @@ def _placed(v: Finding, r: Replayer) -> Finding:
     j = int(m.group(1))
     loc = run.made_at[j] if j < len(run.made_at) else None
     if loc is None and v.location == r.kernel.definition:
-        loc = _last_own_line(run, v.location)  # a kernel torch's dispatch calls (a torch.library fake)
+        # a kernel torch's dispatch calls (a torch.library fake)
+        loc = _last_own_line(r.at(v.counterexample, whole=True), v.location)
     return v if loc is None else replace(v, location=loc)
 
 
@@ -358,7 +379,7 @@ def _returned(v: Finding, r: Replayer) -> Finding:
     if v.location != r.kernel.definition:
         return v
     try:
-        run = r.at(v.counterexample)
+        run = r.at(v.counterexample, whole=True)
     except Exception:  # noqa: BLE001 - a point the kernel cannot be called with: the finding keeps its place
         return v
     loc = None if run.error is not None else _last_own_line(run, v.location)

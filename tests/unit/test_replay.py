@@ -96,3 +96,28 @@ def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_re
 
     r = verify_op(op, contract=contract, meta=meta, options=Options(jobs=1, cases=cases))
     assert not [v.message for v in r.violations if "did not reproduce" in v.message]
+
+
+def test_a_guard_that_torchs_dispatch_reaches_is_replayed_through_the_whole_run():
+    """The replay's first runs pause the line tracer inside torch's calls (shallow: a third of the time). A guard
+    in the kernel's own code that torch's dispatch reaches (a custom op's fake in the kernel's file) is not seen
+    there: the whole runs decide, and the finding stays SC001 at its line, not SC005."""
+    from shapecheck.contract.load import load_contract
+    from shapecheck.kernel import sources
+    from shapecheck.kernel.load import load_target
+    from shapecheck.prove.replay import run_at
+    from shapecheck.prove.verify import Options
+
+    kernel_file = KERNELS / "guard_behind_dispatch.py"
+    contract = str(ROOT / "tests" / "golden" / "examples" / "new_empty.toml")
+    r = verify_op("aten::new_empty", contract=contract, meta=f"{kernel_file}:kernel", options=Options(jobs=1))
+    assert r.verdict == Verdict.FAIL
+    (v,) = r.violations
+    assert v.code == "SC001" and v.location.function == "inner_fake" and "size[0] <= 8" in v.location.text
+    _, k = load_target("aten::new_empty", contract, sources.from_options(f"{kernel_file}:kernel", None))
+    case = next(iter(load_contract(contract).cases()))
+    for point in (v.counterexample, v.witness):
+        shallow, whole = run_at(k, case, point, shallow=True), run_at(k, case, point)
+        assert shallow.outputs == whole.outputs and shallow.error == whole.error
+        assert set(shallow.steps) <= set(whole.steps)
+        assert v.location.line in {s[3] for s in whole.steps} - {s[3] for s in shallow.steps}
