@@ -296,7 +296,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     exported = helper_guards(kernel, case, solver) if exported is None else exported
     findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
                            and not _seen_raise(v, findings)]  # export's guards, or its raise
-    findings = findings + _unexplored(run, findings, solver, options)
+    findings = findings + _unexplored(run, findings, solver, options) + _uncovered(case, findings, solver, options)
     from .least import least_point
 
     findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes
@@ -499,6 +499,23 @@ def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: 
     return [Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(),
                     location=None, counterexample=point,
                     message=f"{why}: nothing is proved there, e.g. at the example point")]
+
+
+def _uncovered(case: BoundCase, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
+    """No output is checked where no contract path holds (the paths' ``when`` leave part of the case's domain
+    out, or hold nowhere): without a failure, that is inconclusive (SC005), never a pass."""
+    from ..rules import FAILING
+
+    if any(v.code in FAILING for v in findings):
+        return []
+    union = E.disj([p.when for p in case.paths if not options.eras or p.era in options.eras])
+    if solver.satisfiable([case.domain, E.negate(union)]).sat is Sat.UNSAT:
+        return []
+    point = restrict(solver.small_model([case.domain, E.negate(union)]), [d.name for d in case.dims])
+    return [Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=None, expr="no contract path", dims=(),
+                    location=None, counterexample=point,
+                    message="no path of the contract holds in part of the case's domain (every path's `when` is "
+                            "false there): no output is checked there, e.g. at the example point")]
 
 
 def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:
