@@ -98,6 +98,7 @@ class Found:
     eager_tries: int = 0
     notes: list[str] = field(default_factory=list)
     no_fake: bool = False  # every fake call raised UnsupportedOperatorException: FakeTensorMode cannot run it
+    eager_refused_too: int = 0  # calls the fake raised a programming error on and the eager kernel refused too
 
 
 #: the words of an int argument's name that make it a constant (an axis, a mode), though its schema says SymInt
@@ -567,6 +568,8 @@ class Search:
                     continue
                 if eerr:
                     self._moved = _hint(self.args, eerr, combo)
+                    if verdict is False and err.partition(":")[0] in PROGRAMMING_ERRORS:
+                        f.eager_refused_too += 1
             self._size_hint(err)
             # an unpacking error is read once the search keeps meeting it: the order of ranks tried first
             # (2, 1, 3) often gets past it anyway, through a path for another rank
@@ -587,7 +590,10 @@ class Search:
         f.no_fake = kinds == {"UnsupportedOperatorException"}
         programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
         only = kinds <= {*PROGRAMMING_ERRORS, "IndexError"} and (len(set(programming)) == 1 or len(programming) >= 4)
-        if programming and (only or len(programming) >= max(4, len(self.errors) - len(programming))):
+        # where the eager kernel refused such a call too, the inputs are wrong (a real tensor for a complex FFT, an
+        # optional the Python kernel needs), not the fake: no input found, never a kernel error
+        if programming and not f.eager_refused_too and (
+                only or len(programming) >= max(4, len(self.errors) - len(programming))):
             f.every_call_error = max(set(programming), key=programming.count)
             f.past_checks = len(programming)
         return f

@@ -556,8 +556,10 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
             before = set(CA.all_op_names())
             with CA.registering_modules() as owner:
                 import_modules([spec])
-            # not the ops of torch's own modules that the import loaded on the way (prims, distributed)
-            new = frozenset(n for n in set(CA.all_op_names()) - before if not CA.torch_module(owner.get(n, "")))
+            # not the ops of torch's own modules that the import loaded on the way (prims, distributed), but those
+            # of the torch module it names (torch.ao.quantization.fx._decomposed: quantized_decomposed)
+            new = frozenset(n for n in set(CA.all_op_names()) - before if not CA.torch_module(m := owner.get(n, ""))
+                            or m == spec or m.startswith(spec + "."))
             known = {n.partition("::")[0] for n in before}
             _REGISTERED[spec] = (new, frozenset(n.partition("::")[0] for n in new) - known)
         extra |= _REGISTERED[spec][0]

@@ -62,6 +62,24 @@ def test_prints_of_the_library_in_the_process_and_its_workers_leave_a_json_repor
     assert "chattylib: loaded" in res.stderr and "from C" in res.stderr
 
 
+@pytest.mark.slow
+def test_an_import_of_a_torch_module_audits_the_ops_that_module_registers(tmp_path):
+    """torch's own ``quantized_decomposed`` ops are registered by the torch module an ``--import`` names: they are
+    its ops (the filter for torch modules loaded on the way left them out, and --import alone was exit 2, while
+    --ops alone finds nothing until something imports the module). A fresh process: the point is that nothing
+    imported the module before."""
+    import os
+    import subprocess
+
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "audit", "--import",
+                          "torch.ao.quantization.fx._decomposed", "--shard", "1/19", "--no-eager", "-j", "1",
+                          "--no-cache", "--format", "json"], cwd=tmp_path, capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore"), timeout=600)
+    assert res.returncode in (0, 1, 3), res.stderr
+    (record,) = json.loads(res.stdout)["ops"]
+    assert record["op"].startswith("quantized_decomposed::")
+
+
 
 INT_ONLY = '''
 import torch

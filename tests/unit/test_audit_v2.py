@@ -831,3 +831,32 @@ def test_the_search_gives_an_optional_first_tensor_and_keeps_its_dtype_when_a_dt
     assert found.inputs is not None and not found.every_call_error, search.errors
     example = found.inputs.describe()
     assert example.startswith("input=float32[") and "mapping_type='" in example, example
+
+
+def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kernel_error():
+    """prims::fft_c2r on a real tensor: the fake and the eager kernel both raise ``KeyError: torch.float32`` (a
+    complex-to-real FFT takes complex input). The inputs are wrong, not the fake: no input found (inconclusive),
+    never SC036. Without an eager kernel to ask, the same fake is a kernel error as before."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from shapecheck._torch import core as C
+    from shapecheck.audit.candidates import Search
+
+    lib = torch.library.Library("auditv2_keyerr", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("c2r(Tensor x) -> Tensor")
+    real_of = {torch.complex64: torch.float32}
+
+    @torch.library.register_fake("auditv2_keyerr::c2r", lib=lib)
+    def _(x):
+        return x.new_empty(x.shape, dtype=real_of[x.dtype])
+
+    def eager(inputs):
+        return SimpleNamespace(ok=False, error="KeyError: torch.float32", crashed=False)
+
+    op = C.resolve_op("auditv2_keyerr::c2r")
+    refused = Search("auditv2_keyerr::c2r", op, op, eager).run()
+    assert refused.inputs is None and not refused.every_call_error and refused.eager_refused_too >= 1
+    alone = Search("auditv2_keyerr::c2r", op, op, None).run()
+    assert alone.inputs is None and alone.every_call_error.startswith("KeyError")
