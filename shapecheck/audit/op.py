@@ -13,7 +13,7 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import DATA_WORDS, draw_points
+from .differential import about_data, draw_points
 from .differential import run as diff_run
 from .explore import AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
@@ -273,7 +273,7 @@ def _first_per_kind(found: list[Any]) -> list[Any]:
 def _refuses_the_call(error: str) -> bool:
     """Whether an eager error refuses the call's arguments, rather than a dtype or device the eager kernel lacks
     or the made-up data of the inputs (neither is a check a fake could make)."""
-    return not any(m in error for m in (*NO_EAGER, *DATA_WORDS, *RESTRICTIONS))
+    return not about_data(error) and not any(m in error for m in (*NO_EAGER, *RESTRICTIONS))
 
 
 def _labelled(f: Finding, label: str) -> Finding:
