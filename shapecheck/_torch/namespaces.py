@@ -4,22 +4,29 @@ stands for."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from .core import TORCH_DIR
 
 
 def meta_registration_namespace(file: str | None = None, registration: str = "register_meta") -> dict[str, Any]:
-    """A copy of the installed module's globals that a candidate of ``file`` is defined in: for a
-    ``register_decomposition``, the torch module whose path ``file`` ends with (``_decomp/decompositions.py``,
-    ``_refs/__init__.py``, ``_refs/nn/functional/__init__.py``), else ``torch._decomp.decompositions``; for the
-    rest, ``torch._meta_registrations``."""
+    """A copy of the installed module's globals that a candidate of ``file`` is defined in (``installed_module``)."""
+    return dict(vars(installed_module(file, registration)))
+
+
+def installed_module(file: str | None = None, registration: str = "register_meta") -> Any:
+    """The installed torch module a candidate of ``file`` stands for: for a ``register_decomposition``, the torch
+    module whose path ``file`` ends with (``_decomp/decompositions.py``, ``_refs/__init__.py``,
+    ``_refs/nn/functional/__init__.py``), else ``torch._decomp.decompositions``; for the rest,
+    ``torch._meta_registrations``."""
     import torch._meta_registrations as mr
 
     if registration != "register_decomposition":
-        return dict(vars(mr))
+        return mr
     import torch._decomp.decompositions as dd
     import torch._refs  # noqa: F401 - its modules are the other homes of decompositions
     import torch._refs.nn.functional  # noqa: F401
@@ -34,4 +41,39 @@ def meta_registration_namespace(file: str | None = None, registration: str = "re
         n = len(mine)
         if n > best and parts[-n:] == mine:
             best, module = n, mod
-    return dict(vars(module))
+    return module
+
+
+def reads_global(fn: Any, module: Any, name: str) -> bool:
+    """Whether torch's function ``fn`` (a kernel torch resolved: a FakeTensor rule, a decomposition; or a
+    function of its ``__wrapped__`` chain) is defined in ``module`` and reads its global ``name``:
+    ``native_layer_norm_fake`` calls ``torch._refs.native_layer_norm`` by name, so a PR that changes that
+    function changes what the rule runs."""
+    chain, seen = [], set()
+    while fn is not None and id(fn) not in seen:
+        seen.add(id(fn))
+        chain.append(fn)
+        fn = getattr(fn, "__wrapped__", None) or getattr(fn, "func", None)  # decorators, functools.partial
+    for f in chain:
+        code = getattr(f, "__code__", None)
+        if code is None or getattr(f, "__globals__", None) is not vars(module):
+            continue
+        stack = [code]
+        while stack:  # its body and the code nested in it
+            c = stack.pop()
+            if name in c.co_names:
+                return True
+            stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return False
+
+
+@contextlib.contextmanager
+def bound_global(module: Any, name: str, value: Any) -> Iterator[None]:
+    """``module.name`` is ``value`` for the block (a ``--meta-source`` file's function where torch's own code
+    reads it by name), then what it was."""
+    before = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, before)

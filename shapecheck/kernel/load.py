@@ -223,14 +223,15 @@ def _defined_elsewhere(fn: Any, path: Path) -> dict[str, Any]:
     return {"codes": K.own_codes(fn), "source_files": frozenset({str(Path(file).resolve())})}
 
 
-def _through_op(kernel: Kernel, fn: Any, op: Any, registration: str | None) -> Kernel:
+def _through_op(kernel: Kernel, fn: Any, op: Any, registration: str | None,
+                global_slot: tuple[Any, str] | None = None) -> Kernel:
     """A candidate for an op torch knows is called through the op, in torch's slot (``kernel.resolved``); one
     for an op torch does not know is called directly."""
     if op is None:
         return kernel
     from .resolved import candidate_kernel
 
-    return candidate_kernel(kernel, fn, op, registration)
+    return candidate_kernel(kernel, fn, op, registration, global_slot)
 
 
 def _imported(path: Path) -> Any:
@@ -321,9 +322,10 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
                           "register_fake, impl_abstract or <custom op>.register_fake)")
     fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
     fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
-    from .._torch.namespaces import meta_registration_namespace
+    from .._torch.namespaces import installed_module
 
-    namespace = meta_registration_namespace(str(path), _registering_name(registration.decorator))
+    module = installed_module(str(path), _registering_name(registration.decorator))
+    namespace = dict(vars(module))
     namespace["__name__"] = f"_shapecheck_meta_source_{packet}"
     filename = str(path.resolve())
     _bind_imports(tree, filename, namespace)
@@ -347,7 +349,10 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
                     _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn),
                     source_files=frozenset({filename}))
-    return _through_op(kernel, fn, op, _registering_name(registration.decorator))
+    # torch's own code may read the function by its name in the module the file stands for (a FakeTensor rule
+    # calling torch._refs.native_layer_norm): there the file's function stands in for it
+    slot = (module, fdef.name) if callable(vars(module).get(fdef.name)) else None
+    return _through_op(kernel, fn, op, _registering_name(registration.decorator), slot)
 
 
 def _future_flags(tree: ast.Module) -> int:

@@ -75,7 +75,8 @@ def _installed(op: Any, op_name: str, modes: tuple[Any, ...], r: Any) -> Kernel:
                   codes=r.codes, mode=_mode_text(modes), function=r.fn)
 
 
-def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -> Kernel:
+def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
+                     global_slot: tuple[Any, str] | None = None) -> Kernel:
     """``base`` (a function kernel called directly: ``fn`` with the case's arguments bound to its signature)
     called through ``op`` instead, with the candidate in torch's slot.
 
@@ -83,7 +84,9 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
     registers it) puts it where that registration does; the modes whose kernel is then the candidate check it,
     and a mode whose kernel is still another is named in words (``Kernel.notes``). Without a registration
     (``--meta FILE:FUNC``), or when no mode reaches the registered function, the candidate stands in for the
-    kernel each mode resolves to."""
+    kernel each mode resolves to. ``global_slot`` (module, name): where torch's kernel for a mode reads that
+    global of the module the file stands for (a FakeTensor rule calling the decomposition by name), the file's
+    function is bound there, and that mode checks it."""
     schema, signature, wrapped = base.schema, base.signature, base.fn
     calls: list[bool] = []  # one entry per call torch makes of the candidate (``install``'s probe reads it)
 
@@ -101,7 +104,12 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
                 args, kwargs = rebind(schema, signature, args, kwargs)
         return wrapped(*args, **kwargs)
 
-    plans, notes = _registered_plans(op, registration, candidate, base.name) if registration else ([], [])
+    def by_name(*args: Any, **kwargs: Any) -> Any:  # the file's function where torch's code calls it by name
+        calls.append(True)
+        return fn(*args, **kwargs)
+
+    plans, notes = _registered_plans(op, registration, candidate, base.name, global_slot and (*global_slot, by_name)
+                                     ) if registration else ([], [])
     if registration and not plans:
         # torch never runs the file's function for this op (a decomposition of an op with a meta registration):
         # the kernel torch runs is checked, as for an op the file does not register, and the report says why
@@ -122,7 +130,10 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None) -
     return out if K.Mode.EXPORT in plans[0][0] else replace(out, install=None)
 
 
-def _registered_plans(op: Any, registration: str, candidate: Any, name: str) -> tuple[list, list[str]]:
+def _registered_plans(op: Any, registration: str, candidate: Any, name: str,
+                      by_name: tuple[Any, str, Any] | None = None) -> tuple[list, list[str]]:
+    from .._torch.namespaces import bound_global, reads_global
+
     plans, notes = [], []
     with K.registered_as(op, registration, candidate):
         groups = K.kernels_for(op)
@@ -131,6 +142,14 @@ def _registered_plans(op: Any, registration: str, candidate: Any, name: str) -> 
             def install(r=r) -> Any:
                 return K.registered_as(op, registration, candidate)
             plans.append((modes, install, r))
+        elif by_name is not None and reads_global(r.fn, by_name[0], by_name[1]):
+            @contextlib.contextmanager
+            def install_by_name() -> Any:
+                with K.registered_as(op, registration, candidate), bound_global(*by_name):
+                    yield
+            notes.append(f"under {_modes_words(modes)}, torch runs {r.label} for {op.name()}, which calls "
+                         f"{by_name[1]} by name: {name} ({registration}) is checked there in its place")
+            plans.append((modes, install_by_name, r))
         else:
             notes.append(f"under {_modes_words(modes)}, torch runs {r.label} for {op.name()}: {name} "
                          f"({registration}) is not reached there")

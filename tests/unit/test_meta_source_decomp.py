@@ -70,3 +70,39 @@ def test_a_decomposition_torch_never_runs_leaves_the_kernel_torch_runs_checked(t
     assert from_copy.verdict is installed.verdict is Verdict.PASS
     assert from_copy.kernel == installed.kernel and "Python meta registration" in from_copy.kernel
     assert any("(register_decomposition) is not reached" in n for n in from_copy.notes), from_copy.notes
+
+
+@pytest.mark.slow
+def test_a_decomposition_a_fake_tensor_rule_calls_by_name_is_the_one_checked(tmp_path):
+    """FakeTensorMode runs ``native_layer_norm_fake`` for native_layer_norm, and that rule calls
+    ``torch._refs.native_layer_norm`` by name: a PR that changes the function changes what torch runs. A copy of
+    _refs/__init__.py whose native_layer_norm forgets to cast mean and rstd back on cpu was "not reached" (the
+    installed function checked, a pass); its function now stands in the rule's global, and the audit finds the
+    wrong dtypes against the eager kernel. The unmodified copy audits clean of them."""
+    import json
+
+    import torch._refs as refs
+    from click.testing import CliRunner
+
+    from shapecheck.cli.main import cli
+
+    text = open(refs.__file__).read()
+    forgets = text.replace('''    if input.device.type in ["cpu", "mtia"]:
+        mean = _maybe_convert_to_dtype(mean, input.dtype)''', '''    if False:
+        mean = _maybe_convert_to_dtype(mean, input.dtype)''')
+    assert forgets != text
+    seen = {}
+    for label, source in (("mutant", forgets), ("copy", text)):
+        path = tmp_path / label / "torch" / "_refs" / "__init__.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(source)
+        res = CliRunner().invoke(cli, ["audit", "--ops", "aten::native_layer_norm.default", "--meta-source",
+                                       str(path), "-j", "1", "--no-cache", "--format", "json"])
+        (rec,) = json.loads(res.output)["ops"]
+        seen[label] = (res.exit_code, rec)
+    code, rec = seen["mutant"]
+    dtypes = [f for f in rec["findings"] if f["code"] == "SC039"]
+    assert code == 1 and dtypes and rec["kernel"] == "__init__.py:native_layer_norm", rec
+    assert all("bfloat16" in f["message"] for f in dtypes)
+    code, rec = seen["copy"]
+    assert not [f for f in rec["findings"] if f["code"] == "SC039"] and rec["kernel"] == "__init__.py:native_layer_norm"
