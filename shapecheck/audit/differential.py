@@ -140,7 +140,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 requires: list[E.Node]) -> list[dict[str, int]]:
     """The example, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each
     inferred equality of two dims broken (one side at 1, then past the example: does the eager kernel demand it
-    too, or broadcast?), then every dim at 0, at 1 (an int argument's dim at 2 and 3 too) and past the example (the
+    too, or broadcast?), each inferred equality of products or sums at dims all different, then every dim at 0,
+    at 1 (an int argument's dim at 2 and 3 too) and past the example (the
     others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
@@ -181,6 +182,17 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             for v in (1, example[r.left.name] + PAST):
                 if v != example[r.left.name]:
                     add({r.left.name: v})
+    # each inferred equality of products or sums (a_0 * a_1 == b_0 * b_1: equal numel) where it holds with the
+    # tensor dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
+    # eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to)
+    for r in requires:
+        if not isinstance(r, E.Cmp) or r.op != "==" or (isinstance(r.left, E.Var) and isinstance(r.right, E.Var)):
+            continue
+        names = sorted(E.free_names(r) & tensor_dims)
+        if len(names) >= 2:
+            moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
+                E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
+            add(near([*requires, *moved], set(names), False))
     # an int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one
     # formula for every value, and a fake that floors where the kernel takes the ceiling (D // stride for
     # ceil(D / stride)) agrees with it at 0, 1 and a value that divides the example's sizes
@@ -251,6 +263,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
     formulas = _formulas(paths or [])
     agreed = 0
     both_crash: list[tuple[dict[str, int], str]] = []  # points where the fake dies with the eager kernel
+    lifts = MAX_LIFTS  # empty points whose mismatch is tried again with their empty dims lifted
     for i, point in enumerate(points):
         e = eager(inputs, point)
         if not e.ok and not e.crashed and any(m in e.error for m in NO_EAGER) and "NotImplementedError" in e.error:
@@ -285,6 +298,14 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         elif f_ok and not e.ok and (generated_ok or i == 0):
             how = "crashes" if e.crashed else "raises"
             if not e.crashed and (0 in point.values() or about_data(e.error)):
+                lifted = _lifted(call, inputs, point, points, eager) if not about_data(e.error) and lifts else None
+                lifts -= lifted is not None
+                if lifted is not None and lifted[1] is not None:  # the same mismatch where nothing is empty
+                    res.disagreements.append(Disagreement(
+                        "fake-accepts", "the fake returns where the eager kernel raises", lifted[0],
+                        f"the eager kernel: {lifted[1]} (found on an empty input, {_at(point, points[0])}, and here "
+                        f"with its empty dims at {LIFT})"))
+                    continue
                 why = "an empty input" if 0 in point.values() else "made-up data"
                 note = f"the fake returns where the eager kernel raises on {why} ({e.error}): noted, not reported"
                 if note not in res.notes:
@@ -308,6 +329,25 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
     return res
+
+
+#: an empty point where the fake returns and the eager kernel raises is tried again with each dim at 0 at LIFT
+#: (at most MAX_LIFTS times an input): the eager kernel's refusal may be about the sizes, not the emptiness
+#: (nll_loss's batch sizes, copy_to's shapes), and then the fake lacks a check
+LIFT, MAX_LIFTS = 2, 4
+
+
+def _lifted(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], points: list[dict[str, int]],
+            eager: Callable[[OpInputs, dict[str, int]], Any]) -> tuple[dict[str, int], str | None] | None:
+    """(``point`` with its dims at 0 at LIFT, the eager kernel's error there where the fake returns and the
+    eager kernel raises for a reason not about the data, else None); None: not tried (a point already drawn)."""
+    lifted = {k: LIFT if v == 0 else v for k, v in point.items()}
+    if lifted in points:
+        return None
+    e = eager(inputs, lifted)
+    if e.ok or e.crashed or about_data(e.error) or not fake_result(call, inputs, lifted)[0]:
+        return lifted, None
+    return lifted, e.error
 
 
 def _at(point: dict[str, int], example: dict[str, int]) -> str:

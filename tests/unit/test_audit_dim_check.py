@@ -45,3 +45,67 @@ def test_an_index_error_about_the_data_is_still_only_noted(tmp_path, monkeypatch
     assert not [f for f in rec["findings"] if f["code"] == "SC041"], rec
     assert any("is out of bounds" in n for n in rec["notes"]), rec["notes"]
     sys.modules.pop("datalib", None)
+
+
+NUMEL = '''
+import torch
+
+
+@torch.library.custom_op("numellib::assign", mutates_args=())
+def assign(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a + b  # broadcasting: equal numel is not enough
+
+
+@assign.register_fake
+def _(a, b):
+    torch._check(a.numel() == b.numel(), lambda: "numel differs")
+    return torch.empty_like(a)
+'''
+
+
+def test_a_fake_that_demands_equal_numel_where_eager_demands_equal_shapes_is_sc041(tmp_path, monkeypatch):
+    """prims::copy_to: the fake's relation ``a_0 * a_1 == b_0 * b_1`` holds at the points drawn (equal shapes, or
+    an empty side); a point where it holds with every dim different (2 * 6 == 3 * 4) shows the eager kernel's
+    stricter demand."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "numellib", NUMEL)
+    (rec,) = doc["ops"]
+    (f,) = [f for f in rec["findings"] if f["code"] == "SC041"]
+    point = f["counterexample"]
+    assert code == 1 and point["a_0"] * point["a_1"] == point["b_0"] * point["b_1"], f
+    assert (point["a_0"], point["a_1"]) != (point["b_0"], point["b_1"]) and min(point.values()) >= 2
+    sys.modules.pop("numellib", None)
+
+
+def test_an_empty_points_mismatch_is_tried_again_with_its_empty_dims_lifted():
+    """nll_loss without its batch check: the fake returns and the eager kernel raises only where the target is
+    empty among the points drawn, which is noted (an eager kernel may refuse empty inputs). The same call with
+    the empty dim at 2 shows a size check the fake lacks: SC041 there. A refusal of emptiness alone stays a note."""
+    from types import SimpleNamespace
+
+    from shapecheck.audit.differential import LIFT, run
+    from shapecheck.audit.inputs import OpInputs
+
+    inputs = OpInputs("lib::loss", "schema", (("x", False, ("tensor", ("x_0", "x_1"), (3, 3), "float32")),
+                                              ("t", False, ("tensor", ("t_0",), (3,), "float32"))))
+    points = [{"x_0": 3, "x_1": 3, "t_0": 3}, {"x_0": 3, "x_1": 3, "t_0": 0}]
+
+    def fake(x, t):
+        return x.new_empty(())
+
+    def batch_check(inputs, point):
+        ok = point["t_0"] == point["x_0"]
+        return SimpleNamespace(ok=ok, crashed=False, value=None if not ok else ("T", (), "float32", (), "cpu"),
+                               error="" if ok else f"RuntimeError: size mismatch (target: [{point['t_0']}])")
+
+    res = run("lib::loss", fake, inputs, points, batch_check)
+    (d,) = [d for d in res.disagreements if d.cls == "fake-accepts"]
+    assert d.point == {"x_0": 3, "x_1": 3, "t_0": LIFT} and "found on an empty input" in d.detail
+
+    def refuses_empty(inputs, point):
+        ok = 0 not in point.values()
+        return SimpleNamespace(ok=ok, crashed=False, value=("T", (), "float32", (), "cpu") if ok else None,
+                               error="" if ok else "RuntimeError: cannot be empty")
+
+    res = run("lib::loss", fake, inputs, points, refuses_empty)
+    assert not [d for d in res.disagreements if d.cls == "fake-accepts"]
+    assert any("on an empty input" in n for n in res.notes)
