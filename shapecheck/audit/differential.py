@@ -131,7 +131,7 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
     empty = any(a == 0 for a in es)
     if same_shape and not empty and est is not None and fst is not None and not any(isinstance(s, str) for s in fs):
         if any(a is not None and b is not None and a != b for a, b in zip(est, fst)):
-            out.append(("eager-strides", f"{where} strides", f"the eager kernel's strides {list(est)}, the fake's "
+            out.append(("eager-strides", f"{where} strides", f"{where}: the eager kernel's strides {list(est)}, the fake's "
                         f"{list(fst)} (shape {list(es)}; dims of size 1 do not count)"))
 
 

@@ -125,24 +125,31 @@ class OpRun:
         if self.options.variants:
             # here the first inputs are a call both kernels take, even after a call only the eager kernel took (a
             # 4-D-only fake that refuses a 2-D input: its 4-D inputs are compared in every layout too)
+            self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node]]] = []
             self._variants(search, base, out, found.eager == "accepted")
+            from .variants import layouts, representations
+
             if self.base_points and found.eager == "accepted":
-                self._representations(base, out)
+                self._representations(base, out, representations(base), self.base_points, self.base_requires)
+            for v, points, requires in self.later:
+                self._representations(v, out, layouts(v), points, requires)
         return out
 
     base_points: list[dict[str, int]] = []
+    variant_points: tuple[list[dict[str, int]], list[E.Node]] | None = None
     base_requires: list[E.Node] = []
     base_paths: list[dict] = []
 
-    def _representations(self, base: OpInputs, out: OpOutcome) -> None:
-        """The first inputs non-contiguous, and in another dtype (``variants.representations``), compared with the
-        eager kernel at the first inputs' points: an output's strides or dtype that the fake gets wrong only there.
-        Not traced: their sizes and guards are the first inputs'. One the eager kernel refuses at the example (a
+    def _representations(self, base: OpInputs, out: OpOutcome, others: list[OpInputs], points: list[dict[str, int]],
+                         requires: list[E.Node]) -> None:
+        """``others``: ``base`` non-contiguous, and in another dtype (``variants.representations``), compared with
+        the eager kernel at ``base``'s points: an output's strides or dtype that the fake gets wrong only there.
+        Not traced: their sizes and guards are ``base``'s. One the eager kernel refuses at the example (a
         dtype its CPU kernel lacks) is noted in the variants as such, not compared."""
-        from .variants import of_another_dtype, representations
+        from .variants import of_another_dtype
 
         self.checkpoint(out, "the inputs' other layouts and dtypes")
-        for v in representations(base):
+        for v in others:
             e = self.eager_example(v)
             if not e.ok:
                 if of_another_dtype(v.label) and not e.crashed and _refuses_the_call(e.error):
@@ -158,8 +165,8 @@ class OpRun:
                 continue
             # no formulas: the variant is not traced, and the first inputs' trace may have taken a path of their
             # own (embedding_bag's contiguous fast path gives offset2bag (0,), a transposed weight not)
-            res = diff_run(self.name, self.kernel.fn, v, self.base_points[:VARIANT_POINTS], self.eager_at,
-                           [], self.base_requires, self.device)
+            res = diff_run(self.name, self.kernel.fn, v, points[:VARIANT_POINTS], self.eager_at, [], requires,
+                           self.device)
             for d in _first_per_kind(res.disagreements):
                 if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
                     # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
@@ -204,6 +211,8 @@ class OpRun:
         points = points[:budget if inputs.label else len(points)]
         if not inputs.label:  # the first inputs': the representation variants are compared at them too
             self.base_points, self.base_requires, self.base_paths = points, requires, st.paths
+        else:  # a variant's: its other memory order is compared at them (the first tensor a rank up)
+            self.variant_points = (points, requires)
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
         for d in _first_per_kind(res.disagreements):
             f = Finding(d.cls, d.what, self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
@@ -254,9 +263,13 @@ class OpRun:
             st = self._explore(v, VARIANT_TRACES, out)
             found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                           else e.error)
+            self.variant_points = None
             if e is not None:
                 self._compare(v, st, found, out, VARIANT_POINTS)
             out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
+            if varied is not None and varied[0] == _first_tensor(base) and e is not None and e.ok and \
+                    self.variant_points:  # the first tensor a rank up (a batched image) in another memory order too,
+                self.later.append((v, *self.variant_points))  # after the first inputs' own layouts and dtypes
 
 
 def _first_per_kind(found: list[Any]) -> list[Any]:
@@ -297,3 +310,8 @@ def _one_check(out: OpOutcome, f: Finding) -> None:
                 out.findings[i] = f
             return
     out.findings.append(f)
+
+
+def _first_tensor(inputs: OpInputs) -> str | None:
+    """The name of the first tensor argument of ``inputs`` (the one a rank-up variant changes)."""
+    return next((n for n, _, t in inputs.args if t[0] == "tensor"), None)

@@ -179,6 +179,21 @@ def representations(base: OpInputs) -> list[OpInputs]:
     with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
     their guards are the first inputs' guards."""
     tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
+    out = layouts(base)
+    if tensors and tensors[0][1][3] in OTHER_DTYPE:
+        old = tensors[0][1][3]
+        new = OTHER_DTYPE[old]
+        args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
+        changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
+        out += _mixed(base, tensors)
+    return out
+
+
+def layouts(base: OpInputs) -> list[OpInputs]:
+    """``representations``' non-contiguous one: the inputs with their first floating tensor of rank 2 or more
+    (else the first integer or bool one) in another memory order (none where there is no such tensor)."""
+    tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
     out: list[OpInputs] = []
     # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout);
     # where there is none (a quantized op's int8 input, where's bool condition), the first integer or bool one,
@@ -193,14 +208,8 @@ def representations(base: OpInputs) -> list[OpInputs]:
         name = base.args[i][0]
         out.append(OpInputs(base.op, base.origin, tuple((n, kw, tree if j == i else x)
                                                         for j, (n, kw, x) in enumerate(base.args)), base.blobs,
+                            (f"{base.label}, " if base.label else "") +
                             f"{name} {'transposed' if rank == 2 else 'with dim 1 innermost'} (memory order {order})"))
-    if tensors and tensors[0][1][3] in OTHER_DTYPE:
-        old = tensors[0][1][3]
-        new = OTHER_DTYPE[old]
-        args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
-        changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
-        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
-        out += _mixed(base, tensors)
     return out
 
 

@@ -109,3 +109,31 @@ def test_an_empty_points_mismatch_is_tried_again_with_its_empty_dims_lifted():
     res = run("lib::loss", fake, inputs, points, refuses_empty)
     assert not [d for d in res.disagreements if d.cls == "fake-accepts"]
     assert any("on an empty input" in n for n in res.notes)
+
+
+POOL = '''
+import torch
+
+
+@torch.library.custom_op("poollib::pool", mutates_args=())
+def pool(x: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.avg_pool2d(x, 1)  # a batched image keeps channels-last; a 3-D one is contiguous
+
+
+@pool.register_fake
+def _(x):
+    torch._check(x.dim() in (3, 4), lambda: "pool takes a 3-D or 4-D input")
+    return x.new_empty(x.shape)  # always contiguous
+'''
+
+
+def test_the_rank_up_variant_is_compared_in_another_memory_order_too(tmp_path, monkeypatch):
+    """A pooling fake that is always contiguous agrees with the eager kernel on 3-D inputs in every layout (eager
+    gives 3-D pooling a contiguous output too); the batched input a rank up in channels-last shows it."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "poollib", POOL)
+    (rec,) = doc["ops"]
+    found = [f for f in rec["findings"] if f["code"] == "SC040"]
+    assert code == 1 and found, rec
+    assert "rank 4" in found[0]["message"] or "rank 4" in found[0].get("guard", ""), found
+    assert any("memory order (0, 2, 3, 1)" in v["args"] for v in rec["variants"])
+    sys.modules.pop("poollib", None)

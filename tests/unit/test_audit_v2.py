@@ -62,7 +62,7 @@ def complex_only(x: torch.Tensor) -> torch.Tensor:
 @complex_only.register_fake
 def _(x):
     torch._check(x.dtype == torch.complex64, lambda: "x must be complex")
-    return x.new_empty(x.shape)
+    return torch.empty_like(x)  # clone keeps a dense input's strides
 '''
 
 LIB += '''
