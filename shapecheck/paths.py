@@ -13,9 +13,14 @@ from pathlib import Path
 SRCROOT, SITE_PACKAGES = "SRCROOT", "SITE_PACKAGES"
 
 
-@functools.cache
 def repo_root(cwd: Path | None = None) -> Path:
-    start = (cwd or Path.cwd()).resolve()
+    """The repository root of ``cwd`` (default: the current directory, read on every call: a process that
+    changes directory, a test runner, gets the root of where it is now)."""
+    return _root_of((cwd or Path.cwd()).resolve())
+
+
+@functools.cache
+def _root_of(start: Path) -> Path:
     return next((d for d in (start, *start.parents) if (d / ".git").exists()), start)
 
 

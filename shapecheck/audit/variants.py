@@ -227,14 +227,20 @@ def of_another_dtype(label: str) -> bool:
 
 
 def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
-    """With two or more floating tensors of the first tensor's dtype: the second alone in a wider dtype (mm's
+    """With two or more tensors of the first tensor's dtype: of integer ones, the first alone as float32 (take's data
+    beside its index); of floating ones, the second alone in a wider dtype (mm's
     ``mat2`` as float64 beside a float32 ``self``). The eager kernel refuses mixed dtypes or promotes them (to the
     wider one: a fake that keeps the first input's dtype shows); a fake that returns where it refuses lacks the
     check, one that promotes otherwise gets the output dtype wrong."""
     old = tensors[0][1][3]
     alike = [i for i, t in tensors if t[3] == old]
-    if old not in FLOATING or len(alike) < 2:
+    if len(alike) < 2:
         return []
+    if old not in FLOATING:  # integer data beside integer indices (take, gather): the data alone as floats, where
+        # a fake that gives the output the index's dtype shows
+        first = alike[0]
+        args = tuple((n, kw, (*x[:3], "float32", *x[4:]) if j == first else x) for j, (n, kw, x) in enumerate(base.args))
+        return [OpInputs(base.op, base.origin, args, base.blobs, f"{base.args[first][0]} as float32 ({MIXED} {old})")]
     second, new = alike[1], PROMOTED[old]
     args = tuple((n, kw, (*x[:3], new, *x[4:]) if j == second else x) for j, (n, kw, x) in enumerate(base.args))
     return [OpInputs(base.op, base.origin, args, base.blobs,

@@ -91,3 +91,20 @@ def test_a_clean_op_never_compared_with_an_eager_kernel_is_counted_apart():
     assert rec["status"] == "clean" and rec["eager"]["status"] == "none"
     assert run.counts()["clean_not_compared"] == 1
     assert "1 clean (1 of them not compared with the eager kernel)" in summary_line(run)
+
+
+def test_integer_data_beside_integer_indices_gets_a_variant_with_the_data_as_floats():
+    """take's search made its data int64 like its index: a fake that gives the output the index's dtype was right
+    there. The data alone as float32 shows it (a mutant of meta_take passed)."""
+    from shapecheck.audit.inputs import OpInputs
+    from shapecheck.audit.variants import representations
+
+    ints = OpInputs("aten::take.default", "schema", (("self", False, ("tensor", ("self_0",), (3,), "int64")),
+                                                      ("index", False, ("tensor", ("index_0",), (3,), "int64"))))
+    labels = [v.label for v in representations(ints)]
+    assert "self as float32 (the others stay int64)" in labels
+    (mixed,) = [v for v in representations(ints) if v.label == "self as float32 (the others stay int64)"]
+    assert [t[3] for _, _, t in mixed.args] == ["float32", "int64"]
+    floats = OpInputs("aten::mm.default", "schema", (("self", False, ("tensor", ("a", "b"), (3, 3), "float32")),
+                                                      ("mat2", False, ("tensor", ("c", "d"), (3, 3), "float32"))))
+    assert "mat2 as float64 (the others stay float32)" in [v.label for v in representations(floats)]
