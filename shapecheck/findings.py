@@ -124,6 +124,8 @@ class Finding:
     node: Any = field(default=None, metadata=TRANSIENT)  # the guard/assert/obligation as an expression node
     expected: Any = field(default=None, metadata=TRANSIENT)  # SC002: the contract's shape (or integer) node
     fallback: Any = field(default=None, metadata=TRANSIENT)  # SC002 on a guard_or_* fallback side: export's side
+    # SC002: (where it holds, the output's name, the kernel's formula, the message's suffix): the replay's other points
+    region: Any = field(default=None, metadata=TRANSIENT)
 
     @property
     def rule(self) -> Rule:

@@ -233,7 +233,8 @@ def boundaries(r: E.Node) -> list[list[E.Node]]:
 
 #: an eager error about the tensors' values (an index past a size): made-up data, not the sizes, is what it rejects
 DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "must be non-negative",
-              "must be positive", "must be sorted", "must be in range", "positive-definite", "required size")
+              "must be positive", "must be sorted", "must be in range", "positive-definite", "required size",
+              "ZeroDivisionError", "division by zero")
 #: an eager error with data words that is about an argument, not the data: a dim past the rank (``maybe_wrap_dim``)
 ARGUMENT_ERRORS = ("Dimension out of range",)
 

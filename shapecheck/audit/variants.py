@@ -186,6 +186,10 @@ def representations(base: OpInputs) -> list[OpInputs]:
         args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
         changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
         out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
+        if old in FLOATING:  # integers where floats were: a reduction promotes them (cumsum of int32 is int64)
+            args = tuple((n, kw, (*x[:3], "int32", *x[4:]) if x[0] == "tensor" and x[3] == old else x)
+                         for n, kw, x in base.args)
+            out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as int32"))
         out += _mixed(base, tensors)
     return out
 

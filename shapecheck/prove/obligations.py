@@ -460,8 +460,9 @@ def _compare_output(c: _OutputCheck, got) -> Finding | None:
         return c.finding(RuleCode.INCONCLUSIVE, expr, f"z3 could not prove {expr} ({d.reason})")
     point = restrict(d.point, c.names)
     at = d.point or {}
-    return c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, at)} but the contract's path {c.path} says "
-                     f"{E.evaluate(want, at)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
+    v = c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, at)} but the contract's path {c.path} says "
+                  f"{E.evaluate(want, at)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
+    return replace(v, region=(E.conj([*c.premises, E.negate(eq)]), where, have, c.suffix))
 
 
 def _differs_whatever_the_data(c: _OutputCheck, got, fresh: list[str]) -> Finding | None:

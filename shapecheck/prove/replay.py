@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from _typeshed import TraceFunction
 
     from .._torch.attribution import Own
+    from ..logic.solver import Solver
 
 #: what ran, in order: (file, line, bytecode offset or -1 for a line of torch's shape logic, the kernel line)
 Step = tuple[str, int, int, int]
@@ -272,8 +273,11 @@ def replayer(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> Repl
     return Replayer(_with_located_files(kernel, violations), case)
 
 
-def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[Finding]:
-    """The case's findings, each that does not reproduce at its counterexample turned into SC005."""
+def replay(kernel: Kernel, case: BoundCase, violations: list[Finding], solver: Solver | None = None) -> list[Finding]:
+    """The case's findings, each that does not reproduce at its counterexample turned into SC005. An SC002 that
+    does not reproduce at z3's point is tried at up to OTHER_POINTS other points where it holds (``solver``):
+    a point whose static run takes another branch of torch's than the symbolic trace did (constant_pad_nd's
+    pads all 0) says nothing of the others."""
     r = replayer(kernel, case, violations)
     out = []
     for v in violations:
@@ -288,6 +292,8 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[F
             continue
         try:
             why = r.why_not(v)
+            if why is not None and solver is not None:
+                v, why = _elsewhere(v, why, r, solver)
             if why is None:
                 out.append(_placed(v, r))
                 continue
@@ -306,6 +312,31 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> list[F
                            f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "
                            f"{v.message}"))
     return out
+
+
+OTHER_POINTS = 3
+
+
+def _elsewhere(v: Finding, why: str, r: Replayer, solver: Solver) -> tuple[Finding, str | None]:
+    """``v`` at another point of its region where it reproduces (its counterexample and message redone there),
+    else ``v`` and ``why``."""
+    if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or not isinstance(v.region, tuple):
+        return v, why
+    region, where, have, suffix = v.region
+    tried = [v.counterexample]
+    for _ in range(OTHER_POINTS):
+        other = [E.negate(E.conj([E.compare("==", E.Var(d), E.Const(x)) for d, x in p.items()])) for p in tried]
+        model = solver.small_model([region, *other])
+        point = {d: model[d] for d in r.dims if d in model} if model else None
+        if point is None or not r.complete(point):
+            break
+        tried.append(point)
+        message = (f"{where} is {E.evaluate(have, point)} but the contract's path {v.path} says "
+                   f"{E.evaluate(v.expected, point)}{suffix}")
+        moved = replace(v, counterexample=point, message=message)
+        if r.why_not(moved) is None:
+            return moved, None
+    return v, why
 
 
 def _shown(outputs: tuple) -> str:

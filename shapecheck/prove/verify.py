@@ -18,14 +18,15 @@ from ..findings import Finding, PathStatus, Verdict, verdict_of
 from ..kernel import sources
 from ..kernel.sources import Kernel, KernelSource, NotApplicable
 from ..logic import expr as E
-from ..logic.solver import Bounds, CachedSolver, Sat, Solver, restrict
+from ..logic.solver import Bounds, CachedSolver, Sat, Solver
 from ..options import VerifyOptions as Options  # every option is declared there (the cache key derives)
 from ..result.report import CaseResult, PathCheck, Report
 from ..rules import RuleCode
 from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted, over_budget
+from .coverage import uncovered, unexplored, unreachable_paths
 from .crashes import Resume, Send
-from .explore import CaseRun, SharedRoots, explore_case, will_share
+from .explore import SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
 from .torch_decides import fallback_note
@@ -290,13 +291,13 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
 
     # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
     findings: list[Finding] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
-    findings = replay(kernel, case, findings)  # every counterexample run with static sizes
+    findings = replay(kernel, case, findings, solver)  # every counterexample run with static sizes
     from .helper_guards import helper_guards
 
     exported = helper_guards(kernel, case, solver) if exported is None else exported
     findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
                            and not _seen_raise(v, findings)]  # export's guards, or its raise
-    findings = findings + _unexplored(run, findings, solver, options) + _uncovered(case, findings, solver, options)
+    findings = findings + unexplored(run, findings, solver, options) + uncovered(case, findings, solver, options)
     from .least import least_point
 
     findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes
@@ -481,56 +482,6 @@ def _run_over(budget: Budget, selected: list[BoundCase], done: int) -> Finding:
 def _cut_short(result: CaseResult) -> bool:
     """Whether the case stopped before it was checked (a bug in shapecheck, or the time budget)."""
     return result.verdict is Verdict.ERROR or result.skipped.startswith(("cut short", "not checked", "crashed"))
-
-
-def _unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
-    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005)."""
-    from ..rules import FAILING
-
-    if any(v.code in FAILING for v in findings):
-        return []
-    union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
-    rest = solver.satisfiable([run.case.domain, E.negate(union)])
-    if rest.sat is Sat.UNSAT:
-        return []
-    why = (f"exploration stopped at the trace bound ({options.max_traces} traces, --max-traces)" if run.truncated
-           else "part of the domain has no finished trace")
-    point = restrict(solver.small_model([run.case.domain, E.negate(union)]), [d.name for d in run.case.dims])
-    return [Finding(code=RuleCode.INCONCLUSIVE, case=run.case.id, path=None, expr="unexplored region", dims=(),
-                    location=None, counterexample=point,
-                    message=f"{why}: nothing is proved there, e.g. at the example point")]
-
-
-def _uncovered(case: BoundCase, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
-    """No output is checked where no contract path holds (the paths' ``when`` leave part of the case's domain
-    out, or hold nowhere): without a failure, that is inconclusive (SC005), never a pass."""
-    from ..rules import FAILING
-
-    if any(v.code in FAILING for v in findings):
-        return []
-    union = E.disj([p.when for p in case.paths if not options.eras or p.era in options.eras])
-    if solver.satisfiable([case.domain, E.negate(union)]).sat is Sat.UNSAT:
-        return []
-    point = restrict(solver.small_model([case.domain, E.negate(union)]), [d.name for d in case.dims])
-    return [Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=None, expr="no contract path", dims=(),
-                    location=None, counterexample=point,
-                    message="no path of the contract holds in part of the case's domain (every path's `when` is "
-                            "false there): no output is checked there, e.g. at the example point")]
-
-
-def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:
-    """SC006 for a contract path whose precondition holds in no case: a contract smell, never a pass."""
-    checked = [r for r in results if not r.skipped]
-    out = []
-    for p in contract.paths:
-        if options.eras and p.era not in options.eras:
-            continue
-        name = path_name(p)
-        statuses = [s.status for r in checked for s in r.paths if s.path == name]
-        if statuses and all(s is PathStatus.UNREACHABLE for s in statuses):
-            out.append(Finding(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
-                                 message=f"the precondition of path {name} holds for no input of any case"))
-    return out
 
 
 def _confirm_exports(contract, kernel, results, violations, solver, options):

@@ -19,7 +19,7 @@ def _inputs(*trees):
 def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_tensors_dtype():
     base = _inputs(("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "data:k"),
                    ("tensor", ("a1_0",), (3,), "float32"), ("tensor", ("a2_0", "a2_1"), (3, 3), "int64"))
-    layout, dtype, mixed = representations(base)
+    layout, dtype, ints, mixed = representations(base)
     assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "zeros",
                                  (0, 2, 3, 1))
     assert layout.args[1:] == base.args[1:] and "with dim 1 innermost" in layout.label
@@ -27,6 +27,8 @@ def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_ten
     assert [t[3] for _, _, t in dtype.args] == ["bfloat16", "bfloat16", "int64"]
     assert dtype.args[0][2][4] == "data:k" and dtype.label == "a0, a1 as bfloat16"
     assert dtype.dims() == base.dims()  # the same sizes: compared at the first inputs' points
+    # floating ones as int32 too (a reduction promotes integers)
+    assert [t[3] for _, _, t in ints.args] == ["int32", "int32", "int64"] and ints.label == "a0, a1 as int32"
     # and the second tensor of the first one's floating dtype alone in another: mixed dtypes
     assert [t[3] for _, _, t in mixed.args] == ["float32", "float64", "int64"]
     assert mixed.label == "a1 as float64 (the others stay float32)"  # promotion takes the wider one

@@ -121,3 +121,18 @@ def test_a_guard_that_torchs_dispatch_reaches_is_replayed_through_the_whole_run(
         assert shallow.outputs == whole.outputs and shallow.error == whole.error
         assert set(shallow.steps) <= set(whole.steps)
         assert v.location.line in {s[3] for s in whole.steps} - {s[3] for s in shallow.steps}
+
+
+def test_a_finding_whose_least_point_takes_a_static_branch_is_replayed_at_another_point():
+    """The output is wrong at N = 1 and N = 2; at N = 1 the static run takes a branch the symbolic trace cannot
+    (a plain int), and returns the contract's shape. The finding is not dropped to SC005: at N = 2 it reproduces,
+    and it is reported there, its message redone for that point."""
+    from shapecheck.prove.verify import Options
+
+    contract = str(ROOT / "tests" / "golden" / "examples" / "new_empty.toml")
+    r = verify_op("aten::new_empty", contract=contract, meta=f"{KERNELS / 'static_only_branch.py'}:kernel",
+                  options=Options(jobs=1))
+    assert r.verdict == Verdict.FAIL, [v.message for v in r.violations]
+    (v,) = r.violations
+    assert v.code == "SC002" and v.counterexample == {"N": 2}
+    assert v.message.startswith("output 0 is (3,) but the contract's path only says (2,)"), v.message

@@ -1,6 +1,9 @@
-"""A fake without the dim check its eager kernel makes (``maybe_wrap_dim``'s "Dimension out of range", an
-IndexError) accepts a dim past the rank: SC041, not an error about made-up data (a mutant of cummax's meta kernel
-passed as clean). An error about the data (an index past a size) is still only noted."""
+"""Faults a mutation hunt planted in torch's own meta kernels that the audit passed, each rebuilt as a small
+custom op: a fake without the dim check its eager kernel makes (``maybe_wrap_dim``'s "Dimension out of range",
+an IndexError, is an argument's check, not made-up data), one that demands equal numel where eager demands equal
+shapes, one whose batch check shows only beside an empty input, an always-contiguous pooling fake, and a
+cumulative fake that does not promote integers. An error about the data (an index past a size, a division by
+zero of zeros) is still only noted."""
 
 from __future__ import annotations
 
@@ -137,3 +140,28 @@ def test_the_rank_up_variant_is_compared_in_another_memory_order_too(tmp_path, m
     assert "rank 4" in found[0]["message"] or "rank 4" in found[0].get("guard", ""), found
     assert any("memory order (0, 2, 3, 1)" in v["args"] for v in rec["variants"])
     sys.modules.pop("poollib", None)
+
+
+CUMSUM = '''
+import torch
+
+
+@torch.library.custom_op("cumlib::running", mutates_args=())
+def running(x: torch.Tensor) -> torch.Tensor:
+    return torch.cumsum(x, 0)  # integers are summed in int64
+
+
+@running.register_fake
+def _(x):
+    return torch.empty_like(x)  # the input's dtype whatever it is
+'''
+
+
+def test_a_fake_that_does_not_promote_integers_is_found_with_integer_inputs(tmp_path, monkeypatch):
+    """The search takes float32 inputs, where the fake is right: the variant with the tensors as int32 shows the
+    eager kernel's int64 output (a cumsum mutant without the promotion passed as clean)."""
+    code, doc = audit_lib(tmp_path, monkeypatch, "cumlib", CUMSUM)
+    (rec,) = doc["ops"]
+    (f,) = [f for f in rec["findings"] if f["code"] == "SC039"]
+    assert code == 1 and "as int32" in f["message"] and "int64" in f["message"], rec
+    sys.modules.pop("cumlib", None)
