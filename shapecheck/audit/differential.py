@@ -297,27 +297,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
             for what, detail in bad:
                 res.disagreements.append(Disagreement("eager-formula", what, point, detail))
         elif f_ok and not e.ok and (generated_ok or i == 0):
-            how = "crashes" if e.crashed else "raises"
-            if not e.crashed and (0 in point.values() or about_data(e.error)):
-                lifted = _lifted(call, inputs, point, points, eager) if not about_data(e.error) and lifts else None
-                lifts -= lifted is not None
-                if lifted is not None and lifted[1] is not None:  # the same mismatch where nothing is empty
-                    res.disagreements.append(Disagreement(
-                        "fake-accepts", "the fake returns where the eager kernel raises", lifted[0],
-                        f"the eager kernel: {lifted[1]} (found on an empty input, {_at(point, points[0])}, and here "
-                        f"with its empty dims at {LIFT})"))
-                    continue
-                why = "an empty input" if 0 in point.values() else "made-up data"
-                note = f"the fake returns where the eager kernel raises on {why} ({e.error}): noted, not reported"
-                if note not in res.notes:
-                    res.notes.append(note)
-                continue
-            # a crash (a signal, not an error) is the eager kernel's own failure to check these inputs as much as a
-            # check the fake lacks: said so, so that the fix is looked for on both sides
-            either = ("; the eager kernel dies where it could raise: a check is missing there, or in the fake, or both"
-                      if e.crashed else "")
-            res.disagreements.append(Disagreement("fake-accepts", f"the fake returns where the eager kernel {how}",
-                                                  point, f"the eager kernel: {e.error}{either}"))
+            lifts -= _fake_accepts(call, inputs, point, points, eager, e, res, lifts > 0)
         elif e.ok and not f_ok and not f_val.startswith(DATA_DEPENDENT):  # a guard on data: the exploration's
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}"))
@@ -330,6 +310,34 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
     return res
+
+
+def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], points: list[dict[str, int]],
+                  eager: Callable[[OpInputs, dict[str, int]], Any], e: Any, res: DiffResult, lift: bool) -> bool:
+    """The fake returned and the eager kernel raised (or died) at ``point``: a disagreement in ``res``, or a note
+    where the point is empty or the error is the made-up data's (an empty point tried again with its empty dims
+    lifted, where ``lift``). Whether a lift was tried."""
+    if not e.crashed and (0 in point.values() or about_data(e.error)):
+        lifted = _lifted(call, inputs, point, points, eager) if not about_data(e.error) and lift else None
+        if lifted is not None and lifted[1] is not None:  # the same mismatch where nothing is empty
+            res.disagreements.append(Disagreement(
+                "fake-accepts", "the fake returns where the eager kernel raises", lifted[0],
+                f"the eager kernel: {lifted[1]} (found on an empty input, {_at(point, points[0])}, and here "
+                f"with its empty dims at {LIFT})"))
+            return True
+        why = "an empty input" if 0 in point.values() else "made-up data"
+        note = f"the fake returns where the eager kernel raises on {why} ({e.error}): noted, not reported"
+        if note not in res.notes:
+            res.notes.append(note)
+        return lifted is not None
+    # a crash (a signal, not an error) is the eager kernel's own failure to check these inputs as much as a
+    # check the fake lacks: said so, so that the fix is looked for on both sides
+    either = ("; the eager kernel dies where it could raise: a check is missing there, or in the fake, or both"
+              if e.crashed else "")
+    how = "crashes" if e.crashed else "raises"
+    res.disagreements.append(Disagreement("fake-accepts", f"the fake returns where the eager kernel {how}",
+                                          point, f"the eager kernel: {e.error}{either}"))
+    return False
 
 
 #: an empty point where the fake returns and the eager kernel raises is tried again with each dim at 0 at LIFT
