@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .codec import TRANSIENT
+from .codec import TRANSIENT, is_transient
 from .rules import FAILING, INCONCLUSIVE, INTERNAL, RULES, Rule, RuleCode
 
 DEFAULT_ERA = "default"
@@ -96,10 +96,6 @@ class PathStatus(enum.StrEnum):
     UNREACHABLE = "unreachable"  # its precondition holds for no input of the case
 
 
-#: fields of a Finding that are in-process only (expression nodes): never in JSON
-_NODES = ("node", "expected", "fallback")
-
-
 @dataclass(frozen=True, kw_only=True)
 class Finding:
     """One finding of one rule in one case. Built by keyword; ``node`` and ``expected`` carry the obligation's
@@ -159,7 +155,7 @@ class Finding:
             raise ValueError(f"not a verify finding ({type(err).__name__}: {err})") from None
 
     def to_json(self) -> dict[str, Any]:
-        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _NODES}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if not is_transient(f)}
         d["kind"] = self.kind
         d["path"] = None if self.path is None else str(self.path)
         d["dims"] = list(self.dims)

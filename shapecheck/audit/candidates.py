@@ -98,7 +98,7 @@ class Found:
     eager_tries: int = 0
     notes: list[str] = field(default_factory=list)
     no_fake: bool = False  # every fake call raised UnsupportedOperatorException: FakeTensorMode cannot run it
-    eager_refused_too: int = 0  # calls the fake raised a programming error on and the eager kernel refused too
+    eager_refused_too: int = 0  # calls the fake and the eager kernel both raised a programming error on
 
 
 #: the words of an int argument's name that make it a constant (an axis, a mode), though its schema says SymInt
@@ -568,7 +568,8 @@ class Search:
                     continue
                 if eerr:
                     self._moved = _hint(self.args, eerr, combo)
-                    if verdict is False and err.partition(":")[0] in PROGRAMMING_ERRORS:
+                    if verdict is False and err.partition(":")[0] in PROGRAMMING_ERRORS \
+                            and eerr.partition(":")[0] in PROGRAMMING_ERRORS:  # a size check of eager's is not it
                         f.eager_refused_too += 1
             self._size_hint(err)
             # an unpacking error is read once the search keeps meeting it: the order of ranks tried first

@@ -16,10 +16,9 @@ from .obligations import path_name
 
 
 def unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
-    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005)."""
-    from ..rules import FAILING
-
-    if any(v.code in FAILING for v in findings):
+    """Nothing is proved where no finished trace reached: without a failure, that is inconclusive (SC005). A
+    failure the contract accepts (``[[suppress]]``) is no failure here: the run would pass with it."""
+    if _fails(run.case, findings):
         return []
     union = E.disj([E.conj(leaf.pc) for leaf in run.leaves])
     rest = solver.satisfiable([run.case.domain, E.negate(union)])
@@ -33,21 +32,33 @@ def unexplored(run: CaseRun, findings: list[Finding], solver: Solver, options: O
                     message=f"{why}: nothing is proved there, e.g. at the example point")]
 
 
-def uncovered(case: BoundCase, findings: list[Finding], solver: Solver, options: Options) -> list[Finding]:
+def uncovered(case: BoundCase, solver: Solver, options: Options) -> list[Finding]:
     """No output is checked where no contract path holds (the paths' ``when`` leave part of the case's domain
-    out, or hold nowhere): without a failure, that is inconclusive (SC005), never a pass."""
-    from ..rules import FAILING
-
-    if any(v.code in FAILING for v in findings):
-        return []
+    out, or hold nowhere): inconclusive (SC005), never a pass, whatever else the case found (a property of the
+    contract, not of the kernel: a failure the contract accepts must not hide it)."""
     union = E.disj([p.when for p in case.paths if not options.eras or p.era in options.eras])
-    if solver.satisfiable([case.domain, E.negate(union)]).sat is Sat.UNSAT:
+    rest = solver.satisfiable([case.domain, E.negate(union)])
+    if rest.sat is Sat.UNSAT:
         return []
+    if rest.sat is Sat.UNKNOWN:
+        return [Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=None, expr="no contract path", dims=(),
+                        location=None, counterexample={},
+                        message=f"z3 could not decide whether the contract's paths cover the case's domain "
+                                f"({rest.reason}): the outputs may be checked nowhere in part of it")]
     point = restrict(solver.small_model([case.domain, E.negate(union)]), [d.name for d in case.dims])
     return [Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=None, expr="no contract path", dims=(),
                     location=None, counterexample=point,
                     message="no path of the contract holds in part of the case's domain (every path's `when` is "
                             "false there): no output is checked there, e.g. at the example point")]
+
+
+def _fails(case: BoundCase, findings: list[Finding]) -> bool:
+    """Whether a finding fails the run after the contract's suppressions."""
+    from ..contract import suppressions
+    from ..rules import FAILING
+
+    live = suppressions.in_force(case.contract.suppressions)
+    return any(v.code in FAILING and not any(suppressions.matches(s, v) for s in live) for v in findings)
 
 
 def unreachable_paths(contract: Contract, results: list[CaseResult], options: Options) -> list[Finding]:

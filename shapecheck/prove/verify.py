@@ -297,7 +297,7 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     exported = helper_guards(kernel, case, solver) if exported is None else exported
     findings = findings + [v for v in exported if _new(v, findings) and not _seen_guard(v, findings)
                            and not _seen_raise(v, findings)]  # export's guards, or its raise
-    findings = findings + unexplored(run, findings, solver, options) + uncovered(case, findings, solver, options)
+    findings = findings + unexplored(run, findings, solver, options) + uncovered(case, solver, options)
     from .least import least_point
 
     findings = findings + least_point(kernel, case, solver, findings)  # sizes 0 and 1 on concrete sizes

@@ -113,6 +113,16 @@ def test_an_empty_points_mismatch_is_tried_again_with_its_empty_dims_lifted():
     assert not [d for d in res.disagreements if d.cls == "fake-accepts"]
     assert any("on an empty input" in n for n in res.notes)
 
+    def another_error_when_lifted(inputs, point):  # a mask's made-up data: not the empty point's mismatch
+        if point["t_0"] == point["x_0"]:
+            return batch_check(inputs, point)
+        error = "RuntimeError: size mismatch (target: [0])" if point["t_0"] == 0 else \
+            "RuntimeError: shape mismatch: value tensor cannot be broadcast to indexing result"
+        return SimpleNamespace(ok=False, crashed=False, value=None, error=error)
+
+    res = run("lib::loss", fake, inputs, points, another_error_when_lifted)
+    assert not [d for d in res.disagreements if d.cls == "fake-accepts"]
+
 
 POOL = '''
 import torch

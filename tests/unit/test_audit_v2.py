@@ -860,3 +860,9 @@ def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kern
     assert refused.inputs is None and not refused.every_call_error and refused.eager_refused_too >= 1
     alone = Search("auditv2_keyerr::c2r", op, op, None).run()
     assert alone.inputs is None and alone.every_call_error.startswith("KeyError")
+
+    def checks_sizes(inputs):  # a size check of its own that the search never meets: no word on the fake's error
+        return SimpleNamespace(ok=False, error="RuntimeError: rows must come in blocks of 7", crashed=False)
+
+    checked = Search("auditv2_keyerr::c2r", op, op, checks_sizes).run()
+    assert checked.every_call_error.startswith("KeyError") and not checked.eager_refused_too

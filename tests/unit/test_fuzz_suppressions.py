@@ -44,3 +44,26 @@ def test_a_suppression_that_does_not_cover_the_deviation_leaves_it_a_failure(tmp
         text += '\n[[paths]]\nid = "other"\nwhen = "N < 0"\noutputs = ["(N,)"]\n'
     code, out = run(tmp_path, text, "fuzz", "op")
     assert code == 1 and "SC002 output-shape-mismatch" in out, out
+
+
+def test_a_message_in_verifys_words_is_matched_in_fuzz_too(tmp_path):
+    """verify's SC002 says "output 0 is (2,) but the contract's path only says (1,)"; fuzz's own text differs.
+    A suppression narrowed to verify's words accepted the finding in verify and not in fuzz."""
+    accepted = CONTRACT + suppress("SC002", message="but the contract's path only says") + suppress("SC011")
+    assert run(tmp_path, accepted, "verify", "op")[0] == 0
+    code, out = run(tmp_path, accepted, "fuzz", "op")
+    assert code == 0, out
+
+
+def test_a_difference_is_matched_on_the_dims_of_its_output_and_verifys_message():
+    from shapecheck.contract.model import BoundPath
+    from shapecheck.logic import expr as E
+    from shapecheck.rules import RuleCode
+    from shapecheck.runtime.outputs import as_verify_says
+
+    p = BoundPath("only", "default", E.parse("true"), (E.parse("(N,)"), E.parse("(M, K)")), (), "")
+    names, said = as_verify_says(p, (RuleCode.OUTPUT_SHAPE_MISMATCH, "(1,)", "(2,)",
+                                     "output 0 is (2,) but path only@default says (1,)"))
+    assert names == {"N"} and said == "output 0 is (2,) but the contract's path only says (1,)"
+    names, _ = as_verify_says(p, (RuleCode.OUTPUT_SHAPE_MISMATCH, "(1, 2)", "(2, 2)", "output 1 is (2, 2) but ..."))
+    assert names == {"M", "K"}  # a suppression narrowed to N does not accept a difference of output 1

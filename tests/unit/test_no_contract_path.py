@@ -37,8 +37,20 @@ def test_a_domain_no_path_covers_is_inconclusive_at_a_real_point(tmp_path, when,
         assert code == 3 and doc["verdict"] == "inconclusive"
         (v,) = uncovered
         assert v["code"] == "SC005" and v["counterexample"]["N"] >= 1 and outside(v["counterexample"]["N"])
-    else:  # the path's part shows the wrong output, which fails the run: the gap is not reported beside it
-        assert code == 1 and {v["code"] for v in doc["violations"]} == {"SC002"} and not uncovered
+    else:  # the path's part shows the wrong output, which fails the run; the gap is reported beside it
+        assert code == 1 and {v["code"] for v in doc["violations"]} == {"SC002", "SC005"} and len(uncovered) == 1
+        assert outside(uncovered[0]["counterexample"]["N"])
+
+
+def test_a_failure_the_contract_accepts_does_not_hide_the_gap(tmp_path):
+    """A `[[suppress]]` of the wrong output left the run without a failure, and the part no path covers unchecked:
+    it passed. The gap is the contract's, whatever the kernel's findings: inconclusive."""
+    contract = tmp_path / "c.toml"
+    contract.write_text(CONTRACT.replace('when = "true"', 'when = "N <= 5"') +
+                        '\n[[suppress]]\nrule = "SC002"\nreason = "known"\n')
+    res = CliRunner().invoke(cli, ["verify", "op", "aten::new_empty", "--contract", str(contract), "--meta", WRONG,
+                                   "-j", "1", "--no-cache"])
+    assert res.exit_code == 3 and "no contract path" in res.output, res.output
 
 
 @pytest.mark.parametrize("when", ["N > 5", "N != 3"])

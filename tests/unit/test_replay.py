@@ -98,6 +98,7 @@ def test_the_shipped_contracts_and_test_kernels_have_no_finding_that_does_not_re
     assert not [v.message for v in r.violations if "did not reproduce" in v.message]
 
 
+@pytest.mark.slow
 def test_a_guard_that_torchs_dispatch_reaches_is_replayed_through_the_whole_run():
     """The replay's first runs pause the line tracer inside torch's calls (shallow: a third of the time). A guard
     in the kernel's own code that torch's dispatch reaches (a custom op's fake in the kernel's file) is not seen
@@ -123,6 +124,7 @@ def test_a_guard_that_torchs_dispatch_reaches_is_replayed_through_the_whole_run(
         assert v.location.line in {s[3] for s in whole.steps} - {s[3] for s in shallow.steps}
 
 
+@pytest.mark.slow
 def test_a_finding_whose_least_point_takes_a_static_branch_is_replayed_at_another_point():
     """The output is wrong at N = 1 and N = 2; at N = 1 the static run takes a branch the symbolic trace cannot
     (a plain int), and returns the contract's shape. The finding is not dropped to SC005: at N = 2 it reproduces,
@@ -136,3 +138,6 @@ def test_a_finding_whose_least_point_takes_a_static_branch_is_replayed_at_anothe
     (v,) = r.violations
     assert v.code == "SC002" and v.counterexample == {"N": 2}
     assert v.message.startswith("output 0 is (3,) but the contract's path only says (2,)"), v.message
+    import json
+
+    assert "region" not in json.loads(json.dumps(r.to_json()))["violations"][0]  # in-process only
