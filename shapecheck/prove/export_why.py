@@ -47,11 +47,13 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
                 continue
             if cond is not None and v.code != RuleCode.VALUE_SPECIALIZATION:
                 decided = solver.decide([case.domain, *ge2], cond)[0] if _is_bool(cond) else Decision.BOTH
-                if decided in (Decision.TRUE, Decision.FALSE):
-                    pts = [p for p in (v.witness, v.counterexample) if p]
+                pts = [p for p in (v.witness, v.counterexample) if p]
+                lows = sorted({d.min for d in case.dims if d.name in v.dims and d.min < 2})
+                # export's 0/1 assumption explains it only where a dim of the guard may be below 2 and the
+                # finding has a real point (else it is not explained)
+                if decided in (Decision.TRUE, Decision.FALSE) and lows and pts:
                     seen = " and ".join(", ".join(f"{k}={p[k]}" for k in v.dims if k in p) for p in pts)
-                    lows = sorted({d.min for d in case.dims if d.name in v.dims and d.min < 2})
-                    low = " and ".join(str(n) for n in lows) or "0 and 1"
+                    low = " and ".join(str(n) for n in lows)
                     reasons.append(
                         f"{v.code} `{v.expr}`: export's 0/1 assumption. export's Dims start at 2 whatever their "
                         f"min, and it never traces sizes 0 or 1; for every size >= 2 the guard is {decided.value}, so "

@@ -313,6 +313,7 @@ def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
     where the size has a hint; the trace's unbacked sizes defer it as a runtime assert)."""
     from .._torch import static as CS
     from .._torch import translate as T
+    from .._torch.backed import OUTPUT_METADATA
 
     solver = view.solver
     names = dict(run.names)
@@ -320,6 +321,9 @@ def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
     for g in run.guards:
         if not (g.origin or g.assertion):
             continue  # the kernel's own branch: verify's trace asks torch about it (SC016)
+        if g.origin.startswith(OUTPUT_METADATA):
+            continue  # the output record runs after export's constraint check: it rejects no range, and a guard
+            # that holds on the whole domain is a program input check that never fails
         try:
             node = T.to_node(g.expr, names)
         except T.Unsupported:

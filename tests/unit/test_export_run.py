@@ -490,3 +490,20 @@ def test_a_guard_proved_from_2_up_says_so(tmp_path):
     proved = [v for v in r.violations if "proved by z3" in v.message]
     assert proved and all("wherever A0 >= 2" in v.message and "every size of A0" not in v.message for v in proved)
     assert len(torch.chunk(torch.empty(1, 3), 2)) == 1  # the claim is false at A0 = 1
+
+
+@pytest.mark.slow
+def test_an_output_record_guard_that_always_holds_is_no_finding_and_export_agrees():
+    """A hunt: a guard-free ceil-mode pooling kernel (``torch.sym_ite``) failed with an SC022 "torch.export
+    rejects the Dim range", from export's record of the output (``(L + 1) // 2 != 1``, true for every L >= 4).
+    The record runs after export's constraint check: it rejects no range. Strict export succeeds, and so does
+    verify, with --confirm-export agreeing."""
+    from shapecheck.prove.verify import Options, verify_op
+    from tests.conftest import KERNELS
+
+    r = verify_op("aten::avg_pool1d", contract=str(KERNELS / "avg_pool1d_ceil.toml"),
+                  meta=f"{KERNELS / 'sym_ite_pool.py'}:avg_pool1d_symite",
+                  options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS, [(v.code, v.message) for v in r.violations]
+    (case,) = r.cases
+    assert case.export is not None and case.export.succeeded and case.export.agrees
