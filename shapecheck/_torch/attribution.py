@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from typing import Any
 
 import torch
@@ -89,6 +90,10 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
             site = _loc(code, line)
     if site is None and subop is None and (kernel is not None or not own):
         return "", kernel, None  # the kernel's own code asked (a C++ kernel's: no Python frame between)
+    if site is not None and subop is None and own.files and _users(site.file):
+        # a user's kernel file calls a helper of the user's own in another module (not torch's, not an installed
+        # library's): the kernel's code asked, at the helper's line, as where the helper is in the kernel's file
+        return "", site, None
     if subop is not None and site is None:
         return f"the C++ kernel of {subop} (a sub-op the kernel calls)", kernel, None
     if site is None:
@@ -99,6 +104,16 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
     if subop is None:  # a helper of the kernel's file (a --meta-source copy of torch's) is not torch's own
         where = f"torch's helper {where}" if site.file.startswith(TORCH_DIR + os.sep) else f"the helper {where}"
     return where, kernel, site
+
+
+_INSTALLED = tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()["purelib"],
+                                                            sysconfig.get_paths()["platlib"]})
+
+
+def _users(file: str) -> bool:
+    """A file of the user's project: neither torch's nor an installed package's (site-packages)."""
+    path = os.path.realpath(file)
+    return not path.startswith(TORCH_DIR + os.sep) and not path.startswith(_INSTALLED)
 
 
 #: torch's broadcasting helpers whose names do not say so (fake_impls' ``infer_size``, the fast path of the

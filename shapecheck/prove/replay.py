@@ -256,15 +256,17 @@ def _with_located_files(kernel: Kernel, violations: list[Finding]) -> Kernel:
     """A kernel whose own code is unknown (a Python Meta kernel registered by qualified name: torch keeps no
     handle on it) replayed with the files its findings were located in, outside torch, as its own: the trace put
     them at the innermost frame outside torch, and the replay then follows those lines. A file that is not the
-    kernel's is never reached, and the finding stays inconclusive."""
+    kernel's is never reached, and the finding stays inconclusive. A user's kernel file (its own code is files)
+    is followed into the user's helper modules its findings were located in too (``attribution.origin``)."""
     from .._torch import core as C
     from ..trace.run import own_code
 
-    if own_code(kernel):
+    own = own_code(kernel)
+    if own and not kernel.files:
         return kernel
     files = frozenset(os.path.abspath(v.location.file) for v in violations if v.location is not None
                       and not os.path.abspath(v.location.file).startswith(C.TORCH_DIR + os.sep))
-    return replace(kernel, files=files) if files else kernel
+    return replace(kernel, files=kernel.files | files) if files - kernel.files else kernel
 
 
 def replayer(kernel: Kernel, case: BoundCase, violations: list[Finding]) -> Replayer:

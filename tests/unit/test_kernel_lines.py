@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from shapecheck.findings import Verdict
+from tests.conftest import KERNELS, ROOT
 
 NONZERO = """schema = 1
 op = "aten::nonzero"
@@ -128,3 +129,17 @@ def test_a_data_dependent_sizes_least_value_is_located_where_the_kernel_set_it(t
     assert ranged and all(v.counterexample["n"] in (0, 1) for v in ranged)
     assert {v.location.line for v in ranged} == {_line("constrain_range(nnz")}
     assert all("starts at 2" in v.fix and "constrain_range" in v.fix for v in ranged)
+
+
+@pytest.mark.slow
+def test_a_guard_in_a_users_own_helper_module_is_the_kernels_sc001_at_its_line():
+    """The same guard gave SC001 at the helper's line where the helper was in the kernel's file, and "SC022
+    guard-in-torch-helper ... the guard is torch's" at the caller's line where it was in another module of the
+    user's. A module of the user's project (not torch's, not an installed package's) is the kernel's own code."""
+    from shapecheck.prove.verify import Options, verify_op
+
+    r = verify_op("aten::new_empty", contract=str(ROOT / "tests" / "golden" / "examples" / "new_empty.toml"),
+                  meta=f"{KERNELS / 'user_helper_kernel.py'}:kernel", options=Options(jobs=1))
+    (v,) = r.violations
+    assert v.code == "SC001" and v.location.file.endswith("user_helpers.py") and v.location.function == "checked_len"
+    assert "n > 8" in v.location.text and (v.counterexample["N"] > 8) != (v.witness["N"] > 8)
