@@ -118,9 +118,12 @@ def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Seq
     if not raised or not _PROGRAM_GUARD.search(raised):
         return ""
     show = ", ".join(f"{k}={x}" for k, x in point.items())
-    return (f"{v.code} `{v.expr}`: {KEPT_GUARD} instead of rejecting the Dim ranges; run at {show} (the guard's "
-            f"other side, sizes >= 2) the "
-            f"program raises {raised[:300]}. The program holds only where the guard does, as shapecheck says")
+    ex = ", ".join(f"{k}={example[k]}" for k in v.dims if k in example)
+    side = (f"`{v.expr}` is {str(at_example).lower()} at the example ({ex})" if isinstance(at_example, bool)
+            else f"`{v.expr}` is {at_example} at the example ({ex})")
+    return (f"{v.code} `{v.expr}`: {KEPT_GUARD} instead of rejecting the Dim ranges; run at {show} (the other side "
+            f"of the guard from export's example, sizes >= 2) the program raises {raised[:300]}. The program "
+            f"accepts only the example's side ({side}): the guard restricts the dims, as shapecheck says")
 
 
 def _other_side(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node], retry: Retry | None,
