@@ -568,9 +568,8 @@ class Search:
                     continue
                 if eerr:
                     self._moved = _hint(self.args, eerr, combo)
-                    if verdict is False and err.partition(":")[0] in PROGRAMMING_ERRORS \
-                            and eerr.partition(":")[0] in PROGRAMMING_ERRORS:  # a size check of eager's is not it
-                        f.eager_refused_too += 1
+                    # both raised a programming error: a size check of the eager kernel's is not one
+                    f.eager_refused_too += {err.partition(":")[0], eerr.partition(":")[0]} <= set(PROGRAMMING_ERRORS)
             self._size_hint(err)
             # an unpacking error is read once the search keeps meeting it: the order of ranks tried first
             # (2, 1, 3) often gets past it anyway, through a path for another rank
@@ -591,8 +590,8 @@ class Search:
         f.no_fake = kinds == {"UnsupportedOperatorException"}
         programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
         only = kinds <= {*PROGRAMMING_ERRORS, "IndexError"} and (len(set(programming)) == 1 or len(programming) >= 4)
-        # where the eager kernel refused such a call too, the inputs are wrong (a real tensor for a complex FFT, an
-        # optional the Python kernel needs), not the fake: no input found, never a kernel error
+        # where the eager kernel raised such an error too, the inputs are wrong (a real tensor for a complex FFT,
+        # an optional the Python kernel needs), not the fake: no input found, never a kernel error
         if programming and not f.eager_refused_too and (
                 only or len(programming) >= max(4, len(self.errors) - len(programming))):
             f.every_call_error = max(set(programming), key=programming.count)

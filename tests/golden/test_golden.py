@@ -5,7 +5,8 @@ Each example lives in ``tests/golden/examples/``:
 
 - SC001-SC005, SC007, SC016, SC022: a kernel file checked with ``verify op aten::new_empty --meta FILE:kernel`` against
   ``new_empty.toml`` (one dynamic dim N, one case, one path);
-- SC006: a contract for ``aten::new_empty`` whose only path no input reaches (the installed kernel);
+- SC006: a contract for ``aten::new_empty`` with a path no input reaches beside one every input takes (the
+  installed kernel);
 - SC008: a contract for ``aten::new_empty`` with a ``[[suppress]]`` table that matches nothing (``gate``);
 - SC017-SC019: a kernel file checked with ``verify op golden::attn --meta FILE:kernel`` against
   ``outputs.toml`` (output tables: dtype, layout, an output that is None);

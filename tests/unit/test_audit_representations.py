@@ -77,7 +77,7 @@ def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_tw
     assert cls == "eager-dtype" and expr == "output 0 dtype (with x as bfloat16)"
     variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
     # the variant with x a rank up is compared in another memory order too, after the first inputs' own
-    assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16",
+    assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16", "x as int32",
                                              "x=Tensor[rank 3, float32], x with dim 1 innermost (memory order (0, 2, 1))"]
 
 
