@@ -21,6 +21,9 @@ from .variants import variants
 
 VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
 VARIANT_POINTS = 6  # drawn points per variant
+#: points for the representations a layout or dtype bug shows at whatever the sizes (the int32 inputs, the rank-up
+#: input's other memory order): the example and the next drawn point; they cost an eager and a fake call each
+EXTRA_POINTS = 2
 #: an eager error that says the kernel lacks a case or a device here, not that the call is wrong
 RESTRICTIONS = ("not implemented", "NotImplementedError", "not support", "accelerator", "primitive descriptor")
 
@@ -132,7 +135,7 @@ class OpRun:
             if self.base_points and found.eager == "accepted":
                 self._representations(base, out, representations(base), self.base_points, self.base_requires)
             for v, points, requires in self.later:
-                self._representations(v, out, layouts(v), points, requires)
+                self._representations(v, out, layouts(v), points, requires, EXTRA_POINTS)
         return out
 
     base_points: list[dict[str, int]] = []
@@ -141,7 +144,7 @@ class OpRun:
     base_paths: list[dict] = []
 
     def _representations(self, base: OpInputs, out: OpOutcome, others: list[OpInputs], points: list[dict[str, int]],
-                         requires: list[E.Node]) -> None:
+                         requires: list[E.Node], per: int = VARIANT_POINTS) -> None:
         """``others``: ``base`` non-contiguous, and in another dtype (``variants.representations``), compared with
         the eager kernel at ``base``'s points: an output's strides or dtype that the fake gets wrong only there.
         Not traced: their sizes and guards are ``base``'s. One the eager kernel refuses at the example (a
@@ -165,7 +168,8 @@ class OpRun:
                 continue
             # no formulas: the variant is not traced, and the first inputs' trace may have taken a path of their
             # own (embedding_bag's contiguous fast path gives offset2bag (0,), a transposed weight not)
-            res = diff_run(self.name, self.kernel.fn, v, points[:VARIANT_POINTS], self.eager_at, [], requires,
+            budget = EXTRA_POINTS if v.label.endswith(" as int32") else per
+            res = diff_run(self.name, self.kernel.fn, v, points[:budget], self.eager_at, [], requires,
                            self.device)
             for d in _first_per_kind(res.disagreements):
                 if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
@@ -268,8 +272,9 @@ class OpRun:
                 self._compare(v, st, found, out, VARIANT_POINTS)
             out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
             if varied is not None and varied[0] == _first_tensor(base) and e is not None and e.ok and \
-                    self.variant_points:  # the first tensor a rank up (a batched image) in another memory order too,
-                self.later.append((v, *self.variant_points))  # after the first inputs' own layouts and dtypes
+                    self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
+                # image) in another memory order too, after the first inputs' own layouts and dtypes
+                self.later.append((v, *self.variant_points))
 
 
 def _first_per_kind(found: list[Any]) -> list[Any]:
@@ -310,6 +315,24 @@ def _one_check(out: OpOutcome, f: Finding) -> None:
                 out.findings[i] = f
             return
     out.findings.append(f)
+
+
+#: the rank-up input's other memory order is compared where its tensors hold at most this many elements: a long 1-D
+#: OpInfo sample a rank up (8000 x 8000 for sort) costs seconds an eager call, and layouts show at small sizes
+LAYOUT_ELEMENTS = 1 << 20
+
+
+def _elements(inputs: OpInputs) -> int:
+    """The elements of the largest tensor of ``inputs`` at its example sizes."""
+    sizes = dict(inputs.dims())
+    out = 0
+    for _, _, t in inputs.args:
+        if t[0] == "tensor":
+            n = 1
+            for d in t[1]:
+                n *= sizes.get(d, 1)
+            out = max(out, n)
+    return out
 
 
 def _first_tensor(inputs: OpInputs) -> str | None:
