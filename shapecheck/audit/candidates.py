@@ -36,7 +36,7 @@ INTS = ("int64", "int32", "int8", "uint8", "int16")
 TENSOR_OPTIONS = ((2, "float32"), (1, "float32"), (3, "float32"), (1, "int64"), (2, "int64"), (4, "float32"),
                   (0, "float32"), (1, "int32"), (2, "int32"), (2, "bool"), (2, "uint8"), (2, "float16"),
                   (2, "bfloat16"), (2, "float64"), (3, "int64"), (1, "uint8"), (2, "int8"), (0, "int64"),
-                  (5, "float32"), (1, "bool"))
+                  (5, "float32"), (1, "bool"), (2, "complex64"))
 SCALAR_TYPES = ("float32", "int64", "float16", "bfloat16", "int32", "uint8", "int8", "float64", "bool",
                 "float8_e4m3fn")
 INDEX_WORDS = ("ind", "idx", "offset", "length", "perm", "target", "count", "label", "position", "bucket", "segment",

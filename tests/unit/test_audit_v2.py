@@ -55,13 +55,13 @@ def _(x):  # lacks the bool: raises whenever check is passed
 
 @custom_op("auditv2::complex_only", mutates_args=())
 def complex_only(x: torch.Tensor) -> torch.Tensor:
-    torch._check(x.dtype == torch.complex64, lambda: "x must be complex")
+    torch._check(x.dtype == torch.complex128, lambda: "x must be complex")  # a dtype the search never tries
     return x.clone()
 
 
 @complex_only.register_fake
 def _(x):
-    torch._check(x.dtype == torch.complex64, lambda: "x must be complex")
+    torch._check(x.dtype == torch.complex128, lambda: "x must be complex")
     return torch.empty_like(x)  # clone keeps a dense input's strides
 '''
 
@@ -125,7 +125,7 @@ import torch
 
 def samples_for(op):
     if op == "auditv2::complex_only.default":
-        return [((torch.zeros(2, 3, dtype=torch.complex64),), {})]
+        return [((torch.zeros(2, 3, dtype=torch.complex128),), {})]
     if op == "auditv2::flagged.default":  # check left to its default, as OpInfo samples leave arguments
         return [((torch.zeros(3),), {})]
     return []
@@ -216,7 +216,7 @@ def test_the_samples_hook_gives_inputs_the_search_cannot_reach(lib, tmp_path, mo
                         "--no-cache", "--format", "json")
     doc = json.loads(out)
     (rec,) = doc["ops"]
-    assert code == 0 and rec["inputs"] == "samples" and rec["example"] == "x=complex64[x_0, x_1]"
+    assert code == 0 and rec["inputs"] == "samples" and rec["example"] == "x=complex128[x_0, x_1]"
     assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 1
     (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit]\nsamples = "no_such_module:f"\n')
     code, _, err = _cli("--import", str(lib / "auditv2_lib.py"), "--ops", "auditv2::complex_only*", "-j", "1")
@@ -523,8 +523,10 @@ def test_a_check_whose_message_raises_is_a_failed_check_not_a_kernel_error():
     op = C.resolve_op("auditv2_msg::spec")
     search = Search("auditv2_msg::spec", op, op, None)
     found = search.run()
-    assert found.inputs is None and not found.every_call_error
+    assert not found.every_call_error
     assert any(e.startswith("RuntimeError: a check failed (its message raised AttributeError") for e in search.errors)
+    # the search goes on to a complex input, which the check takes
+    assert found.inputs is not None and found.inputs.args[0][2][3] == "complex64"
 
 
 def test_the_search_reads_one_element_tensors_and_int_bounds_from_the_errors():
@@ -846,7 +848,7 @@ def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kern
 
     lib = torch.library.Library("auditv2_keyerr", "DEF")  # noqa: TOR901 - the test's own namespace
     lib.define("c2r(Tensor x) -> Tensor")
-    real_of = {torch.complex64: torch.float32}
+    real_of = {torch.complex128: torch.float64}  # a dtype the search never tries: every call raises
 
     @torch.library.register_fake("auditv2_keyerr::c2r", lib=lib)
     def _(x):
