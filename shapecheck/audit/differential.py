@@ -319,7 +319,7 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
     where the point is empty or the error is the made-up data's (an empty point tried again with its empty dims
     lifted, where ``lift``). Whether a lift was tried."""
     if not e.crashed and (0 in point.values() or about_data(e.error)):
-        pattern = re.sub(r"\d+", "#", e.error)  # one retry per error: the same refusal at another empty point
+        pattern = _numbers_aside(e.error)  # one retry per error: the same refusal at another empty point
         lift = lift and not about_data(e.error) and pattern not in res.lifted
         res.lifted.add(pattern)
         lifted = _lifted(call, inputs, point, points, eager) if lift else None
@@ -364,9 +364,13 @@ def _lifted(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], p
     return lifted, e.error
 
 
+def _numbers_aside(error: str) -> str:
+    return re.sub(r"\d+", "#", error)
+
+
 def _same_error(a: str, b: str) -> bool:
     """The same error, its numbers aside (``size mismatch (target: [2])`` and ``... [0]``)."""
-    return re.sub(r"\d+", "#", a) == re.sub(r"\d+", "#", b)
+    return _numbers_aside(a) == _numbers_aside(b)
 
 
 def _at(point: dict[str, int], example: dict[str, int]) -> str:
