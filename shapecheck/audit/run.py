@@ -28,6 +28,7 @@ from ..errors import UserError, said
 from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
+from .scope import aten_in_scope, enumerate_all, enumerate_ops, imported_ops, op_name  # noqa: F401 - the names callers import from here
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
 STATUSES = ("findings", "relation-only", "clean", "inconclusive", "no-inputs", "not-run")
@@ -127,56 +128,6 @@ class AuditOptions:
     differential: bool = True  # run the eager kernel beside the fake (off: the guards only)
     variants: int = 6  # argument combinations beyond the first inputs, each traced and compared
     samples: str | None = None  # "pkg.module:function": the project's sample calls per op
-
-
-_REGISTERED: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # --import spec -> (the op names importing it
-# registered, the namespaces it made)
-
-
-def op_name(name: str) -> str:
-    """``ns::name.overload`` with the default overload spelled out."""
-    return name if "." in name.partition("::")[2] else f"{name}.default"
-
-
-def enumerate_ops(patterns: tuple[str, ...], namespaces: set[str], extra: set[str]) -> list[str]:
-    """Every overload in ``namespaces`` (plus ``extra`` names) that FakeTensorMode can run (a Python meta
-    registration or decomposition, a fake kernel, FakeTensor's rule, a C++ Meta or composite kernel) and that
-    matches one of ``patterns`` (all when none), sorted: aten's functional overloads, and every overload of
-    another namespace (a library's ``.out`` and in-place ops have fakes of their own)."""
-    return enumerate_all(patterns, namespaces, extra)[0]
-
-
-def enumerate_all(patterns: tuple[str, ...], namespaces: set[str], extra: set[str]) -> tuple[list[str], list[str]]:
-    """(the ops to audit, the matching ops of a non-aten namespace that FakeTensorMode cannot run at all)."""
-    from .._torch import audit as CA
-    from .._torch import core as C
-
-    out, unreachable = [], []
-    for raw in CA.all_op_names():
-        ns = raw.partition("::")[0]
-        if ns not in namespaces and raw not in extra:
-            continue
-        name = op_name(raw)
-        if patterns and not any(fnmatch.fnmatchcase(n, p) for n in (name, raw) for p in patterns):
-            continue
-        overload = name.partition("::")[2].partition(".")[2]
-        if ns == "aten" and (overload == "out" or overload.endswith("_out") or "out_" in overload):
-            continue
-        try:
-            op = C.resolve_op(raw)
-        except Exception:  # noqa: BLE001 - a name torch lists but cannot resolve: not an op to audit
-            continue
-        if ns == "aten" and not CA.is_functional(op):
-            continue
-        try:
-            reachable = CA.fake_reachable(op)
-        except Exception:  # noqa: BLE001 - a bug in shapecheck on one op: audited, so that its record says so
-            reachable = True  # (not run, with the error) and the other ops still report
-        if reachable:
-            out.append(name)
-        elif ns != "aten":
-            unreachable.append(name)
-    return sorted(set(out)), sorted(set(unreachable))
 
 
 def _adapted(kernel: Any) -> Any:
@@ -520,23 +471,12 @@ def device_missing(device: str) -> str | None:
     return C.device_available(device)
 
 
-def aten_in_scope(patterns: tuple[str, ...], imports: tuple[str, ...], source: object) -> bool:
-    """Whether torch's own ``aten`` ops are audited: always without an ``--import``; with one, only when a
-    ``--meta-source`` replaces aten kernels or an ``--ops`` pattern can name an aten op. ``audit --import
-    mylib`` is about mylib: the ops its import registers (and the namespaces they are in)."""
-    if not imports or source is not None:
-        return True
-    return any("::" not in p or fnmatch.fnmatchcase("aten", p.partition("::")[0]) for p in patterns)
-
-
 def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), source: Any = None,
               jobs: int = 0, shard: tuple[int, int] = (1, 1), options: AuditOptions = AuditOptions(),
               excused: dict[str, str] | None = None) -> AuditRun:
     """Audit every matching op: every op the imports register, and the installed torch's aten ops where
     ``aten_in_scope`` says so."""
-    from .._torch import audit as CA
     from .._torch import core as C
-    from ..kernel.load import import_modules
     from ..trace.parallel import resolve_jobs
 
     if options.cache:  # checked once, before any op: a malformed setting is bad input (exit 2)
@@ -549,21 +489,7 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         raise UserError(f"{source.file}: --meta-source registers no function for any op (register_meta, "
                         "register_decomposition, register_fake, impl_abstract or <custom op>.register_fake)")
     start = time.monotonic()
-    extra: set[str] = set()
-    fresh: set[str] = set()  # the namespaces the imports made: their every op is the library's
-    for spec in imports:  # the ops each import registers (remembered: a module is imported once per process)
-        if spec not in _REGISTERED:
-            before = set(CA.all_op_names())
-            with CA.registering_modules() as owner:
-                import_modules([spec])
-            # not the ops of torch's own modules that the import loaded on the way (prims, distributed), but those
-            # of the torch module it names (torch.ao.quantization.fx._decomposed: quantized_decomposed)
-            new = frozenset(n for n in set(CA.all_op_names()) - before if not CA.torch_module(m := owner.get(n, ""))
-                            or m == spec or m.startswith(spec + "."))
-            known = {n.partition("::")[0] for n in before}
-            _REGISTERED[spec] = (new, frozenset(n.partition("::")[0] for n in new) - known)
-        extra |= _REGISTERED[spec][0]
-        fresh |= _REGISTERED[spec][1]
+    extra, fresh, foreign = imported_ops(imports)
     if options.samples:  # after the imports: a hook in the library's own package imports the library itself
         from .inputs import samples_hook
 
@@ -574,7 +500,10 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     namespaces = fresh | {ns for ns in named if not set(ns) & set("*?[")}
     if aten_in_scope(patterns, imports, source):
         namespaces.add("aten")
-    names, unreachable = enumerate_all(patterns, namespaces, extra)
+    # torch's own ops that an import loaded on the way into a namespace the library also adds to (torch.ao's 19
+    # quantized_decomposed ops beside executorch's 17) stay out, unless an --ops pattern names their namespace
+    names, unreachable = enumerate_all(patterns, namespaces, extra,
+                                       {n for n in foreign if n.partition("::")[0] not in named} - extra)
     if imports and not patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--import {' '.join(imports)}: the import registers no op (a library whose ops are "
                         "registered elsewhere: name them with --ops 'ns::*')")

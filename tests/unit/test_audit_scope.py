@@ -81,6 +81,40 @@ def test_an_import_of_a_torch_module_audits_the_ops_that_module_registers(tmp_pa
 
 
 
+BESIDE_TORCH = '''
+import torch
+import torch.ao.quantization.fx._decomposed  # torch's own quantized_decomposed ops, loaded on the way
+
+lib = torch.library.Library("quantized_decomposed", "FRAGMENT")
+lib.define("scope_probe(Tensor x) -> Tensor")
+lib.impl("scope_probe", lambda x: x.clone(), "CPU")
+torch.library.register_fake("quantized_decomposed::scope_probe", lambda x: torch.empty_like(x), lib=lib)
+'''
+
+
+@pytest.mark.slow
+def test_a_library_that_adds_to_a_namespace_torch_makes_on_the_way_is_audited_without_torchs_ops(tmp_path):
+    """executorch's import loads torch.ao's module, which makes ``quantized_decomposed`` (19 ops of torch's),
+    and adds 17 ops of its own there: the namespace is new to the run, yet only the library's ops are its.
+    A fresh process: the point is that nothing imported torch.ao's module before."""
+    import os
+    import subprocess
+
+    (tmp_path / "besidelib.py").write_text(BESIDE_TORCH)
+    probe = ("import json, sys\nfrom shapecheck.audit.scope import imported_ops, enumerate_all\n"
+             "assert 'torch.ao.quantization.fx._decomposed' not in sys.modules\n"
+             "extra, fresh, foreign = imported_ops(('besidelib',))\n"
+             "print(json.dumps(sorted(enumerate_all((), fresh, extra, foreign)[0])))\n"
+             "print(json.dumps(sorted(enumerate_all(('quantized_decomposed::*',), fresh, extra, set())[0])))\n")
+    res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, PYTHONWARNINGS="ignore", PYTHONPATH=f"{tmp_path}{os.pathsep}"
+                                  f"{os.environ.get('PYTHONPATH', '')}"))
+    assert res.returncode == 0, res.stderr[-2000:]
+    scoped, named = (json.loads(line) for line in res.stdout.strip().splitlines()[-2:])
+    assert scoped == ["quantized_decomposed::scope_probe.default"], scoped
+    assert len(named) > 10 and "quantized_decomposed::scope_probe.default" in named  # the namespace named: all
+
+
 INT_ONLY = '''
 import torch
 
