@@ -90,9 +90,10 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
             site = _loc(code, line)
     if site is None and subop is None and (kernel is not None or not own):
         return "", kernel, None  # the kernel's own code asked (a C++ kernel's: no Python frame between)
-    if site is not None and subop is None and own.files and _users(site.file):
+    if site is not None and subop is None and ((own.files and _users(site.file)) or _same_library(site.file, own)):
         # a user's kernel file calls a helper of the user's own in another module (not torch's, not an installed
-        # library's): the kernel's code asked, at the helper's line, as where the helper is in the kernel's file
+        # library's but the kernel's own: amd-quark's fake and its quantization/utils.py): the kernel's code asked,
+        # at the helper's line, as where the helper is in the kernel's file
         return "", site, None
     if subop is not None and site is None:
         return f"the C++ kernel of {subop} (a sub-op the kernel calls)", kernel, None
@@ -114,6 +115,21 @@ def _users(file: str) -> bool:
     """A file of the user's project: neither torch's nor an installed package's (site-packages)."""
     path = os.path.realpath(file)
     return not path.startswith(TORCH_DIR + os.sep) and not path.startswith(_INSTALLED)
+
+
+def _same_library(file: str, own: Own) -> bool:
+    return same_library(file, {*own.files, *(c.co_filename for c in own.codes)})
+
+
+def same_library(file: str, files: Any) -> bool:
+    """Whether ``file`` is in the installed package (site-packages' top-level folder) of one of ``files`` (a
+    kernel's): a helper of the library's own, not torch's."""
+    path = os.path.realpath(file)
+    top = next((d for d in _INSTALLED if path.startswith(d)), None)
+    if top is None or path.startswith(TORCH_DIR + os.sep):
+        return False
+    package = path[len(top):].split(os.sep, 1)[0]
+    return any(os.path.realpath(f).startswith(top + package + os.sep) for f in files)
 
 
 #: torch's broadcasting helpers whose names do not say so (fake_impls' ``infer_size``, the fast path of the

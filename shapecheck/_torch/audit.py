@@ -143,9 +143,12 @@ def audit_frame(frames: list[Any], files: set[str] | frozenset[str]) -> SourceLo
     """Where a torch kernel guarded: the innermost frame in ``files``, else the innermost frame of torch's
     own Python kernels (meta registrations, refs, decompositions), skipping the dispatch, fake-tensor and
     symbolic-shape machinery. None when only machinery is on the stack (a C++ meta kernel)."""
+    from .attribution import same_library
+
     norm = {os.path.abspath(f) for f in files}
-    for fr in reversed(frames):
-        if os.path.abspath(fr.filename) in norm:
+    for fr in reversed(frames):  # a helper of an installed library's own (amd-quark's quantization/utils.py beside
+        # its fake) is where the library's code branched
+        if os.path.abspath(fr.filename) in norm or same_library(fr.filename, norm):
             return SourceLoc(fr.filename, fr.lineno or 0, fr.name, (fr.line or "").strip())
     for fr in reversed(frames):
         path = os.path.abspath(fr.filename)

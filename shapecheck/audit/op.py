@@ -211,7 +211,7 @@ class OpRun:
                                       f"{found.eager_error}")
         explorer = st.explorer  # type: ignore[attr-defined]
         requires = parsed_requires(st.requires)
-        points = draw_points(inputs, st.points, explorer.near, requires)
+        points = draw_points(inputs, st.points, explorer.near, requires, st.paths)
         points = points[:budget if inputs.label else len(points)]
         if not inputs.label:  # the first inputs': the representation variants are compared at them too
             self.base_points, self.base_requires, self.base_paths = points, requires, st.paths

@@ -22,8 +22,11 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
     # an OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default
     # (by keyword), so that it is varied like the others (pdist's p, a reduction's keepdim)
-    given = [(a, tree_of(a, a.options[0], size)) for a in search.args if a.name not in trees and a.options
-             and a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")]
+    # an optional tensor the call leaves out (executorch's avg_pool2d's in_zero_point) likewise: passed as None,
+    # so that a variant tries it present
+    given = [(a, tree_of(a, None if a.kind == "tensor" else a.options[0], size)) for a in search.args if a.name not in trees and a.options
+             and (a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")
+                  or (a.kind == "tensor" and a.type.endswith("?") and None in a.options))]
     if any(t is not None for _, t in given):
         base = OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
                         base.blobs, base.label)
@@ -39,19 +42,23 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1,
     # and one the schema gives no default (a kernel size, made [1]) at 2. A size computation's corrections
     # often meet only such a combination (pooling's ceil_mode correction needs a stride and a padding)
-    raised = {a.name: _raised(trees[a.name][1]) for a in search.args if _raisable(a, trees.get(a.name))}
+    # a padding the search gave its own [1] (the schema gives none) goes to 0 instead: a kernel larger than the
+    # unpadded input (an empty output a fake returns where the eager kernel raises) needs both at once
+    raised = {a.name: _padding_off(a, trees[a.name][1]) or _raised(trees[a.name][1]) for a in search.args
+              if _raisable(a, trees.get(a.name))}
     lists = {name: (value, f"{name}={value}") for name, value in raised.items()}
     corners = [together] if len(together) >= 2 and probs and flags else []
-    if lists:
-        corners.append({**together, **lists})
-    for corner in corners:
-        args_ = []
-        for n, kw, t in base.args:
-            a = next((x for x in search.args if x.name == n), None)
-            tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), corner[n][0], size) \
-                if a is not None and n in corner else t
-            args_.append((n, kw, t if tree is None else tree))
-        yield OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values())), None
+    if lists:  # and every optional tensor left out present, where the fake takes it there (a zero point that
+        # makes a quantized kernel pad by hand: only with a stride and a padding does its size differ)
+        corners.append({**together, **lists, **_present_too(search, base, size, trees)})
+    for i, corner in enumerate(corners):
+        made_corner = _corner(search, base, corner, size)
+        if i == len(corners) - 1 and len(lists) >= 2 and not search.fake_ok(made_corner)[0]:
+            # values that together are no valid call (a padding of 2 beside a kernel of 3): the corner with one
+            # int list left at its value, the first such the fake takes
+            fewer = (_corner(search, base, {k: v for k, v in corner.items() if k != name}, size) for name in lists)
+            made_corner = next((c for c in fewer if search.fake_ok(c)[0]), made_corner)
+        yield made_corner, None
         made += 1
     # the first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
     # convolution): kept only where the fake or the eager kernel takes it, like every variant
@@ -126,26 +133,63 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     return []
 
 
-def _raised(values: list[int]) -> list[int]:
-    """An int list off its trivial value: zeros at 1, ones at 2."""
+def _corner(search: Search, base: OpInputs, corner: dict[str, tuple[Any, str]], size: int) -> OpInputs:
+    """The base inputs with every argument of ``corner`` at its value."""
+    args_ = []
+    for n, kw, t in base.args:
+        a = next((x for x in search.args if x.name == n), None)
+        tree = tree_of(Arg(a.name, a.type, a.keyword, [], a.kind), corner[n][0], size) \
+            if a is not None and n in corner else t
+        args_.append((n, kw, t if tree is None else tree))
+    return OpInputs(base.op, base.origin, tuple(args_), base.blobs, ", ".join(v[1] for v in corner.values()))
+
+
+def _padding_off(a: Arg, values: Any) -> list[int] | None:
+    """Zeros for a padding list at the search's own ones (no schema default); None for any other."""
+    if "pad" in _words(a.name) and not a.defaulted and isinstance(values, list) and all(v == 1 for v in values):
+        return [0] * len(values)
+    return None
+
+
+def _raised(values: list[int] | int) -> list[int] | int:
+    """An int list off its trivial value: zeros at 1, ones at 2 (one int for an int list: the same)."""
+    if isinstance(values, int):
+        return 1 if values == 0 else 2
     return [1 if v == 0 else 2 for v in values]
+
+
+def _present_too(search: Search, base: OpInputs, size: int, trees: dict[str, Any]) -> dict[str, tuple[Any, str]]:
+    """The optional tensors the first inputs leave out, each present in the corner of raised int lists where the
+    fake takes it beside the first inputs: (rank, dtype) and label by name."""
+    out: dict[str, tuple[Any, str]] = {}
+    for a in search.args:
+        if a.kind != "tensor" or not a.type.endswith("?") or trees.get(a.name) != ("const", None):
+            continue
+        option = _present(search, base, a, size, strict=True)
+        if option is not None:
+            out[a.name] = (option, f"{a.name}=Tensor[rank {option[0]}, {option[1]}]")
+    return out
 
 
 def _raisable(a: Arg, tree: Any) -> bool:
     """An int list left at a trivial value: all zeros, or all ones where the schema gives no default (the
     search's own [1]); not a list of dims or of sizes."""
-    if a.kind != "fixed" or tree is None or tree[0] != "const" or not isinstance(tree[1], list) or not tree[1]:
+    if a.kind != "fixed" or tree is None or tree[0] != "const":
         return False
     if not a.type.rstrip("?").startswith("int[") or "dim" in _words(a.name) or a.name in ("size", "shape", "sizes"):
+        return False
+    if type(tree[1]) is int:  # one int for the list (an OpInfo sample's stride=1): as a list of it
+        return tree[1] == 0 or tree[1] == 1
+    if not isinstance(tree[1], list) or not tree[1]:
         return False
     values = tree[1]
     return all(type(v) is int for v in values) and (all(v == 0 for v in values) or
                                                      (not a.defaulted and all(v == 1 for v in values)))
 
 
-def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
+def _present(search: Search, base: OpInputs, a: Arg, size: int, strict: bool = False) -> Any:
     """The first (rank, dtype) of an optional tensor that the fake takes beside the base inputs (the first
-    option when it takes none)."""
+    option when it takes none; None if ``strict``)."""
     options = [o for o in a.options if o is not None]
     for o in options[:6]:
         tree = tree_of(a, o, size)
@@ -153,7 +197,7 @@ def _present(search: Search, base: OpInputs, a: Arg, size: int) -> Any:
                          base.blobs)
         if search.fake_ok(trial)[0]:
             return o
-    return options[0]
+    return None if strict or not options else options[0]
 
 
 #: the dtype the mixed variant gives the second tensor: one type promotion takes over the first's

@@ -155,8 +155,9 @@ def samples(op):
 def test_a_fake_that_takes_a_dtype_the_eager_kernel_refuses_is_found_with_uint8_inputs(tmp_path, monkeypatch):
     code, doc = _samples_run(tmp_path, monkeypatch, "u8lib", UNPACK, variants=2)
     (rec,) = doc["ops"]
-    accepts = [f for f in rec["findings"] if f["code"] == "SC041"]
-    assert code == 1 and accepts and "packed as int8" in accepts[0]["expr"], rec["findings"]
+    # (another SC041: bits = 9, where the output by the fake's formula is empty and the eager kernel raises)
+    accepts = [f for f in rec["findings"] if f["code"] == "SC041" and "packed as int8" in f["expr"]]
+    assert code == 1 and accepts, rec["findings"]
     assert "Unsupported data type" in accepts[0]["message"]
     sys.modules.pop("u8lib", None)
 

@@ -1,0 +1,172 @@
+"""The audit's argument variants reach the int lists and optional tensors where size bugs live (hunt 19, on
+executorch's cadence ops): a sample's plain int for an ``int[1]`` argument (``stride=1``) is raised like a list,
+an optional tensor the first inputs leave out is tried present, a padding at the search's own 1 goes to 0 in the
+corner of raised lists, and the fake's own output formula is checked where a size of it is 0 while no input is
+empty (a kernel larger than its input). Each library's fake is wrong only there."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.unit.test_audit_library_kernels import _audit
+
+POOL = '''
+import torch
+import torch.nn.functional as F
+
+lib = torch.library.Library("zppool", "DEF")
+lib.define("pool(Tensor x, int[1] kernel_size, int[1] stride=[], int[1] padding=[0], Tensor? zero_point=None) -> Tensor")
+
+
+def pool(x, kernel_size, stride=(), padding=(0,), zero_point=None):
+    k, p = kernel_size[0], padding[0]
+    s = stride[0] if len(stride) else k
+    if zero_point is not None:  # a quantized input: padded by hand with the zero point, then pooled unpadded
+        x = F.pad(x, (p, p), value=float(zero_point.flatten()[0]) if zero_point.numel() else 0.0)
+        p = 0
+    return F.avg_pool1d(x, k, s, p, ceil_mode=True)
+
+
+lib.impl("pool", pool, "CPU")
+# the fake pools as the unquantized kernel does, whatever the zero point: its ceil-mode correction then differs
+torch.library.register_fake("zppool::pool", lambda x, kernel_size, stride=(), padding=(0,), zero_point=None:
+                            F.avg_pool1d(x, kernel_size[0], stride[0] if len(stride) else kernel_size[0],
+                                         padding[0], ceil_mode=True), lib=lib)
+
+
+def samples(op):
+    if op == "zppool::pool.default":  # a plain int for the int[1] stride, as an OpInfo sample gives it
+        return [((torch.randn(2, 3, 5), [2]), {"stride": 1, "padding": [1]})]
+    return []
+'''
+
+UNFOLD = '''
+import torch
+import torch.nn.functional as F
+
+lib = torch.library.Library("rowlib", "DEF")
+lib.define("rows(Tensor x, int[2] kernel_size, int[2] padding) -> Tensor")
+
+
+def rows(x, kernel_size, padding):
+    return F.unfold(x, kernel_size, padding=padding).transpose(1, 2)  # raises where the kernel exceeds the input
+
+
+def rows_fake(x, kernel_size, padding):  # no check that the kernel fits: an empty output there
+    (kh, kw), (ph, pw) = kernel_size, padding
+    out = (x.shape[2] + 2 * ph - kh + 1) * (x.shape[3] + 2 * pw - kw + 1)
+    return x.new_empty(x.shape[0], out, x.shape[1] * kh * kw)
+
+
+lib.impl("rows", rows, "CPU")
+torch.library.register_fake("rowlib::rows", rows_fake, lib=lib)
+'''
+
+CONV = '''
+import torch
+import torch.nn.functional as F
+
+lib = torch.library.Library("edgeconv", "DEF")
+lib.define("conv(Tensor x, Tensor w) -> Tensor")
+lib.impl("conv", lambda x, w: F.conv1d(x, w), "CPU")
+# no check that the kernel fits the input: an empty output where the eager kernel raises
+torch.library.register_fake("edgeconv::conv", lambda x, w: x.new_empty(x.shape[0], w.shape[0],
+                                                                       x.shape[2] - w.shape[2] + 1), lib=lib)
+'''
+
+
+def _run(tmp_path, monkeypatch, name: str, source: str, *extra: str) -> tuple[int, dict]:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        code, out = _audit("--import", name, *extra, "-j", "1", "--no-cache", "--format", "json")
+    finally:
+        sys.modules.pop(name, None)
+    return code, json.loads(out)
+
+
+@pytest.mark.slow
+def test_a_plain_int_stride_is_raised_and_a_left_out_optional_tensor_tried_present(tmp_path, monkeypatch):
+    code, doc = _run(tmp_path, monkeypatch, "zppool", POOL, "--samples", "zppool:samples")
+    (rec,) = doc["ops"]
+    assert rec["inputs"] == "samples" and "stride=1" in rec["example"], rec["example"]
+    shapes = [f for f in doc["findings"] if f["code"] == "SC038"]
+    assert code == 1 and shapes, [(f["code"], f["message"]) for f in doc["findings"]]
+    assert all("stride=2" in f["message"] and "zero_point=Tensor" in f["message"] for f in shapes), shapes
+
+
+@pytest.mark.slow
+def test_a_padding_at_the_searchs_one_goes_to_0_beside_a_larger_kernel(tmp_path, monkeypatch):
+    code, doc = _run(tmp_path, monkeypatch, "rowlib", UNFOLD)
+    (rec,) = doc["ops"]
+    assert "padding=[1, 1]" in rec["example"], rec["example"]  # the search's own [1]: no schema default
+    found = [f for f in doc["findings"] if f["code"] == "SC041" and "padding=[0, 0]" in f["message"]]
+    assert code == 1 and found, [(f["code"], f["message"]) for f in doc["findings"]]
+    assert "kernel_size=[2, 2]" in found[0]["message"]
+
+
+@pytest.mark.slow
+def test_an_empty_output_by_the_fakes_own_formula_at_non_empty_inputs_is_compared(tmp_path, monkeypatch):
+    code, doc = _run(tmp_path, monkeypatch, "edgeconv", CONV)
+    found = [f for f in doc["findings"] if f["code"] == "SC041"]
+    assert code == 1 and found, [(f["code"], f["message"]) for f in doc["findings"]]
+    point = found[0]["counterexample"]
+    assert min(point.values()) >= 1 and point["x_2"] - point["w_2"] + 1 == 0, point
+    assert not any("noted, not reported" in n and "Kernel size" in n for n in doc["ops"][0]["notes"])
+
+
+ROUTE = '''
+import torch
+
+
+@torch.library.custom_op("zeroroute::route", mutates_args=())
+def route(x: torch.Tensor, w: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    out = x.new_zeros(x.shape[0], w.shape[-1])
+    start = 0
+    for i, end in enumerate(offs.tolist()):  # a group per expert: rows start..end go through w[i]
+        if end > start:
+            out[start:end] = x[start:end] @ w[i]
+        start = end
+    return out
+
+
+@route.register_fake
+def _(x, w, offs):
+    torch._check(offs.shape[0] == w.shape[0], lambda: "one offset per expert")
+    return x.new_empty(x.shape[0], w.shape[-1])
+'''
+
+
+@pytest.mark.slow
+def test_an_eager_kernel_that_returns_only_on_offsets_made_up_as_zeros_is_no_finding(tmp_path, monkeypatch):
+    """With zeros for offsets the eager kernel's loop routes nothing, so it returns where the fake's check
+    (one offset per expert) refuses; with ones it raises too: the fake's check is the op's, not a finding."""
+    code, doc = _run(tmp_path, monkeypatch, "zeroroute", ROUTE)
+    (rec,) = doc["ops"]
+    assert not [f for f in doc["findings"] if f["code"] == "SC042"], doc["findings"]
+    assert any("made up as zeros" in n and "one offset per expert" in n for n in rec["notes"]), rec["notes"]
+
+
+def test_a_guard_in_an_installed_librarys_own_helper_is_placed_at_the_helpers_line():
+    """amd-quark's fake calls ``reshape_to_blocks`` in another module of its package, which branches on the size
+    modulo the group: the audit placed the guard at the fake's call of it. A helper of torch's, or of another
+    package, still leaves the finding at the kernel's line."""
+    import sysconfig
+    import traceback
+    from os.path import join
+
+    from shapecheck._torch.audit import audit_frame
+
+    site = sysconfig.get_paths()["purelib"]
+    kernel = join(site, "somelib", "kernel", "fakes.py")
+
+    def frames(helper: str) -> list:
+        return [traceback.FrameSummary(kernel, 168, "dequantize_fake", line="x = reshape_to_blocks(x)"),
+                traceback.FrameSummary(helper, 217, "pad_to_blocks", line="if pad == block:")]
+
+    assert audit_frame(frames(join(site, "somelib", "quantization", "utils.py")), {kernel}).line == 217
+    assert audit_frame(frames(join(site, "otherlib", "utils.py")), {kernel}).line == 168
