@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import logging
 import os
 import traceback
 from collections.abc import Iterator
@@ -31,6 +30,8 @@ from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
 from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
+from .quiet import numpy_absence_known
+from .quiet import quiet_torch_logging as quiet_torch_logging
 from .symbols import constant_of as constant_of
 from .symbols import eval_sym, unbacked_size
 from .symbols import sym_value as sym_value
@@ -64,22 +65,6 @@ SHAPECHECK_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # ---------------------------------------------------------------------------------------------------------
 # Tracing environment
-
-
-@contextlib.contextmanager
-def quiet_torch_logging() -> Iterator[None]:
-    """Silence torch's error-level logs (each data-dependent guard is logged with a traceback; here they are
-    the expected signal, reported by shapecheck itself). Nested uses cost nothing: ``logging.disable``
-    clears every logger's cache, which is measurable once per trace."""
-    previous = logging.root.manager.disable
-    if previous >= logging.ERROR:
-        yield
-        return
-    logging.disable(logging.ERROR)
-    try:
-        yield
-    finally:
-        logging.disable(previous)
 
 
 class _FallbackRecorder:
@@ -156,6 +141,7 @@ class TraceEnv:
         # torch logs each data-dependent guard as an error with a traceback; here they are the expected
         # signal, reported by shapecheck itself
         self._stack.enter_context(quiet_torch_logging())
+        self._stack.enter_context(numpy_absence_known())
         self._stack.enter_context(self.mode)
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())

@@ -49,7 +49,7 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
     starts (the gate's progress display). ``isolate``: the run goes to a supervised child process where the
     platform allows it (``trace.isolate``), so that a kernel that crashes its process costs only its case (the
     command line's runs)."""
-    from .._torch.core import quiet_torch_logging
+    from .._torch.core import numpy_absence_known, quiet_torch_logging
 
     def one(c: Contract, k: Kernel, o: Options) -> Report:
         from .._torch.warm import warm_up
@@ -70,7 +70,7 @@ def verify_contract(contract: Contract, kernel: Kernel, options: Options = Optio
 
         twin = plain_mode_twin(kernel)
         kernel = kernel if twin is None else replace(kernel, mode="export", other=twin)
-    with quiet_torch_logging():
+    with quiet_torch_logging(), numpy_absence_known():  # each stage's symbolic arithmetic (sym_max) imports numpy
         report = one(contract, kernel, options)
         if kernel.other is not None:  # plain FakeTensorMode runs another kernel: checked too (prove/modes.py)
             from .modes import with_other_mode
