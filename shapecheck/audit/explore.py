@@ -480,6 +480,9 @@ class AuditExplorer:
         value = E.evaluate(t.guard, at)
         fixed = E.Cmp("==", t.guard, E.Const(value))
         keep = set(_guard_dims(t))
+        how = ("its C++ code reads the size as a plain int, as code that is not SymInt-aware does; at static sizes "
+               "it still runs as C++ on fake tensors" if self.kernel.definition is None and "C++" in self.kernel.name
+               else "int(), len() or similar")
         if self.rejects(at) is None:
             other, shown = None, None
             for v in dict.fromkeys((value + 1, value + 2, 2 * value + 1, value - 1)):
@@ -491,11 +494,11 @@ class AuditExplorer:
                     break
             if other is not None:
                 self.add("specialization", text, t.loc, other, at,
-                         f"the kernel needs the concrete value of {text} (int(), len() or similar): {value} at the "
+                         f"the kernel needs the concrete value of {text} ({how}): {value} at the "
                          f"witness, {shown} at the counterexample")
             else:
                 self.add("specialization", text, t.loc, at, None,
-                         f"the kernel needs the concrete value of {text} (int(), len() or similar): {value} here; "
+                         f"the kernel needs the concrete value of {text} ({how}): {value} here; "
                          "the op rejected the other values tried, so export's specialisation may be all it takes")
         self.work.append(pc + [fixed])
 

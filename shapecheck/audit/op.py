@@ -123,7 +123,8 @@ class OpRun:
         out.audit = st
         self.base_keys = {(f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
                           for f in out.findings}
-        self.checkpoint(out, "the comparison with the eager kernel")
+        self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
+                                 "a worker of its own)")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
         if self.options.variants:
             # here the first inputs are a call both kernels take, even after a call only the eager kernel took (a
@@ -151,7 +152,7 @@ class OpRun:
         dtype its CPU kernel lacks) is noted in the variants as such, not compared."""
         from .variants import of_another_dtype
 
-        self.checkpoint(out, "the inputs' other layouts and dtypes")
+        self.checkpoint(out, "the fake's runs on the inputs' other layouts and dtypes")
         for v in others:
             e = self.eager_example(v)
             if not e.ok:

@@ -511,8 +511,10 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     idle = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) or fnmatch.fnmatchcase(n.partition(".")[0], p)
                                            for n in found)]
     if idle:  # a typo beside a pattern that matches would otherwise narrow the run in silence
+        hint = ("pass --import for a library's ops" if not imports else
+                f"--import {' '.join(imports)} defines none with a fake: import the module that defines them too")
         raise UserError(f"--ops {' '.join(idle)}: no op with a meta or fake kernel matches (patterns match "
-                        "ns::name.overload, e.g. 'aten::cross*'; pass --import for a library's ops)")
+                        f"ns::name.overload, e.g. 'aten::cross*'; {hint})")
     k, n = shard
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
     from .pool import run_supervised
