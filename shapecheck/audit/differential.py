@@ -331,7 +331,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
                 res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel "
                                                       "returns", point, f"the fake: {f_val}"))
             elif (note := f"the fake raises where the eager kernel returns only on integer inputs made up as zeros "
-                          f"({f_val}); with ones there the eager kernel raises too ({zeros}): noted, not "
+                          f"({f_val}); with other integers there the eager kernel raises too ({zeros}): noted, not "
                           "reported") not in res.notes:
                 res.notes.append(note)
     if both_crash:
@@ -352,7 +352,7 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
     lifted, where ``lift``). Whether a lift was tried."""
     empty = _empty(inputs, point)  # a tensor dim at 0 (an int argument at 0, a padding, empties nothing)
     if not e.crashed and (empty or about_data(e.error)):
-        pattern = _numbers_aside(e.error)  # one retry per error: the same refusal at another empty point
+        pattern = numbers_aside(e.error)  # one retry per error: the same refusal at another empty point
         lift = lift and not about_data(e.error) and pattern not in res.lifted
         res.lifted.add(pattern)
         lifted = _lifted(call, inputs, point, points, eager) if lift else None
@@ -400,22 +400,25 @@ def _lifted(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], p
 
 def _on_zeros_only(inputs: OpInputs, point: dict[str, int],
                    eager: Callable[[OpInputs, dict[str, int]], Any]) -> str | None:
-    """The eager kernel's error at ``point`` with the integer tensors made up as zeros made up as ones instead
-    (offsets that route nothing, a loop run zero times: the eager kernel returned on the zeros alone); None where
-    there are none or it returns there too."""
-    def ones(tree: Any) -> Any:
+    """The eager kernel's error at ``point`` with the integer tensors made up as zeros made up as ones, then as 0,
+    1, 2, ... instead (offsets that route nothing, a loop run zero times: the eager kernel returned on the zeros
+    alone); None where there are none or it returns on both."""
+    def filled(tree: Any, fill: str) -> Any:
         if isinstance(tree, tuple) and tree and tree[0] == "list":
-            return ("list", tuple(ones(t) for t in tree[1]), *tree[2:])
+            return ("list", tuple(filled(t, fill) for t in tree[1]), *tree[2:])
         if isinstance(tree, tuple) and tree and tree[0] == "tensor" and not tree[3].startswith(FLOATING_OR_COMPLEX) \
                 and (len(tree) < 5 or tree[4] == "zeros"):
-            return (*tree[:4], "ones", *tree[5:])
+            return (*tree[:4], fill, *tree[5:])
         return tree
 
-    args = tuple((n, kw, ones(t)) for n, kw, t in inputs.args)
-    if args == inputs.args:
-        return None
-    e = eager(replace(inputs, args=args), point)
-    return None if e.ok or e.crashed else e.error
+    for fill in ("ones", "arange"):  # ones route one row to each group; 0, 1, 2, ... reach the later groups
+        args = tuple((n, kw, filled(t, fill)) for n, kw, t in inputs.args)
+        if args == inputs.args:
+            return None
+        e = eager(replace(inputs, args=args), point)
+        if not e.ok and not e.crashed:
+            return e.error
+    return None
 
 
 FLOATING_OR_COMPLEX = ("float", "bfloat", "complex")  # dtype name prefixes: their values are drawn, not filled
@@ -426,13 +429,14 @@ def _empty(inputs: OpInputs, point: dict[str, int]) -> bool:
     return any(v == 0 for k, v in point.items() if k in dims)
 
 
-def _numbers_aside(error: str) -> str:
+def numbers_aside(error: str) -> str:
+    """An error's text with every number as ``#``: one refusal, whatever sizes it names."""
     return re.sub(r"\d+", "#", error)
 
 
 def _same_error(a: str, b: str) -> bool:
     """The same error, its numbers aside (``size mismatch (target: [2])`` and ``... [0]``)."""
-    return _numbers_aside(a) == _numbers_aside(b)
+    return numbers_aside(a) == numbers_aside(b)
 
 
 def _at(point: dict[str, int], example: dict[str, int]) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import about_data, draw_points
+from .differential import about_data, draw_points, numbers_aside
 from .differential import run as diff_run
 from .explore import AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
@@ -121,8 +121,7 @@ class OpRun:
         self.checkpoint(out, "the exploration of the first inputs")
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
-        self.base_keys = {(f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
-                          for f in out.findings}
+        self.base_keys = {finding_key(f) for f in out.findings}
         self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
                                  "a worker of its own)")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
@@ -195,8 +194,7 @@ class OpRun:
 
     def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
         """A finding of the first inputs, or a variant's that the first inputs do not show already."""
-        # unbacked sizes are numbered per trace (u4 in one, u5 in the next): one guard, whatever its number
-        key = (f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None)
+        key = finding_key(f)
         if label and key in self.base_keys:
             return
         self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
@@ -279,14 +277,31 @@ class OpRun:
 
 
 def _first_per_kind(found: list[Any]) -> list[Any]:
-    """The first disagreement of each (class, what): one finding per way the kernels differ, at its first point."""
-    seen: set[tuple[str, str]] = set()
+    """The first disagreement of each (class, what, and for a call only the eager kernel refuses, its error with the
+    numbers aside): one finding per way the kernels differ, at its first point. A kernel larger than its input and
+    a channel count the groups do not divide are two checks the fake lacks, whichever point shows one first."""
+    seen: set[tuple[str, str, str]] = set()
     out = []
     for d in found:
-        if (d.cls, d.what) not in seen:
-            seen.add((d.cls, d.what))
+        if (key := (d.cls, d.what, _refusal(d.cls, d.detail))) not in seen:
+            seen.add(key)
             out.append(d)
     return out
+
+
+def finding_key(f: Finding) -> tuple:
+    """One report per guard or disagreement: its class, expression (unbacked sizes are numbered per trace: u4 in
+    one, u5 in the next), line, and for a call only the eager kernel refuses, the refusal."""
+    return (f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None,
+            _refusal(f.cls, f.message))
+
+
+def _refusal(cls: str, detail: str) -> str:
+    """A fake-accepts disagreement's eager error with the numbers aside (its first line); "" for another class."""
+    if cls != "fake-accepts":
+        return ""
+    return numbers_aside(detail.partition("the eager kernel: ")[2].splitlines()[0] if "the eager kernel: " in detail
+                         else detail)
 
 
 def _refuses_the_call(error: str) -> bool:

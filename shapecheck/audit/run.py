@@ -336,9 +336,11 @@ def _compared(rec: dict[str, Any]) -> bool:
 
 
 def _unique(findings: list[Any]) -> list[Any]:
+    from .op import finding_key
+
     seen, out = set(), []
     for f in findings:
-        key = (f.cls, f.expr, (f.loc.file, f.loc.line) if f.loc else None)
+        key = finding_key(f)
         if key not in seen:
             seen.add(key)
             out.append(f)

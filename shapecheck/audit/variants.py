@@ -18,19 +18,9 @@ from .inputs import OpInputs
 def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[OpInputs, tuple[str, Any] | None]]:
     """The base inputs with one argument changed: each bool flipped, each optional toggled (a tensor of the
     first options the fake takes, a value), a probability above 0, another small int or dtype; at most ``limit``."""
+    size = next((t[2][0] for _, _, t in base.args if t[0] == "tensor" and t[2]), SIZES[0])
+    base = _with_defaults(search, base, size)
     trees = {name: tree for name, _, tree in base.args}
-    size = next((t[2][0] for t in trees.values() if t[0] == "tensor" and t[2]), SIZES[0])
-    # an OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default
-    # (by keyword), so that it is varied like the others (pdist's p, a reduction's keepdim)
-    # an optional tensor the call leaves out (executorch's avg_pool2d's in_zero_point) likewise: passed as None,
-    # so that a variant tries it present
-    given = [(a, tree_of(a, None if a.kind == "tensor" else a.options[0], size)) for a in search.args if a.name not in trees and a.options
-             and (a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")
-                  or (a.kind == "tensor" and a.type.endswith("?") and None in a.options))]
-    if any(t is not None for _, t in given):
-        base = OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
-                        base.blobs, base.label)
-        trees = {name: tree for name, _, tree in base.args}
     made = 0
     # first, every flag off by default turned on together with a probability above 0: a debug or return output
     # that only exists with dropout (flash attention's return_debug_mask) needs both at once
@@ -133,6 +123,21 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     return []
 
 
+def _with_defaults(search: Search, base: OpInputs, size: int) -> OpInputs:
+    """An OpInfo sample or a hook's call leaves arguments to their defaults: each is passed as its default (by
+    keyword), so that it is varied like the others (pdist's p, a reduction's keepdim); an optional tensor the call
+    leaves out (executorch's avg_pool2d's in_zero_point) likewise, as None, so that a variant tries it present."""
+    trees = {name for name, _, _ in base.args}
+    given = [(a, tree_of(a, None if a.kind == "tensor" else a.options[0], size)) for a in search.args
+             if a.name not in trees and a.options
+             and (a.kind in ("bool", "float", "int", "sym", "dtype", "str", "fixed")
+                  or (a.kind == "tensor" and a.type.endswith("?") and None in a.options))]
+    if not any(t is not None for _, t in given):
+        return base
+    return OpInputs(base.op, base.origin, base.args + tuple((a.name, True, t) for a, t in given if t is not None),
+                    base.blobs, base.label)
+
+
 def _corner(search: Search, base: OpInputs, corner: dict[str, tuple[Any, str]], size: int) -> OpInputs:
     """The base inputs with every argument of ``corner`` at its value."""
     args_ = []
@@ -145,8 +150,9 @@ def _corner(search: Search, base: OpInputs, corner: dict[str, tuple[Any, str]], 
 
 
 def _padding_off(a: Arg, values: Any) -> list[int] | None:
-    """Zeros for a padding list at the search's own ones (no schema default); None for any other."""
-    if "pad" in _words(a.name) and not a.defaulted and isinstance(values, list) and all(v == 1 for v in values):
+    """Zeros for a padding list (``padding``, ``pad``: not ``output_padding``, which a kernel larger than its input
+    does not need) at the search's own ones (no schema default); None for any other."""
+    if _words(a.name).startswith("pad") and not a.defaulted and isinstance(values, list) and all(v == 1 for v in values):
         return [0] * len(values)
     return None
 

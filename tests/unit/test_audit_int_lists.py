@@ -117,6 +117,8 @@ def test_an_empty_output_by_the_fakes_own_formula_at_non_empty_inputs_is_compare
     point = found[0]["counterexample"]
     assert min(point.values()) >= 1 and point["x_2"] - point["w_2"] + 1 == 0, point
     assert not any("noted, not reported" in n and "Kernel size" in n for n in doc["ops"][0]["notes"])
+    # the fake lacks a second check (the channels), which a point of its own shows: a finding of its own
+    assert any("channels" in f["message"] for f in found), [f["message"] for f in found]
 
 
 ROUTE = '''
@@ -170,3 +172,27 @@ def test_a_guard_in_an_installed_librarys_own_helper_is_placed_at_the_helpers_li
 
     assert audit_frame(frames(join(site, "somelib", "quantization", "utils.py")), {kernel}).line == 217
     assert audit_frame(frames(join(site, "otherlib", "utils.py")), {kernel}).line == 168
+
+
+def test_offsets_made_up_as_ones_are_as_degenerate_as_zeros_so_0_1_2_are_tried_too():
+    """Cumulative offsets [1, 1] route every row to the first group, as [0, 0] route none: an eager kernel that
+    returns on both and raises on [0, 1] returned on made-up data alone (transformers' grouped_mm fallback, hunt
+    20)."""
+    from types import SimpleNamespace
+
+    from shapecheck.audit.differential import _on_zeros_only
+    from shapecheck.audit.inputs import OpInputs
+
+    inputs = OpInputs("x::y", "schema", (("x", False, ("tensor", ("x_0", "x_1"), (3, 3), "float32")),
+                                         ("offs", False, ("tensor", ("offs_0",), (2,), "int64"))))
+    seen = []
+
+    def eager(call, point):
+        fill = call.args[1][2][4] if len(call.args[1][2]) > 4 else "zeros"
+        seen.append(fill)
+        return SimpleNamespace(ok=fill != "arange", crashed=False, error="IndexError: index 1 is out of bounds")
+
+    assert _on_zeros_only(inputs, {"x_0": 3, "x_1": 3, "offs_0": 2}, eager) == "IndexError: index 1 is out of bounds"
+    assert seen == ["ones", "arange"]
+    floats = OpInputs("x::y", "schema", inputs.args[:1])
+    assert _on_zeros_only(floats, {"x_0": 3, "x_1": 3}, eager) is None  # no integer input: nothing made up
