@@ -349,7 +349,9 @@ class AuditExplorer:
         if verdict in (Decision.TRUE, Decision.FALSE) and self.solver.decide([], t.guard)[0] is verdict:
             self.add("undischargeable", text, t.loc, self.near(pc) or {}, None,
                    f"{text} is {verdict is Decision.TRUE} for every input (z3 proves it), but torch cannot "
-                     "decide it from its own facts: under unbacked sizes it raises")
+                     "decide it from its own facts: under unbacked sizes it raises, and torch.export with the dim "
+                     "dynamic installs it as a guard that its constraint check may not prove either ('Constraints "
+                     "violated')")
         if verdict is Decision.TRUE:
             self.work.append(pc + [t.guard])
         elif verdict is Decision.FALSE:
