@@ -126,8 +126,30 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
     if not plans:
         raise TargetError(f"{base.name}: " + "; ".join(notes))
     kernels = [_through(base, op, modes, install, notes, calls) for modes, install in plans]
+    if registration and len(kernels) == 1 and K.Mode.EXPORT in plans[0][0]:
+        # plain FakeTensorMode runs another kernel (constant_pad_nd's C++ composite): checked too, as for the
+        # installed torch, with the file's function registered while it runs
+        kernels += _unreached(op, registration, candidate, plans[0][0])
     out = replace(kernels[0], other=kernels[1]) if len(kernels) > 1 else kernels[0]
     return out if K.Mode.EXPORT in plans[0][0] else replace(out, install=None)
+
+
+def _unreached(op: Any, registration: str, candidate: Any, reached: tuple[Any, ...]) -> list[Kernel]:
+    """The kernel of the way of running the op that the file's registered function does not reach, as torch runs
+    it with that function registered; none where every way reaches it."""
+    with K.registered_as(op, registration, candidate):
+        groups = [(modes, r) for modes, r in K.kernels_for(op) if r.kind != K.NO_FAKE and not set(modes) & set(reached)]
+    if not groups:
+        return []
+    modes, r = groups[0]
+    kernel = _installed(op, op.name(), modes, r)
+    fn = kernel.fn
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with K.registered_as(op, registration, candidate):
+            return fn(*args, **kwargs)
+
+    return [replace(kernel, fn=call)]
 
 
 def _registered_plans(op: Any, registration: str, candidate: Any, name: str,
