@@ -98,7 +98,8 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if a.kind == "bool":
         return [(not current[1], f"{a.name}={not current[1]}")]
     if a.kind == "tensor" and current == ("const", None):
-        return [(_present(search, base, a, size), "")]
+        present = _present(search, base, a, size)
+        return [(present, "")] if present is not None else []
     if a.kind == "tensor" and a.type.endswith("?"):
         return [(None, f"{a.name}=None")]
     if a.kind == "int" and current[0] == "const" and type(current[1]) is int:
