@@ -24,7 +24,7 @@ from typing import Any
 
 from .._torch import audit as CA
 from .._torch import schema as CL
-from .hints import int_hint, item_of
+from .hints import front_words, int_hint, item_of, of_rank, past_rank
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
@@ -57,9 +57,6 @@ _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(
 _ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
 #: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
 _UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
-#: a ``dim`` argument past a tensor's rank ("Dimension out of range (expected to be in range of [-1, 0], but got
-#: 1)"): the tensor of that rank (the first: the one a dim indexes is most often ``self``) wants the dim's rank
-_DIM_RANGE_RE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
 _SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
                       r"\s+(\d{1,2})\b")
@@ -290,8 +287,8 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     ranks = _ranks(wanted)
     unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
-        ranks, named, alike = [int(unpack.group(1))], _of_rank(tensors, option, unpack.group(2)) or tensors, []
-    ranks, named, alike = (_past_rank(error, tensors, option) if option and not by_name else None) or (ranks, named, alike)
+        ranks, named, alike = [int(unpack.group(1))], of_rank(tensors, option, unpack.group(2)) or tensors, []
+    ranks, named, alike = (past_rank(error, tensors, option) if option and not by_name else None) or (ranks, named, alike)
     held = item_of(tensors, option, error, SIZES) if option and not by_name else None
     if held is not None:
         named, ranks, alike = [held], [0], []
@@ -346,7 +343,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
                         front.insert(at, cand)
                 moved |= front[:3] != a.options[:3]
                 a.options = front
-    return _front_words(args, words, dtypes, named) or moved
+    return front_words(args, words, dtypes, named) or moved
 
 
 #: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
@@ -370,38 +367,6 @@ def _ranks(wanted: str) -> list[int]:
     ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
     return ranks + [r for w, r in (("vector", 1), ("matrix", 2))
                     if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I) and r not in ranks]
-
-
-def _past_rank(error: str, tensors: list[Arg], option: dict[str, Any]) -> tuple[list[int], list[Arg], list[Arg]] | None:
-    """A ``dim`` past a tensor's rank (``_DIM_RANGE_RE``): (the rank wanted, [the first tensor of the rank the error
-    states], no alike ones), or None."""
-    m = _DIM_RANGE_RE.search(error)
-    if m is None or int(m.group(2)) >= 8:
-        return None
-    dim = int(m.group(2))
-    first = _of_rank(tensors, option, m.group(1))[:1]
-    return ([dim + 1 if dim >= 0 else -dim], first, []) if first else None
-
-
-def _front_words(args: list[Arg], words: list[str], dtypes: list[str], named: list[Arg]) -> bool:
-    """The strings an error quotes to the front of each str argument's options, the dtypes it names to the
-    front of the dtype arguments it names. Whether anything moved."""
-    moved = False
-    for a in args:
-        if a.kind == "str" and words:
-            new = list(dict.fromkeys([*a.options[:1], *words, *a.options[1:]]))
-            moved |= new != a.options
-            a.options = new
-        if a.kind == "dtype" and dtypes and a in named:
-            new = list(dict.fromkeys([*dtypes, *a.options]))
-            moved |= new[:2] != a.options[:2]
-            a.options = new
-    return moved
-
-
-def _of_rank(tensors: list[Arg], option: dict[str, Any], got: str | None) -> list[Arg]:
-    """The tensors the call gave rank ``got`` (every tensor of the call when None)."""
-    return [a for a in tensors if isinstance(option.get(a.name), tuple) and (got is None or option[a.name][0] == int(got))]
 
 
 class Search:
@@ -517,6 +482,23 @@ class Search:
             return first
         return second
 
+    def _without_optionals(self, combo: tuple[Any, ...], size: int, inputs: OpInputs,
+                           error: str) -> tuple[OpInputs, bool | None, str, tuple[Any, ...]]:
+        """(the call, the eager kernel's verdict and error, its combination) with the optional tensors left out,
+        where the fake takes it that way and the eager kernel gets past ``error`` there (the search then tries
+        them left out first); else the call as it was, refused with ``error``."""
+        optional = [a for a in self.args if a.kind == "tensor" and a.type.endswith("?") and None in a.options]
+        left = tuple(None if a in optional else o for a, o in zip(self.args, combo, strict=True))
+        other = build(self.op_name, self.args, left, size) if left != combo else None
+        if other is None or not self.fake_ok(other)[0]:
+            return inputs, False, error, combo
+        verdict, err = self.eager_ok(other)
+        if verdict is False and err == error:
+            return inputs, False, error, combo
+        for a in optional:  # the eager kernel takes the call without them: the search goes on that way
+            a.options = [None, *(x for x in a.options if x is not None)]
+        return other, verdict, err, left
+
     def _search(self, fake_budget: int = FAKE_TRIES, eager_budget: int = EAGER_TRIES) -> Found:
         f = self.found
         fake_accepted: list[OpInputs] = []
@@ -540,6 +522,9 @@ class Search:
                     f.eager = "none" if self.eager is None else "rejected" if fake_accepted else "unchecked"
                     return f
                 verdict, eerr = self.eager_ok(inputs)
+                if verdict is False and eerr.startswith("TypeError"):  # an eager kernel that cannot take the
+                    # schema's optional tensors (executorch's reference takes 14 of 15 arguments): without them
+                    inputs, verdict, eerr, combo = self._without_optionals(combo, size, inputs, eerr)
                 if verdict is not False:
                     f.inputs, f.eager = inputs, "accepted" if verdict else "none"
                     return f

@@ -1,6 +1,6 @@
 """What an error says of the arguments an input search should try next, beyond the dtypes and ranks
-``candidates`` reads itself: a tensor ``.item()`` met with several elements, and a bound an error states of an
-int argument. Each works on the search's arguments (``candidates.Arg``: a name, a kind, its options in order)."""
+``candidates`` reads itself: a tensor ``.item()`` met with several elements, a bound an error states of an
+int argument, a dim past a tensor's rank, the words and dtypes it quotes. Each works on the search's arguments (``candidates.Arg``: a name, a kind, its options in order)."""
 
 from __future__ import annotations
 
@@ -54,3 +54,40 @@ def int_hint(args: list[Any], wanted: str) -> bool:
         moved |= new[:1] != a.options[:1]
         a.options = new
     return moved
+
+
+#: a ``dim`` argument past a tensor's rank ("Dimension out of range (expected to be in range of [-1, 0], but got
+#: 1)"): the tensor of that rank (the first: the one a dim indexes is most often ``self``) wants the dim's rank
+_DIM_RANGE_RE = re.compile(r"Dimension out of range \(expected to be in range of \[-(\d+), \d+\], but got (-?\d+)\)")
+
+
+def past_rank(error: str, tensors: list[Any], option: dict[str, Any]) -> tuple[list[int], list[Any], list[Any]] | None:
+    """A ``dim`` past a tensor's rank (``_DIM_RANGE_RE``): (the rank wanted, [the first tensor of the rank the error
+    states], no alike ones), or None."""
+    m = _DIM_RANGE_RE.search(error)
+    if m is None or int(m.group(2)) >= 8:
+        return None
+    dim = int(m.group(2))
+    first = of_rank(tensors, option, m.group(1))[:1]
+    return ([dim + 1 if dim >= 0 else -dim], first, []) if first else None
+
+
+def front_words(args: list[Any], words: list[str], dtypes: list[str], named: list[Any]) -> bool:
+    """The strings an error quotes to the front of each str argument's options, the dtypes it names to the
+    front of the dtype arguments it names. Whether anything moved."""
+    moved = False
+    for a in args:
+        if a.kind == "str" and words:
+            new = list(dict.fromkeys([*a.options[:1], *words, *a.options[1:]]))
+            moved |= new != a.options
+            a.options = new
+        if a.kind == "dtype" and dtypes and a in named:
+            new = list(dict.fromkeys([*dtypes, *a.options]))
+            moved |= new[:2] != a.options[:2]
+            a.options = new
+    return moved
+
+
+def of_rank(tensors: list[Any], option: dict[str, Any], got: str | None) -> list[Any]:
+    """The tensors the call gave rank ``got`` (every tensor of the call when None)."""
+    return [a for a in tensors if isinstance(option.get(a.name), tuple) and (got is None or option[a.name][0] == int(got))]

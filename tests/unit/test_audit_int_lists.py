@@ -196,3 +196,28 @@ def test_offsets_made_up_as_ones_are_as_degenerate_as_zeros_so_0_1_2_are_tried_t
     assert seen == ["ones", "arange"]
     floats = OpInputs("x::y", "schema", inputs.args[:1])
     assert _on_zeros_only(floats, {"x_0": 3, "x_1": 3}, eager) is None  # no integer input: nothing made up
+
+
+ARITY = '''
+import torch
+
+lib = torch.library.Library("aritylib", "DEF")
+lib.define("scale(Tensor x, Tensor w, Tensor? offset=None) -> Tensor")
+
+
+def scale(x, w):  # the reference kernel lacks the schema's optional offset: any call passing one is a TypeError
+    return x * w
+
+
+lib.impl("scale", scale, "CPU")
+torch.library.register_fake("aritylib::scale", lambda x, w, offset=None: torch.empty_like(x), lib=lib)
+'''
+
+
+@pytest.mark.slow
+def test_an_eager_kernel_that_cannot_take_an_optional_tensor_is_compared_without_it(tmp_path, monkeypatch):
+    """executorch's cadence reference kernel takes 14 of its schema's 15 arguments: every call the search made
+    passed the optional offset, a TypeError, and the op was never compared. Without it the kernel runs."""
+    code, doc = _run(tmp_path, monkeypatch, "aritylib", ARITY)
+    (rec,) = doc["ops"]
+    assert "offset=None" in rec["example"] and rec["eager"]["status"] == "compared", (rec["example"], rec["eager"])
