@@ -56,12 +56,15 @@ def reads_global(fn: Any, module: Any, name: str) -> bool:
         fn = getattr(fn, "__wrapped__", None) or getattr(fn, "func", None)  # decorators, functools.partial
     for f in chain:
         code = getattr(f, "__code__", None)
-        if code is None or getattr(f, "__globals__", None) is not vars(module):
+        if code is None:
             continue
+        own = getattr(f, "__globals__", None) is vars(module)
         stack = [code]
         while stack:  # its body and the code nested in it
             c = stack.pop()
-            if name in c.co_names:
+            # its module's global, or imported where it runs (fake_impls' index_tensor: ``from
+            # torch._meta_registrations import meta_index_Tensor`` in its body reads the module's name then)
+            if name in c.co_names and (own or module.__name__ in c.co_names):
                 return True
             stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
     return False

@@ -111,12 +111,11 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
     plans, notes = _registered_plans(op, registration, candidate, base.name, global_slot and (*global_slot, by_name)
                                      ) if registration else ([], [])
     if registration and not plans:
-        # torch never runs the file's function for this op (a decomposition of an op with a meta registration):
-        # the kernel torch runs is checked, as for an op the file does not register, and the report says why
-        kernel = installed_kernel(op.name())
-        return replace(kernel, notes=(*kernel.notes, f"{base.name} ({registration}) is not reached: torch runs "
-                                      f"{kernel.name.partition(': ')[2] or kernel.name} for {op.name()} in every way it "
-                                      "runs the op; that kernel is checked"))
+        # the kernel torch resolves for the op is not the file's function (a decomposition of an op with a meta
+        # registration; a FakeTensor rule): that kernel is checked, with the file's function registered while it
+        # runs, since the kernel may call it (fake_impls' conv calls the op at the Meta key, which the Python
+        # dispatcher gives the file's meta_conv) or never does
+        return _registered_beside(installed_kernel(op.name()), base, op, registration, candidate, calls)
     if not plans:
         plans, more = _slot_plans(op, candidate, base.name)
         notes += more
@@ -132,6 +131,34 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
         kernels += _unreached(op, registration, candidate, plans[0][0])
     out = replace(kernels[0], other=kernels[1]) if len(kernels) > 1 else kernels[0]
     return out if K.Mode.EXPORT in plans[0][0] else replace(out, install=None)
+
+
+def _registered_beside(kernel: Kernel, base: Kernel, op: Any, registration: str, candidate: Any,
+                       calls: list[bool]) -> Kernel:
+    """``kernel`` (torch's, and its ``other``) run with ``candidate`` registered as the file registers it, the
+    file's function its own code too (a guard there is the file's line)."""
+    def beside(k: Kernel) -> Kernel:
+        fn = k.fn
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with K.registered_as(op, registration, candidate):
+                return fn(*args, **kwargs)
+
+        @contextlib.contextmanager
+        def installed() -> Any:
+            with K.registered_as(op, registration, candidate):
+                yield _Probe(calls)
+
+        label = k.name.partition(": ")[2] or k.name
+        note = (f"{base.name} ({registration}) is not torch's kernel for {op.name()}: torch runs {label}"
+                f"{' ' + k.modes_text.join('()') if k.mode else ''}, checked with {base.name} registered, which it "
+                "reaches only where it calls the op at the Meta key under the Python dispatcher or the function by name")
+        return replace(k, name=f"{k.name}, with {base.name} registered", fn=call, install=installed,
+                       codes=k.codes | base.codes, source_files=k.source_files | base.source_files | base.files,
+                       notes=(*k.notes, note))
+
+    out = beside(kernel)
+    return replace(out, other=beside(kernel.other)) if kernel.other is not None else out
 
 
 def _unreached(op: Any, registration: str, candidate: Any, reached: tuple[Any, ...]) -> list[Kernel]:

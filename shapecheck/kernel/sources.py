@@ -81,10 +81,18 @@ class MetaSource:
         return ["--meta-source", self.file]
 
     def validate(self) -> None:
-        """The file reads and parses (within the limits); it is never run."""
-        from .registrations import read_python
+        """The file reads and parses (within the limits), and registers a function for some op; it is never
+        run. A file that registers none would check nothing of its own: bad input, as for verify and audit."""
+        from ..errors import TargetError
+        from .registrations import read_python, registrations
 
-        read_python(self.file, "--meta-source")
+        text, tree = read_python(self.file, "--meta-source")
+        if not any(reg.ops for reg in registrations(tree)):
+            rules = ("; its register_op_impl rules (FakeTensor's own, as in fake_impls.py) are not a registration "
+                     "--meta-source checks") if "register_op_impl" in text else ""
+            raise TargetError(f"{self.file}: --meta-source registers no function for any op (register_meta, "
+                              "register_decomposition, register_fake, impl_abstract or <custom op>.register_fake)"
+                              f"{rules}")
 
     def __str__(self) -> str:
         return self.file

@@ -1,4 +1,4 @@
-"""Mistakes in what a user names: a --meta-source that registers nothing (audit as verify), an --ops pattern
+"""Mistakes in what a user names: a --meta-source that registers nothing (audit and gate as verify), an --ops pattern
 that matches nothing beside one that does, a configured contracts path that is not there (named with the project
 file and key), and ``shapecheck`` alone (its help, as it reads)."""
 
@@ -14,6 +14,17 @@ def test_audit_refuses_a_meta_source_that_registers_nothing(tmp_path):
     res = invoke("audit", "--meta-source", tmp_path / "nothing.py", "--ops", "aten::pixel_shuffle.default", "-j", "1",
                  "--no-cache")
     assert res.returncode == 2 and "registers no function for any op" in res.stderr, res.stderr
+
+
+def test_gate_refuses_a_meta_source_that_registers_nothing_and_names_fake_tensor_rules(tmp_path):
+    """A gate of such a file passed every contract on the installed kernels (hunt 21: an empty file, and an old
+    ``fake_impls.py``, whose ``register_op_impl`` rules --meta-source does not check)."""
+    (tmp_path / "fake_impls.py").write_text("from torch._subclasses.fake_impls import register_op_impl\n\n\n"
+                                           "@register_op_impl(lambda func: False)\ndef rule(fake_mode, func):\n"
+                                           "    return None\n")
+    res = invoke("gate", "--meta-source", tmp_path / "fake_impls.py", "-j", "1", "--no-cache")
+    assert res.returncode == 2 and "registers no function for any op" in res.stderr, res.stderr
+    assert "register_op_impl" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_an_ops_pattern_that_matches_nothing_is_named_though_another_matches():
