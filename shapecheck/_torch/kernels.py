@@ -425,6 +425,11 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     make it the op's torch.library fake. Re-resolving under it tells
     whether torch then reaches ``fn``."""
     slots = _Slots()
+    kind, *py_impls = kind.split(", ")  # "register_decomposition, py_impl(CompositeImplicitAutograd)"
+    for spec in py_impls:  # the Python kernels the function's py_impl decorators make it
+        key = getattr(DispatchKey, spec.removeprefix("py_impl(").removesuffix(")"), None)
+        if key is not None:
+            slots.py_kernel(op, key)
     if kind == "register_decomposition":
         slots.table(torch._decomp.decomposition_table, op)
         slots.static_decomposition(op)

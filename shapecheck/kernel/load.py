@@ -30,6 +30,7 @@ from .registrations import (  # noqa: F401 - read_python and is_registered_in: r
     is_registered_in,
     is_registering,
     plain_helpers,
+    py_impl_keys,
     read_python,
 )
 from .sources import Function, Installed, Kernel, KernelSource, MetaSource
@@ -321,7 +322,10 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
         raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_decomposition, "
                           "register_fake, impl_abstract or <custom op>.register_fake)")
     fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
-    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d)]
+    # registering decorators are left out (they would register into this torch again; ``py_impl`` raises where a
+    # kernel is there already), and what the ``py_impl``s of this op put in its Python kernel slots is modelled
+    keys = py_impl_keys(tree, fdef, op_name)
+    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d) and not _is_py_impl(d)]
     from .._torch.namespaces import installed_module
 
     module = installed_module(str(path), _registering_name(registration.decorator))
@@ -352,7 +356,8 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     # torch's own code may read the function by its name in the module the file stands for (a FakeTensor rule
     # calling torch._refs.native_layer_norm): there the file's function stands in for it
     slot = (module, fdef.name) if callable(vars(module).get(fdef.name)) else None
-    return _through_op(kernel, fn, op, _registering_name(registration.decorator), slot)
+    kind = ", ".join([_registering_name(registration.decorator), *(f"py_impl({k})" for k in keys)])
+    return _through_op(kernel, fn, op, kind, slot)
 
 
 def _future_flags(tree: ast.Module) -> int:
@@ -384,6 +389,10 @@ def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
         except BaseException as err:  # noqa: BLE001 - a name this torch lacks: the definitions say what it costs
             if user_stopped(err) or isinstance(err, LoadTimeout):
                 raise
+
+
+def _is_py_impl(dec: ast.expr) -> bool:
+    return isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "py_impl"
 
 
 def _registering_name(dec: ast.expr) -> str:

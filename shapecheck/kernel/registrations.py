@@ -111,6 +111,26 @@ def is_registering(dec: ast.expr) -> bool:
     return _callee_name(func) in REGISTERING
 
 
+def py_impl_keys(tree: ast.Module, fdef: ast.FunctionDef, op_name: str) -> tuple[str, ...]:
+    """The dispatch keys whose Python kernel ``fdef``'s decorators ``@aten.OP.OVERLOAD.py_impl(DispatchKey.KEY)``
+    make it for ``op_name`` (``ns::name.overload``; torch's decompositions.py gives ``_upsample_nearest_vec`` the
+    CompositeImplicitAutograd and Autograd kernels of the upsample_nearest .vec ops this way)."""
+    aliases = _namespace_aliases(tree)
+    ns, _, rest = op_name.partition("::")
+    name, _, overload = rest.partition(".")
+    keys = []
+    for dec in fdef.decorator_list:
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "py_impl"
+                and len(dec.args) == 1 and isinstance(dec.args[0], ast.Attribute)):
+            continue
+        chain = _attribute_chain(dec.func.value)
+        if chain is None or len(chain) not in (2, 3) or aliases.get(chain[0]) != ns or chain[1] != name:
+            continue
+        if (chain[2] if len(chain) == 3 else "default") == (overload or "default"):
+            keys.append(dec.args[0].attr)
+    return tuple(keys)
+
+
 def _callee_name(func: ast.expr) -> str:
     if isinstance(func, ast.Attribute):
         return func.attr

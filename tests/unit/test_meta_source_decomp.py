@@ -160,3 +160,24 @@ def test_a_rule_that_imports_the_meta_kernel_in_its_body_reads_it_by_name():
     assert reads_global(fake_impls.index_tensor, meta, "meta_index_Tensor")
     assert reads_global(fake_impls.embedding_bag, meta, "meta_embedding_bag")
     assert not reads_global(fake_impls.index_tensor, meta, "meta_embedding_bag")
+
+
+@pytest.mark.slow
+def test_a_decomposition_that_py_impl_makes_a_python_kernel_is_checked_from_the_file(tmp_path):
+    """torch's decompositions.py makes ``_upsample_nearest_vec`` the CompositeImplicitAutograd and Autograd kernel of
+    upsample_nearest2d.vec with ``py_impl``: defining it again re-ran those decorators, torch refused the second
+    registration, and the op was never run (hunt 21). The copy's function is checked, as torch runs it."""
+    import json
+
+    import torch._decomp.decompositions as dd
+
+    from tests.conftest import invoke
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(dd.__file__, copy)
+    res = invoke("audit", "--meta-source", copy, "--ops", "aten::upsample_nearest2d.vec", "-j", "1", "--no-cache",
+                 "--variants", "0", "--format", "json")
+    (rec,) = json.loads(res.stdout)["ops"]
+    assert rec["kernel"] == "decompositions.py:_upsample_nearest_vec", rec["kernel"]
+    assert rec["status"] != "not-run" and rec["traces"] > 0, rec["notes"]
