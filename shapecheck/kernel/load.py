@@ -27,6 +27,7 @@ from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
     find_registration,
+    is_py_impl,
     is_registered_in,
     is_registering,
     plain_helpers,
@@ -325,7 +326,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     # registering decorators are left out (they would register into this torch again; ``py_impl`` raises where a
     # kernel is there already), and what the ``py_impl``s of this op put in its Python kernel slots is modelled
     keys = py_impl_keys(tree, fdef, op_name)
-    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d) and not _is_py_impl(d)]
+    fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d) and not is_py_impl(d)]
     from .._torch.namespaces import installed_module
 
     module = installed_module(str(path), _registering_name(registration.decorator))
@@ -391,10 +392,6 @@ def _bind_imports(tree: ast.Module, filename: str, namespace: dict) -> None:
                 raise
 
 
-def _is_py_impl(dec: ast.expr) -> bool:
-    return isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "py_impl"
-
-
 def _registering_name(dec: ast.expr) -> str:
     func = dec.func if isinstance(dec, ast.Call) else dec
     return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "register_meta")
@@ -407,6 +404,9 @@ def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespac
     instead: harmless when that version has the same source (or there is none: a call then raises NameError),
     else a caveat ``(SourceLoc, why)`` that makes the verdict inconclusive (the kernel verified is not the
     file's)."""
+    if helper.decorator_list:  # a registered function the kernel calls: defined without registering it again
+        helper = copy.copy(helper)
+        helper.decorator_list = []
     try:
         exec(compile(ast.Module(body=[helper], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True),
              namespace)

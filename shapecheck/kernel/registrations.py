@@ -111,6 +111,11 @@ def is_registering(dec: ast.expr) -> bool:
     return _callee_name(func) in REGISTERING
 
 
+def is_py_impl(dec: ast.expr) -> bool:
+    """``@aten.OP.OVERLOAD.py_impl(KEY)``: a registration into torch's Python dispatcher."""
+    return isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "py_impl"
+
+
 def py_impl_keys(tree: ast.Module, fdef: ast.FunctionDef, op_name: str) -> tuple[str, ...]:
     """The dispatch keys whose Python kernel ``fdef``'s decorators ``@aten.OP.OVERLOAD.py_impl(DispatchKey.KEY)``
     make it for ``op_name`` (``ns::name.overload``; torch's decompositions.py gives ``_upsample_nearest_vec`` the
@@ -184,9 +189,12 @@ def _op_refs(node: ast.expr, aliases: dict[str, str]) -> list[OpRef]:
 
 
 def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
-    """The module-level, undecorated functions of the file that ``fdef`` reaches by name (transitively),
-    in file order. Defining a function runs no code of its body."""
-    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    """The module-level functions of the file that ``fdef`` reaches by name (transitively), undecorated or with
+    registering decorators only (defined without them: an old file's ``split_with_sizes``, a registered
+    decomposition another one calls, which this torch may lack), in file order. Defining a function runs no code
+    of its body."""
+    plain = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)
+             and all(is_registering(d) or is_py_impl(d) for d in n.decorator_list)}
     plain.pop(fdef.name, None)
     wanted: set[str] = set()
     todo: list[ast.AST] = [fdef]

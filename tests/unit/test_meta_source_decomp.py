@@ -181,3 +181,30 @@ def test_a_decomposition_that_py_impl_makes_a_python_kernel_is_checked_from_the_
     (rec,) = json.loads(res.stdout)["ops"]
     assert rec["kernel"] == "decompositions.py:_upsample_nearest_vec", rec["kernel"]
     assert rec["status"] != "not-run" and rec["traces"] > 0, rec["notes"]
+
+
+def test_a_registered_function_the_kernel_calls_is_defined_from_the_file(tmp_path):
+    """torch 2.4's decompositions.py registers ``split_with_sizes``, which its ``split_with_sizes_copy`` calls and
+    torch 2.13 no longer has: only undecorated helpers were defined, so the call raised NameError (hunt 21)."""
+    source = '''import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+
+
+@register_meta(aten.pixel_shuffle.default)
+def meta_pixel_shuffle(self, upscale_factor):
+    return _shuffled_in_an_older_torch(self, upscale_factor)
+
+
+@register_meta(aten.an_op_this_torch_lacks.default)
+def _shuffled_in_an_older_torch(self, upscale_factor):
+    *batch, c, h, w = self.shape
+    r = upscale_factor
+    return self.new_empty((*batch, c // (r * r), h * r, w * r))
+'''
+    path = tmp_path / "_meta_registrations.py"
+    path.write_text(source)
+    report = verify_op("aten::pixel_shuffle", meta_source=str(path), options=Options(jobs=1))
+    assert not any("NameError" in v.message for v in report.violations), [v.message for v in report.violations]
+    assert report.kernel.endswith(":meta_pixel_shuffle") and report.verdict is Verdict.PASS, report.verdict
