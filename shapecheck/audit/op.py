@@ -101,7 +101,7 @@ class OpRun:
             else:
                 out.notes += found.notes
                 out.notes.append(f"no input found that the fake (or the eager kernel) accepts: {found.fake_tries} "
-                                 f"fake and {found.eager_tries} eager calls tried" +
+                                 f"fake and {found.eager_tries} eager calls tried" + _most_frequent(search.errors) +
                                  (f"; the eager kernel's last error: {found.eager_error}" if found.eager_error else ""))
             return out
         base = found.inputs
@@ -274,6 +274,16 @@ class OpRun:
                     self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
                 # image) in another memory order too, after the first inputs' own layouts and dtypes
                 self.later.append((v, *self.variant_points))
+
+
+def _most_frequent(errors: list[str]) -> str:
+    """The fake's most frequent error in a search that found no input, in words ("" for none); a name this torch
+    lacks (a --meta-source file written for another torch) said so."""
+    if not errors:
+        return ""
+    top = max(dict.fromkeys(errors), key=errors.count)
+    lacks = " (a name this torch lacks: a kernel written for another torch?)" if top.startswith("NameError") else ""
+    return f"; the fake's most frequent error ({errors.count(top)} of {len(errors)} calls): {top}{lacks}"
 
 
 def _first_per_kind(found: list[Any]) -> list[Any]:
