@@ -566,11 +566,14 @@ class Search:
         if f.fake_rejected is not None:  # no call both take: the one the eager kernel takes
             f.inputs, f.eager = f.fake_rejected, "accepted"
             return f
-        # a programming error on every call that got past indexing the shapes (an IndexError is a rank the
-        # fake does not take, not a check), or on most calls, where the others failed a check (the rank): every
-        # call that passed the checks raised it, so the fake cannot run at all (baddbmm.dtype in torch 2.13
-        # runs baddbmm's decomposition, which binds out_dtype to beta: "batch1 must be a 3D tensor" below rank
-        # 3, a TypeError at it)
+        return self._nothing_found(f)
+
+    def _nothing_found(self, f: Found) -> Found:
+        """No call found: a programming error on every call that got past indexing the shapes (an IndexError is
+        a rank the fake does not take, not a check), or on most calls, where the others failed a check (the
+        rank): every call that passed the checks raised it, so the fake cannot run at all (baddbmm.dtype in torch
+        2.13 runs baddbmm's decomposition, which binds out_dtype to beta: "batch1 must be a 3D tensor" below
+        rank 3, a TypeError at it)."""
         kinds = {e.partition(":")[0] for e in self.errors}
         f.no_fake = kinds == {"UnsupportedOperatorException"}
         programming = [e for e in self.errors if e.partition(":")[0] in PROGRAMMING_ERRORS]
