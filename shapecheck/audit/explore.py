@@ -207,8 +207,11 @@ class AuditExplorer:
         fixed = {c.left.name: c.right.value for c in conds if isinstance(c, E.Cmp) and c.op == "=="
                  and isinstance(c.left, E.Var) and isinstance(c.right, E.Const) and c.left.name in keep}
         candidate = {**self.example, **fixed}
-        if set(keep) <= set(fixed) and self._holds(conds, candidate):
-            model: dict[str, int] | None = candidate  # every dim one value: the only model z3 could give
+        if (set(keep) <= set(fixed) or not fixed) and self._holds(conds, candidate):
+            # every dim one value (the only model z3 could give), or the example itself where it meets the
+            # conditions: the nearest point (a side of ``(H + 1) % 2 != 0`` that the example's H = 3 lies on is
+            # not H = 1, where a kernel of 2 is larger than the input and the op refuses it for that reason)
+            model: dict[str, int] | None = candidate
         else:
             pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
             model = self.solver.small_model(conds + pinned) or (self.solver.small_model(conds) if loose else None)

@@ -264,6 +264,10 @@ class OpRun:
                                         f"{v.label}", self.kernel.definition, dict(v.dims()), None,
                                         f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
             st = self._explore(v, VARIANT_TRACES, out)
+            if not st.leaves and any(n.startswith("stopped after") for n in st.notes):
+                # none of its traces returned: its regions' outputs are known at the compared points only
+                out.notes.append(f"the variant {v.label}: none of its {st.traces} traces returned before its trace "
+                                 "bound; it was compared with the eager kernel at static sizes only")
             found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                           else e.error)
             self.variant_points = None

@@ -222,3 +222,17 @@ def test_an_eager_kernel_that_cannot_take_an_optional_tensor_is_compared_without
     code, doc = _run(tmp_path, monkeypatch, "aritylib", ARITY)
     (rec,) = doc["ops"]
     assert "offset=None" in rec["example"] and rec["eager"]["status"] == "compared", (rec["example"], rec["eager"])
+
+
+def test_the_side_of_a_branch_the_example_lies_on_is_judged_at_the_example():
+    """torch 2.4's avg_pool3d branches on ``(T + 1) % 2 != 0``; the side the example's T = 3 lies on was judged at
+    T = 1, the least odd size, where a kernel of 2 is larger than the input: the op refused it for that reason, the
+    branch went undecided and its parity guard was never reported (hunt 21)."""
+    from shapecheck.audit.explore import AuditExplorer
+    from shapecheck.audit.inputs import OpInputs
+    from shapecheck.logic import expr as E
+
+    inputs = OpInputs("x::y", "schema", (("x", False, ("tensor", ("x_0", "x_1"), (3, 3), "float32")),))
+    near = AuditExplorer(None, inputs).near  # type: ignore[arg-type]
+    assert near([E.parse("(x_0 + 1) % 2 == 0")], {"x_0"}) == {"x_0": 3, "x_1": 3}
+    assert near([E.parse("(x_0 + 1) % 2 != 0")], {"x_0"})["x_0"] % 2 == 0  # the other side moves off it
