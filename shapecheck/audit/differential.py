@@ -162,8 +162,12 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
         names = E.free_names(r) & example.keys()
         if not names or len(out) >= MAX_POINTS:
             continue
-        nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
         others = [x for j, x in enumerate(requires) if j != i]
+        # the dims tied to these by another assert move with them (a mask's length with the size it indexes:
+        # ``self_0 != 7`` broken at self_0 = 7 needs indices_0_0 = 7 too, or the eager kernel refuses the mask)
+        for _ in range(2):
+            names |= {d for o in others if E.free_names(o) & names for d in E.free_names(o)} & example.keys()
+        nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
         # an int argument's value (a padding) stays at the example, or moves up by one where the sizes alone
         # cannot break the assert: a stride of 0 is refused for a reason of its own, and with the ints fixed the
         # question is linear in the sizes

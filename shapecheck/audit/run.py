@@ -275,6 +275,8 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
             checkpoint({**_timed(done, start), "stage": stage})
 
     _record(rec, OpRun(name, op, kernel, options, partial).run(given_inputs(name, kernel, options)), options)
+    # which kernel torch runs where a --meta-source function is not it (verify's and gate's notes say the same)
+    rec["notes"] = [*dict.fromkeys([*getattr(kernel, "notes", ()), *rec["notes"]])]
 
 
 def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:

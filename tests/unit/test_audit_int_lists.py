@@ -236,3 +236,19 @@ def test_the_side_of_a_branch_the_example_lies_on_is_judged_at_the_example():
     near = AuditExplorer(None, inputs).near  # type: ignore[arg-type]
     assert near([E.parse("(x_0 + 1) % 2 == 0")], {"x_0"}) == {"x_0": 3, "x_1": 3}
     assert near([E.parse("(x_0 + 1) % 2 != 0")], {"x_0"})["x_0"] % 2 == 0  # the other side moves off it
+
+
+def test_breaking_an_assert_moves_the_dims_another_assert_ties_to_it():
+    """A fake that raises at self_0 = 7 (an inferred ``self_0 != 7``) beside ``indices_0_0 == self_0`` (a boolean
+    mask's length): the point that breaks it had the mask at the example's 3, so the eager kernel refused it for the
+    mask, and the raise stood as a relation (hunt 22: a meta_index_Tensor broken at 7 passed)."""
+    from shapecheck.audit.differential import draw_points
+    from shapecheck.audit.explore import AuditExplorer
+    from shapecheck.audit.inputs import OpInputs
+    from shapecheck.logic import expr as E
+
+    inputs = OpInputs("x::y", "schema", (("self", False, ("tensor", ("self_0", "self_1"), (3, 3), "float32")),
+                                         ("indices", False, ("list", (("tensor", ("indices_0_0",), (3,), "bool"),)))))
+    requires = [E.parse("indices_0_0 == self_0"), E.parse("self_0 != 7")]
+    points = draw_points(inputs, [], AuditExplorer(None, inputs).near, requires)  # type: ignore[arg-type]
+    assert {"self_0": 7, "self_1": 3, "indices_0_0": 7} in points, points
