@@ -182,7 +182,7 @@ def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
                            "expr": f["expr"]} for rec, f in run.findings(active=False)),
                          key=lambda e: (e["op"], e["rule"], e["expr"]))
         untraced = [{"op": rec["op"], "reason": f"{rec['status']} when the baseline was written"
-                     + (f": {rec['notes'][-1][:160]}" if rec["notes"] else "")} for rec in run.untraced()]
+                     + (f": {_why_untraced(rec['notes'])[:160]}" if rec["notes"] else "")} for rec in run.untraced()]
         _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries,
                       "untraced": untraced}, "--baseline")
         known = {e["fingerprint"] for e in entries}
@@ -207,3 +207,17 @@ def _untraced(file: str) -> dict[str, str]:
                                                 for e in entries):
         raise UserError(f"--baseline {file}: untraced: expected a list of {{\"op\", \"reason\"}}, each with a reason")
     return {e["op"]: e["reason"] for e in entries}
+
+
+#: the notes that say why an op was not traced in full (audit.run's record), in the order they are preferred
+UNTRACED_WHY = ("not run:", "not traced:", "not compared:", "no input found", "stopped after", "z3 could not",
+                "cannot translate", "the kernel cannot run", "stopped:")
+
+
+def _why_untraced(notes: list[str]) -> str:
+    """The note that says why an op was not traced in full, else its last note."""
+    for prefix in UNTRACED_WHY:
+        found = next((n for n in notes if n.startswith(prefix)), None)
+        if found is not None:
+            return found
+    return notes[-1]
