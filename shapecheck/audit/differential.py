@@ -176,7 +176,11 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             for moved in moves:
                 pins = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in moved.items()]
                 keep = (names & tensor_dims) | set(moved)
-                p = near([*others, *broken, *nonempty, *pins], keep, False) or \
+                # a broadcast relation held as its equality first (``mat1_0 == self_0`` rather than mat1_0 = 1,
+                # which the eager kernel refuses to expand: hunt 22's addmm broken at 7 read as a relation)
+                equal = [x.args[0] if isinstance(x, E.Or) and isinstance(x.args[0], E.Cmp) else x for x in others]
+                p = near([*equal, *broken, *nonempty, *pins], keep, False) or \
+                    near([*others, *broken, *nonempty, *pins], keep, False) or \
                     near([*broken, *nonempty, *pins], keep, False)
                 if p is not None:
                     add(p)

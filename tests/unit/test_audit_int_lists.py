@@ -252,3 +252,17 @@ def test_breaking_an_assert_moves_the_dims_another_assert_ties_to_it():
     requires = [E.parse("indices_0_0 == self_0"), E.parse("self_0 != 7")]
     points = draw_points(inputs, [], AuditExplorer(None, inputs).near, requires)  # type: ignore[arg-type]
     assert {"self_0": 7, "self_1": 3, "indices_0_0": 7} in points, points
+
+
+def test_a_broadcast_relation_is_held_as_its_equality_when_an_assert_is_broken():
+    """addmm broken at self_0 = 7 beside ``mat1_0 == self_0 (or broadcast: 1)``: z3's least point took mat1_0 = 1,
+    which the eager kernel refuses to expand to 7 rows, and the raise stood as a relation (hunt 22)."""
+    from shapecheck.audit.differential import draw_points
+    from shapecheck.audit.explore import AuditExplorer, parsed_requires
+    from shapecheck.audit.inputs import OpInputs
+
+    inputs = OpInputs("x::y", "schema", (("self", False, ("tensor", ("self_0",), (3,), "float32")),
+                                         ("mat1", False, ("tensor", ("mat1_0",), (3,), "float32"))))
+    requires = parsed_requires([("mat1_0 == self_0 (or broadcast: 1)", None, ""), ("self_0 != 7", None, "")])
+    points = draw_points(inputs, [], AuditExplorer(None, inputs).near, requires)  # type: ignore[arg-type]
+    assert {"self_0": 7, "mat1_0": 7} in points, points
