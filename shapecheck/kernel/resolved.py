@@ -138,11 +138,7 @@ def _registered_beside(kernel: Kernel, base: Kernel, op: Any, registration: str,
     """``kernel`` (torch's, and its ``other``) run with ``candidate`` registered as the file registers it, the
     file's function its own code too (a guard there is the file's line)."""
     def beside(k: Kernel) -> Kernel:
-        fn = k.fn
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            with K.registered_as(op, registration, candidate):
-                return fn(*args, **kwargs)
+        call = _with_registered(k.fn, op, registration, candidate)
 
         @contextlib.contextmanager
         def installed() -> Any:
@@ -170,13 +166,16 @@ def _unreached(op: Any, registration: str, candidate: Any, reached: tuple[Any, .
         return []
     modes, r = groups[0]
     kernel = _installed(op, op.name(), modes, r)
-    fn = kernel.fn
+    return [replace(kernel, fn=_with_registered(kernel.fn, op, registration, candidate))]
 
+
+def _with_registered(fn: Any, op: Any, registration: str, candidate: Any) -> Any:
+    """``fn`` called with ``candidate`` registered for ``op`` as the file registers it."""
     def call(*args: Any, **kwargs: Any) -> Any:
         with K.registered_as(op, registration, candidate):
             return fn(*args, **kwargs)
 
-    return [replace(kernel, fn=call)]
+    return call
 
 
 def _registered_plans(op: Any, registration: str, candidate: Any, name: str,
