@@ -105,6 +105,10 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
         return finished_trace(env, result, names, kernel.located_in, None, locate=CA.audit_frame)
 
 
+#: how a note of an exploration that did not cover its regions begins (its op is explored only in part)
+STOPPED = ("stopped after", "z3 could not", "cannot translate", "the kernel cannot run")
+
+
 class AuditExplorer:
     """A work list of assumption sets for one op; each is traced once, up to ``max_traces`` or ``seconds``."""
 

@@ -15,11 +15,10 @@ from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
 from .differential import about_data, draw_points, numbers_aside
 from .differential import run as diff_run
-from .explore import AuditExplorer, Finding, OpAudit, parsed_requires
+from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 from .variants import variants
 
-VARIANT_TRACES = 4  # traces per variant (the first inputs get --max-traces)
 VARIANT_POINTS = 6  # drawn points per variant
 #: points for the representations a layout or dtype bug shows at whatever the sizes (the int32 inputs, the rank-up
 #: input's other memory order): the example and the next drawn point; they cost an eager and a fake call each
@@ -263,11 +262,9 @@ class OpRun:
                 _one_check(out, Finding("fake-accepts", f"the fake returns where the eager kernel raises, with "
                                         f"{v.label}", self.kernel.definition, dict(v.dims()), None,
                                         f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
-            st = self._explore(v, VARIANT_TRACES, out)
-            if not st.leaves and any(n.startswith("stopped after") for n in st.notes):
-                # none of its traces returned: its regions' outputs are known at the compared points only
-                out.notes.append(f"the variant {v.label}: none of its {st.traces} traces returned before its trace "
-                                 "bound; it was compared with the eager kernel at static sizes only")
+            # the bound of the first inputs (--max-traces): a variant explored in part leaves the op in part
+            st = self._explore(v, self.options.max_traces, out)
+            _variant_notes(out, st, v.label)
             found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                           else e.error)
             self.variant_points = None
@@ -278,6 +275,17 @@ class OpRun:
                     self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
                 # image) in another memory order too, after the first inputs' own layouts and dtypes
                 self.later.append((v, *self.variant_points))
+
+
+def _variant_notes(out: OpOutcome, st: OpAudit, label: str) -> None:
+    """What a variant's exploration left out, in the op's notes: a region not explored, or no symbolic trace that
+    returned, leaves the op explored in part (never a pass, as for the first inputs)."""
+    for n in st.notes:
+        if n.startswith(STOPPED):
+            out.notes.append(f"{n} (the variant {label})")
+    if st.traces and not st.leaves:
+        out.notes.append(f"not traced: with {label}, none of the fake's {st.traces} symbolic traces returned (each "
+                         "raised or stopped); that variant was compared with the eager kernel at static sizes only")
 
 
 def _most_frequent(errors: list[str]) -> str:

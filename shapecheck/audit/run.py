@@ -28,6 +28,7 @@ from ..errors import UserError, said
 from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
+from .explore import STOPPED
 from .scope import aten_in_scope, enumerate_all, enumerate_ops, imported_ops, op_name  # noqa: F401 - the names callers import from here
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -314,8 +315,7 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
     elif not _finished(rec):  # traced, but under symbolic sizes the fake raised or guarded on every region
         rec["notes"].append("not traced: no symbolic trace of the fake returned (it raised or stopped on every "
                             "region explored), so none of its outputs was checked")
-    stopped = any(n.startswith(("stopped after", "z3 could not", "cannot translate", "the kernel cannot run",
-                                "not compared:", "not traced:")) for n in rec["notes"])
+    stopped = any(n.startswith((*STOPPED, "not compared:", "not traced:")) for n in rec["notes"])
     rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
         "relation-only" if rec["requires"] else "clean"
     rec["partial"] = stopped  # with findings too: what was not explored is not known clean once they are accepted

@@ -115,3 +115,34 @@ def test_an_op_whose_fake_is_unsupported_on_every_call_is_listed_without_a_fake_
     assert code == 3 and doc["coverage"]["no_fake_kernel"] == ["nofakeaudit::boxes.default"], doc["coverage"]
     assert any("UnsupportedOperatorException on every call" in n for n in doc["ops"][0]["notes"])
     sys.modules.pop("nofake_lib", None)
+
+
+WIDE = '''
+import torch
+
+lib = torch.library.Library("widelib", "DEF")
+lib.define("rows(Tensor x, bool wide=False) -> Tensor")
+lib.impl("rows", lambda x, wide=False: x.new_zeros(x.shape[0]), "CPU")
+
+
+def rows_fake(x, wide=False):
+    if wide:  # a branch per size: more regions than the trace bound (--max-traces) explores
+        steps = sum(1 for i in range(1, 40) if x.shape[0] > i)
+        return x.new_empty(x.shape[0] + steps - steps)
+    return x.new_empty(x.shape[0])
+
+
+torch.library.register_fake("widelib::rows", rows_fake, lib=lib)
+'''
+
+
+@pytest.mark.slow
+def test_a_variant_explored_in_part_leaves_the_op_explored_in_part(tmp_path, monkeypatch):
+    # the first inputs (wide=False) are traced to the end and clean; wide=True, a variant, has regions its trace
+    # bound left out: its findings stand, and the op is explored in part (accepting them leaves it inconclusive)
+    code, doc = audit_lib(tmp_path, monkeypatch, "wide_lib", WIDE)
+    rec = doc["ops"][0]
+    assert any("wide=True" in v["args"] for v in rec["variants"]), rec["variants"]
+    assert code == 1 and rec["partial"] and all("wide=True" in f["message"] for f in rec["findings"]), rec
+    assert any(n.startswith("stopped after") and "wide=True" in n for n in rec["notes"]), rec["notes"]
+    assert rec["op"] in doc["coverage"]["inconclusive"]
