@@ -136,6 +136,17 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
                         f"{list(fst)} (shape {list(es)}; dims of size 1 do not count)"))
 
 
+def _along(p: dict[str, int], names: set[str], example: dict[str, int], tensor_dims: set[str]) -> dict[str, int] | None:
+    """``p``, where it moves a dim of the broken assert (``names``), with every tensor dim that shares that dim's value
+    in the example moved to the same value, or None: a relation the eager kernel demands and the fake never asserts
+    (slice_scatter's src as long as the slice of self) ties dims the trace knows nothing of, and a search's example
+    gives related dims one value (every dim 3)."""
+    moved = {d: p[d] for d in sorted(names & tensor_dims) if d in p and p[d] != example.get(d)}
+    along = {e: v for d, v in moved.items() for e in sorted(tensor_dims) if e in example and example[e] == example[d]}
+    q = {**p, **along}
+    return q if q != p else None
+
+
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[..., dict[str, int] | None],
                 requires: list[E.Node], paths: list[dict] = ()) -> list[dict[str, int]]:
@@ -159,7 +170,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     # each assert the trace saw, just broken with no input empty: the fake rejects there, and an eager kernel
     # that returns is a check the fake has and the runtime lacks (conv_transpose's zero-size output)
     for i, r in enumerate(requires):
-        names = E.free_names(r) & example.keys()
+        own = E.free_names(r) & example.keys()
+        names = set(own)
         if not names or len(out) >= MAX_POINTS:
             continue
         others = [x for j, x in enumerate(requires) if j != i]
@@ -184,6 +196,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                     near([*broken, *nonempty, *pins], keep, False)
                 if p is not None:
                     add(p)
+                    add(_along(p, own, example, tensor_dims))
                     break
     for p in zero_edges(paths, tensor_dims, near):
         add(p)

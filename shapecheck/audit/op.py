@@ -141,6 +141,7 @@ class OpRun:
     variant_points: tuple[list[dict[str, int]], list[E.Node]] | None = None
     base_requires: list[E.Node] = []
     base_paths: list[dict] = []
+    sites: list[tuple[str, Any, str]] = []  # the inferred asserts with their lines, of every input compared
 
     def _representations(self, base: OpInputs, out: OpOutcome, others: list[OpInputs], points: list[dict[str, int]],
                          requires: list[E.Node], per: int = VARIANT_POINTS) -> None:
@@ -175,7 +176,8 @@ class OpRun:
                     # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
                     # kernel that dies on this layout (embedding_bag on a transposed weight): no check a fake makes
                     continue
-                self._add(out, Finding(d.cls, d.what, self.kernel.definition, d.point, None,
+                loc = _raise_site(self.sites, d.point) if d.cls == "fake-rejects" else None
+                self._add(out, Finding(d.cls, d.what, loc or self.kernel.definition, d.point, None,
                                        f"at {_point(d.point)}: {d.detail}"), v.label)
             out.variants.append({"args": v.label, "status": "compared", "traces": 0})
 
@@ -208,6 +210,7 @@ class OpRun:
             return self._eager_record("rejected", 0, 0, 0, 0, f"the eager kernel rejected every input tried: "
                                       f"{found.eager_error}")
         explorer = st.explorer  # type: ignore[attr-defined]
+        self.sites = [*self.sites, *st.requires]  # where a fake-rejects raises, at these points or a layout's
         requires = parsed_requires(st.requires)
         points = draw_points(inputs, st.points, explorer.near, requires, st.paths)
         points = points[:budget if inputs.label else len(points)]
@@ -217,7 +220,8 @@ class OpRun:
             self.variant_points = (points, requires)
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
         for d in _first_per_kind(res.disagreements):
-            f = Finding(d.cls, d.what, self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
+            loc = _raise_site(self.sites, d.point) if d.cls == "fake-rejects" else None
+            f = Finding(d.cls, d.what, loc or self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
         out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
         evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")
@@ -275,6 +279,20 @@ class OpRun:
                     self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
                 # image) in another memory order too, after the first inputs' own layouts and dtypes
                 self.later.append((v, *self.variant_points))
+
+
+def _raise_site(requires: list[tuple[str, Any, str]], point: dict[str, int]) -> Any:
+    """Where the fake raises at ``point``: the line of the first inferred assert it breaks there (a check the
+    kernel's own line makes, not the FakeTensor rule that called it), or None."""
+    for r in requires:
+        fact = parsed_requires([r])
+        if r[1] is not None and fact and E.free_names(fact[0]) <= point.keys():
+            try:
+                if not E.evaluate(fact[0], point):
+                    return r[1]
+            except Exception:  # noqa: BLE001, S112 - undefined at this point (a division by 0): not this one
+                continue
+    return None
 
 
 def _variant_notes(out: OpOutcome, st: OpAudit, label: str) -> None:

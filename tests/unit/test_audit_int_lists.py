@@ -266,3 +266,42 @@ def test_a_broadcast_relation_is_held_as_its_equality_when_an_assert_is_broken()
     requires = parsed_requires([("mat1_0 == self_0 (or broadcast: 1)", None, ""), ("self_0 != 7", None, "")])
     points = draw_points(inputs, [], AuditExplorer(None, inputs).near, requires)  # type: ignore[arg-type]
     assert {"self_0": 7, "mat1_0": 7} in points, points
+
+
+PAIRED = '''
+import torch
+
+lib = torch.library.Library("pairlib", "DEF")
+lib.define("put(Tensor self, Tensor src) -> Tensor")
+
+
+def put(self, src):
+    if src.shape != self.shape:  # the eager kernel demands src as large as self; the fake never asserts it
+        raise RuntimeError(f"expected src of size {list(self.shape)}, got {list(src.shape)}")
+    return self + src
+
+
+def put_fake(self, src):
+    if self.shape[0] == 7:  # a planted break: a size the eager kernel takes
+        raise RuntimeError("the fake refuses 7 rows")
+    return torch.empty_like(self)
+
+
+lib.impl("put", put, "CPU")
+torch.library.register_fake("pairlib::put", put_fake, lib=lib)
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_that_raises_at_a_size_is_compared_where_the_dims_the_eager_kernel_ties_move_with_it(tmp_path,
+                                                                                                  monkeypatch):
+    # hunt 22's meta_slice_scatter broken at 7: moving self_0 alone to 7 leaves src a row short, which the eager
+    # kernel refuses too, and the raise read as a relation (exit 1 on other findings only, or a pass); the dims
+    # that share its value in the example (every size 3) move with it, where the eager kernel returns
+    code, doc = _run(tmp_path, monkeypatch, "pairlib", PAIRED, "--variants", "0")
+    rejects = [f for f in doc["findings"] if f["code"] == "SC042"]
+    assert code == 1 and rejects, [(f["code"], f["message"]) for f in doc["findings"]]
+    point = rejects[0]["counterexample"]
+    assert point["self_0"] == 7 and point["src_0"] == 7 and point["self_1"] == point["src_1"], point
+    loc = rejects[0]["location"]
+    assert loc["file"].endswith("pairlib.py") and loc["line"] == 15, loc
