@@ -6,9 +6,10 @@ the same for each argument combination beyond the first inputs (``audit.variants
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..logic import expr as E
@@ -124,11 +125,15 @@ class OpRun:
         self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
                                  "a worker of its own)")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
+        # the hook's other samples, each traced and compared as a variant is (a per-row scale after a per-tensor one)
+        hook = [g for g in given if g.origin == "samples"]
+        samples = [replace(g, label=f"sample {i + 1} of the samples hook") for i, g in enumerate(hook) if g is not base]
+        self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node]]] = []
+        if self.options.variants or samples:
+            self._variants(search, base, out, found.eager == "accepted", samples)
         if self.options.variants:
             # here the first inputs are a call both kernels take, even after a call only the eager kernel took (a
             # 4-D-only fake that refuses a 2-D input: its 4-D inputs are compared in every layout too)
-            self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node]]] = []
-            self._variants(search, base, out, found.eager == "accepted")
             from .variants import layouts, representations
 
             if self.base_points and found.eager == "accepted":
@@ -233,11 +238,14 @@ class OpRun:
         return {"device": self.device, "status": status, "points": points, "compared": compared,
                 "formula_points": formula, "crashes": crashes, "evidence": evidence}
 
-    def _variants(self, search: Search, base: OpInputs, out: OpOutcome, base_ok: bool) -> None:
-        """Each variant traced and compared; ``base_ok``: the eager kernel takes the first inputs (then a variant
-        it refuses while the fake returns is a check the fake lacks)."""
+    def _variants(self, search: Search, base: OpInputs, out: OpOutcome, base_ok: bool,
+                  samples: Sequence[OpInputs] = ()) -> None:
+        """Each of ``samples`` (the hook's other samples), then each variant, traced and compared; ``base_ok``: the
+        eager kernel takes the first inputs (then a variant it refuses while the fake returns is a check the fake
+        lacks)."""
         self.checkpoint(out, "the argument variants")
-        for v, varied in variants(search, base, self.options.variants):
+        given: list[tuple[OpInputs, tuple[str, Any] | None]] = [(s, None) for s in samples]
+        for v, varied in itertools.chain(given, variants(search, base, self.options.variants)):
             self.checkpoint(out, f"the argument variants ({len(out.variants)} of them done)")
             ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
             ok = ok or err.startswith(DATA_DEPENDENT)

@@ -305,3 +305,33 @@ def test_a_fake_that_raises_at_a_size_is_compared_where_the_dims_the_eager_kerne
     assert point["self_0"] == 7 and point["src_0"] == 7 and point["self_1"] == point["src_1"], point
     loc = rejects[0]["location"]
     assert loc["file"].endswith("pairlib.py") and loc["line"] == 15, loc
+
+
+SCALES = '''
+import torch
+
+lib = torch.library.Library("twosamples", "DEF")
+lib.define("scale_mul(Tensor x, Tensor scale) -> Tensor")
+lib.impl("scale_mul", lambda x, scale: x * scale, "CPU")
+# the eager kernel broadcasts x against the scale; the fake keeps x's shape
+torch.library.register_fake("twosamples::scale_mul", lambda x, scale: torch.empty_like(x), lib=lib)
+
+
+def samples(op):
+    if op == "twosamples::scale_mul.default":
+        return [((torch.randn(4, 8), torch.tensor(2.0)), {}),  # a per-tensor scale: both agree
+                ((torch.randn(4, 8), torch.rand(4, 1) + 1), {})]  # a per-row scale: x of 1 row gives 4
+    return []
+'''
+
+
+@pytest.mark.slow
+def test_every_sample_of_the_hook_is_traced_and_compared_not_only_the_first(tmp_path, monkeypatch):
+    # a hunt on nvidia-modelopt's tensorrt::quantize_op: the hook's second sample, the one that shows the fake's
+    # wrong broadcast, was never used (exit 0); docs/audit.md promises the first 4
+    code, doc = _run(tmp_path, monkeypatch, "twosamples", SCALES, "--samples", "twosamples:samples", "--variants", "0")
+    (rec,) = doc["ops"]
+    assert any(v["args"] == "sample 2 of the samples hook" for v in rec["variants"]), rec["variants"]
+    shapes = [f for f in rec["findings"] if f["code"] == "SC038"]
+    assert code == 1 and shapes and "sample 2 of the samples hook" in shapes[0]["message"], rec["findings"]
+    assert shapes[0]["counterexample"]["scale_0"] == 4 and shapes[0]["counterexample"]["x_0"] == 1, shapes
