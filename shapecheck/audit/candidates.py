@@ -205,7 +205,8 @@ def _fixed_value(base: str, name: str) -> Any:
     if n is not None and base.startswith(("bool[", "float[")):
         return [True] * n if base.startswith("bool[") else [1.0] * n
     # a Device: the CPU's (the dispatcher takes its name); the fake and the eager kernel make their outputs there
-    return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0], "Device": "cpu"}.get(base, ...)
+    # a ``None``-typed argument (``None amax``: a slot kept for another backend) takes None, its only value
+    return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0], "Device": "cpu", "NoneType": None}.get(base, ...)
 
 
 def _widened(a: Arg) -> list[Any]:

@@ -207,7 +207,7 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
         value = [0] if "dim" in name else [EXAMPLE] * rank if name in ("size", "shape", "sizes") else [1] * n
         return ("const", value)
     simple = {"bool": False, "float": 1.0, "Scalar": 1, "bool[]": [True] * rank, "Scalar[]": [1],
-              "ScalarType": C.DTYPES[dtype]}
+              "ScalarType": C.DTYPES[dtype], "NoneType": None}
     return ("const", simple[base]) if base in simple else None
 
 

@@ -335,3 +335,21 @@ def test_every_sample_of_the_hook_is_traced_and_compared_not_only_the_first(tmp_
     shapes = [f for f in rec["findings"] if f["code"] == "SC038"]
     assert code == 1 and shapes and "sample 2 of the samples hook" in shapes[0]["message"], rec["findings"]
     assert shapes[0]["counterexample"]["scale_0"] == 4 and shapes[0]["counterexample"]["x_0"] == 1, shapes
+
+
+NONE_ARG = '''
+import torch
+
+lib = torch.library.Library("nonearg", "DEF")
+lib.define("op(Tensor x, int block_size, None amax) -> Tensor")  # nvidia-modelopt's dynamic_block_quantize_op
+lib.impl("op", lambda x, block_size, amax: x.clone(), "CPU")
+torch.library.register_fake("nonearg::op", lambda x, block_size, amax: torch.empty_like(x), lib=lib)
+'''
+
+
+@pytest.mark.slow
+def test_an_argument_the_schema_types_none_takes_none(tmp_path, monkeypatch):
+    # a hunt on nvidia-modelopt: "no value can be made for amax (its schema type)", the op without inputs (exit 3)
+    code, doc = _run(tmp_path, monkeypatch, "nonearg", NONE_ARG, "--variants", "0")
+    (rec,) = doc["ops"]
+    assert code == 0 and rec["status"] == "clean" and "amax=None" in rec["example"], (code, rec)
