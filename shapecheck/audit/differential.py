@@ -25,7 +25,8 @@ from .candidates import NO_EAGER
 from .eager import in_child
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
-MAX_POINTS = 14  # drawn points per input (the example first)
+MAX_POINTS = 14  # drawn points per input (the example first), before each dim's own at 0, 1 and past the example
+WIDE_POINTS = 48  # drawn points per input at most, each dim's own included
 PAST = 2  # "past the example": the example value plus this
 SMALL = (2, 3)  # the values past 0 and 1 an int argument made a dim is tried at (a SymInt stride)
 #: the fake at a point where the eager kernel died runs in a child this long at most (it takes milliseconds)
@@ -158,8 +159,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
-    def add(p: dict[str, int] | None) -> None:
-        if p is not None and len(out) < MAX_POINTS:
+    def add(p: dict[str, int] | None, cap: int = MAX_POINTS) -> None:
+        if p is not None and len(out) < cap:
             full = {**example, **{k: v for k, v in p.items() if k in example}}
             if full not in out:
                 out.append(full)
@@ -217,16 +218,30 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
                 E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
             add(near([*requires, *moved], set(names), False))
-    # an int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one
-    # formula for every value, and a fake that floors where the kernel takes the ceiling (D // stride for
-    # ceil(D / stride)) agrees with it at 0, 1 and a value that divides the example's sizes
-    for value in (0, 1, *SMALL, None):
+    per_dim = _each_dim(example, tensor_dims, requires, near)
+    # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
+    # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
+    # compared), up to WIDE_POINTS
+    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + len(per_dim)))
+    for p in per_dim:
+        add(p, cap)
+    return out
+
+
+def _each_dim(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],
+              near: Callable[..., dict[str, int] | None]) -> list[dict[str, int]]:
+    """Each dim at 0, then at 1, then past the example, the others where the inferred requires let them stay. An
+    int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one formula for
+    every value, and a fake that floors where the kernel takes the ceiling (D // stride for ceil(D / stride))
+    agrees with it at 0, 1 and a value that divides the example's sizes."""
+    out = []
+    for value in (0, 1, None, *SMALL):
         for d, ex in example.items():
             if value in SMALL and d in tensor_dims:
                 continue
             v = ex + PAST if value is None else value
             p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
-            add(p if p is not None else {d: v})
+            out.append(p if p is not None else {d: v})
     return out
 
 

@@ -155,9 +155,10 @@ class AuditExplorer:
                 if pending.helper and pending.guard is not None and not pending.is_specialization:
                     # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
                     # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
-                    # On a size of 0 or 1 only the example's side goes on, as for the kernel's own zero-one
-                    # branches: export specialises those sizes, and the eager comparison runs them
-                    sides = self._helper_sides(pending.guard, pc)
+                    # On a size of 0 or 1 only the side past 1 goes on (export's; an example at 1, a [6, 1] scale,
+                    # lifted to 2), as for the kernel's own zero-one branches: export specialises those sizes, and
+                    # the eager comparison runs them
+                    sides = self._helper_sides(pending.guard, pc, lifted=True)
                     self.helper_sides.update(side[-1] for side in sides)
                     self.work += sides
                     continue
@@ -188,12 +189,14 @@ class AuditExplorer:
         self.work += sides
         return True
 
-    def _helper_sides(self, guard: E.Node, pc: list[E.Node]) -> list[list[E.Node]]:
+    def _helper_sides(self, guard: E.Node, pc: list[E.Node], lifted: bool = False) -> list[list[E.Node]]:
+        """The sides of a helper's size condition to explore: both, or for a zero-one condition only the example's
+        (``lifted``: the side of the example with its sizes past 1, export's)."""
         sides = [pc + [E.negate(guard)], pc + [guard]]
         if classify_guard(guard) != "zero-one":
             return sides
         try:
-            general = E.evaluate(guard, self.example)
+            general = E.evaluate(guard, {k: max(v, 2) for k, v in self.example.items()} if lifted else self.example)
         except Exception:  # noqa: BLE001 - a name the example has no value for: both sides
             return sides
         if not isinstance(general, bool):

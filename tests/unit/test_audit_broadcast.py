@@ -104,3 +104,63 @@ def test_an_assert_on_a_broadcast_size_is_premised_on_no_size_1_side(tmp_path):
     assert "scales_1 != B_1 or A_1 == scales_1" in texts and "A_1 == scales_1" not in texts, texts
     assert not rec["findings"] and rec["status"] == "relation-only", rec["findings"]
     assert all("scales_0 == B_0" in p["when"] or "B_0 == scales_0" in p["when"] for p in rec["paths"]), rec["paths"]
+
+
+def test_each_dim_of_a_wide_op_is_drawn_at_1_and_past_the_example():
+    """An op with many dims (torch-harmonics' neighbourhood attention: 15 tensor dims and 4 int ones) spent the
+    comparison's points on every dim at 0, and a batch dim at 1 beside another input's was never compared (its
+    broadcast, eager (2, ...) against the fake's (1, ...), went unseen): each dim gets its 0, 1 and past points."""
+    from shapecheck.audit.differential import draw_points
+    from shapecheck.audit.explore import AuditExplorer
+    from shapecheck.audit.inputs import OpInputs
+
+    args = tuple((n, False, ("tensor", tuple(f"{n}_{i}" for i in range(4)), (1, 2, 2, 2), "float32"))
+                 for n in ("kw", "vw", "qw", "bias"))
+    inputs = OpInputs("x::y", "samples", (*args, ("heads", False, ("sym", "heads", 1))))
+    near = AuditExplorer(None, inputs).near  # type: ignore[arg-type] - its points only, no kernel
+    points = draw_points(inputs, [], near, [])
+    example = dict(inputs.dims())
+    for d in example:
+        for v in (0, 1, example[d] + 2):
+            assert {**example, d: v} in points, (d, v, len(points))
+
+
+ONE_SIDE = '''
+import torch
+
+LIB = torch.library.Library("onesided", "DEF")
+LIB.define("mm(Tensor A, Tensor B, Tensor scales) -> Tensor")
+# optimum-quanto's qbytes_mm, distilled: the eager kernel scales the product's columns, the fake scales B's rows
+LIB.impl("mm", lambda A, B, scales: (A @ B.t()) * scales.t(), "CPU")
+
+
+def mm_fake(A, B, scales):
+    torch._check(A.shape[1] == B.shape[1])
+    w = scales * B
+    return A.new_empty(A.shape[0], w.shape[0])
+
+
+torch.library.register_fake("onesided::mm", mm_fake, lib=LIB)
+
+
+def samples(op):
+    return [((torch.randn(4, 8), torch.randn(6, 8), torch.rand(6, 1)), {})]  # a per-row scale: [6, 1]
+'''
+
+
+@pytest.mark.slow
+def test_a_sample_on_the_size_1_side_of_a_broadcast_is_explored_on_the_general_side(tmp_path, monkeypatch):
+    # a hunt on optimum-quanto: with the sample's scale [6, 1] only the side at 1 of torch's broadcast was traced
+    # (the 0/1 sides are left to export's specialisation), so scales [6, K] never was (the hunt's wheel said exit 0,
+    # where at K = 2 and A_0 = 4 the eager kernel raises and the fake returns; the points drawn now find that)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "onesided.py").write_text(ONE_SIDE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = invoke("audit", "--import", "onesided", "--samples", "onesided:samples", "--variants", "0", "--format",
+                 "json", "-j", "1", "--no-cache", cwd=tmp_path)
+    (rec,) = json.loads(res.stdout)["ops"]
+    # the path traced is export's, sizes past 1 (the side at 1 is compared at static sizes)
+    assert rec["paths"] and all("scales_1 != 1" in p["when"] for p in rec["paths"]), rec["paths"]
+    accepts = [f for f in rec["findings"] if f["code"] == "SC041"]
+    assert res.returncode == 1 and accepts, (res.returncode, rec["findings"], rec["notes"])
+    assert accepts[0]["counterexample"]["scales_1"] >= 2, accepts[0]["counterexample"]
