@@ -114,6 +114,7 @@ class AuditRecord(_AuditRecordKeys, total=False):
     variants: list[AuditVariant]
     cached: bool
     partial: bool  # explored only in part (a trace bound, z3 or a translation stopped it): never clean
+    failure: str  # of an op not run for a reason of its input (BAD_INPUT, exit 2) or of shapecheck (INTERNAL, 4)
     finished: int  # the traces that returned: none, and nothing of the outputs was traced (never clean)
 
 
@@ -225,8 +226,13 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         if hit is not None:
             return hit
         _fill(rec, name, kernel, options, checkpoint)
+    except UserError as err:  # the kernel given cannot be made (a --meta-source function that fails to define)
+        rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
+        rec["failure"] = BAD_INPUT
+        return _timed(rec, start)
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
+        rec["failure"] = INTERNAL
         return _timed(rec, start)
     rec = _timed(rec, start)
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
@@ -398,6 +404,9 @@ def _loc(loc: Any) -> dict[str, Any] | None:
     return None if loc is None else {"file": loc.file, "line": loc.line, "function": loc.function, "text": loc.text}
 
 
+#: why an op was not run, beside its note: the kernel given cannot be made (exit 2), or shapecheck failed (exit 4)
+BAD_INPUT, INTERNAL = "bad input", "internal error"
+
 #: statuses of an op that was not traced to the end: each makes the run inconclusive unless excused
 UNTRACED = ("no-inputs", "not-run", "inconclusive")
 
@@ -431,13 +440,23 @@ class AuditRun:
     def verdict(self) -> Verdict:
         """fail on a finding the baseline does not hold; else inconclusive when an op was not traced and nothing
         excuses it (not traced is never a pass); else pass."""
+        if any(r.get("failure") == INTERNAL for r in self.records):
+            return Verdict.ERROR  # a bug in shapecheck (exit 4); every other op's record stands
         if self.findings():
             return Verdict.FAIL
         return Verdict.INCONCLUSIVE if self.untraced() else Verdict.PASS
 
     @property
+    def bad_input(self) -> str | None:
+        """The first op's reason it could not be run for its input (a --meta-source function that fails to
+        define), or None: the run's exit is 2 once its report is out, as for ``verify`` and ``gate``."""
+        return next((r["notes"][-1].removeprefix("not run: ").partition(": ")[2] for r in self.records
+                     if r.get("failure") == BAD_INPUT), None)
+
+    @property
     def exit_code(self) -> int:
-        return self.verdict.exit_code
+        """The verdict's, but 2 where an op's kernel could not be made for its input (``bad_input``), as gate's."""
+        return 2 if self.verdict is not Verdict.ERROR and self.bad_input is not None else self.verdict.exit_code
 
     def coverage(self) -> dict[str, Any]:
         traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run") and _traced(r)]

@@ -77,4 +77,6 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     echo(render(run, fmt, quiet=quiet))
+    if run.bad_input is not None:  # the report is out: a kernel that cannot be made is bad input (exit 2), as gate's
+        click.echo(f"shapecheck: error: {run.bad_input}", err=True)
     sys.exit(run.exit_code)

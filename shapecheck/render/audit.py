@@ -69,7 +69,7 @@ def summary_line(run: AuditRun) -> str:
     classes = ", ".join(f"{RULES[code].name.removeprefix('audit-')} {c['by_class'].get(cls, 0)}"
                         for cls, code in _classes().items() if c["by_class"].get(cls))
     base = f", {c['baselined']} in the baseline" if run.baseline else ""
-    verdict = run.verdict.value.upper()
+    verdict = "ERROR" if run.exit_code == 2 else run.verdict.value.upper()  # bad input, as gate's line says
     uncompared = f" ({c['clean_not_compared']} of them not compared with the eager kernel)" \
         if c["clean_not_compared"] else ""
     partial = f" ({c['partial_findings']} of them explored in part)" if c["partial_findings"] else ""

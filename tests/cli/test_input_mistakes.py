@@ -66,3 +66,49 @@ def test_text_escapes_c1_controls_and_carriage_returns():
     from shapecheck.render.ci import terminal_safe
 
     assert terminal_safe("a\x9b31m b\rc\x85d\u2028e\tf\ng") == "a\\x9b31m b\\x0dc\\x85d\\u2028e\tf\ng"
+
+
+DEFINES_BADLY = '''import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+
+
+@register_meta(aten.pixel_shuffle.default)
+def meta_pixel_shuffle(self, upscale_factor: NoSuchType = 2):
+    return self
+'''
+
+
+@pytest.mark.slow
+def test_audit_of_a_meta_source_function_that_fails_to_define_is_bad_input_with_its_report(tmp_path):
+    """verify and gate said exit 2 for this file; the audit said not run and exit 3, inconclusive: an input the
+    user can fix read as a coverage gap."""
+    import json
+
+    (tmp_path / "defbad.py").write_text(DEFINES_BADLY)
+    res = invoke("audit", "--meta-source", tmp_path / "defbad.py", "--ops", "aten::pixel_shuffle.default", "-j", "1",
+                 "--no-cache", "--format", "json")
+    doc = json.loads(res.stdout)  # one report on stdout, the error line on stderr
+    assert res.returncode == 2 and doc["exit_code"] == 2 and doc["ops"][0]["failure"] == "bad input", doc
+    lines = [x for x in res.stderr.splitlines() if x.startswith("shapecheck: error:")]
+    assert len(lines) == 1 and "defbad.py:8: defining meta_pixel_shuffle failed: NameError" in lines[0], res.stderr
+
+
+@pytest.mark.slow
+def test_an_internal_error_on_one_op_is_exit_4_and_the_other_ops_records_stand(monkeypatch):
+    import shapecheck.audit.run as R
+
+    fill = R._fill
+
+    def broken(rec, name, *args, **kwargs):
+        if name == "aten::pixel_shuffle.default":
+            raise RuntimeError("a bug in shapecheck")
+        return fill(rec, name, *args, **kwargs)
+
+    monkeypatch.setattr(R, "_fill", broken)
+    run = R.run_audit(("aten::pixel_shuffle.default", "aten::pixel_unshuffle.default"), jobs=1)
+    by_op = {r["op"]: r for r in run.records}
+    assert by_op["aten::pixel_shuffle.default"]["failure"] == "internal error"
+    assert by_op["aten::pixel_unshuffle.default"]["status"] not in ("not-run", "no-inputs"), by_op
+    assert run.exit_code == 4 and run.verdict.value == "error"
