@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -218,31 +218,31 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
                 E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
             add(near([*requires, *moved], set(names), False))
-    per_dim = _each_dim(example, tensor_dims, requires, near)
     # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
     # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
     # compared), up to WIDE_POINTS
-    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + len(per_dim)))
-    for p in per_dim:
+    per_dim = 3 * len(tensor_dims) + (3 + len(SMALL)) * (len(example) - len(tensor_dims))
+    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + per_dim))
+    for p in _each_dim(example, tensor_dims, requires, near):
+        if len(out) >= cap:
+            break
         add(p, cap)
     return out
 
 
 def _each_dim(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],
-              near: Callable[..., dict[str, int] | None]) -> list[dict[str, int]]:
+              near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int]]:
     """Each dim at 0, then at 1, then past the example, the others where the inferred requires let them stay. An
     int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one formula for
     every value, and a fake that floors where the kernel takes the ceiling (D // stride for ceil(D / stride))
     agrees with it at 0, 1 and a value that divides the example's sizes."""
-    out = []
     for value in (0, 1, None, *SMALL):
         for d, ex in example.items():
             if value in SMALL and d in tensor_dims:
                 continue
             v = ex + PAST if value is None else value
             p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
-            out.append(p if p is not None else {d: v})
-    return out
+            yield p if p is not None else {d: v}
 
 
 ZERO_EDGES = 2  # points per input where a size of the fake's output formulas is 0 and no input is empty
