@@ -208,6 +208,34 @@ def _registered(file: str) -> tuple:
     return tuple(ref for reg in registrations(read_python(file, "--meta-source")[1]) for ref in reg.ops)
 
 
+def _lacking(source: Any, patterns: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A not-run record for each op a --meta-source file registers a function for that this torch lacks (a PR's
+    new op, or a name from another release): nothing of it can be traced here, so never a pass."""
+    from .._torch import core as C
+    from ..errors import NotDispatchedOpError, UnknownOpError
+    from ..kernel.sources import MetaSource
+
+    if not isinstance(source, MetaSource):
+        return []
+    out: dict[str, dict[str, Any]] = {}
+    for ref in _registered(source.file):
+        name = f"{ref.namespace}::{ref.packet}" + (f".{ref.overload}" if ref.overload else "")
+        if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        try:
+            C.resolve_op(f"{ref.namespace}::{ref.packet}.{ref.overload or 'default'}")
+        except NotDispatchedOpError:
+            continue
+        except UnknownOpError as err:
+            if ref.overload is None and "has no operator" not in str(err):
+                continue  # a whole packet (every overload) that has no .default
+            out[name] = {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None,
+                         "example": "", "status": "not-run", "findings": [], "requires": [], "traces": 0,
+                         "seconds": 0.0, "notes": [f"not run: {source.file} registers a function for {name}, an op "
+                                                   f"torch {C.TORCH_VERSION} lacks: nothing of it can be traced here"]}
+    return list(out.values())
+
+
 def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions(),
              checkpoint: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """One op's record (see the module docstring). Never raises for a kernel's failure: a failure of
@@ -530,7 +558,8 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     if imports and not patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--import {' '.join(imports)}: the import registers no op (a library whose ops are "
                         "registered elsewhere: name them with --ops 'ns::*')")
-    found = [*names, *unreachable]
+    lacking = _lacking(source, patterns)
+    found = [*names, *unreachable, *(r["op"] for r in lacking)]
     idle = [p for p in patterns if not any(fnmatch.fnmatchcase(n, p) or fnmatch.fnmatchcase(n.partition(".")[0], p)
                                            for n in found)]
     if idle:  # a typo beside a pattern that matches would otherwise narrow the run in silence
@@ -539,12 +568,13 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         raise UserError(f"--ops {' '.join(idle)}: no op with a meta or fake kernel matches (patterns match "
                         f"ns::name.overload, e.g. 'aten::cross*'; {hint})")
     k, n = shard
+    lacking = lacking if k == 1 else []
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
     from .pool import run_supervised
 
     try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
         done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs), _crashed)
-        records = [done[x] for x in mine]
+        records = [done[x] for x in mine] + lacking
     finally:
         from .eager import worker
 

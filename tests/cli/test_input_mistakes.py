@@ -112,3 +112,36 @@ def test_an_internal_error_on_one_op_is_exit_4_and_the_other_ops_records_stand(m
     assert by_op["aten::pixel_shuffle.default"]["failure"] == "internal error"
     assert by_op["aten::pixel_unshuffle.default"]["status"] not in ("not-run", "no-inputs"), by_op
     assert run.exit_code == 4 and run.verdict.value == "error"
+
+
+NEW_OP = '''import torch
+from torch._meta_registrations import register_meta
+
+aten = torch.ops.aten
+
+
+@register_meta(aten.pixel_shuffle.default)
+def meta_pixel_shuffle(self, upscale_factor):
+    n = self.shape[-3] // (upscale_factor * upscale_factor)
+    return self.new_empty(self.shape[:-3] + (n, self.shape[-2] * upscale_factor, self.shape[-1] * upscale_factor))
+
+
+@register_meta(aten.pixel_shuffle_v2.default)
+def meta_pixel_shuffle_v2(self, upscale_factor):  # a PR's new op: this torch has none such
+    return self
+'''
+
+
+@pytest.mark.slow
+def test_a_meta_source_function_for_an_op_this_torch_lacks_is_not_run_never_a_pass(tmp_path):
+    """Its function was left out in silence: an audit of the file (or of `--ops 'aten::pixel_shuffle*'`) passed."""
+    import json
+
+    (tmp_path / "newop.py").write_text(NEW_OP)
+    res = invoke("audit", "--meta-source", tmp_path / "newop.py", "--ops", "aten::pixel_shuffle*", "--variants", "0",
+                 "-j", "1", "--no-cache", "--format", "json")
+    doc = json.loads(res.stdout)
+    lacking = [r for r in doc["ops"] if r["op"] == "aten::pixel_shuffle_v2.default"]
+    assert lacking and lacking[0]["status"] == "not-run" and "lacks" in lacking[0]["notes"][0], doc["ops"]
+    assert res.returncode in (1, 3) and "aten::pixel_shuffle_v2.default" in doc["coverage"]["not_run"], res.stderr
+    assert any(r["op"] == "aten::pixel_shuffle.default" and r["traces"] for r in doc["ops"])
