@@ -190,17 +190,21 @@ class AuditExplorer:
         return True
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node], lifted: bool = False) -> list[list[E.Node]]:
-        """The sides of a helper's size condition to explore: both, or for a zero-one condition only the example's
-        (``lifted``: the side of the example with its sizes past 1, export's)."""
+        """The sides of a helper's size condition to explore: both, or for a zero-one condition the example's
+        (``lifted``: and the side of the example with its sizes past 1, export's, where that is the other one: a
+        [6, 1] scale whose column count the op may demand be 1, or may not)."""
         sides = [pc + [E.negate(guard)], pc + [guard]]
         if classify_guard(guard) != "zero-one":
             return sides
         try:
-            general = E.evaluate(guard, {k: max(v, 2) for k, v in self.example.items()} if lifted else self.example)
+            here = E.evaluate(guard, self.example)
+            general = E.evaluate(guard, {k: max(v, 2) for k, v in self.example.items()}) if lifted else here
         except Exception:  # noqa: BLE001 - a name the example has no value for: both sides
             return sides
-        if not isinstance(general, bool):
+        if not isinstance(here, bool) or not isinstance(general, bool):
             return sides
+        if general is not here:  # the example sits at 1: its side, and export's past it (work is a stack)
+            return [pc + [guard if here else E.negate(guard)], pc + [guard if general else E.negate(guard)]]
         note = ("the 0/1 sides of branches in torch's own helpers (broadcasting) were not traced symbolically: "
                 "export specialises sizes 0 and 1, and the comparison with the eager kernel runs them")
         if note not in self.state.notes:

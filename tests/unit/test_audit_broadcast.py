@@ -159,8 +159,51 @@ def test_a_sample_on_the_size_1_side_of_a_broadcast_is_explored_on_the_general_s
     res = invoke("audit", "--import", "onesided", "--samples", "onesided:samples", "--variants", "0", "--format",
                  "json", "-j", "1", "--no-cache", cwd=tmp_path)
     (rec,) = json.loads(res.stdout)["ops"]
-    # the path traced is export's, sizes past 1 (the side at 1 is compared at static sizes)
-    assert rec["paths"] and all("scales_1 != 1" in p["when"] for p in rec["paths"]), rec["paths"]
+    # export's side, sizes past 1, is traced too (not only the example's side at 1)
+    assert any("scales_1 != 1" in p["when"] for p in rec["paths"]), rec["paths"]
     accepts = [f for f in rec["findings"] if f["code"] == "SC041"]
     assert res.returncode == 1 and accepts, (res.returncode, rec["findings"], rec["notes"])
     assert accepts[0]["counterexample"]["scales_1"] >= 2, accepts[0]["counterexample"]
+
+
+ROW_SCALE = '''
+import torch
+
+LIB = torch.library.Library("rowscale", "DEF")
+LIB.define("rowscale(Tensor x, Tensor s) -> Tensor")
+
+
+def rowscale(x, s):
+    if s.dim() != 2 or s.shape[1] != 1 or s.shape[0] != x.shape[0]:
+        raise RuntimeError("per-row scale only")
+    return x * s
+
+
+def rowscale_fake(x, s):  # broadcasts first, then demands the scale's one column: the kernels agree everywhere
+    y = x * s
+    torch._check(s.shape[1] == 1, lambda: "per-row scale only")
+    torch._check(s.shape[0] == x.shape[0], lambda: "per-row scale only")
+    return torch.empty_like(y)
+
+
+LIB.impl("rowscale", rowscale, "CPU")
+torch.library.register_fake("rowscale::rowscale", rowscale_fake, lib=LIB)
+
+
+def samples(op):
+    return [((torch.randn(4, 8), torch.rand(4, 1)), {})]
+'''
+
+
+@pytest.mark.slow
+def test_a_size_1_dim_the_op_demands_stays_traced_on_its_own_side(tmp_path, monkeypatch):
+    # hunt 24: with only export's side past 1 explored (c41dd4c), where this fake raises, the op read as not traced
+    # (exit 3); the example's side at 1 is explored too
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rowscale.py").write_text(ROW_SCALE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = invoke("audit", "--import", "rowscale", "--samples", "rowscale:samples", "--variants", "0", "--format",
+                 "json", "-j", "1", "--no-cache", cwd=tmp_path)
+    (rec,) = json.loads(res.stdout)["ops"]
+    assert res.returncode == 0 and rec["status"] == "relation-only" and rec["finished"], (rec["status"], rec["notes"])
+    assert any("s_1 == 1" in p["when"] for p in rec["paths"]), rec["paths"]
