@@ -153,12 +153,7 @@ def test_a_sample_on_the_size_1_side_of_a_broadcast_is_explored_on_the_general_s
     # a hunt on optimum-quanto: with the sample's scale [6, 1] only the side at 1 of torch's broadcast was traced
     # (the 0/1 sides are left to export's specialisation), so scales [6, K] never was (the hunt's wheel said exit 0,
     # where at K = 2 and A_0 = 4 the eager kernel raises and the fake returns; the points drawn now find that)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "onesided.py").write_text(ONE_SIDE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    res = invoke("audit", "--import", "onesided", "--samples", "onesided:samples", "--variants", "0", "--format",
-                 "json", "-j", "1", "--no-cache", cwd=tmp_path)
-    (rec,) = json.loads(res.stdout)["ops"]
+    res, rec = _sampled(tmp_path, monkeypatch, "onesided", ONE_SIDE)
     # export's side, sizes past 1, is traced too (not only the example's side at 1)
     assert any("scales_1 != 1" in p["when"] for p in rec["paths"]), rec["paths"]
     accepts = [f for f in rec["findings"] if f["code"] == "SC041"]
@@ -199,11 +194,17 @@ def samples(op):
 def test_a_size_1_dim_the_op_demands_stays_traced_on_its_own_side(tmp_path, monkeypatch):
     # hunt 24: with only export's side past 1 explored (c41dd4c), where this fake raises, the op read as not traced
     # (exit 3); the example's side at 1 is explored too
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "rowscale.py").write_text(ROW_SCALE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    res = invoke("audit", "--import", "rowscale", "--samples", "rowscale:samples", "--variants", "0", "--format",
-                 "json", "-j", "1", "--no-cache", cwd=tmp_path)
-    (rec,) = json.loads(res.stdout)["ops"]
+    res, rec = _sampled(tmp_path, monkeypatch, "rowscale", ROW_SCALE)
     assert res.returncode == 0 and rec["status"] == "relation-only" and rec["finished"], (rec["status"], rec["notes"])
     assert any("s_1 == 1" in p["when"] for p in rec["paths"]), rec["paths"]
+
+
+def _sampled(tmp_path, monkeypatch, name: str, source: str):
+    """(the process result, the op's record) of ``audit --import NAME --samples NAME:samples --variants 0``."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    res = invoke("audit", "--import", name, "--samples", f"{name}:samples", "--variants", "0", "--format", "json",
+                 "-j", "1", "--no-cache", cwd=tmp_path)
+    (rec,) = json.loads(res.stdout)["ops"]
+    return res, rec
