@@ -168,6 +168,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     for p in guard_points:
         add(p)
     tensor_dims = inputs.tensor_dims()
+    alongs: list[dict[str, int] | None] = []  # after the other points: a variant compares only its first few
     # each assert the trace saw, just broken with no input empty: the fake rejects there, and an eager kernel
     # that returns is a check the fake has and the runtime lacks (conv_transpose's zero-size output)
     for i, r in enumerate(requires):
@@ -197,7 +198,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                     near([*broken, *nonempty, *pins], keep, False)
                 if p is not None:
                     add(p)
-                    add(_along(p, own, example, tensor_dims))
+                    alongs.append(_along(p, own, example, tensor_dims))
                     break
     for p in zero_edges(paths, tensor_dims, near):
         add(p)
@@ -207,9 +208,27 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             for v in (1, example[r.left.name] + PAST):
                 if v != example[r.left.name]:
                     add({r.left.name: v})
-    # each inferred equality of products or sums (a_0 * a_1 == b_0 * b_1: equal numel) where it holds with the
-    # tensor dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
-    # eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to)
+    for p in _unequal_products(requires, tensor_dims, near):
+        add(p)
+    # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
+    # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
+    # compared), up to WIDE_POINTS
+    per_dim = 3 * len(tensor_dims) + (3 + len(SMALL)) * (len(example) - len(tensor_dims))
+    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + len(alongs) + per_dim))
+    for p in alongs:
+        add(p, cap)
+    for p in _each_dim(example, tensor_dims, requires, near):
+        if len(out) >= cap:
+            break
+        add(p, cap)
+    return out
+
+
+def _unequal_products(requires: list[E.Node], tensor_dims: set[str],
+                      near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int] | None]:
+    """Each inferred equality of products or sums (a_0 * a_1 == b_0 * b_1: equal numel) where it holds with the
+    tensor dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
+    eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to)."""
     for r in requires:
         if not isinstance(r, E.Cmp) or r.op != "==" or (isinstance(r.left, E.Var) and isinstance(r.right, E.Var)):
             continue
@@ -217,17 +236,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
         if len(names) >= 2:
             moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
                 E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
-            add(near([*requires, *moved], set(names), False))
-    # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
-    # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
-    # compared), up to WIDE_POINTS
-    per_dim = 3 * len(tensor_dims) + (3 + len(SMALL)) * (len(example) - len(tensor_dims))
-    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + per_dim))
-    for p in _each_dim(example, tensor_dims, requires, near):
-        if len(out) >= cap:
-            break
-        add(p, cap)
-    return out
+            yield near([*requires, *moved], set(names), False)
 
 
 def _each_dim(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],

@@ -215,3 +215,18 @@ def test_an_out_overloads_own_fake_is_the_kernel_audited_and_located():
     records = {r["op"]: r for r in run_audit(("outov::*",), ("tests/kernels/out_overload.py",), jobs=1).records}
     assert records["outov::scale.out"]["definition"]["function"] == "_out_fake"
     assert records["outov::scale.default"]["definition"]["function"] == "_default_fake"
+
+
+@pytest.mark.slow
+def test_a_variant_keeps_its_first_points_and_a_region_torch_finds_empty_is_skipped():
+    """Hunt 24 on this session's points: the co-moved points of a broken assert (every dim at the example's
+    value moved together) came first and took a variant's six points, so conv_transpose3d's unbatched input with
+    padding [1, 1, 1] (the fake returns [3, 0, 3, 3], the eager kernel says the output is too small) went
+    uncompared; and a variant under the op's own trace bound reached a region torch's ranges find empty
+    (AssumptionRejected), which lost linalg_pinv's whole record (not run, exit 3)."""
+    from shapecheck.audit.run import run_audit
+
+    conv, pinv = run_audit(("aten::conv_transpose3d.input", "aten::linalg_pinv.rcond_tensor"), jobs=1).records
+    small = [f for f in conv["findings"] if f["code"] == "SC041" and f["message"].startswith("with padding=[1, 1, 1]:")]
+    assert small and "Output size is too small" in small[0]["message"], conv["findings"]
+    assert pinv["status"] != "not-run" and [f["code"] for f in pinv["findings"]] == ["SC031", "SC031"], pinv["notes"]
