@@ -43,9 +43,11 @@ RELATION = "relation"
 
 def classify_guard(node: E.Node) -> str:
     """The finding class of a branch (both sides accepted by the op) on ``node``, from its form."""
-    if _has_modulo(node):
-        return "modulo"
     kinds = [_comparison_kind(c) for c in _comparisons(node)]
+    if _has_modulo(node) and (_has_modulo(node, ("%",)) or not kinds or set(kinds) != {"zero-one"}):
+        # a floor division only inside a test for 0 or 1 (an output's numel, ``S * (L // 2 + 1) == 0``) is that
+        # test, not an alignment
+        return "modulo"
     if not kinds:
         return "constant-comparison"
     return min(kinds, key=RANK.__getitem__)
@@ -91,12 +93,12 @@ def _additive_constants(node: E.Node) -> set[int]:
     return set()
 
 
-def _has_modulo(node: E.Node) -> bool:
-    """A ``%`` or a ``//`` by a constant other than 1 anywhere in the guard (alignment, divisibility)."""
-    if isinstance(node, E.Arith) and node.op in ("%", "//") and isinstance(node.right, E.Const) \
+def _has_modulo(node: E.Node, ops: tuple[str, ...] = ("%", "//")) -> bool:
+    """A ``%`` or a ``//`` (of ``ops``) by a constant other than 1 anywhere in the guard (alignment, divisibility)."""
+    if isinstance(node, E.Arith) and node.op in ops and isinstance(node.right, E.Const) \
             and node.right.value not in (1, -1):
         return True
-    return any(_has_modulo(child) for child in _children(node))
+    return any(_has_modulo(child, ops) for child in _children(node))
 
 
 def _children(node: E.Node) -> tuple[E.Node, ...]:

@@ -93,6 +93,8 @@ def test_the_seed_regression_is_a_constant_comparison_at_its_line_with_no_contra
     ("L > 1", "zero-one"), ("L >= 2", "zero-one"), ("L * H == 0", "zero-one"), ("L < 3", "constant-comparison"),
     ("L <= S", "dim-branch"), ("2 * L == S", "dim-branch"), ("L + 8 <= S", "constant-comparison"),
     ("L % 8 == 0", "modulo"), ("L // 16 == S", "modulo"), ("max(1, L) != 1", "zero-one"),
+    # an output's numel tested for 0 (_fft_r2c's onesided S * (L // 2 + 1)): the test, not an alignment (hunt 24)
+    ("S * (L // 2 + 1) == 0", "zero-one"), ("L % 2 == 1", "modulo"), ("(L + 1) // 2 * 2 == L", "modulo"),
 ])
 def test_a_guard_is_classified_by_its_form(text, cls):
     from shapecheck.audit.classify import classify_guard
