@@ -39,6 +39,7 @@ class OpOutcome:
     traces: int = 0
     finished: int = 0  # the traces that returned (a trace that raised or guarded checked no output)
     no_fake: str = ""  # FakeTensorMode has no kernel for the op (UnsupportedOperatorException): why, when so
+    internal: bool = False  # shapecheck failed on part of the op (a variant): its note says where (exit 4)
 
 
 class OpRun:
@@ -246,47 +247,57 @@ class OpRun:
         self.checkpoint(out, "the argument variants")
         given: list[tuple[OpInputs, tuple[str, Any] | None]] = [(s, None) for s in samples]
         for v, varied in itertools.chain(given, variants(search, base, self.options.variants)):
-            self.checkpoint(out, f"the argument variants ({len(out.variants)} of them done)")
-            ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
-            ok = ok or err.startswith(DATA_DEPENDENT)
+            try:
+                self._variant(search, base, out, base_ok, v, varied)
+            except Exception as err:  # noqa: BLE001 - shapecheck's failure on one variant: its note (exit 4), and the
+                # op's other results stand
+                out.notes.append(f"not run: the variant {v.label}: {type(err).__name__}: {str(err)[:200]}")
+                out.internal = True
+
+    def _variant(self, search: Search, base: OpInputs, out: OpOutcome, base_ok: bool, v: OpInputs,
+                 varied: tuple[str, Any] | None) -> None:
+        """One variant (or another sample of the hook) traced and compared."""
+        self.checkpoint(out, f"the argument variants ({len(out.variants)} of them done)")
+        ok, err = fake_result(self.kernel.fn, v, dict(v.dims()))
+        ok = ok or err.startswith(DATA_DEPENDENT)
+        e = self.eager_example(v) if self.has_eager else None
+        again = False
+        if not ok:
+            if e is not None and e.ok:
+                out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
+                                            f"with {v.label}", self.kernel.definition, dict(v.dims()), None,
+                                            f"with {v.label}, the fake raises {err}; the eager kernel returns"))
+                out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
+                return
+            # the first inputs cannot take this value (dim=2 of a 2-D input): inputs searched again around it
+            other = search.narrowed(*varied) if varied is not None else None
+            if other is None or other.inputs is None or other.fake_error:
+                out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
+                                     "fake-rejects", "traces": 0})
+                return
+            v = OpInputs(other.inputs.op, other.inputs.origin, other.inputs.args, other.inputs.blobs,
+                         f"{v.label}, inputs searched again")
             e = self.eager_example(v) if self.has_eager else None
-            again = False
-            if not ok:
-                if e is not None and e.ok:
-                    out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
-                                                f"with {v.label}", self.kernel.definition, dict(v.dims()), None,
-                                                f"with {v.label}, the fake raises {err}; the eager kernel returns"))
-                    out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
-                    continue
-                # the first inputs cannot take this value (dim=2 of a 2-D input): inputs searched again around it
-                other = search.narrowed(*varied) if varied is not None else None
-                if other is None or other.inputs is None or other.fake_error:
-                    out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
-                                         "fake-rejects", "traces": 0})
-                    continue
-                v = OpInputs(other.inputs.op, other.inputs.origin, other.inputs.args, other.inputs.blobs,
-                             f"{v.label}, inputs searched again")
-                e = self.eager_example(v) if self.has_eager else None
-                again = True
-            if base_ok and not again and e is not None and not e.ok and not e.crashed and _refuses_the_call(e.error):
-                # the base inputs both take; with this one argument changed the eager kernel refuses and the fake
-                # returns: a check the fake lacks (conv_transpose2d's output_padding below the stride)
-                _one_check(out, Finding("fake-accepts", f"the fake returns where the eager kernel raises, with "
-                                        f"{v.label}", self.kernel.definition, dict(v.dims()), None,
-                                        f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
-            # the bound of the first inputs (--max-traces): a variant explored in part leaves the op in part
-            st = self._explore(v, self.options.max_traces, out)
-            _variant_notes(out, st, v.label)
-            found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
-                          else e.error)
-            self.variant_points = None
-            if e is not None:
-                self._compare(v, st, found, out, VARIANT_POINTS)
-            out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
-            if varied is not None and varied[0] == _first_tensor(base) and e is not None and e.ok and \
-                    self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
-                # image) in another memory order too, after the first inputs' own layouts and dtypes
-                self.later.append((v, *self.variant_points))
+            again = True
+        if base_ok and not again and e is not None and not e.ok and not e.crashed and _refuses_the_call(e.error):
+            # the base inputs both take; with this one argument changed the eager kernel refuses and the fake
+            # returns: a check the fake lacks (conv_transpose2d's output_padding below the stride)
+            _one_check(out, Finding("fake-accepts", f"the fake returns where the eager kernel raises, with "
+                                    f"{v.label}", self.kernel.definition, dict(v.dims()), None,
+                                    f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
+        # the bound of the first inputs (--max-traces): a variant explored in part leaves the op in part
+        st = self._explore(v, self.options.max_traces, out)
+        _variant_notes(out, st, v.label)
+        found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
+                      else e.error)
+        self.variant_points = None
+        if e is not None:
+            self._compare(v, st, found, out, VARIANT_POINTS)
+        out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
+        if varied is not None and varied[0] == _first_tensor(base) and e is not None and e.ok and \
+                self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
+            # image) in another memory order too, after the first inputs' own layouts and dtypes
+            self.later.append((v, *self.variant_points))
 
 
 def _raise_site(requires: list[tuple[str, Any, str]], point: dict[str, int]) -> Any:

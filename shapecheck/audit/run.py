@@ -353,6 +353,8 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
     rec["status"] = "findings" if rec["findings"] else "inconclusive" if stopped else \
         "relation-only" if rec["requires"] else "clean"
     rec["partial"] = stopped  # with findings too: what was not explored is not known clean once they are accepted
+    if out.internal:  # shapecheck failed on a variant (its note says which): exit 4, the rest of the record kept
+        rec["failure"], rec["partial"] = INTERNAL, True
 
 
 def _traced(rec: dict[str, Any]) -> bool:

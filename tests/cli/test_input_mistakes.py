@@ -145,3 +145,25 @@ def test_a_meta_source_function_for_an_op_this_torch_lacks_is_not_run_never_a_pa
     assert lacking and lacking[0]["status"] == "not-run" and "lacks" in lacking[0]["notes"][0], doc["ops"]
     assert res.returncode in (1, 3) and "aten::pixel_shuffle_v2.default" in doc["coverage"]["not_run"], res.stderr
     assert any(r["op"] == "aten::pixel_shuffle.default" and r["traces"] for r in doc["ops"])
+
+
+@pytest.mark.slow
+def test_an_internal_error_in_one_variant_keeps_the_ops_other_results(monkeypatch):
+    """An uncaught error in one argument variant (hunt 24: linalg_pinv's AssumptionRejected) lost the op's whole
+    record, its first inputs' findings included: the variant is noted, the run exits 4, the rest stands."""
+    import shapecheck.audit.op as O
+    import shapecheck.audit.run as R
+
+    one = O.OpRun._variant
+
+    def broken(self, search, base, out, base_ok, v, varied):
+        if "upscale_factor" in v.label:
+            raise RuntimeError("a bug in shapecheck")
+        return one(self, search, base, out, base_ok, v, varied)
+
+    monkeypatch.setattr(O.OpRun, "_variant", broken)
+    run = R.run_audit(("aten::pixel_shuffle.default",), jobs=1)
+    (rec,) = run.records
+    assert rec["failure"] == "internal error" and rec["traces"] and rec["partial"], rec
+    assert any(n.startswith("not run: the variant upscale_factor") for n in rec["notes"]), rec["notes"]
+    assert run.exit_code == 4
