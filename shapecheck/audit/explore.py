@@ -158,9 +158,9 @@ class AuditExplorer:
                 if pending.helper and pending.guard is not None and not pending.is_specialization:
                     # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
                     # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
-                    # On a size of 0 or 1 only the side past 1 goes on (export's; an example at 1, a [6, 1] scale,
-                    # lifted to 2), as for the kernel's own zero-one branches: export specialises those sizes, and
-                    # the eager comparison runs them
+                    # On a size of 0 or 1 only the example's side goes on, as for the kernel's own zero-one
+                    # branches (export specialises those sizes, and the eager comparison runs them), and export's
+                    # side past 1 too where the example sits at 1 (a [6, 1] scale)
                     sides = self._helper_sides(pending.guard, pc, lifted=True)
                     self.helper_sides.update(side[-1] for side in sides)
                     self.work += sides

@@ -182,8 +182,7 @@ class OpRun:
                     # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
                     # kernel that dies on this layout (embedding_bag on a transposed weight): no check a fake makes
                     continue
-                loc = _raise_site(self.sites, d.point) if d.cls == "fake-rejects" else None
-                self._add(out, Finding(d.cls, d.what, loc or self.kernel.definition, d.point, None,
+                self._add(out, Finding(d.cls, d.what, self._site(d), d.point, None,
                                        f"at {_point(d.point)}: {d.detail}"), v.label)
             out.variants.append({"args": v.label, "status": "compared", "traces": 0})
 
@@ -207,6 +206,11 @@ class OpRun:
         self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
         out.findings.append(_labelled(f, label))
 
+    def _site(self, d: Any) -> Any:
+        """Where a disagreement is located: a fake that raises, at the assert it breaks there; else the kernel."""
+        loc = _raise_site(self.sites, d.point) if d.cls == "fake-rejects" else None
+        return loc or self.kernel.definition
+
     def _compare(self, inputs: OpInputs, st: OpAudit, found: Any, out: OpOutcome, budget: int) -> dict[str, Any]:
         if not self.options.differential:
             return self._eager_record("off", 0, 0, 0, 0, "")
@@ -226,8 +230,7 @@ class OpRun:
             self.variant_points = (points, requires)
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
         for d in _first_per_kind(res.disagreements):
-            loc = _raise_site(self.sites, d.point) if d.cls == "fake-rejects" else None
-            f = Finding(d.cls, d.what, loc or self.kernel.definition, d.point, None, f"at {_point(d.point)}: {d.detail}")
+            f = Finding(d.cls, d.what, self._site(d), d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
         out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
         evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")

@@ -229,11 +229,16 @@ def _lacking(source: Any, patterns: tuple[str, ...]) -> list[dict[str, Any]]:
         except UnknownOpError as err:
             if ref.overload is None and "has no operator" not in str(err):
                 continue  # a whole packet (every overload) that has no .default
-            out[name] = {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None,
-                         "example": "", "status": "not-run", "findings": [], "requires": [], "traces": 0,
-                         "seconds": 0.0, "notes": [f"not run: {source.file} registers a function for {name}, an op "
-                                                   f"torch {C.TORCH_VERSION} lacks: nothing of it can be traced here"]}
+            out[name] = {**_blank(name), "seconds": 0.0, "notes": [
+                f"not run: {source.file} registers a function for {name}, an op torch {C.TORCH_VERSION} lacks: "
+                "nothing of it can be traced here"]}
     return list(out.values())
+
+
+def _blank(name: str) -> dict[str, Any]:
+    """The record of an op before (or without) its run: not run, nothing found."""
+    return {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None, "example": "",
+            "status": "not-run", "findings": [], "requires": [], "notes": [], "traces": 0}
 
 
 def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions(),
@@ -241,9 +246,7 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
     """One op's record (see the module docstring). Never raises for a kernel's failure: a failure of
     shapecheck itself is a ``not-run`` record with the error. ``checkpoint``: ``_fill``'s."""
     start = time.monotonic()
-    rec: dict[str, Any] = {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None,
-                           "example": "", "status": "not-run", "findings": [], "requires": [], "notes": [],
-                           "traces": 0}
+    rec = _blank(name)
     if name in CRASHES:
         rec["notes"].append(CRASHES[name])
         return _timed(rec, start)
@@ -254,13 +257,10 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         if hit is not None:
             return hit
         _fill(rec, name, kernel, options, checkpoint)
-    except UserError as err:  # the kernel given cannot be made (a --meta-source function that fails to define)
+    except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op (exit 4), or a kernel given
+        # that cannot be made (a --meta-source function that fails to define: bad input): reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
-        rec["failure"] = BAD_INPUT
-        return _timed(rec, start)
-    except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op: reported, never silent
-        rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
-        rec["failure"] = INTERNAL
+        rec["failure"] = BAD_INPUT if isinstance(err, UserError) else INTERNAL
         return _timed(rec, start)
     rec = _timed(rec, start)
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
