@@ -120,6 +120,10 @@ DECLARED: tuple[Option, ...] = (
     Option("both_modes", "--both-modes", ("verify",), True, False, is_flag=True,
            help="Check plain FakeTensorMode's run too (its own kernel, or export's without the Python dispatcher) "
                 "and fail on either's findings; by default the kernel torch.export runs decides."),
+    Option("both_modes", "--both-modes", ("audit",), True, False, is_flag=True,
+           help="Where plain FakeTensorMode runs another kernel than torch.export (upsample_nearest2d's meta "
+                "registration), count that kernel's disagreements with the eager kernel too; by default they are "
+                "shown and the kernel torch.export runs decides."),
     Option("both_modes", "--both-modes", ("fuzz",), True, False, is_flag=True,
            help="Where torch.export and plain FakeTensorMode run different kernels (both are run), fail on "
                 "either's failures; by default the kernel torch.export runs decides."),

@@ -421,7 +421,7 @@ def installed(op: Any, mode: Mode, resolved: Resolved, candidate: Any) -> Iterat
 
 def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextManager:
     """What registering ``fn`` for ``op`` does: ``register_meta`` puts it in the meta table and at the Meta key;
-    ``register_decomposition`` in torch._decomp's decomposition table as well; ``register_fake``/``impl_abstract``
+    ``register_decomposition`` in torch._decomp's decomposition table and at the Meta key; ``register_fake``/``impl_abstract``
     make it the op's torch.library fake. Re-resolving under it tells
     whether torch then reaches ``fn``."""
     slots = _Slots()
@@ -437,7 +437,10 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
         # of the op exists (activate_meta: the "meta" table first): flash_attention_for_cpu's stays the meta's
         if op in torch._decomp.global_decomposition_table.get("meta", {}):
             return slots.holding(fn)
-    if kind in ("register_meta", "register_decomposition"):
+        # activate_meta makes it the Meta key's Python kernel; the meta table (register_meta's) stays without it,
+        # so FakeTensorMode still runs it as a decomposition, with its sub-ops fake (im2col's)
+        slots.py_kernel(op, DispatchKey.Meta)
+    elif kind == "register_meta":
         slots.table(torch._decomp.meta_table, op)
         slots.py_kernel(op, DispatchKey.Meta)
     else:

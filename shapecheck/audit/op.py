@@ -40,6 +40,10 @@ class OpOutcome:
     finished: int = 0  # the traces that returned (a trace that raised or guarded checked no output)
     no_fake: str = ""  # FakeTensorMode has no kernel for the op (UnsupportedOperatorException): why, when so
     internal: bool = False  # shapecheck failed on part of the op (a variant): its note says where (exit 4)
+    #: plain FakeTensorMode's kernel where it is not torch.export's: its name and how it ran ("kernel", "modes",
+    #: "points", "compared") and its disagreements with the eager kernel at the first inputs' points
+    other_mode: dict[str, Any] | None = None
+    other_findings: list[Finding] = field(default_factory=list)
 
 
 class OpRun:
@@ -126,6 +130,8 @@ class OpRun:
         self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
                                  "a worker of its own)")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
+        if getattr(self.kernel, "other", None) is not None and self.base_points and found.eager == "accepted":
+            self._other_mode(base, out)
         # the hook's other samples, each traced and compared as a variant is (a per-row scale after a per-tensor one)
         hook = [g for g in given if g.origin == "samples"]
         samples = [replace(g, label=f"sample {i + 1} of the samples hook") for i, g in enumerate(hook) if g is not base]
@@ -236,6 +242,22 @@ class OpRun:
         evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")
         return self._eager_record("crashed" if res.crashes and not res.compared else "compared", res.points,
                                   res.compared, res.formula_points, res.crashes, evidence)
+
+    def _other_mode(self, base: OpInputs, out: OpOutcome) -> None:
+        """Plain FakeTensorMode's kernel (meta-device model init, FakeTensorProp), where torch.export runs another
+        (upsample_nearest2d's meta registration beside its decomposition): run against the eager kernel at the
+        first inputs' points. Its disagreements name it; they count with --both-modes (as verify's do)."""
+        other = self.kernel.other
+        self.checkpoint(out, "plain FakeTensorMode's own kernel against the eager kernel")
+        res = diff_run(self.name, other.fn, base, self.base_points, self.eager_at, [], self.base_requires,
+                       self.device)
+        out.other_mode = {"kernel": other.name, "modes": other.modes_text, "points": res.points,
+                          "compared": res.compared}
+        for d in _first_per_kind(res.disagreements):
+            out.other_findings.append(Finding(d.cls, f"[plain FakeTensorMode ({other.name})] {d.what}",
+                                              other.definition or self.kernel.definition, d.point, None,
+                                              f"at {_point(d.point)}, plain FakeTensorMode's kernel ({other.name}): "
+                                              f"{d.detail}"))
 
     def _eager_record(self, status: str, points: int, compared: int, formula: int, crashes: int,
                       evidence: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ hook), ``example`` (the call), ``status`` (``clean``, ``relation-only``, ``findi
 accepted), ``findings``, ``requires``, ``notes``, ``traces``, ``finished`` (the traces that returned), ``paths`` (the first finished
 traces: their region and output shapes), ``eager`` (the comparison with the eager kernel: device, whether it
 accepted the inputs, points run and compared, evidence), ``variants`` (the argument combinations beyond the
-first inputs, each with what happened), ``seconds``.
+first inputs, each with what happened), ``other_mode`` (where plain FakeTensorMode runs another kernel than
+torch.export: that kernel compared with the eager kernel, its findings counted with --both-modes), ``seconds``.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from ..errors import UserError, said
 from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
 from .explore import STOPPED
+from .record import AuditRecord
 from .scope import aten_in_scope, enumerate_all, enumerate_ops, imported_ops, op_name  # noqa: F401 - the names callers import from here
 
 #: the order of a ranked report: a finding's class first (most likely to break torch.export first), then op
@@ -39,83 +41,6 @@ STATUSES = ("findings", "relation-only", "clean", "inconclusive", "no-inputs", "
 #: never called, each reported as not run with the reason
 CRASHES = {"aten::_thnn_differentiable_gru_cell_backward.default": "segfaults (torch 2.13.0) on schema-derived "
                                                                      "inputs under FakeTensorMode: not called"}
-
-
-class AuditLoc(TypedDict):
-    file: str
-    line: int
-    function: str
-    text: str
-
-
-#: one finding of an op's record ("class" is a keyword, hence the functional form); ``variant``: the arguments
-#: beyond the first inputs under which it shows ("" for the first inputs)
-AuditFinding = TypedDict("AuditFinding", {"code": str, "class": str, "expr": str, "location": AuditLoc | None,
-                                          "counterexample": dict[str, int], "witness": dict[str, int] | None,
-                                          "message": str, "variant": NotRequired[str],
-                                          "baselined": NotRequired[str]})
-
-
-class AuditEager(TypedDict):
-    """The fake against the eager kernel on one op: ``status`` is ``compared``, ``rejected`` (the eager kernel
-    took none of the inputs tried), ``none`` (no eager kernel on the device), ``off`` or ``crashed``."""
-
-    device: str
-    status: str
-    points: int
-    compared: int
-    formula_points: int
-    crashes: int
-    evidence: str
-
-
-class _AuditVariantKeys(TypedDict):
-    args: str
-    status: str  # traced | fake-rejects | both-reject | eager-only
-    traces: int
-
-
-class AuditVariant(_AuditVariantKeys, total=False):
-    finished: int  # of a traced variant: its traces that returned
-
-
-class AuditRequire(TypedDict):
-    expr: str
-    location: AuditLoc | None
-    evidence: str
-
-
-class AuditPath(TypedDict):
-    when: str
-    outputs: list[str | None]
-
-
-class _AuditRecordKeys(TypedDict):
-    op: str
-    kernel: str
-    definition: AuditLoc | None
-    inputs: str | None
-    example: str
-    status: str
-    findings: list[AuditFinding]
-    requires: list[AuditRequire]
-    notes: list[str]
-    traces: int
-    seconds: float
-
-
-class AuditRecord(_AuditRecordKeys, total=False):
-    """One op's record, as the result cache reads it back (the module docstring says what each key means); the
-    keys here may be absent (a record of an op that was not run has none of them)."""
-
-    kernel_kind: str
-    paths: list[AuditPath]
-    eager: AuditEager
-    variants: list[AuditVariant]
-    cached: bool
-    partial: bool  # explored only in part (a trace bound, z3 or a translation stopped it): never clean
-    failure: str  # of an op not run for a reason of its input (BAD_INPUT, exit 2) or of shapecheck (INTERNAL, 4)
-    finished: int  # the traces that returned: none, and nothing of the outputs was traced (never clean)
 
 
 @dataclass(frozen=True)
@@ -130,6 +55,7 @@ class AuditOptions:
     differential: bool = True  # run the eager kernel beside the fake (off: the guards only)
     variants: int = 6  # argument combinations beyond the first inputs, each traced and compared
     samples: str | None = None  # "pkg.module:function": the project's sample calls per op
+    both_modes: bool = False  # plain FakeTensorMode's own kernel (where it is not export's): its findings count
 
 
 def _adapted(kernel: Any) -> Any:
@@ -324,12 +250,16 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
         rec["inputs"], rec["example"] = out.inputs.origin, out.inputs.describe()
     st = out.audit
     rec["paths"] = st.paths if st is not None else []
-    rec["findings"] = [{"code": f.code, "class": f.cls, "expr": f.expr, "location": _loc(f.loc),
-                        "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
-                       for f in sorted(_unique(out.findings), key=lambda f: (RANK[f.cls], f.expr))]
+    counted = out.other_findings if options.both_modes else []
+    rec["findings"] = [_finding(f) for f in sorted(_unique(out.findings + counted), key=lambda f: (RANK[f.cls], f.expr))]
     rec["requires"] = [{"expr": e, "location": _loc(loc), "evidence": ev} for e, loc, ev in
                        (st.requires if st is not None else [])]
     rec["notes"] = [*(st.notes if st is not None else []), *out.notes]
+    if out.other_mode is not None:
+        rec["other_mode"] = {**out.other_mode, "counted": options.both_modes,
+                             "findings": [_finding(f) for f in out.other_findings]}
+        rec["notes"] += [f"{f.code} {f.message} (not counted: the kernel torch.export runs decides; --both-modes "
+                         "counts it)" for f in out.other_findings if not options.both_modes]
     if out.no_fake:  # not traced, never a pass; counted in the coverage with the ops that have no fake
         rec["notes"].append(f"not run: {out.no_fake}")
         rec["status"] = "not-run"
@@ -355,6 +285,11 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
     rec["partial"] = stopped  # with findings too: what was not explored is not known clean once they are accepted
     if out.internal:  # shapecheck failed on a variant (its note says which): exit 4, the rest of the record kept
         rec["failure"], rec["partial"] = INTERNAL, True
+
+
+def _finding(f: Any) -> dict[str, Any]:
+    return {"code": f.code, "class": f.cls, "expr": f.expr, "location": _loc(f.loc),
+            "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
 
 
 def _traced(rec: dict[str, Any]) -> bool:

@@ -49,8 +49,37 @@ def test_the_installed_decompositions_file_verifies_as_the_installed_kernel(tmp_
     mine = verify_op("aten::im2col", meta_source=str(copy), options=Options(cases=cases, jobs=1))
     theirs = verify_op("aten::im2col", options=Options(cases=cases, jobs=1))
     assert mine.kernel == "decompositions.py:im2col" and mine.verdict is theirs.verdict is Verdict.PASS
-    # the second case has torch's helper guards (SC022, accepted by the shipped contract) either way
-    assert {v.case for v in mine.violations} == {v.case for v in theirs.violations} == {cases[1]}
+    # the second case has torch's helper guards (SC022, accepted by the shipped contract) either way, the same
+    # guards at the same lines: the copy's sub-ops run as the installed decomposition's do (FakeTensorMode's
+    # decomposition, not the Meta key's kernel under the Python dispatcher: is_contiguous's guard, not expand's)
+    def seen(r):
+        return {(v.case, v.code, v.expr, v.location.line, v.message.partition(" at ")[0]) for v in r.violations}
+
+    assert {v.case for v in theirs.violations} == {cases[1]}
+    assert seen(mine) == seen(theirs)
+
+
+def test_a_decomposition_registered_from_a_file_runs_where_torch_runs_the_installed_one():
+    """``register_decomposition`` puts the function in the decomposition table and (activate_meta) at the Meta
+    key, never in the meta table (register_meta's): FakeTensorMode then runs it as it runs the installed
+    decomposition. In the meta table it was run at the Meta key, its sub-ops under the Python dispatcher."""
+    import torch
+    from torch._decomp import meta_table
+
+    from shapecheck._torch import kernels as K
+
+    op = torch.ops.aten.im2col.default
+
+    def fn(*args, **kwargs):
+        raise AssertionError("not called")
+
+    installed = K.resolve_kernel(op, K.Mode.FAKE)
+    with K.registered_as(op, "register_decomposition", fn):
+        assert op not in meta_table
+        mine = K.resolve_kernel(op, K.Mode.FAKE)
+        assert mine.fn.shapecheck_candidate is fn and (mine.kind, mine.layer) == (installed.kind, installed.layer) == (K.DECOMP, "fake")
+        assert op.py_kernels[torch._C.DispatchKey.Meta].shapecheck_candidate is fn
+    assert op not in meta_table and K.resolve_kernel(op, K.Mode.FAKE).fn is installed.fn
 
 
 @pytest.mark.slow

@@ -71,7 +71,7 @@ def test_the_run_options_fields_are_all_classified():
 
     assert result_options(AuditOptions(cache=False)) == {"max_traces": 12, "seconds_per_op": None, "timeout_ms": 2000,
                                                          "device": "cpu", "differential": True, "variants": 6,
-                                                         "samples": None}
+                                                         "samples": None, "both_modes": False}
     gate = GateOptions(explore=True, max_traces=9, timeout_ms=500, jobs=3)
     assert gate.verify_options() == VerifyOptions(max_traces=9, timeout_ms=500, full=True, explore=True, jobs=3,
                                                   max_cases=DEFAULT_MAX_CASES)
