@@ -234,3 +234,16 @@ def test_an_int_that_names_an_axis_or_a_mode_is_a_constant_not_a_size(tmp_path, 
     assert not [f for f in rec["findings"] if f["code"] in ("SC030", "SC031", "SC032")], rec["findings"]
     assert rec["traces"] > 0
     sys.modules.pop("axisarg", None)
+
+
+@pytest.mark.slow
+def test_a_meta_source_file_without_ops_audits_the_ops_it_registers():
+    """``audit --meta-source FILE`` without ``--ops``: the aten ops FILE registers a function for. Every other aten
+    op runs the installed kernel, whose audit the file cannot change (it audited all 1653, about 30 minutes)."""
+    from tests.conftest import KERNELS, invoke
+
+    res = invoke("audit", "--meta-source", str(KERNELS / "decomp_registrations.py"), "-j", "1", "--no-cache",
+                 "--format", "json")
+    report = json.loads(res.stdout)
+    assert [r["op"] for r in report["ops"]] == ["aten::im2col.default"] and report["total_ops"] == 1
+    assert report["ops"][0]["kernel"] == "decomp_registrations.py:im2col" and res.returncode == 1
