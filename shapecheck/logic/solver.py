@@ -257,9 +257,11 @@ class _Session:
         """Within the solver's current assertions, a model with dim ``name`` at its least (greatest) value, by
         bisection between the dim's bound and ``model`` (a model of those assertions). None on unknown."""
         var, bound = self.vars[name], (self.dims[name].lo if lowest else self.dims[name].hi)
-        # the bound itself first: most dims of most counterexamples sit at it
+        # the bound itself first: most dims of most counterexamples sit at it; then away from it in growing steps
+        # (1, 2, 4, ...), since the optimum mostly lies a few values off the bound while z3's first model may sit
+        # anywhere up to 2**31: a bisection from there took about 31 probes a dim
         lo, hi = (bound, model[name]) if lowest else (model[name], bound)
-        probe = bound
+        probe, step = bound, 1
         while lo < hi:
             s.push()
             try:
@@ -272,9 +274,16 @@ class _Session:
                 if r == z3.sat:
                     model = self._model(s.model())
                 lo, hi = _narrow(lo, hi, probe, model[name], r == z3.sat, lowest)
+                galloping = step and r == z3.unsat
             finally:
                 s.pop()
-            probe = (lo + hi) // 2 if lowest else (lo + hi + 1) // 2
+            step = step * 2 if galloping else 0
+            middle = (lo + hi) // 2 if lowest else (lo + hi + 1) // 2
+            # still galloping: the next probe step values past the last refuted one, while short of the middle
+            ahead = (lo - 1 + step) if lowest else (hi + 1 - step)
+            probe = ahead if step and (ahead < middle if lowest else ahead > middle) else middle
+            if probe == middle:
+                step = 0
         return model
 
 

@@ -83,6 +83,9 @@ def equal_classes(case: BoundCase, solver: Solver) -> dict[str, str]:
     """Dim -> representative, for dims the domain forces equal (export wants one ``Dim`` for them)."""
     rep: dict[str, str] = {}
     dyn = [d.name for d in case.dims if d.dynamic]
+    apart = [E.Cmp("!=", E.Var(a), E.Var(b)) for i, a in enumerate(dyn) for b in dyn[i + 1:]]
+    if len(dyn) < 2 or solver.satisfiable([case.domain, *apart]).sat is Sat.SAT:
+        return {a: a for a in dyn}  # a model with every pair apart: no two are forced equal (one query, not one a pair)
     for i, a in enumerate(dyn):
         if a in rep:
             continue
@@ -203,9 +206,12 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
     if solver.satisfiable(conds).sat is not Sat.SAT:
         conds = [case.domain]
     reps = sorted(set(classes.values()))
-    for i, a in enumerate(reps):
-        for b in reps[i + 1:]:
-            trial = conds + [E.Cmp("!=", E.Var(a), E.Var(b))]
+    pairs: list[E.Node] = [E.Cmp("!=", E.Var(a), E.Var(b)) for i, a in enumerate(reps) for b in reps[i + 1:]]
+    if pairs and solver.satisfiable(conds + pairs).sat is Sat.SAT:
+        conds = conds + pairs  # what the pair-by-pair walk below ends with, in one query
+    else:
+        for pair in pairs:
+            trial = conds + [pair]
             if solver.satisfiable(trial).sat is Sat.SAT:
                 conds = trial
     model = solver.small_model(conds)
