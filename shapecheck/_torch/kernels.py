@@ -269,7 +269,9 @@ def _in_fake_mode(op: Any) -> Resolved | None:
         return Resolved(HANDLER, fake_tensor._DISPATCH_META_HANDLERS.get(op), "fake", "FakeTensorMode's own handler")
     fast = fake_impls.get_fast_op_impls().get(op)
     if fast is not None:
-        return Resolved(FAST, fast, "fake", "FakeTensor fast rule fake_impls.make_fast_binary_impl")
+        # named by its own function: the binary ops' closure (fast_binary_impl), detach's, and the rules a later
+        # torch adds (2.14's fast_alias for aten.alias)
+        return _made(FAST, fast, "fake", "FakeTensor fast rule fake_impls.")
     mode_cls = fake_tensor.FakeTensorMode
     cpp_symint = torch.Tag.view_copy in op.tags or op in mode_cls._cpp_meta_supports_symint
     if op not in torch._decomp.meta_table and not cpp_symint and op not in mode_cls._unbacked_special_fake_handling_ops:

@@ -273,7 +273,7 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
     an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
     the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
     a pair the option list need not hold. ``unpacked``: read "values to unpack (expected 4, got 2)" too."""
-    by_name = _named(args, error)
+    by_name = _subject(_named(args, error), error)
     tensors = [a for a in args if a.kind in ("tensor", "tensors")]
     named = by_name or tensors
     option = {a.name: o for a, o in zip(args, combo, strict=True)} if combo is not None else {}  # the call's
@@ -360,6 +360,17 @@ def _named(args: list[Arg], error: str) -> list[Arg]:
     if by_name or not re.search(r"\bind(?:ex|ices)\b", error, re.I):
         return by_name
     return [a for a in args if a.kind in ("tensor", "tensors") and any(w in a.name.lower() for w in INDEX_WORDS)]
+
+
+#: the argument an error's demand is about, where it opens with one: "Expected weight to be a vector ... in input"
+_SUBJECT_RE = re.compile(r"^\W*(?:expected\s+(?:the\s+)?(\w+)\s+to|(\w+)\s+(?:must|should))\s+(?:be|have)\b", re.I)
+
+
+def _subject(named: list[Arg], error: str) -> list[Arg]:
+    """Of the arguments an error names, its subject ("Expected X to be", "X must be"), else all of them."""
+    m = _SUBJECT_RE.search(error.partition(": ")[2] or error)
+    word = m and (m.group(1) or m.group(2))
+    return [a for a in named if a.name == word] or named
 
 
 def _ranks(wanted: str) -> list[int]:

@@ -65,3 +65,14 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
     assert "reach::magic_only.default" in run.coverage()["inconclusive"]
+
+
+def test_an_error_that_opens_with_its_subject_moves_that_argument_alone():
+    """torch 2.14's group norm: "Expected weight to be a vector of size equal to the number of channels in input":
+    the demand (rank 1) is weight's, though input is named too; input keeps its rank."""
+    args = [Arg("input", "Tensor", False, [(2, "float32"), (1, "float32")], "tensor"),
+            Arg("weight", "Tensor?", True, [(2, "float32"), (1, "float32")], "tensor")]
+    error = ("RuntimeError: Expected weight to be a vector of size equal to the number of channels in input, but got "
+             "weight of shape torch.Size([3, 3]) and input of shape torch.Size([3, 3])")
+    assert _hint(args, error, ((2, "float32"), (2, "float32")))
+    assert args[0].options[0] == (2, "float32") and args[1].options[0][0] == 1

@@ -414,3 +414,17 @@ def test_the_audit_names_a_cpp_kernel_as_the_meta_key_has_it(op, words):
     from shapecheck._torch import core as C
 
     assert CA.kernel_origin(C.resolve_op(op))[0].startswith(words)
+
+
+def test_a_fast_rule_is_named_by_its_own_function():
+    """FakeTensor's fast rules are named by their function and line: the binary ops' closure, detach's (and
+    torch 2.14's fast_alias), not one name for all of them."""
+    import torch
+
+    from shapecheck._torch import kernels as K
+
+    add = K.resolve_kernel(torch.ops.aten.add.Tensor, K.Mode.FAKE)
+    detach = K.resolve_kernel(torch.ops.aten.detach.default, K.Mode.FAKE)
+    assert add.kind == detach.kind == K.FAST
+    assert add.label.startswith("FakeTensor fast rule fake_impls.fast_binary_impl at torch/_subclasses/fake_impls.py:")
+    assert detach.label.startswith("FakeTensor fast rule fake_impls.fast_detach at torch/_subclasses/fake_impls.py:")
