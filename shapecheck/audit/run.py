@@ -238,6 +238,12 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
     _record(rec, OpRun(name, op, kernel, options, partial).run(given_inputs(name, kernel, options)), options)
     # which kernel torch runs where a --meta-source function is not it (verify's and gate's notes say the same)
     rec["notes"] = [*dict.fromkeys([*getattr(kernel, "notes", ()), *rec["notes"]])]
+    caveats = getattr(kernel, "caveats", ())
+    if caveats:  # what ran is not the file's kernel (a helper of the file's that runs as installed): never clean
+        rec["notes"] += [f"not verified: {loc.file}:{loc.line}: {why}" for loc, why in caveats]
+        rec["partial"] = True
+        if rec["status"] in ("clean", "relation-only"):
+            rec["status"] = "inconclusive"
 
 
 def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:

@@ -27,6 +27,7 @@ from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
     find_registration,
+    installed_helpers,
     is_py_impl,
     is_registered_in,
     is_registering,
@@ -339,6 +340,9 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     # undecorated module-level functions, defined from the file
     caveats = tuple(c for helper in plain_helpers(tree, fdef)
                     if (c := _define_helper(helper, source, filename, namespace, flags)) is not None)
+    # the file's functions that run as the installed torch has them (a decorated helper, and what it calls)
+    caveats += tuple(c for helper in installed_helpers(tree, fdef)
+                     if (c := _runs_installed(helper, source, filename, vars(module))) is not None)
     try:
         code = compile(ast.Module(body=[fdef], type_ignores=[]), filename, "exec", flags=flags, dont_inherit=True)
         exec(code, namespace)  # the candidate's own function definition, nothing else from the file
@@ -425,6 +429,22 @@ def _define_helper(helper: ast.FunctionDef, source: str, filename: str, namespac
             f"the file's helper {helper.name} cannot be defined here ({error}); the installed torch's version, "
             f"which differs, would be called instead, so the kernel verified is not the file's: nothing is "
             f"proved about it")
+
+
+def _runs_installed(helper: ast.FunctionDef, source: str, filename: str, installed: dict[str, Any]) -> tuple | None:
+    """A caveat ``(SourceLoc, why)`` where the file's ``helper``, which the kernel reaches only through a decorated
+    function (so as the installed torch has it), differs from the installed torch's: the file's change is not
+    what runs, so nothing is proved about it. None where the two are the same function."""
+    theirs = _source_of(installed.get(helper.name))
+    start = min([helper.lineno, *(d.lineno for d in helper.decorator_list)])
+    mine = "\n".join(source.splitlines()[start - 1:helper.end_lineno])
+    if theirs is not None and textwrap.dedent(theirs).strip() == textwrap.dedent(mine).strip():
+        return None
+    what = "has no such function" if theirs is None else "has another version of it"
+    return (SourceLoc(filename, helper.lineno, helper.name, f"def {helper.name}(...)"),
+            f"the file's {helper.name} runs only as the installed torch has it (the kernel reaches it through a "
+            f"decorated function, which is not defined from the file), and the installed torch {what}: the "
+            f"kernel verified is not the file's, so nothing is proved about it")
 
 
 def _source_of(fn: Any) -> str | None:

@@ -208,6 +208,33 @@ def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionD
     return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted and n is plain.get(n.name)]
 
 
+def installed_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
+    """The module-level functions of the file that ``fdef`` reaches only as the installed torch has them: each
+    decorated one it reaches (``plain_helpers`` defines none of them: a decorator such as
+    ``_make_elementwise_unary_reference`` registers as it wraps), and every function one of those reaches
+    (``_upsample_linear`` under ``@pw_cast_for_opmath`` calls the installed ``_compute_scale``, not the file's).
+    Where one differs from the installed torch's, the file's change is not what runs."""
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    plain = {n.name for n in plain_helpers(tree, fdef)}
+
+    def reached(start: ast.AST) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for sub in ast.walk(todo.pop()):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in funcs \
+                        and sub.id not in seen and sub.id != fdef.name:
+                    seen.add(sub.id)
+                    todo.append(funcs[sub.id])
+        return seen
+
+    decorated = {name for name in reached(fdef) if name not in plain}
+    out = set(decorated)
+    for name in decorated:
+        out |= reached(funcs[name])
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in out and n is funcs[n.name]]
+
+
 def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:
     """A kernel file's text and syntax tree, within the limits: a regular file of at most ``SOURCE_BYTES``, text
     in its declared encoding (UTF-8 unless a coding line says otherwise), that Python's parser accepts (deep

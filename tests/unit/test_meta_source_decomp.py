@@ -237,3 +237,66 @@ def _shuffled_in_an_older_torch(self, upscale_factor):
     report = verify_op("aten::pixel_shuffle", meta_source=str(path), options=Options(jobs=1))
     assert not any("NameError" in v.message for v in report.violations), [v.message for v in report.violations]
     assert report.kernel.endswith(":meta_pixel_shuffle") and report.verdict is Verdict.PASS, report.verdict
+
+
+def test_a_file_helper_reached_through_a_decorated_function_runs_installed_and_is_found():
+    """A kernel that reaches a decorated function (not defined from the file, as torch's ``_upsample_linear``
+    under ``@pw_cast_for_opmath``: the installed one runs) runs what that function calls as installed too, a
+    plain helper the kernel also calls directly included; a function it never reaches is not listed."""
+    from shapecheck.kernel.registrations import installed_helpers
+
+    tree = ast.parse('''
+def wrap(f):
+    return f
+
+@register_decomposition(aten.x)
+def kernel(a):
+    return direct(a) + through(a)
+
+def direct(a):
+    return a
+
+@wrap
+def through(a):
+    return deeper(a)
+
+def deeper(a):
+    return direct(a)
+
+def unrelated(a):
+    return a
+''')
+    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "kernel")
+    # the decorator too, where the file defines it: it runs as installed
+    assert [n.name for n in installed_helpers(tree, fdef)] == ["wrap", "direct", "through", "deeper"]
+
+
+@pytest.mark.slow
+def test_a_changed_helper_the_installed_torch_runs_in_its_place_makes_the_verdict_inconclusive(tmp_path):
+    """A PR that changes ``_compute_scale`` (reached by upsample_bilinear2d.vec's decomposition only through the
+    decorated ``_upsample_linear``): the installed ``_compute_scale`` is what runs, so nothing of the file's is
+    proved. Before, the audit reported the installed helper's results as the file's (a helper that raises on
+    every call passed unseen)."""
+    import torch._decomp.decompositions as dd
+
+    from shapecheck.kernel.load import load_kernel
+    from shapecheck.kernel.sources import MetaSource
+    from tests.conftest import invoke
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    text = open(dd.__file__).read()
+    head = "def _compute_scale(in_size, out_size, align_corners, scale=None):\n"
+    assert text.count(head) == 1
+    copy.write_text(text.replace(head, head + "    raise RuntimeError('broken helper')\n"))
+    kernel = load_kernel(MetaSource(str(copy)), "aten::upsample_bilinear2d.vec")
+    assert [loc.function for loc, _ in kernel.caveats] == ["_compute_scale"]
+    res = invoke("audit", "--meta-source", copy, "--ops", "aten::upsample_bilinear2d.vec", "-j", "1", "--no-cache",
+                 "--format", "json")
+    import json
+
+    (rec,) = json.loads(res.stdout)["ops"]
+    assert rec["partial"] and any(n.startswith("not verified:") and "_compute_scale" in n for n in rec["notes"])
+    # an unmodified copy: no caveat, the installed kernel's record
+    shutil.copy(dd.__file__, copy)
+    assert load_kernel(MetaSource(str(copy)), "aten::upsample_bilinear2d.vec").caveats == ()
