@@ -72,6 +72,9 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     except ValueError:
         raise TargetError(f"unknown op {op_name!r}: not an op name (expected ns::name[.overload])") from None
     op = C.resolve_op(name)
+    if not CL.op_return_types(op):  # a contract's paths state outputs, at least one: no draft could load
+        raise UserError(f"{name}: nothing to draft: the op returns nothing ({CL.schema_text(op)}), and a contract "
+                        "states the shapes of an op's outputs (its guards are checked through an op that returns them)")
     schema = CL.schema_arguments(op)
     ranks = dict(ranks or {})
     unknown = sorted(set(ranks) - {n for n, *_ in schema})
@@ -108,6 +111,21 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     if trace and eager:
         _eager_contradictions(name, args, names, traced)
     final = schema_text(name, args, names, head, traced)
+    if trace and eager:  # every path at points of its own, the sample case's other sizes and the other cases
+        from .draft_eager import eager_paths
+
+        def inputs_at(values: Any) -> Any:
+            return _call_inputs(name, args, names, TENSOR_SIZE, values)[0]
+
+        if eager_paths(name, _must_load(final), inputs_at, traced):
+            final = schema_text(name, args, names, head, traced)
+    if trace:  # the paths no case can take, then the requires the others imply
+        from .draft_eager import prune_paths, prune_requires
+
+        if prune_paths(_must_load(final), traced):
+            final = schema_text(name, args, names, head, traced)
+        if prune_requires(_must_load(final), traced):
+            final = schema_text(name, args, names, head, traced)
     _must_load(final)
     return final
 
@@ -216,14 +234,19 @@ def _int_list(name: str, count: int) -> list[int]:
     return list(range(count)) if "dim" in name else [int_sample(name)] * count
 
 
-def _call_inputs(name: str, args: list[Arg], names: Any, size: int) -> tuple[Any, dict[str, int]]:
+def _call_inputs(name: str, args: list[Arg], names: Any, size: int,
+                 values: Any = None) -> tuple[Any, dict[str, int]]:
     """The draft's sample call as audit inputs (``OpInputs``) with every tensor dim and SymInt[] entry at
-    ``size`` and every SymInt at SYMINT_SIZE, and that point in the draft's dim names."""
+    ``size`` and every SymInt at SYMINT_SIZE, and that point in the draft's dim names. ``values``: a case's
+    choice values (the first of each choice where not given)."""
     from .inputs import OpInputs
 
     choices = getattr(names, "choices", {}) if names is not None else {}
+    values = values or {}
 
     def concrete(v: Any) -> Any:
+        if isinstance(v, str) and v in values:
+            return values[v]
         return choices[v][0] if isinstance(v, str) and v in choices else v
 
     trees, point = [], {}

@@ -1,0 +1,116 @@
+"""``contract draft``'s output formulas against the eager kernel on every path of the draft, at points that
+``ref check`` draws (each dim at the edges of its domain and drawn alone), not only the sample case at equal
+sizes: there a broadcast (``max(A0, B0)``) or another case's path (embedding_bag's ``include_last_offset``) cannot
+show. A formula the eager kernel contradicts at a point it accepts is not copied: a TODO says what it gave
+(issue 22: a draft never copies a formula the eager kernel contradicts). The eager kernel runs in the audit's
+worker process, so a kernel that crashes on a drawn point costs that point."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ..logic import expr as E
+from .draft_outputs import Traced
+
+POINTS = 6  # drawn points per path
+
+
+def eager_paths(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]], Any], traced: Traced) -> bool:
+    """Check every path's formulas of ``contract`` (the draft, loaded) at points of its own; ``inputs_at(values)``
+    gives the op's call for a case's choice values (dims named as in the draft). Whether a formula was dropped."""
+    from ..logic.solver import Bounds, Solver
+    from ..runtime.refcheck import points_for_path
+    from .eager import worker
+
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    dropped = False
+    for p in contract.paths:
+        outputs, tables, todos = _slots(traced, p.id)
+        if outputs is None:
+            continue
+        for case, bound, sizes in points_for_path(contract, p.era, p.id, POINTS, 0, solver):
+            res = worker().call(name, inputs_at(case.values), dict(sizes))
+            if not res.ok:
+                continue  # a point the eager kernel refuses says nothing of a formula
+            items = list(res.value[1]) if res.value[0] == "L" else [res.value]
+            for i, node in enumerate(bound.outputs):
+                if node is None or i >= len(outputs) or outputs[i] is None or i >= len(items) or items[i][0] != "T":
+                    continue
+                try:
+                    want = E.evaluate(node, sizes)
+                except Exception:  # noqa: BLE001, S112 - a formula of data-dependent sizes: not compared
+                    continue
+                have = tuple(items[i][1])
+                if isinstance(want, tuple) and tuple(want) != have:
+                    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                    todos.append(f"the eager kernel gives {list(have)} for output {i} at {at} (case {case.id}), where "
+                                 f"the fake's formula {outputs[i]} gives {list(want)}: the formula is not copied")
+                    outputs[i] = None
+                    if i < len(tables):
+                        tables[i] = None
+                    dropped = True
+    return dropped
+
+
+def prune_paths(contract: Any, traced: Traced) -> bool:
+    """Drop the draft's paths that no case can take (their ``when`` and the case's domain unsatisfiable, z3 says:
+    glu's ``A1 // 2 > A1``, sides of a guard the trace could not rule out); the last one left is the draft's
+    only path. Whether any was dropped."""
+    from ..logic.solver import Bounds, Sat, Solver
+
+    if len(traced.paths) < 2:
+        return False
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    cases = list(contract.cases())
+    keep = []
+    for k, path in enumerate(traced.paths, 1):
+        mine = [(c, p) for c in cases for p in c.paths if p.id == f"sample_{k}"]
+        if not mine or any(solver.satisfiable([c.domain, p.when]).sat is not Sat.UNSAT for c, p in mine):
+            keep.append(path)
+    if len(keep) == len(traced.paths) or not keep:
+        return False
+    traced.paths = keep
+    if len(keep) == 1:  # one path: written from the trace's own lists, under `when = "True"`
+        traced.outputs, traced.tables = keep[0].outputs, keep[0].tables
+        traced.todos = list(dict.fromkeys([*traced.todos, *keep[0].todos]))
+    return True
+
+
+def prune_requires(contract: Any, traced: Traced) -> bool:
+    """Drop each requires over dims alone that the others left imply (z3 proves it on the dims' ranges): glu's
+    guards on both sides of ``A1 // 2 <= A1`` are all implied by ``A1 % 2 == 0``. A requires z3 cannot settle
+    stays. Whether any was dropped."""
+    from ..logic.solver import Bounds, Outcome, Solver
+
+    dims = {d.name for d in contract.dims}
+    parsed = []
+    for text, _ in traced.requires:
+        try:
+            parsed.append(E.parse(text))
+        except Exception:  # noqa: BLE001 - a requires this shapecheck cannot read: kept, as written
+            parsed.append(None)
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    kept = list(range(len(parsed)))
+    for i, node in enumerate(parsed):
+        if node is None or not E.free_names(node) <= dims:
+            continue
+        others = [parsed[j] for j in kept if j != i and parsed[j] is not None and E.free_names(parsed[j]) <= dims]
+        if others and solver.implies(others, node).outcome == Outcome.PROVED:
+            kept.remove(i)
+    if len(kept) == len(parsed):
+        return False
+    traced.requires = [traced.requires[j] for j in kept]
+    return True
+
+
+def _slots(traced: Traced, path_id: str) -> tuple[Any, Any, Any]:
+    """The lists a draft path's text is written from: ``sample`` is the trace's own outputs, ``sample_K`` its
+    K-th path's."""
+    if path_id == "sample":
+        return traced.outputs, traced.tables, traced.todos
+    k = path_id.removeprefix("sample_")
+    if k.isdigit() and 1 <= int(k) <= len(traced.paths):
+        path = traced.paths[int(k) - 1]
+        return path.outputs, path.tables, path.todos
+    return None, None, None
