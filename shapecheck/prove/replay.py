@@ -309,6 +309,11 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding], solver: S
                                message=f"the kernel raised {run.error} at the counterexample (static sizes under "
                                f"FakeTensorMode; the symbolic trace returned {v.expr})"))
             continue
+        returned = _returned_otherwise(v, run, r.case) if v.code == RuleCode.KERNEL_ERROR and run is not None \
+            and run.error is None else None
+        if returned is not None:  # the kernel returns there, an output the contract's path does not state
+            out.append(returned)
+            continue
         at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
         out.append(replace(v, code=RuleCode.INCONCLUSIVE, fix="", message=f"{v.code} did not reproduce at {at}: {why} "
                            f"(static sizes under FakeTensorMode); not reported as a violation. The analysis said: "
@@ -317,6 +322,40 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding], solver: S
 
 
 OTHER_POINTS = 3
+
+
+def _returned_otherwise(v: Finding, run: Run, case: BoundCase) -> Finding | None:
+    """An SC007 whose counterexample the kernel returns at, with static sizes: an SC002 there where an output's
+    shape differs from what every path of the case whose ``when`` holds states (polar's fake raised on the
+    broadcast the symbolic trace assumed away, and returns (2, 1) where the contract says (1, 1)); else None."""
+    point = v.counterexample
+    try:
+        paths = [p for p in case.paths if E.evaluate(p.when, point) is True]
+    except Exception:  # noqa: BLE001 - a when undefined at the point (a division by 0): nothing to compare
+        return None
+    diffs = []
+    for p in paths:
+        for j, node in enumerate(p.outputs):
+            have = run.outputs[j] if j < len(run.outputs) else None
+            if node is None or not isinstance(have, tuple) or None in have:
+                continue
+            try:
+                want = E.evaluate(node, point)
+            except Exception:  # noqa: BLE001, S112 - undefined at the point: not a difference
+                continue
+            if isinstance(want, tuple) and tuple(want) != have:
+                diffs.append((p, j, want, have))
+                break
+        else:
+            return None  # a path that holds here states every output the kernel returned: no violation
+    if not diffs:
+        return None
+    p, j, want, have = diffs[0]
+    at = ", ".join(f"{k}={x}" for k, x in point.items())
+    return replace(v, code=RuleCode.OUTPUT_SHAPE_MISMATCH, fix="", path=p.pid, expr=f"{have} != {tuple(want)}",
+                   message=f"output {j} is {have} at {at} (the kernel returns there with static sizes under "
+                   f"FakeTensorMode), where path {p.id} says {tuple(want)}; the symbolic trace raised there "
+                   f"instead ({v.expr})")
 
 
 def _elsewhere(v: Finding, why: str, r: Replayer, solver: Solver) -> tuple[Finding, str | None]:

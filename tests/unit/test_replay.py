@@ -4,7 +4,7 @@ a trace holds only where that answer does; every reported counterexample is repl
 import pytest
 
 from shapecheck.findings import Verdict
-from shapecheck.prove.verify import verify_op
+from shapecheck.prove.verify import Options, verify_op
 from tests.conftest import KERNELS, ROOT
 
 CROSS = str(ROOT / "contracts" / "aten" / "linalg_cross.toml")
@@ -141,3 +141,23 @@ def test_a_finding_whose_least_point_takes_a_static_branch_is_replayed_at_anothe
     import json
 
     assert "region" not in json.loads(json.dumps(r.to_json()))["violations"][0]  # in-process only
+
+
+
+@pytest.mark.slow
+def test_an_error_of_the_trace_where_the_kernel_returns_a_shape_the_contract_denies_is_that_shape_finding(tmp_path):
+    """polar's decomposition raises under unbacked sizes on a broadcast, and returns the broadcast shape with
+    static ones: where the contract states the first operand's shape, that static output is the violation
+    (SC002 at the point), not an SC007 that "did not reproduce" (inconclusive, exit 3, as before)."""
+    from shapecheck.audit.schema_draft import draft_contract
+
+    skeleton = draft_contract("aten::polar", trace=False)  # its dims, args and one path, outputs unspecified
+    assert skeleton.count('outputs = ["unspecified"]') == 1 and "[domain]" not in skeleton
+    contract = tmp_path / "polar.toml"
+    contract.write_text(skeleton.replace('outputs = ["unspecified"]', 'outputs = ["(A0, A1)"]') + '\n[domain]\n'
+                        'requires = ["A1 == B1 or A1 == 1 or B1 == 1", "A0 == B0 or A0 == 1 or B0 == 1"]\n')
+    r = verify_op("aten::polar", contract=str(contract), options=Options(jobs=1))
+    assert r.verdict is Verdict.FAIL
+    shapes = {(v.counterexample["B0"], v.counterexample["B1"]): v.expr for v in r.violations if v.code == "SC002"}
+    assert shapes and all(f"({b0}, {b1}) != (1, 1)" == e for (b0, b1), e in shapes.items())
+    assert not [v for v in r.violations if v.code in ("SC005", "SC007")]
