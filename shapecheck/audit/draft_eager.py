@@ -18,7 +18,8 @@ POINTS = 6  # drawn points per path
 
 def eager_paths(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]], Any], traced: Traced) -> bool:
     """Check every path's formulas of ``contract`` (the draft, loaded) at points of its own; ``inputs_at(values)``
-    gives the op's call for a case's choice values (dims named as in the draft). Whether a formula was dropped."""
+    gives the op's call for a case's choice values (dims named as in the draft). Whether a formula was dropped or
+    a TODO added."""
     from ..logic.solver import Bounds, Solver
     from ..runtime.refcheck import points_for_path
     from .eager import worker
@@ -29,10 +30,17 @@ def eager_paths(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]
         outputs, tables, todos = _slots(traced, p.id)
         if outputs is None:
             continue
+        refused = False
         for case, bound, sizes in points_for_path(contract, p.era, p.id, POINTS, 0, solver):
             res = worker().call(name, inputs_at(case.values), dict(sizes))
-            if not res.ok:
-                continue  # a point the eager kernel refuses says nothing of a formula
+            if not res.ok:  # says nothing of a formula; inside the domain, of a requires the fake lacks
+                if not refused and not res.crashed:
+                    refused = dropped = True  # the text is written again with the TODO
+                    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                    todos.append(f"the eager kernel refuses {at} (case {case.id}), inside the domain: "
+                                 f"{res.error[:200]}: a requires the fake does not ask for (or values the "
+                                 "drafted arguments cannot have); `shapecheck ref check` reports each such point")
+                continue
             items = list(res.value[1]) if res.value[0] == "L" else [res.value]
             for i, node in enumerate(bound.outputs):
                 if node is None or i >= len(outputs) or outputs[i] is None or i >= len(items) or items[i][0] != "T":
@@ -51,6 +59,37 @@ def eager_paths(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]
                         tables[i] = None
                     dropped = True
     return dropped
+
+
+CASES = 32  # cases whose sample call is tried
+
+
+def refused_cases(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]], Any], traced: Traced) -> bool:
+    """Each case's call (up to ``CASES``) at the least point of its domain with every dim at 2 or more, against
+    the eager kernel: the cases it refuses there (conv1d's ``has_bias = true`` with the fake's rank-2 bias, an
+    option the CPU kernel lacks) are one TODO, since their paths check a call the op never takes. Whether one
+    was added."""
+    from ..logic.solver import Bounds, Solver, restrict
+    from .eager import worker
+
+    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    refused: list[tuple[str, str]] = []
+    cases = list(contract.cases())
+    for case in cases[:CASES]:
+        floor = [E.Cmp(">=", E.Var(d.name), E.Const(max(2, d.min))) for d in case.dims]
+        model = solver.small_model([case.domain, *floor]) or solver.small_model([case.domain])
+        if model is None:
+            continue
+        res = worker().call(name, inputs_at(case.values), restrict(model, [d.name for d in contract.dims]))
+        if not res.ok and not res.crashed:
+            refused.append((case.id, res.error[:160]))
+    if not refused or len(refused) == min(len(cases), CASES):
+        return False  # none, or all (the sample itself: the draft's head says what the search found)
+    shown = "; ".join(f"{cid}: {err}" for cid, err in refused[:3])
+    traced.todos.append(f"the eager kernel refuses the call of {len(refused)} of {min(len(cases), CASES)} cases at "
+                        f"their least sizes ({shown}{'; ...' if len(refused) > 3 else ''}): a choice value or an "
+                        "argument's rank or dtype the op does not take there; narrow the choices or fix the argument")
+    return True
 
 
 def prune_paths(contract: Any, traced: Traced) -> bool:

@@ -112,12 +112,13 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
         _eager_contradictions(name, args, names, traced)
     final = schema_text(name, args, names, head, traced)
     if trace and eager:  # every path at points of its own, the sample case's other sizes and the other cases
-        from .draft_eager import eager_paths
+        from .draft_eager import eager_paths, refused_cases
 
         def inputs_at(values: Any) -> Any:
             return _call_inputs(name, args, names, TENSOR_SIZE, values)[0]
 
-        if eager_paths(name, _must_load(final), inputs_at, traced):
+        if eager_paths(name, _must_load(final), inputs_at, traced) | \
+                refused_cases(name, _must_load(final), inputs_at, traced):
             final = schema_text(name, args, names, head, traced)
     if trace:  # the paths no case can take, then the requires the others imply
         from .draft_eager import prune_paths, prune_requires
