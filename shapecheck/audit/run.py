@@ -502,6 +502,9 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
         # without --ops, the file's own aten ops: every other aten op runs the installed kernel, whose audit is the
         # same without the file (259 of torch 2.13's 1653 for its _meta_registrations.py)
         names = [n for n in names if not n.startswith("aten::") or _provides(source, n)]
+        if not names and not unreachable and not _lacking(source, patterns):  # else a pass of 0 ops
+            raise UserError(f"{source.file}: --meta-source registers no op the audit covers (the functional "
+                            "overloads: no out= or in-place variant): name the ops with --ops")
     if imports and not patterns and not names and not unreachable:  # else a pass of 0 ops
         raise UserError(f"--import {' '.join(imports)}: the import registers no op (a library whose ops are "
                         "registered elsewhere: name them with --ops 'ns::*')")

@@ -438,13 +438,20 @@ def _runs_installed(helper: ast.FunctionDef, source: str, filename: str, install
     theirs = _source_of(installed.get(helper.name))
     start = min([helper.lineno, *(d.lineno for d in helper.decorator_list)])
     mine = "\n".join(source.splitlines()[start - 1:helper.end_lineno])
-    if theirs is not None and textwrap.dedent(theirs).strip() == textwrap.dedent(mine).strip():
+    if theirs is not None and _code_lines(theirs) == _code_lines(mine):
         return None
     what = "has no such function" if theirs is None else "has another version of it"
     return (SourceLoc(filename, helper.lineno, helper.name, f"def {helper.name}(...)"),
             f"the file's {helper.name} runs only as the installed torch has it (the kernel reaches it through a "
             f"decorated function, which is not defined from the file), and the installed torch {what}: the "
             f"kernel verified is not the file's, so nothing is proved about it")
+
+
+def _code_lines(text: str) -> list[str]:
+    """A function's source without its comment lines and trailing spaces (a comment after its last line is part of
+    the installed function's ``inspect`` source, not of its syntax tree's)."""
+    return [line.rstrip() for line in textwrap.dedent(text).splitlines() if line.strip() and
+            not line.lstrip().startswith("#")]
 
 
 def _source_of(fn: Any) -> str | None:

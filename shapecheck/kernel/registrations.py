@@ -211,28 +211,44 @@ def plain_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionD
 def installed_helpers(tree: ast.Module, fdef: ast.FunctionDef) -> list[ast.FunctionDef]:
     """The module-level functions of the file that ``fdef`` reaches only as the installed torch has them: each
     decorated one it reaches (``plain_helpers`` defines none of them: a decorator such as
-    ``_make_elementwise_unary_reference`` registers as it wraps), and every function one of those reaches
-    (``_upsample_linear`` under ``@pw_cast_for_opmath`` calls the installed ``_compute_scale``, not the file's).
-    Where one differs from the installed torch's, the file's change is not what runs."""
+    ``_make_elementwise_unary_reference`` registers as it wraps), each one a module-level name bound to an
+    expression reaches (``pw_cast_for_opmath = partial(type_casts, ...)``: the binding is the installed module's),
+    and every function one of those reaches (``_upsample_linear`` under ``@pw_cast_for_opmath`` calls the
+    installed ``_compute_scale``, not the file's). A function's own parameters and local names reach nothing
+    (``meta_index_Tensor``'s local ``nonzero``). Where one differs from the installed torch's, the file's change
+    is not what runs."""
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    bound = {t.id: n.value for n in tree.body if isinstance(n, ast.Assign) for t in n.targets
+             if isinstance(t, ast.Name) and t.id not in funcs}
     plain = {n.name for n in plain_helpers(tree, fdef)}
 
     def reached(start: ast.AST) -> set[str]:
         seen: set[str] = set()
         todo = [start]
         while todo:
-            for sub in ast.walk(todo.pop()):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in funcs \
-                        and sub.id not in seen and sub.id != fdef.name:
+            node = todo.pop()
+            mine = _local_names(node) if isinstance(node, ast.FunctionDef) else set()
+            for sub in ast.walk(node):
+                if not isinstance(sub, ast.Name) or not isinstance(sub.ctx, ast.Load) or sub.id in mine \
+                        or sub.id in seen or sub.id == fdef.name:
+                    continue
+                if sub.id in funcs or sub.id in bound:
                     seen.add(sub.id)
-                    todo.append(funcs[sub.id])
+                    todo.append(funcs[sub.id] if sub.id in funcs else bound[sub.id])
         return seen
 
-    decorated = {name for name in reached(fdef) if name not in plain}
-    out = set(decorated)
-    for name in decorated:
-        out |= reached(funcs[name])
+    roots = {name for name in reached(fdef) if name in bound or name not in plain}
+    out = set(roots)
+    for name in roots:
+        out |= reached(funcs[name] if name in funcs else bound[name])
     return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in out and n is funcs[n.name]]
+
+
+def _local_names(fn: ast.FunctionDef) -> set[str]:
+    """The names a function binds itself: its parameters and every name it assigns (its own or a nested body's)."""
+    a = fn.args
+    names = {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs, *filter(None, [a.vararg, a.kwarg])]}
+    return names | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def read_python(path_text: str, option: str) -> tuple[str, ast.Module]:

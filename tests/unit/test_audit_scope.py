@@ -247,3 +247,15 @@ def test_a_meta_source_file_without_ops_audits_the_ops_it_registers():
     report = json.loads(res.stdout)
     assert [r["op"] for r in report["ops"]] == ["aten::im2col.default"] and report["total_ops"] == 1
     assert report["ops"][0]["kernel"] == "decomp_registrations.py:im2col" and res.returncode == 1
+
+
+@pytest.mark.slow
+def test_a_meta_source_file_of_out_variants_only_is_bad_input_not_a_pass_of_0_ops(tmp_path):
+    from tests.conftest import invoke
+
+    only = tmp_path / "onlyout.py"
+    only.write_text("import torch\nfrom torch._meta_registrations import register_meta\naten = torch.ops.aten\n\n\n"
+                    "@register_meta(aten.index_select.out)\ndef meta_index_select_out(self, dim, index, *, out):\n"
+                    "    raise RuntimeError('broken')\n")
+    res = invoke("audit", "--meta-source", str(only), "-j", "1", "--no-cache")
+    assert res.returncode == 2 and "registers no op the audit covers" in res.stderr and "PASS" not in res.stdout

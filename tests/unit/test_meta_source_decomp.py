@@ -271,6 +271,34 @@ def unrelated(a):
     assert [n.name for n in installed_helpers(tree, fdef)] == ["wrap", "direct", "through", "deeper"]
 
 
+def test_a_binding_to_an_expression_is_followed_and_a_local_name_is_not():
+    """``pw_cast_for_opmath = partial(type_casts, ...)``: a decorator bound by an assignment is the installed
+    module's, so ``type_casts`` runs as installed; ``meta_index_Tensor``'s local ``nonzero`` is no call of the
+    module's ``nonzero`` (that made index.Tensor's audit inconclusive for a change to meta nonzero)."""
+    from shapecheck.kernel.registrations import installed_helpers
+
+    tree = ast.parse('''
+def type_casts(f, mode):
+    return f
+
+cast = partial(type_casts, mode=1)
+
+def nonzero(x):
+    return x
+
+@cast
+def helper(a):
+    return a
+
+@register_decomposition(aten.x)
+def kernel(a, index):
+    nonzero = index.nonzero()
+    return helper(nonzero)
+''')
+    fdef = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "kernel")
+    assert [n.name for n in installed_helpers(tree, fdef)] == ["type_casts", "helper"]
+
+
 @pytest.mark.slow
 def test_a_changed_helper_the_installed_torch_runs_in_its_place_makes_the_verdict_inconclusive(tmp_path):
     """A PR that changes ``_compute_scale`` (reached by upsample_bilinear2d.vec's decomposition only through the
