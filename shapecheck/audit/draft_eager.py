@@ -20,11 +20,10 @@ def eager_paths(name: str, contract: Any, inputs_at: Callable[[Mapping[str, Any]
     """Check every path's formulas of ``contract`` (the draft, loaded) at points of its own; ``inputs_at(values)``
     gives the op's call for a case's choice values (dims named as in the draft). Whether a formula was dropped or
     a TODO added."""
-    from ..logic.solver import Bounds, Solver
     from ..runtime.refcheck import points_for_path
     from .eager import worker
 
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    solver = _solver(contract)
     dropped = False
     for p in contract.paths:
         outputs, tables, todos = _slots(traced, p.id)
@@ -69,10 +68,10 @@ def refused_cases(name: str, contract: Any, inputs_at: Callable[[Mapping[str, An
     the eager kernel: the cases it refuses there (conv1d's ``has_bias = true`` with the fake's rank-2 bias, an
     option the CPU kernel lacks) are one TODO, since their paths check a call the op never takes. Whether one
     was added."""
-    from ..logic.solver import Bounds, Solver, restrict
+    from ..logic.solver import restrict
     from .eager import worker
 
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    solver = _solver(contract)
     refused: list[tuple[str, str]] = []
     cases = list(contract.cases())
     for case in cases[:CASES]:
@@ -96,11 +95,11 @@ def prune_paths(contract: Any, traced: Traced) -> bool:
     """Drop the draft's paths that no case can take (their ``when`` and the case's domain unsatisfiable, z3 says:
     glu's ``A1 // 2 > A1``, sides of a guard the trace could not rule out); the last one left is the draft's
     only path. Whether any was dropped."""
-    from ..logic.solver import Bounds, Sat, Solver
+    from ..logic.solver import Sat
 
     if len(traced.paths) < 2:
         return False
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    solver = _solver(contract)
     cases = list(contract.cases())
     keep = []
     for k, path in enumerate(traced.paths, 1):
@@ -120,7 +119,7 @@ def prune_requires(contract: Any, traced: Traced) -> bool:
     """Drop each requires over dims alone that the others left imply (z3 proves it on the dims' ranges): glu's
     guards on both sides of ``A1 // 2 <= A1`` are all implied by ``A1 % 2 == 0``. A requires z3 cannot settle
     stays. Whether any was dropped."""
-    from ..logic.solver import Bounds, Outcome, Solver
+    from ..logic.solver import Outcome
 
     dims = {d.name for d in contract.dims}
     parsed = []
@@ -129,7 +128,7 @@ def prune_requires(contract: Any, traced: Traced) -> bool:
             parsed.append(E.parse(text))
         except Exception:  # noqa: BLE001 - a requires this shapecheck cannot read: kept, as written
             parsed.append(None)
-    solver = Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
+    solver = _solver(contract)
     kept = list(range(len(parsed)))
     for i, node in enumerate(parsed):
         if node is None or not E.free_names(node) <= dims:
@@ -141,6 +140,13 @@ def prune_requires(contract: Any, traced: Traced) -> bool:
         return False
     traced.requires = [traced.requires[j] for j in kept]
     return True
+
+
+def _solver(contract: Any) -> Any:
+    """A solver over the draft's dims, each in its range."""
+    from ..logic.solver import Bounds, Solver
+
+    return Solver([Bounds(d.name, d.min, d.max) for d in contract.dims])
 
 
 def _slots(traced: Traced, path_id: str) -> tuple[Any, Any, Any]:

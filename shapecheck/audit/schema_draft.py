@@ -111,21 +111,18 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     if trace and eager:
         _eager_contradictions(name, args, names, traced)
     final = schema_text(name, args, names, head, traced)
-    if trace and eager:  # every path at points of its own, the sample case's other sizes and the other cases
-        from .draft_eager import eager_paths, refused_cases
+    if trace:  # the eager kernel on every path and case; then the paths no case can take, the requires implied
+        from .draft_eager import eager_paths, prune_paths, prune_requires, refused_cases
 
         def inputs_at(values: Any) -> Any:
             return _call_inputs(name, args, names, TENSOR_SIZE, values)[0]
 
-        if eager_paths(name, _must_load(final), inputs_at, traced) | \
-                refused_cases(name, _must_load(final), inputs_at, traced):
-            final = schema_text(name, args, names, head, traced)
-    if trace:  # the paths no case can take, then the requires the others imply
-        from .draft_eager import prune_paths, prune_requires
-
-        if prune_paths(_must_load(final), traced):
-            final = schema_text(name, args, names, head, traced)
-        if prune_requires(_must_load(final), traced):
+        contract = _must_load(final)  # the checks read its paths, cases and dims, which they leave as they are
+        changed = eager and eager_paths(name, contract, inputs_at, traced)
+        changed = (eager and refused_cases(name, contract, inputs_at, traced)) or changed
+        changed = prune_paths(contract, traced) or changed
+        changed = prune_requires(contract, traced) or changed
+        if changed:
             final = schema_text(name, args, names, head, traced)
     _must_load(final)
     return final
