@@ -427,7 +427,8 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     make it the op's torch.library fake. Re-resolving under it tells
     whether torch then reaches ``fn``."""
     slots = _Slots()
-    kind, *py_impls = kind.split(", ")  # "register_decomposition, py_impl(CompositeImplicitAutograd)"
+    # "register_decomposition, py_impl(CompositeImplicitAutograd)"; "py_impl(...), ...": py_impl alone registers it
+    kind, *py_impls = ("", *kind.split(", ")) if kind.startswith("py_impl(") else kind.split(", ")
     for spec in py_impls:  # the Python kernels the function's py_impl decorators make it
         key = getattr(DispatchKey, spec.removeprefix("py_impl(").removesuffix(")"), None)
         if key is not None:
@@ -445,7 +446,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     elif kind == "register_meta":
         slots.table(torch._decomp.meta_table, op)
         slots.py_kernel(op, DispatchKey.Meta)
-    else:
+    elif kind:
         slots.custom_fake(op)
     return slots.holding(fn)
 

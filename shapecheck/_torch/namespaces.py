@@ -19,13 +19,14 @@ def meta_registration_namespace(file: str | None = None, registration: str = "re
 
 
 def installed_module(file: str | None = None, registration: str = "register_meta") -> Any:
-    """The installed torch module a candidate of ``file`` stands for: for a ``register_decomposition``, the torch
+    """The installed torch module a candidate of ``file`` stands for: for a ``register_decomposition`` (or a
+    function only ``py_impl`` registers: decompositions.py's ``matmul``, _refs' ``broadcast_tensors``), the torch
     module whose path ``file`` ends with (``_decomp/decompositions.py``, ``_refs/__init__.py``,
     ``_refs/nn/functional/__init__.py``), else ``torch._decomp.decompositions``; for the rest,
     ``torch._meta_registrations``."""
     import torch._meta_registrations as mr
 
-    if registration != "register_decomposition":
+    if registration not in ("register_decomposition", "py_impl"):
         return mr
     import torch._decomp.decompositions as dd
     import torch._refs  # noqa: F401 - its modules are the other homes of decompositions

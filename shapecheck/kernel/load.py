@@ -361,7 +361,9 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     # torch's own code may read the function by its name in the module the file stands for (a FakeTensor rule
     # calling torch._refs.native_layer_norm): there the file's function stands in for it
     slot = (module, fdef.name) if callable(vars(module).get(fdef.name)) else None
-    kind = ", ".join([_registering_name(registration.decorator), *(f"py_impl({k})" for k in keys)])
+    # a function made the op's Python kernel by ``py_impl`` alone is registered by those decorators alone
+    kind = ", ".join([*([] if is_py_impl(registration.decorator) else [_registering_name(registration.decorator)]),
+                      *(f"py_impl({k})" for k in keys)])
     return _through_op(kernel, fn, op, kind, slot)
 
 

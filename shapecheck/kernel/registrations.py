@@ -80,7 +80,36 @@ def registrations(tree: ast.Module) -> list[Registration]:
                 found.append(Registration(node, dec, ops))
             elif isinstance(dec, ast.Attribute) and dec.attr in REGISTERING and isinstance(dec.value, ast.Name):
                 found.append(Registration(node, dec, custom.get(dec.value.id, ())))  # @my_op.register_fake
+        found.extend(_py_impl_only(node, found, aliases))
     return found
+
+
+def _py_impl_only(fdef: ast.FunctionDef, found: list[Registration], aliases: dict[str, str]) -> list[Registration]:
+    """The overloads ``fdef`` is made a Python kernel of only by ``@aten.OP.OVERLOAD.py_impl(KEY)`` (no registering
+    decorator of it names them): a registration too, since export runs that kernel (decompositions.py's
+    ``matmul``, ``one_hot``; ``_upsample_linear_vec`` for ``upsample_linear1d.vec``), with its first such
+    decorator."""
+    named = [ref for reg in found if reg.fdef is fdef for ref in reg.ops]
+    out: list[Registration] = []
+    for dec in fdef.decorator_list:
+        ref = py_impl_ref(dec, aliases)
+        if ref is None or any(r.matches(ref.namespace, ref.packet, ref.overload or "default") for r in named):
+            continue
+        named.append(ref)
+        out.append(Registration(fdef, dec, (ref,)))
+    return out
+
+
+def py_impl_ref(dec: ast.expr, aliases: dict[str, str]) -> OpRef | None:
+    """The overload a ``@aten.OP[.OVERLOAD].py_impl(DispatchKey.KEY)`` decorator names (``default`` when none is
+    named), or None for any other decorator."""
+    if not (is_py_impl(dec) and isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute)
+            and len(dec.args) == 1 and isinstance(dec.args[0], ast.Attribute)):
+        return None
+    refs = _op_refs(dec.func.value, aliases)
+    if len(refs) != 1:
+        return None
+    return OpRef(refs[0].namespace, refs[0].packet, refs[0].overload or "default")
 
 
 def _custom_ops(tree: ast.Module, aliases: dict[str, str]) -> dict[str, tuple[OpRef, ...]]:
@@ -121,17 +150,12 @@ def py_impl_keys(tree: ast.Module, fdef: ast.FunctionDef, op_name: str) -> tuple
     make it for ``op_name`` (``ns::name.overload``; torch's decompositions.py gives ``_upsample_nearest_vec`` the
     CompositeImplicitAutograd and Autograd kernels of the upsample_nearest .vec ops this way)."""
     aliases = _namespace_aliases(tree)
-    ns, _, rest = op_name.partition("::")
-    name, _, overload = rest.partition(".")
+    ns, name, overload = split_op(op_name)
     keys = []
     for dec in fdef.decorator_list:
-        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "py_impl"
-                and len(dec.args) == 1 and isinstance(dec.args[0], ast.Attribute)):
-            continue
-        chain = _attribute_chain(dec.func.value)
-        if chain is None or len(chain) not in (2, 3) or aliases.get(chain[0]) != ns or chain[1] != name:
-            continue
-        if (chain[2] if len(chain) == 3 else "default") == (overload or "default"):
+        ref = py_impl_ref(dec, aliases)
+        if ref is not None and ref.matches(ns, name, overload) == 2:
+            assert isinstance(dec, ast.Call) and isinstance(dec.args[0], ast.Attribute)  # py_impl_ref checked it
             keys.append(dec.args[0].attr)
     return tuple(keys)
 

@@ -328,3 +328,61 @@ def test_a_changed_helper_the_installed_torch_runs_in_its_place_makes_the_verdic
     # an unmodified copy: no caveat, the installed kernel's record
     shutil.copy(dd.__file__, copy)
     assert load_kernel(MetaSource(str(copy)), "aten::upsample_bilinear2d.vec").caveats == ()
+
+
+def test_a_function_only_py_impl_registers_is_the_registration_of_its_overload():
+    """decompositions.py makes ``matmul`` and ``one_hot`` (and ``_upsample_linear_vec`` for upsample_linear1d.vec,
+    which its register_decomposition does not name) Python kernels by ``py_impl`` alone: such a function was no
+    registration, and ``--meta-source`` checked the installed torch's kernel in its place (hunt 27: a copy whose
+    ``_upsample_linear_vec`` raised passed the gate)."""
+    from shapecheck.kernel.registrations import py_impl_keys
+
+    tree = ast.parse(
+        "import torch\nfrom torch._C import DispatchKey\naten = torch.ops.aten\n"
+        "@register_decomposition(aten.upsample_bilinear2d.vec)\n"
+        "@aten.upsample_linear1d.vec.py_impl(DispatchKey.CompositeImplicitAutograd)\n"
+        "@aten.upsample_linear1d.vec.py_impl(DispatchKey.Autograd)\n"
+        "@aten.upsample_bilinear2d.vec.py_impl(DispatchKey.Autograd)\n"
+        "def vec(x, output_size, align_corners, scale_factors):\n    return x\n"
+        "@torch.ops.aten.matmul.default.py_impl(DispatchKey.CompositeImplicitAutograd)\n"
+        "def mm(a, b):\n    return a\n")
+    linear = find_registration(tree, "aten::upsample_linear1d.vec")
+    assert linear is not None and linear.fdef.name == "vec" and linear.decorator.func.attr == "py_impl"
+    assert py_impl_keys(tree, linear.fdef, "aten::upsample_linear1d.vec") == ("CompositeImplicitAutograd", "Autograd")
+    bilinear = find_registration(tree, "aten::upsample_bilinear2d.vec")  # its register_decomposition, as before
+    assert bilinear is not None and bilinear.decorator.func.id == "register_decomposition"
+    mm = find_registration(tree, "aten::matmul")
+    assert mm is not None and mm.fdef.name == "mm"
+    assert find_registration(tree, "aten::matmul.out") is None and find_registration(tree, "aten::mm") is None
+
+
+@pytest.mark.slow
+def test_a_broken_py_impl_only_kernel_of_a_file_is_found_and_an_unmodified_one_is_the_installed_ones(tmp_path):
+    """The function runs where its py_impl puts it (export's CompositeImplicitAutograd kernel): a matmul that
+    raises is found; the unmodified copy is checked from the file and finds what the installed kernel does."""
+    import json
+
+    import torch._decomp.decompositions as dd
+
+    from tests.conftest import invoke
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    shutil.copy(dd.__file__, copy)
+
+    def record(*extra):
+        res = invoke("audit", *extra, "--ops", "aten::matmul", "-j", "1", "--no-cache", "--variants", "0",
+                     "--format", "json")
+        (rec,) = json.loads(res.stdout)["ops"]
+        return res.returncode, rec
+
+    theirs, mine = record(), record("--meta-source", copy)
+    assert mine[1]["kernel"] == "decompositions.py:matmul" and "installed torch" in theirs[1]["kernel"]
+    assert mine[0] == theirs[0] and mine[1]["status"] == theirs[1]["status"]
+    assert sorted(f["code"] for f in mine[1]["findings"]) == sorted(f["code"] for f in theirs[1]["findings"])
+    text = copy.read_text()
+    head = "def matmul(tensor1, tensor2, *, is_out=False):\n"
+    assert text.count(head) == 1
+    copy.write_text(text.replace(head, head + "    raise RuntimeError('broken matmul')\n"))
+    code, rec = record("--meta-source", copy)
+    assert code == 1 and any("broken matmul" in json.dumps(f) for f in rec["findings"]), rec
