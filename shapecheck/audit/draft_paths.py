@@ -193,3 +193,19 @@ def _paths(cases: Sequence[Any], got: list[CaseOutputs], key: Callable[[CaseOutp
         when = _when(names, [tuple(values[i][n] for n in names) for i in members], universe)
         paths += _group_paths(when, one, [cases[i].id for i in members])
     return paths
+
+
+def scoped(text: str, needed: Sequence[bool], cases: Sequence[Any]) -> str:
+    """The requires ``text`` where the cases with ``needed`` true are (by the fewest choices that tell them from
+    the rest): ``ceil_mode or A1 // 2 >= 1`` for a requires of the cases with ``ceil_mode`` false."""
+    values = [dict(c.values) for c in cases]
+    groups = [int(n) for n in needed]
+    names = _telling(values, groups)
+    universe = [list({repr(v[n]): v[n] for v in values}.values()) for n in names]
+    when = _when(names, [tuple(values[i][n] for n in names) for i, n_ in enumerate(needed) if n_], universe)
+    if when == "True":
+        return text
+    bare = when.removeprefix("not ")
+    negated = bare if when.startswith("not ") and bare.isidentifier() else \
+        f"not {when}" if when.isidentifier() else f"not ({when})"
+    return f"{negated} or ({text})" if " and " in text else f"{negated} or {text}"

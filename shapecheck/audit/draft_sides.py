@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..logic import expr as E
+from ..logic.solver import Sat
 from ..rules import RuleCode
 from .draft_outputs import Traced, finish, is_dim_equality, ordered
 
@@ -355,7 +356,6 @@ def _one_formula(leaves: list[Leaf], contract: Any, requires: list[E.Node]) -> l
     under that side's conditions and the requires. Sides whose tables differ, or a formula not proved: as they
     are."""
     from ..logic.simplify import shown
-    from ..logic.solver import Sat
     from .draft_paths import signature
 
     first = leaves[0].traced
@@ -426,7 +426,6 @@ def _shared_requires(leaves: list[Leaf], contract: Any) -> list[tuple[str, str]]
     """Each leaf's requires: as it is where every other leaf states it too or implies it (z3: its conditions and
     its own requires; where.self's ``B0 == C0 or ...`` follows from ``A0 == B0 or ...`` and ``A0 == C0 or ...``
     where ``A0 != 1``), else only where the leaf's conditions hold (``not (A1 == 1) or ...``)."""
-    from ..logic.solver import Sat
 
     if len(leaves) < 2:
         return list(leaves[0].traced.requires) if leaves else []
@@ -450,7 +449,6 @@ def _shared_requires(leaves: list[Leaf], contract: Any) -> list[tuple[str, str]]
 def _never(contract: Any, assumptions: list[E.Node], cond: E.Node) -> bool:
     """Whether z3 proves ``cond`` false at every size of the draft's ranges under ``assumptions`` (a branch's side
     that no input takes, as max_pool's ``2 * ((A1 - 1) // 2) >= A1``). Unknown, or a name the ranges lack: no."""
-    from ..logic.solver import Sat
 
     conds = [*assumptions, cond]
     if not set().union(*(E.free_names(c) for c in conds)) <= set(contract.dim_names):
@@ -472,3 +470,52 @@ def _fixed_by(node: E.Node) -> dict[str, int]:
             if isinstance(a, E.Var) and isinstance(b, E.Const) and isinstance(b.value, int):
                 return {a.name: b.value}
     return {}
+
+
+#: traces ``scope_requires`` may take in all (a walk of a case's sides where a requires fails costs a few)
+SCOPE_TRACES = 24
+
+
+def scope_requires(kernel: Any, contract: Any, cases: list[Any], out: Traced, own: dict[str, set[str]],
+                   point: dict[str, int]) -> None:
+    """The sample case's requires, each only where the cases need it: a case traced to the end without a requires
+    (``own``: each such case's own, by id) has its sides walked again where it fails; one whose kernel returns
+    there (its own asserts allow a point of it) does not need it, and the requires is scoped to the cases that do
+    (max_pool2d_with_indices' ``A1 // 2 >= 1``, asserted with ``ceil_mode`` false: ``ceil_mode or A1 // 2 >= 1``,
+    since with it true the kernel returns at A1 = 1). A case not traced to the end, or past the budget, keeps it."""
+    from .draft_paths import scoped
+
+    if len(cases) < 2 or not out.requires:
+        return
+    dims, solver, left = set(contract.dim_names), _ranges_solver(contract), SCOPE_TRACES
+    parsed = {text: E.parse(text) for text, _ in out.requires}
+    plain = [n for n in parsed.values() if E.free_names(n) <= dims]
+    scoped_out = []
+    for text, why in out.requires:
+        node, needed = parsed[text], []
+        for case in cases:
+            mine = own.get(case.id)
+            if case is cases[0] or mine is None or text in mine or left <= 0 \
+                    or not E.free_names(node) <= {d.name for d in case.dims}:  # a dim the case lacks: kept
+                needed.append(True)
+                continue
+            rest = [n for n in plain if n is not node]
+            at = solver.small_model([E.negate(node), *rest])
+            if at is None:
+                needed.append(True)
+                continue
+            ex = Explorer(kernel, case, contract, {**point, **{k: v for k, v in at.items() if k in point}})
+            ex.left = min(left, 8)
+            got = ex.walk([E.negate(node)], [], ex.point)
+            left -= min(left, 8) - max(ex.left, 0)
+            facts = [E.parse(r) for r, _ in ex.out.requires]
+            needed.append(not isinstance(got, list) or not any(
+                solver.satisfiable([E.negate(node), *rest, *facts, *leaf.conds,
+                                    *(E.parse(r) for r, _ in leaf.traced.requires)]).sat is Sat.SAT
+                for leaf in got if all(E.free_names(n) <= dims for n in facts + leaf.conds)))
+        if all(needed):
+            scoped_out.append((text, why))
+        else:
+            scoped_out.append((scoped(text, needed, cases), f"{why}; only in these cases: with the other choices the "
+                               "kernel returns where it fails"))
+    out.requires = scoped_out

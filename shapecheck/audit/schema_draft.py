@@ -437,14 +437,21 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
                              "over the choices")
         return out
     first_requires = set(out.requires)
+    own: dict[str, set[str]] = {}  # each case traced to the end: its own requires
 
     def finished_case(other: Any) -> CaseOutputs | None:
         t = Traced()
         if not _trace_one(kernel, other, contract, args, t, out.regions, out.flat) or not set(t.requires) <= first_requires:
             return None
+        own[other.id] = {r for r, _ in t.requires}
         return t.outputs, t.tables, t.todos, t.sides
 
     out.paths, unfinished = draft_paths((out.outputs, out.tables, out.todos, out.sides), cases, finished_case)
+    if not out.regions:  # each case walked its own sides: a requires it lacks may be the first case's alone
+        from .draft_sides import scope_requires
+
+        point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
+        scope_requires(kernel, contract, cases, out, own, point)
     if unfinished:
         out.todos.append(f"{len(unfinished)} case(s) could not be traced to the end ({', '.join(unfinished[:3])}"
                          f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "

@@ -156,3 +156,35 @@ def test_native_batch_norms_draft_loads():
     # its guessed ranks give the first case 8 sides with other outputs: more than a draft writes (it gave 29
     # paths); the sample's side per group of cases, and a TODO that says so
     assert len(data["paths"]) <= 12 and "more than a draft writes" in text, len(data["paths"])
+
+
+def test_a_scoped_requires_names_the_cases_that_need_it():
+    from shapecheck.audit.draft_paths import scoped
+
+    cases = [_Case({"dtype": "float32", "ceil_mode": c, "k": k}) for c in (False, True) for k in (1, 2)]
+    assert scoped("A1 // 2 >= 1", [True, True, False, False], cases) == "ceil_mode or A1 // 2 >= 1"
+    assert scoped("A1 >= 2", [False, False, True, True], cases) == "not ceil_mode or A1 >= 2"
+    assert scoped("A1 >= 2 and A2 >= 2", [True, False, False, False], cases) == \
+        "not (not ceil_mode and k == 1) or (A1 >= 2 and A2 >= 2)"
+    for text in ("ceil_mode or A1 // 2 >= 1", "not (not ceil_mode and k == 1) or (A1 >= 2 and A2 >= 2)"):
+        E.parse(text)  # the contract language reads it
+
+
+@pytest.mark.slow
+def test_a_requires_only_some_cases_assert_is_scoped_to_them(tmp_path):
+    """max_pool2d_with_indices asserts ``A1 // 2 >= 1`` with ceil_mode false; with it true the kernel (and the eager
+    kernel) return at A1 = 1. The draft applied the first case's requires to every case (hunt 26)."""
+    import torch
+
+    from shapecheck.audit.schema_draft import draft_contract
+
+    text = draft_contract("aten::max_pool2d_with_indices")
+    requires = tomllib.loads(text)["domain"]["requires"]
+    assert requires == ["ceil_mode or A1 // 2 >= 1", "ceil_mode or A2 // 2 >= 1"], requires
+    out = torch.ops.aten.max_pool2d_with_indices(torch.ones(2, 1, 4), [2, 2], [2, 2], [0, 0], [1, 1], True)
+    assert out[0].shape == (2, 1, 2)  # eager takes A1 = 1 with ceil_mode
+    path = tmp_path / "draft.toml"
+    path.write_text(text)
+    report = verify_contract(load_contract(path), installed_kernel("aten::max_pool2d_with_indices"),
+                             Options(jobs=1))
+    assert not [v for v in report.violations if v.code == "SC002"]  # the outputs hold where the requires widened
