@@ -425,7 +425,8 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     """What registering ``fn`` for ``op`` does: ``register_meta`` puts it in the meta table and at the Meta key;
     ``register_decomposition`` in torch._decomp's decomposition table and at the Meta key; ``register_fake``/``impl_abstract``
     make it the op's torch.library fake. Re-resolving under it tells
-    whether torch then reaches ``fn``."""
+    whether torch then reaches ``fn``. While ``fn`` runs it stays registered, as with the file installed: its
+    own calls of the op reach it again."""
     slots = _Slots()
     # "register_decomposition, py_impl(CompositeImplicitAutograd)"; "py_impl(...), ...": py_impl alone registers it
     kind, *py_impls = ("", *kind.split(", ")) if kind.startswith("py_impl(") else kind.split(", ")
@@ -439,7 +440,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
         # torch's meta registrations take a decomposition as the op's meta kernel only where no register_meta
         # of the op exists (activate_meta: the "meta" table first): flash_attention_for_cpu's stays the meta's
         if op in torch._decomp.global_decomposition_table.get("meta", {}):
-            return slots.holding(fn)
+            return slots.holding(fn, reentrant=True)
         # activate_meta makes it the Meta key's Python kernel; the meta table (register_meta's) stays without it,
         # so FakeTensorMode still runs it as a decomposition, with its sub-ops fake (im2col's)
         slots.py_kernel(op, DispatchKey.Meta)
@@ -448,7 +449,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
         slots.py_kernel(op, DispatchKey.Meta)
     elif kind:
         slots.custom_fake(op)
-    return slots.holding(fn)
+    return slots.holding(fn, reentrant=True)
 
 
 @contextlib.contextmanager
@@ -555,9 +556,13 @@ class _Slots:
         self._places.append((put, back))
 
     @contextlib.contextmanager
-    def holding(self, candidate: Any) -> Iterator[None]:
-        """``candidate`` in every place for the duration; torch's kernels back while it runs."""
+    def holding(self, candidate: Any, reentrant: bool = False) -> Iterator[None]:
+        """``candidate`` in every place for the duration; torch's kernels back while it runs, unless
+        ``reentrant`` (a file's registration: with the file installed, the function's own calls of its op reach
+        it again, as _refs' roll calls roll on the flattened tensor)."""
         def guarded(*args: Any, **kwargs: Any) -> Any:
+            if reentrant:
+                return candidate(*args, **kwargs)
             self._back()
             try:
                 return candidate(*args, **kwargs)

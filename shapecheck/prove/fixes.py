@@ -29,11 +29,26 @@ def _suggest(v: Finding, run, solver: Solver) -> str:
     formula = _path_independent_out0(run, solver)
     if formula is not None:
         return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
-                "return that path-independent shape without branching")
+                "return that path-independent shape without branching" + _empty_caution(v, run, solver))
     if _sides_agree(v, run, solver):
         return (f"the branch on {v.expr} changes no output: its two sides return the same shapes under the same "
-                "other conditions; remove it (the outputs differ by other branches of this case)")
+                "other conditions; remove it (the outputs differ by other branches of this case)"
+                + _empty_caution(v, run, solver))
     return _narrowest_dims(v, run, solver)
+
+
+def _empty_caution(v: Finding, run, solver: Solver) -> str:
+    """Where the guard holds only where a size is 0 (``A0 * A1 == 0``): the other side's code may not hold
+    there (a modulo by that size: _refs' roll without its ``numel() == 0`` return raises ZeroDivisionError), and
+    removing the branch would be that bug."""
+    if v.node is None or not v.dims:
+        return ""
+    zero = E.disj([E.Cmp("==", E.Var(d), E.Const(0)) for d in v.dims])
+    if solver.implies([run.case.domain, v.node], zero).outcome != Outcome.PROVED:
+        return ""
+    return (f"; but {v.expr} holds only where a size is 0, and the other side's code may not hold there (a "
+            "division or modulo by that size): remove the branch only if it does, else keep it and start the "
+            "dims' ranges at 1")
 
 
 def _sides_agree(v: Finding, run, solver: Solver) -> bool:

@@ -386,3 +386,29 @@ def test_a_broken_py_impl_only_kernel_of_a_file_is_found_and_an_unmodified_one_i
     copy.write_text(text.replace(head, head + "    raise RuntimeError('broken matmul')\n"))
     code, rec = record("--meta-source", copy)
     assert code == 1 and any("broken matmul" in json.dumps(f) for f in rec["findings"]), rec
+
+
+@pytest.mark.slow
+def test_a_decomposition_that_calls_its_own_op_reaches_itself_as_with_the_file_installed(tmp_path):
+    """_refs' roll calls ``torch.roll`` on the flattened tensor: with the file installed that call runs the file's
+    roll again. It ran torch's installed roll instead (torch's kernel was back in the slot while the candidate
+    ran, and a replay called the candidate without its registration), so a copy without the ``numel() == 0``
+    return, which divides by the size 0 there, passed over A0, A1 >= 0 (hunt 28)."""
+    import torch._refs as refs
+
+    copy = tmp_path / "torch" / "_refs" / "__init__.py"
+    copy.parent.mkdir(parents=True)
+    text = open(refs.__file__).read()
+    early = ("    # Avoid modulo by zero\n    if a.numel() == 0:\n        # Keeping this as ref for now as FakeTensor runs "
+             "into some issues with complex tensors\n        return a.clone()\n")
+    assert text.count(early) == 1
+    copy.write_text(text.replace(early, ""))
+    contract = str(KERNELS / "roll_min0.toml")
+    broken = verify_op("aten::roll", meta_source=str(copy), contract=contract, options=Options(jobs=1))
+    assert broken.verdict is Verdict.FAIL, broken.violations
+    (v,) = broken.violations
+    assert v.code == "SC007" and "ZeroDivisionError" in v.expr and 0 in (v.counterexample["A0"], v.counterexample["A1"])
+    copy.write_text(text)  # the unmodified file: its branch on the empty size, with a fix that keeps it
+    clean = verify_op("aten::roll", meta_source=str(copy), contract=contract, options=Options(jobs=1))
+    (g,) = clean.violations
+    assert g.code == "SC001" and "holds only where a size is 0" in g.fix
