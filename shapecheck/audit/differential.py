@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -165,9 +165,11 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             if full not in out:
                 out.append(full)
 
+    tensor_dims = inputs.tensor_dims()
+    for p in zero_edges(paths, tensor_dims, near, requires):  # first: a variant compares only its first few points
+        add(p)
     for p in guard_points:
         add(p)
-    tensor_dims = inputs.tensor_dims()
     alongs: list[dict[str, int] | None] = []  # after the other points: a variant compares only its first few
     # each assert the trace saw, just broken with no input empty: the fake rejects there, and an eager kernel
     # that returns is a check the fake has and the runtime lacks (conv_transpose's zero-size output)
@@ -200,8 +202,6 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                     add(p)
                     alongs.append(_along(p, own, example, tensor_dims))
                     break
-    for p in zero_edges(paths, tensor_dims, near):
-        add(p)
     for r in requires:
         if isinstance(r, E.Cmp) and r.op == "==" and isinstance(r.left, E.Var) and isinstance(r.right, E.Var) \
                 and r.left.name in example and example[r.left.name] == example.get(r.right.name):
@@ -257,25 +257,35 @@ def _each_dim(example: dict[str, int], tensor_dims: set[str], requires: list[E.N
 ZERO_EDGES = 2  # points per input where a size of the fake's output formulas is 0 and no input is empty
 
 
-def zero_edges(paths: list[dict], tensor_dims: set[str],
-               near: Callable[..., dict[str, int] | None]) -> list[dict[str, int]]:
+def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dict[str, int] | None],
+               requires: Sequence[E.Node] = ()) -> list[dict[str, int]]:
     """Points where a size of an output, by the fake's own formula on its path, is 0 while every tensor dim the
     size names is at least 1: a kernel larger than its input (a convolution's ``L + 2 * p - K + 1``). A fake
     that returns an empty output there, where the eager kernel raises, lacks the eager kernel's check; where
-    both agree the formula holds at its edge."""
+    both agree the formula holds at its edge. ``requires``: the fake's inferred asserts, held where they can be
+    (the point is then one where the fake returns)."""
     out: list[dict[str, int]] = []
     for when, nodes, _ in _formulas(list(paths)):
-        for node in nodes:
-            for item in node.items if isinstance(node, E.TupleE) else ():
-                names = E.free_names(item)
-                if not names & tensor_dims or isinstance(item, E.Var) or len(out) >= ZERO_EDGES:
-                    continue
-                nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
-                conds = [E.Cmp("==", item, E.Const(0)), *nonempty, *([] if when == E.TRUE else [when])]
-                p = near(conds, names, False)
-                if p is not None and p not in out:
-                    out.append(p)
+        sizes = [(item, when) for node in nodes for item in (node.items if isinstance(node, E.TupleE) else ())]
+        # a value the kernel needed on the path (``(self_1 - 1) // 2 == 1``: im2col's block count, which the path
+        # fixes): a size too, whose 0 lies outside the path, so the path's own condition is not kept
+        sizes += [(c.left, E.TRUE) for c in _conjuncts(when) if isinstance(c, E.Cmp) and c.op == "=="
+                  and isinstance(c.right, E.Const) and type(c.right.value) is int and c.right.value >= 1]
+        for item, where in sizes:
+            names = E.free_names(item)
+            if not names & tensor_dims or isinstance(item, E.Var) or len(out) >= ZERO_EDGES:
+                continue
+            nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
+            conds = [E.Cmp("==", item, E.Const(0)), *nonempty, *([] if where == E.TRUE else [where])]
+            # where the fake's own asserts hold (it returns the empty output there), else anywhere
+            p = near([*conds, *requires], names, False) or near(conds, names, False)
+            if p is not None and p not in out:
+                out.append(p)
     return out
+
+
+def _conjuncts(node: E.Node) -> list[E.Node]:
+    return [c for a in node.args for c in _conjuncts(a)] if isinstance(node, E.And) else [node]
 
 
 def boundaries(r: E.Node) -> list[list[E.Node]]:

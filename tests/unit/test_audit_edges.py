@@ -230,3 +230,49 @@ def test_a_variant_keeps_its_first_points_and_a_region_torch_finds_empty_is_skip
     small = [f for f in conv["findings"] if f["code"] == "SC041" and f["message"].startswith("with padding=[1, 1, 1]:")]
     assert small and "Output size is too small" in small[0]["message"], conv["findings"]
     assert pinv["status"] != "not-run" and [f["code"] for f in pinv["findings"]] == ["SC031", "SC031"], pinv["notes"]
+
+
+def test_a_value_the_path_fixes_has_its_zero_edge_drawn_where_the_fakes_asserts_hold():
+    """im2col without its "blocks >= 1" check, at kernel 2, dilation 2, stride 2 (hunt 28): the path fixes the block
+    count ``(self_1 - 1) // 2 == 1`` and its outputs are constants, so no output formula had a zero edge; the
+    count's own 0 lies at H = 1 (the fake's ``self_1 >= 2`` refuses it, as eager does) and H = 2 (the fake
+    returns an empty output where eager raises): the point drawn is H = 2, where the fake's asserts hold."""
+    from shapecheck.audit.differential import zero_edges
+    from shapecheck.logic.solver import Bounds, Solver
+
+    solver = Solver([Bounds(n, 0, 64) for n in ("self_0", "self_1", "self_2")])
+
+    def near(conds, keep=frozenset(), loose=True):
+        return solver.small_model(conds)
+
+    paths = [{"when": "self_0 != 0 and (self_1 - 1) // 2 == 1 and (self_2 - 1) // 2 == 1", "outputs": ["(4 * self_0, 1)"]}]
+    requires = [E.parse("self_1 >= 2"), E.parse("self_2 >= 2")]
+    points = zero_edges(paths, {"self_0", "self_1", "self_2"}, near, requires)
+    assert {p["self_1"] for p in points if (p["self_1"] - 1) // 2 == 0} == {2}, points
+    assert any((p["self_2"] - 1) // 2 == 0 and p["self_2"] == 2 for p in points), points
+
+
+@pytest.mark.slow
+def test_im2col_without_its_block_count_check_is_found_by_the_audit(tmp_path):
+    """A copy of decompositions.py whose im2col lacks the "blocks >= 1" check returns an empty output where the
+    eager kernel raises; the audit passed it (hunt 28, a historical bug of this kind)."""
+    import shutil
+
+    import torch._decomp.decompositions as dd
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    text = open(dd.__file__).read()
+    start = text.index("    torch._check(\n        all(c > 0 for c in output_size),", text.index("def im2col("))
+    end = text.index("\n    )\n", start) + len("\n    )\n")
+    assert "the calculated shape of the array of sliding blocks" in text[start:end]
+    copy.write_text(text[:start] + text[end:])
+    code, out, _ = _main("audit", "--meta-source", str(copy), "--ops", "aten::im2col", "-j", "1", "--no-cache",
+                         "--format", "json")
+    (rec,) = json.loads(out)["ops"]
+    assert code == 1 and any(f["class"] == "fake-accepts" for f in rec["findings"]), rec["findings"]
+    shutil.copy(dd.__file__, copy)  # the unmodified file: no such finding
+    code, out, _ = _main("audit", "--meta-source", str(copy), "--ops", "aten::im2col", "-j", "1", "--no-cache",
+                         "--format", "json")
+    (rec,) = json.loads(out)["ops"]
+    assert not any(f["class"] == "fake-accepts" for f in rec["findings"]), rec["findings"]
