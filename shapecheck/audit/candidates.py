@@ -25,7 +25,7 @@ from typing import Any
 from .._torch import audit as CA
 from .._torch import schema as CL
 from .hints import front_words, int_hint, item_of, of_rank, past_rank
-from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result
+from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result, holds
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
 UNPACK_AFTER = 3  # unpacking errors met before the search reads the rank they expect
@@ -474,7 +474,9 @@ class Search:
                     for a in sub.args]
         if not any(a.name == name for a in sub.args):
             return Found()
-        return sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)
+        found = sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)
+        # an error's hint may have moved the argument off the value held (a 0-d query made 4-D again): not it
+        return found if all(holds(c, name, option) for c in (found.inputs, found.fake_rejected)) else Found()
 
     def run(self) -> Found:
         """The first inputs the fake (and the eager kernel) take; where none is found, a second search with more

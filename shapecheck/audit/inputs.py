@@ -417,3 +417,13 @@ def _sample_tree(name: str, value: Any, blobs: dict[str, bytes] | None = None) -
     if CA.is_dtype(value):
         return ("dtype", CA.dtype_name(value))
     return ("const", value)
+
+
+def holds(inputs: OpInputs | None, name: str, option: Any) -> bool:
+    """Whether ``inputs`` (None: no call) give argument ``name`` the value ``option`` (a tensor: its rank and dtype)."""
+    tree = next((t for n, _, t in inputs.args if n == name), None) if inputs is not None else None
+    if tree is None:
+        return True
+    if tree[0] == "tensor" and isinstance(option, tuple) and len(option) == 2:
+        return (len(tree[2]), tree[3]) == tuple(option)
+    return tree[0] != "const" or tree[1] == option

@@ -296,6 +296,16 @@ class OpRun:
                 return
             # the first inputs cannot take this value (dim=2 of a 2-D input): inputs searched again around it
             other = search.narrowed(*varied) if varied is not None else None
+            if other is not None and other.fake_error and other.fake_rejected is not None:
+                # inputs with this value that the eager kernel takes and the fake raises on (a 0-d self of
+                # index_select with a one-element index)
+                w = other.fake_rejected
+                out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
+                                            f"with {v.label}", self.kernel.definition, dict(w.dims()), None,
+                                            f"with {v.label} ({w.label or 'inputs searched again'}), the fake raises "
+                                            f"{other.fake_error}; the eager kernel returns"))
+                out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
+                return
             if other is None or other.inputs is None or other.fake_error:
                 out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
                                      "fake-rejects", "traces": 0})

@@ -62,6 +62,18 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
         yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
                        base.blobs, up[2]), (first.name, (rank, dtype))
         made += 1
+    # the first tensor 0-d, and the next tensor one rank up: a fake's special case of a scalar input (index_select
+    # on a 0-d self), a second operand's batch dims (cdist's x2), which no other variant reaches
+    for a, rank in _other_ranks(search, trees, first):
+        if made >= limit:
+            return
+        dtype = trees[a.name][3]
+        tree = tree_of(Arg(a.name, a.type, a.keyword, [], "tensor"), (rank, dtype), size)
+        if tree is None:
+            continue
+        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
+                       base.blobs, f"{a.name}=Tensor[rank {rank}, {dtype}]"), (a.name, (rank, dtype))
+        made += 1
     # one argument changed: the flags and optionals first, then the int lists off their trivial values, each
     # again with the first tensor a rank up (a batched and an unbatched input reach different checks:
     # conv_transpose2d's zero-size output, batched only), and the plain ints last: their other values take what
@@ -91,6 +103,19 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             if made >= limit:
                 return
     yield from pairs[:limit - made]
+
+
+def _other_ranks(search: Search, trees: dict[str, Any], first: Arg | None) -> list[tuple[Arg, int]]:
+    """(tensor, rank) of the rank variants beyond the first tensor a rank up: the first tensor 0-d (where it has
+    a rank), the second tensor (not optional) one rank up, to 5 at most."""
+    out: list[tuple[Arg, int]] = []
+    if first is not None and len(trees[first.name][2]) > 0:
+        out.append((first, 0))
+    second = next((a for a in search.args if a.kind == "tensor" and a is not first and not a.type.endswith("?")
+                   and a.name in trees and trees[a.name][0] == "tensor"), None)
+    if second is not None and 0 < len(trees[second.name][2]) < 5:
+        out.append((second, len(trees[second.name][2]) + 1))
+    return out
 
 
 def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: int) -> list[tuple[Any, str]]:

@@ -276,3 +276,64 @@ def test_im2col_without_its_block_count_check_is_found_by_the_audit(tmp_path):
                          "--format", "json")
     (rec,) = json.loads(out)["ops"]
     assert not any(f["class"] == "fake-accepts" for f in rec["findings"]), rec["findings"]
+
+
+RANKS = '''
+import torch
+
+LIB = torch.library.Library("auditranks", "DEF")
+LIB.define("dist(Tensor x1, Tensor x2) -> Tensor")
+LIB.define("dist_ok(Tensor x1, Tensor x2) -> Tensor")
+LIB.define("scaled(Tensor x) -> Tensor")
+LIB.define("scaled_ok(Tensor x) -> Tensor")
+
+
+def _dist(x1, x2):  # the eager kernel: the batch dims of both broadcast, as cdist's
+    return torch.cdist(x1, x2)
+
+
+def _scaled(x):  # the eager kernel: any rank, a 0-d input too
+    return x * 2
+
+
+for name, fn in (("dist", _dist), ("dist_ok", _dist), ("scaled", _scaled), ("scaled_ok", _scaled)):
+    LIB.impl(name, fn, "CPU")
+
+
+@torch.library.register_fake("auditranks::dist", lib=LIB)
+def _(x1, x2):  # the batch dims of x1 only
+    return x1.new_empty((*x1.shape[:-1], x2.shape[-2]))
+
+
+@torch.library.register_fake("auditranks::dist_ok", lib=LIB)
+def _(x1, x2):
+    batch = torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return x1.new_empty((*batch, x1.shape[-2], x2.shape[-2]))
+
+
+@torch.library.register_fake("auditranks::scaled", lib=LIB)
+def _(x):  # a special case of its own that breaks a 0-d input
+    return x.new_empty((x.shape[0], *x.shape[1:]))
+
+
+@torch.library.register_fake("auditranks::scaled_ok", lib=LIB)
+def _(x):
+    return x.new_empty(x.shape)
+'''
+
+
+@pytest.mark.slow
+def test_the_first_tensor_0_d_and_the_second_a_rank_up_are_variants(tmp_path):
+    """A fake that takes the batch dims of its first operand only (hunt 28's cdist), and one that breaks on a 0-d
+    input: no variant lowered the first tensor's rank or raised the second's, so both passed."""
+    (tmp_path / "auditranks.py").write_text(RANKS)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditranks.py"), "--ops", "auditranks::*",
+                           "--format", "json", "-j", "1", "--no-cache")
+    recs = {r["op"].split(".")[0]: r for r in json.loads(out)["ops"]}
+    dist = [f for f in recs["auditranks::dist"]["findings"] if f["class"] == "eager-shape"]
+    assert dist and "x2=Tensor[rank 3" in json.dumps(dist[0]), recs["auditranks::dist"]["findings"]
+    scaled = [f for f in recs["auditranks::scaled"]["findings"] if f["class"] == "fake-rejects"]
+    assert scaled and "rank 0" in json.dumps(scaled[0]), recs["auditranks::scaled"]["findings"]
+    for ok in ("auditranks::dist_ok", "auditranks::scaled_ok"):  # (dist_ok lacks cdist's dtype and column checks)
+        assert not [f for f in recs[ok]["findings"] if f["class"] in ("eager-shape", "fake-rejects")], recs[ok]["findings"]
+    assert code == 1, err
