@@ -474,8 +474,7 @@ class Search:
                     for a in sub.args]
         if not any(a.name == name for a in sub.args):
             return Found()
-        found = sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)
-        # an error's hint may have moved the argument off the value held (a 0-d query made 4-D again): not it
+        found = sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)  # (a hint may move the argument off its value)
         return found if all(holds(c, name, option) for c in (found.inputs, found.fake_rejected)) else Found()
 
     def run(self) -> Found:
