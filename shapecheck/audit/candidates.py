@@ -470,8 +470,7 @@ class Search:
         """A search of its own with the argument ``name`` held at ``option`` (a variant the first inputs cannot
         take: ``dim=2`` wants a rank-3 input), on a quarter of the budget and without the widening."""
         sub = Search(self.op_name, self.op, self.call, self.eager)
-        sub.args = [Arg(a.name, a.type, a.keyword, [option], a.kind, a.defaulted) if a.name == name else a
-                    for a in sub.args]
+        sub.args = [Arg(a.name, a.type, a.keyword, [option], a.kind, a.defaulted) if a.name == name else a for a in sub.args]
         if not any(a.name == name for a in sub.args):
             return Found()
         found = sub._search(FAKE_TRIES // 4, EAGER_TRIES // 4)  # (a hint may move the argument off its value)
