@@ -29,11 +29,10 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args if a.kind == "float" and a.name in trees
              and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
     together = {**flags, **probs}
-    # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1,
-    # and one the schema gives no default (a kernel size, made [1]) at 2. A size computation's corrections
-    # often meet only such a combination (pooling's ceil_mode correction needs a stride and a padding)
-    # a padding the search gave its own [1] (the schema gives none) goes to 0 instead: a kernel larger than the
-    # unpadded input (an empty output a fake returns where the eager kernel raises) needs both at once
+    # then the same corner with the int lists off their trivial values too: a list of zeros (a padding) at 1, and
+    # one the schema gives no default (a kernel size, made [1]) at 2 (pooling's ceil_mode correction needs a stride
+    # and a padding); a padding the search gave its own [1] goes to 0 instead: a kernel larger than the unpadded
+    # input (an empty output a fake returns where the eager kernel raises) needs both at once
     raised = {a.name: _padding_off(a, trees[a.name][1]) or _raised(trees[a.name][1]) for a in search.args
               if _raisable(a, trees.get(a.name))}
     lists = {name: (value, f"{name}={value}") for name, value in raised.items()}
@@ -62,17 +61,10 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
         yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
                        base.blobs, up[2]), (first.name, (rank, dtype))
         made += 1
-    # the first tensor 0-d, and the next tensor one rank up: a fake's special case of a scalar input (index_select
-    # on a 0-d self), a second operand's batch dims (cdist's x2), which no other variant reaches
-    for a, rank in _other_ranks(search, trees, first):
+    for item in _other_ranks(search, base, trees, first, size):
         if made >= limit:
             return
-        dtype = trees[a.name][3]
-        tree = tree_of(Arg(a.name, a.type, a.keyword, [], "tensor"), (rank, dtype), size)
-        if tree is None:
-            continue
-        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
-                       base.blobs, f"{a.name}=Tensor[rank {rank}, {dtype}]"), (a.name, (rank, dtype))
+        yield item
         made += 1
     # one argument changed: the flags and optionals first, then the int lists off their trivial values, each
     # again with the first tensor a rank up (a batched and an unbatched input reach different checks:
@@ -105,17 +97,24 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     yield from pairs[:limit - made]
 
 
-def _other_ranks(search: Search, trees: dict[str, Any], first: Arg | None) -> list[tuple[Arg, int]]:
-    """(tensor, rank) of the rank variants beyond the first tensor a rank up: the first tensor 0-d (where it has
-    a rank), the second tensor (not optional) one rank up, to 5 at most."""
-    out: list[tuple[Arg, int]] = []
+def _other_ranks(search: Search, base: OpInputs, trees: dict[str, Any], first: Arg | None,
+                 size: int) -> Iterator[tuple[OpInputs, tuple[str, Any]]]:
+    """The rank variants beyond the first tensor a rank up: the first tensor 0-d (where it has a rank: a fake's
+    special case of a scalar input, index_select's on a 0-d self), the second tensor (not optional) one rank up,
+    to 5 at most (a second operand's batch dims, cdist's x2), which no other variant reaches."""
+    wanted: list[tuple[Arg, int]] = []
     if first is not None and len(trees[first.name][2]) > 0:
-        out.append((first, 0))
+        wanted.append((first, 0))
     second = next((a for a in search.args if a.kind == "tensor" and a is not first and not a.type.endswith("?")
                    and a.name in trees and trees[a.name][0] == "tensor"), None)
     if second is not None and 0 < len(trees[second.name][2]) < 5:
-        out.append((second, len(trees[second.name][2]) + 1))
-    return out
+        wanted.append((second, len(trees[second.name][2]) + 1))
+    for a, rank in wanted:
+        dtype = trees[a.name][3]
+        tree = tree_of(Arg(a.name, a.type, a.keyword, [], "tensor"), (rank, dtype), size)
+        if tree is not None:
+            yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == a.name else t) for n, kw, t in base.args),
+                           base.blobs, f"{a.name}=Tensor[rank {rank}, {dtype}]"), (a.name, (rank, dtype))
 
 
 def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: int) -> list[tuple[Any, str]]:
