@@ -1,6 +1,7 @@
 """A custom-op library for ``shapecheck audit --import``'s comparison of the fake with the eager kernel: one op per
 rule (SC038-SC043), each with an eager kernel and a fake that disagree in that one way. Every op takes
-``(Tensor x, Tensor y)``; ``y`` is not used."""
+``(Tensor x, Tensor y)``; ``y`` is not used. Both kernels of each refuse a 0-d ``x`` alike (``_has_dim``: the audit's
+0-d variant), so that each op disagrees in its one way only."""
 
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
@@ -19,29 +20,39 @@ def _op(name, eager, fake):
 
 
 def eager_shape(x, y):  # SC038: the fake rounds the row length up to a multiple of 4, the kernel does not
+    _has_dim(x)
     return x.new_empty((x.shape[0], (x.shape[1] + 3) // 4 * 4))
 
 
 def eager_dtype(x, y):  # SC039: the kernel returns int32 positions, the fake int64
+    _has_dim(x)
     return x.new_empty(x.shape, dtype=torch.int64)
 
 
 def eager_strides(x, y):  # SC040: the kernel returns a transposed buffer, the fake a contiguous one
+    _has_dim(x)
     return x.new_empty(x.shape)
 
 
 def fake_accepts(x, y):  # SC041: the kernel refuses rows longer than 4, the fake does not check
+    _has_dim(x)
     return torch.empty_like(x)
 
 
 def fake_rejects(x, y):  # SC042: the fake refuses a single row, which the kernel takes
+    _has_dim(x)
     torch._check(x.shape[0] != 1, lambda: "fake_rejects: one row is not supported")
     return torch.empty_like(x)
 
 
 def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and the fake at size 1) give 1 row
+    _has_dim(x)
     n = x.shape[0]
     return x.new_empty((1 if statically_known_true(n == 1) else 2 * n,))
+
+
+def _has_dim(x):
+    torch._check(x.dim() > 0, lambda: "auditeg: x must have a dimension")
 
 
 EAGER = {
@@ -60,5 +71,13 @@ def _at_most_4(x):
     return torch.zeros_like(x)
 
 
-for _name, _eager in EAGER.items():
-    _op(_name, _eager, globals()[_name])
+def _eager(kernel):
+    def checked(x, y):
+        _has_dim(x)
+        return kernel(x, y)
+
+    return checked
+
+
+for _name, _kernel in EAGER.items():
+    _op(_name, _eager(_kernel), globals()[_name])
