@@ -412,3 +412,23 @@ def test_a_decomposition_that_calls_its_own_op_reaches_itself_as_with_the_file_i
     clean = verify_op("aten::roll", meta_source=str(copy), contract=contract, options=Options(jobs=1))
     (g,) = clean.violations
     assert g.code == "SC001" and "holds only where a size is 0" in g.fix
+
+
+@pytest.mark.slow
+def test_the_shipped_im2col_contract_rejects_sizes_with_no_sliding_block(tmp_path):
+    """A copy of decompositions.py whose im2col lacks its "blocks >= 1" check returns an empty output where the
+    runtime raises; the shipped contract stated those sizes as requires only and passed it (hunt 28). Its
+    [[rejects]] region makes that SC021; the installed kernel raises there and passes."""
+    import torch._decomp.decompositions as dd
+
+    copy = tmp_path / "torch" / "_decomp" / "decompositions.py"
+    copy.parent.mkdir(parents=True)
+    text = open(dd.__file__).read()
+    start = text.index("    torch._check(\n        all(c > 0 for c in output_size),", text.index("def im2col("))
+    end = text.index("\n    )\n", start) + len("\n    )\n")
+    copy.write_text(text[:start] + text[end:])
+    case = ("rank=3,kernel=3,dilation=2,padding=0,stride=2",)
+    broken = verify_op("aten::im2col", meta_source=str(copy), options=Options(cases=case, jobs=1))
+    assert broken.verdict is Verdict.FAIL and "SC021" in {v.code for v in broken.violations}, broken.violations
+    installed = verify_op("aten::im2col", options=Options(cases=case, jobs=1))
+    assert installed.verdict is Verdict.PASS and not [v for v in installed.violations if v.code == "SC021"]
