@@ -126,7 +126,7 @@ class OpRun:
         self.checkpoint(out, "the exploration of the first inputs")
         st = self._explore(base, self.options.max_traces, out)
         out.audit = st
-        self.base_keys = {finding_key(f) for f in out.findings}
+        self.base_keys = {k for f in out.findings for k in finding_keys(f)}
         self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
                                  "a worker of its own)")
         out.eager = self._compare(base, st, found, out, self.options.max_traces)
@@ -206,10 +206,10 @@ class OpRun:
 
     def _add(self, out: OpOutcome, f: Finding, label: str) -> None:
         """A finding of the first inputs, or a variant's that the first inputs do not show already."""
-        key = finding_key(f)
-        if label and key in self.base_keys:
+        keys = finding_keys(f)
+        if label and self.base_keys & keys:
             return
-        self.base_keys = {*self.base_keys, key}  # one report per guard or disagreement: the first inputs that show it
+        self.base_keys = {*self.base_keys, *keys}  # one report per guard or disagreement: the first inputs that show it
         out.findings.append(_labelled(f, label))
 
     def _site(self, d: Any) -> Any:
@@ -383,11 +383,35 @@ def _first_per_kind(found: list[Any]) -> list[Any]:
     return out
 
 
-def finding_key(f: Finding) -> tuple:
+def finding_key(f: Finding, from_end: bool = False) -> tuple:
     """One report per guard or disagreement: its class, expression (unbacked sizes are numbered per trace: u4 in
-    one, u5 in the next), line, and for a call only the eager kernel refuses, the refusal."""
-    return (f.cls, re.sub(r"\bu\d+\b", "u", f.expr), (f.loc.file, f.loc.line) if f.loc else None,
+    one, u5 in the next), line, and for a call only the eager kernel refuses, the refusal. ``from_end``: a
+    tensor's dims named by their place from the end (``finding_keys``)."""
+    expr = _from_end(f.expr, f.counterexample) if from_end else f.expr
+    return (f.cls, re.sub(r"\bu\d+\b", "u", expr), (f.loc.file, f.loc.line) if f.loc else None,
             _refusal(f.cls, f.message))
+
+
+def finding_keys(f: Finding) -> set[tuple]:
+    """The keys under which a finding repeats an earlier one: its dims read from the start (a batch dim: a rank
+    variant's ``x_0 <= 8`` is the first inputs' ``x_0 <= 8``) or from the end (a 4-D query's ``query_2 <= 8`` is a
+    3-D one's ``query_1 <= 8``)."""
+    return {finding_key(f), finding_key(f, from_end=True)}
+
+
+_DIM = re.compile(r"\b([A-Za-z_]\w*?)_(\d+)\b")
+
+
+def _from_end(expr: str, point: dict[str, int]) -> str:
+    """``expr`` with each dim ``NAME_I`` of the point's tensors named by its place from the end (``query_1`` of a
+    3-D query and ``query_2`` of a 4-D one are both ``query_-2``)."""
+    ranks: dict[str, int] = {}
+    for k in point:
+        m = _DIM.fullmatch(k)
+        if m is not None:
+            ranks[m.group(1)] = max(ranks.get(m.group(1), 0), int(m.group(2)) + 1)
+    return _DIM.sub(lambda m: f"{m.group(1)}_{int(m.group(2)) - ranks[m.group(1)]}" if m.group(1) in ranks
+                    else m.group(0), expr)
 
 
 def _refusal(cls: str, detail: str) -> str:

@@ -315,13 +315,14 @@ def _compared(rec: dict[str, Any]) -> bool:
 
 
 def _unique(findings: list[Any]) -> list[Any]:
-    from .op import finding_key
+    from .op import finding_keys
 
-    seen, out = set(), []
+    seen: set[tuple] = set()
+    out = []
     for f in findings:
-        key = finding_key(f)
-        if key not in seen:
-            seen.add(key)
+        keys = finding_keys(f)
+        if not seen & keys:
+            seen |= keys
             out.append(f)
     return out
 

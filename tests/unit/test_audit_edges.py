@@ -337,3 +337,22 @@ def test_the_first_tensor_0_d_and_the_second_a_rank_up_are_variants(tmp_path):
     for ok in ("auditranks::dist_ok", "auditranks::scaled_ok"):  # (dist_ok lacks cdist's dtype and column checks)
         assert not [f for f in recs[ok]["findings"] if f["class"] in ("eager-shape", "fake-rejects")], recs[ok]["findings"]
     assert code == 1, err
+
+
+def test_a_rank_variants_repeat_of_a_guard_is_the_same_finding():
+    """A 4-D query's ``query_2 <= 8`` is the 3-D query's ``query_1 <= 8`` at the same line: one report (the SDPA-MPS
+    audit listed 4 such repeats, and 4 more once the second tensor got a rank variant)."""
+    from shapecheck.audit.explore import Finding
+    from shapecheck.audit.op import finding_keys
+
+    three = {"query_0": 1, "query_1": 9, "query_2": 64, "key_0": 1, "key_1": 1, "key_2": 64}
+    four = {"query_0": 1, "query_1": 1, "query_2": 9, "query_3": 64, "key_0": 1, "key_1": 1, "key_2": 64}
+
+    def same(a, pa, b, pb):
+        return bool(finding_keys(Finding("constant-comparison", a, None, pa, None, ""))
+                    & finding_keys(Finding("constant-comparison", b, None, pb, None, "")))
+
+    assert same("query_1 <= 8", three, "query_2 <= 8", four)  # a dim read from the end
+    assert same("query_1 <= key_1", three, "query_2 <= key_1", four)
+    assert same("query_0 == 3", three, "query_0 == 3", four)  # a batch dim, read from the start
+    assert same("u4 == 2", three, "u7 == 2", four)
