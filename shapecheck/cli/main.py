@@ -187,6 +187,9 @@ def contract_draft(op, imports, out, ranks, no_trace):
     from ..kernel.load import import_modules
     from ..paths import write_text
 
+    twice = sorted({a for a, _ in ranks if sum(b == a for b, _ in ranks) > 1})
+    if twice:  # the last value would win silently
+        raise UserError(f"--rank {twice[0]}: given more than once ({', '.join(f'{a}={n}' for a, n in ranks if a == twice[0])})")
     import_modules(imports)
     text = draft_contract(op, dict(ranks), trace=not no_trace)
     if out is None:

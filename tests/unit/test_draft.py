@@ -141,6 +141,8 @@ def test_rank_names_a_schema_argument(ranks, message):
     (["aten::no_such_op"], "unknown op 'aten::no_such_op'"),
     (["aten::pixel_shuffle", "--rank", "upscale_factor=2"], "--rank upscale_factor=2: the schema says upscale_factor is int, which has no rank"),
     (["aten::bmm", "--rank", "self"], "'self': expected ARG=N"),
+    # the last value won silently (hunt 26)
+    (["aten::bmm", "--rank", "self=2", "--rank", "self=3"], "--rank self: given more than once (self=2, self=3)"),
     # no tensor and no SymInt argument: no size is symbolic, and a contract needs [dims] (was exit 4)
     (["aten::tril_indices"], "aten::tril_indices: nothing to draft: it takes no tensor and no SymInt argument"),
     # a 0-d tensor has no size either: the message names it rather than saying there is no tensor
