@@ -514,6 +514,7 @@ class Search:
     def _search(self, fake_budget: int = FAKE_TRIES, eager_budget: int = EAGER_TRIES) -> Found:
         f = self.found
         fake_accepted: list[OpInputs] = []
+        half = eager_budget - (eager_budget - f.eager_tries) // 2  # a narrowed search's too, of its quarter budget
         unmakeable = [a.name for a in self.args if a.kind == "fixed" and a.options == [...]]
         if unmakeable:
             f.notes.append(f"no value can be made for {', '.join(unmakeable)} (its schema type)")
@@ -555,8 +556,7 @@ class Search:
                 self._moved = True
                 continue
             self.errors.append(err)
-            if self.eager is not None and f.fake_rejected is None and f.eager_tries < eager_budget - EAGER_TRIES // 2 \
-                    and len(self.errors) in (1, 4, 16):
+            if self.eager is not None and f.fake_rejected is None and f.eager_tries < half and len(self.errors) in (1, 4, 16):
                 verdict, eerr = self.eager_ok(inputs)
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
                     f.fake_rejected, f.fake_error = inputs, err

@@ -356,3 +356,33 @@ def test_a_rank_variants_repeat_of_a_guard_is_the_same_finding():
     assert same("query_1 <= key_1", three, "query_2 <= key_1", four)
     assert same("query_0 == 3", three, "query_0 == 3", four)  # a batch dim, read from the start
     assert same("u4 == 2", three, "u7 == 2", four)
+
+
+PICK = '''
+import torch
+
+LIB = torch.library.Library("auditpick", "DEF")
+LIB.define("pick(Tensor x, Tensor index) -> Tensor")
+LIB.impl("pick", lambda x, index: torch.index_select(x, 0, index), "CPU")  # a 0-d x takes a one-element index
+
+
+@torch.library.register_fake("auditpick::pick", lib=LIB)
+def _(x, index):  # torch's meta index_select without its 0-d special case (hunt 28's b04)
+    size = list(x.shape)
+    size[0] = index.numel()
+    return x.new_empty(size)
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_that_breaks_on_every_0_d_input_is_found_through_the_variants_own_search(tmp_path):
+    """The 0-d variant keeps the first inputs' 3-element index, which eager refuses there too; its own search (a
+    quarter of the budget) never asked the eager kernel about a call the fake refused, so the one-element index
+    eager takes was not found and the op passed."""
+    (tmp_path / "auditpick.py").write_text(PICK)
+    code, out, err = _main("audit", "--import", str(tmp_path / "auditpick.py"), "--ops", "auditpick::pick",
+                           "--format", "json", "-j", "1", "--no-cache")
+    (rec,) = json.loads(out)["ops"]
+    rejects = [f for f in rec["findings"] if f["class"] == "fake-rejects"]
+    assert rejects and "rank 0" in json.dumps(rejects[0]), rec["findings"]
+    assert code == 1, err
