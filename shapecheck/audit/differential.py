@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..logic import expr as E
+from ..logic.simplify import conjuncts
 from .candidates import NO_EAGER
 from .eager import in_child
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
@@ -269,7 +270,7 @@ def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dic
         sizes = [(item, when) for node in nodes for item in (node.items if isinstance(node, E.TupleE) else ())]
         # a value the kernel needed on the path (``(self_1 - 1) // 2 == 1``: im2col's block count, which the path
         # fixes): a size too, whose 0 lies outside the path, so the path's own condition is not kept
-        sizes += [(c.left, E.TRUE) for c in _conjuncts(when) if isinstance(c, E.Cmp) and c.op == "=="
+        sizes += [(c.left, E.TRUE) for c in conjuncts(when) if isinstance(c, E.Cmp) and c.op == "=="
                   and isinstance(c.right, E.Const) and type(c.right.value) is int and c.right.value >= 1]
         for item, where in sizes:
             names = E.free_names(item)
@@ -282,10 +283,6 @@ def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dic
             if p is not None and p not in out:
                 out.append(p)
     return out
-
-
-def _conjuncts(node: E.Node) -> list[E.Node]:
-    return [c for a in node.args for c in _conjuncts(a)] if isinstance(node, E.And) else [node]
 
 
 def boundaries(r: E.Node) -> list[list[E.Node]]:

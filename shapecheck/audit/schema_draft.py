@@ -450,8 +450,7 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     if not out.regions:  # each case walked its own sides: a requires it lacks may be the first case's alone
         from .draft_sides import scope_requires
 
-        point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
-        scope_requires(kernel, contract, cases, out, own, point)
+        scope_requires(kernel, contract, cases, out, own, _sample_point(args))
     if unfinished:
         out.todos.append(f"{len(unfinished)} case(s) could not be traced to the end ({', '.join(unfinished[:3])}"
                          f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "
@@ -466,8 +465,12 @@ def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Trac
     sides, traced once each."""
     from .draft_sides import explore_case
 
-    point = {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
-    return explore_case(kernel, case, contract, point, out, regions, flat)
+    return explore_case(kernel, case, contract, _sample_point(args), out, regions, flat)
+
+
+def _sample_point(args: list[Arg]) -> dict[str, int]:
+    """The sample sizes of the draft's dims: a SymInt's and a tensor dim's."""
+    return {d: (SYMINT_SIZE if a.symbolic and a.kind == "int" else TENSOR_SIZE) for a in args for d in a.dims}
 
 
 def _load_text(text: str) -> Any:

@@ -10,7 +10,6 @@ FakeTensorMode's: both are checked, and each finding says which one failed.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -111,7 +110,6 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
 
     plans, notes = _registered_plans(op, registration, candidate, base.name, global_slot and (*global_slot, by_name)
                                      ) if registration else ([], [])
-    reached = bool(plans)
     if registration and not plans:
         # the kernel torch resolves for the op is not the file's function (a decomposition of an op with a meta
         # registration; a FakeTensor rule): that kernel is checked, with the file's function registered while it
@@ -127,9 +125,9 @@ def candidate_kernel(base: Kernel, fn: Any, op: Any, registration: str | None,
     if not plans:
         raise TargetError(f"{base.name}: " + "; ".join(notes))
     kernels = [_through(base, op, modes, install, notes, calls) for modes, install in plans]
-    if registration and reached:  # the file's function where its registration puts it: replays register it too
-        kernels = [replace(k, registered=functools.partial(K.registered_as, op, registration, candidate))
-                   for k in kernels]
+    if registration:  # the file's function where its registration puts it: a direct call (replays) registers it
+        # too, so that its own calls of its op reach it again, as with the file installed (_refs' roll)
+        kernels = [replace(k, direct=_with_registered(base.fn, op, registration, candidate)) for k in kernels]
     if registration and len(kernels) == 1 and K.Mode.EXPORT in plans[0][0]:
         # plain FakeTensorMode runs another kernel (constant_pad_nd's C++ composite): checked too, as for the
         # installed torch, with the file's function registered while it runs

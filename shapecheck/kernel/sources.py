@@ -142,9 +142,6 @@ class Kernel:
     via_op: bool = False
     install: Callable[[], Any] | None = None
     direct: Callable[..., Any] | None = None  # a candidate called through the op, called directly (replays)
-    # a --meta-source function: the context that registers it as its file does; a direct call (replays) runs
-    # under it, so that the function's own calls of its op reach it again, as with the file installed
-    registered: Callable[[], Any] | None = None
     function: Any = None  # the Python function whose source is the kernel (the result cache fingerprints it)
     # a --meta-source file: where the audit finds the kernel's lines, though only its function is its own code
     # (``codes``: a guard in one of the file's helpers is torch's helper's, as for the installed torch)

@@ -75,9 +75,9 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
     paused inside each torch function the kernel calls (``static_run``)."""
     if kernel.via_op and kernel.direct is not None:
         # the candidate's own code, called directly: each tensor it makes is seen to come from its line (torch's
-        # dispatch, which reaches it in its slot, hides its calls from a torch function mode); a file's function
-        # registered as the file registers it meanwhile (its own calls of the op reach it: _refs' roll)
-        kernel = replace(kernel, fn=_registered_call(kernel.direct, kernel.registered), via_op=False)
+        # dispatch, which reaches it in its slot, hides its calls from a torch function mode); a --meta-source
+        # function's direct call registers it as its file does (kernel.resolved)
+        kernel = replace(kernel, fn=kernel.direct, via_op=False)
     def make_args(empty):
         return call_args(kernel, case, lambda a: empty(E.evaluate(cast(E.TupleE, a.shape), point), a.dtype,
                                                        *layout_at(a, point)),
@@ -90,18 +90,6 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
     if error is not None:
         return Run((), error, tuple(steps))
     return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
-
-
-def _registered_call(fn: TorchObject, registered: Callable[[], TorchObject] | None) -> TorchObject:
-    """``fn``, called within ``registered()`` where there is one."""
-    if registered is None:
-        return fn
-
-    def call(*args: TorchObject, **kwargs: TorchObject) -> TorchObject:
-        with registered():
-            return fn(*args, **kwargs)
-
-    return call
 
 
 def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:
