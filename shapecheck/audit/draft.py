@@ -53,6 +53,9 @@ def schema_text(op_name: str, args: list[Any], names: Any, head: str, traced: An
         lines += ["", "[domain]", "requires = ["]
         lines += [f"    {toml_value(r)},  # {why}" for r, why in traced.requires]
         lines.append("]")
+    for r in getattr(traced, "rejects", []):
+        lines += ["", "[[rejects]]", f"id = {toml_value(r.id)}", f"when = {toml_value(r.when)}",
+                  *([f"message = {toml_value(r.message)}"] if r.message else []), f"source = {toml_value(r.source)}"]
     for a in args:
         lines += ["", *_render_arg(a)]
     paths = list(getattr(traced, "paths", []) or [])

@@ -33,6 +33,7 @@ class Traced:
     sides: list[tuple[str, list[str | None], list[dict[str, Any] | None], list[str]]] = field(default_factory=list)
     regions: list[tuple[str, list[E.Node]]] = field(default_factory=list)  # per side: its when, what it assumed
     flat: bool = False  # more sides than a draft writes: the cases after it are drafted on their sample sides
+    rejects: list[Any] = field(default_factory=list)  # draft_rejects.DraftReject: regions both kernels refuse
 
 
 def is_dim_equality(node: E.Node) -> bool:

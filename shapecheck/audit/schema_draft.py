@@ -122,6 +122,12 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
         changed = (eager and refused_cases(name, contract, inputs_at, traced)) or changed
         changed = prune_paths(contract, traced) or changed
         changed = prune_requires(contract, traced) or changed
+        kernel = _draft_kernel(name, Traced()) if eager else None
+        if kernel is not None:  # the requires the kernels' checks gave, as [[rejects]] both kernels refuse
+            from .draft_rejects import reject_regions
+
+            changed = reject_regions(name, lambda t: schema_text(name, args, names, head, t), _load_text, inputs_at,
+                                     traced, kernel) or changed
         if changed:
             final = schema_text(name, args, names, head, traced)
     _must_load(final)
@@ -412,23 +418,14 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     """Trace the installed kernel on the skeleton's first case, assuming each dim equality a guard asks for
     (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces; then every
     other case (up to ``draft_paths.MAX_CASES``), so that cases with other outputs get paths of their own."""
-    from ..kernel.load import installed_kernel
 
     contract = _must_load(text)
     cases = list(contract.cases())
     case = cases[0]
     out = Traced()
-    try:
-        kernel = installed_kernel(op_name)
-    except TargetError as err:
-        from .._torch import audit as CA
-        from .._torch import core as C2
-        from .run import audit_kernel
-
-        if not CA.fake_reachable(C2.resolve_op(op_name)):
-            out.todos.append(f"the outputs: no meta kernel to trace ({err})")
-            return out
-        kernel = audit_kernel(op_name, None)  # a FakeTensor rule or a C++ kernel FakeTensorMode reaches
+    kernel = _draft_kernel(op_name, out)
+    if kernel is None:
+        return out
     finished = _trace_one(kernel, case, contract, args, out)
     if len(cases) > MAX_CASES or not finished:
         if len(cases) > 1:
@@ -456,6 +453,24 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
                          f"{', ...' if len(unfinished) > 3 else ''}): they stay on the first path; verify reports "
                          f"where they return other shapes ({RuleCode.OUTPUT_SHAPE_MISMATCH})")
     return out
+
+
+def _draft_kernel(op_name: str, out: Traced) -> Any:
+    """The kernel a draft traces: the installed meta kernel, else the FakeTensor rule or C++ kernel FakeTensorMode
+    reaches; None (with a TODO in ``out``) where there is none."""
+    from ..kernel.load import installed_kernel
+
+    try:
+        return installed_kernel(op_name)
+    except TargetError as err:
+        from .._torch import audit as CA
+        from .._torch import core as C2
+        from .run import audit_kernel
+
+        if not CA.fake_reachable(C2.resolve_op(op_name)):
+            out.todos.append(f"the outputs: no meta kernel to trace ({err})")
+            return None
+        return audit_kernel(op_name, None)
 
 
 def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced,
