@@ -405,7 +405,9 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
     where the point is empty or the error is the made-up data's (an empty point tried again with its empty dims
     lifted, where ``lift``). Whether a lift was tried."""
     empty = _empty(inputs, point)  # a tensor dim at 0 (an int argument at 0, a padding, empties nothing)
-    if not e.crashed and (empty or about_data(e.error)):
+    # an empty point, even where the eager kernel dies there (a sample's index data that the emptied input no
+    # longer holds), is reported only where it dies or raises the same with its empty dims lifted
+    if empty or (not e.crashed and about_data(e.error)):
         pattern = numbers_aside(e.error)  # one retry per error: the same refusal at another empty point
         lift = lift and not about_data(e.error) and pattern not in res.lifted
         res.lifted.add(pattern)

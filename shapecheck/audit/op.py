@@ -25,7 +25,8 @@ VARIANT_POINTS = 6  # drawn points per variant
 #: input's other memory order): the example and the next drawn point; they cost an eager and a fake call each
 EXTRA_POINTS = 2
 #: an eager error that says the kernel lacks a case or a device here, not that the call is wrong
-RESTRICTIONS = ("not implemented", "NotImplementedError", "not support", "accelerator", "primitive descriptor")
+RESTRICTIONS = ("not implemented", "NotImplementedError", "not support", "accelerator", "primitive descriptor",
+                "No backend", "no backend")  # a library's dispatch to its backends finding none for a dtype
 
 
 @dataclass
@@ -135,18 +136,19 @@ class OpRun:
         # the hook's other samples, each traced and compared as a variant is (a per-row scale after a per-tensor one)
         hook = [g for g in given if g.origin == "samples"]
         samples = [replace(g, label=f"sample {i + 1} of the samples hook") for i, g in enumerate(hook) if g is not base]
-        self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node]]] = []
+        # variants compared again in other representations once the first inputs' are (layouts or dtypes)
+        self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node], Callable[[OpInputs], list[OpInputs]]]] = []
         if self.options.variants or samples:
             self._variants(search, base, out, found.eager == "accepted", samples)
         if self.options.variants:
             # here the first inputs are a call both kernels take, even after a call only the eager kernel took (a
             # 4-D-only fake that refuses a 2-D input: its 4-D inputs are compared in every layout too)
-            from .variants import layouts, representations
+            from .variants import representations
 
             if self.base_points and found.eager == "accepted":
                 self._representations(base, out, representations(base), self.base_points, self.base_requires)
-            for v, points, requires in self.later:
-                self._representations(v, out, layouts(v), points, requires, EXTRA_POINTS)
+            for v, points, requires, others in self.later:
+                self._representations(v, out, others(v), points, requires, EXTRA_POINTS)
         return out
 
     base_points: list[dict[str, int]] = []
@@ -161,15 +163,14 @@ class OpRun:
         the eager kernel at ``base``'s points: an output's strides or dtype that the fake gets wrong only there.
         Not traced: their sizes and guards are ``base``'s. One the eager kernel refuses at the example (a
         dtype its CPU kernel lacks) is noted in the variants as such, not compared."""
-        from .variants import of_another_dtype
-
         self.checkpoint(out, "the fake's runs on the inputs' other layouts and dtypes")
         for v in others:
             e = self.eager_example(v)
             if not e.ok:
-                if of_another_dtype(v.label) and not e.crashed and _refuses_the_call(e.error):
+                if not e.crashed and _refuses_the_call(e.error):
                     # the eager kernel checks the dtypes (mm: "expected m1 and m2 to have the same dtype";
-                    # optimum-quanto's unpack takes uint8 only); a fake that returns on the same call lacks that
+                    # optimum-quanto's unpack takes uint8 only) or the layout (torch-harmonics' permute_to_nhwc
+                    # "expects a contiguous (B, C, H, W) tensor"); a fake that returns on the same call lacks that
                     # check (a dtype the eager kernel merely lacks, "not implemented for", is no check)
                     ok, _ = fake_result(self.kernel.fn, v, dict(v.dims()))
                     if ok:
@@ -329,10 +330,17 @@ class OpRun:
         if e is not None:
             self._compare(v, st, found, out, VARIANT_POINTS)
         out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
-        if varied is not None and varied[0] == _first_tensor(base) and e is not None and e.ok and \
-                self.variant_points and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a batched
-            # image) in another memory order too, after the first inputs' own layouts and dtypes
-            self.later.append((v, *self.variant_points))
+        if varied is None or e is None or not e.ok or not self.variant_points:
+            return
+        from .variants import layouts, other_dtypes
+
+        if varied[0] == _first_tensor(base) and _elements(v) <= LAYOUT_ELEMENTS:  # the first tensor a rank up (a
+            # batched image) in another memory order too, after the first inputs' own layouts and dtypes
+            self.later.append((v, *self.variant_points, layouts))
+        elif all(n != varied[0] or t[0] not in ("tensor", "tensors") for n, _, t in v.args):
+            # a flag or an int argument varied: its tensors in the other dtypes too (a fake that keeps the scale's
+            # dtype only where ``out_fp32=True`` asks for float32: flag and dtype together)
+            self.later.append((v, *self.variant_points, other_dtypes))
 
 
 def _raise_site(requires: list[tuple[str, Any, str]], point: dict[str, int]) -> Any:

@@ -9,6 +9,7 @@ caller keeps each one the fake or the eager kernel accepts.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from .candidates import SIZES, Arg, Search, _words, tree_of
@@ -253,8 +254,14 @@ def representations(base: OpInputs) -> list[OpInputs]:
     tensor's dtype in another dtype (``OTHER_DTYPE``). Their dims are the first inputs', so they are compared
     with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
     their guards are the first inputs' guards."""
+    return layouts(base) + other_dtypes(base)
+
+
+def other_dtypes(base: OpInputs) -> list[OpInputs]:
+    """``representations``' other dtypes: the tensors of the first tensor's dtype in another dtype, as int32 where
+    they are floating, and mixed dtypes (``_mixed``)."""
     tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
-    out = layouts(base)
+    out: list[OpInputs] = []
     if tensors and tensors[0][1][3] in OTHER_DTYPE:
         old = tensors[0][1][3]
         new = OTHER_DTYPE[old]
@@ -266,6 +273,8 @@ def representations(base: OpInputs) -> list[OpInputs]:
                          for n, kw, x in base.args)
             out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as int32"))
         out += _mixed(base, tensors)
+    if base.label:  # a variant's (a flag set): what it changes, then the dtypes
+        out = [replace(o, label=f"{base.label}, {o.label}") for o in out]
     return out
 
 
@@ -298,11 +307,6 @@ def _fill(tree: tuple) -> str:
 
 #: the label's words that mark the variant of one tensor's dtype changed among several of one dtype
 MIXED = "the others stay"
-
-
-def of_another_dtype(label: str) -> bool:
-    """Whether a representation variant's label is that of tensors in another dtype (``representations``)."""
-    return " as " in label
 
 
 def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:

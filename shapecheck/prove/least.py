@@ -1,9 +1,10 @@
-"""A case's least point, run on concrete sizes: where the contract's domain holds a size of 0, the kernel runs
-there as FakeTensorMode runs concrete sizes (meta-device model init, shape propagation), and a raise is SC007.
+"""A case's least point, run on concrete sizes: where the contract's domain holds a size of 0 or 1, the kernel
+runs there as FakeTensorMode runs concrete sizes (meta-device model init, shape propagation), and a raise is SC007.
 
 The symbolic trace stands for every size of its region only as far as torch's simplification is sound there,
 and torch simplifies as if a divisor were never 0: ``(n * d) // n`` is ``d`` for an unbacked ``n``, while at
-``n = 0`` the kernel raises ZeroDivisionError (at 1 such a division stands). Only a case whose dims may be 0
+``n = 0`` the kernel raises ZeroDivisionError; a divisor made of sizes, batch norm's ``n / (n - 1)``, is 0 at
+``n = 1``, where the unbacked trace's symbolic division raises nothing. Only a case whose dims may be 0 or 1
 pays for it: one run at most, the static run first (cheap), then, where it
 raises, the run with a ShapeEnv and backed sizes (``trace.fake_run``), so that a data-dependent output, which
 a static FakeTensorMode cannot make, is never taken for a kernel error.
@@ -23,14 +24,14 @@ _RAISES = frozenset({RuleCode.KERNEL_ERROR, RuleCode.ASSERT_NARROWS_RANGE, RuleC
 
 def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[Finding]) -> list[Finding]:
     """SC007 where the kernel raises at the case's least point (z3's lexicographically least model of its
-    domain) and that point holds a dynamic size of 0; [] otherwise."""
-    if any(v.code in _RAISES for v in findings) or not any(d.dynamic and d.min == 0 for d in case.dims):
-        return []  # a divisor torch simplifies away is wrong only at 0; at 1 the division stands
+    domain) and that point holds a dynamic size of 0 or 1; [] otherwise."""
+    if any(v.code in _RAISES for v in findings) or not any(d.dynamic and d.min <= 1 for d in case.dims):
+        return []  # a divisor torch simplifies away is wrong at 0, one made of sizes (``n - 1``) at 1 too
     model = solver.small_model([case.domain])
     if model is None:
         return []
     point = restrict(model, [d.name for d in case.dims])
-    if not any(d.dynamic and point.get(d.name) == 0 for d in case.dims) or len(point) < len(case.dims):
+    if not any(d.dynamic and point.get(d.name) in (0, 1) for d in case.dims) or len(point) < len(case.dims):
         return []
     from .replay import run_at
 
@@ -48,7 +49,8 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
                     location=C.kernel_frame(C.exception_frames(error), own_code(kernel)),
                     message=f"the kernel raised {text} at {at}, a point of the contract's domain, run on concrete "
                             "sizes under FakeTensorMode; the symbolic trace did not: torch simplifies as if sizes "
-                            "used as divisors were never 0")]
+                            "used as divisors, and divisors made of sizes (batch norm's n / (n - 1) at n = 1), were "
+                            "never 0")]
 
 
 def raised_as_torch_runs(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> BaseException | None:

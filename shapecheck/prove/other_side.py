@@ -5,13 +5,14 @@ torch.export settles the same way (its sizes start at 2) stands for its whole re
 But where the condition really holds the other way (``M == 0`` at M = 0), FakeTensorMode on concrete sizes, as
 meta-device model init, ``opcheck`` and ``torch.compile``'s first (static) compile run the kernel, takes the other
 branch, which no trace followed. Each such side that the leaf's region reaches is run at its least point on
-concrete sizes: an output there that differs from the contract is SC002, and a raise SC007, at that point and the
-line that asked. A kernel whose two branches agree costs one static run per fallback side.
+concrete sizes: an output there that differs from the contract is SC002 (its shape) or, where an output table
+states them, SC017 (its dtype) or SC018 (its strides), and a raise SC007, at that point and the line that asked. A kernel whose two branches agree costs one static run per fallback side.
 """
 
 from __future__ import annotations
 
-from ..contract.model import BoundCase
+from ..contract.model import BoundCase, BoundPath
+from ..contract.outputs import BoundOutput
 from ..findings import Finding
 from ..kernel.sources import Kernel
 from ..logic import expr as E
@@ -37,13 +38,26 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
             if key in seen:
                 continue
             seen.add(key)
-            model = solver.small_model([case.domain, *leaf.pc, other])
-            point = restrict(model, dims) if model is not None else {}
-            if len(point) < len(dims):
-                continue
-            found = _at(kernel, case, point, eras, fb, other)
-            if found is not None and (found.code, fb.loc.line if fb.loc else None) not in known:
-                out.append(found)
+            for point in _points(solver, [case.domain, *leaf.pc, other], dims, E.free_names(other)):
+                found = _at(kernel, case, point, eras, fb, other)
+                if found is not None:
+                    if (found.code, fb.loc.line if fb.loc else None) not in known:
+                        out.append(found)
+                    break
+    return out
+
+
+def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str]) -> list[dict[str, int]]:
+    """The side's least point, then its least point with every dim the condition does not name at 2 or more: a
+    size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous)."""
+    out: list[dict[str, int]] = []
+    for extra in ([], [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in asked]):
+        if out and not extra:
+            continue
+        model = solver.small_model([*conds, *extra])
+        point = restrict(model, dims) if model is not None else {}
+        if len(point) == len(dims) and point not in out:
+            out.append(point)
     return out
 
 
@@ -69,7 +83,14 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
             got = run.outputs[j]
             if isinstance(expected, tuple):
                 expected = tuple(expected)
-            if got is None or got == expected:
+            if got is None:
+                continue
+            if got == expected:
+                spec = p.specs[j] if j < len(p.specs) else None
+                found = _table(case, p, j, spec, run.layouts[j] if j < len(run.layouts) else None, point, fb,
+                               other, side, at)
+                if found is not None:
+                    return found
                 continue
             return Finding(code=RuleCode.OUTPUT_SHAPE_MISMATCH, case=case.id, path=p.pid,
                            expr=f"output {j} = {got} at {E.to_text(other)}, contract {E.to_text(want)}",
@@ -77,6 +98,36 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                            message=f"output {j} is {got} at {at} but the contract's path {p.pid} says {expected}, "
                                    f"{side}")
     return None
+
+
+def _table(case: BoundCase, p: BoundPath, j: int, spec: BoundOutput | None, got: tuple[str, tuple[int, ...], int] | None,
+           point: dict[str, int], fb: Fallback, other: E.Node, side: str, at: str) -> Finding | None:
+    """SC017/SC018 where the other side's output ``j`` has the contract's shape but another dtype, or strides its
+    layout does not give (``significant``: a size-1 dim's stride and an empty tensor do not count)."""
+    if spec is None or got is None:
+        return None
+    dtype, strides, numel = got
+    if spec.dtype is not None and dtype != spec.dtype:
+        return Finding(code=RuleCode.OUTPUT_DTYPE_MISMATCH, case=case.id, path=p.pid,
+                       expr=f"output {j} dtype {dtype} at {E.to_text(other)}, contract {spec.dtype}",
+                       counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
+                       message=f"output {j} has dtype {dtype} at {at} but the contract's path {p.pid} says "
+                               f"{spec.dtype}, {side}")
+    if spec.strides is None or numel == 0:
+        return None
+    want = tuple(E.evaluate(s, point) for s in spec.strides)
+    sizes = E.evaluate(spec.shape, point) if spec.shape is not None else None
+    if spec.match == "exact" or not isinstance(sizes, tuple):
+        differs = want != strides
+    else:  # significant (dense, its older name)
+        differs = any(w != h for w, h, n in zip(want, strides, sizes) if n != 1)
+    if not differs:
+        return None
+    return Finding(code=RuleCode.OUTPUT_LAYOUT_MISMATCH, case=case.id, path=p.pid,
+                   expr=f"output {j} strides {strides} at {E.to_text(other)}, contract {want}",
+                   counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
+                   message=f"output {j} has strides {strides} at {at} but the contract's path {p.pid} gives {want} "
+                           f"({spec.layout}), {side}")
 
 
 def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb: Fallback, side: str, at: str

@@ -66,6 +66,8 @@ class Run:
     error: str | None  # the exception it raised
     steps: tuple[Step, ...]  # what ran, in order (``static_run``)
     made_at: tuple[SourceLoc | None, ...] = ()  # per output: the kernel line that made it, if known
+    # per output: a tensor's dtype name, strides and element count (None for another output)
+    layouts: tuple[tuple[str, tuple[int, ...], int] | None, ...] = ()
 
 
 def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bool = True,
@@ -89,7 +91,8 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
     outs = result if isinstance(result, (tuple, list)) else (result,)
     if error is not None:
         return Run((), error, tuple(steps))
-    return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs))
+    return Run(tuple(_value(x) for x in outs), None, tuple(steps), tuple(origin(x) for x in outs),
+               tuple(_layout(x) for x in outs))
 
 
 def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:
@@ -104,6 +107,19 @@ def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:
     if isinstance(x, (int, torch.SymInt)) and not isinstance(x, bool):
         return C.constant_of(x)
     return None
+
+
+def _layout(x: TorchObject) -> tuple[str, tuple[int, ...], int] | None:
+    """A tensor output's dtype name, strides and element count at static sizes; None for anything else (or a
+    size the data decides)."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        return None
+    try:
+        return str(x.dtype).removeprefix("torch."), tuple(int(s) for s in x.stride()), int(x.numel())
+    except Exception:  # noqa: BLE001 - an unbacked size (a data-dependent output): no layout to compare
+        return None
 
 
 def _shape_logic() -> tuple[str, ...]:

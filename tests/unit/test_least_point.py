@@ -14,6 +14,7 @@ from tests.unit.test_export_run import _verify
 LIB = torch.library.Library("sc_least", "DEF")  # noqa: TOR901 - the test's own namespace
 LIB.define("rows(Tensor x) -> Tensor")
 LIB.define("rows_ok(Tensor x) -> Tensor")
+LIB.define("unbiased(Tensor x) -> Tensor")
 
 
 @torch.library.register_fake("sc_least::rows", lib=LIB)
@@ -25,6 +26,13 @@ def _rows(x):
 @torch.library.register_fake("sc_least::rows_ok", lib=LIB)
 def _rows_ok(x):
     n, d = x.shape
+    return x.new_empty((n, d))
+
+
+@torch.library.register_fake("sc_least::unbiased", lib=LIB)
+def _unbiased(x):
+    n, d = x.shape
+    x.unbiased_factor = n / (n - 1)  # batch norm's unbiased variance: ZeroDivisionError at N == 1, concretely
     return x.new_empty((n, d))
 
 
@@ -64,3 +72,14 @@ def test_a_division_by_a_size_that_torch_simplifies_away_fails_at_the_least_poin
 def test_no_finding_where_the_least_point_runs(tmp_path, op, nmin):
     report = _verify(op, _contract(op, nmin), tmp_path)
     assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+
+
+@pytest.mark.slow
+def test_a_divisor_made_of_sizes_that_is_0_at_a_size_of_1_fails_at_the_least_point(tmp_path):
+    """hunt 30: native_batch_norm(training=True)'s decomposition divides by ``n - 1``; the unbacked trace's
+    symbolic division raises nothing, FakeTensorMode on concrete sizes raises at N * H * W == 1."""
+    report = _verify("sc_least::unbiased", _contract("sc_least::unbiased", 1), tmp_path)
+    assert report.verdict is Verdict.FAIL, [v.message for v in report.violations]
+    (v,) = report.violations
+    assert v.code is RuleCode.KERNEL_ERROR and v.counterexample == {"N": 1, "D": 1}
+    assert v.expr.startswith("ZeroDivisionError") and "n / (n - 1)" in v.message

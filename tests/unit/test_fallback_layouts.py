@@ -1,0 +1,35 @@
+"""The other side of a kernel's guard_or_false on a stride, run on concrete sizes, is checked against the output
+table too (hunt 30): its strides (SC018), at a point whose other dims are 2 or more, where a size of 1 would hide
+them."""
+
+from pathlib import Path
+
+import pytest
+
+from shapecheck.findings import Verdict
+from shapecheck.prove.verify import Options, verify_op
+
+KERNELS = Path(__file__).resolve().parent.parent / "kernels"
+
+
+def _verify(fn: str):
+    return verify_op("aten::upsample_nearest2d", contract=str(KERNELS / "fallback_layouts.toml"),
+                     meta=f"{KERNELS / 'fallback_layouts.py'}:{fn}", options=Options(jobs=1))
+
+
+@pytest.mark.parametrize("fn", ["unit_stride_or_false", "unit_stride_known_true"])
+def test_a_layout_branch_on_a_stride_fails_where_its_other_side_holds(fn):
+    report = _verify(fn)
+    assert report.verdict is Verdict.FAIL
+    assert {(v.code.value, v.case) for v in report.violations} == {("SC018", "fmt=contiguous")}
+    for v in report.violations:  # (one per kernel torch runs for the op: export's and plain FakeTensorMode's)
+        assert v.counterexample["H"] == v.counterexample["W"] == 1
+        assert v.counterexample["N"] >= 2 and v.counterexample["C"] >= 2, v.counterexample
+        assert v.location is not None and "stride(1) == 1" in v.location.text
+
+
+def test_the_installed_kernel_passes_the_same_contract():
+    """torch's own decomposition, whose layout follows the eager kernel's: no false alarm from the other sides."""
+    report = verify_op("aten::upsample_nearest2d", contract=str(KERNELS / "fallback_layouts.toml"),
+                       options=Options(jobs=1))
+    assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
