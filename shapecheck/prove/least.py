@@ -31,11 +31,15 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
     if model is None:
         return []
     point = restrict(model, [d.name for d in case.dims])
-    if not any(d.dynamic and point.get(d.name) in (0, 1) for d in case.dims) or len(point) < len(case.dims):
+    if not any(d.dynamic and point.get(d.name) in (0, 1) for d in case.dims) or len(point) < len(case.dims) \
+            or not runnable(point):
         return []
     from .replay import run_at
 
-    if run_at(kernel, case, point, follow=False).error is None:
+    try:
+        if run_at(kernel, case, point, follow=False).error is None:
+            return []
+    except RuntimeError:  # the inputs cannot be made on concrete sizes (a constant size near int64's largest)
         return []
     from .._torch import core as C
     from ..trace.run import first_line, own_code
@@ -51,6 +55,16 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
                             "sizes under FakeTensorMode; the symbolic trace did not: torch simplifies as if sizes "
                             "used as divisors, and divisors made of sizes (batch norm's n / (n - 1) at n = 1), were "
                             "never 0")]
+
+
+#: a size no concrete tensor has (its storage would overflow int64 with any other size but 0)
+UNRUNNABLE = 2**40
+
+
+def runnable(point: dict[str, int]) -> bool:
+    """Whether tensors of ``point``'s sizes can be made on concrete sizes: a dim at 0 empties them, else every size
+    is below ``UNRUNNABLE`` (a contract may range up to int64's largest value)."""
+    return any(v == 0 for v in point.values()) or all(v < UNRUNNABLE for v in point.values())
 
 
 def raised_as_torch_runs(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> BaseException | None:

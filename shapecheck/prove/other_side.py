@@ -19,6 +19,7 @@ from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import Fallback
+from .least import runnable
 from .obligations import Leaf
 
 
@@ -56,7 +57,7 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
             continue
         model = solver.small_model([*conds, *extra])
         point = restrict(model, dims) if model is not None else {}
-        if len(point) == len(dims) and point not in out:
+        if len(point) == len(dims) and point not in out and runnable(point):
             out.append(point)
     return out
 
@@ -70,7 +71,10 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
             f"when it cannot decide it (guard_or_{str(fb.value).lower()}'s fallback, or statically_known_"
             f"{'false' if fb.value else 'true'}), and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())
-    run = run_at(kernel, case, point, follow=False)
+    try:
+        run = run_at(kernel, case, point, follow=False)
+    except RuntimeError:  # the inputs cannot be made on concrete sizes (least.runnable)
+        return None
     if run.error is not None:
         return _raised(kernel, case, point, fb, side, at)
     for p in case.paths:

@@ -9,13 +9,15 @@ the branch is a guard torch.export installs, and export rejects a dynamic H.
 """
 
 import torch
-from torch.fx.experimental.symbolic_shapes import guard_or_false
+from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
 
 
 def _like_input(self, n, c, ho, wo):
     """The output in the input's memory format, as the runtime allocates it, decided without a guard on the
-    sizes: a channels_last input has channel stride 1 (a contiguous one has H * W, 1 only where H * W is)."""
-    if guard_or_false(self.stride(1) == 1):
+    sizes: a channels_last input has channel stride 1 and a last stride of C; a contiguous one has H * W there
+    (1 only where H * W is) and a last stride of 1 (hunt 30: ``stride(1) == 1`` alone took a contiguous
+    input with H = W = 1 for channels_last, where the runtime's output is contiguous)."""
+    if guard_or_false(self.stride(1) == 1) and guard_or_true(self.stride(3) != 1):
         return self.new_empty((n, ho, wo, c)).permute(0, 3, 1, 2)
     return self.new_empty((n, c, ho, wo))
 
