@@ -101,8 +101,13 @@ def watch_interrupts() -> None:
     import signal
 
     try:
-        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is signal.default_int_handler:
             signal.signal(signal.SIGINT, _on_sigint)
+            _WATCH["installed"] = True
+        elif handler in (signal.SIG_IGN, signal.SIG_DFL):
+            # Ctrl-C raises no KeyboardInterrupt here (ignored, as in a shell's background job or under nohup,
+            # or fatal): every one is a kernel's own
             _WATCH["installed"] = True
     except (ValueError, OSError):  # not the main thread: Ctrl-C is told apart from nothing
         pass

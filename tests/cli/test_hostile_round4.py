@@ -123,6 +123,27 @@ def test_a_kernel_that_raises_keyboardinterrupt_fails_as_its_other_exceptions_do
     assert {v["code"] for v in json.loads(res.stdout)["violations"]} == {"SC007"}
 
 
+def test_a_kernels_keyboardinterrupt_is_its_failure_where_ctrl_c_is_ignored(tmp_path, monkeypatch):
+    """A CI step run in a shell's background (or under nohup) has SIGINT ignored: Ctrl-C raises nothing there, so a
+    KeyboardInterrupt is the kernel's own (SC007), not the user stopping the run (it was "aborted", exit 2)."""
+    import signal
+
+    from shapecheck import errors
+
+    kernel = _write(tmp_path, "import torch\nfrom torch._meta_registrations import register_meta\n"
+                    "@register_meta(torch.ops.aten.pixel_shuffle)\ndef meta_pixel_shuffle(self, upscale_factor):\n"
+                    "    raise KeyboardInterrupt\n", "kb.py")
+    monkeypatch.setattr(errors, "_WATCH", {"installed": False, "stopped": False})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        res = invoke("verify", "op", "aten::pixel_shuffle", "--contract", _write(tmp_path, CONTRACT), "-j", "1",
+                     "--meta-source", kernel, "--format", "json", "--no-cache")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert res.returncode == 1, res.stderr
+    assert {v["code"] for v in json.loads(res.stdout)["violations"]} == {"SC007"}
+
+
 def test_baseline_entries_are_checked_key_by_key(tmp_path):
     kernel = _write(tmp_path, "import torch\nfrom torch._meta_registrations import register_meta\n"
                     "@register_meta(torch.ops.aten.pixel_shuffle)\ndef meta_pixel_shuffle(self, upscale_factor):\n"
