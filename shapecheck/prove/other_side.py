@@ -11,6 +11,8 @@ states them, SC017 (its dtype) or SC018 (its strides), and a raise SC007, at tha
 
 from __future__ import annotations
 
+from typing import cast
+
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
 from ..findings import Finding
@@ -117,21 +119,30 @@ def _table(case: BoundCase, p: BoundPath, j: int, spec: BoundOutput | None, got:
                        counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
                        message=f"output {j} has dtype {dtype} at {at} but the contract's path {p.pid} says "
                                f"{spec.dtype}, {side}")
-    if spec.strides is None or numel == 0:
-        return None
-    want = tuple(E.evaluate(s, point) for s in spec.strides)
-    sizes = E.evaluate(spec.shape, point) if spec.shape is not None else None
-    if spec.match == "exact" or not isinstance(sizes, tuple):
-        differs = want != strides
-    else:  # significant (dense, its older name)
-        differs = any(w != h for w, h, n in zip(want, strides, sizes) if n != 1)
-    if not differs:
+    want = strides_differ(spec, strides, numel, point)
+    if want is None:
         return None
     return Finding(code=RuleCode.OUTPUT_LAYOUT_MISMATCH, case=case.id, path=p.pid,
                    expr=f"output {j} strides {strides} at {E.to_text(other)}, contract {want}",
                    counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
                    message=f"output {j} has strides {strides} at {at} but the contract's path {p.pid} gives {want} "
                            f"({spec.layout}), {side}")
+
+
+def strides_differ(spec: BoundOutput, strides: tuple[int, ...], numel: int, point: dict[str, int]
+                   ) -> tuple[int, ...] | None:
+    """The strides ``spec``'s layout gives at ``point`` where an output of ``numel`` elements with ``strides``
+    breaks them (``significant``: a size-1 dim's stride and an empty tensor do not count); None where it keeps
+    them or the table states no layout."""
+    if spec.strides is None or numel == 0:
+        return None
+    want = tuple(int(cast(int, E.evaluate(s, point))) for s in spec.strides)
+    sizes = E.evaluate(spec.shape, point) if spec.shape is not None else None
+    if spec.match == "exact" or not isinstance(sizes, tuple):
+        differs = want != strides
+    else:  # significant (dense, its older name)
+        differs = any(w != h for w, h, n in zip(want, strides, sizes) if n != 1)
+    return want if differs else None
 
 
 def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb: Fallback, side: str, at: str

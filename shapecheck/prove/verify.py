@@ -292,6 +292,12 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
     # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
     findings: list[Finding] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
     findings = replay(kernel, case, findings, solver)  # every counterexample run with static sizes
+    from .layouts_seen import confirmed_layouts
+
+    findings, unproved = confirmed_layouts(kernel, case, findings, solver)  # each SC018 on concrete sizes too
+    wrong = {v.path for v in findings if v.path is not None and v.code is not RuleCode.INCONCLUSIVE}
+    run.paths = [PathCheck(c.path, PathStatus.UNKNOWN) if c.path in unproved - wrong and c.status is PathStatus.REFUTED
+                 else c for c in run.paths]
     from .helper_guards import helper_guards
 
     exported = helper_guards(kernel, case, solver) if exported is None else exported

@@ -33,3 +33,17 @@ def test_the_installed_kernel_passes_the_same_contract():
     report = verify_op("aten::upsample_nearest2d", contract=str(KERNELS / "fallback_layouts.toml"),
                        options=Options(jobs=1))
     assert report.verdict is Verdict.PASS, [v.message for v in report.violations]
+
+
+def test_a_layout_the_unbacked_trace_alone_gives_is_no_counterexample():
+    """hunt 30: FakeTensor's convolution rule picks the memory format through torch's layout helpers, which answer
+    guard_or_false's fallback under unbacked sizes: the trace's output is contiguous where the kernel on concrete
+    sizes (and eager, and strict export's recorded strides) gives channels_last, as the contract says. That was
+    SC018 with a counterexample that is none; now it is SC005: the layout is not proved, nothing is claimed."""
+    report = verify_op("aten::convolution", contract=str(KERNELS / "conv_channels_last.toml"), options=Options(jobs=1))
+    assert report.verdict is Verdict.INCONCLUSIVE, [(v.code, v.message) for v in report.violations]
+    assert {v.code.value for v in report.violations} == {"SC005"}
+    assert all("returns the contract's strides at" in v.message and not v.counterexample for v in report.violations)
+    statuses = {c.case: {p.status.value for p in c.paths} for c in report.cases}
+    assert statuses["in_fmt=contiguous,w_fmt=contiguous"] == {"proved"}
+    assert all(s == {"unknown"} for k, s in statuses.items() if "channels_last" in k), statuses

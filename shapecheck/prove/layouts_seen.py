@@ -1,0 +1,96 @@
+"""Each SC018 of the symbolic trace confirmed on concrete sizes, as FakeTensorMode runs the kernel there.
+
+The unbacked trace's strides are what torch's layout helpers answer when they cannot decide a size condition:
+``guard_or_false`` and the like give their fallback (``suggest_memory_format``, FakeTensor's convolution rule: a
+channels-last input taken for a contiguous one), where the same kernel on concrete sizes, and strict export with
+its example, take the layout the sizes give (hunt 30: every layout of ``aten::convolution`` with a channels-last
+input read as contiguous). An SC018 stands where the kernel, run at its counterexample (or at the path's least
+point with every dim at 2 or more), returns strides the contract's layout does not give: a real counterexample.
+Where neither run does, the trace's strides are not the kernel's at any point tried: nothing is proved of the
+layout (SC005), and no counterexample is claimed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from ..contract.model import BoundCase
+from ..findings import Finding, PathId
+from ..kernel.sources import Kernel
+from ..logic import expr as E
+from ..logic.solver import Solver, restrict
+from ..rules import RuleCode
+from .least import runnable
+from .other_side import strides_differ
+
+
+def confirmed_layouts(kernel: Kernel, case: BoundCase, findings: list[Finding], solver: Solver
+                      ) -> tuple[list[Finding], set[PathId]]:
+    """``findings`` with each SC018 checked on concrete sizes (module doc): kept, moved to a point where the
+    kernel's strides break the contract, or SC005; and the paths of those that became SC005."""
+    out = [_confirmed(kernel, case, v, solver) if v.code is RuleCode.OUTPUT_LAYOUT_MISMATCH else v for v in findings]
+    unproved = {w.path for v, w in zip(findings, out) if w is not v and w.code is RuleCode.INCONCLUSIVE
+                and w.path is not None}
+    return out, unproved
+
+
+def _confirmed(kernel: Kernel, case: BoundCase, v: Finding, solver: Solver) -> Finding:
+    m = re.match(r"output (\d+) ", v.expr)
+    path = next((p for p in case.paths if v.path is not None and p.pid == v.path), None)
+    if m is None or path is None or not v.counterexample:
+        return v
+    j = int(m.group(1))
+    spec = path.specs[j] if j < len(path.specs) else None
+    if spec is None or spec.strides is None:
+        return v
+    dims = [d.name for d in case.dims]
+    tried: list[dict[str, int]] = []
+    for point in _points(case, path.when, v.counterexample, dims, solver):
+        seen = _strides_at(kernel, case, j, point)
+        if seen is None:
+            return v  # not run there (an error, a data-dependent size): the trace's finding stands
+        tried.append(point)
+        want = strides_differ(spec, seen[0], seen[1], point)
+        if want is not None:
+            if point == {d: v.counterexample.get(d) for d in dims}:
+                return v
+            at = ", ".join(f"{k}={x}" for k, x in point.items())
+            return replace(v, counterexample=point, message=f"{v.message}; at the counterexample the kernel on "
+                           f"concrete sizes keeps the contract's layout, at {at} it returns strides {seen[0]} "
+                           f"where the layout gives {want}")
+    shown = "; ".join(", ".join(f"{k}={x}" for k, x in p.items()) for p in tried)
+    return replace(v, code=RuleCode.INCONCLUSIVE, counterexample={}, fix="",
+                   message=f"{v.message}, in the symbolic trace; but the kernel run on concrete sizes, as "
+                   f"FakeTensorMode runs it, returns the contract's strides at {shown}: the trace's strides are "
+                   "torch's layout helpers' answers where they cannot decide a size condition (guard_or_false), not "
+                   "the kernel's there, so the layout is not proved, and no counterexample is claimed")
+
+
+def _points(case: BoundCase, when: E.Node, counterexample: dict[str, int], dims: list[str],
+            solver: Solver) -> list[dict[str, int]]:
+    """The finding's counterexample, then the path's least point with every dim at 2 or more."""
+    out = []
+    first = {d: counterexample[d] for d in dims if d in counterexample}
+    if len(first) == len(dims) and runnable(first):
+        out.append(first)
+    model = solver.small_model([case.domain, when, *(E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims)])
+    wide = restrict(model, dims) if model is not None else {}
+    if len(wide) == len(dims) and wide not in out and runnable(wide):
+        out.append(wide)
+    return out
+
+
+def _strides_at(kernel: Kernel, case: BoundCase, j: int, point: dict[str, int]) -> tuple[tuple[int, ...], int] | None:
+    """Output ``j``'s strides and element count with the kernel run at ``point`` on concrete sizes; None where it
+    raised, returned no tensor there, or its inputs cannot be made."""
+    from .replay import run_at
+
+    try:
+        run = run_at(kernel, case, point, follow=False)
+    except RuntimeError:
+        return None
+    if run.error is not None or j >= len(run.layouts) or run.layouts[j] is None:
+        return None
+    _, strides, numel = run.layouts[j]  # type: ignore[misc]
+    return strides, numel
