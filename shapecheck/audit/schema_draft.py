@@ -107,7 +107,9 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
     if lists and not _loads(text):  # a shapecheck without tensor lists: the text, for a later one to load
         return schema_text(name, args, names, head, Traced(todos=[
             "the outputs: this shapecheck cannot load `kind = \"tensors\"` yet, so the kernel was not traced"]))
-    traced = trace_draft(name, text, args) if trace else Traced(todos=["the outputs: not traced (--no-trace)"])
+    kernel, missing = _draft_kernel(name) if trace else (None, "")
+    traced = trace_draft(name, text, args, kernel, missing) if trace else \
+        Traced(todos=["the outputs: not traced (--no-trace)"])
     if trace and eager:
         _eager_contradictions(name, args, names, traced)
     final = schema_text(name, args, names, head, traced)
@@ -122,8 +124,7 @@ def draft_contract(op_name: str, ranks: dict[str, int] | None = None, *, trace: 
         changed = (eager and refused_cases(name, contract, inputs_at, traced)) or changed
         changed = prune_paths(contract, traced) or changed
         changed = prune_requires(contract, traced) or changed
-        kernel = _draft_kernel(name, Traced()) if eager else None
-        if kernel is not None:  # the requires the kernels' checks gave, as [[rejects]] both kernels refuse
+        if eager and kernel is not None:  # the requires the kernels' checks gave, as [[rejects]] both kernels refuse
             from .draft_rejects import reject_regions
 
             changed = reject_regions(name, lambda t: schema_text(name, args, names, head, t), _load_text, inputs_at,
@@ -414,17 +415,17 @@ def _name_dims(args: list[Arg], names: _Names) -> None:
             a.value = names.choice(a.name, a.choice)
 
 
-def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
+def trace_draft(op_name: str, text: str, args: list[Arg], kernel: Any, missing: str) -> Traced:
     """Trace the installed kernel on the skeleton's first case, assuming each dim equality a guard asks for
     (and, for another guard, the side that holds at the sample sizes, with a TODO), up to 8 traces; then every
-    other case (up to ``draft_paths.MAX_CASES``), so that cases with other outputs get paths of their own."""
-
+    other case (up to ``draft_paths.MAX_CASES``), so that cases with other outputs get paths of their own.
+    ``kernel``: ``_draft_kernel``'s; where there is none, ``missing`` says why."""
     contract = _must_load(text)
     cases = list(contract.cases())
     case = cases[0]
     out = Traced()
-    kernel = _draft_kernel(op_name, out)
     if kernel is None:
+        out.todos.append(f"the outputs: no meta kernel to trace ({missing})")
         return out
     finished = _trace_one(kernel, case, contract, args, out)
     if len(cases) > MAX_CASES or not finished:
@@ -455,22 +456,21 @@ def trace_draft(op_name: str, text: str, args: list[Arg]) -> Traced:
     return out
 
 
-def _draft_kernel(op_name: str, out: Traced) -> Any:
-    """The kernel a draft traces: the installed meta kernel, else the FakeTensor rule or C++ kernel FakeTensorMode
-    reaches; None (with a TODO in ``out``) where there is none."""
+def _draft_kernel(op_name: str) -> tuple[Any, str]:
+    """The kernel a draft traces, and checks its regions on: the installed meta kernel, else the FakeTensor rule
+    or C++ kernel FakeTensorMode reaches; (None, why) where there is none."""
     from ..kernel.load import installed_kernel
 
     try:
-        return installed_kernel(op_name)
+        return installed_kernel(op_name), ""
     except TargetError as err:
         from .._torch import audit as CA
         from .._torch import core as C2
         from .run import audit_kernel
 
         if not CA.fake_reachable(C2.resolve_op(op_name)):
-            out.todos.append(f"the outputs: no meta kernel to trace ({err})")
-            return None
-        return audit_kernel(op_name, None)
+            return None, str(err)
+        return audit_kernel(op_name, None), ""
 
 
 def _trace_one(kernel: Any, case: Any, contract: Any, args: list[Arg], out: Traced,

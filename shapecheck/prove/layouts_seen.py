@@ -19,9 +19,9 @@ from ..contract.model import BoundCase
 from ..findings import Finding, PathId
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..logic.solver import Solver, restrict
+from ..logic.solver import Solver
 from ..rules import RuleCode
-from .least import runnable
+from .least import runnable, wide_point
 from .other_side import strides_differ
 
 
@@ -74,23 +74,17 @@ def _points(case: BoundCase, when: E.Node, counterexample: dict[str, int], dims:
     first = {d: counterexample[d] for d in dims if d in counterexample}
     if len(first) == len(dims) and runnable(first):
         out.append(first)
-    model = solver.small_model([case.domain, when, *(E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims)])
-    wide = restrict(model, dims) if model is not None else {}
-    if len(wide) == len(dims) and wide not in out and runnable(wide):
-        out.append(wide)
-    return out
+    wide = wide_point(solver, [case.domain, when], dims)
+    return out + [wide] if wide is not None and wide not in out else out
 
 
 def _strides_at(kernel: Kernel, case: BoundCase, j: int, point: dict[str, int]) -> tuple[tuple[int, ...], int] | None:
     """Output ``j``'s strides and element count with the kernel run at ``point`` on concrete sizes; None where it
     raised, returned no tensor there, or its inputs cannot be made."""
-    from .replay import run_at
+    from .replay import run_concrete
 
-    try:
-        run = run_at(kernel, case, point, follow=False)
-    except RuntimeError:
-        return None
-    if run.error is not None or j >= len(run.layouts) or run.layouts[j] is None:
+    run = run_concrete(kernel, case, point)
+    if run is None or run.error is not None or j >= len(run.layouts) or run.layouts[j] is None:
         return None
     _, strides, numel = run.layouts[j]  # type: ignore[misc]
     return strides, numel

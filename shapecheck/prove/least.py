@@ -12,9 +12,12 @@ a static FakeTensorMode cannot make, is never taken for a kernel error.
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from ..contract.model import BoundCase
 from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
+from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
 
@@ -34,12 +37,10 @@ def least_point(kernel: Kernel, case: BoundCase, solver: Solver, findings: list[
     if not any(d.dynamic and point.get(d.name) in (0, 1) for d in case.dims) or len(point) < len(case.dims) \
             or not runnable(point):
         return []
-    from .replay import run_at
+    from .replay import run_concrete
 
-    try:
-        if run_at(kernel, case, point, follow=False).error is None:
-            return []
-    except RuntimeError:  # the inputs cannot be made on concrete sizes (a constant size near int64's largest)
+    run = run_concrete(kernel, case, point)
+    if run is None or run.error is None:
         return []
     from .._torch import core as C
     from ..trace.run import first_line, own_code
@@ -65,6 +66,16 @@ def runnable(point: dict[str, int]) -> bool:
     """Whether tensors of ``point``'s sizes can be made on concrete sizes: a dim at 0 empties them, else every size
     is below ``UNRUNNABLE`` (a contract may range up to int64's largest value)."""
     return any(v == 0 for v in point.values()) or all(v < UNRUNNABLE for v in point.values())
+
+
+def wide_point(solver: Solver, conds: list[E.Node], dims: list[str], exempt: Set[str] = frozenset()
+               ) -> dict[str, int] | None:
+    """The least point of ``conds`` with every dim but the ``exempt`` ones at 2 or more, where a size of 1 hides
+    no layout (a channels-last tensor of one channel is contiguous); None where there is none, or it is not
+    ``runnable``."""
+    model = solver.small_model([*conds, *(E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in exempt)])
+    point = restrict(model, dims) if model is not None else {}
+    return point if len(point) == len(dims) and runnable(point) else None
 
 
 def raised_as_torch_runs(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> BaseException | None:

@@ -21,7 +21,7 @@ from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import Fallback
-from .least import runnable
+from .least import runnable, wide_point
 from .obligations import Leaf
 
 
@@ -53,29 +53,24 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
 def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str]) -> list[dict[str, int]]:
     """The side's least point, then its least point with every dim the condition does not name at 2 or more: a
     size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous)."""
-    out: list[dict[str, int]] = []
-    for extra in ([], [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in asked]):
-        if out and not extra:
-            continue
-        model = solver.small_model([*conds, *extra])
-        point = restrict(model, dims) if model is not None else {}
-        if len(point) == len(dims) and point not in out and runnable(point):
-            out.append(point)
-    return out
+    model = solver.small_model(conds)
+    least = restrict(model, dims) if model is not None else {}
+    out = [least] if len(least) == len(dims) and runnable(least) else []
+    wide = wide_point(solver, conds, dims, asked)
+    return out + [wide] if wide is not None and wide not in out else out
 
 
 def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
         other: E.Node) -> Finding | None:
-    from .replay import run_at
+    from .replay import run_concrete
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
     side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took the answer {fb.value} that torch gives "
             f"when it cannot decide it (guard_or_{str(fb.value).lower()}'s fallback, or statically_known_"
             f"{'false' if fb.value else 'true'}), and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())
-    try:
-        run = run_at(kernel, case, point, follow=False)
-    except RuntimeError:  # the inputs cannot be made on concrete sizes (least.runnable)
+    run = run_concrete(kernel, case, point)
+    if run is None:
         return None
     if run.error is not None:
         return _raised(kernel, case, point, fb, side, at)

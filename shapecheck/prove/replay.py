@@ -95,6 +95,15 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
                tuple(_layout(x) for x in outs))
 
 
+def run_concrete(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run | None:
+    """``run_at`` without following what runs; None where the inputs cannot be made on concrete sizes (a constant
+    size near int64's largest: ``least.runnable`` screens the dims only)."""
+    try:
+        return run_at(kernel, case, point, follow=False)
+    except RuntimeError:
+        return None
+
+
 def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:
     """A kernel output at static sizes: a tensor's shape as a tuple (None for a size that depends on the data),
     an int, else None."""
