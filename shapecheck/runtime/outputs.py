@@ -67,10 +67,10 @@ def _table_differences(p: BoundPath, j: int, spec: Any, got: Any, dims: Mapping[
     if layout and spec.strides is not None and hasattr(got, "stride") and got.numel() > 0:
         want = tuple(E.evaluate(s, dims) for s in spec.strides)
         have = tuple(got.stride())
-        if spec.match == "dense":
-            differs = any(w != h for w, h, n in zip(want, have, got.shape) if n != 1)
-        else:
+        if spec.match == "exact":
             differs = want != have
+        else:  # significant (dense, its older name): a size-1 dim's stride does not count
+            differs = any(w != h for w, h, n in zip(want, have, got.shape) if n != 1)
         if differs:
             out.append((RuleCode.OUTPUT_LAYOUT_MISMATCH, str(want), str(have), f"{where} has strides {have}, the contract's layout "
                         f"{spec.layout} gives {want} for shape {tuple(got.shape)}"))

@@ -140,6 +140,24 @@ def test_significant_and_exact_comparisons_follow_torch(tmp_path, layout, verdic
     assert t.is_contiguous() and t.stride() != torch.empty((3, 1, 5)).stride()
 
 
+@pytest.mark.parametrize("layout, verdict", [
+    ('layout = "contiguous"', "pass"),  # the default comparison: significant strides
+    ('layout = "contiguous", layout_match = "exact"', "fail"),
+])
+def test_fuzz_compares_an_output_table_as_verify_does(tmp_path, layout, verdict):
+    """fuzz's check of an output table (no runtime reference for a --meta kernel of a new op): a size-1 dim's
+    stride counts only under ``exact`` (it counted under the default too, a false SC018)."""
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    (tmp_path / "row.toml").write_text(ROW.format(layout=layout))
+    (tmp_path / "row.py").write_text(KERNEL)
+    r = fuzz_op("sc_outputs::row", contract=str(tmp_path / "row.toml"), meta=f"{tmp_path / 'row.py'}:row",
+                options=FuzzOptions(examples=20, seed=0, verify_examples=False))
+    assert r.verdict == verdict, r.failures
+    if verdict == "fail":
+        assert r.failures[0].code == "SC018" and r.failures[0].dims["E"] >= 2
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 4), min_size=1, max_size=4), st.data())
 def test_dense_strides_are_torch_strides_of_a_permuted_allocation(sizes, data):
