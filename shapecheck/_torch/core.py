@@ -80,6 +80,9 @@ class _FallbackRecorder:
     def __init__(self, own: Own) -> None:
         self.own = own
         self.found: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
+        # the layout logic's answers, kept apart at the kernel line that reached them: an output's strides hold
+        # only where they do (verify runs their other side where a contract states a layout, ``other_side``)
+        self.layout: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
 
     def __call__(self, expr: Any, assumed: bool) -> None:
         import sys
@@ -90,22 +93,23 @@ class _FallbackRecorder:
         """The answer ``assumed`` torch gave for ``expr``, asked from ``frame``."""
         import linecache
 
-        own = True
+        own, into = True, self.found
         while frame is not None:
             code = frame.f_code
             if self.own.code(code):
                 text = linecache.getline(code.co_filename, frame.f_lineno).strip()
-                self.found.append((expr, bool(assumed), SourceLoc(code.co_filename, frame.f_lineno,
-                                                                  code.co_name, text), own))
+                into.append((expr, bool(assumed), SourceLoc(code.co_filename, frame.f_lineno, code.co_name, text),
+                             own and into is self.found))
                 return
             path = os.path.abspath(code.co_filename)
             if path not in _GUARD_MACHINERY:
                 if own and path.startswith(_LAYOUT_HELPERS):
-                    return  # contiguity, strides, memory format: decides the layout, never a size
+                    into = self.layout  # contiguity, strides, memory format: decides the layout, never a size
                 own = False  # torch's own helper asked (broadcasting...): not the kernel's branch, but the
                 # trace's sizes hold only where torch's answer does
             frame = frame.f_back
-        self.found.append((expr, bool(assumed), None, False))
+        if into is self.found:
+            into.append((expr, bool(assumed), None, False))
 
 
 class TraceEnv:
@@ -125,6 +129,7 @@ class TraceEnv:
         # same call installs a guard. Recorded as (expr, value assumed, kernel SourceLoc).
         recorder = _FallbackRecorder(own)
         self.fallbacks: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = recorder.found
+        self.layout_fallbacks = recorder.layout  # the layout logic's answers (``_FallbackRecorder``)
         if hasattr(self.shape_env, "_log_suppressed_dde"):  # no own code (C++, unknown): torch's helpers' answers
             self.shape_env._log_suppressed_dde = recorder
         self._recorder = recorder if own and static_answers else None

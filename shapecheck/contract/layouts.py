@@ -130,7 +130,8 @@ def bind_layout(b: Binding, spec: LayoutSpec | None, shape: E.TupleE, key: str,
         base = tuple(E.Const(1) if i in dims else s for i, s in enumerate(shape.items))
         strides = dense_strides(base, order, {d.name: d.min for d in b.c.dims}, at_least_one=layout not in NAMED
                                 or layout == "contiguous")
-    strides = tuple(E.Const(0) if i in dims else s for i, s in enumerate(strides))
+    mins = {d.name: d.min for d in b.c.dims}
+    strides = tuple(_expanded(shape.items[i], s, mins) if i in dims else s for i, s in enumerate(strides))
     name = text
     if dims:
         text += f", expand {E.to_text(E.TupleE(tuple(E.Const(d) for d in dims)))}"
@@ -139,6 +140,19 @@ def bind_layout(b: Binding, spec: LayoutSpec | None, shape: E.TupleE, key: str,
     if text == "contiguous":
         return None
     return BoundLayout(tuple(strides), offset, order, text, name)
+
+
+def _expanded(size: E.Node, base: E.Node, mins: Mapping[str, int]) -> E.Node:
+    """The stride ``torch.Tensor.expand`` gives a dim of the layout's tensor (size 1 there, stride ``base``)
+    expanded to ``size``: 0 where the size grows, ``base`` where it stays 1 (torch keeps the stride of a dim it
+    does not expand): ``base * max(0, min(size, 2 - size))`` where the size's range holds 1 and more (no
+    conditional: torch's ``sym_ite`` wants both sides SymInts)."""
+    if isinstance(size, E.Const):
+        return base if size.value == 1 else E.Const(0)
+    if isinstance(size, E.Var) and mins.get(size.name, 0) >= 2:
+        return E.Const(0)
+    one = E.Call("max", (E.Const(0), E.Call("min", (size, E.arith("-", E.Const(2), size)))))
+    return E.arith("*", base, one)
 
 
 def _order(layout: str | tuple[int, ...], rank: int, where: str, case: str) -> tuple[tuple[int, ...], str]:

@@ -7,6 +7,11 @@ meta-device model init, ``opcheck`` and ``torch.compile``'s first (static) compi
 branch, which no trace followed. Each such side that the leaf's region reaches is run at its least point on
 concrete sizes: an output there that differs from the contract is SC002 (its shape) or, where an output table
 states them, SC017 (its dtype) or SC018 (its strides), and a raise SC007, at that point and the line that asked. A kernel whose two branches agree costs one static run per fallback side.
+
+Where a path's output table states strides, the answers of torch's layout logic (contiguity, strides, memory
+format: ``_prims_common``, ``_prims``) are run on their other side too, the simplest condition first: the trace's
+output strides are what those answers give, and the kernel on concrete sizes where the condition holds the other
+way may lay its output out otherwise (``clone`` of an expanded channels_last input at one channel, hunt 30).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import RuleCode
-from ..trace.run import Fallback
+from ..trace.run import Fallback, Finished
 from .least import runnable, wide_point
 from .obligations import Leaf
 
@@ -32,9 +37,14 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     known = {(v.code, v.location.line if v.location else None) for v in findings}
     out: list[Finding] = []
     seen: set[tuple[str, object]] = set()
+    layouts = any(spec is not None and spec.strides is not None for p in case.paths for spec in p.specs)
     for leaf in leaves:
-        for fb in leaf.trace.fallbacks:
-            if not fb.own or fb.guard is None or fb.data_dependent:
+        asked = leaf.trace.fallbacks
+        if layouts and isinstance(leaf.trace, Finished):  # the strides proved hold only where these answers do
+            asked = asked + tuple(sorted((f for f in leaf.trace.layout_fallbacks if f.guard is not None),
+                                         key=lambda f: len(E.to_text(cast(E.Node, f.guard)))))  # simplest first
+        for fb in asked:
+            if not (fb.own or fb in leaf.trace.layout_fallbacks) or fb.guard is None or fb.data_dependent:
                 continue
             other = fb.guard if not fb.value else E.negate(fb.guard)
             key = (E.to_text(other), (fb.loc.file, fb.loc.line) if fb.loc else None)
@@ -46,6 +56,7 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
                 if found is not None:
                     if (found.code, fb.loc.line if fb.loc else None) not in known:
                         out.append(found)
+                        known.add((found.code, fb.loc.line if fb.loc else None))
                     break
     return out
 
@@ -65,7 +76,8 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
     from .replay import run_concrete
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
-    side = (f"where {E.to_text(fb.guard)} is {not fb.value}: the trace took the answer {fb.value} that torch gives "
+    who = "the trace" if fb.own else "torch's layout logic (contiguity, strides, memory format), called there,"
+    side = (f"where {E.to_text(fb.guard)} is {not fb.value}: {who} took the answer {fb.value} that torch gives "
             f"when it cannot decide it (guard_or_{str(fb.value).lower()}'s fallback, or statically_known_"
             f"{'false' if fb.value else 'true'}), and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())

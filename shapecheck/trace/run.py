@@ -121,6 +121,9 @@ class Finished:
     replacements: tuple[tuple[str, E.Node | None, str], ...] = ()
     returned_at: SourceLoc | None = None  # the return statement of the outermost kernel frame
     fallbacks: tuple[Fallback, ...] = ()  # in the order the kernel asked
+    # torch's layout logic's answers (contiguity, strides, memory format), at the kernel line that reached it: the
+    # outputs' strides hold only where they do
+    layout_fallbacks: tuple[Fallback, ...] = ()
     # data-dependent sizes the kernel created (named FRESH + torch's name): (name, least, greatest or None),
     # and the kernel's asserts that mention them (what it claims about their values)
     fresh: tuple[tuple[str, int | None, int | None], ...] = ()
@@ -388,7 +391,8 @@ def finished_trace(env: Any, result: Any, names: dict, files: Any, returned_at: 
             replacements.append((names[s], _node_or_none(repl, names), _renamed(repl, names)))
     return Finished(outputs=outputs, asserts=tuple(asserts), refinements=refinements,
                     replacements=tuple(replacements), returned_at=returned_at,
-                    fallbacks=fallbacks_of(env, names), fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
+                    fallbacks=fallbacks_of(env, names), layout_fallbacks=fallbacks_of(env, names, layout=True),
+                    fresh=tuple((name, *ranges[s]) for s, name in fresh.items()), fresh_facts=tuple(facts),
                     fresh_at=tuple((n, locate(env.created_at(s), files)) for s, n in fresh.items()),
                     fresh_bounded_at=tuple((n, *(_own_site(f, files) for f in env.bound_sites(s)))
                                            for s, n in fresh.items()))
@@ -402,10 +406,11 @@ def _own_site(frames: list[Any], files: Any) -> SourceLoc | None:
     return C.kernel_frame(found, own) if found else None
 
 
-def fallbacks_of(env: Any, names: dict[Any, str]) -> tuple[Fallback, ...]:
-    """The guard_or_* answers torch gave during the call, each once, in order."""
+def fallbacks_of(env: Any, names: dict[Any, str], layout: bool = False) -> tuple[Fallback, ...]:
+    """The guard_or_* answers torch gave during the call, each once, in order (``layout``: those of torch's layout
+    logic)."""
     fallbacks: list[Fallback] = []
-    for expr, value, loc, own in env.fallbacks:
+    for expr, value, loc, own in (env.layout_fallbacks if layout else env.fallbacks):
         try:
             node = T.to_node(expr, names)
         except T.Unsupported:

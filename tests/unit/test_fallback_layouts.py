@@ -47,3 +47,21 @@ def test_a_layout_the_unbacked_trace_alone_gives_is_no_counterexample():
     statuses = {c.case: {p.status.value for p in c.paths} for c in report.cases}
     assert statuses["in_fmt=contiguous,w_fmt=contiguous"] == {"proved"}
     assert all(s == {"unknown"} for k, s in statuses.items() if "channels_last" in k), statuses
+
+
+def test_an_expanded_input_of_one_channel_keeps_its_stride_and_the_layout_logic_is_checked_there():
+    """hunt 30: an ``expand`` dim of size 1 has the layout's stride, as ``torch.Tensor.expand`` leaves it (it was
+    0), and the answers of torch's layout logic that the unbacked trace's strides rest on are run on their other
+    side: clone's output at C = 1 is not contiguous, a real counterexample; where C >= 2 the contract holds."""
+    import torch
+
+    report = verify_op("aten::clone", contract=str(KERNELS / "expanded_clone.toml"), options=Options(jobs=1))
+    assert report.verdict is Verdict.FAIL
+    assert {(v.code.value, v.case) for v in report.violations} == {("SC018", "channels=any")}
+    for v in report.violations:
+        p = v.counterexample
+        assert p["C"] == 1 and p["W"] >= 2, p
+        # plain torch at the counterexample: the op's eager kernel on the tensor expand makes
+        x = torch.empty(p["N"], 1, 1, p["W"]).to(memory_format=torch.channels_last).expand(p["N"], 1, p["H"], p["W"])
+        out = torch.ops.aten.clone(x)
+        assert out.stride() != torch.empty(out.shape).stride() and str(tuple(out.stride())) in v.message

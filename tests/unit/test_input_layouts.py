@@ -110,7 +110,9 @@ def probe(tmp_path, layout, outputs, kernel):
     ('layout = "(1, 0)"', '"(1, M)"', Verdict.PASS),          # column-major
     ('', '"(K, 1)"', Verdict.PASS),                           # contiguous, the default
     ('storage_offset = "O"\nstrides = "(LD, 1)"', '"(LD, 1)"', Verdict.PASS),
-    ('expand = [0]', '"(0, 1)"', Verdict.PASS),
+    # broadcast as torch.Tensor.expand makes it: stride 0 where the size grows, the layout's stride where it stays 1
+    ('expand = [0]', '"(K if M == 1 else 0, 1)"', Verdict.PASS),
+    ('expand = [0]', '"(0, 1)"', Verdict.FAIL),
 ])
 def test_a_kernel_that_reads_its_inputs_strides_sees_them_in_the_dims(tmp_path, layout, outputs, verdict):
     r = probe(tmp_path, layout, outputs, """
@@ -134,13 +136,8 @@ NAMED = [("channels_last", 4, torch.channels_last), ("channels_last_3d", 5, torc
          ("contiguous", 3, torch.contiguous_format)]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.sampled_from(NAMED), st.data())
-def test_a_named_layout_has_torchs_strides_at_every_size(named, data):
-    name, rank, fmt = named
-    sizes = data.draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank))
-    dims = [f"D{i}" for i in range(rank)]
-    text = f"""
+def _layout_contract(dims, name, extra=""):
+    return f"""
 schema = 1
 op = "x::y"
 [dims]
@@ -151,16 +148,41 @@ kind = "tensor"
 dtype = "float32"
 shape = "({', '.join(dims)},)"
 layout = "{name}"
+{extra}
 [[paths]]
 id = "any"
 when = "true"
 outputs = ["unspecified"]
 """
-    case = next(iter(_load(text).cases()))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(NAMED), st.data())
+def test_a_named_layout_has_torchs_strides_at_every_size(named, data):
+    name, rank, fmt = named
+    sizes = data.draw(st.lists(st.integers(0, 5), min_size=rank, max_size=rank))
+    dims = [f"D{i}" for i in range(rank)]
+    case = next(iter(_load(_layout_contract(dims, name)).cases()))
     point = dict(zip(dims, sizes))
     want = torch.empty(sizes, memory_format=fmt).stride()
     strides, offset = layout_at(case.arg("x"), point)
     assert (strides or torch.empty(sizes).stride()) == want and offset == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(NAMED), st.data())
+def test_an_expanded_layout_has_the_strides_torchs_expand_gives_at_every_size(named, data):
+    """``expand``: the layout's tensor with size 1 at the broadcast dims, expanded as ``torch.Tensor.expand``
+    does: stride 0 where the size grows (0 or 2 and more), the layout's own stride where it stays 1."""
+    name, rank, fmt = named
+    sizes = data.draw(st.lists(st.integers(0, 4), min_size=rank, max_size=rank))
+    expand = sorted(data.draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+    dims = [f"D{i}" for i in range(rank)]
+    case = next(iter(_load(_layout_contract(dims, name, f"expand = {expand}")).cases()))
+    base = [1 if i in expand else n for i, n in enumerate(sizes)]
+    want = torch.empty(base, memory_format=fmt).expand(sizes).stride()
+    strides, _ = layout_at(case.arg("x"), dict(zip(dims, sizes)))
+    assert strides == want
 
 
 def _load(text, tmp=[]):  # noqa: B006 - one scratch folder per process
