@@ -243,8 +243,9 @@ class Checker:
                    if code == RuleCode.GUARD_TORCH_CANNOT_DISCHARGE or (code == RuleCode.GUARD_IN_TORCH_HELPER and g.fallback and self._settled(ex.case, node))
                    else f"it does not hold on the whole range of {', '.join(sorted(names))}")
             self._failed(fail, counted, kernel, "guard", "no guard on the dynamic dims", text,
-                         f"{who}{at} installs the guard {text} when torch traces the example with backed sizes "
-                         f"(as torch.export does), and {why}", code)
+                         f"{who}{at} installs the guard {text} when the example runs with backed sizes under "
+                         f"FakeTensorMode (as torch.compile's dynamic shapes run it; torch.export only where its "
+                         f"trace reaches the same code with such sizes), and {why}", code)
 
     def _finding(self, case: BoundCase, g: Any, node: Any, names: dict, dims: set[str],
                  export_only: bool) -> RuleCode | None:
