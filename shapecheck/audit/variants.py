@@ -312,7 +312,7 @@ MIXED = "the others stay"
 def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
     """With two or more tensors of the first tensor's dtype: of integer ones, the first alone as float32 (take's data
     beside its index); of floating ones, the second alone in a wider dtype (mm's
-    ``mat2`` as float64 beside a float32 ``self``). The eager kernel refuses mixed dtypes or promotes them (to the
+    ``mat2`` as float64 beside a float32 ``self``), and of float32 ones the first alone as bfloat16 too. The eager kernel refuses mixed dtypes or promotes them (to the
     wider one: a fake that keeps the first input's dtype shows); a fake that returns where it refuses lacks the
     check, one that promotes otherwise gets the output dtype wrong."""
     old = tensors[0][1][3]
@@ -324,7 +324,11 @@ def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
         first = alike[0]
         args = tuple((n, kw, (*x[:3], "float32", *x[4:]) if j == first else x) for j, (n, kw, x) in enumerate(base.args))
         return [OpInputs(base.op, base.origin, args, base.blobs, f"{base.args[first][0]} as float32 ({MIXED} {old})")]
-    second, new = alike[1], PROMOTED[old]
-    args = tuple((n, kw, (*x[:3], new, *x[4:]) if j == second else x) for j, (n, kw, x) in enumerate(base.args))
-    return [OpInputs(base.op, base.origin, args, base.blobs,
-                     f"{base.args[second][0]} as {new} ({MIXED} {old})")]
+    out = []
+    # the second in a wider dtype; of float32 ones, also the first alone in bfloat16: mixed precision's activations
+    # beside float32 parameters (an adaptive norm's bf16 x with float32 scale and shift: the eager kernel promotes
+    # to float32, a fake that keeps x's dtype says bfloat16; hunt 29)
+    for j, new in [(alike[1], PROMOTED[old])] + ([(alike[0], "bfloat16")] if old == "float32" else []):
+        args = tuple((n, kw, (*x[:3], new, *x[4:]) if i == j else x) for i, (n, kw, x) in enumerate(base.args))
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{base.args[j][0]} as {new} ({MIXED} {old})"))
+    return out

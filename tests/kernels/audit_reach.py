@@ -5,6 +5,8 @@
 - ``nonzero_rows``: a data-dependent count whose bad fake says it is at least 2 (torch.export asserts that range at
   run time, and the eager kernel gives 0 or 1 rows on sparse inputs);
 - ``matmul_mixed``: the eager kernel refuses mixed dtypes; the bad fake lacks that check;
+- ``modulate``: an adaptive norm's modulation, bf16 activations beside float32 scale and shift; the eager kernel
+  promotes to float32, the bad fake keeps x's dtype (comfy-kitchen's adaln, hunt 29);
 - ``pad4``: a 4-D-only fake (it refuses the 2-D call the eager kernel takes) whose output is contiguous where the
   eager kernel keeps a channels-last input's layout;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
@@ -83,6 +85,45 @@ def _(a, b):
     torch._check(a.dtype == b.dtype, lambda: f"a and b must have one dtype, got {a.dtype} and {b.dtype}")
     torch._check(a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0])
     return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def _modulate_shapes(x, scale, shift):
+    torch._check(x.shape == scale.shape and x.shape == shift.shape, lambda: "x, scale and shift must have one shape")
+
+
+def _backend(*tensors):  # as comfy-kitchen's registry: no kernel for float64, so the float64 variant is not compared
+    if any(t.dtype == torch.float64 for t in tensors):
+        raise NotImplementedError("No backend can handle modulate: dtype torch.float64 not in {bfloat16, float16, "
+                                  "float32}")
+
+
+def _modulate(x, scale, shift):
+    _modulate_shapes(x, scale, shift)
+    _backend(x, scale, shift)
+    return x * (1 + scale) + shift
+
+
+def _bad_modulate_fake(x, scale, shift):
+    _modulate_shapes(x, scale, shift)
+    return torch.empty_like(x)  # x's dtype, where the eager kernel promotes
+
+
+def _modulate_fake(x, scale, shift):
+    _modulate_shapes(x, scale, shift)
+    return x * (1 + scale) + shift
+
+
+def _modulate_op(name, fake):
+    def kernel(x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
+        return _modulate(x, scale, shift)
+
+    op = custom_op(f"reach::{name}", kernel, mutates_args=())
+    op.register_fake(fake)
+    return op
+
+
+modulate_bad = _modulate_op("modulate_bad", _bad_modulate_fake)
+modulate_ok = _modulate_op("modulate_ok", _modulate_fake)
 
 
 @custom_op("reach::magic_only", mutates_args=())

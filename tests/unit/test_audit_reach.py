@@ -1,5 +1,6 @@
 """Where the audit once did not look (a hunt that rebuilt historical fake-kernel bugs as custom ops): an index that
-must be 1-D, a data-dependent size whose fake range the eager kernel leaves, a dtype check the fake lacks, and an
+must be 1-D, a data-dependent size whose fake range the eager kernel leaves, a dtype check the fake lacks, a mixed
+precision output dtype, and an
 op whose eager kernel refuses every input the search makes (never a pass). Kernels: tests/kernels/audit_reach.py."""
 
 from __future__ import annotations
@@ -54,9 +55,13 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     assert cls == "eager-shape" and "u0 in [2, inf]" in records["nonzero_rows_bad.default"]["findings"][0]["message"]
     assert found["nonzero_rows_ok.default"] == set()
     assert found["matmul_mixed_bad.default"] == {
-        ("fake-accepts", "the fake returns where the eager kernel raises, with b as float64 (the others stay "
-                         "float32)")}
+        ("fake-accepts", f"the fake returns where the eager kernel raises, with {arg} (the others stay float32)")
+        for arg in ("b as float64", "a as bfloat16")}
     assert found["matmul_mixed_ok.default"] == set()
+    # mixed precision: bf16 activations beside float32 parameters, where the kernel has no float64 backend
+    assert found["modulate_bad.default"] == {
+        ("eager-dtype", "output 0 dtype (with x as bfloat16 (the others stay float32))")}
+    assert found["modulate_ok.default"] == set() and records["modulate_ok.default"]["eager"]["compared"] >= 5
     # a 4-D-only fake refuses the 2-D call (SC042); its 4-D inputs, a call both take, are laid out channels-last too
     assert ("eager-strides", "output 0 strides (with x with dim 1 innermost (memory order (0, 2, 3, 1)))") in \
         found["pad4_bad.default"]

@@ -19,7 +19,7 @@ def _inputs(*trees):
 def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_tensors_dtype():
     base = _inputs(("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "data:k"),
                    ("tensor", ("a1_0",), (3,), "float32"), ("tensor", ("a2_0", "a2_1"), (3, 3), "int64"))
-    layout, dtype, ints, mixed = representations(base)
+    layout, dtype, ints, mixed, precision = representations(base)
     assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "zeros",
                                  (0, 2, 3, 1))
     assert layout.args[1:] == base.args[1:] and "with dim 1 innermost" in layout.label
@@ -32,6 +32,9 @@ def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_ten
     # and the second tensor of the first one's floating dtype alone in another: mixed dtypes
     assert [t[3] for _, _, t in mixed.args] == ["float32", "float64", "int64"]
     assert mixed.label == "a1 as float64 (the others stay float32)"  # promotion takes the wider one
+    # and mixed precision: the first alone as bfloat16 beside float32 parameters (an adaptive norm's modulation)
+    assert [t[3] for _, _, t in precision.args] == ["bfloat16", "float32", "int64"]
+    assert precision.label == "a0 as bfloat16 (the others stay float32)"
     # no floating tensor of rank 2 or more: the first integer one is laid out otherwise, its fill kept (indices,
     # codes); an int64 first tensor goes to int32
     layout, only = representations(_inputs(("tensor", ("a0_0", "a0_1"), (3, 3), "int64", "range")))
