@@ -22,7 +22,8 @@ def installed_module(file: str | None = None, registration: str = "register_meta
     """The installed torch module a candidate of ``file`` stands for: for a ``register_decomposition`` (or a
     function only ``py_impl`` registers: decompositions.py's ``matmul``, _refs' ``broadcast_tensors``), the torch
     module whose path ``file`` ends with (``_decomp/decompositions.py``, ``_refs/__init__.py``,
-    ``_refs/nn/functional/__init__.py``), else ``torch._decomp.decompositions``; for the rest,
+    ``_refs/nn/functional/__init__.py``), else the one whose functions it defines (``_by_content``), else
+    ``torch._decomp.decompositions``; for the rest,
     ``torch._meta_registrations``."""
     import torch._meta_registrations as mr
 
@@ -42,6 +43,27 @@ def installed_module(file: str | None = None, registration: str = "register_meta
         n = len(mine)
         if n > best and parts[-n:] == mine:
             best, module = n, mod
+    return module if best else _by_content(file) or module
+
+
+def _by_content(file: str | None) -> Any:
+    """For a file whose path names no torch module (a copy saved as ``refs_copy.py``): the installed module of
+    decompositions whose own functions the file defines most of by name (None where it defines none of them)."""
+    import ast
+
+    try:
+        with open(file or "", encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    best, module = 0, None
+    for name, mod in list(sys.modules.items()):
+        if not (name.startswith("torch._refs") or name.startswith("torch._decomp")):
+            continue
+        own = sum(1 for n in names if getattr(getattr(mod, n, None), "__module__", None) == name)
+        if own > best:
+            best, module = own, mod
     return module
 
 

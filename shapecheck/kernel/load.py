@@ -442,7 +442,9 @@ def _runs_installed(helper: ast.FunctionDef, source: str, filename: str, install
     mine = "\n".join(source.splitlines()[start - 1:helper.end_lineno])
     if theirs is not None and _code_lines(theirs) == _code_lines(mine):
         return None
-    what = "has no such function" if theirs is None else "has another version of it"
+    module = installed.get("__name__", "")
+    what = (f"has no such function in {module}, the module the file is taken for" if theirs is None else
+            "has another version of it")
     return (SourceLoc(filename, helper.lineno, helper.name, f"def {helper.name}(...)"),
             f"the file's {helper.name} runs only as the installed torch has it (the kernel reaches it through a "
             f"decorated function, which is not defined from the file), and the installed torch {what}: the "

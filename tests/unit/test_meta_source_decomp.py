@@ -31,6 +31,19 @@ def test_register_decomposition_is_a_registration_and_picks_its_module():
     assert meta_registration_namespace("/elsewhere/mine.py", "register_decomposition")["__name__"] == dd.__name__
 
 
+def test_a_copy_whose_path_names_no_torch_module_stands_for_the_module_whose_functions_it_defines(tmp_path):
+    """hunt 32: an unmodified copy of torch/_refs/__init__.py saved as refs_copy.py was taken for
+    decompositions.py, so its cat read names that module lacks (``any``, ``empty``): SC005 with a false cause."""
+    import torch._refs as refs
+
+    copy = tmp_path / "refs_copy.py"
+    shutil.copy(refs.__file__, copy)
+    assert meta_registration_namespace(str(copy), "register_decomposition")["__name__"] == refs.__name__
+    r = verify_op("aten::cat", contract=str(KERNELS / "decomp_cat.toml"), meta_source=str(copy),
+                  options=Options(jobs=1))
+    assert r.verdict is Verdict.PASS and r.kernel == "refs_copy.py:cat", [v.message for v in r.violations]
+
+
 def test_a_decomposition_of_a_pr_is_checked_and_its_mistake_found():
     r = verify_op("aten::im2col", meta_source=str(KERNELS / "decomp_registrations.py"),
                   options=Options(cases=(CASE,), jobs=1))
