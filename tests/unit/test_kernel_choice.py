@@ -133,15 +133,19 @@ def test_upsample_nearest2d_both_kernels_are_checked_and_export_decides_the_exit
 
 @pytest.mark.slow
 def test_meta_source_on_a_copy_of_torchs_file_checks_the_registration_where_torch_runs_it(tmp_path):
-    """The copy's register_meta is what plain FakeTensorMode runs, not what export runs: it is checked there,
-    fails at N = 0 as the installed kernel does, and the report says export runs another kernel."""
+    """The copy's register_meta is what plain FakeTensorMode runs, not what export runs: it is checked there and
+    fails at N = 0 as the installed kernel does, while export's kernel (the installed decomposition) decides, as
+    for the installed torch; the report says export runs another kernel."""
     import torch
 
     copy = tmp_path / "_meta_registrations.py"
     copy.write_text((Path(torch.__file__).parent / "_meta_registrations.py").read_text(encoding="utf-8"))
     r = _verify("aten::upsample_nearest2d", _contract(tmp_path, "u.toml", UPSAMPLE), meta_source=str(copy))
-    assert r.verdict.value == "fail"
-    assert any(v.code == "SC007" and "TypeError" in v.expr and not v.suppressed for v in r.violations)
+    assert r.verdict.value == "pass"
+    export, fake = r.kernel_modes
+    assert "decompositions.py" in export.kernel and fake.kernel == "_meta_registrations.py:upsample_nearest2d"
+    assert fake.verdict is Verdict.FAIL
+    assert any(v.code == "SC007" and "TypeError" in v.expr and v.suppressed for v in r.violations)
     assert any("torch.export" in n and "is not reached there" in n for n in r.notes), r.notes
 
 

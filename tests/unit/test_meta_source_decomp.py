@@ -169,6 +169,30 @@ def test_a_meta_source_copy_checks_the_kernel_plain_fake_tensor_mode_runs_too(tm
     assert accepted(copied) == accepted(installed) != []
 
 
+def test_a_meta_source_copy_reached_only_by_plain_fake_tensor_mode_leaves_exports_kernel_deciding(tmp_path):
+    """upsample_nearest2d: torch.export runs a decomposition, plain FakeTensorMode the meta registration. An
+    unmodified copy of the registrations file is the installed torch: export's kernel decides, the file's function
+    is checked beside it, and the audit's findings are the installed's (hunt 32: the copy's run checked the file's
+    function alone, and the audit lost the two SC041 of the kernel export runs)."""
+    import torch
+
+    copy = tmp_path / "_meta_registrations.py"
+    shutil.copy(torch._meta_registrations.__file__, copy)
+    copied = verify_op("aten::upsample_nearest2d", contract=str(KERNELS / "fallback_layouts.toml"),
+                       meta_source=str(copy), options=Options(jobs=1))
+    assert [m.kernel for m in copied.kernel_modes][1] == "_meta_registrations.py:upsample_nearest2d"
+    assert "decompositions.py" in copied.kernel_modes[0].kernel and copied.verdict is Verdict.PASS
+    from shapecheck.audit.run import AuditOptions, audit_op
+    from shapecheck.kernel.sources import MetaSource
+
+    def findings(rec):
+        return sorted((f["code"], f["expr"], f["location"]["line"]) for f in rec["findings"])
+
+    installed = audit_op("aten::upsample_nearest2d.default", None, AuditOptions(cache=False))
+    mine = audit_op("aten::upsample_nearest2d.default", MetaSource(str(copy)), AuditOptions(cache=False))
+    assert findings(mine) == findings(installed) != []
+
+
 def test_a_meta_kernel_a_fake_tensor_rule_calls_at_the_meta_key_is_the_files(tmp_path):
     """convolution's kernel under FakeTensorMode is FakeTensor's rule ``fake_impls.conv``, which calls the op at the
     Meta key: under the Python dispatcher, as torch.export runs it, that is the registrations file's ``meta_conv``.
