@@ -25,7 +25,7 @@ from typing import Any
 from .._torch import audit as CA
 from .._torch import schema as CL
 from .hints import front_words, int_hint, item_of, of_rank, past_rank
-from .inputs import DATA_DEPENDENT, OpInputs, Tree, fake_result, holds
+from .inputs import DATA_DEPENDENT, OpInputs, Tree, constant_int, fake_result, holds
 
 SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
 UNPACK_AFTER = 3  # unpacking errors met before the search reads the rank they expect
@@ -98,10 +98,6 @@ class Found:
     eager_refused_too: int = 0  # calls the fake and the eager kernel both raised a programming error on
 
 
-#: the words of an int argument's name that make it a constant (an axis, a mode), though its schema says SymInt
-CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code")
-
-
 def _words(name: str) -> str:
     return name.lower()
 
@@ -169,7 +165,7 @@ def plan_args(op: Any) -> list[Arg]:
         elif base in ("int", "SymInt") and not absent:
             # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a
             # constant by every caller, and export installs no guard on a constant (a size it is not)
-            size = base == "SymInt" and not any(w in _words(name) for w in CONSTANT_INT_WORDS)
+            size = base == "SymInt" and not constant_int(name)
             out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if size else "int"))
         elif base == "bool" and not absent:
             first = bool(default) if has and isinstance(default, bool) else False
@@ -198,6 +194,8 @@ def _fixed_value(base: str, name: str) -> Any:
     m = re.fullmatch(r"(?:int|SymInt|bool|float)\[(\d+)\]", base)
     n = int(m.group(1)) if m else None
     if base.startswith(("int[", "SymInt[")):
+        if "perm" in name.lower():  # a permutation of a matrix's dims (a transpose; _widened tries 3 and 4)
+            return list(reversed(range(n or 2)))
         if "dim" in name:
             return list(range(n)) if n else [0]
         value = [3, 3] if name in ("size", "shape", "sizes") else [1]
@@ -214,6 +212,8 @@ def _widened(a: Arg) -> list[Any]:
     the schema states at two and four entries too (a pad of even length, the strides of a 2-d size), and an
     optional number present (clamp needs a min or a max). The first options stay first."""
     base = a.type.rstrip("?")
+    if a.kind == "fixed" and "perm" in a.name.lower() and base in ("int[]", "SymInt[]"):
+        return [*a.options, [0, 2, 1], [0, 2, 3, 1]]
     if a.kind == "fixed" and a.options and isinstance(a.options[0], list) and len(a.options[0]) == 1 \
             and base in ("int[]", "SymInt[]"):
         return [*a.options, a.options[0] * 2, a.options[0] * 4]
@@ -237,7 +237,8 @@ def tree_of(arg: Arg, option: Any, size: int) -> Tree | None:
         return ("dtype", option) if isinstance(option, str) else ("const", option)
     if arg.kind == "sym":
         return ("sym", arg.name, option if option >= 0 else 1)
-    if arg.kind == "fixed" and arg.type.rstrip("?").startswith("SymInt[") and isinstance(option, list):
+    if arg.kind == "fixed" and arg.type.rstrip("?").startswith("SymInt[") and isinstance(option, list) \
+            and not constant_int(arg.name):
         return ("list", tuple(("sym", f"{arg.name}_{i}", size if v > 1 else v) for i, v in enumerate(option)))
     if option is ...:
         return None

@@ -195,11 +195,12 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
         return ("const", None)
     if base in ("Tensor[]", "Tensor?[]"):
         return ("list", (_tensor(f"{name}_0", rank, dtype), _tensor(f"{name}_1", rank, dtype)))
-    if base == "SymInt":
+    if base == "SymInt" and not constant_int(name):
         return ("sym", name, 1)
-    if base.startswith("SymInt["):
+    if base.startswith("SymInt[") and not constant_int(name):
         n = _length(base, rank)
         return ("list", tuple(("sym", f"{name}_{i}", EXAMPLE) for i in range(n)))
+    base = base.replace("SymInt", "int")  # a constant: as an int of that name
     if base == "int":
         return ("const", 0 if "dim" in name else 1)
     if base.startswith("int["):
@@ -211,8 +212,21 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
     return ("const", simple[base]) if base in simple else None
 
 
+#: the words of an int argument's name that make it a constant (an axis, a mode, a permutation), though its schema
+#: says SymInt or SymInt[]: every caller passes it as one, and export installs no guard on a constant
+CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code", "perm")
+
+
+def constant_int(name: str) -> bool:
+    """Whether a ``SymInt`` or ``SymInt[]`` argument named ``name`` is a constant (``CONSTANT_INT_WORDS``: tfl's
+    ``squeeze_dims``, ``perm``, ``dim``), not a size."""
+    return any(w in name.lower() for w in CONSTANT_INT_WORDS)
+
+
 def _with_sizes(name: str, base: str, default: Any) -> Tree:
     """An argument at its default; a ``SymInt`` default is still a size of its own (a dim)."""
+    if constant_int(name):
+        return ("const", default)
     if base == "SymInt" and isinstance(default, int):
         return ("sym", name, default)
     if base.startswith("SymInt[") and isinstance(default, list) and default:
@@ -391,6 +405,8 @@ def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = 
 def _sizes(name: str, value: Any, type_text: str) -> Tree | None:
     """A sample's value for a ``SymInt`` or ``SymInt[]`` argument as sizes (dims); None otherwise."""
     base = type_text.rstrip("?")
+    if constant_int(name):
+        return None
     if base == "SymInt" and isinstance(value, int) and not isinstance(value, bool):
         return ("sym", name, value)
     if base.startswith("SymInt[") and isinstance(value, (list, tuple)) and value \

@@ -28,6 +28,7 @@ from .draft import schema_text
 from .draft_outputs import Traced
 from .draft_paths import MAX_CASES, CaseOutputs, draft_paths
 from .draft_samples import SYMINT_SIZE, TENSOR_SIZE, int_sample, sample_ranks
+from .inputs import constant_int
 
 _TYPE = re.compile(r"(\w+)(\?)?(?:\[(\d*)\])?(\?)?")
 _RESERVED = {"true", "false", "True", "False", "min", "max"}
@@ -170,6 +171,8 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
         a.todo = f"{type_text} = None: give kind and value to pass one" + \
             (' (kind = "dtype")' if base == "ScalarType" else "")
         return a
+    if base == "SymInt" and constant_int(name):  # an axis, a permutation: a constant, as the audit calls it
+        base = "int"
     if base in ("int", "SymInt") and is_list:
         a.kind, a.symbolic = "ints", base == "SymInt"
         n = int(size) if size else None

@@ -9,6 +9,8 @@
   promotes to float32, the bad fake keeps x's dtype (comfy-kitchen's adaln, hunt 29);
 - ``pad4``: a 4-D-only fake (it refuses the 2-D call the eager kernel takes) whose output is contiguous where the
   eager kernel keeps a channels-last input's layout;
+- ``sum_axes``/``permute_axes``: ``SymInt[]`` lists of axes and a permutation (litert-torch's ``tfl::squeeze``,
+  ``tfl::transpose``, hunt 31), constants every caller passes: no specialization on them, and a permutation found;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -124,6 +126,36 @@ def _modulate_op(name, fake):
 
 modulate_bad = _modulate_op("modulate_bad", _bad_modulate_fake)
 modulate_ok = _modulate_op("modulate_ok", _modulate_fake)
+
+
+def _dropped(x, squeeze_dims):  # x without the listed axes (the fake and the eager kernel alike)
+    axes = [d % x.dim() for d in squeeze_dims]
+    return [s for i, s in enumerate(x.shape) if i not in axes]
+
+
+@custom_op("reach::sum_axes", mutates_args=())
+def sum_axes(x: torch.Tensor, squeeze_dims: list[int]) -> torch.Tensor:
+    return x.new_zeros(_dropped(x, squeeze_dims))
+
+
+@sum_axes.register_fake
+def _(x, squeeze_dims):
+    return x.new_empty(_dropped(x, squeeze_dims))
+
+
+def _permuted(x, perm):
+    torch._check(sorted(perm) == list(range(x.dim())), lambda: "perm must permute the dims of x")
+    return [x.shape[p] for p in perm]
+
+
+@custom_op("reach::permute_axes", mutates_args=())
+def permute_axes(x: torch.Tensor, perm: list[int]) -> torch.Tensor:
+    return x.new_zeros(_permuted(x, perm))
+
+
+@permute_axes.register_fake
+def _(x, perm):
+    return x.new_empty(_permuted(x, perm))
 
 
 @custom_op("reach::magic_only", mutates_args=())

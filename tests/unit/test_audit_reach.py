@@ -66,6 +66,10 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     assert ("eager-strides", "output 0 strides (with x with dim 1 innermost (memory order (0, 2, 3, 1)))") in \
         found["pad4_bad.default"]
     assert {cls for cls, _ in found["pad4_ok.default"]} == {"fake-rejects"}
+    # SymInt[] lists of axes and a permutation are constants: no specialization on them, and a permutation is found
+    for op in ("sum_axes.default", "permute_axes.default"):
+        assert records[op]["status"] == "clean" and records[op]["eager"]["compared"] >= 5, records[op]
+    assert "perm=[1, 0]" in records["permute_axes.default"]["example"]
     magic = records["magic_only.default"]
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
@@ -81,3 +85,17 @@ def test_an_error_that_opens_with_its_subject_moves_that_argument_alone():
              "weight of shape torch.Size([3, 3]) and input of shape torch.Size([3, 3])")
     assert _hint(args, error, ((2, "float32"), (2, "float32")))
     assert args[0].options[0] == (2, "float32") and args[1].options[0][0] == 1
+
+
+def test_a_draft_keeps_a_symint_list_of_axes_a_constant():
+    """hunt 31: ``audit --draft`` made an axis argument (tfl's ``SymInt dim``, ``SymInt[] squeeze_dims``) a size of
+    its own, and verify then reported a false SC003 on it; the draft gives it a value, as every caller does."""
+    from click.testing import CliRunner
+
+    from shapecheck.cli.main import cli
+
+    res = CliRunner().invoke(cli, ["contract", "draft", "reach::sum_axes", "--import", LIBRARY])
+    assert res.exit_code == 0, res.output
+    arg = res.output.split('name = "squeeze_dims"')[1].split("[[")[0]
+    assert 'kind = "ints"' in arg and "value = [0, 1]" in arg and "dims" not in arg.split("doc")[0].replace(
+        "squeeze_dims", "")
