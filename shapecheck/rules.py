@@ -67,6 +67,7 @@ class RuleCode(enum.StrEnum):
     AUDIT_FAKE_ACCEPTS = "SC041"
     AUDIT_FAKE_REJECTS = "SC042"
     AUDIT_EAGER_FORMULA = "SC043"
+    AUDIT_EAGER_ALIAS = "SC044"
 
 
 #: what no suppression or baseline accepts: a finding that says nothing was proved (inconclusive) or that
@@ -243,6 +244,10 @@ RULES: dict[RuleCode, Rule] = _rules(
     Rule(C.AUDIT_EAGER_FORMULA, "audit-eager-formula", "the fake's symbolic output formula gives another size than the eager "
          "kernel returns at a drawn point", E, A,
          "compute the output size as the eager kernel does for every size, not only at the sample's"),
+    Rule(C.AUDIT_EAGER_ALIAS, "audit-eager-alias", "an output of the fake is a view of an input where the eager kernel's "
+         "is a tensor of its own, or the other way round", E, A,
+         "return a view where the eager kernel returns one (x.view, x.t(), x.as_strided), and a new tensor (x.clone(), "
+         "new_empty) where it does not: code after the op that writes to one writes to the other"),
 )
 del C, E, INC, N, BUG, V, G, F, REF, A
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import os
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
@@ -265,6 +266,43 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     return cpp_meta_words(meta_line(op)), None
 
 
+def unbindable(op: Any) -> tuple[str, dict[str, str]]:
+    """The schema arguments the op's Python fake (or meta function) cannot take, as torch calls it: (its signature
+    in words, {argument: Python's binding error}). torch passes the positional arguments up to the last one that
+    differs from its default, by position, and a keyword-only one by name where it differs: a fake written with
+    fewer parameters than the schema (``def fake(q, k, v)`` for six) raises TypeError on every call that passes one
+    of the others. ("", {}) where the fake is C++ or its signature cannot be read."""
+    label, fn = kernel_origin(op)
+    if fn is None or not label.startswith("Python"):
+        return "", {}
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return "", {}
+    args = op._schema.arguments
+    positional = [a for a in args if not a.kwarg_only]
+    required = next((i for i, a in enumerate(positional) if a.has_default_value()), len(positional))
+    needed = {a.name: None for a in args if a.kwarg_only and not a.has_default_value()}
+    gaps: dict[str, str] = {}
+    try:
+        sig.bind(*([None] * required), **needed)
+    except TypeError:
+        return "", {}  # not even the call of the required arguments binds: every call raises (the audit's SC036)
+    for k in range(required + 1, len(positional) + 1):
+        try:
+            sig.bind(*([None] * k), **needed)
+        except TypeError as err:
+            gaps.update((a.name, str(err)) for a in positional[k - 1:])
+            break
+    for a in args:
+        if a.kwarg_only and a.has_default_value():
+            try:
+                sig.bind(*([None] * required), **needed, **{a.name: None})
+            except TypeError as err:
+                gaps[a.name] = str(err)
+    return f"{getattr(fn, '__name__', 'fake')}{sig}", gaps
+
+
 @contextlib.contextmanager
 def concrete_fake_mode() -> Iterator[Any]:
     """FakeTensorMode with a ShapeEnv at concrete sizes and the Python dispatcher on: the kernel torch.export
@@ -315,10 +353,10 @@ def tensor_from_bytes(blob: bytes, device: str = "cpu") -> Any:
     return torch.load(io.BytesIO(blob), weights_only=False).to(device)
 
 
-def describe(out: Any) -> tuple:
-    """An op's result as plain data: ("T", shape, dtype, significant strides, device) per tensor (a size the
-    fake made from data is its text, ``u0``), ("N",) for None, ("L", items) for a tuple or list, ("V", value)
-    for anything else."""
+def describe(out: Any, named: Sequence[tuple[str, Any]] = ()) -> tuple:
+    """An op's result as plain data: ("T", shape, dtype, significant strides, device, aliased) per tensor (a size
+    the fake made from data is its text, ``u0``; ``aliased``: the names of the ``named`` inputs whose storage it
+    shares, a view of them), ("N",) for None, ("L", items) for a tuple or list, ("V", value) for anything else."""
     if isinstance(out, torch.Tensor):
         shape = tuple(int(s) if isinstance(s, int) or not _symbolic(s) else _data_size(s) for s in out.shape)
         try:
@@ -327,16 +365,48 @@ def describe(out: Any) -> tuple:
         except Exception:  # noqa: BLE001 - a sparse or opaque tensor has no strides
             sig = None
         device = "meta" if out.device.type == "meta" else str(out.device)
-        return ("T", shape, dtype_name(out.dtype), sig, device)
+        return ("T", shape, dtype_name(out.dtype), sig, device, aliased(out, named))
     if out is None:
         return ("N",)
     if isinstance(out, (tuple, list)):
-        return ("L", tuple(describe(v) for v in out))
+        return ("L", tuple(describe(v, named) for v in out))
     if isinstance(out, (torch.SymInt, torch.SymFloat, torch.SymBool)):
         return ("V", _data_size(out) if _symbolic(out) else out.node.maybe_as_int() if hasattr(out, "node") else str(out))
     if isinstance(out, (int, float, bool, str)):
         return ("V", out)
     return ("V", repr(out)[:80])
+
+
+def aliased(out: Any, named: Sequence[tuple[str, Any]]) -> tuple[str, ...]:
+    """The names of the ``named`` input tensors whose storage ``out`` shares (torch's storage object, the same for a
+    view of a real or a fake tensor: what CrossRefFakeMode's aliasing check compares)."""
+    try:
+        mine = out.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - a sparse or opaque tensor has no storage of its own to share
+        return ()
+    out_names = []
+    for name, x in named:
+        try:
+            if isinstance(x, torch.Tensor) and x.untyped_storage()._cdata == mine:
+                out_names.append(name)
+        except Exception:  # noqa: BLE001 - the same
+            continue
+    return tuple(out_names)
+
+
+def named_tensors(names: Sequence[tuple[str, bool]], args: Sequence[Any], kwargs: dict[str, Any]
+                  ) -> list[tuple[str, Any]]:
+    """The call's input tensors by argument name (``names``: each argument's name and whether it is passed by
+    keyword, in order), a list's items as ``name[i]``."""
+    values = iter(args)
+    out: list[tuple[str, Any]] = []
+    for name, keyword in names:
+        value = kwargs.get(name) if keyword else next(values, None)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        for i, x in enumerate(items):
+            if isinstance(x, torch.Tensor):
+                out.append((f"{name}[{i}]" if isinstance(value, (list, tuple)) else name, x))
+    return out
 
 
 def _data_size(s: Any) -> str:

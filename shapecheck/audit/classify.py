@@ -31,12 +31,13 @@ CLASSES: dict[str, RuleCode] = {
     "undischargeable": RuleCode.AUDIT_UNDISCHARGEABLE,
     "eager-dtype": RuleCode.AUDIT_EAGER_DTYPE,
     "eager-strides": RuleCode.AUDIT_EAGER_STRIDES,
+    "eager-alias": RuleCode.AUDIT_EAGER_ALIAS,
     "fake-accepts": RuleCode.AUDIT_FAKE_ACCEPTS,
     "zero-one": RuleCode.AUDIT_ZERO_ONE,
 }
 #: the classes a comparison with the eager kernel finds (the others come from the symbolic exploration)
-DIFFERENTIAL = frozenset({"eager-shape", "eager-dtype", "eager-strides", "fake-accepts", "fake-rejects",
-                          "eager-formula"})
+DIFFERENTIAL = frozenset({"eager-shape", "eager-dtype", "eager-strides", "eager-alias", "fake-accepts",
+                          "fake-rejects", "eager-formula"})
 RANK = {name: i for i, name in enumerate(CLASSES)}
 RELATION = "relation"
 

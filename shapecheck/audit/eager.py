@@ -59,7 +59,7 @@ def _serve(conn: Any) -> None:
             args, kwargs = at_point_real(inputs, point, device, seed)
             with C.quiet_torch_logging():
                 out = op(*args, **kwargs)
-            reply = (True, CA.describe(out))
+            reply = (True, CA.describe(out, inputs.named(args, kwargs)))
         except BaseException as exc:  # noqa: BLE001 - the kernel rejects these inputs (its own BaseException
             # too): the reply says how; the user's Ctrl-C ends the worker
             from ..errors import user_stopped

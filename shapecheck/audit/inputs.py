@@ -52,6 +52,10 @@ class OpInputs:
             _collect(tree, out, tensors_only=True)
         return {name for name, _ in out}
 
+    def named(self, args: list, kwargs: dict) -> list[tuple[str, Any]]:
+        """The input tensors of a call made from these inputs (``materialize``), by argument name."""
+        return CA.named_tensors([(name, keyword) for name, keyword, _ in self.args], args, kwargs)
+
     def describe(self) -> str:
         """``self[3, 3] float32, dim=0``: what the example call passes."""
         return ", ".join(f"{name}={_describe(tree)}" for name, _, tree in self.args)
@@ -152,7 +156,7 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
     try:
         with CA.concrete_fake_mode():
             args, kwargs = at_point(inputs, point)
-            return True, CA.describe(call(*args, **kwargs))
+            return True, CA.describe(call(*args, **kwargs), inputs.named(args, kwargs))
     except C.DATA_ERRORS as exc:
         return False, DATA_DEPENDENT + CA.call_error(exc)
     except BaseException as exc:  # noqa: BLE001 - the fake rejects these inputs (its own KeyboardInterrupt, an

@@ -6,6 +6,7 @@ the same for each argument combination beyond the first inputs (``audit.variants
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Callable, Sequence
@@ -57,6 +58,7 @@ class OpRun:
         self.device = options.device
         self.has_eager = False
         self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
+        self.gap_calls = {}  # argument -> (the variant, the fake's TypeError) where the fake's signature lacks it
         if options.differential:
             from .._torch import audit as CA
 
@@ -140,6 +142,7 @@ class OpRun:
         self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node], Callable[[OpInputs], list[OpInputs]]]] = []
         if self.options.variants or samples:
             self._variants(search, base, out, found.eager == "accepted", samples)
+            self._signature_gaps(out)
         if self.options.variants:
             # here the first inputs are a call both kernels take, even after a call only the eager kernel took (a
             # 4-D-only fake that refuses a 2-D input: its 4-D inputs are compared in every layout too)
@@ -151,6 +154,28 @@ class OpRun:
                 self._representations(v, out, others(v), points, requires, EXTRA_POINTS)
         return out
 
+    @functools.cached_property
+    def gaps(self) -> tuple[str, dict[str, str]]:
+        """The fake's signature and the schema arguments it cannot take (``_torch.audit.unbindable``)."""
+        from .._torch import audit as CA
+
+        return CA.unbindable(self.op)
+
+    def _signature_gaps(self, out: OpOutcome) -> None:
+        """One finding for the schema arguments whose variants raised TypeError because the fake's signature
+        lacks them (xformers' fake of six arguments written with three): every call that passes one fails to
+        trace, whether or not the eager kernel can run here."""
+        if not self.gap_calls:
+            return
+        names = list(self.gap_calls)
+        v, err = self.gap_calls[names[0]]
+        out.findings.append(Finding("fake-rejects", f"the fake's signature takes no {', '.join(names)}",
+                                    self.kernel.definition, dict(v.dims()), None,
+                                    f"the fake {self.gaps[0]} cannot take the schema's {', '.join(names)}: with "
+                                    f"{v.label}, it raises {err[:200]} under FakeTensorMode, so torch.export and "
+                                    "torch.compile fail on every call that passes it"))
+
+    gap_calls: dict[str, tuple[OpInputs, str]]
     base_points: list[dict[str, int]] = []
     variant_points: tuple[list[dict[str, int]], list[E.Node]] | None = None
     base_requires: list[E.Node] = []
@@ -288,6 +313,11 @@ class OpRun:
         ok = ok or err.startswith(DATA_DEPENDENT)
         e = self.eager_example(v) if self.has_eager else None
         again = False
+        if not ok and varied is not None and err.startswith("TypeError") and varied[0] in self.gaps[1]:
+            # the fake's Python signature lacks the argument: whatever the eager kernel says of the value
+            self.gap_calls.setdefault(varied[0], (v, err))
+            out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
+            return
         if not ok:
             if e is not None and e.ok:
                 out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
@@ -310,6 +340,10 @@ class OpRun:
             if other is None or other.inputs is None or other.fake_error:
                 out.variants.append({"args": v.label, "status": "both-reject" if e is not None else
                                      "fake-rejects", "traces": 0})
+                if e is None:  # nothing says whether the op takes it: said, not passed in silence (a rank the
+                    # op has no meaning for is no gap in the audit, so the op's status stands)
+                    out.notes.append(f"the fake rejects the variant {v.label} ({err[:160]}); the op has no eager "
+                                     f"kernel on {self.device} to say whether it takes that call")
                 return
             v = OpInputs(other.inputs.op, other.inputs.origin, other.inputs.args, other.inputs.blobs,
                          f"{v.label}, inputs searched again")
@@ -465,18 +499,21 @@ LAYOUT_ELEMENTS = 1 << 20
 
 
 def _elements(inputs: OpInputs) -> int:
-    """The elements of the largest tensor of ``inputs`` at its example sizes."""
+    """The elements of the largest tensor of ``inputs`` (a list's too) at its example sizes."""
+    from .variants import slots
+
     sizes = dict(inputs.dims())
     out = 0
-    for _, _, t in inputs.args:
-        if t[0] == "tensor":
-            n = 1
-            for d in t[1]:
-                n *= sizes.get(d, 1)
-            out = max(out, n)
+    for _, t in slots(inputs):
+        n = 1
+        for d in t[1]:
+            n *= sizes.get(d, 1)
+        out = max(out, n)
     return out
 
 
 def _first_tensor(inputs: OpInputs) -> str | None:
-    """The name of the first tensor argument of ``inputs`` (the one a rank-up variant changes)."""
-    return next((n for n, _, t in inputs.args if t[0] == "tensor"), None)
+    """The name of the first tensor argument (or list of tensors) of ``inputs``: the one a rank-up variant changes."""
+    from .variants import tensor_rank
+
+    return next((n for n, _, t in inputs.args if t[0] in ("tensor", "list") and tensor_rank(t) is not None), None)

@@ -52,16 +52,21 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
         made += 1
     # the first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
     # convolution): kept only where the fake or the eager kernel takes it, like every variant
-    first = next((a for a in search.args if a.kind == "tensor" and a.name in trees and trees[a.name][0] == "tensor"),
-                 None)
+    # (a list of tensors, cat's, counts: its tensors a rank up together, and for a list to rank 4 too, a batched
+    # image, whose channels-last layout a rank-3 list never shows)
+    first = next((a for a in search.args if a.kind in ("tensor", "tensors") and a.name in trees
+                  and tensor_rank(trees[a.name]) is not None), None)
     up: tuple[str, Any, str] | None = None  # the first tensor one rank up: (name, tree, label)
-    if first is not None and 0 < len(trees[first.name][2]) < 5 and made < limit:
-        rank, dtype = len(trees[first.name][2]) + 1, trees[first.name][3]
-        tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
-        up = (first.name, tree, f"{first.name}=Tensor[rank {rank}, {dtype}]")
-        yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
-                       base.blobs, up[2]), (first.name, (rank, dtype))
-        made += 1
+    if first is not None and 0 < (had := tensor_rank(trees[first.name]) or 0) < 5 and made < limit:
+        dtype = _slot_trees(trees[first.name])[0][3]
+        for rank in [had + 1] + ([4] if first.kind == "tensors" and had + 1 < 4 else []):
+            tree = tree_of(Arg(first.name, first.type, first.keyword, [], first.kind), (rank, dtype), size)
+            label = f"{first.name}=Tensor[rank {rank}, {dtype}]" + (" each" if first.kind == "tensors" else "")
+            up = up or (first.name, tree, label)
+            yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t)
+                                                       for n, kw, t in base.args), base.blobs, label), \
+                (first.name, (rank, dtype))
+            made += 1
     for item in _other_ranks(search, base, trees, first, size):
         if made >= limit:
             return
@@ -104,7 +109,7 @@ def _other_ranks(search: Search, base: OpInputs, trees: dict[str, Any], first: A
     special case of a scalar input, index_select's on a 0-d self), the second tensor (not optional) one rank up,
     to 5 at most (a second operand's batch dims, cdist's x2), which no other variant reaches."""
     wanted: list[tuple[Arg, int]] = []
-    if first is not None and len(trees[first.name][2]) > 0:
+    if first is not None and trees[first.name][0] == "tensor" and len(trees[first.name][2]) > 0:
         wanted.append((first, 0))
     second = next((a for a in search.args if a.kind == "tensor" and a is not first and not a.type.endswith("?")
                    and a.name in trees and trees[a.name][0] == "tensor"), None)
@@ -260,18 +265,16 @@ def representations(base: OpInputs) -> list[OpInputs]:
 def other_dtypes(base: OpInputs) -> list[OpInputs]:
     """``representations``' other dtypes: the tensors of the first tensor's dtype in another dtype, as int32 where
     they are floating, and mixed dtypes (``_mixed``)."""
-    tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
+    tensors = slots(base)
     out: list[OpInputs] = []
     if tensors and tensors[0][1][3] in OTHER_DTYPE:
         old = tensors[0][1][3]
-        new = OTHER_DTYPE[old]
-        args = tuple((n, kw, (*x[:3], new, *x[4:]) if x[0] == "tensor" and x[3] == old else x) for n, kw, x in base.args)
-        changed = [n for (n, _, x) in base.args if x[0] == "tensor" and x[3] == old]
-        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
-        if old in FLOATING:  # integers where floats were: a reduction promotes them (cumsum of int32 is int64)
-            args = tuple((n, kw, (*x[:3], "int32", *x[4:]) if x[0] == "tensor" and x[3] == old else x)
-                         for n, kw, x in base.args)
-            out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as int32"))
+        alike = [(at, t) for at, t in tensors if t[3] == old]
+        changed = list(dict.fromkeys(base.args[at[0]][0] for at, _ in alike))
+        # integers where floats were too: a reduction promotes them (cumsum of int32 is int64)
+        for new in [OTHER_DTYPE[old]] + (["int32"] if old in FLOATING else []):
+            args = with_slots(base, {at: (*t[:3], new, *t[4:]) for at, t in alike})
+            out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
         out += _mixed(base, tensors)
     if base.label:  # a variant's (a flag set): what it changes, then the dtypes
         out = [replace(o, label=f"{base.label}, {o.label}") for o in out]
@@ -281,24 +284,62 @@ def other_dtypes(base: OpInputs) -> list[OpInputs]:
 def layouts(base: OpInputs) -> list[OpInputs]:
     """``representations``' non-contiguous one: the inputs with their first floating tensor of rank 2 or more
     (else the first integer or bool one) in another memory order (none where there is no such tensor)."""
-    tensors = [(i, t) for i, (_, _, t) in enumerate(base.args) if t[0] == "tensor"]
+    tensors = slots(base)
     out: list[OpInputs] = []
     # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout);
     # where there is none (a quantized op's int8 input, where's bool condition), the first integer or bool one,
     # its fill kept (its values may be indices or codes the kernel checks)
-    first = next(((i, t) for i, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None) or \
-        next(((i, t) for i, t in tensors if len(t[1]) >= 2 and not _fill(t).startswith("data:")), None)
+    first = next(((at, t) for at, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None) or \
+        next(((at, t) for at, t in tensors if len(t[1]) >= 2 and not _fill(t).startswith("data:")), None)
     if first is not None:
-        i, t = first
+        (i, j), t = first
         rank = len(t[1])
         order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
-        tree = ("tensor", t[1], t[2], t[3], "zeros" if t[3] in FLOATING else _fill(t), order)
-        name = base.args[i][0]
-        out.append(OpInputs(base.op, base.origin, tuple((n, kw, tree if j == i else x)
-                                                        for j, (n, kw, x) in enumerate(base.args)), base.blobs,
-                            (f"{base.label}, " if base.label else "") +
+        # a list's tensors of that rank all in that order: cat keeps their layout where they agree
+        moved = [(at, x) for at, x in tensors if at == (i, j) or (j is not None and at[0] == i and len(x[1]) == rank)]
+        args = with_slots(base, {at: ("tensor", x[1], x[2], x[3], "zeros" if x[3] in FLOATING else _fill(x), order)
+                                 for at, x in moved})
+        name = base.args[i][0] if j is None else f"each of {base.args[i][0]}"
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, (f"{base.label}, " if base.label else "") +
                             f"{name} {'transposed' if rank == 2 else 'with dim 1 innermost'} (memory order {order})"))
     return out
+
+
+#: where a tensor sits in a call's arguments: (argument index, its place in a list, None for a tensor argument)
+Slot = tuple[int, "int | None"]
+
+
+def slots(base: OpInputs) -> list[tuple[Slot, tuple]]:
+    """The call's tensors in argument order, a list's one by one, each with its slot."""
+    out: list[tuple[Slot, tuple]] = []
+    for i, (_, _, t) in enumerate(base.args):
+        if t[0] == "tensor":
+            out.append(((i, None), t))
+        elif t[0] == "list":
+            out += [((i, j), x) for j, x in enumerate(t[1]) if x[0] == "tensor"]
+    return out
+
+
+def with_slots(base: OpInputs, changed: dict[Slot, tuple]) -> tuple:
+    """``base``'s arguments with the tensors of ``changed`` replaced."""
+    args = []
+    for i, (n, kw, t) in enumerate(base.args):
+        if (i, None) in changed:
+            t = changed[(i, None)]
+        elif t[0] == "list":
+            t = ("list", tuple(changed.get((i, j), x) for j, x in enumerate(t[1])))
+        args.append((n, kw, t))
+    return tuple(args)
+
+
+def _slot_trees(tree: tuple) -> list[tuple]:
+    return [tree] if tree[0] == "tensor" else [x for x in tree[1] if x[0] == "tensor"] if tree[0] == "list" else []
+
+
+def tensor_rank(tree: tuple) -> int | None:
+    """The rank of a tensor argument, or of a list's tensors where they all have one; else None."""
+    ranks = {len(x[2]) for x in _slot_trees(tree)}
+    return ranks.pop() if len(ranks) == 1 and (tree[0] == "tensor" or len(_slot_trees(tree)) == len(tree[1])) else None
 
 
 def _fill(tree: tuple) -> str:
@@ -309,26 +350,27 @@ def _fill(tree: tuple) -> str:
 MIXED = "the others stay"
 
 
-def _mixed(base: OpInputs, tensors: list[tuple[int, tuple]]) -> list[OpInputs]:
+def _mixed(base: OpInputs, tensors: list[tuple[Slot, tuple]]) -> list[OpInputs]:
     """With two or more tensors of the first tensor's dtype: of integer ones, the first alone as float32 (take's data
     beside its index); of floating ones, the second alone in a wider dtype (mm's
     ``mat2`` as float64 beside a float32 ``self``), and of float32 ones the first alone as bfloat16 too. The eager kernel refuses mixed dtypes or promotes them (to the
     wider one: a fake that keeps the first input's dtype shows); a fake that returns where it refuses lacks the
     check, one that promotes otherwise gets the output dtype wrong."""
     old = tensors[0][1][3]
-    alike = [i for i, t in tensors if t[3] == old]
+    alike = [(at, t) for at, t in tensors if t[3] == old]
     if len(alike) < 2:
         return []
+
+    def alone(at: Slot, t: tuple, new: str) -> OpInputs:
+        name = base.args[at[0]][0] + ("" if at[1] is None else f"[{at[1]}]")
+        return OpInputs(base.op, base.origin, with_slots(base, {at: (*t[:3], new, *t[4:])}), base.blobs,
+                        f"{name} as {new} ({MIXED} {old})")
+
     if old not in FLOATING:  # integer data beside integer indices (take, gather): the data alone as floats, where
         # a fake that gives the output the index's dtype shows
-        first = alike[0]
-        args = tuple((n, kw, (*x[:3], "float32", *x[4:]) if j == first else x) for j, (n, kw, x) in enumerate(base.args))
-        return [OpInputs(base.op, base.origin, args, base.blobs, f"{base.args[first][0]} as float32 ({MIXED} {old})")]
-    out = []
+        return [alone(*alike[0], "float32")]
     # the second in a wider dtype; of float32 ones, also the first alone in bfloat16: mixed precision's activations
     # beside float32 parameters (an adaptive norm's bf16 x with float32 scale and shift: the eager kernel promotes
-    # to float32, a fake that keeps x's dtype says bfloat16; hunt 29)
-    for j, new in [(alike[1], PROMOTED[old])] + ([(alike[0], "bfloat16")] if old == "float32" else []):
-        args = tuple((n, kw, (*x[:3], new, *x[4:]) if i == j else x) for i, (n, kw, x) in enumerate(base.args))
-        out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{base.args[j][0]} as {new} ({MIXED} {old})"))
-    return out
+    # to float32, a fake that keeps x's dtype says bfloat16; hunt 29); a list's tensors count one by one (cat
+    # promotes a bfloat16 and a float32 tensor to float32)
+    return [alone(*alike[1], PROMOTED[old])] + ([alone(*alike[0], "bfloat16")] if old == "float32" else [])

@@ -20,7 +20,7 @@ Each example lives in ``tests/golden/examples/``:
   kernel per audit class (its ``relation`` op demands a relation: no finding);
 - SC024: a contract for ``aten::avg_pool2d`` on a channels_last input whose output table says contiguous
   (``ref check --examples 2 --seed 0``: the eager kernel keeps the input's memory format);
-- SC038-SC043: ``audit --import audit_eager.py --ops auditeg::<op>``, a custom-op library whose eager kernels
+- SC038-SC044: ``audit --import audit_eager.py --ops auditeg::<op>``, a custom-op library whose eager kernels
   and fakes disagree in one way per rule;
 - SC010-SC014: a small contract for ``aten::_scaled_dot_product_attention_math_for_mps`` whose path says
   something the runtime reference (metal_ref) does not do (``ref check --examples 2 --seed 0``); for SC012,
@@ -167,6 +167,7 @@ EXAMPLES = [
     Example("SC041", _audit_eager("fake_accepts"), 1),
     Example("SC042", _audit_eager("fake_rejects"), 1),
     Example("SC043", _audit_eager("eager_formula"), 1),
+    Example("SC044", _audit_eager("eager_alias"), 1),
 ]
 VERDICTS = {0: "pass", 1: "fail", 3: "inconclusive", 4: "error"}
 

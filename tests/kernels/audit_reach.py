@@ -11,6 +11,11 @@
   eager kernel keeps a channels-last input's layout;
 - ``sum_axes``/``permute_axes``: ``SymInt[]`` lists of axes and a permutation (litert-torch's ``tfl::squeeze``,
   ``tfl::transpose``, hunt 31), constants every caller passes: no specialization on them, and a permutation found;
+- ``few_args``: a schema of five arguments (two optional positional, one keyword-only) and no eager kernel; the bad
+  fake is written with two parameters (xformers' fake of six arguments taking three, hunt 31): every call that
+  passes another raises TypeError under FakeTensorMode;
+- ``concat``: a list of tensors (cat's ``Tensor[]``, hunt 32): the bad fake makes a contiguous output of the first
+  tensor's dtype, where the eager kernel keeps the tensors' channels-last layout and promotes mixed dtypes;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -190,3 +195,41 @@ def _(x):
     n, c, h, w = x.shape
     fmt = torch._prims_common.suggest_memory_format(x)
     return torch.empty((n, c, h + 2, w + 2), dtype=x.dtype, memory_format=fmt)
+
+
+_LIB = torch.library.Library("reach", "FRAGMENT")
+_FEW = "(Tensor q, Tensor k, Tensor? bias=None, float p=0.0, *, float? scale=None) -> Tensor"
+_LIB.define("few_args_bad" + _FEW)
+_LIB.define("few_args_ok" + _FEW)
+
+
+@torch.library.register_fake("reach::few_args_bad", lib=_LIB)
+def few_args_bad(q, k):
+    return torch.empty_like(q)
+
+
+@torch.library.register_fake("reach::few_args_ok", lib=_LIB)
+def few_args_ok(q, k, bias=None, p=0.0, *, scale=None):
+    return torch.empty_like(q)
+
+
+@custom_op("reach::concat_bad", mutates_args=())
+def concat_bad(xs: list[torch.Tensor], dim: int) -> torch.Tensor:
+    return torch.cat(xs, dim)
+
+
+@concat_bad.register_fake
+def _(xs, dim):
+    shape = list(xs[0].shape)
+    shape[dim] = sum(x.shape[dim] for x in xs)
+    return torch.empty(shape, dtype=xs[0].dtype)  # contiguous, and no type promotion
+
+
+@custom_op("reach::concat_ok", mutates_args=())
+def concat_ok(xs: list[torch.Tensor], dim: int) -> torch.Tensor:
+    return torch.cat(xs, dim)
+
+
+@concat_ok.register_fake
+def _(xs, dim):
+    return torch.cat(xs, dim)

@@ -136,7 +136,7 @@ def test_sarif_and_github_carry_the_rule_line_and_counterexample(monkeypatch):
     sarif = json.loads(out)
     (res,) = sarif["runs"][0]["results"]
     assert code == 1 and res["ruleId"] == "SC033"
-    assert {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {f"SC0{i}" for i in range(30, 44)}
+    assert {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]} == {f"SC0{i}" for i in range(30, 45)}
     assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == _line_of("if x.shape[0] % 8 == 0:")
     assert res["properties"]["counterexample"]["x_0"] % 8 != 0
     code, out, _ = _audit_cli("--import", LIBRARY, "--ops", "auditex::modulo*", "-j", "1", "--format", "github")

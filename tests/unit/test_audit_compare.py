@@ -1,5 +1,5 @@
 """The audit's comparison of a fake's result with the eager kernel's (``audit.differential.compare``), on the
-plain descriptions ``_torch.audit.describe`` makes: ("T", shape, dtype, significant strides, device)."""
+plain descriptions ``_torch.audit.describe`` makes: ("T", shape, dtype, significant strides, device, aliased inputs)."""
 
 from __future__ import annotations
 
@@ -37,3 +37,29 @@ def test_a_shape_that_differs_is_eager_shape_with_both_shapes():
     [(cls, what, detail)] = compare(eager, fake, "cuda")
     assert (cls, what) == ("eager-shape", "output 1 shape")
     assert "[8, 8, 128, 128]" in detail and "[8, 8, 8, 128]" in detail
+
+
+def test_an_output_that_is_a_view_of_an_input_on_one_side_only_is_eager_alias():
+    """describe names the inputs an output shares storage with, for real tensors and for fakes alike; a view
+    on both sides agrees, a view against a new tensor is SC044 naming the input."""
+    import torch
+
+    from shapecheck._torch import audit as CA
+
+    def described(fn, x, y):
+        named = CA.named_tensors([("x", False), ("y", True)], [x], {"y": y})
+        return CA.describe(fn(x, y), named)
+
+    x, y = torch.ones(3, 4), torch.ones(4)
+    with CA.concrete_fake_mode():
+        fx, fy = torch.empty(3, 4), torch.empty(4)
+        fake_view, fake_new = described(lambda a, b: a.t(), fx, fy), described(lambda a, b: a + b, fx, fy)
+        fake_y = described(lambda a, b: b.view(2, 2), fx, fy)
+    eager_view = described(lambda a, b: a.t(), x, y)
+    assert eager_view[5] == ("x",) and fake_view[5] == ("x",) and fake_new[5] == () and fake_y[5] == ("y",)
+    assert compare(eager_view, fake_view) == []
+    [(cls, what, detail)] = compare(eager_view, _t((4, 3), (1, 4), dtype="float32") + ((),))
+    assert (cls, what) == ("eager-alias", "output 0 aliasing") and "a view of x" in detail
+    assert [c for c, _, _ in compare(described(lambda a, b: a * 2, x, y), fake_new)] == []
+    [(cls, _, detail)] = compare(("T",) + fake_new[1:5] + ((),), fake_y[:1] + fake_new[1:5] + (("y",),))
+    assert cls == "eager-alias" and "the fake a view of y" in detail

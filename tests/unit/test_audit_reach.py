@@ -70,6 +70,16 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     for op in ("sum_axes.default", "permute_axes.default"):
         assert records[op]["status"] == "clean" and records[op]["eager"]["compared"] >= 5, records[op]
     assert "perm=[1, 0]" in records["permute_axes.default"]["example"]
+    # a fake whose signature lacks schema arguments: one finding naming them, with no eager kernel to compare
+    [(cls, expr)] = found["few_args_bad.default"]
+    assert (cls, expr) == ("fake-rejects", "the fake's signature takes no bias, p, scale"), found["few_args_bad.default"]
+    assert found["few_args_ok.default"] == set() and records["few_args_ok.default"]["status"] == "clean"
+    # a list of tensors is varied as a tensor is: a rank up (to 4, a batched image) and channels-last, mixed dtypes
+    assert {("eager-strides", "output 0 strides (with xs=Tensor[rank 4, float32] each, each of xs with dim 1 innermost "
+             "(memory order (0, 2, 3, 1)))"),
+            ("eager-dtype", "output 0 dtype (with xs[1] as float64 (the others stay float32))")} <= \
+        found["concat_bad.default"], found["concat_bad.default"]
+    assert found["concat_ok.default"] == set()
     magic = records["magic_only.default"]
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
@@ -99,3 +109,23 @@ def test_a_draft_keeps_a_symint_list_of_axes_a_constant():
     arg = res.output.split('name = "squeeze_dims"')[1].split("[[")[0]
     assert 'kind = "ints"' in arg and "value = [0, 1]" in arg and "dims" not in arg.split("doc")[0].replace(
         "squeeze_dims", "")
+
+
+def test_the_schema_arguments_a_python_fake_cannot_take_are_named():
+    """torch passes the positional arguments up to the last non-default one by position and a keyword-only one by
+    name: a fake of fewer parameters cannot take the rest; one that demands a defaulted argument fails on every call
+    (the audit's kernel-error, not a missing argument); torch's own meta_mm takes every argument of mm."""
+    import torch
+
+    from shapecheck._torch import audit as CA
+
+    lib = torch.library.Library("sigs", "DEF")
+    schema = "(Tensor q, Tensor? bias=None, float p=0.0, *, float? scale=None) -> Tensor"
+    fakes = {"lacks_p": lambda q, bias=None, *, scale=None: q, "demands_bias": lambda q, bias, p=0.0, *, scale=None: q,
+             "no_keyword": lambda q, bias=None, p=0.0: q, "takes_all": lambda q, *args, **kwargs: q}
+    for name, fn in fakes.items():
+        lib.define(name + schema)
+        torch.library.register_fake(f"sigs::{name}", fn, lib=lib)
+    gaps = {name: set(CA.unbindable(getattr(torch.ops.sigs, name).default)[1]) for name in fakes}
+    assert gaps == {"lacks_p": {"p"}, "demands_bias": set(), "no_keyword": {"scale"}, "takes_all": set()}
+    assert CA.unbindable(torch.ops.aten.mm.default)[1] == {}  # meta_mm(a, b, out_dtype=None, *, out=None)

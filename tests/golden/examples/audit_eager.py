@@ -1,5 +1,5 @@
 """A custom-op library for ``shapecheck audit --import``'s comparison of the fake with the eager kernel: one op per
-rule (SC038-SC043), each with an eager kernel and a fake that disagree in that one way. Every op takes
+rule (SC038-SC044), each with an eager kernel and a fake that disagree in that one way. Every op takes
 ``(Tensor x, Tensor y)``; ``y`` is not used. Both kernels of each refuse a 0-d ``x`` alike (``_has_dim``: the audit's
 0-d variant), so that each op disagrees in its one way only."""
 
@@ -81,3 +81,16 @@ def _eager(kernel):
 
 for _name, _kernel in EAGER.items():
     _op(_name, _eager(_kernel), globals()[_name])
+
+
+# SC044: the kernel returns a view of x (its schema says so, ``Tensor(a) x -> Tensor(a)``), the fake a new tensor.
+# custom_op forbids an eager kernel that returns an input's view, so this op is defined on a torch.library.Library.
+_LIB = torch.library.Library("auditeg", "FRAGMENT")
+_LIB.define("eager_alias(Tensor(a) x, Tensor y) -> Tensor(a)")
+_LIB.impl("eager_alias", _eager(lambda x, y: x.view(x.shape)), "CompositeExplicitAutograd")
+
+
+@torch.library.register_fake("auditeg::eager_alias", lib=_LIB)
+def eager_alias(x, y):
+    _has_dim(x)
+    return torch.empty_like(x)
