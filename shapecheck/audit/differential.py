@@ -158,10 +158,11 @@ def _along(p: dict[str, int], names: set[str], example: dict[str, int], tensor_d
 
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[..., dict[str, int] | None],
-                requires: list[E.Node], paths: list[dict] = ()) -> list[dict[str, int]]:
-    """The example, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each
-    inferred equality of two dims broken (one side at 1, then past the example: does the eager kernel demand it
-    too, or broadcast?), each inferred equality of products or sums at dims all different, then every dim at 0,
+                requires: list[E.Node], paths: list[dict] = (), shaped: list | None = None) -> list[dict[str, int]]:
+    """The example, the output formulas' zeros, each inferred equality of products or sums at dims all different,
+    the example with its dims of 1 at 2, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each inferred equality of
+    two dims broken (one side at 1, then past the example: does the eager kernel demand it too, or broadcast?),
+    then every dim at 0,
     at 1 (an int argument's dim at 2 and 3 too) and past the example (the
     others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
     example = dict(inputs.dims())
@@ -176,6 +177,18 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     tensor_dims = inputs.tensor_dims()
     for p in zero_edges(paths, tensor_dims, near, requires):  # first: a variant compares only its first few points
         add(p)
+    # early too: a layout variant compares only the first few, and only where the shapes differ (x of 2 x 6 viewed
+    # as 3 x 4) does a view of a non-contiguous input fail in the eager kernel (litert's reshape, hunt 31)
+    before = len(out)
+    for p in _unequal_products(requires, tensor_dims, near, set(example)):
+        add(p)
+    # and the example with its dims of 1 at 2 (an output size list the search gave ones): where an output's dims
+    # are all 1 its layout shows in no stride, so the other layouts would be compared at no point that shows one
+    ones = sorted(d for d, v in example.items() if v == 1)
+    if ones:
+        add(near([*requires, *(E.Cmp("==", E.Var(d), E.Const(2)) for d in ones)], set(ones), False))
+    if shaped is not None:
+        shaped += out[before:]
     for p in guard_points:
         add(p)
     alongs: list[dict[str, int] | None] = []  # after the other points: a variant compares only its first few
@@ -216,8 +229,6 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             for v in (1, example[r.left.name] + PAST):
                 if v != example[r.left.name]:
                     add({r.left.name: v})
-    for p in _unequal_products(requires, tensor_dims, near):
-        add(p)
     # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
     # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
     # compared), up to WIDE_POINTS
@@ -233,15 +244,18 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
 
 
 def _unequal_products(requires: list[E.Node], tensor_dims: set[str],
-                      near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int] | None]:
+                      near: Callable[..., dict[str, int] | None], dims: set[str] = frozenset()
+                      ) -> Iterator[dict[str, int] | None]:
     """Each inferred equality of products or sums (a_0 * a_1 == b_0 * b_1: equal numel) where it holds with the
-    tensor dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
-    eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to)."""
+    dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
+    eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to), and a
+    view of a non-contiguous input to another shape fails (reshape's ``shape`` list: ``dims``, the int arguments
+    made dims, count with the tensor dims)."""
     for r in requires:
         if not isinstance(r, E.Cmp) or r.op != "==" or (isinstance(r.left, E.Var) and isinstance(r.right, E.Var)):
             continue
-        names = sorted(E.free_names(r) & tensor_dims)
-        if len(names) >= 2:
+        names = sorted(E.free_names(r) & (tensor_dims | dims))
+        if len(names) >= 2 and set(names) & tensor_dims:
             moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
                 E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
             yield near([*requires, *moved], set(names), False)

@@ -59,6 +59,7 @@ class OpRun:
         self.has_eager = False
         self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
         self.gap_calls = {}  # argument -> (the variant, the fake's TypeError) where the fake's signature lacks it
+        self.shaped = []
         if options.differential:
             from .._torch import audit as CA
 
@@ -177,6 +178,18 @@ class OpRun:
 
     gap_calls: dict[str, tuple[OpInputs, str]]
     base_points: list[dict[str, int]] = []
+    #: the points drawn for their shapes alone (``draw_points``' ``shaped``), early among the points: compared
+    #: beside a budget of points, not within it
+    shaped: list[dict[str, int]]
+
+    def _first(self, points: list[dict[str, int]], budget: int) -> list[dict[str, int]]:
+        """The first ``budget`` of ``points``, and the points drawn for their shapes among them beside."""
+        out: list[dict[str, int]] = []
+        for p in points:
+            if sum(q not in self.shaped for q in out) >= budget:
+                break
+            out.append(p)
+        return out
     variant_points: tuple[list[dict[str, int]], list[E.Node]] | None = None
     base_requires: list[E.Node] = []
     base_paths: list[dict] = []
@@ -206,8 +219,8 @@ class OpRun:
                 continue
             # no formulas: the variant is not traced, and the first inputs' trace may have taken a path of their
             # own (embedding_bag's contiguous fast path gives offset2bag (0,), a transposed weight not)
-            budget = EXTRA_POINTS if v.label.endswith(" as int32") else per
-            res = diff_run(self.name, self.kernel.fn, v, points[:budget], self.eager_at, [], requires,
+            budget = EXTRA_POINTS if v.label.endswith((" as int32", " as int8")) or "as int8 (" in v.label else per
+            res = diff_run(self.name, self.kernel.fn, v, self._first(points, budget), self.eager_at, [], requires,
                            self.device)
             for d in _first_per_kind(res.disagreements):
                 if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
@@ -254,8 +267,10 @@ class OpRun:
         explorer = st.explorer  # type: ignore[attr-defined]
         self.sites = [*self.sites, *st.requires]  # where a fake-rejects raises, at these points or a layout's
         requires = parsed_requires(st.requires)
-        points = draw_points(inputs, st.points, explorer.near, requires, st.paths)
-        points = points[:budget if inputs.label else len(points)]
+        shaped: list[dict[str, int]] = []
+        points = draw_points(inputs, st.points, explorer.near, requires, st.paths, shaped)
+        points = points[:budget + len(shaped) if inputs.label else len(points)]
+        self.shaped += [p for p in shaped if p not in self.shaped]
         if not inputs.label:  # the first inputs': the representation variants are compared at them too
             self.base_points, self.base_requires, self.base_paths = points, requires, st.paths
         else:  # a variant's: its other memory order is compared at them (the first tensor a rank up)
@@ -480,13 +495,24 @@ def _point(p: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in p.items()) or "the example"
 
 
+#: a dtype as torch's C++ errors spell it (``expected m1 and m2 to have the same dtype, but got: float != signed
+#: char``, ``expected scalar type Float but found Double``) or as Python does
+_DTYPE_WORDS = re.compile(r"\b(?:c10::)?(?:BFloat16|Half|Float|Double|Char|Byte|Short|Int|Long|Bool|ComplexFloat|"
+                          r"ComplexDouble|signed char|unsigned char|float|double|short|int|long|bool|"
+                          r"(?:torch\.)?(?:bfloat16|float16|float32|float64|u?int(?:8|16|32|64)))\b")
+
+
 def _one_check(out: OpOutcome, f: Finding) -> None:
-    """A variant's fake-accepts finding, once per check the eager kernel makes (its error): shown by the variant
+    """A variant's fake-accepts finding, once per check the eager kernel makes (its error, the dtypes it names
+    aside: mm's "same dtype" check refuses a float64, a bfloat16 and an int8 operand alike): shown by the variant
     that changes the fewest arguments (``output_padding=[1, 1]`` rather than a corner that also moves the
     padding, or the same list with the first tensor a rank up)."""
-    error = f.message.partition("the eager kernel raises ")[2]
+    def check(g: Finding) -> str:
+        return _DTYPE_WORDS.sub("T", g.message.partition("the eager kernel raises ")[2])
+
+    error = check(f)
     for i, g in enumerate(out.findings):
-        if g.cls == f.cls and g.message.partition("the eager kernel raises ")[2] == error:
+        if g.cls == f.cls and check(g) == error:
             if f.expr.count(", ") < g.expr.count(", "):
                 out.findings[i] = f
             return

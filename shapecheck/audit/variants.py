@@ -263,16 +263,17 @@ def representations(base: OpInputs) -> list[OpInputs]:
 
 
 def other_dtypes(base: OpInputs) -> list[OpInputs]:
-    """``representations``' other dtypes: the tensors of the first tensor's dtype in another dtype, as int32 where
-    they are floating, and mixed dtypes (``_mixed``)."""
+    """``representations``' other dtypes: the tensors of the first tensor's dtype in another dtype, as int32 and
+    int8 where they are floating, and mixed dtypes (``_mixed``)."""
     tensors = slots(base)
     out: list[OpInputs] = []
     if tensors and tensors[0][1][3] in OTHER_DTYPE:
         old = tensors[0][1][3]
         alike = [(at, t) for at, t in tensors if t[3] == old]
         changed = list(dict.fromkeys(base.args[at[0]][0] for at, _ in alike))
-        # integers where floats were too: a reduction promotes them (cumsum of int32 is int64)
-        for new in [OTHER_DTYPE[old]] + (["int32"] if old in FLOATING else []):
+        # integers where floats were too: a reduction promotes them (cumsum of int32 is int64), and int8, a
+        # quantized kernel's codes (an int8 matmul accumulates in int32: a fake that keeps int8 shows only there)
+        for new in [OTHER_DTYPE[old]] + (["int32", "int8"] if old in FLOATING else []):
             args = with_slots(base, {at: (*t[:3], new, *t[4:]) for at, t in alike})
             out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
         out += _mixed(base, tensors)
@@ -353,7 +354,8 @@ MIXED = "the others stay"
 def _mixed(base: OpInputs, tensors: list[tuple[Slot, tuple]]) -> list[OpInputs]:
     """With two or more tensors of the first tensor's dtype: of integer ones, the first alone as float32 (take's data
     beside its index); of floating ones, the second alone in a wider dtype (mm's
-    ``mat2`` as float64 beside a float32 ``self``), and of float32 ones the first alone as bfloat16 too. The eager kernel refuses mixed dtypes or promotes them (to the
+    ``mat2`` as float64 beside a float32 ``self``), of float32 ones the first alone as bfloat16 too, and the second
+    alone as int8 (a quantized weight). The eager kernel refuses mixed dtypes or promotes them (to the
     wider one: a fake that keeps the first input's dtype shows); a fake that returns where it refuses lacks the
     check, one that promotes otherwise gets the output dtype wrong."""
     old = tensors[0][1][3]
@@ -373,4 +375,7 @@ def _mixed(base: OpInputs, tensors: list[tuple[Slot, tuple]]) -> list[OpInputs]:
     # beside float32 parameters (an adaptive norm's bf16 x with float32 scale and shift: the eager kernel promotes
     # to float32, a fake that keeps x's dtype says bfloat16; hunt 29); a list's tensors count one by one (cat
     # promotes a bfloat16 and a float32 tensor to float32)
-    return [alone(*alike[1], PROMOTED[old])] + ([alone(*alike[0], "bfloat16")] if old == "float32" else [])
+    # and the second alone as int8: a quantized kernel's weight beside float activations (optimum-quanto's
+    # qbytes_mm, hunt 31), which no float dtype reaches
+    return [alone(*alike[1], PROMOTED[old])] + ([alone(*alike[0], "bfloat16")] if old == "float32" else []) + \
+        [alone(*alike[1], "int8")]

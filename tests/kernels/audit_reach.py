@@ -16,6 +16,14 @@
   passes another raises TypeError under FakeTensorMode;
 - ``concat``: a list of tensors (cat's ``Tensor[]``, hunt 32): the bad fake makes a contiguous output of the first
   tensor's dtype, where the eager kernel keeps the tensors' channels-last layout and promotes mixed dtypes;
+- ``view_as_shape``: the eager kernel views x as ``shape`` (it refuses a non-contiguous x of another shape); the bad
+  fake reshapes, which takes any layout (litert-torch's ``tfl::reshape``, hunt 31);
+- ``upsample``: a 4-D input resized to ``output_size`` (the search gives it ones); the bad fake's output is
+  contiguous where the eager kernel keeps a channels-last input's layout, which only an output past 1 x 1 shows
+  (upsample_nearest2d's, hunt 32);
+- ``qmm``: a quantized matmul that takes an int8 weight beside float activations (optimum-quanto's qbytes_mm, hunt
+  31) and accumulates int8 by int8 in int32; one bad fake gives an int8 weight's product int8, the other two int8
+  inputs' (it keeps a's dtype): no float dtype shows either;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -233,3 +241,88 @@ def concat_ok(xs: list[torch.Tensor], dim: int) -> torch.Tensor:
 @concat_ok.register_fake
 def _(xs, dim):
     return torch.cat(xs, dim)
+
+
+@custom_op("reach::view_as_shape_bad", mutates_args=())
+def view_as_shape_bad(x: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    return x.view(shape).clone()
+
+
+@view_as_shape_bad.register_fake
+def _(x, shape):
+    return x.reshape(shape).clone()
+
+
+@custom_op("reach::view_as_shape_ok", mutates_args=())
+def view_as_shape_ok(x: torch.Tensor, shape: list[int]) -> torch.Tensor:
+    return x.view(shape).clone()
+
+
+@view_as_shape_ok.register_fake
+def _(x, shape):
+    return x.view(shape).clone()
+
+
+@custom_op("reach::upsample_bad", mutates_args=())
+def upsample_bad(x: torch.Tensor, output_size: list[int]) -> torch.Tensor:
+    return torch.ops.aten.upsample_nearest2d.default(x, output_size)
+
+
+@upsample_bad.register_fake
+def _(x, output_size):
+    n, c, _, _ = x.shape
+    return x.new_empty((n, c, output_size[0], output_size[1]))
+
+
+@custom_op("reach::upsample_ok", mutates_args=())
+def upsample_ok(x: torch.Tensor, output_size: list[int]) -> torch.Tensor:
+    return torch.ops.aten.upsample_nearest2d.default(x, output_size)
+
+
+@upsample_ok.register_fake
+def _(x, output_size):
+    return torch.ops.aten.upsample_nearest2d.default(x, output_size)
+
+
+def _qmm(a, b):
+    if a.dtype == torch.int8 and b.dtype == torch.int8:
+        return torch.mm(a.to(torch.int32), b.to(torch.int32))
+    torch._check(b.dtype in (torch.int8, a.dtype), lambda: "b must be int8 or of a's dtype")
+    return torch.mm(a, b.to(a.dtype))
+
+
+@custom_op("reach::qmm_bad", mutates_args=())
+def qmm_bad(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _qmm(a, b)
+
+
+@qmm_bad.register_fake
+def _(a, b):  # int8 by int8 right; an int8 b beside float a gives int8
+    if a.dtype == torch.int8 and b.dtype == torch.int8:
+        return torch.empty((a.shape[0], b.shape[1]), dtype=torch.int32)
+    torch._check(b.dtype in (torch.int8, a.dtype), lambda: "b must be int8 or of a's dtype")
+    return torch.empty((a.shape[0], b.shape[1]), dtype=b.dtype)
+
+
+@custom_op("reach::qmm8_bad", mutates_args=())
+def qmm8_bad(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _qmm(a, b)
+
+
+@qmm8_bad.register_fake
+def _(a, b):  # an int8 b beside float a right; int8 by int8 gives int8
+    torch._check(b.dtype in (torch.int8, a.dtype), lambda: "b must be int8 or of a's dtype")
+    return torch.mm(a, b.to(a.dtype))
+
+
+@custom_op("reach::qmm_ok", mutates_args=())
+def qmm_ok(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _qmm(a, b)
+
+
+@qmm_ok.register_fake
+def _(a, b):
+    if a.dtype == torch.int8 and b.dtype == torch.int8:
+        return torch.mm(a.to(torch.int32), b.to(torch.int32))
+    torch._check(b.dtype in (torch.int8, a.dtype), lambda: "b must be int8 or of a's dtype")
+    return torch.mm(a, b.to(a.dtype))

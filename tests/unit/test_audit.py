@@ -189,10 +189,11 @@ def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     rec = audit_op("aten::mm.default")
     assert rec["inputs"] == "opinfo" and rec["example"] == "self=float32[self_0, self_1], mat2=float32[mat2_0, mat2_1]"
     assert [r["expr"] for r in rec["requires"]] == ["self_1 == mat2_0"]
-    # torch 2.13's fake of mm takes mixed dtypes, which its CPU kernel refuses (export traces it; the program fails)
+    # torch 2.13's fake of mm takes mixed dtypes, which its CPU kernel refuses (export traces it; the program fails):
+    # one check the fake lacks, one finding
     assert sorted((f["class"], f["expr"]) for f in rec["findings"]) == [
-        ("fake-accepts", f"the fake returns where the eager kernel raises, with {arg} (the others stay float32)")
-        for arg in ("mat2 as float64", "self as bfloat16")]
+        ("fake-accepts", "the fake returns where the eager kernel raises, with mat2 as float64 (the others stay "
+                         "float32)")]
 
 
 @pytest.mark.slow

@@ -54,9 +54,9 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     [(cls, expr)] = found["nonzero_rows_bad.default"]
     assert cls == "eager-shape" and "u0 in [2, inf]" in records["nonzero_rows_bad.default"]["findings"][0]["message"]
     assert found["nonzero_rows_ok.default"] == set()
+    # one finding for the one check the fake lacks, whichever dtypes showed it (b as float64, a as bfloat16, b as int8)
     assert found["matmul_mixed_bad.default"] == {
-        ("fake-accepts", f"the fake returns where the eager kernel raises, with {arg} (the others stay float32)")
-        for arg in ("b as float64", "a as bfloat16")}
+        ("fake-accepts", "the fake returns where the eager kernel raises, with b as float64 (the others stay float32)")}
     assert found["matmul_mixed_ok.default"] == set()
     # mixed precision: bf16 activations beside float32 parameters, where the kernel has no float64 backend
     assert found["modulate_bad.default"] == {
@@ -80,6 +80,18 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
             ("eager-dtype", "output 0 dtype (with xs[1] as float64 (the others stay float32))")} <= \
         found["concat_bad.default"], found["concat_bad.default"]
     assert found["concat_ok.default"] == set()
+    # a view the eager kernel refuses on a transposed x of another shape (2 x 6 as 3 x 4), which a reshape takes
+    assert ("fake-accepts", "the fake returns where the eager kernel raises (with x transposed (memory order (1, 0)))") \
+        in found["view_as_shape_bad.default"], found["view_as_shape_bad.default"]
+    assert found["view_as_shape_ok.default"] == set()
+    # an output size the search gave ones is compared at 2 x 2 too, where a channels-last output shows in its strides
+    assert ("eager-strides", "output 0 strides (with x with dim 1 innermost (memory order (0, 2, 3, 1)))") in \
+        found["upsample_bad.default"], found["upsample_bad.default"]
+    assert "eager-strides" not in {cls for cls, _ in found["upsample_ok.default"]}, found["upsample_ok.default"]
+    # int8: a quantized weight beside float activations, and int8 by int8 (accumulated in int32)
+    assert ("eager-dtype", "output 0 dtype (with b as int8 (the others stay float32))") in found["qmm_bad.default"]
+    assert ("eager-dtype", "output 0 dtype (with a, b as int8)") in found["qmm8_bad.default"], found["qmm8_bad.default"]
+    assert found["qmm_ok.default"] == set(), found["qmm_ok.default"]
     magic = records["magic_only.default"]
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])

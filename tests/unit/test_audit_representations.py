@@ -19,7 +19,7 @@ def _inputs(*trees):
 def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_tensors_dtype():
     base = _inputs(("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "data:k"),
                    ("tensor", ("a1_0",), (3,), "float32"), ("tensor", ("a2_0", "a2_1"), (3, 3), "int64"))
-    layout, dtype, ints, mixed, precision = representations(base)
+    layout, dtype, ints, int8, mixed, precision, weight = representations(base)
     assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "zeros",
                                  (0, 2, 3, 1))
     assert layout.args[1:] == base.args[1:] and "with dim 1 innermost" in layout.label
@@ -29,12 +29,17 @@ def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_ten
     assert dtype.dims() == base.dims()  # the same sizes: compared at the first inputs' points
     # floating ones as int32 too (a reduction promotes integers)
     assert [t[3] for _, _, t in ints.args] == ["int32", "int32", "int64"] and ints.label == "a0, a1 as int32"
+    # and as int8, a quantized kernel's codes (an int8 product accumulates in int32)
+    assert [t[3] for _, _, t in int8.args] == ["int8", "int8", "int64"] and int8.label == "a0, a1 as int8"
     # and the second tensor of the first one's floating dtype alone in another: mixed dtypes
     assert [t[3] for _, _, t in mixed.args] == ["float32", "float64", "int64"]
     assert mixed.label == "a1 as float64 (the others stay float32)"  # promotion takes the wider one
     # and mixed precision: the first alone as bfloat16 beside float32 parameters (an adaptive norm's modulation)
     assert [t[3] for _, _, t in precision.args] == ["bfloat16", "float32", "int64"]
     assert precision.label == "a0 as bfloat16 (the others stay float32)"
+    # and a quantized weight: the second alone as int8
+    assert [t[3] for _, _, t in weight.args] == ["float32", "int8", "int64"]
+    assert weight.label == "a1 as int8 (the others stay float32)"
     # no floating tensor of rank 2 or more: the first integer one is laid out otherwise, its fill kept (indices,
     # codes); an int64 first tensor goes to int32
     layout, only = representations(_inputs(("tensor", ("a0_0", "a0_1"), (3, 3), "int64", "range")))
@@ -81,6 +86,7 @@ def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_tw
     variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
     # the variant with x a rank up is compared in another memory order too, after the first inputs' own
     assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16", "x as int32",
+                                             "x as int8",
                                              "x=Tensor[rank 3, float32], x with dim 1 innermost (memory order (0, 2, 1))"]
 
 
