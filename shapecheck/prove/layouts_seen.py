@@ -53,12 +53,17 @@ def _confirmed(kernel: Kernel, case: BoundCase, v: Finding, solver: Solver) -> F
         tried.append(point)
         want = strides_differ(spec, seen[0], seen[1], point)
         if want is not None:
-            if point == {d: v.counterexample.get(d) for d in dims}:
+            first = {d: v.counterexample.get(d) for d in dims}
+            if point == first:
                 return v
+            # the finding moves to this point: the message names the trace's point, which it no longer shows
+            was = ", ".join(f"{k}={x}" for k, x in first.items())
+            there = (f"at the trace's counterexample ({was}) the kernel on concrete sizes keeps the contract's "
+                     "layout" if tried[0] == first else f"the trace's counterexample ({was}) is too large to run "
+                     "on concrete sizes")
             at = ", ".join(f"{k}={x}" for k, x in point.items())
-            return replace(v, counterexample=point, message=f"{v.message}; at the counterexample the kernel on "
-                           f"concrete sizes keeps the contract's layout, at {at} it returns strides {seen[0]} "
-                           f"where the layout gives {want}")
+            return replace(v, counterexample=point, message=f"{v.message}; {there}; at {at}, the counterexample "
+                           f"shown, it returns strides {seen[0]} where the layout gives {want}")
     shown = "; ".join(", ".join(f"{k}={x}" for k, x in p.items()) for p in tried)
     return replace(v, code=RuleCode.INCONCLUSIVE, counterexample={}, fix="",
                    message=f"{v.message}, in the symbolic trace; but the kernel run on concrete sizes, as "
