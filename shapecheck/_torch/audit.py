@@ -446,7 +446,23 @@ def call_error(exc: BaseException) -> str:
     first = (said(exc).strip().splitlines() or [""])[0]
     if _in_check_message(exc):  # a torch._check failed and its message could not be built: a failed check
         return f"RuntimeError: a check failed (its message raised {type(exc).__name__}: {first[:200]})"
+    if not first:  # a bare ``assert cond`` or ``raise ValueError()``: the line that raised says what failed
+        return f"{type(exc).__name__} (no message) at {_raising_line(exc)}"
     return f"{type(exc).__name__}: {first[:240]}"
+
+
+def _raising_line(exc: BaseException) -> str:
+    """``file.py:12: assert w.shape[0] % 2 == 0``: the innermost frame of ``exc``'s traceback and its source."""
+    import linecache
+
+    tb = exc.__traceback__
+    if tb is None:
+        return "an unknown line"
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    text = linecache.getline(code.co_filename, tb.tb_lineno).strip()
+    return f"{os.path.basename(code.co_filename)}:{tb.tb_lineno}" + (f": {text[:160]}" if text else "")
 
 
 def _in_check_message(exc: BaseException) -> bool:

@@ -63,3 +63,20 @@ def test_an_output_that_is_a_view_of_an_input_on_one_side_only_is_eager_alias():
     assert [c for c, _, _ in compare(described(lambda a, b: a * 2, x, y), fake_new)] == []
     [(cls, _, detail)] = compare(("T",) + fake_new[1:5] + ((),), fake_y[:1] + fake_new[1:5] + (("y",),))
     assert cls == "eager-alias" and "the fake a view of y" in detail
+
+
+def test_an_error_without_a_message_names_the_line_that_raised():
+    """hunt 31: a fake's bare ``assert`` was reported as "AssertionError: " and nothing more."""
+    from shapecheck._torch import audit as CA
+
+    def fake(x):
+        if x <= 2:
+            raise ValueError()  # as a bare ``assert`` (which pytest rewrites here) raises AssertionError()
+        return x
+
+    try:
+        fake(1)
+    except ValueError as exc:
+        text = CA.call_error(exc)
+    assert text.startswith("ValueError (no message) at test_audit_compare.py:") and ": raise ValueError()" in text, text
+    assert CA.call_error(ValueError("bad size")) == "ValueError: bad size"
