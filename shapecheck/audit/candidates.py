@@ -202,15 +202,14 @@ def _fixed_value(base: str, name: str) -> Any:
         return value if n is None or len(value) == n else [value[0]] * n
     if n is not None and base.startswith(("bool[", "float[")):
         return [True] * n if base.startswith("bool[") else [1.0] * n
-    # a Device: the CPU's (the dispatcher takes its name); the fake and the eager kernel make their outputs there
-    # a ``None``-typed argument (``None amax``: a slot kept for another backend) takes None, its only value
+    # a Device: the CPU's name; a ``None``-typed argument (``None amax``, another backend's slot): None
     return {"bool[]": [True], "Scalar[]": [1], "float[]": [1.0], "Device": "cpu", "NoneType": None}.get(base, ...)
 
 
 def _widened(a: Arg) -> list[Any]:
-    """More options for an argument, for a second search where the first found nothing: a list of no length
-    the schema states at two and four entries too (a pad of even length, the strides of a 2-d size), and an
-    optional number present (clamp needs a min or a max). The first options stay first."""
+    """More options for an argument, for a second search where the first found nothing: a list of no length the
+    schema states at 2 and 4 entries too (a pad of even length, a 2-d size's strides; a permutation of 3 and 4
+    dims), and an optional number present (clamp needs a min or a max). The first options stay first."""
     base = a.type.rstrip("?")
     if a.kind == "fixed" and "perm" in a.name.lower() and base in ("int[]", "SymInt[]"):
         return [*a.options, [0, 2, 1], [0, 2, 3, 1]]

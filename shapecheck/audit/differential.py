@@ -180,13 +180,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     # early too: a layout variant compares only the first few, and only where the shapes differ (x of 2 x 6 viewed
     # as 3 x 4) does a view of a non-contiguous input fail in the eager kernel (litert's reshape, hunt 31)
     before = len(out)
-    for p in _unequal_products(requires, tensor_dims, near, set(example)):
+    for p in _for_shapes(example, tensor_dims, requires, near):
         add(p)
-    # and the example with its dims of 1 at 2 (an output size list the search gave ones): where an output's dims
-    # are all 1 its layout shows in no stride, so the other layouts would be compared at no point that shows one
-    ones = sorted(d for d, v in example.items() if v == 1)
-    if ones:
-        add(near([*requires, *(E.Cmp("==", E.Var(d), E.Const(2)) for d in ones)], set(ones), False))
     if shaped is not None:
         shaped += out[before:]
     for p in guard_points:
@@ -241,6 +236,17 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
             break
         add(p, cap)
     return out
+
+
+def _for_shapes(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],
+                near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int] | None]:
+    """The points drawn for their shapes alone: each equality of products at sizes all different
+    (``_unequal_products``), and the example with its dims of 1 at 2 (an output size list the search gave ones:
+    where an output's dims are all 1 its layout shows in no stride)."""
+    yield from _unequal_products(requires, tensor_dims, near, set(example))
+    ones = sorted(d for d, v in example.items() if v == 1)
+    if ones:
+        yield near([*requires, *(E.Cmp("==", E.Var(d), E.Const(2)) for d in ones)], set(ones), False)
 
 
 def _unequal_products(requires: list[E.Node], tensor_dims: set[str],

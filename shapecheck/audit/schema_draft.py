@@ -174,18 +174,7 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
     if base == "SymInt" and constant_int(name):  # an axis, a permutation: a constant, as the audit calls it
         base = "int"
     if base in ("int", "SymInt") and is_list:
-        a.kind, a.symbolic = "ints", base == "SymInt"
-        n = int(size) if size else None
-        if a.symbolic:
-            a.rank = rank if rank is not None else n
-            if n is not None:
-                a.rank_from = "the schema"
-        else:
-            a.value = list(default) if has_default and isinstance(default, (list, tuple)) else \
-                _int_list(name, rank if rank is not None else n or 2)
-            if not has_default:
-                a.todo = "the values to check"
-        return a
+        return _ints(a, base == "SymInt", int(size) if size else None, has_default, default, rank)
     if base == "SymInt":
         a.kind, a.symbolic = "int", True
         return a
@@ -229,6 +218,22 @@ def plan_arg(name: str, type_text: str, keyword_only: bool, has_default: bool, d
         return a
     a.todo = f"{type_text} cannot be given in a contract: the kernel gets None" if not optional else \
         f"{type_text}: the kernel gets None"
+    return a
+
+
+def _ints(a: Arg, symbolic: bool, n: int | None, has_default: bool, default: Any, rank: int | None) -> Arg:
+    """``plan_arg`` of an int list: a SymInt list's rank (its dims are sizes), else its value (of ``n`` entries
+    where the schema states them)."""
+    a.kind, a.symbolic = "ints", symbolic
+    if symbolic:
+        a.rank = rank if rank is not None else n
+        if n is not None:
+            a.rank_from = "the schema"
+    else:
+        a.value = list(default) if has_default and isinstance(default, (list, tuple)) else \
+            _int_list(a.name, rank if rank is not None else n or 2)
+        if not has_default:
+            a.todo = "the values to check"
     return a
 
 

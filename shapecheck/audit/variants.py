@@ -50,23 +50,15 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             made_corner = next((c for c in fewer if search.fake_ok(c)[0]), made_corner)
         yield made_corner, None
         made += 1
-    # the first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
-    # convolution): kept only where the fake or the eager kernel takes it, like every variant
-    # (a list of tensors, cat's, counts: its tensors a rank up together, and for a list to rank 4 too, a batched
-    # image, whose channels-last layout a rank-3 list never shows)
+    # the first tensor one rank up (``_ranks_up``): kept only where the fake or the eager kernel takes it
     first = next((a for a in search.args if a.kind in ("tensor", "tensors") and a.name in trees
                   and tensor_rank(trees[a.name]) is not None), None)
-    up: tuple[str, Any, str] | None = None  # the first tensor one rank up: (name, tree, label)
-    if first is not None and 0 < (had := tensor_rank(trees[first.name]) or 0) < 5 and made < limit:
-        dtype = _slot_trees(trees[first.name])[0][3]
-        for rank in [had + 1] + ([4] if first.kind == "tensors" and had + 1 < 4 else []):
-            tree = tree_of(Arg(first.name, first.type, first.keyword, [], first.kind), (rank, dtype), size)
-            label = f"{first.name}=Tensor[rank {rank}, {dtype}]" + (" each" if first.kind == "tensors" else "")
-            up = up or (first.name, tree, label)
-            yield OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t)
-                                                       for n, kw, t in base.args), base.blobs, label), \
-                (first.name, (rank, dtype))
-            made += 1
+    ups = _ranks_up(base, first, trees, size) if first is not None and made < limit else []
+    up = (ups[0][1][0], ups[0][0].args[[n for n, _, _ in base.args].index(ups[0][1][0])][2], ups[0][0].label) \
+        if ups else None  # the first tensor one rank up: (name, tree, label)
+    for item in ups:
+        yield item
+        made += 1
     for item in _other_ranks(search, base, trees, first, size):
         if made >= limit:
             return
@@ -101,6 +93,25 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             if made >= limit:
                 return
     yield from pairs[:limit - made]
+
+
+def _ranks_up(base: OpInputs, first: Arg, trees: dict[str, Any], size: int
+              ) -> list[tuple[OpInputs, tuple[str, Any]]]:
+    """The first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
+    convolution); a list of tensors (cat's) all of them together, and to rank 4 too: a batched image, whose
+    channels-last layout a rank-3 list never shows."""
+    had = tensor_rank(trees[first.name]) or 0
+    if not 0 < had < 5:
+        return []
+    dtype = _slot_trees(trees[first.name])[0][3]
+    out = []
+    for rank in [had + 1] + ([4] if first.kind == "tensors" and had + 1 < 4 else []):
+        tree = tree_of(Arg(first.name, first.type, first.keyword, [], first.kind), (rank, dtype), size)
+        label = f"{first.name}=Tensor[rank {rank}, {dtype}]" + (" each" if first.kind == "tensors" else "")
+        out.append((OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t)
+                                                          for n, kw, t in base.args), base.blobs, label),
+                    (first.name, (rank, dtype))))
+    return out
 
 
 def _other_ranks(search: Search, base: OpInputs, trees: dict[str, Any], first: Arg | None,

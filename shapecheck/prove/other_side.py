@@ -16,11 +16,13 @@ way may lay its output out otherwise (``clone`` of an expanded channels_last inp
 
 from __future__ import annotations
 
+import re
+from collections.abc import Set
 from typing import cast
 
 from ..contract.model import BoundCase, BoundPath
 from ..contract.outputs import BoundOutput
-from ..findings import Finding
+from ..findings import Finding, PathId
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
@@ -35,6 +37,10 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     """SC002/SC007 where a fallback's other side, run on concrete sizes, breaks the contract; [] otherwise."""
     dims = [d.name for d in case.dims]
     known = {(v.code, v.location.line if v.location else None) for v in findings}
+    # an output whose shape a finding already says is wrong on a path: another side's run of it says no more (a
+    # wrong shape's strides at a point where the two shapes coincide, the same bug at another size)
+    wrong = {(v.path, int(m.group(1))) for v in findings if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH
+             and (m := re.match(r"output (\d+) ", v.expr)) is not None}
     out: list[Finding] = []
     seen: set[tuple[str, object]] = set()
     layouts = any(spec is not None and spec.strides is not None for p in case.paths for spec in p.specs)
@@ -52,7 +58,7 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
                 continue
             seen.add(key)
             for point in _points(solver, [case.domain, *leaf.pc, other], dims, E.free_names(other)):
-                found = _at(kernel, case, point, eras, fb, other)
+                found = _at(kernel, case, point, eras, fb, other, wrong)
                 if found is not None:
                     if (found.code, fb.loc.line if fb.loc else None) not in known:
                         out.append(found)
@@ -72,7 +78,7 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
 
 
 def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
-        other: E.Node) -> Finding | None:
+        other: E.Node, wrong: Set[tuple[PathId | None, int]] = frozenset()) -> Finding | None:
     from .replay import run_concrete
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
@@ -90,7 +96,7 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
         if (eras and p.era not in eras) or E.evaluate(p.when, point) is not True:
             continue
         for j, want in enumerate(p.outputs):
-            if want is None or j >= len(run.outputs):
+            if want is None or j >= len(run.outputs) or (p.pid, j) in wrong:
                 continue
             expected = E.evaluate(want, point)
             got = run.outputs[j]
