@@ -266,6 +266,27 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     return cpp_meta_words(meta_line(op)), None
 
 
+def remove_build_locks(since: float) -> list[str]:
+    """Remove torch's C++-extension build locks (``<build root>/<name>/lock``, torch.utils.cpp_extension's) made
+    since ``since`` (a time.time()): those of a build whose process was just killed, which would otherwise stall
+    every later build of that extension. The paths removed."""
+    import glob
+
+    from torch.utils.cpp_extension import get_default_build_root
+
+    # TORCH_EXTENSIONS_DIR/<name>, else the default root's <python>_<accelerator>/<name> (py311_cpu/quanto_cpp)
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()
+    out: list[str] = []
+    for lock in sorted({*glob.glob(os.path.join(root, "*", "lock")), *glob.glob(os.path.join(root, "*", "*", "lock"))}):
+        try:
+            if os.path.getmtime(lock) >= since - 1:
+                os.remove(lock)
+                out.append(lock)
+        except OSError:
+            continue
+    return out
+
+
 def unbindable(op: Any) -> tuple[str, dict[str, str]]:
     """The schema arguments the op's Python fake (or meta function) cannot take, as torch calls it: (its signature
     in words, {argument: Python's binding error}). torch passes the positional arguments up to the last one that

@@ -10,6 +10,7 @@ or the error. Torch-free here: the worker's own code loads torch through ``_torc
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
@@ -37,6 +38,8 @@ def _serve(conn: Any) -> None:
     """The worker's loop: one request at a time, until the parent closes the pipe."""
     os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")  # a library that wraps its eager kernel in torch.compile
     _close_inherited(conn.fileno())
+    if hasattr(os, "setpgrp"):  # a group of its own: a time-out kills what the kernel started too (a C++ build)
+        os.setpgrp()
     from .._torch import audit as CA
     from .._torch import core as C
     from .inputs import at_point_real
@@ -126,19 +129,32 @@ class EagerWorker:
               seconds: float) -> EagerResult:
         if self._proc is None or not self._proc.is_alive():
             self._start(device)
+        import time
+
+        started = time.time()
         try:
             self._conn.send((op_name, inputs, point, device, seed))
             if self._conn.poll(seconds):
                 ok, value = self._conn.recv()
                 return EagerResult(ok, value)
-            why = f"{TIMED_OUT} {seconds:.0f} s"
+            return self._crashed(f"{TIMED_OUT} {seconds:.0f} s", started)
         except (EOFError, OSError, BrokenPipeError):
-            why = ""
-        return self._crashed(why)
+            return self._crashed("")
 
-    def _crashed(self, why: str) -> EagerResult:
+    def _crashed(self, why: str, timed_out: float | None = None) -> EagerResult:
+        if timed_out is not None:  # the worker and what it started (a compiler, ninja) go together
+            with contextlib.suppress(OSError):
+                os.killpg(self._proc.pid, signal.SIGKILL)
         how = ended(self._proc)
         why = why or f"the eager kernel {how}"
+        if timed_out is not None:
+            # a library that builds its C++ extension on first call (optimum-quanto) holds torch's build lock
+            # meanwhile: killed there, it leaves the lock, and every later call would wait on it (hunt 31)
+            from .._torch import audit as CA
+
+            stale = CA.remove_build_locks(timed_out)
+            if stale:
+                why += f" (it was building a C++ extension: torch's build lock it left, {stale[0]}, removed)"
         self._proc = self._conn = None
         self.crashes += 1
         return EagerResult(False, why, crashed=True)
