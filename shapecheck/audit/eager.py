@@ -14,6 +14,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,8 +130,6 @@ class EagerWorker:
               seconds: float) -> EagerResult:
         if self._proc is None or not self._proc.is_alive():
             self._start(device)
-        import time
-
         started = time.time()
         try:
             self._conn.send((op_name, inputs, point, device, seed))

@@ -54,8 +54,10 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     first = next((a for a in search.args if a.kind in ("tensor", "tensors") and a.name in trees
                   and tensor_rank(trees[a.name]) is not None), None)
     ups = _ranks_up(base, first, trees, size) if first is not None and made < limit else []
-    up = (ups[0][1][0], ups[0][0].args[[n for n, _, _ in base.args].index(ups[0][1][0])][2], ups[0][0].label) \
-        if ups else None  # the first tensor one rank up: (name, tree, label)
+    up: tuple[str, Any, str] | None = None  # the first tensor one rank up: (name, tree, label)
+    if ups:
+        v, (name, _) = ups[0]
+        up = (name, dict((n, t) for n, _, t in v.args)[name], v.label)
     for item in ups:
         yield item
         made += 1
