@@ -11,130 +11,34 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from ..errors import ExprError
 from ..limits import CONST_BITS, EXPR_CHARS, EXPR_DEPTH, INT64_MAX, INT64_MIN, int_text
-from .memo import memo_hash
+from .nodes import (
+    FALSE,
+    TRUE,
+    And,
+    Arith,
+    Call,
+    Cmp,
+    Concat,
+    Const,
+    Index,
+    Ite,
+    Neg,
+    Node,
+    Not,
+    NotFolded,
+    Or,
+    ShapeOf,
+    SliceE,
+    TupleE,
+    Value,
+    Var,
+    value_at,
+)
 
-# ---------------------------------------------------------------------------------------------------------
-# The tree
-
-
-class Node:
-    """Base of every expression node. Nodes are frozen and hashable."""
-
-    __slots__ = ()
-
-    def __str__(self) -> str:
-        return to_text(self)
-
-
-@dataclass(frozen=True, eq=False)
-class Const(Node):
-    value: int | bool | str
-
-    # True == 1 in Python; as expressions a condition and a number must stay apart (cache keys, folding)
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Const) and type(other.value) is type(self.value) and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash((type(self.value), self.value))
-
-
-@dataclass(frozen=True)
-class Var(Node):
-    name: str
-
-
-@dataclass(frozen=True)
-class Arith(Node):
-    op: str  # + - * // %
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True)
-class Neg(Node):
-    operand: Node
-
-
-@dataclass(frozen=True)
-class Call(Node):
-    fn: str  # min | max
-    args: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Cmp(Node):
-    op: str  # == != < <= > >=
-    left: Node
-    right: Node
-
-
-@dataclass(frozen=True)
-class And(Node):
-    args: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Or(Node):
-    args: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Not(Node):
-    operand: Node
-
-
-@dataclass(frozen=True)
-class Ite(Node):
-    """``then if cond else other``: a contract's conditional expression, or torch's ``sym_ite`` (a sympy
-    Piecewise) from a trace."""
-
-    cond: Node
-    then: Node
-    other: Node
-
-
-@dataclass(frozen=True)
-class TupleE(Node):
-    """A shape: a tuple of scalar expressions."""
-
-    items: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class ShapeOf(Node):
-    """``arg.shape`` before binding."""
-
-    arg: str
-
-
-@dataclass(frozen=True)
-class Index(Node):
-    base: Node
-    index: int
-
-
-@dataclass(frozen=True)
-class SliceE(Node):
-    base: Node
-    lo: int | None
-    hi: int | None
-
-
-@dataclass(frozen=True)
-class Concat(Node):
-    left: Node
-    right: Node
-
-
-memo_hash(Const, Var, Arith, Neg, Call, Cmp, And, Or, Not, Ite, TupleE, ShapeOf, Index, SliceE, Concat)
-
-TRUE = Const(True)
-FALSE = Const(False)
-Value = int | bool | str | tuple["Value", ...]  # what ``evaluate`` gives: a constant's, or a shape's values
+# The tree (``logic.nodes``), re-exported: ``E.Const``, ``E.TRUE``...
 _ARITH = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.FloorDiv: "//", ast.Mod: "%"}
 _CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _NEGATED = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -497,7 +401,17 @@ def disj(args: list[Node] | tuple[Node, ...]) -> Node:
 
 
 def evaluate(node: Node, values: Mapping[str, int | bool | str]) -> Value:
-    """Evaluate a bound expression at concrete dim values (Python semantics)."""
+    """Evaluate a bound expression at concrete dim values (Python semantics): ``evaluate_bound``'s value and
+    errors, straight to Python values where every name has a value and every operand its kind (the common case,
+    several times faster than binding), through ``evaluate_bound`` otherwise."""
+    try:
+        return value_at(node, values)
+    except NotFolded:
+        return evaluate_bound(node, values)
+
+
+def evaluate_bound(node: Node, values: Mapping[str, int | bool | str]) -> Value:
+    """``evaluate`` by binding ``values`` as constants and folding (the reference; it gives the errors)."""
     n = bind(node, {k: Const(v) for k, v in values.items()})
     if isinstance(n, TupleE):
         out = []
@@ -520,6 +434,9 @@ _PREC_OR, _PREC_AND, _PREC_NOT, _PREC_CMP, _PREC_ADD, _PREC_MUL, _PREC_NEG, _PRE
 def to_text(node: Node) -> str:
     """Render a tree as contract-language text, with the fewest parentheses."""
     return _text(node)[0]
+
+
+Node.render = to_text
 
 
 def _wrap(item: tuple[str, int], need: int) -> str:

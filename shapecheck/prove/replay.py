@@ -14,11 +14,12 @@ at ...", with what the replay saw.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import linecache
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from types import FrameType
 from typing import TYPE_CHECKING, Protocol, cast
@@ -95,13 +96,37 @@ def run_at(kernel: Kernel, case: BoundCase, point: dict[str, int], *, follow: bo
                tuple(_layout(x) for x in outs))
 
 
+#: the concrete runs of the case being verified, by (kernel, case, point): the least point, an SC018's
+#: confirmation and each fallback's other side often ask for the same point (half of them on the SDPA-MPS contract)
+_CONCRETE: contextvars.ContextVar[dict[tuple[int, int, tuple[tuple[str, int], ...]],
+                                       tuple[Kernel, BoundCase, Run | None]] | None] = contextvars.ContextVar(
+    "concrete_runs", default=None)
+
+
+@contextlib.contextmanager
+def concrete_runs() -> Iterator[None]:
+    """Within it, ``run_concrete`` runs the kernel once per point (a static run is the same at the same sizes)."""
+    token = _CONCRETE.set({})
+    try:
+        yield
+    finally:
+        _CONCRETE.reset(token)
+
+
 def run_concrete(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> Run | None:
     """``run_at`` without following what runs; None where the inputs cannot be made on concrete sizes (a constant
-    size near int64's largest: ``least.runnable`` screens the dims only)."""
+    size near int64's largest: ``least.runnable`` screens the dims only). Within ``concrete_runs``, once a point."""
+    memo = _CONCRETE.get()
+    key = (id(kernel), id(case), tuple(sorted(point.items())))
+    if memo is not None and key in memo and memo[key][0] is kernel and memo[key][1] is case:
+        return memo[key][2]
     try:
-        return run_at(kernel, case, point, follow=False)
+        run: Run | None = run_at(kernel, case, point, follow=False)
     except RuntimeError:
-        return None
+        run = None
+    if memo is not None:  # the kernel and case are held, so their ids are not reused while the memo lives
+        memo[key] = (kernel, case, run)
+    return run
 
 
 def _value(x: TorchObject) -> tuple[int | None, ...] | int | None:

@@ -26,7 +26,7 @@ from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted, over_budget
 from .coverage import uncovered, unexplored, unreachable_paths
 from .crashes import Resume, Send
-from .explore import SharedRoots, explore_case, will_share
+from .explore import CaseRun, SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
 from .outputs import spec_obligations
 from .torch_decides import fallback_note
@@ -281,6 +281,15 @@ def _run_case(kernel: Kernel, case: BoundCase, solver: Solver, options: Options,
         run = explore_case(kernel, case, solver, options, roots, first=first)
     except NotApplicable as why:
         return CaseResult(case.id, Verdict.PASS, skipped=str(why)), []
+    from .replay import concrete_runs
+
+    with concrete_runs():  # the static runs at concrete sizes below, once a point
+        return _proved(kernel, case, solver, options, roots, run, exported)
+
+
+def _proved(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, roots: SharedRoots | None,
+            run: CaseRun, exported: list[Finding] | None) -> tuple[CaseResult, list[Finding]]:
+    """A case's obligations discharged, after its exploration (``_run_case``), and its passes run."""
     shown = run.obligations if options.show_obligations else None
     checks, found = output_obligations(case, run.leaves, solver, options.eras, kernel.definition, shown)
     notes: list[str] = []

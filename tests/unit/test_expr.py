@@ -1,5 +1,5 @@
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from shapecheck.errors import ExprError
@@ -105,3 +105,67 @@ def test_a_nodes_hash_is_kept_once_computed_and_left_out_when_pickled():
     out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(node), capture_output=True, check=True,
                          env={"PYTHONHASHSEED": "12345"})
     assert out.stdout.strip() == b"True"
+
+
+# ``evaluate`` folds straight to Python values (``logic.nodes.value_at``) and falls back to binding
+# (``evaluate_bound``) for anything else: the two agree on every tree, ill-typed ones and errors included.
+_LEAVES = (st.integers(-9, 9).map(E.Const) | st.booleans().map(E.Const) | st.sampled_from(["a", "b"]).map(E.Const)
+           | st.sampled_from(["L", "S", "flag", "mode", "missing"]).map(E.Var))
+
+
+def _trees(children):
+    two = st.tuples(children, children)
+    return st.one_of(
+        st.tuples(st.sampled_from(["+", "-", "*", "//", "%"]), children, children).map(lambda t: E.Arith(*t)),
+        children.map(E.Neg),
+        st.tuples(st.sampled_from(["min", "max"]), st.lists(children, min_size=1, max_size=3).map(tuple))
+        .map(lambda t: E.Call(*t)),
+        st.tuples(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), children, children).map(lambda t: E.Cmp(*t)),
+        st.lists(children, max_size=3).map(lambda xs: E.And(tuple(xs))),
+        st.lists(children, max_size=3).map(lambda xs: E.Or(tuple(xs))),
+        children.map(E.Not),
+        st.tuples(children, children, children).map(lambda t: E.Ite(*t)),
+        st.lists(children, max_size=3).map(lambda xs: E.TupleE(tuple(xs))),
+        st.tuples(children, st.integers(-3, 3)).map(lambda t: E.Index(*t)),
+        st.tuples(children, st.none() | st.integers(-2, 2), st.none() | st.integers(-2, 2))
+        .map(lambda t: E.SliceE(*t)),
+        two.map(lambda t: E.Concat(*t)),
+        st.just(E.ShapeOf("query")),
+    )
+
+
+def _outcome(f, node, values):
+    try:
+        value = f(node, values)
+    except ExprError:
+        return "ExprError"
+    return type(value), value
+
+
+_INTS = st.deferred(lambda: st.integers(-9, 9).map(E.Const) | st.sampled_from(["L", "S"]).map(E.Var) | st.one_of(
+    st.tuples(st.sampled_from(["+", "-", "*", "//", "%"]), _INTS, _INTS).map(lambda t: E.Arith(*t)),
+    _INTS.map(E.Neg),
+    st.tuples(st.sampled_from(["min", "max"]), st.lists(_INTS, min_size=1, max_size=3).map(tuple))
+    .map(lambda t: E.Call(*t)),
+    st.tuples(_BOOLS, _INTS, _INTS).map(lambda t: E.Ite(*t)),
+    st.tuples(_SHAPES, st.integers(-3, 3)).map(lambda t: E.Index(*t))))
+_BOOLS = st.deferred(lambda: st.booleans().map(E.Const) | st.just(E.Var("flag")) | st.one_of(
+    st.tuples(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]), _INTS, _INTS).map(lambda t: E.Cmp(*t)),
+    st.tuples(st.sampled_from(["==", "!="]), st.just(E.Var("mode")), st.sampled_from(["a", "b"]).map(E.Const))
+    .map(lambda t: E.Cmp(*t)),
+    st.lists(_BOOLS, max_size=3).map(lambda xs: E.And(tuple(xs))),
+    st.lists(_BOOLS, max_size=3).map(lambda xs: E.Or(tuple(xs))),
+    _BOOLS.map(E.Not)))
+_SHAPES = st.deferred(lambda: st.lists(_INTS, max_size=3).map(lambda xs: E.TupleE(tuple(xs))) | st.one_of(
+    st.tuples(_SHAPES, st.none() | st.integers(-2, 2), st.none() | st.integers(-2, 2)).map(lambda t: E.SliceE(*t)),
+    st.tuples(_SHAPES, _SHAPES).map(lambda t: E.Concat(*t))))
+
+
+@given(st.recursive(_LEAVES, _trees, max_leaves=12) | _INTS | _BOOLS | _SHAPES,
+       st.fixed_dictionaries({"L": st.integers(-3, 2**70), "S": st.integers(-5, 5), "flag": st.booleans(),
+                              "mode": st.sampled_from(["a", "b"])}))
+@example(E.parse("L // (S - S)"), {"L": 1, "S": 2, "flag": True, "mode": "a"})  # division by zero: ExprError
+@example(E.parse("-(L * L) % S"), {"L": 2**2100, "S": 3, "flag": True, "mode": "a"})  # over the limit
+@example(E.parse("(L, S)[:1] + (L,)"), {"L": 4, "S": 2, "flag": True, "mode": "a"})
+def test_evaluate_folds_as_binding_does(node, values):
+    assert _outcome(E.evaluate, node, values) == _outcome(E.evaluate_bound, node, values)
