@@ -111,6 +111,8 @@ class BackedRun:
         # every dim with a backed size, also one that shares another dim's symbol (equal sizes at the example)
         self.backed_dims: set[str] = set()
         self.axes: dict[tuple[str, int], str] = {}  # (an input's source name, axis) -> its dim
+        # a Dim's name -> what it stands for (the caller's: an input axis of several dims, ``S1 + S2``)
+        self.stands_for: dict[str, Any] = {}
         self.guards: list[BackedGuard] = []
         self.outputs_recorded = True  # False: an output size was 0 or 1 at the example (``_record_metadata``)
         self._dims: dict[str, Any] = {}

@@ -26,13 +26,23 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
-from .export import DimSpec, equal_classes, example_sizes, export_dims, linear_item
+from .export import (
+    DimSpec,
+    composite_axes,
+    composite_least,
+    equal_classes,
+    example_sizes,
+    export_dims,
+    linear_item,
+)
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
     from .torch_decides import TorchView
 
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
+#: the greatest value of the Dim an axis of several dims gets (``export.composite_axes``), as ``Dim(name)`` has it
+COMPOSITE_MAX = 2**62
 
 
 FIX_CHECK = ("the check holds for every size of the contract (z3 proves it), but torch cannot see it from the Dim "
@@ -65,7 +75,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     # of making them, is most of this run's cost). Only where it sees a guard of torch's helpers that restricts
     # a dim, or the kernel raising, is the run made again exactly as export makes its inputs, and reported from
     # that run. The screen's inputs must install no guard of their own (else it proves nothing: the exact run).
-    screen = _backed_run(kernel, case, sizes, specs, screen=True)
+    screen = _backed_run(kernel, case, solver, sizes, specs, screen=True)
     if screen is None:
         return []  # an input the example makes too large to build: torch.export's own run says why
     if screen[1] is None and not screen[0].outputs_recorded:
@@ -80,7 +90,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if clean and error is None and not _restricting_guards(run, case, solver, ge2) \
             and not _undischarged(run, case, view, ge2):
         return []
-    exact = _backed_run(kernel, case, sizes, specs, screen=False)
+    exact = _backed_run(kernel, case, solver, sizes, specs, screen=False)
     if exact is None:
         return []
     run, error, _ = exact
@@ -135,7 +145,7 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
     if not model:
         return sizes, screen
     bigger = {d: model.get(d, v) for d, v in sizes.items()}
-    again = _backed_run(kernel, case, bigger, specs, screen=True)
+    again = _backed_run(kernel, case, solver, bigger, specs, screen=True)
     if again is None or again[1] is not None or not again[0].outputs_recorded:
         return sizes, screen
     return bigger, again
@@ -183,7 +193,7 @@ def _example(case: BoundCase, solver: Solver) -> tuple[dict[str, DimSpec], dict[
     return specs, (None if sizes is None else dict(sizes))
 
 
-def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: dict[str, DimSpec], *,
+def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str, int], specs: dict[str, DimSpec], *,
                 screen: bool) -> tuple[BackedRun, BaseException | None, bool] | None:
     """The kernel run with backed sizes at the example ``sizes``: (the run, what the kernel raised, whether
     making the inputs installed no guard), or None where the case cannot be run so (an argument this check
@@ -193,6 +203,7 @@ def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: d
     from .._torch import backed as B
 
     run = B.BackedRun(own_code(kernel))
+    least = composite_least(case, solver, set(specs))
     carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
 
     def axis(name: str, value: int) -> tuple[str, int, int] | None:
@@ -207,6 +218,10 @@ def _backed_run(kernel: Kernel, case: BoundCase, sizes: dict[str, int], specs: d
         dynamic = {j: dyn for j, item in enumerate(a.shape.items)
                    if isinstance(item, E.Var) and (dyn := axis(item.name, shape[j])) is not None}
         derived = _derived_axes(a, sizes, specs, axis)
+        for j, (name, low) in composite_axes(a, sizes, specs, case.contract.dim_names, least).items():
+            if j not in derived:  # ``S1 + S2``: a Dim of its own, which the guards relate to S1 and S2
+                dynamic[j] = (name, low, COMPOSITE_MAX)
+                run.stands_for[name] = a.shape.items[j]
 
         def size(j: int, n: int) -> TorchObject:
             if j in dynamic:
@@ -283,16 +298,12 @@ def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
                         ge2: Sequence[E.Node]) -> dict[tuple[str, tuple[str, int] | None], list[tuple[E.Node, BackedGuard]]]:
     """(who asked, kernel line) -> the guards of torch's helpers in ``run`` that restrict a dynamic dim on the
     case's domain (sizes from 2), each once: (the guard as an expression, the guard record)."""
-    from .._torch import translate as T
-
-    names = dict(run.names)
     groups: dict[tuple[str, tuple[str, int] | None], list[tuple[E.Node, BackedGuard]]] = {}
     for g in run.guards:
         if not g.origin:
             continue  # the kernel's own guard: verify's trace reports it (SC001, SC003, SC004, SC016)
-        try:
-            node = T.to_node(g.expr, names)
-        except T.Unsupported:
+        node = _node(run, g.expr)
+        if node is None:
             continue
         if not any(case.contract.dim(n).dynamic for n in E.free_names(node) if n in case.contract.dim_names):
             continue
@@ -312,11 +323,9 @@ def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
     guards, and the kernel's own asserts, which a backed size turns into guards (``torch._check`` is a guard
     where the size has a hint; the trace's unbacked sizes defer it as a runtime assert)."""
     from .._torch import static as CS
-    from .._torch import translate as T
     from .._torch.backed import OUTPUT_METADATA
 
     solver = view.solver
-    names = dict(run.names)
     out: list[tuple[E.Node, BackedGuard]] = []
     for g in run.guards:
         if not (g.origin or g.assertion):
@@ -324,9 +333,8 @@ def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
         if g.origin.startswith(OUTPUT_METADATA):
             continue  # the output record runs after export's constraint check: it rejects no range, and a guard
             # that holds on the whole domain is a program input check that never fails
-        try:
-            node = T.to_node(g.expr, names)
-        except T.Unsupported:
+        node = _node(run, g.expr)
+        if node is None:
             continue
         if not view.guarded_dynamic(E.free_names(node) & set(case.contract.dim_names)) \
                 or any(E.to_text(node) == E.to_text(n) for n, _ in out):
@@ -339,6 +347,19 @@ def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,
         except CS.TorchCannotSay:
             continue  # the trace's own question says inconclusive where it matters
     return out
+
+
+def _node(run: BackedRun, expr: TorchObject) -> E.Node | None:
+    """A guard of ``run`` in the contract's dims: an axis of several dims that had a Dim of its own
+    (``run.stands_for``) written as its expression again. None where it does not translate."""
+    from .._torch import translate as T
+
+    try:
+        node = T.to_node(expr, dict(run.names))
+    except T.Unsupported:
+        return None
+    stands = {n: cast(E.Node, run.stands_for[n]) for n in E.free_names(node) & set(run.stands_for)}
+    return E.bind(node, stands) if stands else node
 
 
 def _cannot_discharge(case: BoundCase, node: E.Node, g: BackedGuard, sizes: dict[str, int]) -> Finding:

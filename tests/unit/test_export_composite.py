@@ -1,0 +1,119 @@
+"""An input size over several dims (``S1 + S2``, ``C * r * r``) gets a Dim of its own in the export-style run
+(SC022) and in --confirm-export, as a user gives such an axis to torch.export; the kernel's guards relate it to
+the other dims. Held at the example's value, such a size fixed the dims' sum, and a false SC022 followed with a
+counterexample the kernel never guards (hunt 33: split_with_sizes, view)."""
+
+import pytest
+
+from shapecheck.contract.load import load_contract
+from shapecheck.findings import Verdict
+from shapecheck.logic import expr as E
+from shapecheck.prove import export as X
+from shapecheck.prove.verify import Options, make_solver, verify_op
+from shapecheck.rules import RuleCode
+
+SPLIT = '''schema = 1
+op = "aten::split_with_sizes"
+[dims]
+S1 = { min = 1 }
+S2 = { min = 1 }
+A1 = { min = 1 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(S1 + S2, A1)"
+[[args]]
+name = "split_sizes"
+kind = "ints"
+value = ["S1", "S2"]
+[[args]]
+name = "dim"
+kind = "int"
+value = 0
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(S1, A1)", "(S2, A1)"]
+'''
+
+VIEW = '''schema = 1
+op = "aten::view"
+[dims]
+N = { min = 1 }
+C = { min = 1, max = 65536 }
+r = { min = 1, max = 4096 }
+H = { min = 1 }
+W = { min = 1 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(N, C * r * r, H, W)"
+[[args]]
+name = "size"
+kind = "ints"
+value = "(N, C, r, r, H, W)"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(N, C, r, r, H, W)"]
+'''
+
+NARROW = '''schema = 1
+op = "aten::narrow"
+[dims]
+S = { min = 1 }
+T = { min = 1 }
+A1 = { min = 1 }
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(S + T, A1)"
+[[args]]
+name = "dim"
+kind = "int"
+value = 0
+[[args]]
+name = "start"
+kind = "int"
+value = "S"
+[[args]]
+name = "length"
+kind = "int"
+value = "T"
+[[paths]]
+id = "only"
+when = "true"
+outputs = ["(T, A1)"]
+'''
+
+
+def test_an_axis_of_several_dims_gets_a_dim_from_its_least_value(tmp_path):
+    path = tmp_path / "narrow.toml"
+    path.write_text(NARROW)
+    contract = load_contract(path)
+    [case] = list(contract.cases())
+    solver = make_solver(contract, 10_000)
+    self_arg = next(a for a in case.args if a.name == "self")
+    least = X.composite_least(case, solver, {"S", "T", "A1"})
+    assert X.composite_axes(self_arg, {"S": 2, "T": 3, "A1": 4}, {"S", "T", "A1"}, {"S", "T", "A1"}, least) \
+        == {0: ("self_size0", 4)}  # S + T with S, T from 2: a Dim from 2 fails export on start + length <= size
+    assert X.composite_axes(self_arg, {"S": 2, "T": 3, "A1": 4}, {"A1"}, set(), least) == {}  # S, T static
+    assert X.composite_axes(self_arg, {"S": 2, "T": 3, "A1": 4}, {"S", "T"}, {"self_size0"}) \
+        == {0: ("self_size0_", 2)}  # never a contract dim's name
+    assert E.to_text(self_arg.shape.items[0]) == "S + T"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op, text", [("aten::split_with_sizes", SPLIT), ("aten::view", VIEW),
+                                      ("aten::narrow", NARROW)])
+def test_an_axis_of_several_dims_passes_where_strict_export_with_its_own_dim_succeeds(tmp_path, op, text):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    r = verify_op(op, contract=str(path), options=Options(jobs=1, confirm_export=True))
+    assert r.verdict == Verdict.PASS, [(v.code, v.expr) for v in r.violations]
+    assert not any(v.code is RuleCode.GUARD_IN_TORCH_HELPER for v in r.violations)
+    [c] = r.cases
+    assert c.export.ran and c.export.succeeded and c.export.agrees, c.export.message
