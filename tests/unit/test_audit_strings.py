@@ -60,6 +60,48 @@ def _(x, how="a"):
     assert {"middle", "left", "right"} <= set(words)
 
 
+HELPER = '''
+import torch
+from torch.library import custom_op
+
+
+def _padded(x, padding):  # the only place that compares the string (tico's _conv2d_with_string_padding)
+    if padding == "same":
+        return x.new_empty(x.shape[0], x.shape[1] + 2)
+    return x.new_empty(x.shape)
+
+
+@custom_op("strhelper::conv", mutates_args=())
+def conv(x: torch.Tensor, padding: str) -> torch.Tensor:
+    return _padded(x, padding).clone()
+
+
+@conv.register_fake
+def _(x, padding):
+    return x.new_empty(x.shape)  # wrong for padding="same"
+'''
+
+
+def test_the_words_come_from_the_functions_of_its_module_a_kernel_calls(tmp_path, monkeypatch):
+    import importlib
+
+    import torch
+
+    from shapecheck._torch.audit import kernel_strings
+
+    (tmp_path / "strhelper_unit.py").write_text(HELPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("strhelper_unit")
+    assert "same" in kernel_strings(torch.ops.strhelper.conv.default)
+
+
+@pytest.mark.slow
+def test_a_str_a_helper_of_the_kernel_compares_is_tried(tmp_path, monkeypatch):
+    code, doc = audit_lib(tmp_path, monkeypatch, "strhelper_lib", HELPER.replace("strhelper::", "strhelper2::"))
+    findings = doc["ops"][0]["findings"]
+    assert code == 1 and [f["code"] for f in findings] == ["SC038"]  # clean before: 'same' was never tried
+
+
 CRASHING = '''
 import os
 import signal
