@@ -9,6 +9,7 @@ The result is plain data (``OpAudit``), computed from the op, its kernel, the to
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,11 +39,15 @@ from ..trace.run import (
     own_code,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
-from .inputs import OpInputs, materialize, static_error
+from .inputs import OpInputs, held_constant, materialize, static_error
 
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
+#: an op inside the kernel that takes ints, not sizes (``int[2] kernel_size`` of ``max_pool2d_with_indices``), given
+#: the SymInts of an argument the audit made symbolic: no relation of the sizes, but a kernel that takes constants
+INTS_ONLY = re.compile(r"Expected a value of type '(?:List\[int\]|int)' for argument '\w+' but instead found type "
+                       r"'(?:list|SymInt)'|must be int, not SymInt|expected int but got SymInt")
 #: the mark of a broadcast relation in a requires: ``a == b (or broadcast: 1)`` is ``a == b or a == 1 or b == 1``
 BROADCAST = " (or broadcast: 1)"
 
@@ -130,6 +135,7 @@ class AuditExplorer:
         # one-sided branches: the relation each would be, judged once its refused side is traced (``_one_sided``)
         self.tentative: list[tuple[Guarded, list[E.Node], str, E.Node, dict | None, str]] = []
         self.returned: list[tuple[list[E.Node], list[E.Node]]] = []  # (region, its asserts) of each trace that returned
+        self.ints_only: list[str] = []  # the errors of traces an op in the kernel refused SymInts in (``INTS_ONLY``)
 
     def run(self) -> OpAudit:
         st = self.state
@@ -319,6 +325,14 @@ class AuditExplorer:
         point = self.near(pc)
         if t.missing_name:
             self.state.notes.append(f"the kernel cannot run here: {t.error}")
+            return
+        if INTS_ONLY.search(t.error):  # no relation of the sizes, whatever the op rejects at the least point
+            if held_constant(self.inputs) is not self.inputs:  # an int argument the audit made a size: taken as
+                self.ints_only.append(t.error)  # ints (``AuditOp._explore`` traces it again, held)
+            else:  # the tensors' own sizes passed as ints (lstm's hidden_size): export's trace fails on any input
+                self.add("kernel-error", t.error, t.loc, point or {}, None,
+                         f"the kernel raised {t.error} under symbolic sizes: it passes a size to an op that takes "
+                         "ints, so torch.export's trace fails wherever the size is dynamic")
             return
         if t.error.startswith("data-dependent: "):
             self.add("data-dependent", t.error.removeprefix("data-dependent: "), t.loc, point or {}, None,

@@ -10,7 +10,7 @@ tree with any way of making tensors and sizes: concrete at a point, or unbacked 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._torch import audit as CA
@@ -59,6 +59,20 @@ class OpInputs:
     def describe(self) -> str:
         """``self[3, 3] float32, dim=0``: what the example call passes."""
         return ", ".join(f"{name}={_describe(tree)}" for name, _, tree in self.args)
+
+
+def held_constant(inputs: OpInputs) -> OpInputs:
+    """``inputs`` with every int argument that is a size (``("sym", ...)``, alone or in a list) held at its example
+    value as a constant; ``inputs`` itself where there is none."""
+    def held(tree: Tree) -> Tree:
+        if tree[0] == "sym":
+            return ("const", tree[2])
+        if tree[0] == "list" and tree[1] and all(t[0] == "sym" for t in tree[1]):
+            return ("const", [t[2] for t in tree[1]])
+        return tree
+
+    args = tuple((name, kw, held(tree)) for name, kw, tree in inputs.args)
+    return inputs if args == inputs.args else replace(inputs, args=args)
 
 
 def _collect(tree: Tree, out: list[tuple[str, int]], tensors_only: bool = False) -> None:
@@ -164,6 +178,30 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
         if not kernel_failure(exc):
             raise
         return False, CA.call_error(exc)
+
+
+def backed_returns(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> bool:
+    """Whether the kernel returns at ``point`` run as torch.export runs it: every dim a backed size whose hint is
+    its value (0 and 1 specialised). A check the fake makes only on Python ints is skipped there, as under the
+    audit's unbacked sizes; a check that reads the sizes' hints runs (torch's convolution rule compares the
+    channels: strict export then fails with "Cw = C", no program takes the sizes)."""
+    from .._torch.attribution import Own
+    from .._torch.backed import BackedRun
+
+    run = BackedRun(Own())
+
+    def size(d: str, example: int) -> Any:
+        return run.dim(d, point.get(d, example))
+
+    def tensor(dims, example, dtype, _fill):
+        return run.empty([size(d, e) for d, e in zip(dims, example, strict=True)], dtype)
+
+    try:
+        with run.mode:
+            args, kwargs = materialize(inputs, tensor, size)
+    except Exception:  # noqa: BLE001 - inputs torch cannot make with backed sizes: nothing shown
+        return False
+    return run.run(call, args, kwargs)[1] is None
 
 
 def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> str | None:

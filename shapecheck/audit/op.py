@@ -18,7 +18,7 @@ from .candidates import NO_EAGER, Found, Search
 from .differential import about_data, draw_points, numbers_aside
 from .differential import run as diff_run
 from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
-from .inputs import DATA_DEPENDENT, OpInputs, fake_result
+from .inputs import DATA_DEPENDENT, OpInputs, fake_result, held_constant
 from .variants import variants
 
 VARIANT_POINTS = 6  # drawn points per variant
@@ -129,6 +129,7 @@ class OpRun:
                 return out
         self.checkpoint(out, "the exploration of the first inputs")
         st = self._explore(base, self.options.max_traces, out)
+        base = st.inputs  # held constant where the fake takes no SymInts (``_explore``)
         out.audit = st
         self.base_keys = {k for f in out.findings for k in finding_keys(f)}
         self.checkpoint(out, "the fake's runs at static sizes for the comparison with the eager kernel (which runs in "
@@ -234,6 +235,14 @@ class OpRun:
     def _explore(self, inputs: OpInputs, max_traces: int, out: OpOutcome) -> OpAudit:
         explorer = AuditExplorer(self.kernel, inputs, max_traces, self.options.seconds_per_op, self.options.timeout_ms)
         st = explorer.run()
+        held = held_constant(inputs) if not st.leaves and explorer.ints_only else inputs
+        if held is not inputs:  # tico's maxpool2d passes its SymInt[] kernel_size to max_pool2d_with_indices' int[2]
+            note = (f"the fake takes no symbolic values for its int arguments ({explorer.ints_only[0][:200]}): "
+                    "traced with them held at the example's values, as its callers pass them")
+            if note not in out.notes:
+                out.notes.append(note)
+            explorer = AuditExplorer(self.kernel, held, max_traces, self.options.seconds_per_op, self.options.timeout_ms)
+            st = explorer.run()
         st.explorer = explorer  # type: ignore[attr-defined] - the points of the comparison use its solver
         out.traces += st.traces
         out.finished += st.leaves
@@ -275,7 +284,8 @@ class OpRun:
             self.base_points, self.base_requires, self.base_paths = points, requires, st.paths
         else:  # a variant's: its other memory order is compared at them (the first tensor a rank up)
             self.variant_points = (points, requires)
-        res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device)
+        res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device,
+                       explorer.returned)
         for d in _first_per_kind(res.disagreements):
             f = Finding(d.cls, d.what, self._site(d), d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
@@ -372,6 +382,7 @@ class OpRun:
                                     f"with {v.label}, the eager kernel raises {e.error}; the fake returns"))
         # the bound of the first inputs (--max-traces): a variant explored in part leaves the op in part
         st = self._explore(v, self.options.max_traces, out)
+        v = st.inputs
         _variant_notes(out, st, v.label)
         found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                       else e.error)

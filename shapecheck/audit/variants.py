@@ -25,8 +25,8 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
     made = 0
     # first, every flag off by default turned on together with a probability above 0: a debug or return output
     # that only exists with dropout (flash attention's return_debug_mask) needs both at once
-    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.kind == "bool" and a.name in trees
-             and trees[a.name][1] is False}
+    flags = {a.name: (True, f"{a.name}=True") for a in search.args if a.name in trees
+             and ((a.kind == "bool" and trees[a.name][1] is False) or _absent_bool(a, trees[a.name]))}
     probs = {a.name: (0.5, f"{a.name}=0.5") for a in search.args if a.kind == "float" and a.name in trees
              and any(w in a.name for w in ("p", "prob", "dropout")) and trees[a.name][1] in (0, 0.0)}
     together = {**flags, **probs}
@@ -152,6 +152,8 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
         return [(_raised(current[1]), f"{a.name}={_raised(current[1])}")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
         return [(v, f"{a.name}={v}") for v in (2, 1)]
+    if _absent_bool(a, current):  # ``bool? ceil_mode=None`` (a custom op's default for False): present, True
+        return [(True, f"{a.name}=True")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
         return [(0.5, f"{a.name}=0.5")]
     if a.kind == "float" and any(w in a.name for w in ("p", "prob", "dropout")) and current[1] in (0, 0.0):
@@ -165,6 +167,11 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if a.kind == "dtype" and current[0] in ("dtype", "const"):
         return [(d, f"{a.name}={d}") for d in ("float64", "int64") if d != current[1]][:1]
     return []
+
+
+def _absent_bool(a: Arg, current: Any) -> bool:
+    """An optional bool left out (``bool? ceil_mode=None``: tico's maxpool2d reads None as False)."""
+    return a.kind == "fixed" and current == ("const", None) and a.type == "bool?"
 
 
 def _with_defaults(search: Search, base: OpInputs, size: int) -> OpInputs:
@@ -226,7 +233,7 @@ def _raisable(a: Arg, tree: Any) -> bool:
     search's own [1]); not a list of dims or of sizes."""
     if a.kind != "fixed" or tree is None or tree[0] != "const":
         return False
-    if not a.type.rstrip("?").startswith("int[") or "dim" in _words(a.name) or a.name in ("size", "shape", "sizes"):
+    if not a.type.rstrip("?").startswith(("int[", "SymInt[")) or "dim" in _words(a.name) or a.name in ("size", "shape", "sizes"):
         return False
     if type(tree[1]) is int:  # one int for the list (an OpInfo sample's stride=1): as a list of it
         return tree[1] == 0 or tree[1] == 1
