@@ -23,8 +23,9 @@ from typing import Any
 from ..logic import expr as E
 from ..logic.simplify import conjuncts
 from .candidates import NO_EAGER
+from .concrete_only import SKIPPED_UNDER_EXPORT, concrete_only
 from .eager import in_child
-from .inputs import DATA_DEPENDENT, OpInputs, backed_returns, fake_result
+from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
 MAX_POINTS = 14  # drawn points per input (the example first), before each dim's own at 0, 1 and past the example
 WIDE_POINTS = 48  # drawn points per input at most, each dim's own included
@@ -416,13 +417,9 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
                 f"raises too, {zeros}: the fake's check may be the op's own, met by no data of zeros)")
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}{aside}"))
-        elif not e.ok and not e.crashed and not f_ok and _traced_returns(returned, inputs, point, e.error, f_val) \
-                and backed_returns(call, inputs, point):  # as export traces it: not a check that reads hints
-            res.disagreements.append(Disagreement(
-                "fake-accepts", "the fake traced with symbolic sizes returns where the eager kernel raises", point,
-                f"the eager kernel: {e.error}; the fake on these sizes raises too ({f_val}), but its trace with "
-                "symbolic sizes returns for every size of this region: a check it makes only on concrete ints "
-                "(isinstance(n, int)), which torch.export's trace skips, so the exported program takes these sizes"))
+        elif not e.ok and not e.crashed and not f_ok and not about_data(e.error) \
+                and (why := concrete_only(call, returned, inputs, point, e.error, f_val)) is not None:
+            res.disagreements.append(Disagreement("fake-accepts", SKIPPED_UNDER_EXPORT, point, why))
     if both_crash:
         res.notes.append(f"the eager kernel and the fake both kill their process at {len(both_crash)} point"
                          f"{'s' if len(both_crash) > 1 else ''} ({both_crash[0][1]}): "
@@ -432,22 +429,6 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
     return res
-
-
-def _traced_returns(returned: Sequence[tuple[list[E.Node], list[E.Node]]], inputs: OpInputs, point: dict[str, int],
-                    eager_error: str, fake_error: str) -> bool:
-    """Whether a trace of the fake with symbolic sizes returned on a region that holds ``point`` (its conditions
-    and its asserts all true there), where the fake on these sizes and the eager kernel both raise: the fake's
-    check runs on concrete ints only (tico's prelu, ``if isinstance(channels, int)``), where a run with backed
-    sizes, as torch.export's, returns too (``backed_returns``: torch's convolution rule checks the channels from
-    the sizes' hints, which unbacked sizes lack, so export fails there and no program takes the sizes). Only at a point whose
-    tensor dims are all 2 or more (sizes 0 and 1 are export's specialisations, and the trace's branches there
-    torch's), and for errors that are not about made-up data or a data-dependent size."""
-    dims = inputs.tensor_dims()
-    if not returned or any(v < 2 for k, v in point.items() if k in dims) or about_data(eager_error) \
-            or fake_error.startswith(DATA_DEPENDENT) or any(m in eager_error for m in NO_EAGER):
-        return False
-    return any(all(_holds(c, point) for c in (*region, *asserts)) for region, asserts in returned)
 
 
 def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], points: list[dict[str, int]],

@@ -9,7 +9,6 @@ The result is plain data (``OpAudit``), computed from the op, its kernel, the to
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,15 +38,11 @@ from ..trace.run import (
     own_code,
 )
 from .classify import CLASSES, RELATION, classify_guard, raw_class
-from .inputs import OpInputs, held_constant, materialize, static_error
+from .inputs import INTS_ONLY, OpInputs, held_constant, materialize, static_error
 
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
-#: an op inside the kernel that takes ints, not sizes (``int[2] kernel_size`` of ``max_pool2d_with_indices``), given
-#: the SymInts of an argument the audit made symbolic: no relation of the sizes, but a kernel that takes constants
-INTS_ONLY = re.compile(r"Expected a value of type '(?:List\[int\]|int)' for argument '\w+' but instead found type "
-                       r"'(?:list|SymInt)'|must be int, not SymInt|expected int but got SymInt")
 #: the mark of a broadcast relation in a requires: ``a == b (or broadcast: 1)`` is ``a == b or a == 1 or b == 1``
 BROADCAST = " (or broadcast: 1)"
 

@@ -9,6 +9,7 @@ tree with any way of making tensors and sizes: concrete at a point, or unbacked 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -59,6 +60,12 @@ class OpInputs:
     def describe(self) -> str:
         """``self[3, 3] float32, dim=0``: what the example call passes."""
         return ", ".join(f"{name}={_describe(tree)}" for name, _, tree in self.args)
+
+
+#: an op inside the kernel that takes ints, not sizes (``int[2] kernel_size`` of ``max_pool2d_with_indices``), given
+#: the SymInts of an argument the audit made symbolic: no relation of the sizes, but a kernel that takes constants
+INTS_ONLY = re.compile(r"Expected a value of type '(?:List\[int\]|int)' for argument '\w+' but instead found type "
+                       r"'(?:list|SymInt)'|must be int, not SymInt|expected int but got SymInt")
 
 
 def held_constant(inputs: OpInputs) -> OpInputs:
@@ -178,30 +185,6 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
         if not kernel_failure(exc):
             raise
         return False, CA.call_error(exc)
-
-
-def backed_returns(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> bool:
-    """Whether the kernel returns at ``point`` run as torch.export runs it: every dim a backed size whose hint is
-    its value (0 and 1 specialised). A check the fake makes only on Python ints is skipped there, as under the
-    audit's unbacked sizes; a check that reads the sizes' hints runs (torch's convolution rule compares the
-    channels: strict export then fails with "Cw = C", no program takes the sizes)."""
-    from .._torch.attribution import Own
-    from .._torch.backed import BackedRun
-
-    run = BackedRun(Own())
-
-    def size(d: str, example: int) -> Any:
-        return run.dim(d, point.get(d, example))
-
-    def tensor(dims, example, dtype, _fill):
-        return run.empty([size(d, e) for d, e in zip(dims, example, strict=True)], dtype)
-
-    try:
-        with run.mode:
-            args, kwargs = materialize(inputs, tensor, size)
-    except Exception:  # noqa: BLE001 - inputs torch cannot make with backed sizes: nothing shown
-        return False
-    return run.run(call, args, kwargs)[1] is None
 
 
 def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int]) -> str | None:
