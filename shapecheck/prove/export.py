@@ -279,8 +279,11 @@ def composite_axes(a: BoundArg, sizes: dict[str, int], dynamic: Collection[str],
     out: dict[int, tuple[str, int]] = {}
     assert a.shape is not None  # a tensor argument's
     for j, item in enumerate(a.shape.items):
-        if isinstance(item, (E.Var, E.Const)) or linear_item(item) is not None or not E.free_names(item) & set(dynamic):
-            continue
+        fixed = {n: E.Const(sizes[n]) for n in E.free_names(item) - set(dynamic) if n in sizes}
+        if isinstance(item, (E.Var, E.Const)) or not E.free_names(item) & set(dynamic) \
+                or linear_item(E.bind(item, fixed) if fixed else item) is not None:
+            continue  # one dynamic dim, ``k * X + c`` once the static dims are bound: export relates it by a
+            # derived Dim (a Dim of its own there fails: "F = 2*C"), not this
         value = cast(int, E.evaluate(item, sizes))
         if value >= 2:
             name = "".join(c if c.isalnum() else "_" for c in f"{a.name}_size{j}")

@@ -117,3 +117,16 @@ def test_an_axis_of_several_dims_passes_where_strict_export_with_its_own_dim_suc
     assert not any(v.code is RuleCode.GUARD_IN_TORCH_HELPER for v in r.violations)
     [c] = r.cases
     assert c.export.ran and c.export.succeeded and c.export.agrees, c.export.message
+
+
+def test_an_axis_linear_in_one_dynamic_dim_once_static_dims_are_bound_keeps_no_dim_of_its_own(tmp_path):
+    """``C * r`` with r static is ``2 * C``: a Dim of its own there fails strict export ("F = 2*C", checked), so
+    it is left to the derived-Dim path, as before."""
+    path = tmp_path / "c.toml"
+    path.write_text(VIEW.replace('r = { min = 1, max = 4096 }', 'r = 2').replace("C * r * r", "C * r"))
+    contract = load_contract(path)
+    [case] = list(contract.cases())
+    self_arg = next(a for a in case.args if a.name == "self")
+    sizes = {"N": 2, "C": 3, "r": 2, "H": 5, "W": 6}
+    assert X.composite_axes(self_arg, sizes, {"N", "C", "H", "W"}, set()) == {}
+    assert X.composite_axes(self_arg, sizes, {"N", "C", "r", "H", "W"}, set()) == {1: ("self_size1", 2)}
