@@ -241,6 +241,7 @@ class OpRun:
                     "traced with them held at the example's values, as its callers pass them")
             if note not in out.notes:
                 out.notes.append(note)
+            out.traces += st.traces  # the traces that raised count too
             explorer = AuditExplorer(self.kernel, held, max_traces, self.options.seconds_per_op, self.options.timeout_ms)
             st = explorer.run()
         st.explorer = explorer  # type: ignore[attr-defined] - the points of the comparison use its solver

@@ -267,16 +267,25 @@ def linear_item(node: E.Node) -> tuple[str, int, int] | None:
     return None
 
 
+#: the greatest a composite axis's Dim may take where its range has no smaller one (``composite_bounds``)
+COMPOSITE_MAX = 2**62
+#: an expression's text -> (its Dim's name, least, greatest): one Dim per size over one call's inputs
+Composites = dict[str, tuple[str, int, int]]
+Bounds = Callable[[E.Node, int], tuple[int, int]]
+
+
 def composite_axes(a: BoundArg, sizes: dict[str, int], dynamic: Collection[str], taken: Collection[str],
-                   least: Callable[[E.Node, int], int] | None = None) -> dict[int, tuple[str, int]]:
+                   bounds: Bounds | None = None, named: Composites | None = None) -> dict[int, tuple[str, int, int]]:
     """The axes of ``a`` whose size is an expression over dynamic dims that no ``Dim`` states (``S1 + S2``,
-    ``C * r * r``: neither one dim nor ``k * X + c``) and is 2 or more at ``sizes``: axis -> (the name of the Dim
-    of its own that a user gives such an axis, ``self_size0``, none of ``taken``; its least value, from
-    ``least(item, value at sizes)``, else 2). torch.export then relates it to the other dims through the guards
-    the kernel installs. Held at the example's value instead, the axis fixed the dims' sum or product
-    (``S2 = 5 - S1``), and export's refusal of that was no refusal of the contract's: a false SC022 with a
-    counterexample outside what the kernel guards (hunt 33, split_with_sizes and view)."""
-    out: dict[int, tuple[str, int]] = {}
+    ``C * r * r``: neither one dim nor ``k * X + c``) and is 2 or more at ``sizes``: axis -> the Dim of its own
+    that a user gives such an axis: its name (``self_size0``, none of ``taken``), least and greatest value
+    (``bounds(item, value at sizes)``, else 2 and ``COMPOSITE_MAX``). The same size on another input of the call
+    (``named``, shared) is the same Dim, as a user gives it: two Dims fail export ("other_size0 = self_size0").
+    torch.export then relates it to the other dims through the guards the kernel installs. Held at the example's
+    value instead, the axis fixed the dims' sum or product (``S2 = 5 - S1``), and export's refusal of that was no
+    refusal of the contract's: a false SC022 with a counterexample the kernel never guards (hunt 33)."""
+    out: dict[int, tuple[str, int, int]] = {}
+    named = {} if named is None else named
     assert a.shape is not None  # a tensor argument's
     for j, item in enumerate(a.shape.items):
         fixed = {n: E.Const(sizes[n]) for n in E.free_names(item) - set(dynamic) if n in sizes}
@@ -285,49 +294,82 @@ def composite_axes(a: BoundArg, sizes: dict[str, int], dynamic: Collection[str],
             continue  # one dynamic dim, ``k * X + c`` once the static dims are bound: export relates it by a
             # derived Dim (a Dim of its own there fails: "F = 2*C"), not this
         value = cast(int, E.evaluate(item, sizes))
-        if value >= 2:
+        if value < 2:
+            continue
+        key = E.to_text(item)
+        if key not in named:
             name = "".join(c if c.isalnum() else "_" for c in f"{a.name}_size{j}")
-            while name in taken:
+            while name in taken or any(name == n for n, _, _ in named.values()):
                 name += "_"
-            out[j] = name, (min(value, max(2, least(item, value))) if least is not None else 2)
+            lo, hi = bounds(item, value) if bounds is not None else (2, COMPOSITE_MAX)
+            named[key] = name, min(value, max(2, lo)), max(value, min(COMPOSITE_MAX, hi))
+        if named[key][1] < named[key][2]:  # one value over the domain (sizes from 2): static, as any such size
+            out[j] = named[key]
     return out
 
 
-def composite_least(case: BoundCase, solver: Solver, dynamic: Collection[str]) -> Callable[[E.Node, int], int]:
-    """``composite_axes``' ``least``: the least value of an axis of several dims over the case's domain with the
-    dynamic dims from 2 (export's sizes), by bisection below its value at the example: the ``min`` of the Dim a
-    user gives it (narrow's ``self`` of ``S + T``: with a Dim from 2, export refuses it on the kernel's own
-    ``start + length <= size``; from 4 it accepts). 2 where z3 cannot say."""
+def composite_bounds(case: BoundCase, solver: Solver, dynamic: Collection[str]) -> Bounds:
+    """``composite_axes``' ``bounds``: the least and greatest value of an axis of several dims over the case's
+    domain with the dynamic dims from 2 (export's sizes), by bisection from its value at the example: the ``min``
+    and ``max`` of the Dim a user gives it. narrow's ``self`` of ``S + T``: from 2, export refuses it on the
+    kernel's own ``start + length <= size``, from 4 it accepts; ``S1 + S2`` with both at most 4: without ``max=8``
+    export refuses a branch on ``> 8`` that no input takes (hunt 35). 2 and ``COMPOSITE_MAX`` where z3 cannot say."""
     base = [case.domain, *(E.Cmp(">=", E.Var(d), E.Const(2)) for d in sorted(dynamic))]
-    memo: dict[tuple[E.Node, int], int] = {}
+    memo: dict[tuple[E.Node, int], tuple[int, int]] = {}
+
+    def reached(cond: E.Node) -> bool | None:
+        answer = solver.satisfiable([*base, cond]).sat
+        return None if answer is Sat.UNKNOWN else answer is Sat.SAT
 
     def least(item: E.Node, value: int) -> int:
+        lo, hi = 2, value  # the least is in [lo, hi]: hi is reached (at the example)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            got = reached(E.Cmp("<=", item, E.Const(mid)))
+            if got is None:
+                return 2
+            lo, hi = (lo, mid) if got else (mid + 1, hi)
+        return lo
+
+    def greatest(item: E.Node, value: int) -> int:
+        lo, hi = value, value  # the greatest is at least lo: hi doubles until it is not reached
+        while hi < COMPOSITE_MAX:
+            got = reached(E.Cmp(">=", item, E.Const(min(2 * hi, COMPOSITE_MAX))))
+            if got is None:
+                return COMPOSITE_MAX
+            if not got:
+                break
+            lo = hi = min(2 * hi, COMPOSITE_MAX)
+        if hi >= COMPOSITE_MAX:
+            return COMPOSITE_MAX
+        hi = 2 * hi - 1  # the greatest is in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            got = reached(E.Cmp(">=", item, E.Const(mid)))
+            if got is None:
+                return COMPOSITE_MAX
+            lo, hi = (mid, hi) if got else (lo, mid - 1)
+        return lo
+
+    def both(item: E.Node, value: int) -> tuple[int, int]:
         if (item, value) not in memo:
-            lo, hi = 2, value  # the least is in [lo, hi]: hi is reached (at the example)
-            while lo < hi:
-                mid = (lo + hi) // 2
-                answer = solver.satisfiable([*base, E.Cmp("<=", item, E.Const(mid))]).sat
-                if answer is Sat.UNKNOWN:
-                    lo = hi = 2
-                elif answer is Sat.SAT:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            memo[item, value] = lo
+            memo[item, value] = least(item, value), greatest(item, value)
         return memo[item, value]
 
-    return least
+    return both
 
 
 def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[str, TorchObject],
-            least: Callable[[E.Node, int], int] | None = None) -> _Inputs:
-    """The inputs of the exported module at ``sizes`` (``least``: ``composite_axes``'). Raises _ExampleTooLarge."""
+            bounds: Bounds | None = None) -> _Inputs:
+    """The inputs of the exported module at ``sizes`` (``bounds``: ``composite_axes``'). Raises _ExampleTooLarge."""
     import torch
     from torch.export import Dim
 
     tensors: list[TorchObject] = []
     dyn_specs: list[dict[int, TorchObject]] = []
     dim_at: dict[str, tuple[int, int]] = {}  # dim -> (input, axis) that carries it, for int(s) arguments
+    named: Composites = {}  # one Dim per composite size, whichever inputs have it
+    made: dict[str, TorchObject] = {}
 
     def make_tensor(a):
         shape = [cast(int, E.evaluate(i, sizes)) for i in a.shape.items]
@@ -340,8 +382,8 @@ def _inputs(kernel: Kernel, case: BoundCase, sizes: dict[str, int], dims: dict[s
             lin = None if isinstance(i, E.Var) else linear_item(i)
             if lin is not None and lin[0] in dims and lin[1] >= 1:
                 spec[j] = lin[1] * dims[lin[0]] + lin[2] if lin[2] else lin[1] * dims[lin[0]]
-        for j, (name, low) in composite_axes(a, sizes, dims, case.contract.dim_names, least).items():
-            spec[j] = Dim(name, min=low)  # ``C * r * r``: a Dim of its own, as a user gives it
+        for j, (name, low, high) in composite_axes(a, sizes, dims, case.contract.dim_names, bounds, named).items():
+            spec[j] = made.setdefault(name, Dim(name, min=low, max=high))  # ``C * r * r``: a Dim of its own
         tensors.append(t)
         dyn_specs.append(spec)
         return _Slot(len(tensors) - 1)
@@ -365,7 +407,7 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
                classes: dict[str, str] | None = None,
                specs: dict[str, DimSpec] | None = None,
                keep: list[RunAt] | None = None, static: bool = False,
-               least: Callable[[E.Node, int], int] | None = None) -> tuple[bool | None, str, str]:
+               bounds: Bounds | None = None) -> tuple[bool | None, str, str]:
     """Export the op call at ``sizes`` with dynamic dims; True when export succeeded, None when the run
     says nothing about the kernel under test (it could not be set up, or export never called it). With the
     message, how sizes that only int arguments carry were passed ("" when there are none): each as the size of
@@ -376,7 +418,7 @@ def run_export(kernel: Kernel, op: TorchObject, case: BoundCase, sizes: dict[str
 
     dims = _export_dims(case, classes, specs)
     try:
-        made = _inputs(kernel, case, sizes, dims, least)
+        made = _inputs(kernel, case, sizes, dims, bounds)
     except _ExampleTooLarge as why:
         return None, str(why), ""
     tensors, dyn_specs, args, kwargs, dim_at, missing = (made.tensors, made.dyn_specs, made.args, made.kwargs,
@@ -520,8 +562,8 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     if sizes is None:
         return ExportResult(False, None, None, "no example sizes satisfy the domain")
     kept: list[RunAt] = []
-    composite = composite_least(case, solver, set(specs))
-    ok, message, ints = run_export(kernel, op, case, sizes, classes, specs, keep=kept, least=composite)
+    composite = composite_bounds(case, solver, set(specs))
+    ok, message, ints = run_export(kernel, op, case, sizes, classes, specs, keep=kept, bounds=composite)
     if ok is None:
         return ExportResult(False, None, None, message, example=sizes, ints=ints)
     if result.verdict == Verdict.INCONCLUSIVE:
@@ -529,10 +571,10 @@ def confirm(case: BoundCase, result: CaseResult, violations: list[Finding], kern
     agrees = ok == (result.verdict == Verdict.PASS)
 
     def retry(at: dict[str, int]) -> tuple[bool | None, str]:
-        return run_export(kernel, op, case, at, classes, specs, least=composite)[:2]
+        return run_export(kernel, op, case, at, classes, specs, bounds=composite)[:2]
 
     def static() -> tuple[bool | None, str]:
-        return run_export(kernel, op, case, sizes, classes, specs, static=True, least=composite)[:2]
+        return run_export(kernel, op, case, sizes, classes, specs, static=True, bounds=composite)[:2]
 
     why = "" if agrees else explain(case, violations, ok, message, solver, retry, sizes, kept[0] if kept else None,
                                     static)

@@ -31,6 +31,7 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
     example with every dim static (experiments that can establish a cause)."""
     if not export_ok:  # a cause only where export's own message and z3 establish it, else export's words
         return (_equal_dims(case, message, solver) or _raised_minimum(case, message, solver)
+                or _composite_relation(case, message)
                 or _scalar_output(message) or _static_too(message, static)
                 or f"not explained; export said: {first_line(message)}")
     reasons = []
@@ -207,6 +208,28 @@ def _equal_dims(case: BoundCase, message: str, solver: Solver) -> str:
         return (f"export's trace installed the guard {x} == {y} at the example sizes (its message: the values "
                 f"of {x} and {y} must always be equal), but the contract's domain allows them to differ (e.g. "
                 f"{at}), which torch.export's Dims cannot state; shapecheck traced both sides")
+    return ""
+
+
+_RELATED = re.compile(r"The values of (\w+) = \S+ must always be related to the values of .+? by \1 = (.+?)\.?\s*$",
+                      re.M)
+
+
+def _composite_relation(case: BoundCase, message: str) -> str:
+    """Export related an input size over several dims, which had a Dim of its own (``export.composite_axes``:
+    ``self_size0`` for ``H * H``), to the other dims by an expression no Dim can state ("self_size0 = H**2": a
+    derived Dim is linear in one root): export cannot express the contract; held at an example value instead,
+    the size would pin the dims (hunt 35: view from ``(H * H, A)``). Empty for any other name."""
+    composite = {"".join(c if c.isalnum() else "_" for c in f"{a.name}_size{j}"): item for a in case.args
+                 if a.kind == "tensor" and a.shape is not None for j, item in enumerate(a.shape.items)
+                 if not isinstance(item, (E.Var, E.Const))}
+    for name, relation in _RELATED.findall(message):
+        item = composite.get(name.rstrip("_"))
+        if item is not None:
+            return (f"export cannot express this contract: the input size {E.to_text(item)} has a Dim of its own "
+                    f"({name}), as a user gives it, and export's trace relates it to the other dims by "
+                    f"{name} = {relation}, which no Dim states (a derived Dim is linear in one root); held at an "
+                    "example value instead, the size would pin its dims. shapecheck's verdict stands")
     return ""
 
 

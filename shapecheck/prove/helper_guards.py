@@ -27,9 +27,10 @@ from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
 from .export import (
+    Composites,
     DimSpec,
     composite_axes,
-    composite_least,
+    composite_bounds,
     equal_classes,
     example_sizes,
     export_dims,
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from .torch_decides import TorchView
 
 _EXPORT_MIN = 2  # export's backed sizes start at 2 (0 and 1 are specialised)
-#: the greatest value of the Dim an axis of several dims gets (``export.composite_axes``), as ``Dim(name)`` has it
-COMPOSITE_MAX = 2**62
 
 
 FIX_CHECK = ("the check holds for every size of the contract (z3 proves it), but torch cannot see it from the Dim "
@@ -203,7 +202,8 @@ def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str
     from .._torch import backed as B
 
     run = B.BackedRun(own_code(kernel))
-    least = composite_least(case, solver, set(specs))
+    bounds = composite_bounds(case, solver, set(specs))
+    named: Composites = {}  # one Dim per composite size, whichever inputs have it
     carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
 
     def axis(name: str, value: int) -> tuple[str, int, int] | None:
@@ -218,9 +218,9 @@ def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str
         dynamic = {j: dyn for j, item in enumerate(a.shape.items)
                    if isinstance(item, E.Var) and (dyn := axis(item.name, shape[j])) is not None}
         derived = _derived_axes(a, sizes, specs, axis)
-        for j, (name, low) in composite_axes(a, sizes, specs, case.contract.dim_names, least).items():
+        for j, (name, low, high) in composite_axes(a, sizes, specs, case.contract.dim_names, bounds, named).items():
             if j not in derived:  # ``S1 + S2``: a Dim of its own, which the guards relate to S1 and S2
-                dynamic[j] = (name, low, COMPOSITE_MAX)
+                dynamic[j] = (name, low, high)
                 run.stands_for[name] = a.shape.items[j]
 
         def size(j: int, n: int) -> TorchObject:

@@ -199,7 +199,8 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
     trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
     if trunc:
         lines.append("")
-        lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s), e.g. {trunc[0]}")
+        example = f", e.g. {trunc[0]}" if trunc[0] else ""  # a contract of one case has no case id
+        lines.append(f"note: exploration stopped at the trace bound in {len(trunc)} case(s){example}")
     shared = [c for c in report.cases if c.shared_with]
     if shared:
         left = [c for c in shared if c.truncated]
@@ -254,5 +255,10 @@ def _refusal_cause(refusal: str, from_two: bool = False) -> str:
     if re.search(r"size\(\)\[\d+\] == \d+\b", refusal) and "!=" not in refusal:
         return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
                 "specialised it at the example), so it accepts no other value there")
+    low = re.search(r"size\(\)\[\d+\] >= (\d+)\b", refusal)
+    if low is not None and int(low.group(1)) > 2:  # a composite size's Dim minimum (``prove.export.composite_axes``)
+        return (f"the program checks that input size against the least value of its Dim ({low.group(1)}): a size "
+                "the contract builds from several dims has a Dim of its own from its least value with each dim at 2 "
+                "or more, export's sizes, and this point has dims below 2")
     return ("torch.export assumes every dynamic size is at least 2, so a guard torch settles from 2 up is still checked "
             "there")
