@@ -216,7 +216,7 @@ _RELATED = re.compile(r"The values of (\w+) = \S+ must always be related to the 
 
 
 def _composite_relation(case: BoundCase, message: str) -> str:
-    """Export related an input size over several dims, which had a Dim of its own (``export.composite_axes``:
+    """Export related an input size over several dims, which had a Dim of its own (``composite.composite_axes``:
     ``self_size0`` for ``H * H``), to the other dims by an expression no Dim can state ("self_size0 = H**2": a
     derived Dim is linear in one root): export cannot express the contract; held at an example value instead,
     the size would pin the dims (hunt 35: view from ``(H * H, A)``). Empty for any other name."""

@@ -26,16 +26,8 @@ from ..logic import expr as E
 from ..logic.solver import Decision, Solver, restrict
 from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
-from .export import (
-    Composites,
-    DimSpec,
-    composite_axes,
-    composite_bounds,
-    equal_classes,
-    example_sizes,
-    export_dims,
-    linear_item,
-)
+from .composite import Composites, composite_axes, composite_bounds, linear_item
+from .export import DimSpec, equal_classes, example_sizes, export_dims
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun

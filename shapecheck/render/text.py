@@ -256,7 +256,7 @@ def _refusal_cause(refusal: str, from_two: bool = False) -> str:
         return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
                 "specialised it at the example), so it accepts no other value there")
     low = re.search(r"size\(\)\[\d+\] >= (\d+)\b", refusal)
-    if low is not None and int(low.group(1)) > 2:  # a composite size's Dim minimum (``prove.export.composite_axes``)
+    if low is not None and int(low.group(1)) > 2:  # a composite size's Dim minimum (``prove.composite.composite_axes``)
         return (f"the program checks that input size against the least value of its Dim ({low.group(1)}): a size "
                 "the contract builds from several dims has a Dim of its own from its least value with each dim at 2 "
                 "or more, export's sizes, and this point has dims below 2")

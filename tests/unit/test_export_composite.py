@@ -8,7 +8,7 @@ import pytest
 from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.logic import expr as E
-from shapecheck.prove import export as X
+from shapecheck.prove import composite as X
 from shapecheck.prove.verify import Options, make_solver, verify_op
 from shapecheck.rules import RuleCode
 
