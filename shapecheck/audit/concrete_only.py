@@ -30,7 +30,7 @@ def concrete_only(call: Callable[..., Any], returned: Sequence[tuple[list[E.Node
     if not returned or any(v < 2 for k, v in point.items() if k in dims) \
             or fake_error.startswith(DATA_DEPENDENT) or any(m in eager_error for m in NO_EAGER):
         return None
-    if not any(all(_holds(c, point) for c in (*region, *asserts)) for region, asserts in returned) \
+    if not any(all(holds(c, point) for c in (*region, *asserts)) for region, asserts in returned) \
             or not backed_returns(call, inputs, point):
         return None
     return (f"the eager kernel: {eager_error}; the fake on these sizes raises too ({fake_error}), but its trace with "
@@ -62,7 +62,8 @@ def backed_returns(call: Callable[..., Any], inputs: OpInputs, point: dict[str, 
     return run.run(call, args, kwargs)[1] is None
 
 
-def _holds(node: E.Node, point: dict[str, int]) -> bool:
+def holds(node: E.Node, point: dict[str, int]) -> bool:
+    """Whether ``node`` is true at ``point``; False where it is undefined there (a division by 0, a name missing)."""
     try:
         return bool(E.evaluate(node, point))
     except Exception:  # noqa: BLE001 - undefined at this point: not known to hold

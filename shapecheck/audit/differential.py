@@ -23,7 +23,7 @@ from typing import Any
 from ..logic import expr as E
 from ..logic.simplify import conjuncts
 from .candidates import NO_EAGER
-from .concrete_only import SKIPPED_UNDER_EXPORT, concrete_only
+from .concrete_only import SKIPPED_UNDER_EXPORT, concrete_only, holds
 from .eager import in_child
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
 
@@ -398,8 +398,8 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
             skip = {int(w.split()[1]) for c, w, _ in differ if c == "eager-shape" and w.split()[1].isdigit()}
             if any(w == "output count" for _, w, _ in differ):
                 skip = set(range(64))
-            holds = all(_holds(r, point) for r in requires)
-            checked, bad = _check_formulas(formulas, point, e.value, skip) if holds else (0, [])
+            assumed = all(holds(r, point) for r in requires)
+            checked, bad = _check_formulas(formulas, point, e.value, skip) if assumed else (0, [])
             res.formula_points += checked > 0
             agreed += checked > 0 and not bad
             for what, detail in bad:
@@ -531,13 +531,6 @@ def _at(point: dict[str, int], example: dict[str, int]) -> str:
     """A point as the dims it moves from the example."""
     moved = [f"{k}={v}" for k, v in point.items() if example.get(k) != v]
     return ", ".join(moved) if moved else "the example"
-
-
-def _holds(node: E.Node, point: dict[str, int]) -> bool:
-    try:
-        return bool(E.evaluate(node, point))
-    except Exception:  # noqa: BLE001 - undefined at this point: not known to hold
-        return False
 
 
 def _formulas(paths: list[dict]) -> list[tuple[E.Node, list[E.Node | None], list[str | None]]]:
