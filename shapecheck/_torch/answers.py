@@ -1,7 +1,9 @@
 """The compatibility layer: answers torch gives a kernel's own size questions without a guard, recorded as the
 guard_or_false / guard_or_true answers they are (``core._FallbackRecorder``), so that verify checks their other
-side: ``statically_known_true``/``_false`` that torch cannot decide (False). (A kernel's ``guard_size_oblivious``
-on a contract's dims is a guard: the dims are not size-like, so torch cannot decide it obliviously either.)"""
+side: ``statically_known_true``/``_false`` that torch cannot decide (False), and ``guard_size_oblivious`` (torch 2.4 to
+2.8 kernels' way to ask about 0 and 1), which the dims, not size-like here so that a plain ``if`` on 0/1 stays a
+guard, would otherwise turn into a guard: answered as torch answers it for sizes (each size taken as at least 2),
+as torch.export's backed sizes and size-like unbacked ones get it."""
 
 from __future__ import annotations
 
@@ -40,3 +42,60 @@ def kernel_answers_recorded(recorder: Any) -> Iterator[None]:
         yield
     finally:
         sh._static_eval_sym_bool = original
+
+
+@contextlib.contextmanager
+def oblivious_answers(recorder: Any) -> Iterator[None]:
+    """``SymNode.guard_size_oblivious`` (what ``guard_size_oblivious(c)`` calls) that raises on the trace's unbacked
+    sizes answers as torch does for size-like sizes, each taken as at least 2, where that decides c: the kernel
+    takes that side at every size (export's program too), and the other side at plain sizes where it differs.
+    Recorded as a guard_or_false/true answer with the asking frame; undecided, the guard stands."""
+    import sys
+
+    from torch.fx.experimental.sym_node import SymNode
+
+    original = getattr(SymNode, "guard_size_oblivious", None)
+    if original is None:
+        yield
+        return
+
+    def oblivious(node: Any, file: str, line: int) -> bool:
+        try:
+            return original(node, file, line)
+        except Exception as err:
+            value = _oblivious_value(node) if type(err).__name__ == "GuardOnDataDependentSymNode" else None
+            if value is None:
+                raise
+            recorder.record(sys._getframe(1), node.expr, value)
+            return value
+
+    SymNode.guard_size_oblivious = oblivious
+    try:
+        yield
+    finally:
+        SymNode.guard_size_oblivious = original
+
+
+def _oblivious_value(node: Any) -> bool | None:
+    """torch's static answer for ``node`` with every size (an unbacked symbol whose range starts at 0 or more,
+    up to at least 2) taken as at least 2; None where that does not decide it."""
+    import sympy
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    env = node.shape_env
+    expr = env.replace(node.expr)
+    ranges = []
+    for s in sorted(expr.free_symbols, key=str):
+        vr = env.var_to_range.get(s)
+        if vr is None:
+            return None
+        if vr.lower >= 0 and vr.upper >= 2:
+            vr = ValueRanges(max(vr.lower, 2), vr.upper)
+        ranges.append((s, vr))
+    try:
+        got = env._maybe_evaluate_static(expr, var_to_range=tuple(ranges))
+    except Exception:  # noqa: BLE001 - torch cannot evaluate it statically: the guard stands
+        return None
+    if got is sympy.true or got is sympy.false:
+        return bool(got)
+    return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import sys
 import traceback
 from collections.abc import Iterator
 from typing import Any
@@ -57,6 +58,8 @@ TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx", "experimental", "symbolic_shapes.py"),
                                                           ("fx", "experimental", "sym_node.py"),
                                                           ("fx", "experimental", "recording.py"))}
+# typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13): it passes the call on
+_GUARD_MACHINERY |= {os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),) if f}
 # torch's layout logic (is_contiguous_or_false, strides of empty_like, ...) and the prims' argument checks
 # (_broadcast_in_dim_meta validates a shape it is given): their guard_or_* answers pick a layout or skip a
 # check, never a size
@@ -133,6 +136,7 @@ class TraceEnv:
         if hasattr(self.shape_env, "_log_suppressed_dde"):  # no own code (C++, unknown): torch's helpers' answers
             self.shape_env._log_suppressed_dde = recorder
         self._recorder = recorder if own and static_answers else None
+        self._fallback_recorder = recorder
         self.mode = FakeTensorMode(shape_env=self.shape_env, allow_non_fake_inputs=False)
         # Every trace has a fresh ShapeEnv, so FakeTensor's dispatch cache never hits; building its entries
         # cost about 40% of a trace (torch 2.13). The mode reads the config flag once, when it is built.
@@ -150,9 +154,10 @@ class TraceEnv:
         self._stack.enter_context(self.mode)
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())
-        if self._recorder is not None:
-            from .answers import kernel_answers_recorded
+        from .answers import kernel_answers_recorded, oblivious_answers
 
+        self._stack.enter_context(oblivious_answers(self._fallback_recorder))
+        if self._recorder is not None:
             self._stack.enter_context(kernel_answers_recorded(self._recorder))
         return self
 

@@ -47,8 +47,9 @@ def _empty_caution(v: Finding, run, solver: Solver) -> str:
     if solver.implies([run.case.domain, v.node], zero).outcome != Outcome.PROVED:
         return ""
     return (f"; but {v.expr} holds only where a size is 0, and the other side's code may not hold there (a "
-            "division or modulo by that size): remove the branch only if it does, else keep it and start the "
-            "dims' ranges at 1")
+            "division or modulo by that size): remove the branch only if it does; else keep it as "
+            "guard_or_false(...) (torch.fx.experimental.symbolic_shapes: the branch at plain sizes, no guard under "
+            "symbolic ones; verify checks both sides), or start the dims' ranges at 1")
 
 
 def _sides_agree(v: Finding, run, solver: Solver) -> bool:
