@@ -214,7 +214,8 @@ def _strides(b: S.Binding, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes
         order = tuple(range(rank)) if given is None or given.order is None else given.order  # (None raised above)
         text = f"like {layout[1]}" + ("" if given is None else f" ({given.name})")
         if given is not None and given.name.startswith("channels_last"):  # torch keeps its rule for sizes 0
-            return dense_strides(shape.items, order, floor, at_least_one=False), text
+            return _unless_ambiguous(shapes[layout[1]], shape, dense_strides(shape.items, order, floor,
+                                                                            at_least_one=False), floor), text
     else:
         order = cast(tuple[int, ...], layout)  # _layout_leaf's dim order: neither 'contiguous' nor ('like', ARG)
         text = f"dim order {E.to_text(E.TupleE(tuple(E.Const(i) for i in order)))}"
@@ -222,6 +223,20 @@ def _strides(b: S.Binding, spec: S.OutputSpec, key: str, shape: E.TupleE, shapes
             raise ContractError(f"{file}: [{key}.layout]", f"a dim order of {len(order)} dims for a shape of rank "
                                                           f"{rank} (case {b.case})")
     return dense_strides(shape.items, order, floor), text
+
+
+def _unless_ambiguous(given: E.TupleE, shape: E.TupleE, strides: tuple[E.Node, ...], floor: dict[str, int]
+                      ) -> tuple[E.Node, ...]:
+    """``like ARG`` of a channels-last ARG: contiguous strides where ARG's channels and spatial sizes are all 1.
+    There a channels-last tensor's strides are those of a contiguous one, and torch reads its memory format
+    from them (``suggest_memory_format``; c10's ``is_channels_last_strides_2d``/``_3d``: "fallback to NCHW as
+    default layout for ambiguous cases"): the runtime's output in that format is contiguous (hunt 37: a 3-D
+    convolution of a (2, 1, 1, 1, 1) input, eager and fake alike)."""
+    ones = E.conj([E.compare("==", d, E.Const(1)) for d in given.items[1:]])
+    if ones == E.FALSE:
+        return strides
+    plain = dense_strides(shape.items, tuple(range(len(shape.items))), floor)
+    return tuple(E.Ite(ones, c, x) if c != x else x for c, x in zip(plain, strides))
 
 
 def dense_strides(sizes: tuple[E.Node, ...], order: tuple[int, ...], floor: dict[str, int],

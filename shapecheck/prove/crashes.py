@@ -43,7 +43,7 @@ def run_isolated(run: Callable[[Resume, Send], Report], kernel: Kernel,
     resume, start = Resume(), time.perf_counter()
     while True:
         seen = _Seen(on_case)
-        out = supervised(functools.partial(run, resume), seen.message)
+        out = supervised(functools.partial(run, resume), seen.message, one_thread=False)  # fake kernels only
         if not isinstance(out, Died):
             return out if not resume.results else replace(out, seconds=time.perf_counter() - start)
         resume = seen.resumed(resume, out, kernel)

@@ -58,10 +58,12 @@ def can_isolate() -> bool:
             and sys.platform.startswith("linux"))
 
 
-def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable[[Any], None]) -> Any:
+def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable[[Any], None], *,
+               one_thread: bool = True) -> Any:
     """``run(send)`` in a forked child: each ``send(message)`` (picklable) reaches ``on_message`` in this process
     as it is sent. Returns what ``run`` returned, raises what it raised, or returns ``Died`` when the child
-    ended without either (a crash)."""
+    ended without either (a crash). ``one_thread``: the child runs torch on one intra-op thread
+    (``_one_thread``); False for work that runs fake kernels only (verify, gate), which keeps this process's."""
     import gc
 
     dump = tempfile.TemporaryFile()
@@ -72,7 +74,7 @@ def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's stack
         os.close(r)
-        _child(run, os.fdopen(w, "wb"), dump)
+        _child(run, os.fdopen(w, "wb"), dump, one_thread)
     gc.unfreeze()
     os.close(w)
     outcome: list[tuple[str, Any]] = []
@@ -101,13 +103,14 @@ def supervised(run: Callable[[Callable[[Any], None]], Any], on_message: Callable
     return Died(os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0, text)
 
 
-def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: IO[bytes]) -> None:
+def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: IO[bytes], one_thread: bool) -> None:
     import faulthandler
 
     code = 0
     try:
         faulthandler.enable(file=dump, all_threads=False)
-        _one_thread()
+        if one_thread:
+            _one_thread()
         try:
             progress.sink = lambda message: _write(pipe, ("message", message))  # noqa: E731 - ``note``'s too
             value = run(progress.sink)
@@ -124,7 +127,12 @@ def _child(run: Callable[[Callable[[Any], None]], Any], pipe: IO[bytes], dump: I
 def _one_thread() -> None:
     """torch's intra-op pool (OpenMP) does not survive a fork: the child's first parallel op (a real kernel's, as
     ``ref check`` and ``fuzz`` run) would wait forever for threads that are not there. One thread, as torch's
-    DataLoader workers do; torch is left alone where this process never imported it."""
+    DataLoader workers do; torch is left alone where this process never imported it.
+
+    Not for fake kernels: what they return may depend on the thread count, as the C++ kernels they mirror do
+    (torch 2.13's CPU convolution, and FakeTensor's rule for it, give a channels_last_3d input's output
+    channels_last_3d strides with 2 threads or more and contiguous ones with 1: the backend torch picks), so a
+    verify run in a child must see the count of the process it stands in for (hunt 37)."""
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
@@ -187,7 +195,7 @@ def whole_command(run: Callable[[], Any]) -> Any:
         elif isinstance(message, tuple) and message[:1] == ("loaded",) and loads:
             loads.pop()
 
-    out = supervised(lambda send: run(), heard)
+    out = supervised(lambda send: run(), heard, one_thread=False)  # verify and gate run fake kernels only
     if not isinstance(out, Died):
         return out
     raise load_crash(out, loads[-1] if loads else None)
