@@ -253,14 +253,24 @@ class _Check:
         v = self.finding(RuleCode.OUTPUT_LAYOUT_MISMATCH, text, f"{where} has strides {got_at} but the runtime's {spec.layout} ({spec.match} "
                          f"comparison) gives {want_at} for shape {shape_at} on path {path_name(self.path)}", point,
                          tuple(sorted(set().union(*map(E.free_names, have + want)))))
-        return replace(v, fix=_layout_fix(got_at, want_at, shape_at))
+        return replace(v, fix=_layout_fix(got_at, want_at, shape_at, spec.layout))
 
 
-def _layout_fix(got: tuple, want: tuple, shape: tuple) -> str:
+def _layout_fix(got: tuple, want: tuple, shape: tuple, layout: str = "") -> str:
     """SC018's fix where the strides differ only at dims of size 1 (or the output is empty): no memory order
-    is wrong there, only a stride torch's own checks never read; "" otherwise (the rule's fix)."""
+    is wrong there, only a stride torch's own checks never read; for a channels-last or contiguous layout, how to
+    allocate in it; "" otherwise (the rule's fix)."""
     differ = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
-    if not differ or (0 not in shape and any(shape[i] > 1 for i in differ)):
+    if differ and (0 not in shape and any(shape[i] > 1 for i in differ)):
+        if "channels_last" in layout:
+            fmt = "channels_last_3d" if "channels_last_3d" in layout else "channels_last"
+            return (f"allocate the output in the input's memory format, as the runtime does: empty(shape, "
+                    f"memory_format=torch._prims_common.suggest_memory_format(input)) (torch.{fmt} here), not "
+                    "contiguous")
+        if layout == "contiguous":
+            return "allocate the output contiguous (torch.empty(shape), or .contiguous() on what the kernel built)"
+        return ""
+    if not differ:
         return ""
     dims = ", ".join(str(i) for i in differ)
     why = "the output is empty" if 0 in shape else f"dim {dims} {'has' if len(differ) == 1 else 'have'} size 1"

@@ -63,3 +63,13 @@ def test_verify_of_a_channels_last_3d_convolution_is_the_same_in_a_supervised_ch
     assert ("k=1,p=1,fmt=channels_last_3d", RuleCode.OUTPUT_LAYOUT_MISMATCH.value) not in in_process
     assert ("k=1,p=0,fmt=channels_last_3d", RuleCode.INCONCLUSIVE.value) in in_process
     assert isolate.supervised(lambda send: run(), lambda m: None, one_thread=False) == in_process
+
+
+def test_sc018s_fix_says_how_to_allocate_in_the_layout_the_contract_states():
+    from shapecheck.prove.outputs import _layout_fix
+
+    cl = _layout_fix((16, 8, 4, 2, 1), (16, 1, 8, 4, 2), (2, 2, 2, 2, 2), "like input (channels_last_3d)")
+    assert "suggest_memory_format(input)" in cl and "torch.channels_last_3d" in cl and "transpose" not in cl
+    assert "contiguous" in _layout_fix((4, 1, 2), (4, 2, 1), (2, 2, 2), "contiguous")
+    assert _layout_fix((4, 1, 2), (4, 2, 1), (2, 2, 2), "dim order (0, 2, 1)") == ""  # the rule's own fix
+    assert "no memory order is wrong" in _layout_fix((4, 1, 1), (4, 1, 2), (1, 4, 1), "like input (channels_last)")
