@@ -244,6 +244,7 @@ def test_the_fake_and_the_eager_kernel_agree_on_mm_and_the_formula_is_evidence_n
     assert {f["class"] for f in rec["findings"]} == {"fake-accepts"}
     assert rec["eager"]["status"] == "compared" and rec["eager"]["compared"] >= 5
     assert "evidence, not a proof" in rec["eager"]["evidence"]
+    assert "with the op's first inputs" in rec["eager"]["evidence"]  # not the variants' (hunt 37)
     assert rec["kernel_kind"] == "python"
 
 
