@@ -35,3 +35,17 @@ def test_a_guard_sizes_from_2_reach_stays_sc022():
     assert {(v.code, v.expr) for v in r.violations} == {
         ("SC022", "((H - 1) // 2 + 1) * ((W - 1) // 2 + 1) > 1"), ("SC022", "(W - 1) // 2 + 1 != 1")}
     assert all("F13" in v.suppressed for v in r.violations) and r.verdict == Verdict.PASS
+
+
+def test_torchs_refusal_is_named_only_for_the_guard_it_is_about():
+    """hunt 37: the refusal of a guard over W alone is not the outcome of a guard over D, H and W, which export
+    keeps as a check of the program's inputs (strict export succeeds with it)."""
+    from shapecheck.prove.helper_guards import _first, _outcome
+
+    refusal = ("Constraints violated (W)!\n  - Not all values of W = W in the specified range 3 <= W <= 4096 "
+               "satisfy the generated guard ((-2) + W) != 1.")
+    assert _first(refusal, ("W",)).startswith("torch: Not all values of W")
+    assert _first(refusal, ("D", "H", "W")) is None
+    assert "keeps the guard as a check of the exported program's inputs" in _outcome(refusal, ("D", "H", "W"))
+    assert "rejects the Dim range (torch: Not all values of W" in _outcome(refusal, ("W",))
+    assert _first("export failed for another reason", ("W",)) == "torch: export failed for another reason"
