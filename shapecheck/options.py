@@ -200,6 +200,10 @@ DECLARED: tuple[Option, ...] = (
            help="Argument combinations per op beyond its first inputs (flags on together with a probability "
                 "above 0, the first tensor a rank up, bools flipped, optionals present and absent, other small "
                 "ints), each traced and compared."),
+    Option("op_timeout", "--op-timeout", ("audit",), False, 300, config="op-timeout", type=_int_range(0),
+           show_default=True, metavar="SECONDS",
+           help="Wall-clock seconds one op's audit may take (0: no bound); an op past it is stopped, reported "
+                "as not run or explored in part (inconclusive), and the other ops go on."),
     Option("samples", "--samples", ("audit",), True, config="samples", metavar="MODULE:FUNCTION",
            help="The project's sample calls: FUNCTION(op) returns a list of (args, kwargs) (usually set in "
                 "[tool.shapecheck.audit])."),

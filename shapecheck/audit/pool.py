@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,11 +43,34 @@ def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict
 Checkpoint = Callable[[dict[str, Any]], None]
 
 
+def _stop(proc: Any) -> None:
+    """Kill a worker and the eager worker it forked (its children, found through /proc where there is one)."""
+    import signal
+
+    for pid in [*_children(proc.pid), proc.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    proc.join(5)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, Any]], jobs: int,
-                   crashed: Callable[[str, str, dict[str, Any] | None], dict[str, Any]]) -> dict[str, dict[str, Any]]:
+                   crashed: Callable[[str, str, dict[str, Any] | None], dict[str, Any]],
+                   op_timeout: float | None = None) -> dict[str, dict[str, Any]]:
     """op -> fn(op, checkpoint) for every op, computed by ``jobs`` forked workers; ``fn`` may hand
     ``checkpoint`` what it has done so far (a partial record). An op whose worker died gets
-    ``crashed(op, why, its last partial record or None)``."""
+    ``crashed(op, why, its last partial record or None)``; so does one whose worker ran past ``op_timeout``
+    seconds on it (then stopped: hunt 36's upsample_nearest2d of executorch's channels_last ops ran for
+    minutes, and the run, killed from outside, printed nothing)."""
     if not hasattr(os, "fork"):
         return {n: fn(n, lambda partial: None) for n in names}
     import multiprocessing
@@ -59,6 +83,7 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
     out: dict[str, dict[str, Any]] = {}
     partial: dict[str, dict[str, Any]] = {}  # op -> the last partial record its worker sent
     busy: dict[Any, tuple[Any, str]] = {}  # connection -> (process, the op it is on)
+    began: dict[Any, float] = {}  # connection -> when it got its op
 
     def start() -> Any:
         parent, child = ctx.Pipe()
@@ -74,6 +99,7 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
             name = todo.pop()
             conn.send(name)
             busy[conn] = (proc, name)
+            began[conn] = time.monotonic()
         else:
             try:
                 conn.send(None)
@@ -85,7 +111,19 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
     for _ in range(max(1, min(jobs, len(names)))):
         give(*start())
     while busy:
-        for conn in wait(list(busy)):
+        left = None if op_timeout is None else max(0.0, min(began[c] for c in busy) + op_timeout - time.monotonic())
+        ready = wait(list(busy), left)
+        if not ready:  # the longest-running op is past its budget: its worker (and its eager worker) stop
+            conn = min(busy, key=lambda c: began[c])
+            proc, name = busy.pop(conn)
+            _stop(proc)
+            conn.close()
+            out[name] = crashed(name, f"ran past its time budget of {op_timeout:g} s (--op-timeout)",
+                                partial.pop(name, None))
+            if todo:
+                give(*start())
+            continue
+        for conn in ready:
             proc, name = busy.pop(conn)
             try:
                 rec = conn.recv()

@@ -56,6 +56,7 @@ class AuditOptions:
     variants: int = 6  # argument combinations beyond the first inputs, each traced and compared
     samples: str | None = None  # "pkg.module:function": the project's sample calls per op
     both_modes: bool = False  # plain FakeTensorMode's own kernel (where it is not export's): its findings count
+    op_timeout: float = 300.0  # seconds one op's worker may take before it is stopped (0: no bound; not cached)
 
 
 def _adapted(kernel: Any) -> Any:
@@ -524,7 +525,8 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from .pool import run_supervised
 
     try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
-        done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs), _crashed)
+        done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs), _crashed,
+                              options.op_timeout or None)
         records = [done[x] for x in mine] + lacking
     finally:
         from .eager import worker

@@ -27,10 +27,10 @@ usage), 3 inconclusive (an op without inputs, not run or explored only in part, 
 @options("audit", "max_traces", "draft_dir")
 @option("audit", "device", help="The eager kernel's device for the comparison with the fake; without the device "
         "here the run is inconclusive (exit 3), never a pass.")
-@options("audit", "differential", "variants", "samples", "both_modes", "quiet", "cache", "jobs")
+@options("audit", "differential", "variants", "samples", "both_modes", "op_timeout", "quiet", "cache", "jobs")
 @debug_option("audit")
 def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_traces, draft_dir, device, differential,
-          variants, samples, both_modes, quiet, cache, jobs):
+          variants, samples, both_modes, op_timeout, quiet, cache, jobs):
     """Audit every op's meta/fake kernel for guards, specialisations and errors on its input sizes: each input
     dim is its own dynamic dim (self_0, other_1, ...); relations the op demands become inferred requires."""
 
@@ -54,7 +54,7 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
     if source is not None:
         source.validate()
     options = AuditOptions(max_traces=max_traces, cache=cache, device=device, differential=differential,
-                           variants=variants, samples=samples, both_modes=both_modes)
+                           variants=variants, samples=samples, both_modes=both_modes, op_timeout=op_timeout)
     missing = device_missing(device) if differential else None
     if missing is not None:  # no such device here: nothing is compared, so nothing passes
         click.echo(f"audit: INCONCLUSIVE: --device {device}: {missing}; nothing was compared", err=True)

@@ -11,6 +11,7 @@ import io
 import json
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -874,3 +875,48 @@ def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kern
 
     checked = Search("auditv2_keyerr::c2r", op, op, checks_sizes).run()
     assert checked.every_call_error.startswith("KeyError") and not checked.eager_refused_too
+
+
+SLOW_FAKE = '''
+import time
+
+import torch
+
+
+@torch.library.custom_op("auditslow::stalls", mutates_args=())
+def stalls(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@stalls.register_fake
+def _(x):
+    time.sleep(600)  # a fake that never ends in a CI's time
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("auditslow::quick", mutates_args=())
+def quick(x: torch.Tensor) -> torch.Tensor:
+    return x.clone()
+
+
+@quick.register_fake
+def _(x):
+    return torch.empty_like(x)
+'''
+
+
+def test_an_op_past_its_time_budget_is_stopped_and_not_run_and_the_others_are_audited(tmp_path):
+    """hunt 36: one op of executorch's channels_last library ran for minutes; the run, killed from outside,
+    printed nothing. Past --op-timeout the op's worker is stopped: not run (inconclusive), the rest reported."""
+    lib = tmp_path / "auditslow_lib.py"
+    lib.write_text(SLOW_FAKE, encoding="utf-8")
+    start = time.monotonic()
+    code, out, _ = _cli("--import", str(lib), "--ops", "auditslow::*", "-j", "1", "--no-cache", "--format", "json",
+                        "--op-timeout", "5")
+    assert time.monotonic() - start < 120
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    stalled, quick = recs["auditslow::stalls.default"], recs["auditslow::quick.default"]
+    assert stalled["status"] == "not-run" and any("past its time budget of 5 s (--op-timeout)" in n
+                                                  for n in stalled["notes"]), stalled
+    assert quick["status"] == "clean" and quick["traces"] > 0, quick
+    assert code == 3
