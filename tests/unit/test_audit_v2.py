@@ -920,3 +920,55 @@ def test_an_op_past_its_time_budget_is_stopped_and_not_run_and_the_others_are_au
                                                   for n in stalled["notes"]), stalled
     assert quick["status"] == "clean" and quick["traces"] > 0, quick
     assert code == 3
+
+
+LOGGING_EAGER = '''
+import os
+
+import torch
+
+
+def _logged_check(ok, text):
+    if not ok:  # as ExecuTorch's ATen-mode kernels do: the C++ check is logged, and the kernel returns anyway
+        os.write(2, f"E 00:00:00.000 op_demo.cpp:12] Check failed ({text}): the last dim must be even\\\\n".encode())
+
+
+@torch.library.custom_op("auditlog::strict_fake", mutates_args=())
+def strict_fake(x: torch.Tensor) -> torch.Tensor:
+    _logged_check(x.shape[-1] % 2 == 0, "x.size(-1) % 2 == 0")
+    return torch.empty_like(x)
+
+
+@strict_fake.register_fake
+def _(x):
+    torch._check(x.shape[-1] % 2 == 0, lambda: "the last dim must be even")
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("auditlog::lenient_fake", mutates_args=())
+def lenient_fake(x: torch.Tensor) -> torch.Tensor:
+    _logged_check(x.shape[-1] % 2 == 0, "x.size(-1) % 2 == 0")
+    return torch.empty_like(x)
+
+
+@lenient_fake.register_fake
+def _(x):
+    return torch.empty_like(x)
+'''
+
+
+def test_an_eager_kernel_that_logs_a_failed_check_and_returns_refuses_the_inputs(tmp_path):
+    """hunt 36: ExecuTorch's ATen-mode kernels log "Check failed (...)" on stderr and return an uninitialised
+    output; the audit took that for an accepted input (false SC042 where the fake checks the same, and a fake
+    that checks nothing passed). The logged failure now counts as the eager kernel's refusal."""
+    lib = tmp_path / "auditlog_lib.py"
+    lib.write_text(LOGGING_EAGER, encoding="utf-8")
+    code, out, _ = _cli("--import", str(lib), "--ops", "auditlog::*", "-j", "1", "--no-cache", "--format", "json",
+                        "--variants", "0")
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    strict, lenient = recs["auditlog::strict_fake.default"], recs["auditlog::lenient_fake.default"]
+    assert not [f for f in strict["findings"] if f["class"] == "fake-rejects"], strict["findings"]
+    accepts = [f for f in lenient["findings"] if f["class"] == "fake-accepts"]
+    assert accepts and "logged a failed check and returned anyway: Check failed (x.size(-1) % 2 == 0)" in \
+        json.dumps(accepts[0]), lenient["findings"]
+    assert code == 1
