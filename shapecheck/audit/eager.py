@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import re
 import signal
 import time
 from dataclasses import dataclass
@@ -45,6 +44,7 @@ def _serve(conn: Any) -> None:
     from .._torch import audit as CA
     from .._torch import core as C
     from .inputs import at_point_real
+    from .logged import failed_check, stderr_read
 
     CA.set_threads(1)
     while True:
@@ -62,9 +62,9 @@ def _serve(conn: Any) -> None:
             continue
         try:
             args, kwargs = at_point_real(inputs, point, device, seed)
-            with C.quiet_torch_logging(), _stderr_read() as said_:
+            with C.quiet_torch_logging(), stderr_read() as said_:
                 out = op(*args, **kwargs)
-            failed = _failed_check(said_())
+            failed = failed_check(said_())
             reply = (False, failed) if failed else (True, CA.describe(out, inputs.named(args, kwargs)))
         except BaseException as exc:  # noqa: BLE001 - the kernel rejects these inputs (its own BaseException
             # too): the reply says how; the user's Ctrl-C ends the worker
@@ -77,41 +77,6 @@ def _serve(conn: Any) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
-
-
-#: a C++ check that failed and was only logged: glog's "Check failed: x == y", ExecuTorch's ET_CHECK_MSG/ET_LOG
-#: "Check failed (cond): message"
-_FAILED_CHECK = re.compile(r"\bCheck failed\b[^\n]*")
-
-
-@contextlib.contextmanager
-def _stderr_read() -> Any:
-    """The process's stderr (file descriptor 2, where C++ kernels log) during the block, kept in a file and
-    not shown; the block's ``as`` target reads it afterwards."""
-    import sys
-    import tempfile
-
-    sys.stderr.flush()
-    with tempfile.TemporaryFile() as tmp:
-        saved = os.dup(2)
-        os.dup2(tmp.fileno(), 2)
-        text: list[str] = []
-        try:
-            yield lambda: "".join(text)
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            text.append(tmp.read(65536).decode("utf-8", "replace"))
-
-
-def _failed_check(logged: str) -> str:
-    """A kernel that logs a failed check on stderr and returns anyway (ExecuTorch's ATen-mode kernels return an
-    uninitialised output, hunt 36) refuses the inputs as a raise would: the error text, else ""."""
-    m = _FAILED_CHECK.search(logged)
-    return "" if m is None else f"RuntimeError: the eager kernel logged a failed check and returned anyway: " \
-                                f"{m.group(0).strip()[:300]}"
 
 
 def _close_inherited(keep: int) -> None:

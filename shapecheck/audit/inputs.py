@@ -174,10 +174,14 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
     outputs): (True, the result's description) or (False, the error). A fake that guards on tensor data fails
     with an error starting ``data-dependent:`` (``DATA_DEPENDENT``): it takes the sizes, the exploration says
     the rest."""
+    from .logged import failed_check, stderr_read
+
     try:
-        with CA.concrete_fake_mode():
+        with CA.concrete_fake_mode(), stderr_read() as said_:
             args, kwargs = at_point(inputs, point)
-            return True, CA.describe(call(*args, **kwargs), inputs.named(args, kwargs))
+            out = CA.describe(call(*args, **kwargs), inputs.named(args, kwargs))
+        failed = failed_check(said_())
+        return (False, failed) if failed else (True, out)
     except C.DATA_ERRORS as exc:
         return False, DATA_DEPENDENT + CA.call_error(exc)
     except BaseException as exc:  # noqa: BLE001 - the fake rejects these inputs (its own KeyboardInterrupt, an
@@ -191,10 +195,15 @@ def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, in
     """Run the kernel at concrete sizes under FakeTensorMode: None when it returns, else its error. An op that
     raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
     tensors' data (``nonzero``) accepts the sizes."""
+    from .logged import failed_check, stderr_read
+
     try:
-        with CA.concrete_fake_mode():
+        with CA.concrete_fake_mode(), stderr_read() as said_:
             args, kwargs = at_point(inputs, point)
             call(*args, **kwargs)
+        failed = failed_check(said_())
+        if failed:
+            return failed
     except C.DATA_ERRORS:
         return None  # the result depends on tensor data, not on these sizes: the op takes them
     except BaseException as exc:  # noqa: BLE001 - any error of the kernel means: the op rejects these sizes

@@ -93,11 +93,39 @@ def _differential() -> frozenset[str]:
     return DIFFERENTIAL
 
 
+#: SC032's words for a C++ kernel that reads sizes as plain ints (``audit.explore``)
+_PLAIN_INTS = "its C++ code reads the size as a plain int"
+CXX_GROUP = 4  # an op's C++ specialisations shown one by one up to this many, else as one line
+
+
+def _cxx_grouped(rows: list[tuple[dict[str, JSON], dict[str, JSON]]]) -> list[tuple[dict[str, JSON], dict[str, JSON]]]:
+    """The text report's rows with an op's C++ specialisations (SC032 of a kernel that is not SymInt-aware, one
+    per input dim) as one row where there are more than ``CXX_GROUP`` (hunt 36: 58 rows for 7 of ExecuTorch's
+    ``.out`` kernels); the machine formats keep each finding."""
+    per_op: dict[str, list[dict[str, JSON]]] = {}
+    for rec, f in rows:
+        if f["class"] == "specialization" and _PLAIN_INTS in str(f.get("message", "")):
+            per_op.setdefault(str(rec["op"]), []).append(f)
+    big = {op for op, fs in per_op.items() if len(fs) > CXX_GROUP}
+    out, done = [], set()
+    for rec, f in rows:
+        op = str(rec["op"])
+        if op not in big or f not in per_op[op]:
+            out.append((rec, f))
+        elif op not in done:
+            done.add(op)
+            dims = [str(x["expr"]) for x in per_op[op]]
+            out.append((rec, {**f, "expr": f"{len(dims)} sizes, each needed as a concrete value ({_PLAIN_INTS}, "
+                                           f"as code that is not SymInt-aware does; one finding each in the "
+                                           f"machine formats): {', '.join(dims[:8])}{', ...' if len(dims) > 8 else ''}"}))
+    return out
+
+
 def render_text(run: AuditRun, *, quiet: bool = False) -> str:
     """The findings ranked (most likely to break torch.export first), one line each with its counterexample,
     then each op's inferred requires (unless ``quiet``), then the summary."""
     lines = [coverage_line(run)]
-    rows = run.findings()
+    rows = _cxx_grouped(run.findings())
     for i, (rec, f) in enumerate(rows, 1):
         lines.append(f"{i:>4}. {f['code']} {f['class']:<20} {rec['op']}  {_shown(_where(f, rec), rec['op'], rec)}")
         lines.append(f"        guard: {f['expr']}")

@@ -957,6 +957,16 @@ def lenient_fake(x: torch.Tensor) -> torch.Tensor:
 @lenient_fake.register_fake
 def _(x):
     return torch.empty_like(x)
+
+
+@torch.library.custom_op("auditlog::logging_fake", mutates_args=())
+def logging_fake(x: torch.Tensor) -> torch.Tensor:
+    return _eager(x)
+
+
+@logging_fake.register_fake
+def _(x):  # the same logging code on both sides (a C++ kernel at the Meta key runs on fake tensors)
+    return _eager(x)
 '''
 
 
@@ -974,4 +984,21 @@ def test_an_eager_kernel_that_logs_a_failed_check_and_returns_refuses_the_inputs
     accepts = [f for f in lenient["findings"] if f["class"] == "fake-accepts"]
     assert accepts and "logged a failed check and returned anyway: Check failed (x.size(-1) % 2 == 0)" in \
         json.dumps(accepts[0]), lenient["findings"]
+    both = recs["auditlog::logging_fake.default"]
+    assert not [f for f in both["findings"] if f["class"] in ("fake-accepts", "fake-rejects")], both["findings"]
     assert code == 1
+
+
+def test_an_ops_many_cxx_specialisations_are_one_row_of_the_text_report():
+    from shapecheck.render.audit import CXX_GROUP, _cxx_grouped
+
+    rec = {"op": "lib::cxx.out"}
+    spec = [{"class": "specialization", "expr": f"x_{i}", "message": "the kernel needs the concrete value of x "
+             "(its C++ code reads the size as a plain int, as code that is not SymInt-aware does)"}
+            for i in range(CXX_GROUP + 2)]
+    other = {"class": "fake-accepts", "expr": "the fake returns where the eager kernel raises", "message": ""}
+    rows = _cxx_grouped([(rec, f) for f in [other, *spec]])
+    assert len(rows) == 2 and rows[0][1] is other
+    assert rows[1][1]["expr"].startswith(f"{CXX_GROUP + 2} sizes, each needed as a concrete value") \
+        and "x_0, x_1" in rows[1][1]["expr"]
+    assert len(_cxx_grouped([(rec, f) for f in spec[:CXX_GROUP]])) == CXX_GROUP  # a few stay one by one
