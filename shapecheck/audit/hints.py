@@ -12,12 +12,13 @@ from typing import Any
 TO_SCALAR_RE = re.compile(r"a Tensor with (\d+) elements cannot be converted to Scalar")
 #: an int argument's bound ("group_size must be > 1", "block_size should be at least 2", "bits must be positive")
 INT_BOUND_RE = r"\s*(?:must|should|has to|needs to|is expected to|expected to)?\s*(?:be\s*)?" \
-    r"(>=|>|<=|<|greater than or equal to|greater than|less than or equal to|less than|at least|at most|" \
-    r"positive|non-negative|nonnegative)\s*(-?\d+)?"
+    r"(>=|>|<=|<|==|greater than or equal to|greater than|less than or equal to|less than|at least|at most|" \
+    r"equal to|equals|equal|positive|non-negative|nonnegative)\s*(-?\d+)?"
 INT_TESTS = {">=": lambda v, n: v >= n, ">": lambda v, n: v > n, "<=": lambda v, n: v <= n, "<": lambda v, n: v < n,
              "greater than or equal to": lambda v, n: v >= n, "greater than": lambda v, n: v > n,
              "less than or equal to": lambda v, n: v <= n, "less than": lambda v, n: v < n,
-             "at least": lambda v, n: v >= n, "at most": lambda v, n: v <= n}
+             "at least": lambda v, n: v >= n, "at most": lambda v, n: v <= n, "==": lambda v, n: v == n,
+             "equal to": lambda v, n: v == n, "equals": lambda v, n: v == n, "equal": lambda v, n: v == n}
 
 
 def item_of(tensors: list[Any], option: dict[str, Any], error: str, sizes: tuple[int, ...]) -> Any:
@@ -34,8 +35,9 @@ def item_of(tensors: list[Any], option: dict[str, Any], error: str, sizes: tuple
 
 
 def int_hint(args: list[Any], wanted: str) -> bool:
-    """The values of an int argument that a bound the error states of it (``group_size must be > 1``) allows,
-    to the front of its options. Whether anything moved."""
+    """The values of an int argument that a bound the error states of it (``group_size must be > 1``,
+    ``weight_quant_min == -2``) allows, to the front of its options (the bound's own value where none does).
+    Whether anything moved."""
     moved = False
     for a in args:
         if a.kind not in ("int", "sym"):
@@ -51,6 +53,8 @@ def int_hint(args: list[Any], wanted: str) -> bool:
         else:
             continue
         new = [o for o in a.options if test(o, n)] + [o for o in a.options if not test(o, n)]
+        if not new or not test(new[0], n):  # no option the bound allows ("weight_quant_min == -2", hunt 36): its own
+            new = [next(v for v in (n, n + 1, n - 1) if test(v, n)), *new]
         moved |= new[:1] != a.options[:1]
         a.options = new
     return moved

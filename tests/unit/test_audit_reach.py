@@ -141,3 +141,20 @@ def test_the_schema_arguments_a_python_fake_cannot_take_are_named():
     gaps = {name: set(CA.unbindable(getattr(torch.ops.sigs, name).default)[1]) for name in fakes}
     assert gaps == {"lacks_p": {"p"}, "demands_bias": set(), "no_keyword": {"scale"}, "takes_all": set()}
     assert CA.unbindable(torch.ops.aten.mm.default)[1] == {}  # meta_mm(a, b, out_dtype=None, *, out=None)
+
+
+def test_an_int_an_error_fixes_is_tried_at_that_value_even_where_no_option_had_it():
+    """hunt 36: "embedding_2bit in ExecuTorch expects weight_quant_min == -2" (executorch's quantized_decomposed
+    ops); the options of an int never held -2, so the eager kernel rejected every input and nothing was compared."""
+    from shapecheck.audit.hints import int_hint
+
+    low = Arg("weight_quant_min", "int", False, [1, 0, 2, 4, -1], "int")
+    high = Arg("weight_quant_max", "int", False, [1, 0, 2], "int")
+    assert int_hint([low, high], "AssertionError: embedding_2bit in ExecuTorch expects weight_quant_min == -2")
+    assert low.options[0] == -2 and high.options == [1, 0, 2]
+    group = Arg("group_size", "int", False, [1, 0, 2], "int")
+    assert int_hint([group], "group_size must be > 1") and group.options[0] == 2
+    big = Arg("block", "int", False, [1, 0, 2], "int")
+    assert int_hint([big], "block must be at least 128") and big.options[0] == 128
+    width = Arg("bits", "int", False, [4, 8], "int")
+    assert int_hint([width], "bits must equal 8") and width.options[0] == 8
