@@ -8,6 +8,7 @@ back the op's record. ``jobs`` workers run at once. Without ``os.fork`` the ops 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -74,9 +75,6 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
     if not hasattr(os, "fork"):
         return {n: fn(n, lambda partial: None) for n in names}
     import multiprocessing
-    from multiprocessing.connection import wait
-
-    from .eager import ended
 
     ctx = multiprocessing.get_context("fork")
     todo = list(reversed(names))
@@ -110,6 +108,60 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
 
     for _ in range(max(1, min(jobs, len(names)))):
         give(*start())
+    with _stopped_by_sigterm() as stopped:
+        try:
+            _loop(busy, began, partial, out, todo, op_timeout, crashed, give, start)
+        except _Stop:
+            pass
+    if stopped:  # SIGTERM (a CI job's time-out, `timeout`): the ops under way and those not reached are not run,
+        # the others keep their records and the report is written (hunt 38: a run stopped so printed nothing)
+        for proc, name in list(busy.values()):
+            _stop(proc)
+            out[name] = crashed(name, STOPPED, partial.pop(name, None))
+        for name in names:  # not reached, or between its worker's reply and its record when the signal came
+            if name not in out:
+                out[name] = crashed(name, STOPPED, partial.pop(name, None))
+    return out
+
+
+#: why the ops a stopped run did not finish are not run
+STOPPED = "was stopped: the run got SIGTERM"
+
+
+class _Stop(Exception):
+    """SIGTERM arrived while the supervisor waited."""
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm() -> Any:
+    """Within it (in the main thread), SIGTERM raises ``_Stop``; the ``as`` target is a list that is true once it did."""
+    import signal
+    import threading
+
+    seen: list[bool] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        seen.append(True)
+        raise _Stop
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def _loop(busy: dict[Any, tuple[Any, str]], began: dict[Any, float], partial: dict[str, dict[str, Any]],
+          out: dict[str, dict[str, Any]], todo: list[str], op_timeout: float | None,
+          crashed: Callable[[str, str, dict[str, Any] | None], dict[str, Any]], give: Callable[..., None],
+          start: Callable[[], Any]) -> None:
+    from multiprocessing.connection import wait
+
+    from .eager import ended
+
     while busy:
         left = None if op_timeout is None else max(0.0, min(began[c] for c in busy) + op_timeout - time.monotonic())
         ready = wait(list(busy), left)
@@ -140,4 +192,3 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
             partial.pop(name, None)
             out[name] = rec if "error" not in rec or "op" in rec else crashed(name, rec["error"], None)
             give(conn, proc)
-    return out

@@ -208,9 +208,12 @@ def _crashed(name: str, why: str, partial: dict[str, Any] | None = None) -> dict
         rec["notes"] = [*rec["notes"], f"not run: {partial['stage']} {why}" if rec["status"] == "not-run" else
                         f"stopped: {partial['stage']} {why}; what ran before it is kept"]
         return rec
+    from .pool import STOPPED
+
+    note = f"not run: the op {why}" if why == STOPPED else \
+        f"not run: the op's fake (or its trace) {why}; the other ops were audited in a new process"
     return {"op": name, "kernel": "", "kernel_kind": "", "definition": None, "inputs": None, "example": "",
-            "status": "not-run", "findings": [], "requires": [], "notes": [
-                f"not run: the op's fake (or its trace) {why}; the other ops were audited in a new process"],
+            "status": "not-run", "findings": [], "requires": [], "notes": [note],
             "traces": 0, "seconds": 0.0}
 
 

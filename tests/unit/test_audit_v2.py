@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import signal
 import sys
 import textwrap
 import time
@@ -1002,3 +1004,25 @@ def test_an_ops_many_cxx_specialisations_are_one_row_of_the_text_report():
     assert rows[1][1]["expr"].startswith(f"{CXX_GROUP + 2} sizes, each needed as a concrete value") \
         and "x_0, x_1" in rows[1][1]["expr"]
     assert len(_cxx_grouped([(rec, f) for f in spec[:CXX_GROUP]])) == CXX_GROUP  # a few stay one by one
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the audit's supervised workers need fork")
+def test_a_run_stopped_with_sigterm_reports_the_ops_done_and_the_rest_not_run(tmp_path):
+    """hunt 38: `timeout` (SIGTERM) on an audit printed nothing. The ops done keep their records, the one under
+    way and those not reached are not run (inconclusive), and the report is written."""
+    import subprocess
+
+    lib = tmp_path / "auditslow_lib.py"
+    lib.write_text(SLOW_FAKE, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "shapecheck", "audit", "--import", str(lib), "--ops",
+                             "auditslow::*", "-j", "1", "--no-cache", "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(25)  # imports, then quick (first: the ops go in name order) and stalls under way
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    recs = {r["op"]: r for r in json.loads(out)["ops"]}
+    assert recs["auditslow::quick.default"]["status"] == "clean", recs
+    stalled = recs["auditslow::stalls.default"]
+    assert stalled["status"] == "not-run" and any("the run got SIGTERM" in n for n in stalled["notes"]), stalled
+    assert proc.returncode == 3, err
