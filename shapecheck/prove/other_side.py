@@ -83,9 +83,12 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
     who = "the trace" if fb.own else "torch's layout logic (contiguity, strides, memory format), called there,"
+    from .torch_decides import asked_by
+
+    how = ("guard_size_oblivious's answer, as for sizes from 2" if asked_by(fb) == "guard_size_oblivious" else
+           f"guard_or_{str(fb.value).lower()}'s fallback, or statically_known_{'false' if fb.value else 'true'}")
     side = (f"where {E.to_text(fb.guard)} is {not fb.value}: {who} took the answer {fb.value} that torch gives "
-            f"when it cannot decide it (guard_or_{str(fb.value).lower()}'s fallback, or statically_known_"
-            f"{'false' if fb.value else 'true'}), and FakeTensorMode on concrete sizes takes the other branch")
+            f"when it cannot decide it ({how}), and FakeTensorMode on concrete sizes takes the other branch")
     at = ", ".join(f"{k}={v}" for k, v in point.items())
     run = run_concrete(kernel, case, point)
     if run is None:

@@ -221,8 +221,18 @@ def fallback_note(v: Finding, leaves) -> Finding:
             if fb.guard is not None and E.evaluate(fb.guard, v.counterexample) is (not fb.value):
                 at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
                 return replace(v, fallback=fb, message=(
-                    f"{v.message}; at {at} the kernel's guard_or_{str(fb.value).lower()}({E.to_text(fb.guard)}) "
+                    f"{v.message}; at {at} the kernel's {asked_by(fb)}({E.to_text(fb.guard)}) "
                     f"takes its fallback side ({fb.value}, as torch.export does for every size, since torch "
                     f"decides it from the Dim ranges) although the condition is {not fb.value} there: the "
                     f"fallback must give the contract's outputs on the whole domain"))
     return v
+
+
+def asked_by(fb) -> str:
+    """The call that gave a fallback, as the kernel's line writes it: ``guard_size_oblivious`` and
+    ``statically_known_true``/``_false`` are answered as fallbacks too (``_torch.answers``)."""
+    text = fb.loc.text if fb.loc is not None else ""
+    for name in ("guard_size_oblivious", "statically_known_true", "statically_known_false"):
+        if name + "(" in text:
+            return name
+    return f"guard_or_{str(fb.value).lower()}"

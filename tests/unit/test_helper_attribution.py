@@ -42,6 +42,7 @@ def test_guard_size_oblivious_is_answered_as_for_sizes_from_2_and_its_other_side
     assert r.verdict is Verdict.FAIL
     assert {v.code for v in r.violations} == {RuleCode.OUTPUT_SHAPE_MISMATCH}
     assert all(v.counterexample["B1"] == 1 for v in r.violations)
+    assert all("guard_size_oblivious's answer, as for sizes from 2" in v.message for v in r.violations)
 
 
 @pytest.mark.parametrize("kernel, verdict", [("cat_skipping_empty", Verdict.PASS),
