@@ -12,6 +12,8 @@ from typing import Any
 #: a C++ check that failed and was only logged: glog's "Check failed: x == y", ExecuTorch's ET_CHECK_MSG/ET_LOG
 #: "Check failed (cond): message"
 _FAILED_CHECK = re.compile(r"\bCheck failed\b[^\n]*")
+#: what is read of one call's stderr (a kernel that logs much before its failed check: hunt 38's 64 KiB was short)
+READ_LIMIT = 8 << 20
 
 
 @contextlib.contextmanager
@@ -33,7 +35,7 @@ def stderr_read() -> Any:
             os.dup2(saved, 2)
             os.close(saved)
             tmp.seek(0)
-            text.append(tmp.read(65536).decode("utf-8", "replace"))
+            text.append(tmp.read(READ_LIMIT).decode("utf-8", "replace"))
 
 
 def failed_check(logged: str) -> str:
