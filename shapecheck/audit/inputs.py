@@ -19,6 +19,7 @@ from .._torch import core as C
 from .._torch import schema as CL
 from ..errors import said
 from ..trace.run import kernel_failure
+from .logged import failed_check, stderr_read
 
 EXAMPLE = 3  # the size of every tensor dim in a schema-derived example
 RANKS = (2, 3, 4, 1)  # tried in this order: the first that the kernel accepts at static sizes is kept
@@ -174,8 +175,6 @@ def fake_result(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int
     outputs): (True, the result's description) or (False, the error). A fake that guards on tensor data fails
     with an error starting ``data-dependent:`` (``DATA_DEPENDENT``): it takes the sizes, the exploration says
     the rest."""
-    from .logged import failed_check, stderr_read
-
     try:
         with CA.concrete_fake_mode(), stderr_read() as said_:
             args, kwargs = at_point(inputs, point)
@@ -195,8 +194,6 @@ def static_error(call: Callable[..., Any], inputs: OpInputs, point: dict[str, in
     """Run the kernel at concrete sizes under FakeTensorMode: None when it returns, else its error. An op that
     raises here rejects the input: the point is outside what the op accepts. An op whose result needs the
     tensors' data (``nonzero``) accepts the sizes."""
-    from .logged import failed_check, stderr_read
-
     try:
         with CA.concrete_fake_mode(), stderr_read() as said_:
             args, kwargs = at_point(inputs, point)

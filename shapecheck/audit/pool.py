@@ -45,14 +45,19 @@ Checkpoint = Callable[[dict[str, Any]], None]
 
 
 def _stop(proc: Any) -> None:
-    """Kill a worker and the eager worker it forked (its children, found through /proc where there is one)."""
+    """Kill a worker and the eager worker it forked (its children, found through /proc where there is one), with
+    the eager worker's process group (``eager._serve`` makes one: what the kernel started goes too)."""
     import signal
 
-    for pid in [*_children(proc.pid), proc.pid]:
+    for pid in _children(proc.pid):
         try:
-            os.kill(pid, signal.SIGKILL)
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    proc.kill()
     proc.join(5)
 
 
