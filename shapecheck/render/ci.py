@@ -20,7 +20,7 @@ from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
 from ..rules import FAILING, RULES, Rule, RuleCode, Severity, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
-from .text import group, located
+from .text import counted, group, located
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
@@ -57,9 +57,10 @@ def summary_line(result: RunResult) -> str:
     shard = f"shard {k}/{n}: {c['contracts']} of {result.total_contracts} contracts" if n > 1 else \
         f"{c['contracts']} contracts"
     verdict = "ERROR" if result.errors else result.verdict.value.upper()
+    active = counted([v for r in result.runs for v in r.report.violations if not v.suppressed])
     not_run = f", {len(result.errors)} not run (bad input)" if result.errors else ""
     return (f"{result.command}: {verdict} ({shard}: {c['passed']} passed, {c['failed']} failed, "
-            f"{c['inconclusive']} inconclusive{not_run}; {c['cases']} cases; {c['violations']} violations, "
+            f"{c['inconclusive']} inconclusive{not_run}; {c['cases']} cases; {active}, "
             f"{c['suppressed']} suppressed, {c['stale_suppressions']} stale suppressions; "
             f"torch {result.torch_version}; {result.seconds:.2f}s)")
 
@@ -90,7 +91,7 @@ def render_text(result: RunResult, cwd: Path, *, quiet: bool = False) -> str:
         lost = f"{crashed} crashed, " if crashed else ""
         label = "ERROR" if run.error else run.verdict.value.upper()
         lines.append(f"{label:<12} {r.op}  {relpath(r.contract, cwd)}  ({checked} cases, "
-                     f"{len(r.cases) - checked - crashed} skipped, {lost}{len(active)} violations, {len(sup)} suppressed, "
+                     f"{len(r.cases) - checked - crashed} skipped, {lost}{counted(active)}, {len(sup)} suppressed, "
                      f"{r.seconds:.2f}s; kernel: {r.kernel})")
         for v, cases in group(_shown(active, quiet)) + [(v, [""]) for v in run.stale]:
             loc = where(v, run)

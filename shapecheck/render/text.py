@@ -12,6 +12,7 @@ from ..edges import JSON
 from ..findings import Finding, PathStatus, SourceLoc
 from ..paths import locate, relpath
 from ..result.report import CaseResult, Report
+from ..rules import RULES, Severity
 from .pathmap import render_path_map
 
 if TYPE_CHECKING:
@@ -37,6 +38,18 @@ def located(doc: dict[str, JSON]) -> dict[str, JSON]:
         if key in doc:
             doc[key] = items
     return doc
+
+
+def counted(findings: list[Finding]) -> str:
+    """``3 violations`` and, where any, ``, 1 inconclusive, 2 notes``: a finding counts by its rule's severity
+    (an SC005 leaves a case unproved; it is no violation)."""
+    by = {s: sum(1 for v in findings if RULES[v.code].severity is s) for s in Severity}
+    text = f"{by[Severity.ERROR] + by[Severity.INTERNAL]} violations"
+    if by[Severity.INCONCLUSIVE]:
+        text += f", {by[Severity.INCONCLUSIVE]} inconclusive"
+    if by[Severity.NOTE]:
+        text += f", {by[Severity.NOTE]} notes"
+    return text
 
 
 def _fmt_point(point: dict[str, int] | None) -> str:
@@ -67,7 +80,7 @@ def render_text(report: Report, *, context: int = 0, quiet: bool = False) -> str
     active = [v for v in report.violations if not v.suppressed]
     lost = f"{len(crashed)} crashed, " if crashed else ""
     lines = [f"{report.verdict.value.upper()}: {report.op} against {relpath(report.contract)} "
-             f"({len(checked)} cases checked, {len(skipped)} skipped, {lost}{len(active)} violations, "
+             f"({len(checked)} cases checked, {len(skipped)} skipped, {lost}{counted(active)}, "
              f"{report.seconds:.2f}s; kernel: {report.kernel})"]
     if report.kernel_modes:
         lines.append("  torch runs two kernels for this op; both were checked:")

@@ -10,6 +10,8 @@ from shapecheck.prove.verify import Options, verify_op
 from shapecheck.render.text import render_text
 from tests.conftest import KERNELS
 
+DOCS = KERNELS.parent.parent / "docs" / "examples"
+
 HIDDEN = str(KERNELS / "hidden_case.toml")
 AK = KERNELS / "aten_kernels.py"
 PLANTED = f"{AK}:ceil_planted_in_a_later_case"
@@ -107,6 +109,24 @@ def test_an_inconclusive_finding_calls_its_point_an_example_not_a_counterexample
     assert "  example:  L=2" in _finding_block(seen, ["c"], 0)
     assert "  counterexample: L=9" in _finding_block(bug, ["c"], 0)
     assert "counterexample" not in "".join(_finding_block(seen, ["c"], 0))
+
+
+def test_the_verdict_line_counts_findings_by_severity():
+    """An SC005 or a note is no violation: an INCONCLUSIVE run with one SC005 says "0 violations, 1 inconclusive"."""
+    from shapecheck.findings import Finding
+    from shapecheck.render.text import counted
+    from shapecheck.rules import RuleCode
+
+    def finding(code):
+        return Finding(code=code, case="c", expr="e", counterexample={}, message="m")
+
+    assert counted([]) == "0 violations"
+    assert counted([finding(RuleCode.INCONCLUSIVE)]) == "0 violations, 1 inconclusive"
+    assert counted([finding(RuleCode.GUARD_ON_DYNAMIC_DIM), finding(RuleCode.UNREACHABLE_PATH),
+                    finding(RuleCode.UNREACHABLE_PATH)]) == "1 violations, 2 notes"
+    result = verify_op("mylib::pad_rows", contract=str(DOCS / "pad_rows.toml"), meta=f"{DOCS / 'pad_rows.py'}:xor_guard")
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "0 violations, 2 inconclusive," in render_text(result).splitlines()[0]
 
 
 def test_a_finding_an_expired_suppression_covered_says_it_counts_again():
