@@ -68,6 +68,8 @@ _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
 PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
 NO_EAGER = ("Could not run", "no kernel", "not implemented for the")
+#: Python's refusal of a call that leaves out a parameter without a default: the function, and what it misses
+_DEMANDS_RE = re.compile(r"^TypeError: ([\w<>.]+)\(\) missing \d+ required (?:positional|keyword-only) arguments?: (.+)")
 
 
 @dataclass
@@ -96,6 +98,10 @@ class Found:
     notes: list[str] = field(default_factory=list)
     no_fake: bool = False  # every fake call raised UnsupportedOperatorException: FakeTensorMode cannot run it
     eager_refused_too: int = 0  # calls the fake and the eager kernel both raised a programming error on
+    # the fake function's own signature demands an argument the schema lets a call leave out (``f() missing 1
+    # required positional argument: 'dtype'``, a defaulted ``dtype`` left out): what FakeTensorMode and export
+    # raise on every call that leaves it out; the call, and the arguments demanded
+    demands: tuple[str, OpInputs, list[str]] | None = None
 
 
 def _words(name: str) -> str:
@@ -351,11 +357,15 @@ def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unp
 _WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b")
 
 
+#: argument names whose plural is said of every tensor ("all inputs", "tensors"), not of that argument
+_GENERIC = frozenset({"input", "tensor", "arg", "value", "element", "dim", "size", "index", "other"})
+
+
 def _named(args: list[Arg], error: str) -> list[Arg]:
-    """The arguments an error names: by name (``self_1`` also as "self 1"); naming none but an index ("Expected
-    dtype int32 or int64 for index"), the tensors whose names say they hold indices (``outlier_cols``), so that
+    """The arguments an error names: by name or its plural ("weights" for ``weight``; ``self_1`` also as "self
+    1"); naming none but an index ("Expected dtype int32 or int64 for index"), the tensors whose names say they hold indices (``outlier_cols``), so that
     the data tensor keeps its dtype."""
-    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}\b", error)
+    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}{'' if a.name in _GENERIC else 's?'}\b", error)
                or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
     if by_name or not re.search(r"\bind(?:ex|ices)\b", error, re.I):
         return by_name
@@ -384,8 +394,10 @@ def _ranks(wanted: str) -> list[int]:
 class Search:
     """The search of one op's inputs: ``eager(inputs) -> EagerResult`` runs its eager kernel (None: it has none)."""
 
-    def __init__(self, op_name: str, op: Any, call: Callable[..., Any], eager: Callable[[OpInputs], Any] | None):
-        self.op_name, self.op, self.call, self.eager = op_name, op, call, eager
+    def __init__(self, op_name: str, op: Any, call: Callable[..., Any], eager: Callable[[OpInputs], Any] | None,
+                 own: str = ""):
+        """``own``: the fake function's name: a call its signature refuses is a finding (``_demands``)."""
+        self.op_name, self.op, self.call, self.eager, self.own = op_name, op, call, eager, own
         self.args = plan_args(op)
         self.found = Found()
         self.tried: set[tuple] = set()
@@ -469,7 +481,7 @@ class Search:
     def narrowed(self, name: str, option: Any) -> Found:
         """A search of its own with the argument ``name`` held at ``option`` (a variant the first inputs cannot
         take: ``dim=2`` wants a rank-3 input), on a quarter of the budget and without the widening."""
-        sub = Search(self.op_name, self.op, self.call, self.eager)
+        sub = Search(self.op_name, self.op, self.call, self.eager, self.own)
         sub.args = [Arg(a.name, a.type, a.keyword, [option], a.kind, a.defaulted) if a.name == name else a for a in sub.args]
         if not any(a.name == name for a in sub.args):
             return Found()
@@ -556,6 +568,8 @@ class Search:
                 self._moved = True
                 continue
             self.errors.append(err)
+            if self._demands(err, inputs):
+                continue
             if self.eager is not None and f.fake_rejected is None and f.eager_tries < half and len(self.errors) in (1, 4, 16):
                 verdict, eerr = self.eager_ok(inputs)
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
@@ -579,6 +593,22 @@ class Search:
             f.inputs, f.eager = f.fake_rejected, "accepted"
             return f
         return self._nothing_found(f)
+
+    def _demands(self, err: str, inputs: OpInputs) -> bool:
+        """Whether ``err`` is the fake function's own signature demanding what the call left out (every call the
+        search makes is one the op's schema allows): kept for a finding, and the arguments it demands are given
+        from then on (their ``None`` tried last), so that the search reaches the fake's shape logic all the same."""
+        m = _DEMANDS_RE.match(err)
+        if m is None or not self.own or m.group(1) != self.own:
+            return False
+        names = [a.name for a in self.args if a.name in set(re.findall(r"'(\w+)'", m.group(2)))]
+        if self.found.demands is None:
+            self.found.demands = (err, inputs, names)
+        for a in self.args:
+            if a.name in names and None in a.options:
+                a.options = [*(o for o in a.options if o is not None), None]
+                self._moved = True
+        return True
 
     def _nothing_found(self, f: Found) -> Found:
         """No call found: a programming error on every call that got past indexing the shapes (an IndexError is

@@ -82,7 +82,8 @@ class OpRun:
     # -- inputs ----------------------------------------------------------------------------------------------
     def find(self, given: list[OpInputs]) -> tuple[Found, Search]:
         """The first given inputs (OpInfo, samples hook) that the fake or the eager kernel accepts, else a search."""
-        search = Search(self.name, self.op, self.kernel.fn, self.eager_example if self.has_eager else None)
+        own = self.kernel.definition.function if self.kernel.definition is not None else ""
+        search = Search(self.name, self.op, self.kernel.fn, self.eager_example if self.has_eager else None, own)
         for inputs in given:
             ok, err = fake_result(self.kernel.fn, inputs, dict(inputs.dims()))
             ok = ok or err.startswith(DATA_DEPENDENT)
@@ -96,6 +97,15 @@ class OpRun:
     def run(self, given: list[OpInputs]) -> OpOutcome:
         found, search = self.find(given)
         out = OpOutcome(found.inputs)
+        if found.demands is not None:
+            err, call, names = found.demands
+            out.findings.append(Finding(
+                "fake-rejects", f"the fake's signature demands {', '.join(names) or 'an argument'}",
+                self.kernel.definition, dict(call.dims()), None,
+                f"the fake {self.kernel.name} demands the schema's {', '.join(names)}, which a call may leave out: "
+                f"called without it ({call.describe()}), it raises {err[:200]} under FakeTensorMode, so torch.export "
+                "and torch.compile fail on every call that leaves it out"))
+            found.every_call_error = "" if found.every_call_error == err else found.every_call_error
         if found.inputs is None:
             if found.no_fake:  # the eager kernel took no call tried, but no fake ran on any either
                 out.no_fake = (f"no fake kernel: FakeTensorMode raises UnsupportedOperatorException on every call "

@@ -24,6 +24,9 @@
 - ``qmm``: a quantized matmul that takes an int8 weight beside float activations (optimum-quanto's qbytes_mm, hunt
   31) and accumulates int8 by int8 in int32; one bad fake gives an int8 weight's product int8, the other two int8
   inputs' (it keeps a's dtype): no float dtype shows either;
+- ``cast``: a keyword-only ``dtype`` that defaults to None, and no eager kernel; the bad fake demands it
+  (executorch's ``embedding_2bit.dtype`` fakes, hunt 36): every call that leaves it out raises TypeError under
+  FakeTensorMode, and the search gives it to reach the shape logic;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -219,6 +222,20 @@ def few_args_bad(q, k):
 @torch.library.register_fake("reach::few_args_ok", lib=_LIB)
 def few_args_ok(q, k, bias=None, p=0.0, *, scale=None):
     return torch.empty_like(q)
+
+
+_LIB.define("cast_bad(Tensor x, *, ScalarType? dtype=None) -> Tensor")
+_LIB.define("cast_ok(Tensor x, *, ScalarType? dtype=None) -> Tensor")
+
+
+@torch.library.register_fake("reach::cast_bad", lib=_LIB)
+def cast_bad(x, *, dtype):
+    return torch.empty_like(x, dtype=dtype)
+
+
+@torch.library.register_fake("reach::cast_ok", lib=_LIB)
+def cast_ok(x, *, dtype=None):
+    return torch.empty_like(x, dtype=dtype)
 
 
 @custom_op("reach::concat_bad", mutates_args=())

@@ -158,3 +158,28 @@ def test_an_int_an_error_fixes_is_tried_at_that_value_even_where_no_option_had_i
     assert int_hint([big], "block must be at least 128") and big.options[0] == 128
     width = Arg("bits", "int", False, [4, 8], "int")
     assert int_hint([width], "bits must equal 8") and width.options[0] == 8
+
+
+def test_a_fake_that_demands_a_defaulted_argument_is_found_and_the_search_gives_it():
+    """hunt 36/38: executorch's ``embedding_2bit.dtype`` fakes take ``dtype`` without its schema default, so every
+    call that leaves it out raises TypeError under FakeTensorMode (strict export fails); with no eager kernel to
+    compare, the audit called the op clean or found no inputs. The search now keeps that refusal as a finding and
+    gives the argument from then on, so the fake's shape logic is traced too; the twin with the default is clean."""
+    from shapecheck.audit.run import run_audit
+
+    run = run_audit(("reach::cast*",), (LIBRARY,), jobs=1)
+    records = {r["op"].split("::")[1]: r for r in run.records}
+    [bad] = records["cast_bad.default"]["findings"]
+    assert (bad["class"], bad["expr"]) == ("fake-rejects", "the fake's signature demands dtype")
+    assert "missing 1 required keyword-only argument: 'dtype'" in bad["message"]
+    assert records["cast_bad.default"]["traces"], records["cast_bad.default"]
+    assert records["cast_ok.default"]["status"] == "clean" and records["cast_ok.default"]["findings"] == []
+
+
+def test_an_error_naming_an_argument_in_the_plural_moves_that_argument():
+    """"Expecting weights to be of dtype in [torch.int8, torch.uint8]" is about ``weight`` (executorch)."""
+    args = [Arg("weight", "Tensor", False, [(2, "float32"), (2, "int8")], "tensor"),
+            Arg("weight_scales", "Tensor", False, [(1, "float32"), (1, "int8")], "tensor")]
+    assert _hint(args, "AssertionError: Expecting weights to be of dtype in [torch.int8, torch.uint8], but got "
+                       "torch.float32", ((2, "float32"), (1, "float32")))
+    assert args[0].options[0][1] in ("int8", "uint8") and args[1].options[0] == (1, "float32")
