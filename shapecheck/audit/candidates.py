@@ -24,10 +24,9 @@ from typing import Any
 
 from .._torch import audit as CA
 from .._torch import schema as CL
-from .hints import front_words, int_hint, item_of, of_rank, past_rank
+from .hints import INDEX_WORDS, SIZES, UNPACK_RE, hint
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, constant_int, fake_result, holds
 
-SIZES = (3, 4, 8, 2, 1)  # the example size of every tensor dim, tried in this order
 UNPACK_AFTER = 3  # unpacking errors met before the search reads the rank they expect
 FAKE_TRIES = 96  # fake calls per op before the search gives up (a refused call costs about a millisecond)
 EAGER_TRIES = 12  # eager calls per op (each a round trip to the worker)
@@ -39,32 +38,15 @@ TENSOR_OPTIONS = ((2, "float32"), (1, "float32"), (3, "float32"), (1, "int64"), 
                   (5, "float32"), (1, "bool"), (2, "complex64"))
 SCALAR_TYPES = ("float32", "int64", "float16", "bfloat16", "int32", "uint8", "int8", "float64", "bool",
                 "float8_e4m3fn")
-INDEX_WORDS = ("ind", "idx", "offset", "length", "perm", "target", "count", "label", "position", "bucket", "segment",
-               "hash", "ids", "batch_sizes", "cumsum", "seq_len", "lengths", "row", "col", "crow", "ccol")
 #: strings worth trying for a str argument without a default, by a word of its name
 STR_GUESSES = {"reduc": ("mean", "sum", "none"), "mode": ("nearest", "bilinear", "linear", "constant", "reflect"),
                "pad": ("constant", "reflect", "replicate"), "approx": ("none", "tanh"), "round": ("floor", "trunc"),
                "type": ("nf4", "fp4", "ASYMMETRIC", "SYMMETRIC"), "layout": ("NHWC", "NCHW"), "": ("", "none")}
-_DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "float64", "Half": "float16",
-                "BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8", "Short": "int16",
-                "ComplexFloat": "complex64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-_DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
-                       + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
-                                   "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
-_RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
-                      r"|<=\s*(\d) dimensions")
-#: a tensor asked to hold one element ("Expecting scale tensor to be one element", "a scalar tensor"): rank 0
-_ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
-#: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
-_UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
 _SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
                       r"\s+(\d{1,2})\b")
 #: a shape an error asks for, with a constant in it ("rois must have shape as Tensor[K, 5]", "of shape (N, 4)")
 _SHAPE_RE = re.compile(r"\bshape\b[^.;]{0,24}?[\[(]\s*((?:[A-Za-z_]\w*|\d{1,2})(?:\s*,\s*(?:[A-Za-z_]\w*|\d{1,2}))+)\s*[\])]")
-_REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
-                      r"cannot be|invalid)\b", re.I)
-_QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
 PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
 NO_EAGER = ("Could not run", "no kernel", "not implemented for the")
@@ -273,124 +255,6 @@ def nearest_first(lengths: list[int]) -> Iterator[tuple[int, ...]]:
         yield from with_sum(0, total)
 
 
-def _hint(args: list[Arg], error: str, combo: tuple[Any, ...] | None = None, unpacked: bool = False) -> bool:
-    """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
-    (every tensor when it names none). Whether anything moved. ``combo``: the options of the call that raised;
-    an error naming only dtypes keeps that call's rank (and one naming only ranks its dtype), since the rest of
-    the call got past the checks before it: "only fp16 and bf16" on a 4-D float32 call asks for 4-D float16,
-    a pair the option list need not hold. ``unpacked``: read "values to unpack (expected 4, got 2)" too."""
-    by_name = _subject(_named(args, error), error)
-    tensors = [a for a in args if a.kind in ("tensor", "tensors")]
-    named = by_name or tensors
-    option = {a.name: o for a, o in zip(args, combo, strict=True)} if combo is not None else {}  # the call's
-    # the tensors the call gave the same rank and dtype as a named one get its new option second ("query.dim()
-    # == 4" on a call of three 3-D tensors: key and value are likely 4-D too, but only likely)
-    alike: list[Arg] = []
-    if option:
-        same = {option[a.name] for a in named if a.kind in ("tensor", "tensors")} - {None}
-        alike = [a for a in tensors if a not in named and option[a.name] in same]
-    wanted = _WANTED_END.split(error)[0]
-    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
-    ranks = _ranks(wanted)
-    unpack = _UNPACK_RE.search(error) if unpacked and not by_name and option else None
-    if unpack is not None:  # the tensors of the rank it got want the rank it expects
-        ranks, named, alike = [int(unpack.group(1))], of_rank(tensors, option, unpack.group(2)) or tensors, []
-    ranks, named, alike = (past_rank(error, tensors, option) if option and not by_name else None) or (ranks, named, alike)
-    held = item_of(tensors, option, error, SIZES) if option and not by_name else None
-    if held is not None:
-        named, ranks, alike = [held], [0], []
-    words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
-    moved = int_hint(args, wanted)
-    # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
-    # (as the search always did), no (rank, dtype) pair is made from the call
-    refuses = bool(_REFUSES.search(wanted))
-    # a (rank, dtype) pair is made from the call only for what the error is about: the arguments it names, or,
-    # naming none, the tensors when the call gave them all one rank and dtype (flash attention's q, k, v)
-    pairs = not refuses and bool(option) and (bool(by_name) or len({repr(option[a.name]) for a in tensors}) == 1)
-    if refuses:  # "Unsupported dtype: float32", "Unsupported mapping type: nf4": what it refuses
-        for a in args:
-            if a.kind == "dtype" and dtypes and (a in named or not any(b.kind == "dtype" for b in named)):
-                bad: Any = dtypes
-            elif a.kind == "str":
-                bad = [o for o in a.options if isinstance(o, str) and o and re.search(rf"\b{re.escape(o)}\b", error)]
-            else:
-                continue
-            new = [o for o in a.options if o not in bad] + [o for o in a.options if o in bad]
-            moved |= new[:1] != a.options[:1]
-            a.options = new
-        # naming no argument, a refused dtype is the dispatching tensor's (AT_DISPATCH's "not implemented for
-        # 'Int'"): the first tensor of that dtype in the call takes it last
-        # A ScalarType argument the call gave that dtype is what it refuses (torchao's choose_qparams_affine:
-        # "Unsupported dtype: torch.float32" is its target_dtype's, and a float32 input must stay float32)
-        by_dtype_arg = any(a.kind == "dtype" and option.get(a.name) in dtypes for a in args)
-        first = None if by_name or by_dtype_arg else \
-            next((a for a in tensors if isinstance(option.get(a.name), tuple) and option[a.name][1] in dtypes), None)
-        if first is not None:
-            new = [o for o in first.options if o is None or o[1] not in dtypes] + \
-                [o for o in first.options if o is not None and o[1] in dtypes]
-            moved |= new[:1] != first.options[:1]
-            first.options = new
-        if moved:
-            return True
-    for a in named + alike:
-        if a.kind in ("tensor", "tensors"):
-            def key(o: Any) -> tuple:
-                return (bool(o is not None and dtypes and o[1] not in dtypes),
-                        bool(o is not None and ranks and o[0] not in ranks))
-            if dtypes or ranks:
-                front = list(a.options) if a in alike else sorted(a.options, key=key)
-                at = 1 if a in alike and front else 0
-                current = option[a.name] if pairs else None
-                had = current if isinstance(current, tuple) and len(current) == 2 else None
-                for r in reversed(ranks or ([had[0]] if had else [])):
-                    for d in reversed(dtypes or [had[1] if had else None]):
-                        cand = (r, d or (front[0][1] if front and front[0] else "float32"))
-                        if cand in front:
-                            front.remove(cand)
-                        front.insert(at, cand)
-                moved |= front[:3] != a.options[:3]
-                a.options = front
-    return front_words(args, words, dtypes, named) or moved
-
-
-#: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
-_WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b")
-
-
-#: argument names whose plural is said of every tensor ("all inputs", "tensors"), not of that argument
-_GENERIC = frozenset({"input", "tensor", "arg", "value", "element", "dim", "size", "index", "other"})
-
-
-def _named(args: list[Arg], error: str) -> list[Arg]:
-    """The arguments an error names: by name or its plural ("weights" for ``weight``; ``self_1`` also as "self
-    1"); naming none but an index ("Expected dtype int32 or int64 for index"), the tensors whose names say they hold indices (``outlier_cols``), so that
-    the data tensor keeps its dtype."""
-    by_name = [a for a in args if re.search(rf"\b{re.escape(a.name)}{'' if a.name in _GENERIC else 's?'}\b", error)
-               or ("_" in a.name and re.search(rf"\b{re.escape(a.name.replace('_', ' '))}\b", error, re.I))]
-    if by_name or not re.search(r"\bind(?:ex|ices)\b", error, re.I):
-        return by_name
-    return [a for a in args if a.kind in ("tensor", "tensors") and any(w in a.name.lower() for w in INDEX_WORDS)]
-
-
-#: the argument an error's demand is about, where it opens with one: "Expected weight to be a vector ... in input"
-_SUBJECT_RE = re.compile(r"^\W*(?:expected\s+(?:the\s+)?(\w+)\s+to|(\w+)\s+(?:must|should))\s+(?:be|have)\b", re.I)
-
-
-def _subject(named: list[Arg], error: str) -> list[Arg]:
-    """Of the arguments an error names, its subject ("Expected X to be", "X must be"), else all of them."""
-    m = _SUBJECT_RE.search(error.partition(": ")[2] or error)
-    word = m and (m.group(1) or m.group(2))
-    return [a for a in named if a.name == word] or named
-
-
-def _ranks(wanted: str) -> list[int]:
-    """The ranks an error asks for: "must be 2-D", "dim() == 4", "one element" (0), "supposed to be a vector" (1)."""
-    ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
-    ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
-    return ranks + [r for w, r in (("vector", 1), ("matrix", 2))
-                    if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I) and r not in ranks]
-
-
 class Search:
     """The search of one op's inputs: ``eager(inputs) -> EagerResult`` runs its eager kernel (None: it has none)."""
 
@@ -555,7 +419,7 @@ class Search:
                     return f
                 fake_accepted.append(inputs)
                 f.eager_error = eerr
-                self._moved = _hint(self.args, eerr, combo)
+                self._moved = hint(self.args, eerr, combo)
                 continue
             absent = [a for a, o in zip(self.args, combo, strict=True) if o is None and a.kind == "tensor"
                       and any(x is not None for x in a.options)]
@@ -574,18 +438,18 @@ class Search:
                 verdict, eerr = self.eager_ok(inputs)
                 if verdict:  # the eager kernel takes what the fake refuses: reported; the search goes on
                     f.fake_rejected, f.fake_error = inputs, err
-                    self._moved = _hint(self.args, err, combo)
+                    self._moved = hint(self.args, err, combo)
                     self._size_hint(err)  # a size the fake asks for: a call both take may have it
                     continue
                 if eerr:
-                    self._moved = _hint(self.args, eerr, combo)
+                    self._moved = hint(self.args, eerr, combo)
                     # both raised a programming error: a size check of the eager kernel's is not one
                     f.eager_refused_too += {err.partition(":")[0], eerr.partition(":")[0]} <= set(PROGRAMMING_ERRORS)
             self._size_hint(err)
             # an unpacking error is read once the search keeps meeting it: the order of ranks tried first
             # (2, 1, 3) often gets past it anyway, through a path for another rank
-            unpacked = sum(bool(_UNPACK_RE.search(e)) for e in self.errors) >= UNPACK_AFTER
-            self._moved = _hint(self.args, err, combo, unpacked) or self._moved  # a size alone: no restart
+            unpacked = sum(bool(UNPACK_RE.search(e)) for e in self.errors) >= UNPACK_AFTER
+            self._moved = hint(self.args, err, combo, unpacked) or self._moved  # a size alone: no restart
         if fake_accepted:  # the fake takes these, the eager kernel none of them: traced, not compared
             f.inputs, f.eager = fake_accepted[0], "rejected"
             return f

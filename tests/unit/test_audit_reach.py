@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from shapecheck.audit.candidates import Arg, _hint
+from shapecheck.audit.candidates import Arg
 from shapecheck.audit.differential import compare
+from shapecheck.audit.hints import hint
 
 LIBRARY = "tests/kernels/audit_reach.py"
 
@@ -17,16 +18,16 @@ def test_an_error_asking_for_a_vector_or_a_dim_past_the_rank_moves_the_right_ten
     args = [Arg("src", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor"),
             Arg("picks", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor")]
     # "Index is supposed to be a vector": rank 1 first (the "is" no longer cuts off what it is supposed to be)
-    assert _hint(args, "IndexError: index_select(): Index is supposed to be a vector", ((2, "float32"), (2, "float32")))
+    assert hint(args, "IndexError: index_select(): Index is supposed to be a vector", ((2, "float32"), (2, "float32")))
     assert [a.options[0][0] for a in args] == [1, 1]
     # a dim past a 1-D tensor's rank: the first tensor of that rank wants rank dim + 1; the other keeps rank 1
-    assert _hint(args, "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+    assert hint(args, "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
                  ((1, "float32"), (1, "float32")))
     assert args[0].options[0] == (2, "float32") and args[1].options[0] == (1, "float32")
     # a dtype "for index", naming no argument: the tensor whose name says it holds indices moves, the data stays
     pairs = [Arg("src", "Tensor", False, [(2, "float32"), (2, "int64")], "tensor"),
              Arg("outlier_cols", "Tensor", False, [(1, "float32"), (1, "int64")], "tensor")]
-    assert _hint(pairs, "RuntimeError: index_select(): Expected dtype int32 or int64 for index",
+    assert hint(pairs, "RuntimeError: index_select(): Expected dtype int32 or int64 for index",
                  ((2, "float32"), (1, "float32")))
     assert pairs[0].options[0] == (2, "float32") and pairs[1].options[0][1] in ("int32", "int64")
 
@@ -105,7 +106,7 @@ def test_an_error_that_opens_with_its_subject_moves_that_argument_alone():
             Arg("weight", "Tensor?", True, [(2, "float32"), (1, "float32")], "tensor")]
     error = ("RuntimeError: Expected weight to be a vector of size equal to the number of channels in input, but got "
              "weight of shape torch.Size([3, 3]) and input of shape torch.Size([3, 3])")
-    assert _hint(args, error, ((2, "float32"), (2, "float32")))
+    assert hint(args, error, ((2, "float32"), (2, "float32")))
     assert args[0].options[0] == (2, "float32") and args[1].options[0][0] == 1
 
 
@@ -180,6 +181,6 @@ def test_an_error_naming_an_argument_in_the_plural_moves_that_argument():
     """"Expecting weights to be of dtype in [torch.int8, torch.uint8]" is about ``weight`` (executorch)."""
     args = [Arg("weight", "Tensor", False, [(2, "float32"), (2, "int8")], "tensor"),
             Arg("weight_scales", "Tensor", False, [(1, "float32"), (1, "int8")], "tensor")]
-    assert _hint(args, "AssertionError: Expecting weights to be of dtype in [torch.int8, torch.uint8], but got "
+    assert hint(args, "AssertionError: Expecting weights to be of dtype in [torch.int8, torch.uint8], but got "
                        "torch.float32", ((2, "float32"), (1, "float32")))
     assert args[0].options[0][1] in ("int8", "uint8") and args[1].options[0] == (1, "float32")

@@ -811,7 +811,8 @@ def test_the_search_gives_an_optional_first_tensor_and_keeps_its_dtype_when_a_dt
     import torch
 
     from shapecheck._torch import core as C
-    from shapecheck.audit.candidates import Search, _hint, plan_args
+    from shapecheck.audit.candidates import Search, plan_args
+    from shapecheck.audit.hints import hint
 
     lib = torch.library.Library("auditv2_optin", "DEF")  # noqa: TOR901 - the test's own namespace
     lib.define("choose(Tensor? input, str mapping_type, SymInt[] block_size, ScalarType target_dtype, "
@@ -835,7 +836,7 @@ def test_the_search_gives_an_optional_first_tensor_and_keeps_its_dtype_when_a_dt
     # "Unsupported dtype: torch.float32" on a call whose target_dtype is float32: that argument's, not the input's
     combo = tuple({"input": (2, "float32"), "target_dtype": "float32"}.get(a.name, a.options[0])
                   for a in args.values())
-    _hint(list(args.values()), "ValueError: Unsupported dtype: torch.float32", combo)
+    hint(list(args.values()), "ValueError: Unsupported dtype: torch.float32", combo)
     assert args["input"].options[0] == (2, "float32") and args["target_dtype"].options[-1] == "float32"
     search = Search("auditv2_optin::choose", op, op, None)
     found = search.run()
