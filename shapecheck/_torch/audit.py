@@ -203,43 +203,6 @@ def fake_rule(op: Any) -> Any | None:
     return None
 
 
-def kernel_strings(op: Any, limit: int = 8) -> list[str]:
-    """The word-like string constants of the op's Python kernels (its torch.library fake, a ``custom_op``'s own
-    eager function), in the order they appear, then those of the functions of their own module they call
-    (tico's ``_conv2d_with_string_padding``, which alone compares ``padding == "same"``; two calls deep): the
-    values a ``str`` argument's branches compare with (``if mode == "both":``), tried by the audit beside its
-    guesses."""
-    import re
-    import types
-
-    from .core import fake_kernel
-
-    fns: list[Any] = [fake_kernel(op)]
-    with contextlib.suppress(ImportError, AttributeError):
-        from torch._library.custom_ops import OPDEFS
-
-        fns.append(getattr(OPDEFS.get(op.name().partition(".")[0]), "_init_fn", None))
-    out: list[str] = []
-    # (code, the globals its names resolve in, the module a called function must be of, calls deep)
-    todo = [(fn.__code__, fn.__globals__, fn.__module__, 0) for fn in fns if isinstance(fn, types.FunctionType)]
-    seen = {code for code, _, _, _ in todo}
-    while todo and len(out) < limit:
-        code, names, module, depth = todo.pop(0)
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                todo.append((c, names, module, depth))
-                continue
-            for v in c if isinstance(c, (tuple, frozenset)) else (c,):  # ``mode in ("left", "right")``
-                if isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,23}", v) and v not in out:
-                    out.append(v)
-        for name in code.co_names if depth < 2 else ():
-            called = names.get(name)
-            if isinstance(called, types.FunctionType) and called.__module__ == module and called.__code__ not in seen:
-                seen.add(called.__code__)
-                todo.append((called.__code__, called.__globals__, module, depth + 1))
-    return out[:limit]
-
-
 def fake_reachable(op: Any) -> bool:
     """Whether FakeTensorMode (and so torch.export) can run ``op`` in some mode: a Python meta registration or
     decomposition, a torch.library fake kernel, FakeTensor's own rule, a CompositeImplicitAutograd

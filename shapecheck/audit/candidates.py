@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._torch import audit as CA
+from .._torch import kernel_code as KC
 from .._torch import schema as CL
 from .hints import INDEX_WORDS, SIZES, UNPACK_RE, hint
 from .inputs import DATA_DEPENDENT, OpInputs, Tree, constant_int, fake_result, holds
@@ -102,12 +102,14 @@ def _tensor_options(name: str, optional: bool) -> list[Any]:
     return ([None] if optional else []) + opts
 
 
-def _int_options(name: str, default: Any, has: bool) -> list[Any]:
+def _int_options(name: str, default: Any, has: bool, compared: list[int] = ()) -> list[Any]:
+    """The default, then the values the kernels compare the argument with (without a default, these first), then a
+    guess by the name and a few small magnitudes."""
     low = _words(name)
     first = default if has and isinstance(default, int) and not isinstance(default, bool) else \
-        0 if "dim" in low else 64 if "block" in low else 4 if "bit" in low else 1
+        compared[0] if compared else 0 if "dim" in low else 64 if "block" in low else 4 if "bit" in low else 1
     rest = (1, 0, 2, 4, 8, 16, 32, 64, -1, 3)
-    return list(dict.fromkeys((first, *rest)))
+    return list(dict.fromkeys((first, *compared, *rest)))
 
 
 def schema_type(text: str) -> str:
@@ -126,6 +128,7 @@ def schema_type(text: str) -> str:
 def plan_args(op: Any) -> list[Arg]:
     """Each schema argument with its options, the likeliest first (the default, where there is one)."""
     out = []
+    ints: dict[str, list[int]] | None = None
     for name, raw_type, kw, has, default in CL.schema_arguments(op):
         type_text = schema_type(raw_type)
         optional = type_text.endswith("?")
@@ -148,13 +151,15 @@ def plan_args(op: Any) -> list[Arg]:
         elif base == "str":
             first = [default] if has else [None] if absent else []
             guesses = next(v for k, v in STR_GUESSES.items() if k in _words(name))
-            words = CA.kernel_strings(op)  # what the kernels compare a string with
+            words = KC.kernel_strings(op)  # what the kernels compare a string with
             out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *words, *guesses])), "str"))
         elif base in ("int", "SymInt") and not absent:
             # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a
             # constant by every caller, and export installs no guard on a constant (a size it is not)
             size = base == "SymInt" and not constant_int(name)
-            out.append(Arg(name, type_text, kw, _int_options(name, default, has), "sym" if size else "int"))
+            ints = KC.kernel_ints(op) if ints is None else ints  # what the kernels compare ints with (``bits == 8``)
+            compared = ints.get(name, [])
+            out.append(Arg(name, type_text, kw, _int_options(name, default, has, compared), "sym" if size else "int"))
         elif base == "bool" and not absent:
             first = bool(default) if has and isinstance(default, bool) else False
             out.append(Arg(name, type_text, kw, [first, not first], "bool"))

@@ -27,6 +27,9 @@
 - ``cast``: a keyword-only ``dtype`` that defaults to None, and no eager kernel; the bad fake demands it
   (executorch's ``embedding_2bit.dtype`` fakes, hunt 36): every call that leaves it out raises TypeError under
   FakeTensorMode, and the search gives it to reach the shape logic;
+- ``pack``: an int ``bits`` whose value 5 takes a branch of its own in the eager kernel (a 5-bit format keeps one
+  column; modelopt's ``num_bits == 8 and exponent_bits == 4``, hunt 36); the bad fake lacks that branch, which only
+  the value the kernels compare ``bits`` with reaches;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass.
 """
@@ -172,6 +175,30 @@ def permute_axes(x: torch.Tensor, perm: list[int]) -> torch.Tensor:
 @permute_axes.register_fake
 def _(x, perm):
     return x.new_empty(_permuted(x, perm))
+
+
+def _packed(x, bits):
+    return x.new_empty((x.shape[0], 1) if bits == 5 else x.shape)
+
+
+@custom_op("reach::pack_bad", mutates_args=())
+def pack_bad(x: torch.Tensor, bits: int) -> torch.Tensor:
+    return torch.zeros(_packed(x, bits).shape, dtype=x.dtype)
+
+
+@pack_bad.register_fake
+def _(x, bits):
+    return x.new_empty(x.shape)
+
+
+@custom_op("reach::pack_ok", mutates_args=())
+def pack_ok(x: torch.Tensor, bits: int) -> torch.Tensor:
+    return torch.zeros(_packed(x, bits).shape, dtype=x.dtype)
+
+
+@pack_ok.register_fake
+def _(x, bits):
+    return _packed(x, bits)
 
 
 @custom_op("reach::magic_only", mutates_args=())

@@ -184,3 +184,40 @@ def test_an_error_naming_an_argument_in_the_plural_moves_that_argument():
     assert hint(args, "AssertionError: Expecting weights to be of dtype in [torch.int8, torch.uint8], but got "
                        "torch.float32", ((2, "float32"), (1, "float32")))
     assert args[0].options[0][1] in ("int8", "uint8") and args[1].options[0] == (1, "float32")
+
+
+def test_an_int_the_kernels_compare_with_a_constant_is_tried_at_that_constant():
+    """hunt 36: modelopt's ``if num_bits == 8 and exponent_bits == 4:`` (its CPU kernel, registered through
+    ``torch.library.impl``) takes a branch of its own that the int options (default, then small magnitudes) may
+    never reach. ``pack``'s eager kernel keeps one column at ``bits == 5``; the bad fake lacks that branch and was
+    called clean; a ``bits`` is a constant every caller passes, so the twin's branch is no SC030."""
+    from shapecheck.audit.run import run_audit
+
+    run = run_audit(("reach::pack*",), (LIBRARY,), jobs=1)
+    records = {r["op"].split("::")[1]: r for r in run.records}
+    assert [(f["class"], f["expr"]) for f in records["pack_bad.default"]["findings"]] == [
+        ("eager-shape", "output 0 shape")]
+    assert "the eager kernel returns [3, 1], the fake [3, 3]" in records["pack_bad.default"]["findings"][0]["message"]
+    assert records["pack_ok.default"]["status"] == "clean", records["pack_ok.default"]
+
+
+def test_the_ints_a_kernel_compares_are_read_by_the_variable_they_are_compared_to():
+    import torch
+
+    from shapecheck._torch import kernel_code as KC
+
+    lib = torch.library.Library("ints_read", "DEF")  # noqa: TOR901 - the test's own namespace
+    lib.define("q(Tensor x, int num_bits, int exponent_bits, int group) -> Tensor")
+
+    def fake(x, num_bits, exponent_bits, group):
+        if num_bits == 8 and exponent_bits == 4:
+            return x
+        if 3 != group and (num_bits, group) == (6, 7):
+            return x
+        if exponent_bits in (1, 2):
+            return x
+        return x.new_empty(x.shape)
+
+    torch.library.register_fake("ints_read::q", fake, lib=lib)
+    assert KC.kernel_ints(torch.ops.ints_read.q.default) == {"num_bits": [8, 6], "exponent_bits": [4, 1, 2],
+                                                             "group": [3, 7]}

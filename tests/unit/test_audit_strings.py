@@ -38,7 +38,7 @@ def test_the_words_come_from_the_fake_and_the_custom_ops_own_function(tmp_path, 
 
     import torch
 
-    from shapecheck._torch.audit import kernel_strings
+    from shapecheck._torch.kernel_code import kernel_strings
 
     (tmp_path / "strwords_unit.py").write_text('''
 import torch
@@ -87,7 +87,7 @@ def test_the_words_come_from_the_functions_of_its_module_a_kernel_calls(tmp_path
 
     import torch
 
-    from shapecheck._torch.audit import kernel_strings
+    from shapecheck._torch.kernel_code import kernel_strings
 
     (tmp_path / "strhelper_unit.py").write_text(HELPER)
     monkeypatch.syspath_prepend(str(tmp_path))
