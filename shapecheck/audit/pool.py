@@ -19,8 +19,13 @@ from ..errors import said
 
 
 def _serve(conn: Any, fn: Callable[[str, Callable[[dict[str, Any]], None]], dict[str, Any]]) -> None:
+    import signal
+
     from .eager import worker
 
+    # Ctrl-C reaches the terminal's whole process group: the supervisor stops the run and writes the report (hunt 38:
+    # each worker printed a KeyboardInterrupt traceback and no report came)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         while True:
             try:
@@ -113,12 +118,12 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
 
     for _ in range(max(1, min(jobs, len(names)))):
         give(*start())
-    with _stopped_by_sigterm() as stopped:
+    with _stopped_by_signal() as stopped:
         try:
             _loop(busy, began, partial, out, todo, op_timeout, crashed, give, start)
         except _Stop:
             pass
-    if stopped:  # SIGTERM (a CI job's time-out, `timeout`): the ops under way and those not reached are not run,
+    if stopped:  # SIGTERM (a CI job's time-out, `timeout`) or Ctrl-C: the ops under way and those not reached are not run,
         # the others keep their records and the report is written (hunt 38: a run stopped so printed nothing)
         for proc, name in list(busy.values()):
             _stop(proc)
@@ -130,16 +135,17 @@ def run_supervised(names: list[str], fn: Callable[[str, Checkpoint], dict[str, A
 
 
 #: why the ops a stopped run did not finish are not run
-STOPPED = "was stopped: the run got SIGTERM"
+STOPPED = "was stopped: the run got SIGTERM or SIGINT"
 
 
 class _Stop(Exception):
-    """SIGTERM arrived while the supervisor waited."""
+    """SIGTERM or SIGINT arrived while the supervisor waited."""
 
 
 @contextlib.contextmanager
-def _stopped_by_sigterm() -> Any:
-    """Within it (in the main thread), SIGTERM raises ``_Stop``; the ``as`` target is a list that is true once it did."""
+def _stopped_by_signal() -> Any:
+    """Within it (in the main thread), SIGTERM and SIGINT (Ctrl-C) raise ``_Stop``; the ``as`` target is a list
+    that is true once one did."""
     import signal
     import threading
 
@@ -152,11 +158,12 @@ def _stopped_by_sigterm() -> Any:
         seen.append(True)
         raise _Stop
 
-    before = signal.signal(signal.SIGTERM, stop)
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield seen
     finally:
-        signal.signal(signal.SIGTERM, before)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 def _loop(busy: dict[Any, tuple[Any, str]], began: dict[Any, float], partial: dict[str, dict[str, Any]],

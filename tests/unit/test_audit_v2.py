@@ -1009,8 +1009,10 @@ def test_an_ops_many_cxx_specialisations_are_one_row_of_the_text_report():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="the audit's supervised workers need fork")
-def test_a_run_stopped_with_sigterm_reports_the_ops_done_and_the_rest_not_run(tmp_path):
-    """hunt 38: `timeout` (SIGTERM) on an audit printed nothing. The ops done keep their records, the one under
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT"])
+def test_a_run_stopped_with_sigterm_reports_the_ops_done_and_the_rest_not_run(tmp_path, sig):
+    """hunt 38: `timeout` (SIGTERM) on an audit printed nothing, and Ctrl-C (SIGINT to the terminal's whole process
+    group) printed a KeyboardInterrupt traceback from each worker. The ops done keep their records, the one under
     way and those not reached are not run (inconclusive), and the report is written."""
     import subprocess
 
@@ -1018,12 +1020,15 @@ def test_a_run_stopped_with_sigterm_reports_the_ops_done_and_the_rest_not_run(tm
     lib.write_text(SLOW_FAKE, encoding="utf-8")
     proc = subprocess.Popen([sys.executable, "-m", "shapecheck", "audit", "--import", str(lib), "--ops",
                              "auditslow::*", "-j", "1", "--no-cache", "--format", "json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            start_new_session=True)
     time.sleep(25)  # imports, then quick (first: the ops go in name order) and stalls under way
-    proc.send_signal(signal.SIGTERM)
+    os.killpg(proc.pid, getattr(signal, sig))  # as a terminal's Ctrl-C: every process of the group
     out, err = proc.communicate(timeout=120)
     recs = {r["op"]: r for r in json.loads(out)["ops"]}
     assert recs["auditslow::quick.default"]["status"] == "clean", recs
     stalled = recs["auditslow::stalls.default"]
-    assert stalled["status"] == "not-run" and any("the run got SIGTERM" in n for n in stalled["notes"]), stalled
+    assert stalled["status"] == "not-run" and any("the run got SIGTERM or SIGINT" in n for n in stalled["notes"]), \
+        stalled
+    assert "KeyboardInterrupt" not in err and "Traceback" not in err, err
     assert proc.returncode == 3, err
