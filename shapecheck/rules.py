@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import enum
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 class Severity(enum.StrEnum):
@@ -288,3 +290,15 @@ def _docs_url() -> str | None:
         return None
     found = (u.split(",", 1) for u in urls if "," in u)
     return next((url.strip().rstrip("/") for label, url in found if label.strip().lower() == "documentation"), None)
+
+
+def counted(findings: Sequence[Any]) -> str:
+    """``3 violations`` and, where any, ``, 1 inconclusive, 2 notes``: a finding counts by its rule's severity
+    (an SC005 leaves a case unproved; it is no violation)."""
+    by = {s: sum(1 for v in findings if RULES[v.code].severity is s) for s in Severity}
+    text = f"{by[Severity.ERROR] + by[Severity.INTERNAL]} violations"
+    if by[Severity.INCONCLUSIVE]:
+        text += f", {by[Severity.INCONCLUSIVE]} inconclusive"
+    if by[Severity.NOTE]:
+        text += f", {by[Severity.NOTE]} notes"
+    return text

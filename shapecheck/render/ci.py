@@ -18,9 +18,9 @@ from ..edges import JSON
 from ..findings import Finding, SourceLoc
 from ..paths import base_uris, locate, relpath
 from ..result.run import ContractRun, FuzzRun, RefRun, RunResult, VerifyRun
-from ..rules import FAILING, RULES, Rule, RuleCode, Severity, help_uri, rules_of
+from ..rules import FAILING, RULES, Rule, RuleCode, Severity, counted, help_uri, rules_of
 from .runtime import fuzz_text, ref_text
-from .text import counted, group, located
+from .text import group, located
 
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 

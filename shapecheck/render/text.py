@@ -12,7 +12,7 @@ from ..edges import JSON
 from ..findings import Finding, PathStatus, SourceLoc
 from ..paths import locate, relpath
 from ..result.report import CaseResult, Report
-from ..rules import RULES, Severity
+from ..rules import counted
 from .pathmap import render_path_map
 
 if TYPE_CHECKING:
@@ -38,18 +38,6 @@ def located(doc: dict[str, JSON]) -> dict[str, JSON]:
         if key in doc:
             doc[key] = items
     return doc
-
-
-def counted(findings: list[Finding]) -> str:
-    """``3 violations`` and, where any, ``, 1 inconclusive, 2 notes``: a finding counts by its rule's severity
-    (an SC005 leaves a case unproved; it is no violation)."""
-    by = {s: sum(1 for v in findings if RULES[v.code].severity is s) for s in Severity}
-    text = f"{by[Severity.ERROR] + by[Severity.INTERNAL]} violations"
-    if by[Severity.INCONCLUSIVE]:
-        text += f", {by[Severity.INCONCLUSIVE]} inconclusive"
-    if by[Severity.NOTE]:
-        text += f", {by[Severity.NOTE]} notes"
-    return text
 
 
 def _fmt_point(point: dict[str, int] | None) -> str:

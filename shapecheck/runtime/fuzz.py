@@ -144,8 +144,10 @@ def _verify_violations(contract: Contract, kernel: Kernel, options: FuzzOptions)
     # in a supervised run (the command line's), verify's own child keeps a crash to its case
     report = verify_contract(contract, kernel, Options(eras=options.eras, cases=options.cases),
                              isolate=fuzz_crash.sink is not None)
-    return [v for v in report.violations if not v.suppressed], \
-        f"{report.verdict.value} ({len(report.violations)} violations, {report.seconds:.2f}s)"
+    from ..rules import counted
+
+    active = [v for v in report.violations if not v.suppressed]
+    return active, f"{report.verdict.value} ({counted(active)}, {report.seconds:.2f}s)"
 
 
 # ---------------------------------------------------------------------------------------------------------

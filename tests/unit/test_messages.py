@@ -114,8 +114,7 @@ def test_an_inconclusive_finding_calls_its_point_an_example_not_a_counterexample
 def test_the_verdict_line_counts_findings_by_severity():
     """An SC005 or a note is no violation: an INCONCLUSIVE run with one SC005 says "0 violations, 1 inconclusive"."""
     from shapecheck.findings import Finding
-    from shapecheck.render.text import counted
-    from shapecheck.rules import RuleCode
+    from shapecheck.rules import RuleCode, counted
 
     def finding(code):
         return Finding(code=code, case="c", expr="e", counterexample={}, message="m")
