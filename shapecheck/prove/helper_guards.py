@@ -184,6 +184,20 @@ def _example(case: BoundCase, solver: Solver) -> tuple[dict[str, DimSpec], dict[
     return specs, (None if sizes is None else dict(sizes))
 
 
+def export_floors(case: BoundCase, solver: Solver) -> list[E.Node]:
+    """Where torch.export traces the case's dynamic dims: each from 2, a derived Dim ``X = a * R + b`` from
+    ``2 * a + b`` (its root R from 2 up: glu's even ``A1`` is ``2 * R``, and export specialises ``A1 == 2``, R of 1,
+    as it does every size of 0 or 1). A guard of torch's helpers counts only there (fuzz's, as verify's run)."""
+    specs, _ = _example(case, solver)
+    out: list[E.Node] = []
+    for d in case.dims:
+        if d.dynamic:
+            sp = specs.get(d.name)
+            low = _EXPORT_MIN * sp.a + sp.b if sp is not None and sp.base is not None else _EXPORT_MIN
+            out.append(E.Cmp(">=", E.Var(d.name), E.Const(low)))
+    return out
+
+
 def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str, int], specs: dict[str, DimSpec], *,
                 screen: bool) -> tuple[BackedRun, BaseException | None, bool] | None:
     """The kernel run with backed sizes at the example ``sizes``: (the run, what the kernel raised, whether

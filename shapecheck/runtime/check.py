@@ -255,13 +255,12 @@ class Checker:
         from the Dim ranges, so torch.export installs it and rejects the range: SC016, SC022 for a helper's."""
         from .._torch import static as CS
         from .._torch import translate as T
-        from ..logic import expr as E
         from ..logic.solver import Decision
+        from ..prove.helper_guards import export_floors
         from ..prove.obligations import probe_points
         from ..prove.torch_decides import TorchView
 
-        conds = [case.domain] + ([E.Cmp(">=", E.Var(d.name), E.Const(2)) for d in case.dims if d.dynamic]
-                                 if export_only else [])
+        conds = [case.domain] + (export_floors(case, self._solver()) if export_only else [])
         named = T.with_dim_names(g.expr, names)
         if node is not None:
             verdict = self._solver().decide(conds, node)[0]
