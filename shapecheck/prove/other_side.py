@@ -17,7 +17,7 @@ way may lay its output out otherwise (``clone`` of an expanded channels_last inp
 from __future__ import annotations
 
 import re
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from typing import cast
 
 from ..contract.model import BoundCase, BoundPath
@@ -58,7 +58,7 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
                 continue
             seen.add(key)
             for point in _points(solver, [case.domain, *leaf.pc, other], dims, E.free_names(other)):
-                found = _at(kernel, case, point, eras, fb, other, wrong)
+                found = _at(kernel, case, point, eras, fb, other, wrong, solver, [case.domain, *leaf.pc])
                 if found is not None:
                     if (found.code, fb.loc.line if fb.loc else None) not in known:
                         out.append(found)
@@ -78,7 +78,10 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
 
 
 def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
-        other: E.Node, wrong: Set[tuple[PathId | None, int]] = frozenset()) -> Finding | None:
+        other: E.Node, wrong: Set[tuple[PathId | None, int]] = frozenset(), solver: Solver | None = None,
+        conds: Sequence[E.Node] = ()) -> Finding | None:
+    """What the kernel does at ``point`` on the other side of ``fb`` (``conds``: the leaf's region, for the side
+    the trace took)."""
     from .replay import run_concrete
 
     assert fb.guard is not None  # other_sides takes only fallbacks with a guard
@@ -94,7 +97,7 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
     if run is None:
         return None
     if run.error is not None:
-        return _raised(kernel, case, point, fb, side, at)
+        return _raised(kernel, case, point, fb, side, at, solver, conds)
     for p in case.paths:
         if (eras and p.era not in eras) or E.evaluate(p.when, point) is not True:
             continue
@@ -161,15 +164,40 @@ def strides_differ(spec: BoundOutput, strides: tuple[int, ...], numel: int, poin
     return want if differs else None
 
 
-def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb: Fallback, side: str, at: str
-            ) -> Finding | None:
-    """SC007 where the other side raises, also as torch runs fakes (``least.raised_as_torch_runs``)."""
-    from ..trace.run import first_line
+def _raised(kernel: Kernel, case: BoundCase, point: dict[str, int], fb: Fallback, side: str, at: str,
+            solver: Solver | None = None, conds: Sequence[E.Node] = ()) -> Finding | None:
+    """SC007 where the other side raises, also as torch runs fakes (``least.raised_as_torch_runs``), at the
+    kernel's line that raised. Where the kernel raises the same way on the trace's side too, with the dims the
+    condition does not name held (glu's reshape at a halved size of 0, whatever ``A0 == 1`` answered: hunt 39),
+    the fallback is not the cause and the message does not say it is."""
+    from .._torch import core as C
+    from ..trace.run import first_line, own_code
     from .least import raised_as_torch_runs
 
     error = raised_as_torch_runs(kernel, case, point)
     if error is None:
         return None
     text = f"{type(error).__name__}: {first_line(error)}"
-    return Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text, counterexample=point, location=fb.loc,
-                   message=f"the kernel raised {text} at {at}, a point of the contract's domain, {side}")
+    loc = C.kernel_frame(C.exception_frames(error), own_code(kernel)) or fb.loc
+    mate = _trace_side(solver, conds, fb, point) if solver is not None and fb.guard is not None else None
+    again = raised_as_torch_runs(kernel, case, mate) if mate is not None else None
+    if mate is not None and fb.guard is not None and again is not None and type(again) is type(error):
+        where = ", ".join(f"{k}={v}" for k, v in mate.items())
+        why = (f"and at {where} too, where {E.to_text(fb.guard)} is {fb.value}: the kernel raises on both sides "
+               f"of that condition, which the symbolic trace went on past (its unbacked sizes took another path)")
+    else:
+        why = side
+    return Finding(code=RuleCode.KERNEL_ERROR, case=case.id, expr=text, counterexample=point, location=loc,
+                   message=f"the kernel raised {text} at {at}, a point of the contract's domain, {why}")
+
+
+def _trace_side(solver: Solver, conds: Sequence[E.Node], fb: Fallback, point: dict[str, int]) -> dict[str, int] | None:
+    """A point of the side the trace took (the fallback's answer holds) with every dim the condition does not name
+    at ``point``'s value, or None."""
+    assert fb.guard is not None
+    taken = fb.guard if fb.value else E.negate(fb.guard)
+    asked = E.free_names(fb.guard)
+    held = [E.Cmp("==", E.Var(k), E.Const(v)) for k, v in point.items() if k not in asked]
+    model = solver.small_model([*conds, taken, *held])
+    mate = restrict(model, list(point)) if model is not None else None
+    return mate if mate is not None and len(mate) == len(point) and runnable(mate) else None

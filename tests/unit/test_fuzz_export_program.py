@@ -5,7 +5,7 @@ input. fuzz read the program's output there as (1, 1), an SC002 that no exported
 
 import pytest
 
-from tests.conftest import invoke
+from tests.conftest import KERNELS, invoke
 
 CONTRACT = """
 schema = 1
@@ -56,45 +56,12 @@ def test_a_broadcast_guard_the_program_keeps_is_no_output_of_the_program(tmp_pat
     assert res.returncode == 0 and res.stdout.startswith("PASS"), res.stdout + res.stderr
 
 
-GLU = """
-schema = 1
-op = "aten::glu"
-
-[dims]
-A0 = { min = 0, max = 65536 }
-A1 = { min = 0, max = 65536 }
-
-[choices]
-dtype = ["float32"]
-
-[domain]
-requires = ["A1 % 2 == 0"]
-
-[[args]]
-name = "self"
-kind = "tensor"
-dtype = "dtype"
-shape = "(A0, A1)"
-
-[[args]]
-name = "dim"
-kind = "int"
-value = -1
-
-[[paths]]
-id = "halved"
-when = "true"
-outputs = ["(A0, A1 // 2)"]
-"""
-
-
 @pytest.mark.parametrize("a1", [2, 4])
-def test_a_helpers_guard_at_a_derived_dims_root_of_1_is_exports_own_specialisation(tmp_path, a1):
+def test_a_helpers_guard_at_a_derived_dims_root_of_1_is_exports_own_specialisation(a1):
     """hunt 39: glu's even ``A1`` is export's derived Dim ``2 * R``; torch's ``infer_size`` asks ``A1 // 2 == 1``,
     which export specialises only at R = 1, as every size of 0 or 1 (the helper's strict export with ``2 * h``
     succeeds). fuzz reported SC022 at A1 = 2 on torch's own glu, which verify passes."""
-    path = tmp_path / "glu.toml"
-    path.write_text(GLU)
+    path = KERNELS / "glu_even.toml"
     res = invoke("fuzz", "op", "aten::glu", "--contract", str(path), "--example", f"dtype=float32;A0=3,A1={a1};seed=0")
     assert res.returncode == 0 and res.stdout.startswith("PASS"), res.stdout + res.stderr
     verify = invoke("verify", "op", "aten::glu", "--contract", str(path), "-j", "1")

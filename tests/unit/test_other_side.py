@@ -40,3 +40,16 @@ def test_an_other_branch_with_the_same_shape_passes():
     res = _verify("ok")
     assert res.returncode == 0, res.stdout + res.stderr
     assert json.loads(res.stdout)["violations"] == []
+
+
+def test_a_raise_on_both_sides_of_a_layout_answer_is_placed_where_it_raises_and_not_blamed_on_it():
+    """hunt 39: a glu whose ``reshape(-1, A1 // 2)`` raises at a halved size of 0 for every A0. The raise was found at
+    A0 = 1, the other side of the layout logic's ``A0 == 1`` answer, so the SC007 named the multiplication's line and
+    said the layout answer took the branch; the kernel raises at A0 = 0 too, on the trace's side."""
+    res = invoke("verify", "op", "aten::glu", "--contract", str(KERNELS / "glu_reshape.toml"), "--meta",
+                 f"{KERNELS / 'glu_reshape.py'}:glu_reshape", "-j", "1", "--no-cache", "--format", "json")
+    assert res.returncode == 1, res.stdout + res.stderr
+    [raised] = [v for v in json.loads(res.stdout)["violations"] if v["code"] == "SC007"]
+    assert raised["location"]["line"] == 10 and "reshape" in raised["location"]["text"], raised
+    assert "the kernel raises on both sides of that condition" in raised["message"]
+    assert "took the answer" not in raised["message"], raised["message"]
