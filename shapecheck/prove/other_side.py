@@ -110,6 +110,14 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                 expected = tuple(expected)
             if got is None:
                 continue
+            if _unknown_agrees(got, expected):  # nothing proved on this side: inconclusive, never a pass
+                shown = _shape_text(got)
+                return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=p.pid,
+                               expr=f"output {j} = {shown} at {E.to_text(other)}, contract {E.to_text(want)}",
+                               counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
+                               message=f"output {j} is {shown} at {at}, where the contract's path {p.pid} says "
+                                       f"{expected}: ? is a size made from data, which the contract does not name "
+                                       f"(state it with `sizes` in an output table), {side}")
             if got == expected:
                 spec = p.specs[j] if j < len(p.specs) else None
                 found = _table(case, p, j, spec, run.layouts[j] if j < len(run.layouts) else None, point, fb,
@@ -117,12 +125,28 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                 if found is not None:
                     return found
                 continue
+            shown = _shape_text(got)
             return Finding(code=RuleCode.OUTPUT_SHAPE_MISMATCH, case=case.id, path=p.pid,
-                           expr=f"output {j} = {got} at {E.to_text(other)}, contract {E.to_text(want)}",
+                           expr=f"output {j} = {shown} at {E.to_text(other)}, contract {E.to_text(want)}",
                            counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
-                           message=f"output {j} is {got} at {at} but the contract's path {p.pid} says {expected}, "
-                                   f"{side}")
+                           message=f"output {j} is {shown} at {at} but the contract's path {p.pid} says {expected}"
+                                   f"{' (?: a size made from data)' if '?' in shown else ''}, {side}")
     return None
+
+
+def _shape_text(got: object) -> str:
+    """A run's output shape as the contract's are written, ``?`` for a size made from data: ``(?, 0)``."""
+    if not isinstance(got, tuple):
+        return str(got)
+    return "(" + ", ".join("?" if x is None else str(x) for x in got) + ("," if len(got) == 1 else "") + ")"
+
+
+def _unknown_agrees(got: object, expected: object) -> bool:
+    """A shape with sizes made from data (None: the run's unbacked sizes) whose other sizes are the contract's: no
+    mismatch shown at this point, nothing proved either (hunt 39 reported ``(None, 0)`` as a wrong shape)."""
+    if not isinstance(got, tuple) or None not in got or not isinstance(expected, tuple) or len(got) != len(expected):
+        return False
+    return all(g is None or g == e for g, e in zip(got, expected, strict=True))
 
 
 def _table(case: BoundCase, p: BoundPath, j: int, spec: BoundOutput | None, got: tuple[str, tuple[int, ...], int] | None,

@@ -53,3 +53,14 @@ def test_a_raise_on_both_sides_of_a_layout_answer_is_placed_where_it_raises_and_
     assert raised["location"]["line"] == 10 and "reshape" in raised["location"]["text"], raised
     assert "the kernel raises on both sides of that condition" in raised["message"]
     assert "took the answer" not in raised["message"], raised["message"]
+
+
+def test_a_size_made_from_data_on_the_other_side_is_no_wrong_shape_and_no_pass():
+    """hunt 39: a row count made from data read as ``(None, 0)`` on the other side of a layout answer, an SC002
+    against the contract's (1, 0); it is a size the contract does not name: inconclusive, as the trace says."""
+    res = invoke("verify", "op", "aten::glu", "--contract", str(KERNELS / "glu_reshape.toml"), "--meta",
+                 f"{KERNELS / 'glu_reshape.py'}:glu_rows", "-j", "1", "--no-cache", "--format", "json")
+    assert res.returncode == 3, res.stdout + res.stderr
+    found = json.loads(res.stdout)["violations"]
+    assert {v["code"] for v in found} == {"SC005"}, found
+    assert not any("None" in v["message"] for v in found), found
