@@ -374,7 +374,19 @@ def return_sites(files: Own | set[str], sink: list[SourceLoc]) -> Iterator[None]
 
 
 def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
-    return list(traceback.extract_tb(exc.__traceback__))
+    """The frames of ``exc``'s traceback, then those of the exceptions it was raised from or while handling (its
+    cause, else its context, as Python prints them), innermost last: FakeTensorMode raises
+    UnsupportedOperatorException in its dispatch while handling the kernel's own error, whose traceback alone
+    holds the kernel's line (hunt 39: an SC007 of a data-dependent index showed "(no kernel line)")."""
+    frames = list(traceback.extract_tb(exc.__traceback__))
+    inner, seen = exc, {id(exc)}
+    for _ in range(4):
+        inner = inner.__cause__ or (None if inner.__suppress_context__ else inner.__context__)
+        if inner is None or id(inner) in seen:
+            break
+        seen.add(id(inner))
+        frames += traceback.extract_tb(inner.__traceback__)
+    return frames
 
 
 # ---------------------------------------------------------------------------------------------------------

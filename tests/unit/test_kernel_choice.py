@@ -294,6 +294,34 @@ def test_a_finding_without_a_kernel_frame_is_never_located_in_the_caller():
     assert C.kernel_frame(frames[:2] + [mine] + frames[2:], set()).file == "/home/me/helpers.py"
 
 
+def test_a_raise_while_handling_the_kernels_own_error_is_located_at_the_kernels_line():
+    """hunt 39: FakeTensorMode raises UnsupportedOperatorException in its dispatch while handling the kernel's own
+    error (a data-dependent index); only the handled error's traceback holds the kernel's line."""
+    from shapecheck._torch import core as C
+
+    def kernel():
+        raise NotImplementedError("nonzero")  # the kernel's own line
+
+    def dispatch():
+        try:
+            kernel()
+        except NotImplementedError:
+            raise RuntimeError("UnsupportedOperatorException")  # noqa: B904 - as FakeTensorMode raises it
+
+    try:
+        dispatch()
+    except RuntimeError as err:
+        here = C.kernel_frame(C.exception_frames(err), {__file__})
+        assert here is not None and here.function == "kernel", here
+    try:
+        try:
+            kernel()
+        except NotImplementedError:
+            raise RuntimeError("told apart") from None
+    except RuntimeError as err:  # ``from None``: the handled error is not this one's story
+        assert all(f.name != "kernel" for f in C.exception_frames(err))
+
+
 def test_torch_files_are_shown_relative_to_site_packages(tmp_path, monkeypatch):
     import torch
 
