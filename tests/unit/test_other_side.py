@@ -66,3 +66,14 @@ def test_a_size_made_from_data_on_the_other_side_is_no_wrong_shape_and_no_pass()
     found = json.loads(res.stdout)["violations"]
     assert {v["code"] for v in found} == {"SC005"}, found
     assert not any("None" in v["message"] for v in found), found
+
+
+def test_export_runs_raise_at_a_line_where_only_an_inconclusive_finding_sits_is_still_reported():
+    """hunt 39: a data-dependent row count under torch.export's run (UnsupportedOperatorException around the index's
+    own error). Once both findings were placed at the kernel's line, the trace's unreproduced raise (SC005) hid the
+    export-style run's SC007 there, and the verdict fell from FAIL to INCONCLUSIVE."""
+    res = invoke("verify", "op", "aten::logcumsumexp", "--contract", str(KERNELS / "lce_rows.toml"), "--meta-source",
+                 str(KERNELS / "lce_rows_registrations.py"), "-j", "1", "--no-cache", "--format", "json")
+    assert res.returncode == 1, res.stdout + res.stderr
+    [raised] = [v for v in json.loads(res.stdout)["violations"] if v["code"] == "SC007"]
+    assert raised["location"]["text"] == "rows = self[self.isfinite().all(dim=-1)]", raised
