@@ -212,7 +212,7 @@ def function_kernel(file: str, func: str, op_name: str | None = None) -> Kernel:
         found = sorted(n for n, v in vars(module).items() if inspect.isfunction(v) and not n.startswith("_"))
         raise TargetError(f"{file}: no function {func!r} (functions: {', '.join(found) or 'none'})")
     op = _op_or_none(op_name)
-    kernel = Kernel(f"{path.name}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
+    kernel = Kernel(f"{_file_label(path)}:{func}", CL.with_fake_context(fn, op), frozenset({str(path.resolve())}),
                     _signature(fn), None, _definition(fn), schema=_schema(op), function=fn, **_defined_elsewhere(fn, path))
     return _through_op(kernel, fn, op, None)
 
@@ -355,7 +355,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     op = _op_or_none(op_name)
     # the kernel's own code is its function, as for the installed torch's kernel: a guard in one of the
     # file's helpers (alloc_with_matching_layout) is torch's helper's (SC022) here as it is there
-    kernel = Kernel(f"{path.name}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
+    kernel = Kernel(f"{_file_label(path)}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
                     _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn),
                     source_files=frozenset({filename}))
     # torch's own code may read the function by its name in the module the file stands for (a FakeTensor rule
@@ -548,3 +548,9 @@ def _innermost_any(err: BaseException) -> str:
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not f.filename.startswith((C.TORCH_DIR, C.SHAPECHECK_DIR)) and "importlib" not in f.filename]
     return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
+
+
+def _file_label(path: Path) -> str:
+    """A kernel file as a report's kernel label names it: its name, with its folder where the name says nothing
+    alone (``functional/__init__.py`` for a copy of torch's ``_refs/nn/functional``, hunt 39)."""
+    return f"{path.parent.name}/{path.name}" if path.name == "__init__.py" and path.parent.name else path.name

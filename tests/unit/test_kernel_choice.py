@@ -322,6 +322,14 @@ def test_a_raise_while_handling_the_kernels_own_error_is_located_at_the_kernels_
         assert all(f.name != "kernel" for f in C.exception_frames(err))
 
 
+def test_a_package_init_kernel_file_is_labelled_with_its_folder():
+    """hunt 39: a copy of torch's ``_refs/nn/functional/__init__.py`` was labelled ``__init__.py:glu``."""
+    from shapecheck.kernel.load import _file_label
+
+    assert _file_label(Path("k/_refs/nn/functional/__init__.py")) == "functional/__init__.py"
+    assert _file_label(Path("k/regressed_registrations.py")) == "regressed_registrations.py"
+
+
 def test_torch_files_are_shown_relative_to_site_packages(tmp_path, monkeypatch):
     import torch
 
