@@ -145,7 +145,7 @@ def _message(error: str) -> str:
     first = first.split(": ", 1)[1] if re.match(r"^\w+(Error|Exception): ", first) else first
     runs: list[list[str]] = [[]]
     for word in first.split():
-        if re.match(r"^\W*\d", word):  # a number (a size, a shape); ``batch2`` is a name
+        if re.search(r"(?:^|[^A-Za-z_])\d", word):  # a number (a size, ``size(1)=5``); ``batch2`` is a name
             runs.append([])
         else:
             runs[-1].append(word)

@@ -134,6 +134,10 @@ def test_a_region_the_meta_kernel_refuses_only_in_part_is_not_proved(tmp_path):
     ("Expected size for first two dimensions of batch2 tensor to be: [2, 3] but got: [2, 4].",
      "Expected size for first two dimensions of batch2 tensor to be"),
     ("RuntimeError: shape '[2, 3]' is invalid", ""),
+    # a number inside a word (hunt 39: col2im's drafted message kept "input.size(1)=5 and kernel_size=(2")
+    ("RuntimeError: Expected size of input's first non-batch dimension to be divisible by the product of "
+     "kernel_size, but got input.size(1)=5 and kernel_size=(2, 2)",
+     "Expected size of input's first non-batch dimension to be divisible by the product of kernel_size, but got"),
 ])
 def test_a_message_is_the_error_s_longest_stretch_without_a_number(error, message):
     assert _message(error) == message
