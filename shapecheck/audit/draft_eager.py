@@ -116,9 +116,9 @@ def prune_paths(contract: Any, traced: Traced) -> bool:
 
 
 def prune_requires(contract: Any, traced: Traced) -> bool:
-    """Drop each requires over dims alone that the others left imply (z3 proves it on the dims' ranges): glu's
-    guards on both sides of ``A1 // 2 <= A1`` are all implied by ``A1 % 2 == 0``. A requires z3 cannot settle
-    stays. Whether any was dropped."""
+    """Drop each requires over dims alone that the others left imply (z3 proves it on the dims' ranges), the
+    longest first: glu's guards on both sides of ``A1 // 2 <= A1`` are all implied by ``A1 % 2 == 0``. A requires
+    z3 cannot settle stays. Whether any was dropped."""
     from ..logic.solver import Outcome
 
     dims = {d.name for d in contract.dims}
@@ -130,7 +130,11 @@ def prune_requires(contract: Any, traced: Traced) -> bool:
             parsed.append(None)
     solver = _solver(contract)
     kept = list(range(len(parsed)))
-    for i, node in enumerate(parsed):
+    # the longest first, the later first among equals: where two say the same, the shorter and earlier stays
+    # (channel_shuffle's ``A1 % groups == 0``, its own check, not the reshape's ``A0 * A1 == A0 * groups * (A1 //
+    # groups)`` after it: hunt 39)
+    for i in sorted(kept, key=lambda j: (-len(traced.requires[j][0]), -j)):
+        node = parsed[i]
         if node is None or not E.free_names(node) <= dims:
             continue
         others = [parsed[j] for j in kept if j != i and parsed[j] is not None and E.free_names(parsed[j]) <= dims]

@@ -299,6 +299,21 @@ def test_paths_no_case_can_take_and_requires_the_others_imply_are_left_out():
     assert [p["id"] for p in doc["paths"]] == ["sample"] and doc["paths"][0]["outputs"][0]["shape"] == "(A0, A1 // 2)"
 
 
+def test_of_two_requires_that_say_the_same_the_shorter_and_earlier_stays():
+    """hunt 39: channel_shuffle's own ``torch._check(c % groups == 0)`` and its reshape's numel check say the same;
+    the draft kept the reshape's ``A0 * A1 == A0 * groups * (A1 // groups)``."""
+    from types import SimpleNamespace
+
+    from shapecheck.audit.draft_eager import prune_requires
+    from shapecheck.audit.draft_outputs import Traced
+
+    contract = SimpleNamespace(dims=[SimpleNamespace(name=n, min=1, max=64) for n in ("A0", "A1", "groups")])
+    traced = Traced(requires=[("A1 % groups == 0", "the kernel asserts this at k.py:14"),
+                              ("A0 * A1 == A0 * groups * (A1 // groups)", "the kernel needs these equal at k.py:28")])
+    assert prune_requires(contract, traced)
+    assert traced.requires == [("A1 % groups == 0", "the kernel asserts this at k.py:14")]
+
+
 @pytest.mark.slow
 def test_a_point_of_the_domain_the_eager_kernel_refuses_is_a_todo():
     """addmm's decomposition broadcasts self with the product; the eager kernel only expands self to it, so
