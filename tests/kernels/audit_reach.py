@@ -31,7 +31,8 @@
   column; modelopt's ``num_bits == 8 and exponent_bits == 4``, hunt 36); the bad fake lacks that branch, which only
   the value the kernels compare ``bits`` with reaches;
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
-  pass.
+  pass; ``magic_guarded`` too, with a fake that branches on a size (a finding a baseline may accept: still never a
+  pass, hunt 40's deepspeed ``all_to_all``, whose eager kernel ran past its time limit).
 """
 
 import torch
@@ -209,6 +210,19 @@ def magic_only(x: torch.Tensor) -> torch.Tensor:
 
 @magic_only.register_fake
 def _(x):
+    return torch.empty_like(x)
+
+
+@custom_op("reach::magic_guarded", mutates_args=())
+def magic_guarded(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.numel() == 4097, lambda: "this kernel takes one input size only")
+    return x.clone()
+
+
+@magic_guarded.register_fake
+def _(x):
+    if x.shape[0] == 5:
+        return x.new_empty(x.shape)
     return torch.empty_like(x)
 
 

@@ -221,3 +221,25 @@ def test_the_ints_a_kernel_compares_are_read_by_the_variable_they_are_compared_t
     torch.library.register_fake("ints_read::q", fake, lib=lib)
     assert KC.kernel_ints(torch.ops.ints_read.q.default) == {"num_bits": [8, 6], "exponent_bits": [4, 1, 2],
                                                              "group": [3, 7]}
+
+
+def test_an_op_never_compared_with_findings_is_no_pass_once_a_baseline_accepts_them(tmp_path):
+    """hunt 40: deepspeed's ``all_to_all`` had a finding and an eager kernel that ran past its time limit on every
+    input: no "not compared" note, so a baseline accepting the finding passed an op never compared."""
+    import json
+
+    from click.testing import CliRunner
+
+    from shapecheck.cli.main import cli
+
+    base = tmp_path / "base.json"
+    args = ["audit", "--import", LIBRARY, "--ops", "reach::magic_guarded*", "-j", "1", "--no-cache", "--baseline",
+            str(base)]
+    CliRunner().invoke(cli, args)
+    doc = json.loads(base.read_text())
+    assert [f["rule"] for f in doc["findings"]] == ["SC030"]
+    assert [u["op"] for u in doc["untraced"]] == ["reach::magic_guarded.default"]  # listed, with its reason
+    base.write_text(json.dumps({**doc, "untraced": []}))  # the finding accepted, the op not excused
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 3, res.output
+    assert "not compared: the eager kernel rejected every input tried" in res.output
