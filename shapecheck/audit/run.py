@@ -190,11 +190,22 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         rec["failure"] = BAD_INPUT if isinstance(err, UserError) else INTERNAL
         return _timed(rec, start)
     rec = _timed(rec, start)
-    if cached is not None and not any(n.startswith("not run") for n in rec["notes"]):
+    if cached is not None and not any(n.startswith("not run") for n in rec["notes"]) and _repeatable(rec):
         from ..cache import store as cache
 
         cache.store("audit", cached[0], cached[1] + cache.loaded_files(), rec, AuditRecord)
     return rec
+
+
+def _repeatable(rec: dict[str, Any]) -> bool:
+    """Whether the record says what the next run would say again: not where a time-out cut it short (an eager
+    kernel that builds its C++ extension on its first call ran past its limit, hunt 40's optimum-quanto, whose
+    next run compares it; z3 on a loaded machine), which the result cache must not replay."""
+    from .eager import TIMED_OUT
+
+    said_ = " ".join([*map(str, rec.get("notes") or []), str((rec.get("eager") or {}).get("evidence", "")),
+                      *(str(v) for v in rec.get("variants") or [])])
+    return not any(w in said_ for w in (TIMED_OUT, "z3 could not", "timed out"))
 
 
 def _crashed(name: str, why: str, partial: dict[str, Any] | None = None) -> dict[str, Any]:

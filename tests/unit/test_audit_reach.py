@@ -243,3 +243,19 @@ def test_an_op_never_compared_with_findings_is_no_pass_once_a_baseline_accepts_t
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 3, res.output
     assert "not compared: the eager kernel rejected every input tried" in res.output
+
+
+def test_a_record_a_time_out_cut_short_is_not_cached():
+    """hunt 40: optimum-quanto builds its C++ extension on the first eager call, past the 60 s limit; the record
+    ("not compared: ... ran past 60 s") was cached, and later runs replayed it where a fresh run finds 2 SC041s."""
+    from shapecheck.audit.run import _repeatable
+
+    timed_out = {"notes": ["not compared: the eager kernel rejected every input tried: the eager kernel ran past "
+                           "60 s; the fake returned on each"],
+                 "eager": {"status": "rejected", "evidence": "the eager kernel rejected every input tried: the eager "
+                                                             "kernel ran past 60 s"}, "variants": []}
+    assert not _repeatable(timed_out)
+    assert not _repeatable({"notes": [], "eager": {"evidence": ""},
+                            "variants": [{"args": "bits=1", "status": "the eager kernel ran past 60 s"}]})
+    assert _repeatable({"notes": ["not compared: the eager kernel rejected every input tried: RuntimeError: x"],
+                        "eager": {"status": "rejected", "evidence": "RuntimeError: x"}, "variants": []})
