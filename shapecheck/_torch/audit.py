@@ -239,18 +239,45 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     return cpp_meta_words(meta_line(op)), None
 
 
-def remove_build_locks(since: float) -> list[str]:
-    """Remove torch's C++-extension build locks (``<build root>/<name>/lock``, torch.utils.cpp_extension's) made
-    since ``since`` (a time.time()): those of a build whose process was just killed, which would otherwise stall
-    every later build of that extension. The paths removed."""
+def record_build_locks(path: str) -> None:
+    """In a worker that runs eager kernels: each build lock torch's C++-extension machinery takes (``FileBaton``,
+    in whatever build directory: optimum-quanto builds in its own package) is noted in the file ``path``, so that
+    the parent, which kills the worker when a call runs past its limit, can remove the lock it leaves (hunt 40)."""
+    try:
+        from torch.utils import file_baton
+
+        original = file_baton.FileBaton.try_acquire
+    except (ImportError, AttributeError):  # another torch: only the default build root is searched
+        return
+
+    def try_acquire(self: Any) -> Any:
+        got = original(self)
+        if got:
+            with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as f:
+                f.write(os.path.abspath(self.lock_file_path) + "\n")
+        return got
+
+    file_baton.FileBaton.try_acquire = try_acquire  # type: ignore[method-assign]
+
+
+def remove_build_locks(since: float, recorded: str | None = None) -> list[str]:
+    """Remove torch's C++-extension build locks made since ``since`` (a time.time()): those the worker noted in
+    ``recorded`` (``record_build_locks``), and those under torch's default build root (``<root>/<name>/lock``):
+    a build whose process was just killed leaves its lock, which would stall every later build of that
+    extension. The paths removed."""
     import glob
 
     from torch.utils.cpp_extension import get_default_build_root
 
     # TORCH_EXTENSIONS_DIR/<name>, else the default root's <python>_<accelerator>/<name> (py311_cpu/quanto_cpp)
     root = os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()
+    noted: set[str] = set()
+    if recorded is not None:
+        with contextlib.suppress(OSError), open(recorded, encoding="utf-8") as f:
+            noted = {line.strip() for line in f if line.strip().endswith("lock")}
     out: list[str] = []
-    for lock in sorted({*glob.glob(os.path.join(root, "*", "lock")), *glob.glob(os.path.join(root, "*", "*", "lock"))}):
+    for lock in sorted({*glob.glob(os.path.join(root, "*", "lock")), *glob.glob(os.path.join(root, "*", "*", "lock")),
+                        *noted}):
         try:
             if os.path.getmtime(lock) >= since - 1:
                 os.remove(lock)

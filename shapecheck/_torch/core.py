@@ -374,10 +374,8 @@ def return_sites(files: Own | set[str], sink: list[SourceLoc]) -> Iterator[None]
 
 
 def exception_frames(exc: BaseException) -> list[traceback.FrameSummary]:
-    """The frames of ``exc``'s traceback, then those of the exceptions it was raised from or while handling (its
-    cause, else its context, as Python prints them), innermost last: FakeTensorMode raises
-    UnsupportedOperatorException in its dispatch while handling the kernel's own error, whose traceback alone
-    holds the kernel's line (hunt 39: an SC007 of a data-dependent index showed "(no kernel line)")."""
+    """The frames of ``exc``'s traceback, then those of the errors it was raised from or while handling, innermost
+    last: FakeTensorMode raises UnsupportedOperatorException while handling the kernel's own error (hunt 39)."""
     frames = list(traceback.extract_tb(exc.__traceback__))
     inner, seen = exc, {id(exc)}
     for _ in range(4):

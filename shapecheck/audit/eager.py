@@ -14,6 +14,7 @@ import contextlib
 import multiprocessing
 import os
 import signal
+import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -35,8 +36,9 @@ class EagerResult:
         return "" if self.ok else str(self.value)
 
 
-def _serve(conn: Any) -> None:
-    """The worker's loop: one request at a time, until the parent closes the pipe."""
+def _serve(conn: Any, locks: str | None = None) -> None:
+    """The worker's loop: one request at a time, until the parent closes the pipe. ``locks``: where the build
+    locks it takes are noted (``_torch.audit.record_build_locks``)."""
     os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")  # a library that wraps its eager kernel in torch.compile
     _close_inherited(conn.fileno())
     if hasattr(os, "setpgrp"):  # a group of its own: a time-out kills what the kernel started too (a C++ build)
@@ -47,6 +49,8 @@ def _serve(conn: Any) -> None:
     from .logged import failed_check, stderr_read
 
     CA.set_threads(1)
+    if locks is not None:
+        CA.record_build_locks(locks)
     while True:
         try:
             op_name, inputs, point, device, seed = conn.recv()
@@ -101,6 +105,8 @@ class EagerWorker:
         self._proc: Any = None
         self._conn: Any = None
         self.crashes = 0
+        # where the worker notes the build locks it takes, for the parent to remove after killing it mid-build
+        self._locks = os.path.join(tempfile.gettempdir(), f"shapecheck-build-locks-{os.getpid()}-{id(self)}")
 
     def _start(self, device: str) -> None:
         """Fork the worker (it inherits every op registered so far); for a CUDA device in a process where CUDA
@@ -113,7 +119,7 @@ class EagerWorker:
                 method = "spawn"
         ctx = multiprocessing.get_context(method)
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+        proc = ctx.Process(target=_serve, args=(child, self._locks), daemon=True)
         proc.start()
         child.close()
         self._proc, self._conn = proc, parent
@@ -143,9 +149,14 @@ class EagerWorker:
             return self._crashed("")
 
     def _crashed(self, why: str, timed_out: float | None = None) -> EagerResult:
-        if timed_out is not None:  # the worker and what it started (a compiler, ninja) go together
+        if timed_out is not None:  # the worker and what it started (a compiler, ninja) go together: its group, and
+            # each process below it, since ninja puts each compiler in a group of its own (hunt 40)
+            below = _descendants(self._proc.pid)
             with contextlib.suppress(OSError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
+            for pid in below:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
         how = ended(self._proc)
         why = why or f"the eager kernel {how}"
         if timed_out is not None:
@@ -153,7 +164,7 @@ class EagerWorker:
             # meanwhile: killed there, it leaves the lock, and every later call would wait on it (hunt 31)
             from .._torch import audit as CA
 
-            stale = CA.remove_build_locks(timed_out)
+            stale = CA.remove_build_locks(timed_out, self._locks)
             if stale:
                 why += f" (it was building a C++ extension: torch's build lock it left, {stale[0]}, removed)"
         self._proc = self._conn = None
@@ -161,6 +172,8 @@ class EagerWorker:
         return EagerResult(False, why, crashed=True)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.remove(self._locks)
         if self._conn is not None:
             self._conn.close()
         if self._proc is not None:
@@ -168,6 +181,22 @@ class EagerWorker:
             if self._proc.is_alive():
                 self._proc.kill()
         self._proc = self._conn = None
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (through /proc, where there is one), children first."""
+    out: list[int] = []
+    todo = [pid]
+    while todo and len(out) < 4096:
+        at = todo.pop()
+        try:
+            kids = [int(x) for t in os.listdir(f"/proc/{at}/task")
+                    for x in open(f"/proc/{at}/task/{t}/children", encoding="ascii").read().split()]
+        except (OSError, ValueError):
+            continue
+        out += kids
+        todo += kids
+    return out
 
 
 _WORKER: EagerWorker | None = None
