@@ -245,7 +245,7 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
 
 #: the words of an int argument's name that make it a constant (an axis, a mode, a permutation), though its schema
 #: says SymInt or SymInt[]: every caller passes it as one, and export installs no guard on a constant
-CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code", "bit", "perm")
+CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code", "bit", "perm", "idx")
 
 
 def constant_int(name: str) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from .candidates import SIZES, Arg, Search, _words, tree_of
-from .inputs import OpInputs
+from .inputs import OpInputs, constant_int
 
 
 def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[OpInputs, tuple[str, Any] | None]]:
@@ -102,8 +102,8 @@ def _ranks_up(base: OpInputs, first: Arg, trees: dict[str, Any], size: int
     """The first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
     convolution); a list of tensors (cat's) all of them together, and to rank 4 too: a batched image, whose
     channels-last layout a rank-3 list never shows."""
-    had = tensor_rank(trees[first.name]) or 0
-    if not 0 < had < 5:
+    had = tensor_rank(trees[first.name]) if trees[first.name][0] in ("tensor", "tensors") else None
+    if had is None or not 0 <= had < 5:  # a 0-d first input too (hunt 40: quanto's quantize_symmetric)
         return []
     dtype = _slot_trees(trees[first.name])[0][3]
     out = []
@@ -151,7 +151,8 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if _raisable(a, current):  # an int list off its trivial value alone (the corner moves them all at once)
         return [(_raised(current[1]), f"{a.name}={_raised(current[1])}")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
-        return [(v, f"{a.name}={v}") for v in (2, 1)]
+        # an axis from the front (optimum-quanto's ``int? axis`` takes 0 or -1 only: hunt 40), else small values
+        return [(v, f"{a.name}={v}") for v in ((0, 1) if constant_int(a.name) else (2, 1))]
     if _absent_bool(a, current):  # ``bool? ceil_mode=None`` (a custom op's default for False): present, True
         return [(True, f"{a.name}=True")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":
