@@ -16,22 +16,17 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..logic import expr as E
-from ..logic.simplify import conjuncts
 from .candidates import NO_EAGER
 from .concrete_only import SKIPPED_UNDER_EXPORT, concrete_only, holds
 from .eager import in_child
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result
+from .points import path_formulas
 
-MAX_POINTS = 14  # drawn points per input (the example first), before each dim's own at 0, 1 and past the example
-WIDE_POINTS = 48  # drawn points per input at most, each dim's own included
-PAST = 2  # "past the example": the example value plus this
-SMALL = (2, 3)  # the values past 0 and 1 an int argument made a dim is tried at (a SymInt stride)
-#: the fake at a point where the eager kernel died runs in a child this long at most (it takes milliseconds)
 FAKE_CHILD_SECONDS = 20.0
 
 
@@ -146,199 +141,6 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
                         f"{list(fst)} (shape {list(es)}; dims of size 1 do not count)"))
 
 
-def _along(p: dict[str, int], names: set[str], example: dict[str, int], tensor_dims: set[str]) -> dict[str, int] | None:
-    """``p``, where it moves a dim of the broken assert (``names``), with every tensor dim that shares that dim's value
-    in the example moved to the same value, or None: a relation the eager kernel demands and the fake never asserts
-    (slice_scatter's src as long as the slice of self) ties dims the trace knows nothing of, and a search's example
-    gives related dims one value (every dim 3)."""
-    moved = {d: p[d] for d in sorted(names & tensor_dims) if d in p and p[d] != example.get(d)}
-    along = {e: v for d, v in moved.items() for e in sorted(tensor_dims) if e in example and example[e] == example[d]}
-    q = {**p, **along}
-    return q if q != p else None
-
-
-def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
-                near: Callable[..., dict[str, int] | None],
-                requires: list[E.Node], paths: list[dict] = (), shaped: list | None = None) -> list[dict[str, int]]:
-    """The example, the output formulas' zeros, each inferred equality of products or sums at dims all different,
-    the example with its dims of 1 at 2, the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each inferred equality of
-    two dims broken (one side at 1, then past the example: does the eager kernel demand it too, or broadcast?),
-    then every dim at 0,
-    at 1 (an int argument's dim at 2 and 3 too) and past the example (the
-    others where the inferred requires let them stay at the example), at most MAX_POINTS, each once."""
-    example = dict(inputs.dims())
-    out: list[dict[str, int]] = [example]
-
-    def add(p: dict[str, int] | None, cap: int = MAX_POINTS) -> None:
-        if p is not None and len(out) < cap:
-            full = {**example, **{k: v for k, v in p.items() if k in example}}
-            if full not in out:
-                out.append(full)
-
-    tensor_dims = inputs.tensor_dims()
-    for p in zero_edges(paths, tensor_dims, near, requires):  # first: a variant compares only its first few points
-        add(p)
-    # early too: a layout variant compares only the first few, and only where the shapes differ (x of 2 x 6 viewed
-    # as 3 x 4) does a view of a non-contiguous input fail in the eager kernel (litert's reshape, hunt 31)
-    before = len(out)
-    for p in _for_shapes(example, tensor_dims, requires, near):
-        add(p)
-    if shaped is not None:
-        shaped += out[before:]
-    for p in guard_points:
-        add(p)
-    alongs: list[dict[str, int] | None] = []  # after the other points: a variant compares only its first few
-    # each assert the trace saw, just broken with no input empty: the fake rejects there, and an eager kernel
-    # that returns is a check the fake has and the runtime lacks (conv_transpose's zero-size output)
-    for i, r in enumerate(requires):
-        own = E.free_names(r) & example.keys()
-        names = set(own)
-        if not names or len(out) >= MAX_POINTS:
-            continue
-        others = [x for j, x in enumerate(requires) if j != i]
-        # the dims tied to these by another assert move with them (a mask's length with the size it indexes:
-        # ``self_0 != 7`` broken at self_0 = 7 needs indices_0_0 = 7 too, or the eager kernel refuses the mask)
-        for _ in range(2):
-            names |= {d for o in others if E.free_names(o) & names for d in E.free_names(o)} & example.keys()
-        nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
-        # an int argument's value (a padding) stays at the example, or moves up by one where the sizes alone
-        # cannot break the assert: a stride of 0 is refused for a reason of its own, and with the ints fixed the
-        # question is linear in the sizes
-        moves = [{}] + [{d: example[d] + 1} for d in sorted(names - tensor_dims)]
-        for broken in boundaries(r):
-            for moved in moves:
-                pins = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in moved.items()]
-                keep = (names & tensor_dims) | set(moved)
-                # a broadcast relation held as its equality first (``mat1_0 == self_0`` rather than mat1_0 = 1,
-                # which the eager kernel refuses to expand: hunt 22's addmm broken at 7 read as a relation)
-                equal = [x.args[0] if isinstance(x, E.Or) and isinstance(x.args[0], E.Cmp) else x for x in others]
-                p = near([*equal, *broken, *nonempty, *pins], keep, False) or \
-                    near([*others, *broken, *nonempty, *pins], keep, False) or \
-                    near([*broken, *nonempty, *pins], keep, False)
-                if p is not None:
-                    add(p)
-                    alongs.append(_along(p, own, example, tensor_dims))
-                    break
-    for r in requires:
-        if isinstance(r, E.Cmp) and r.op == "==" and isinstance(r.left, E.Var) and isinstance(r.right, E.Var) \
-                and r.left.name in example and example[r.left.name] == example.get(r.right.name):
-            for v in (1, example[r.left.name] + PAST):
-                if v != example[r.left.name]:
-                    add({r.left.name: v})
-    # room for each dim at 0, 1 and past the example however many dims the op has (a batch dim at 1 beside
-    # another input's at 2: an attention op's 15 dims spent the points on their zeros, and its broadcast was never
-    # compared), up to WIDE_POINTS
-    per_dim = 3 * len(tensor_dims) + (3 + len(SMALL)) * (len(example) - len(tensor_dims))
-    cap = max(MAX_POINTS, min(WIDE_POINTS, len(out) + len(alongs) + per_dim))
-    for p in alongs:
-        add(p, cap)
-    for p in _each_dim(example, tensor_dims, requires, near):
-        if len(out) >= cap:
-            break
-        add(p, cap)
-    return out
-
-
-def _for_shapes(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],
-                near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int] | None]:
-    """The points drawn for their shapes alone: each equality of products at sizes all different
-    (``_unequal_products``), and the example with its dims of 1 at 2 (an output size list the search gave ones:
-    where an output's dims are all 1 its layout shows in no stride)."""
-    yield from _unequal_products(requires, tensor_dims, near, set(example))
-    ones = sorted(d for d, v in example.items() if v == 1)
-    if ones:
-        yield near([*requires, *(E.Cmp("==", E.Var(d), E.Const(2)) for d in ones)], set(ones), False)
-
-
-def _unequal_products(requires: list[E.Node], tensor_dims: set[str],
-                      near: Callable[..., dict[str, int] | None], dims: set[str] = frozenset()
-                      ) -> Iterator[dict[str, int] | None]:
-    """Each inferred equality of products or sums (a_0 * a_1 == b_0 * b_1: equal numel) where it holds with the
-    dims it names all different and past 1 (2 * 6 == 3 * 4): a fake that demands the relation where the
-    eager kernel demands more (equal shapes) returns there while the eager kernel raises (prims::copy_to), and a
-    view of a non-contiguous input to another shape fails (reshape's ``shape`` list: ``dims``, the int arguments
-    made dims, count with the tensor dims)."""
-    for r in requires:
-        if not isinstance(r, E.Cmp) or r.op != "==" or (isinstance(r.left, E.Var) and isinstance(r.right, E.Var)):
-            continue
-        names = sorted(E.free_names(r) & (tensor_dims | dims))
-        if len(names) >= 2 and set(names) & tensor_dims:
-            moved = [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names] + [
-                E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(names) for e in names[i + 1:]]
-            yield near([*requires, *moved], set(names), False)
-
-
-def _each_dim(example: dict[str, int], tensor_dims: set[str], requires: list[E.Node],
-              near: Callable[..., dict[str, int] | None]) -> Iterator[dict[str, int]]:
-    """Each dim at 0, then at 1, then past the example, the others where the inferred requires let them stay. An
-    int argument made a dim (a SymInt stride, a padding) also at small values past 1: its trace is one formula for
-    every value, and a fake that floors where the kernel takes the ceiling (D // stride for ceil(D / stride))
-    agrees with it at 0, 1 and a value that divides the example's sizes."""
-    for value in (0, 1, None, *SMALL):
-        for d, ex in example.items():
-            if value in SMALL and d in tensor_dims:
-                continue
-            v = ex + PAST if value is None else value
-            p = near([*requires, E.Cmp("==", E.Var(d), E.Const(v))], {d})
-            yield p if p is not None else {d: v}
-
-
-ZERO_EDGES = 2  # points per input where a size of the fake's output formulas is 0 and no input is empty
-
-
-def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dict[str, int] | None],
-               requires: Sequence[E.Node] = ()) -> list[dict[str, int]]:
-    """Points where a size of an output, by the fake's own formula on its path, is 0 while every tensor dim the
-    size names is at least 1: a kernel larger than its input (a convolution's ``L + 2 * p - K + 1``). A fake
-    that returns an empty output there, where the eager kernel raises, lacks the eager kernel's check; where
-    both agree the formula holds at its edge. ``requires``: the fake's inferred asserts, held where they can be
-    (the point is then one where the fake returns)."""
-    out: list[dict[str, int]] = []
-    for when, nodes, _ in _formulas(list(paths)):
-        sizes = [(item, when) for node in nodes for item in (node.items if isinstance(node, E.TupleE) else ())]
-        # a value the kernel needed on the path (``(self_1 - 1) // 2 == 1``: im2col's block count, which the path
-        # fixes): a size too, whose 0 lies outside the path, so the path's own condition is not kept
-        sizes += [(c.left, E.TRUE) for c in conjuncts(when) if isinstance(c, E.Cmp) and c.op == "=="
-                  and isinstance(c.right, E.Const) and type(c.right.value) is int and c.right.value >= 1]
-        for item, where in sizes:
-            names = E.free_names(item)
-            if not names & tensor_dims or isinstance(item, E.Var) or len(out) >= ZERO_EDGES:
-                continue
-            nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names & tensor_dims)]
-            conds = [E.Cmp("==", item, E.Const(0)), *nonempty, *([] if where == E.TRUE else [where])]
-            # where the fake's own asserts hold (it returns the empty output there), else anywhere
-            p = near([*conds, *requires], names, False) or near(conds, names, False)
-            if p is not None and p not in out:
-                out.append(p)
-    return out
-
-
-def boundaries(r: E.Node) -> list[list[E.Node]]:
-    """Ways to break the assert ``r`` just past its edge, each a list of conditions: ``a > b`` at ``a == b``,
-    ``a >= b`` at ``a == b - 1``; a disjunction with every part at its edge; a conjunction one part at a time,
-    the others kept. An equality has no edge (the caller breaks it by moving one side)."""
-    edges = {">": lambda a, b: E.Cmp("==", a, b), "<": lambda a, b: E.Cmp("==", a, b),
-             ">=": lambda a, b: E.Cmp("==", a, E.arith("-", b, E.Const(1))),
-             "<=": lambda a, b: E.Cmp("==", a, E.arith("+", b, E.Const(1))),
-             "!=": lambda a, b: E.Cmp("==", a, b)}
-
-    def edge(n: E.Node) -> E.Node:
-        if isinstance(n, E.Not) and isinstance(n.operand, E.Cmp):
-            n = E.negate(n.operand)
-        if isinstance(n, E.Cmp) and n.op in edges:
-            return edges[n.op](n.left, n.right)
-        return E.negate(n)
-
-    if isinstance(r, E.Cmp) and r.op == "==":
-        return []
-    if isinstance(r, E.Or):
-        return [[edge(a) for a in r.args]]
-    if isinstance(r, E.And):
-        return [[edge(a), *(b for b in r.args if b is not a)] for a in r.args]
-    return [[edge(r)]]
-
-
-#: an eager error about the tensors' values (an index past a size): made-up data, not the sizes, is what it rejects
 DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "must be non-negative",
               "must be positive", "must be sorted", "must be in range", "positive-definite", "required size",
               "ZeroDivisionError", "division by zero")
@@ -369,7 +171,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
         if not generated_ok:
             res.notes.append(f"the eager kernel rejects made-up data at the sample's sizes ({control.error}): the "
                              "eager kernel's errors at other sizes are not findings")
-    formulas = _formulas(paths or [])
+    formulas = path_formulas(paths or [])
     agreed = 0
     both_crash: list[tuple[dict[str, int], str]] = []  # points where the fake dies with the eager kernel
     lifts = MAX_LIFTS  # empty points whose mismatch is tried again with their empty dims lifted
@@ -531,23 +333,6 @@ def _at(point: dict[str, int], example: dict[str, int]) -> str:
     """A point as the dims it moves from the example."""
     moved = [f"{k}={v}" for k, v in point.items() if example.get(k) != v]
     return ", ".join(moved) if moved else "the example"
-
-
-def _formulas(paths: list[dict]) -> list[tuple[E.Node, list[E.Node | None], list[str | None]]]:
-    out = []
-    for p in paths:
-        try:
-            when = E.parse(p["when"]) if p["when"] != "true" else E.TRUE
-        except Exception:  # noqa: BLE001, S112 - a region outside the language: not checked
-            continue
-        nodes = []
-        for o in p["outputs"]:
-            try:
-                nodes.append(E.parse(o) if o is not None and "?" not in o else None)
-            except Exception:  # noqa: BLE001 - a formula outside the language: not checked
-                nodes.append(None)
-        out.append((when, nodes, list(p["outputs"])))
-    return out
 
 
 def _check_formulas(formulas: list, point: dict[str, int], eager: tuple,

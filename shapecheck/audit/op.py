@@ -15,10 +15,11 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import about_data, draw_points, numbers_aside
+from .differential import about_data, numbers_aside
 from .differential import run as diff_run
 from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result, held_constant
+from .points import draw_points
 from .variants import variants
 
 VARIANT_POINTS = 6  # drawn points per variant

@@ -30,6 +30,9 @@
 - ``pack``: an int ``bits`` whose value 5 takes a branch of its own in the eager kernel (a 5-bit format keeps one
   column; modelopt's ``num_bits == 8 and exponent_bits == 4``, hunt 36); the bad fake lacks that branch, which only
   the value the kernels compare ``bits`` with reaches;
+- ``rows_mm``: a matmul whose int8 path demands as many rows in b as in a (optimum-quanto's int8 ``qbytes_mm``,
+  hunt 40); the bad fake lacks the check, which only a point with every dim apart shows in a variant compared at a
+  few points (at the example's sizes, all 3, the rows agree);
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass; ``magic_guarded`` too, with a fake that branches on a size (a finding a baseline may accept: still never a
   pass, hunt 40's deepspeed ``all_to_all``, whose eager kernel ran past its time limit).
@@ -205,6 +208,26 @@ def _(x, bits):
 def _magic(x):
     torch._check(x.numel() == 4097, lambda: "this kernel takes one input size only")
     return x.clone()
+
+
+def _rows_mm(a, b):
+    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "rows_mm takes matrices")
+    if a.dtype == torch.int8:
+        torch._check(a.shape[0] == b.shape[0], lambda: "the int8 path takes as many rows in b as in a")
+        return torch.zeros(a.shape[0], b.shape[0], dtype=torch.int32)
+    return a @ b.t()
+
+
+@custom_op("reach::rows_mm_bad", mutates_args=())
+def rows_mm_bad(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return _rows_mm(a, b)
+
+
+@rows_mm_bad.register_fake
+def _(a, b):
+    torch._check(a.dim() == 2 and b.dim() == 2, lambda: "rows_mm takes matrices")
+    torch._check(a.shape[1] == b.shape[1])
+    return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.int32 if a.dtype == torch.int8 else a.dtype)
 
 
 @custom_op("reach::magic_only", mutates_args=())

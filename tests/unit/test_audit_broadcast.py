@@ -77,9 +77,9 @@ def test_a_broadcasting_kernel_is_reported_and_drafted_with_its_size_1_sides(tmp
 def test_the_eager_kernel_is_compared_where_one_side_is_1():
     """The points drawn for the comparison: the broadcast relation lets a dim go to 1 with its partner at the
     example (``[3, 3] * [3, 1]``, eager and FakeTensorMode take it), where the strict equality pinned both to 1."""
-    from shapecheck.audit.differential import draw_points
     from shapecheck.audit.explore import AuditExplorer, parsed_requires
     from shapecheck.audit.inputs import OpInputs
+    from shapecheck.audit.points import draw_points
 
     inputs = OpInputs("x::y", "schema", (("w", False, ("tensor", ("w_0", "w_1"), (3, 3), "float32")),
                                          ("scales", False, ("tensor", ("scales_0", "scales_1"), (3, 3), "float32"))))
@@ -110,9 +110,9 @@ def test_each_dim_of_a_wide_op_is_drawn_at_1_and_past_the_example():
     """An op with many dims (torch-harmonics' neighbourhood attention: 15 tensor dims and 4 int ones) spent the
     comparison's points on every dim at 0, and a batch dim at 1 beside another input's was never compared (its
     broadcast, eager (2, ...) against the fake's (1, ...), went unseen): each dim gets its 0, 1 and past points."""
-    from shapecheck.audit.differential import draw_points
     from shapecheck.audit.explore import AuditExplorer
     from shapecheck.audit.inputs import OpInputs
+    from shapecheck.audit.points import draw_points
 
     args = tuple((n, False, ("tensor", tuple(f"{n}_{i}" for i in range(4)), (1, 2, 2, 2), "float32"))
                  for n in ("kw", "vw", "qw", "bias"))

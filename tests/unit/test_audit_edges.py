@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from shapecheck.audit.differential import boundaries
+from shapecheck.audit.points import boundaries
 from shapecheck.logic import expr as E
 from tests.conftest import invoke
 
@@ -242,7 +242,7 @@ def test_a_value_the_path_fixes_has_its_zero_edge_drawn_where_the_fakes_asserts_
     count ``(self_1 - 1) // 2 == 1`` and its outputs are constants, so no output formula had a zero edge; the
     count's own 0 lies at H = 1 (the fake's ``self_1 >= 2`` refuses it, as eager does) and H = 2 (the fake
     returns an empty output where eager raises): the point drawn is H = 2, where the fake's asserts hold."""
-    from shapecheck.audit.differential import zero_edges
+    from shapecheck.audit.points import zero_edges
     from shapecheck.logic.solver import Bounds, Solver
 
     solver = Solver([Bounds(n, 0, 64) for n in ("self_0", "self_1", "self_2")])

@@ -242,9 +242,9 @@ def test_breaking_an_assert_moves_the_dims_another_assert_ties_to_it():
     """A fake that raises at self_0 = 7 (an inferred ``self_0 != 7``) beside ``indices_0_0 == self_0`` (a boolean
     mask's length): the point that breaks it had the mask at the example's 3, so the eager kernel refused it for the
     mask, and the raise stood as a relation (hunt 22: a meta_index_Tensor broken at 7 passed)."""
-    from shapecheck.audit.differential import draw_points
     from shapecheck.audit.explore import AuditExplorer
     from shapecheck.audit.inputs import OpInputs
+    from shapecheck.audit.points import draw_points
     from shapecheck.logic import expr as E
 
     inputs = OpInputs("x::y", "schema", (("self", False, ("tensor", ("self_0", "self_1"), (3, 3), "float32")),
@@ -257,9 +257,9 @@ def test_breaking_an_assert_moves_the_dims_another_assert_ties_to_it():
 def test_a_broadcast_relation_is_held_as_its_equality_when_an_assert_is_broken():
     """addmm broken at self_0 = 7 beside ``mat1_0 == self_0 (or broadcast: 1)``: z3's least point took mat1_0 = 1,
     which the eager kernel refuses to expand to 7 rows, and the raise stood as a relation (hunt 22)."""
-    from shapecheck.audit.differential import draw_points
     from shapecheck.audit.explore import AuditExplorer, parsed_requires
     from shapecheck.audit.inputs import OpInputs
+    from shapecheck.audit.points import draw_points
 
     inputs = OpInputs("x::y", "schema", (("self", False, ("tensor", ("self_0",), (3,), "float32")),
                                          ("mat1", False, ("tensor", ("mat1_0",), (3,), "float32"))))

@@ -274,3 +274,16 @@ def test_an_index_named_int_is_a_constant_and_an_absent_axis_is_tried_from_the_f
     assert [v for v, _ in _alternatives(None, None, axis, ("const", None), 3)] == [0, 1]
     groups = Arg("groups", "int?", False, [None], "fixed")
     assert [v for v, _ in _alternatives(None, None, groups, ("const", None), 3)] == [2, 1]
+
+
+def test_a_variant_compared_at_a_few_points_meets_every_dim_apart():
+    """hunt 40: optimum-quanto's int8 ``qbytes_mm`` refuses rows of a and b that differ; its int8 variant was
+    compared at two points with every size 3 (a wrong PASS). A point with every dim apart (the inferred requires
+    kept) is now among the points every variant is compared at."""
+    from shapecheck.audit.run import run_audit
+
+    run = run_audit(("reach::rows_mm*",), (LIBRARY,), jobs=1)
+    [rec] = run.records
+    found = {(f["class"], f["expr"]): f for f in rec["findings"]}
+    f = found[("fake-accepts", "the fake returns where the eager kernel raises (with a, b as int8)")]
+    assert f["counterexample"]["a_0"] != f["counterexample"]["b_0"], f

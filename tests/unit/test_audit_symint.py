@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from shapecheck.audit.differential import draw_points
 from shapecheck.audit.explore import AuditExplorer
 from shapecheck.audit.inputs import OpInputs
+from shapecheck.audit.points import draw_points
 from tests.conftest import invoke
 
 SUBSAMPLE = '''
