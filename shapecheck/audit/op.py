@@ -283,8 +283,10 @@ class OpRun:
         if not self.has_eager or found.eager == "none":
             return self._eager_record("none", 0, 0, 0, 0, f"no eager kernel for {self.device}")
         if found.eager == "rejected":
-            return self._eager_record("rejected", 0, 0, 0, 0, f"the eager kernel rejected every input tried: "
-                                      f"{found.eager_error}")
+            from .eager import TIMED_OUT
+
+            how = "returned on no input tried" if TIMED_OUT in found.eager_error else "rejected every input tried"
+            return self._eager_record("rejected", 0, 0, 0, 0, f"the eager kernel {how}: {found.eager_error}")
         explorer = st.explorer  # type: ignore[attr-defined]
         self.sites = [*self.sites, *st.requires]  # where a fake-rejects raises, at these points or a layout's
         requires = parsed_requires(st.requires)
