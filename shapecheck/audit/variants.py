@@ -151,8 +151,9 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if _raisable(a, current):  # an int list off its trivial value alone (the corner moves them all at once)
         return [(_raised(current[1]), f"{a.name}={_raised(current[1])}")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
-        # an axis from the front (optimum-quanto's ``int? axis`` takes 0 or -1 only: hunt 40), else small values
-        return [(v, f"{a.name}={v}") for v in ((0, 1) if constant_int(a.name) else (2, 1))]
+        # an axis: the first and the last, whatever the rank (optimum-quanto's ``int? axis`` takes 0 or -1 only: hunt
+        # 40); else small values
+        return [(v, f"{a.name}={v}") for v in ((0, -1) if constant_int(a.name) else (2, 1))]
     if _absent_bool(a, current):  # ``bool? ceil_mode=None`` (a custom op's default for False): present, True
         return [(True, f"{a.name}=True")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") == "float":

@@ -264,14 +264,14 @@ def test_a_record_a_time_out_cut_short_is_not_cached():
 def test_an_index_named_int_is_a_constant_and_an_absent_axis_is_tried_from_the_front():
     """hunt 40: deepspeed's ``all_to_all(..., int scatter_idx, ...)`` (a custom_op's SymInt) was made a size, and its
     ``if scatter_idx == 1`` an SC031; strict export keeps it a constant. optimum-quanto's ``int? axis`` takes 0 or -1
-    only, and the variants tried 2 and 1."""
+    only, and the variants tried 2 and 1: an axis is tried first and last."""
     from shapecheck.audit.candidates import Arg
     from shapecheck.audit.inputs import constant_int
     from shapecheck.audit.variants import _alternatives
 
     assert constant_int("scatter_idx") and constant_int("gather_idx") and not constant_int("seq_len")
     axis = Arg("axis", "int?", False, [None], "fixed")
-    assert [v for v, _ in _alternatives(None, None, axis, ("const", None), 3)] == [0, 1]
+    assert [v for v, _ in _alternatives(None, None, axis, ("const", None), 3)] == [0, -1]
     groups = Arg("groups", "int?", False, [None], "fixed")
     assert [v for v, _ in _alternatives(None, None, groups, ("const", None), 3)] == [2, 1]
 
