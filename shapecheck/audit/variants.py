@@ -102,7 +102,7 @@ def _ranks_up(base: OpInputs, first: Arg, trees: dict[str, Any], size: int
     """The first tensor one rank up, to rank 5 at most (a reduction over "the rows" of a 3-D input, a batched 3-D
     convolution); a list of tensors (cat's) all of them together, and to rank 4 too: a batched image, whose
     channels-last layout a rank-3 list never shows."""
-    had = tensor_rank(trees[first.name]) if trees[first.name][0] in ("tensor", "tensors") else None
+    had = tensor_rank(trees[first.name])
     if had is None or not 0 <= had < 5:  # a 0-d first input too (hunt 40: quanto's quantize_symmetric)
         return []
     dtype = _slot_trees(trees[first.name])[0][3]

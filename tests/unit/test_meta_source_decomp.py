@@ -144,10 +144,10 @@ def test_a_decomposition_a_fake_tensor_rule_calls_by_name_is_the_one_checked(tmp
         seen[label] = (res.exit_code, rec)
     code, rec = seen["mutant"]
     dtypes = [f for f in rec["findings"] if f["code"] == "SC039"]
-    assert code == 1 and dtypes and rec["kernel"] == "__init__.py:native_layer_norm", rec
+    assert code == 1 and dtypes and rec["kernel"] == "_refs/__init__.py:native_layer_norm", rec
     assert all("bfloat16" in f["message"] for f in dtypes)
     code, rec = seen["copy"]
-    assert not [f for f in rec["findings"] if f["code"] == "SC039"] and rec["kernel"] == "__init__.py:native_layer_norm"
+    assert not [f for f in rec["findings"] if f["code"] == "SC039"] and rec["kernel"] == "_refs/__init__.py:native_layer_norm"
 
 
 def test_a_meta_source_copy_checks_the_kernel_plain_fake_tensor_mode_runs_too(tmp_path):
