@@ -98,6 +98,7 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
         return None
     if run.error is not None:
         return _raised(kernel, case, point, fb, side, at, solver, conds)
+    unknown: Finding | None = None
     for p in case.paths:
         if (eras and p.era not in eras) or E.evaluate(p.when, point) is not True:
             continue
@@ -110,14 +111,17 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                 expected = tuple(expected)
             if got is None:
                 continue
-            if _unknown_agrees(got, expected):  # nothing proved on this side: inconclusive, never a pass
+            if _unknown_agrees(got, expected):  # nothing proved on this side: inconclusive, never a pass (unless
+                # another output is wrong here: that one is reported)
                 shown = _shape_text(got)
-                return Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=p.pid,
-                               expr=f"output {j} = {shown} at {E.to_text(other)}, contract {E.to_text(want)}",
-                               counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
-                               message=f"output {j} is {shown} at {at}, where the contract's path {p.pid} says "
-                                       f"{expected}: ? is a size made from data, which the contract does not name "
-                                       f"(state it with `sizes` in an output table), {side}")
+                unknown = unknown or Finding(
+                    code=RuleCode.INCONCLUSIVE, case=case.id, path=p.pid, counterexample=point, location=fb.loc,
+                    expr=f"output {j} = {shown} at {E.to_text(other)}, contract {E.to_text(want)}",
+                    dims=tuple(sorted(E.free_names(other))),
+                    message=f"output {j} is {shown} at {at}, where the contract's path {p.pid} says {expected}: ? is "
+                            f"a size made from data, which the contract does not name (state it with `sizes` in an "
+                            f"output table), {side}")
+                continue
             if got == expected:
                 spec = p.specs[j] if j < len(p.specs) else None
                 found = _table(case, p, j, spec, run.layouts[j] if j < len(run.layouts) else None, point, fb,
@@ -131,7 +135,7 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                            counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
                            message=f"output {j} is {shown} at {at} but the contract's path {p.pid} says {expected}"
                                    f"{' (?: a size made from data)' if '?' in shown else ''}, {side}")
-    return None
+    return unknown
 
 
 def _shape_text(got: object) -> str:
