@@ -1,4 +1,6 @@
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -11,9 +13,19 @@ ROOT = Path(__file__).resolve().parent.parent
 # The result cache is off for the whole suite, in-process and in the processes tests start, so that no test
 # answers from what another stored; tests of the cache turn it on in a folder of their own (test_cache.py).
 # Its folder is a fresh one per session all the same, so that a test never touches the user's cache.
+
+
+def scratch(prefix: str) -> str:
+    """A fresh folder in the temp dir, removed when this process ends (each session used to leave its own)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 os.environ["SHAPECHECK_CACHE"] = "0"
-os.environ["SHAPECHECK_CACHE_DIR"] = tempfile.mkdtemp(prefix="shapecheck-test-cache-")
-os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="shapecheck-test-config-"))  # its key file
+os.environ["SHAPECHECK_CACHE_DIR"] = scratch("shapecheck-test-cache-")
+if "XDG_CONFIG_HOME" not in os.environ:  # its key file
+    os.environ["XDG_CONFIG_HOME"] = scratch("shapecheck-test-config-")
 KERNELS = ROOT / "tests" / "kernels"
 #: the tiers whose every test is slow: end to end as a user works (acceptance) and installed from a wheel (install)
 SLOW_TIERS = ("acceptance", "install")

@@ -139,8 +139,8 @@ class EagerWorker:
         if self._proc is None or not self._proc.is_alive():
             self._start(device)
         started = time.time()
-        with contextlib.suppress(OSError), open(self._locks, "w"):
-            pass  # the locks noted are this call's only: one another worker took later is not removed as this one's
+        with contextlib.suppress(OSError):  # the locks noted are this call's only: one another worker took later
+            os.remove(self._locks)  # is not removed as this one's; the worker makes the file only when it takes one
         try:
             self._conn.send((op_name, inputs, point, device, seed))
             if self._conn.poll(seconds):
@@ -167,6 +167,8 @@ class EagerWorker:
             from .._torch import audit as CA
 
             stale = CA.remove_build_locks(timed_out, self._locks)
+            with contextlib.suppress(OSError):
+                os.remove(self._locks)
             if stale:
                 why += f" (it was building a C++ extension: torch's build lock it left, {stale[0]}, removed)"
         self._proc = self._conn = None

@@ -5,12 +5,11 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import KERNELS, ROOT
+from tests.conftest import KERNELS, ROOT, scratch
 
 REGRESSED = KERNELS / "regressed_registrations.py"
 #: The result cache of this tier, one for its session. The rest of the suite runs with the cache off, so that no
@@ -18,7 +17,7 @@ REGRESSED = KERNELS / "regressed_registrations.py"
 #: step, the entry point), not the proofs, which the other tiers check cold. Its gates answer the contracts a
 #: change leaves alone from the cache, as a user's CI with the documented cache does (docs/cache.md), and so the
 #: installed wheel's cache is exercised too.
-INSTALL_CACHE = tempfile.mkdtemp(prefix="shapecheck-install-cache-")
+INSTALL_CACHE = scratch("shapecheck-install-cache-")
 GUARD = "    if q_.size(2) <= 8:\n        return sdpa_vector_fast_mps()\n"
 
 

@@ -3,6 +3,7 @@ it; ranks come from a sample call or --rank; dim equalities the kernel needs lan
 
 import textwrap
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -335,6 +336,7 @@ def test_an_op_that_returns_nothing_is_refused_in_one_line():
 def load_contract_text(text: str):
     import tempfile
 
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-        f.write(text)
-    return load_contract(f.name)
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "draft.toml"
+        path.write_text(text)
+        return load_contract(path)

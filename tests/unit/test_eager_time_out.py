@@ -33,3 +33,25 @@ def test_a_worker_killed_mid_build_leaves_no_lock_and_no_compiler(tmp_path, monk
     compiler = int((tmp_path / "compiler.pid").read_text())
     time.sleep(0.5)
     assert not os.path.exists(f"/proc/{compiler}") or open(f"/proc/{compiler}/stat").read().split()[2] == "Z"
+
+
+def test_a_call_that_takes_no_build_lock_leaves_no_file_behind():
+    """The worker notes a build lock only when it takes one: a call that builds nothing, in a process that ends
+    without closing its worker (the console script leaves by ``os._exit``), leaves nothing in the temp dir (the
+    twenty-ninth session's runs had left a hundred empty note files there)."""
+    import glob
+    import tempfile
+
+    from shapecheck.audit.eager import EagerWorker
+    from shapecheck.audit.inputs import OpInputs
+
+    pattern = os.path.join(tempfile.gettempdir(), f"shapecheck-build-locks-{os.getpid()}-*")
+    inputs = OpInputs("aten::neg.default", "schema", (("self", False, ("tensor", ("x_0",), (3,), "float32")),))
+    worker = EagerWorker()
+    try:
+        res = worker.call("aten::neg.default", inputs, {"x_0": 3})
+        assert res.ok, res.error
+        assert not glob.glob(pattern)
+    finally:
+        worker.close()
+    assert not glob.glob(pattern)

@@ -186,11 +186,12 @@ def test_an_expanded_layout_has_the_strides_torchs_expand_gives_at_every_size(na
 
 
 def _load(text, tmp=[]):  # noqa: B006 - one scratch folder per process
-    import tempfile
     from pathlib import Path
 
+    from tests.conftest import scratch
+
     if not tmp:
-        tmp.append(Path(tempfile.mkdtemp()))
+        tmp.append(Path(scratch("shapecheck-layouts-")))
     path = tmp[0] / f"c{len(list(tmp[0].iterdir()))}.toml"
     path.write_text(text)
     return load_contract(path)

@@ -9,7 +9,6 @@ many per test, randomly.
 """
 
 import os
-import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -25,9 +24,10 @@ from tests.acceptance.hostile.inputs import (
     hostile_files,
     write_toml,
 )
+from tests.conftest import scratch
 
 LONG = int(os.environ.get("SHAPECHECK_HOSTILE_EXAMPLES", "0"))
-WORK = Path(tempfile.mkdtemp(prefix="shapecheck-hostile-"))
+WORK = Path(scratch("shapecheck-hostile-"))
 CONTRACT = WORK / "contract.toml"
 PROJECT = WORK / "project"  # a pyproject.toml and what it names
 BASELINE = WORK / "baseline.json"
