@@ -169,6 +169,7 @@ def test_baseline_entries_are_checked_key_by_key(tmp_path):
     _one_line_error(invoke(*common, "--baseline", baseline), "[extra]: unknown key")
 
 
+@pytest.mark.slow  # it waits out the hook's time limit
 def test_a_samples_hook_that_raises_keyboardinterrupt_or_never_ends_gives_no_samples(tmp_path, monkeypatch):
     (tmp_path / "r4hooks.py").write_text(
         "import torch\ndef raise_kb(op):\n    raise KeyboardInterrupt\n"

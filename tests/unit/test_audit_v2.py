@@ -908,6 +908,7 @@ def _(x):
 '''
 
 
+@pytest.mark.slow  # it waits out a budget
 def test_an_op_past_its_time_budget_is_stopped_and_not_run_and_the_others_are_audited(tmp_path):
     """hunt 36: one op of executorch's channels_last library ran for minutes; the run, killed from outside,
     printed nothing. Past --op-timeout the op's worker is stopped: not run (inconclusive), the rest reported."""

@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import KERNELS
 
 
+@pytest.mark.slow  # it waits out the call's 8 s limit
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="the worker's processes are found through /proc")
 def test_a_worker_killed_mid_build_leaves_no_lock_and_no_compiler(tmp_path, monkeypatch):
     from shapecheck.audit.eager import EagerWorker

@@ -169,6 +169,7 @@ def test_a_meta_source_copy_checks_the_kernel_plain_fake_tensor_mode_runs_too(tm
     assert accepted(copied) == accepted(installed) != []
 
 
+@pytest.mark.slow  # a verify and two audits of upsample_nearest2d
 def test_a_meta_source_copy_reached_only_by_plain_fake_tensor_mode_leaves_exports_kernel_deciding(tmp_path):
     """upsample_nearest2d: torch.export runs a decomposition, plain FakeTensorMode the meta registration. An
     unmodified copy of the registrations file is the installed torch: export's kernel decides, the file's function
