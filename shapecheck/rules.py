@@ -72,6 +72,9 @@ class RuleCode(enum.StrEnum):
     AUDIT_EAGER_ALIAS = "SC044"
 
 
+#: SC020's fix where the kernel's size is a plain one and the runtime's is made from data
+PLAIN_SIZE_FIX = ("return a size made from data there too (torch.library.get_ctx().new_dynamic_size(), bounded with "
+                  "torch._check), or a plain size only where the runtime's range is that one value")
 #: what no suppression or baseline accepts: a finding that says nothing was proved (inconclusive) or that
 #: shapecheck failed (an internal error) is no verdict on the kernel, and accepting it would make a pass
 NEVER_ACCEPTED = frozenset({RuleCode.INCONCLUSIVE, RuleCode.INTERNAL_ERROR})

@@ -74,6 +74,10 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
                     RuleCode.OUTPUT_PRESENCE_MISMATCH: "presence (None or a tensor)"}[v.code]
             reasons.append(f"{v.code} on {v.path}: export has no contract for an output's {what}, so it follows the "
                            "meta kernel; the traced graph is consistent with it")
+        elif v.code == RuleCode.DYNAMIC_SIZE_RANGE and "not a data-dependent size" in v.message:
+            reasons.append(f"{v.code} on {v.path}: export has no contract for the runtime's data-dependent size, so it "
+                           "follows the fake's plain size; the exported program gives that size where the runtime may "
+                           f"give another ({v.counterexample})")
         elif v.code == RuleCode.DYNAMIC_SIZE_RANGE:
             reasons.append(f"{v.code} on {v.path}: export traces the fake's range for a data-dependent size and has no "
                            "contract for the runtime's, so it succeeds; the exported program asserts the fake's range "

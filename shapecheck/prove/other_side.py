@@ -26,7 +26,7 @@ from ..findings import Finding, PathId
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver, restrict
-from ..rules import RuleCode
+from ..rules import PLAIN_SIZE_FIX, RuleCode
 from ..trace.run import Fallback, Finished
 from .least import runnable, wide_point
 from .obligations import Leaf
@@ -69,12 +69,23 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
 
 def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str]) -> list[dict[str, int]]:
     """The side's least point, then its least point with every dim the condition does not name at 2 or more: a
-    size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous)."""
+    size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous);
+    then, for each dim the condition names and bounds from above (``N <= 1``), the side's least point with that
+    dim at its greatest: a fallback that is right at 0 and wrong at 1 is wrong at the side's far end."""
     model = solver.small_model(conds)
     least = restrict(model, dims) if model is not None else {}
     out = [least] if len(least) == len(dims) and runnable(least) else []
     wide = wide_point(solver, conds, dims, asked)
-    return out + [wide] if wide is not None and wide not in out else out
+    out += [wide] if wide is not None and wide not in out else []
+    for name in sorted(asked & set(dims)):
+        top = solver.extreme(conds, name, lowest=False)
+        if top is None or top == least.get(name) or top == solver.extreme(conds[:-1], name, lowest=False):
+            continue  # the side does not bound it: its far end is the region's
+        far = solver.small_model([*conds, E.Cmp("==", E.Var(name), E.Const(top))])
+        point = restrict(far, dims) if far is not None else {}
+        if len(point) == len(dims) and runnable(point) and point not in out:
+            out.append(point)
+    return out
 
 
 def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
@@ -103,6 +114,12 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
         if (eras and p.era not in eras) or E.evaluate(p.when, point) is not True:
             continue
         for j, want in enumerate(p.outputs):
+            spec = p.specs[j] if j < len(p.specs) else None
+            if spec is not None and spec.sizes and j < len(run.outputs) and (p.pid, j) not in wrong:
+                found = _sized(case, p, j, spec, run.outputs[j], point, fb, other, side, at)
+                if found is not None:
+                    return found
+                continue
             if want is None or j >= len(run.outputs) or (p.pid, j) in wrong:
                 continue
             expected = E.evaluate(want, point)
@@ -136,6 +153,45 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
                            message=f"output {j} is {shown} at {at} but the contract's path {p.pid} says {expected}"
                                    f"{' (?: a size made from data)' if '?' in shown else ''}, {side}")
     return unknown
+
+
+def _sized(case: BoundCase, p: BoundPath, j: int, spec: BoundOutput, got: object, point: dict[str, int],
+           fb: Fallback, other: E.Node, side: str, at: str) -> Finding | None:
+    """An output with data-dependent sizes on the other side: a size made from data (None) may be any value, a
+    plain size is right only where the runtime's range holds that one value at ``point`` (SC020 else: a fake that
+    says no row is kept where one may be), and every other size is the contract's (SC002 else)."""
+    if spec.shape is None or not isinstance(got, tuple):
+        return None
+    ranges = {n: (E.evaluate(lo, point), E.evaluate(hi, point)) for n, lo, hi in spec.sizes}
+    items = spec.shape.items
+    dims = tuple(sorted(E.free_names(other)))
+    if len(got) != len(items):
+        return Finding(code=RuleCode.OUTPUT_SHAPE_MISMATCH, case=case.id, path=p.pid, counterexample=point,
+                       expr=f"output {j} = {_shape_text(got)} at {E.to_text(other)}, contract {E.to_text(spec.shape)}",
+                       location=fb.loc, dims=dims, message=f"output {j} is {_shape_text(got)} at {at} but the "
+                       f"contract's path {p.pid} says {E.to_text(spec.shape)}, {side}")
+    for i, (item, have) in enumerate(zip(items, got, strict=True)):
+        if have is None:
+            continue  # a size made from data: its range is the trace's to check
+        if isinstance(item, E.Var) and item.name in ranges:
+            lo, hi = ranges[item.name]
+            if lo == hi == have:
+                continue
+            return Finding(code=RuleCode.DYNAMIC_SIZE_RANGE, case=case.id, path=p.pid, counterexample=point,
+                           expr=f"output {j} size {item.name}: {have} at {E.to_text(other)}, contract {item.name} in "
+                                f"[{lo}, {hi}]", location=fb.loc, dims=dims,
+                           message=f"output {j}'s size {i} is {have} at {at}, not a data-dependent size: the runtime's "
+                                   f"{item.name} ranges over [{lo}, {hi}] there, {side}", fix=PLAIN_SIZE_FIX)
+        if E.free_names(item) & set(ranges):
+            continue  # a formula of a data-dependent size: not compared on concrete sizes
+        want = E.evaluate(item, point)
+        if isinstance(want, int) and want != have:
+            return Finding(code=RuleCode.OUTPUT_SHAPE_MISMATCH, case=case.id, path=p.pid, counterexample=point,
+                           expr=f"output {j} = {_shape_text(got)} at {E.to_text(other)}, contract "
+                                f"{E.to_text(spec.shape)}", location=fb.loc, dims=dims,
+                           message=f"output {j} is {_shape_text(got)} at {at} but the contract's path {p.pid} says "
+                                   f"{E.to_text(spec.shape)} (size {i}: {want}), {side}")
+    return None
 
 
 def _shape_text(got: object) -> str:

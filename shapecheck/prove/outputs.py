@@ -22,7 +22,7 @@ from ..logic import expr as E
 from ..logic import simplify as S
 from ..logic.solver import Outcome, Sat, Solver, restrict
 from ..result.report import PathCheck
-from ..rules import RuleCode
+from ..rules import PLAIN_SIZE_FIX, RuleCode
 from ..trace.run import FRESH, OutputKind
 from .obligations import Leaf, Obligation, Status, _compare_output, _OutputCheck, discharge, path_name
 
@@ -161,11 +161,10 @@ class _Check:
                 continue  # this case's shape does not use the size
             have = got.shape.items[at] if at < len(got.shape.items) else None
             if not (isinstance(have, E.Var) and have.name.startswith(FRESH)):
-                shown = "nothing" if have is None else E.to_text(have)
-                return self.finding(RuleCode.DYNAMIC_SIZE_RANGE, f"{where} size {at}: {shown}, contract {n} in [{E.to_text(lo)}, "
-                                    f"{E.to_text(hi)}]", f"{where}'s size {at} is {shown}, not a data-dependent size: "
-                                    f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]",
-                                    self.least())
+                single = self._single(n, lo, hi, have)
+                if single is None:
+                    continue  # the runtime's range is that one value on the whole region (nonzero's 0 at numel 0)
+                return single
             renames[have.name] = n
         sub = {f: E.Var(n) for f, n in renames.items()}
         unmatched = {x for f in self.leaf.trace.fresh_facts if f is not None for x in E.free_names(f)
@@ -200,6 +199,27 @@ class _Check:
                              f"ranges over {kernel} in the kernel, wider than the runtime's [{E.to_text(lo)}, "
                              f"{E.to_text(hi)}] (precision, not a failure)")
         return E.bind(got.shape, sub), renames
+
+    def _single(self, n: str, lo: E.Node, hi: E.Node, have: E.Node | None) -> Finding | None:
+        """A size that is no data-dependent size where the contract has one: right only where the runtime's range is
+        that one value at every point of the region (``nonzero`` of an empty input: 0, and the runtime's [0, A * B]
+        at A = 0). None then; else SC020 at a point where the range holds another value (or INCONCLUSIVE)."""
+        where = self.where
+        shown = "nothing" if have is None else E.to_text(have)
+        text = f"{where} size {n}: {shown}, contract {n} in [{E.to_text(lo)}, {E.to_text(hi)}]"
+        point = self.least()
+        if have is not None and not any(x.startswith(FRESH) for x in E.free_names(have)):
+            one = E.conj([E.Cmp("==", lo, have), E.Cmp("==", hi, have)])
+            d = discharge(Obligation(tuple(self.premises), one), self.case, self.solver)
+            if d.status is Status.PROVED:
+                return None
+            if d.status is Status.UNKNOWN:
+                return self.finding(RuleCode.INCONCLUSIVE, text, f"z3 could not compare {where}'s size {shown} with the "
+                                    f"runtime's range of {n} ({d.reason})", None)
+            point = self.least([E.negate(one)]) or restrict(d.point, self.dims)
+        found = self.finding(RuleCode.DYNAMIC_SIZE_RANGE, text, f"{where}'s size is {shown}, not a data-dependent size: "
+                             f"the runtime's {n} ranges over [{E.to_text(lo)}, {E.to_text(hi)}]", point)
+        return replace(found, fix=PLAIN_SIZE_FIX)
 
     def _layout(self, got, shape: E.TupleE, renames: dict[str, str]) -> Finding | None:
         spec, where = self.spec, self.where

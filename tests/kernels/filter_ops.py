@@ -40,3 +40,37 @@ def _(x):
     n = torch.library.get_ctx().new_dynamic_size()
     torch._check(n < x.shape[0])
     return x.new_empty((n, x.shape[1]))
+
+
+@torch.library.custom_op("sc_filter::keep_positive_empty", mutates_args=())
+def keep_positive_empty(x: torch.Tensor) -> torch.Tensor:
+    return x[x[:, 0] > 0]
+
+
+@keep_positive_empty.register_fake
+def _(x):
+    # no rows, none kept: a size of 0 where the runtime's range [0, N] is that one value (nonzero's fake does this)
+    from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+    if guard_or_false(x.shape[0] == 0):
+        return x.new_empty((0, x.shape[1]))
+    n = torch.library.get_ctx().new_dynamic_size()
+    torch._check(n <= x.shape[0])
+    return x.new_empty((n, x.shape[1]))
+
+
+@torch.library.custom_op("sc_filter::keep_positive_one_row", mutates_args=())
+def keep_positive_one_row(x: torch.Tensor) -> torch.Tensor:
+    return x[x[:, 0] > 0]
+
+
+@keep_positive_one_row.register_fake
+def _(x):
+    # wrong: one row may be kept or not, and the fake says none is
+    from torch.fx.experimental.symbolic_shapes import guard_or_false
+
+    if guard_or_false(x.shape[0] <= 1):
+        return x.new_empty((0, x.shape[1]))
+    n = torch.library.get_ctx().new_dynamic_size()
+    torch._check(n <= x.shape[0])
+    return x.new_empty((n, x.shape[1]))

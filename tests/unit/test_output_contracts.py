@@ -352,3 +352,44 @@ def test_strides_as_products_of_the_outputs_sizes_compare_factor_by_factor():
     assert _product(torch_cl, {}, sizes, False) != _product(contract_cl, {}, sizes, False)
     # a different product stays different (a channels_last stride 1 against a contiguous one)
     assert _product(E.Const(1), {}, sizes, True) != _product(E.parse(f"{ho} * (W // 2)"), {}, sizes, True)
+
+
+def _min_0(tmp_path, op):
+    text = (KERNELS / "filter_ops.toml").read_text().replace("N = { min = 1", "N = { min = 0")
+    path = tmp_path / f"{op}.toml"
+    path.write_text(text.replace('op = "sc_filter::keep_positive"', f'op = "sc_filter::{op}"'))
+    return str(path)
+
+
+def test_a_plain_size_where_the_runtimes_range_is_that_one_value_passes(filter_ops, tmp_path):
+    """Hunt 42: nonzero's fake returns a plain size of 0 for an empty input, where the runtime's n in [0, A * B] is
+    0 too; the transposed input's trace reached it, and SC020 said "not a data-dependent size" (exit 1)."""
+    r = verify_op("aten::nonzero", contract=str(KERNELS / "nonzero_transposed.toml"), options=Options(jobs=1))
+    assert r.verdict == Verdict.PASS and not r.violations, r.violations
+    r = verify_op("sc_filter::keep_positive_empty", contract=_min_0(tmp_path, "keep_positive_empty"),
+                  options=Options(jobs=1))
+    assert r.verdict == Verdict.PASS and not r.violations, r.violations
+
+
+def test_a_plain_size_on_a_fallbacks_other_side_where_the_runtime_varies_is_sc020_at_its_far_end(filter_ops, tmp_path):
+    """The fake says no row is kept for N <= 1 (a ``guard_or_false`` the trace answered False): right at N = 0, wrong
+    at N = 1, the side's far end, where the runtime keeps 0 or 1 rows."""
+    from shapecheck.rules import PLAIN_SIZE_FIX
+
+    r = verify_op("sc_filter::keep_positive_one_row", contract=_min_0(tmp_path, "keep_positive_one_row"),
+                  options=Options(jobs=1))
+    assert r.verdict == Verdict.FAIL and codes(r) == {"SC020"}
+    (v,) = r.violations
+    assert v.counterexample["N"] == 1 and v.location.line == _line(filter_ops, "if guard_or_false(x.shape[0] <= 1):")
+    assert v.fix == PLAIN_SIZE_FIX
+    x = torch.ones(1, v.counterexample["D"])
+    assert filter_ops.keep_positive_one_row(x).shape[0] == 1  # the runtime keeps the row
+    with torch._subclasses.fake_tensor.FakeTensorMode():
+        assert filter_ops.keep_positive_one_row(torch.ones(1, v.counterexample["D"])).shape[0] == 0  # the fake says 0
+
+
+def _line(module, text):
+    import inspect
+
+    lines = inspect.getsource(module).splitlines()
+    return next(i for i, t in enumerate(lines, 1) if t.strip() == text)
