@@ -216,8 +216,12 @@ class OpRun:
         self.checkpoint(out, "the fake's runs on the inputs' other layouts and dtypes")
         for v in others:
             e = self.eager_example(v)
+            if not e.ok and e.crashed:
+                self._eager_died(out, v.label, e.error)
+                out.variants.append({"args": v.label, "status": "eager-crashed", "traces": 0})
+                continue
             if not e.ok:
-                if not e.crashed and _refuses_the_call(e.error):
+                if _refuses_the_call(e.error):
                     # the eager kernel checks the dtypes (mm: "expected m1 and m2 to have the same dtype";
                     # optimum-quanto's unpack takes uint8 only) or the layout (torch-harmonics' permute_to_nhwc
                     # "expects a contiguous (B, C, H, W) tensor"); a fake that returns on the same call lacks that
@@ -329,6 +333,15 @@ class OpRun:
                                               f"at {_point(d.point)}, plain FakeTensorMode's kernel ({other.name}): "
                                               f"{d.detail}"))
 
+    def _eager_died(self, out: OpOutcome, label: str, error: str) -> None:
+        """A variant's call that killed the eager kernel's process (or ran past its limit): not compared, and said
+        once for the op (hunt 41: amd-quark's ``fake_quantize_to_low_precision_fp`` corrupts the heap on int8 and
+        bfloat16 inputs; those variants read "eager-rejects" and the op was clean with no word of it)."""
+        note = (f"the eager kernel did not answer with {label} ({error}): that call is not compared, nor any other "
+                f"variant whose status is eager-crashed")
+        if not any(n.startswith("the eager kernel did not answer with ") for n in out.notes):
+            out.notes.append(note)
+
     def _eager_record(self, status: str, points: int, compared: int, formula: int, crashes: int,
                       evidence: str) -> dict[str, Any]:
         return {"device": self.device, "status": status, "points": points, "compared": compared,
@@ -403,6 +416,8 @@ class OpRun:
         st = self._explore(v, self.options.max_traces, out)
         v = st.inputs
         _variant_notes(out, st, v.label)
+        if e is not None and e.crashed:
+            self._eager_died(out, v.label, e.error)
         found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                       else e.error)
         self.variant_points = None

@@ -35,7 +35,9 @@
   few points (at the example's sizes, all 3, the rows agree);
 - ``magic_only``: the eager kernel refuses every input but one of 4097 elements, which no search finds: never a
   pass; ``magic_guarded`` too, with a fake that branches on a size (a finding a baseline may accept: still never a
-  pass, hunt 40's deepspeed ``all_to_all``, whose eager kernel ran past its time limit).
+  pass, hunt 40's deepspeed ``all_to_all``, whose eager kernel ran past its time limit);
+- ``dies_on_int8``: an eager kernel that kills its process on an int8 input (amd-quark, hunt 41): the int8 variant
+  is not compared, and a note says so.
 """
 
 import torch
@@ -410,3 +412,19 @@ def _(a, b):
         return torch.mm(a.to(torch.int32), b.to(torch.int32))
     torch._check(b.dtype in (torch.int8, a.dtype), lambda: "b must be int8 or of a's dtype")
     return torch.mm(a, b.to(a.dtype))
+
+
+@custom_op("reach::dies_on_int8", mutates_args=())
+def dies_on_int8(x: torch.Tensor) -> torch.Tensor:
+    """An eager kernel that kills its process on int8 (amd-quark's ``fake_quantize_to_low_precision_fp``
+    corrupts the heap there, hunt 41)."""
+    if x.dtype == torch.int8:
+        import os
+
+        os.abort()
+    return x * 2
+
+
+@dies_on_int8.register_fake
+def _(x):
+    return torch.empty_like(x)

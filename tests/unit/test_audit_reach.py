@@ -287,3 +287,15 @@ def test_a_variant_compared_at_a_few_points_meets_every_dim_apart():
     found = {(f["class"], f["expr"]): f for f in rec["findings"]}
     f = found[("fake-accepts", "the fake returns where the eager kernel raises (with a, b as int8)")]
     assert f["counterexample"]["a_0"] != f["counterexample"]["b_0"], f
+
+
+def test_a_variant_the_eager_kernel_dies_on_is_not_compared_and_said_so():
+    """hunt 41: amd-quark's ``fake_quantize_to_low_precision_fp`` aborts on int8 and bfloat16 inputs; those variants
+    read "eager-rejects" and the op was clean with no word of the crashes."""
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("reach::dies_on_int8*",), (LIBRARY,), jobs=1).records
+    status = {v["args"]: v["status"] for v in rec["variants"]}
+    assert status["x as int8"] == "eager-crashed" and status["x as int32"] == "compared", status
+    assert any(n.startswith("the eager kernel did not answer with x as int8 (") and "SIGABRT" in n
+               for n in rec["notes"]), rec["notes"]
