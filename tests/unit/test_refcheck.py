@@ -95,3 +95,35 @@ def test_cli_json_and_exit_codes():
 def test_real_op_on_mps_matches_the_ports(sdpa_contract):
     r = ref_check(sdpa_contract, examples=8)
     assert r.mps.startswith("real op") and r.verdict == "pass"
+
+
+NONZERO = '''schema = 1
+op = "aten::nonzero"
+
+[dims]
+A = {{ min = 1, max = 64 }}
+B = {{ min = 2, max = 8 }}
+
+[[args]]
+name = "self"
+kind = "tensor"
+dtype = "float32"
+shape = "(A, B)"
+
+[[paths]]
+id = "indices"
+when = "true"
+outputs = [{{ shape = "(n, 2)", dtype = "int64", layout = "{layout}", sizes = {{ n = {{ min = "0", max = "A * B" }} }} }}]
+'''
+
+
+def test_the_layout_of_an_output_with_a_data_dependent_size_is_checked_at_the_runtimes_size(tmp_path):
+    """hunt 42: a layout on nonzero's ``(n, 2)`` output was ``unbound name in n`` (exit 2); the size is the
+    runtime's own at its place. nonzero's indices are laid out column by column: strides (1, n)."""
+    for layout, code in (("(1, 0)", 0), ("contiguous", 1)):
+        path = tmp_path / f"nonzero_{code}.toml"
+        path.write_text(NONZERO.format(layout=layout))
+        res = invoke("ref", "check", "aten::nonzero", "--contract", path, "--examples", "4", "--format", "json")
+        assert res.returncode == code, res.stderr
+        found = {f["code"] for f in json.loads(res.stdout)["findings"]}
+        assert found == (set() if code == 0 else {"SC024"}), found
