@@ -29,17 +29,19 @@ class FakeRun:
     names: dict[Any, str] = field(default_factory=dict)
 
 
-def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False) -> FakeRun:
+def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False,
+             specialize_zero_one: bool = False) -> FakeRun:
     """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value; a size of 1 stays
     symbolic, 0 is a constant). ``export_view``: each dynamic dim that is 0 or 1 at the example traced at 2
     instead, as torch.export traces every size from 2 up; the outputs are then that trace's formulas at
     ``dims`` (a guard_or_false fallback export takes for every size, evaluated where the condition is really the
-    other way), None where one cannot be evaluated. Raises NotApplicable when the kernel cannot take the case."""
+    other way), None where one cannot be evaluated. ``specialize_zero_one``: sizes 0 and 1 constants, as torch's
+    own ShapeEnv makes them. Raises NotApplicable when the kernel cannot take the case."""
     from .._torch import backed as B
     from .._torch import core as C
     from .run import call_args, own_code
 
-    run = B.BackedRun(own_code(kernel), specialize_zero_one=False)
+    run = B.BackedRun(own_code(kernel), specialize_zero_one=specialize_zero_one)
     dynamic = {d.name for d in case.contract.dims if d.dynamic}
     hints = {n: (2 if export_view and n in dynamic and v in (0, 1) else v) for n, v in dims.items()}
     syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
@@ -53,6 +55,13 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
 
     args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
     result, error = run.run(kernel.fn, args, kwargs)
+    if error is not None and not specialize_zero_one and 1 in (hints[n] for n in dynamic if n in hints):
+        # a size of 1 kept symbolic (to see the guards at 1) is no size torch makes: its ShapeEnv makes 1 a
+        # constant, and a kernel that raises only on the symbolic 1 (_fft_r2c's "tried to directly modify sizes
+        # for customized tensor", hunt 42) is run as torch runs it
+        again = fake_run(kernel, case, dims, specialize_zero_one=True)
+        if again.error is None:
+            return again
     if error is not None:
         return FakeRun(error=error, guards=list(run.guards), names=dict(run.names))
     results = result if isinstance(result, (tuple, list)) else (result,)
