@@ -377,9 +377,12 @@ class OpRun:
             return
         if not ok:
             if e is not None and e.ok:
+                from .differential import zeros_aside
+
                 out.findings.append(Finding("fake-rejects", f"the fake raises where the eager kernel returns, "
                                             f"with {v.label}", self.kernel.definition, dict(v.dims()), None,
-                                            f"with {v.label}, the fake raises {err}; the eager kernel returns"))
+                                            f"with {v.label}, the fake raises {err}; the eager kernel returns"
+                                            f"{zeros_aside(v, dict(v.dims()), self.eager_at)}"))
                 out.variants.append({"args": v.label, "status": "fake-rejects", "traces": 0})
                 return
             # the first inputs cannot take this value (dim=2 of a 2-D input): inputs searched again around it

@@ -37,7 +37,9 @@
   pass; ``magic_guarded`` too, with a fake that branches on a size (a finding a baseline may accept: still never a
   pass, hunt 40's deepspeed ``all_to_all``, whose eager kernel ran past its time limit);
 - ``dies_on_int8``: an eager kernel that kills its process on an int8 input (amd-quark, hunt 41): the int8 variant
-  is not compared, and a note says so.
+  is not compared, and a note says so;
+- ``routed_rows``: rows routed by integer offsets; made up as zeros they route none, so the eager kernel returns on
+  a 3-D x the fake refuses, and raises with other offsets: the finding says so (transformers, hunt 41).
 """
 
 import torch
@@ -428,3 +430,22 @@ def dies_on_int8(x: torch.Tensor) -> torch.Tensor:
 @dies_on_int8.register_fake
 def _(x):
     return torch.empty_like(x)
+
+
+@custom_op("reach::routed_rows", mutates_args=())
+def routed_rows(x: torch.Tensor, offs: torch.Tensor) -> torch.Tensor:
+    """Rows routed by ``offs`` (transformers' grouped_mm, hunt 41): offsets of zeros route none, so the matrix
+    product that refuses a 3-D x never runs."""
+    if offs.is_floating_point() or offs.dim() != 1:
+        raise ValueError("offs must be a vector of integers")
+    n = int(offs.sum())
+    if n:
+        torch.mm(x[:n], x[:n].T)
+    return x.sum(-1)
+
+
+@routed_rows.register_fake
+def _(x, offs):
+    torch._check(not offs.is_floating_point() and offs.dim() == 1, lambda: "offs must be a vector of integers")
+    torch._check(x.dim() == 2, lambda: "x must be 2D")
+    return x.sum(-1)

@@ -299,3 +299,13 @@ def test_a_variant_the_eager_kernel_dies_on_is_not_compared_and_said_so():
     assert status["x as int8"] == "eager-crashed" and status["x as int32"] == "compared", status
     assert any(n.startswith("the eager kernel did not answer with x as int8 (") and "SIGABRT" in n
                for n in rec["notes"]), rec["notes"]
+
+
+def test_a_variant_the_eager_kernel_takes_only_on_zeros_says_so():
+    """hunt 41: transformers' grouped_mm fake refuses a 3-D input, which the eager kernel takes only because offsets
+    made up as zeros route no row; the first inputs' finding said so, the variants' did not."""
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("reach::routed_rows*",), (LIBRARY,), jobs=1).records
+    [f] = [f for f in rec["findings"] if "Tensor[rank 3" in f["expr"]]
+    assert f["class"] == "fake-rejects" and "made up as zeros" in f["message"] and "matrix" in f["message"], f
