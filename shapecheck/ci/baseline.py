@@ -182,7 +182,7 @@ def apply_audit(run: Any, file: str, known: set[str] | None = None) -> None:
                            "expr": f["expr"]} for rec, f in run.findings(active=False)),
                          key=lambda e: (e["op"], e["rule"], e["expr"]))
         untraced = [{"op": rec["op"], "reason": f"{rec['status']} when the baseline was written"
-                     + (f": {_why_untraced(rec['notes'])[:160]}" if rec["notes"] else "")} for rec in run.untraced()]
+                     + (f": {shorten(_why_untraced(rec['notes']))}" if rec["notes"] else "")} for rec in run.untraced()]
         _write(file, {"tool": "shapecheck audit", "version": AUDIT_VERSION, "findings": entries,
                       "untraced": untraced}, "--baseline")
         known = {e["fingerprint"] for e in entries}
@@ -212,6 +212,18 @@ def _untraced(file: str) -> dict[str, str]:
 #: the notes that say why an op was not traced in full (audit.run's record), in the order they are preferred
 UNTRACED_WHY = ("not run:", "not traced:", "not compared:", "no input found", "stopped after", "z3 could not",
                 "cannot translate", "the kernel cannot run", "stopped:")
+
+
+def shorten(text: str, limit: int = 240) -> str:
+    """``text`` cut to about ``limit`` characters at a clause's end (else a word's), with `` ...`` where it was cut
+    (hunt 41: a reason cut at 160 characters ended in "(give the op samples: [")."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max(head.rfind("; "), head.rfind(": "), head.rfind(", "), head.rfind(" ("))
+    if cut < limit // 2:
+        cut = head.rfind(" ")
+    return head[:cut if cut > 0 else limit].rstrip(" ;:,(") + " ..."
 
 
 def _why_untraced(notes: list[str]) -> str:

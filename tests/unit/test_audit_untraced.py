@@ -146,3 +146,16 @@ def test_a_variant_explored_in_part_leaves_the_op_explored_in_part(tmp_path, mon
     assert code == 1 and rec["partial"] and all("wide=True" in f["message"] for f in rec["findings"]), rec
     assert any(n.startswith("stopped after") and "wide=True" in n for n in rec["notes"]), rec["notes"]
     assert rec["op"] in doc["coverage"]["inconclusive"]
+
+
+def test_a_baselines_reason_is_cut_at_a_clause_not_mid_text():
+    """hunt 41: a reason cut at 160 characters ended in "(give the op samples: ["."""
+    from shapecheck.ci.baseline import shorten
+
+    why = ("not compared: the eager kernel rejected every input tried: ConnectError: [Errno -2] Name or service not "
+           "known; the fake returned on each (give the op samples: [tool.shapecheck.audit] samples, or list the op "
+           "in the baseline with a reason); and more words after that to pass the limit of the reason's length")
+    short = shorten(why)
+    assert short.endswith(" ...") and len(short) <= 244 and short[:-4] in why, short
+    assert not short[:-4].endswith(("(", "[", ":", ";", ",")) and why.startswith(short[:-4])
+    assert shorten("a short reason") == "a short reason"
