@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
-from ..contract.model import BoundArg, BoundCase
+from ..contract.model import BoundArg, BoundCase, BoundPath
 from ..edges import TorchObject
 from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
@@ -132,7 +132,11 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
              if d in sizes and sp.base is None]
     bounds = [E.Cmp("<=", E.Var(d), E.Const(sp.hi)) for d, sp in specs.items() if d in sizes]
     fixed = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in sizes.items() if d not in specs]  # static dims stay
-    model = solver.small_model([case.domain, *floor, *bounds, *fixed]) if floor else None
+    model = None
+    for grown in ([*_outputs_from_2(p), p.when] for p in case.paths):  # the contract's own output sizes from 2
+        # (constant_pad_nd's W - PL - PR: every dim from 16 gave it 0, hunt 42), else the dims alone
+        model = model or (solver.small_model([case.domain, *floor, *bounds, *fixed, *grown]) if floor else None)
+    model = model or (solver.small_model([case.domain, *floor, *bounds, *fixed]) if floor else None)
     if not model:
         return sizes, screen
     bigger = {d: model.get(d, v) for d, v in sizes.items()}
@@ -140,6 +144,11 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
     if again is None or again[1] is not None or not again[0].outputs_recorded:
         return sizes, screen
     return bigger, again
+
+
+def _outputs_from_2(p: BoundPath) -> list[E.Node]:
+    """Each size of the path's stated output shapes at 2 or more (the shapes with data-dependent sizes left out)."""
+    return [E.Cmp(">=", item, E.Const(2)) for out in p.outputs if isinstance(out, E.TupleE) for item in out.items]
 
 
 _Axis = tuple[str, int, int]  # (the Dim's name, least, greatest)
