@@ -26,6 +26,36 @@ def shown(node: E.Node | None) -> str:
     return "" if node is None else E.to_text(simplified(node))
 
 
+def shown_deep(node: E.Node) -> str:
+    """``node`` as report text, each arithmetic part simplified where the whole cannot be (a conditional's
+    branches and condition, a min or max's arguments): a stride of max_pool2d's contract read ``(H + 2 - 1 - 1 +
+    2 - 1) // 2 + 1`` inside its ``if``s (hunt 42)."""
+    return E.to_text(_deep(node))
+
+
+def _deep(n: E.Node) -> E.Node:
+    whole = simplified(n)
+    if whole != n:  # (a cached tree equal to n may be another object)
+        return whole
+    if isinstance(n, E.Ite):
+        return E.Ite(_deep(n.cond), _deep(n.then), _deep(n.other))
+    if isinstance(n, E.Cmp):
+        return E.Cmp(n.op, _deep(n.left), _deep(n.right))
+    if isinstance(n, E.Arith):
+        return E.Arith(n.op, _deep(n.left), _deep(n.right))
+    if isinstance(n, E.Call):
+        return E.Call(n.fn, tuple(_deep(a) for a in n.args))
+    if isinstance(n, E.And):
+        return E.And(tuple(_deep(a) for a in n.args))
+    if isinstance(n, E.Or):
+        return E.Or(tuple(_deep(a) for a in n.args))
+    if isinstance(n, E.Not):
+        return E.Not(_deep(n.operand))
+    if isinstance(n, E.TupleE):
+        return E.TupleE(tuple(_deep(i) for i in n.items))
+    return n
+
+
 @functools.lru_cache(maxsize=4096)
 def simplified(node: E.Node) -> E.Node:
     if isinstance(node, E.TupleE):

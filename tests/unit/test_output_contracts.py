@@ -393,3 +393,11 @@ def _line(module, text):
 
     lines = inspect.getsource(module).splitlines()
     return next(i for i, t in enumerate(lines, 1) if t.strip() == text)
+
+
+def test_sc018_says_a_layout_written_as_strides_once():
+    """hunt 42: "contract strides (1, A) (1, A)"."""
+    r = verify_op("aten::diagonal_scatter", contract=str(KERNELS / "diagonal_scatter_strides.toml"),
+                  meta=f"{KERNELS / 'diagonal_scatter_kernels.py'}:dense_output", options=Options(jobs=1))
+    texts = {v.expr for v in r.violations if v.code.value == "SC018"}
+    assert "output 0 strides (B, 1), contract strides (1, A)" in texts, texts
