@@ -401,3 +401,18 @@ def test_sc018_says_a_layout_written_as_strides_once():
                   meta=f"{KERNELS / 'diagonal_scatter_kernels.py'}:dense_output", options=Options(jobs=1))
     texts = {v.expr for v in r.violations if v.code.value == "SC018"}
     assert "output 0 strides (B, 1), contract strides (1, A)" in texts, texts
+
+
+@pytest.mark.slow  # strict exports
+def test_confirm_export_gives_an_input_size_written_as_a_formula_2_or_more():
+    """hunt 42: diagonal_scatter's src of length min(A, B - off) was 1 at export's example, so export specialised it
+    and the program took a src of length 1 alone, while --confirm-export said it agreed."""
+    r = verify_op("aten::diagonal_scatter", contract=str(KERNELS / "diagonal_scatter_strides.toml"),
+                  options=Options(jobs=1, confirm_export=True, cases=("dtype=float32,off=2,dd=01,lay=contig",
+                                                                       "dtype=float32,off=-1,dd=10,lay=contig")))
+    for case in r.cases:
+        x = case.export
+        assert x.ran and x.succeeded and x.agrees, (case.case, x.message)
+        a, b = x.example["A"], x.example["B"]
+        length = min(a, b - 2) if "off=2" in case.case else min(b - 1, a)  # the contract's L (dd=01, dd=10)
+        assert length >= 2, (case.case, x.example)
