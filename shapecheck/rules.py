@@ -146,8 +146,8 @@ RULES: dict[RuleCode, Rule] = _rules(
          "this range check belongs to the runtime, not to shape inference: express it as a contract "
          "precondition ([domain] requires) or remove it from the meta kernel"),
     Rule(C.INCONCLUSIVE, "inconclusive", "the solver or the translation gave up: nothing was proved", INC, V),
-    Rule(C.UNREACHABLE_PATH, "unreachable-path", "a contract path whose precondition holds for no input of any case", N,
-         V, "fix the path's `when`, or delete the path"),
+    Rule(C.UNREACHABLE_PATH, "unreachable-path", "a contract path whose precondition (or a [[rejects]] region that) holds for no input of any case",
+         N, V, "fix the path's (or the region's) `when`, or delete it"),
     Rule(C.KERNEL_ERROR, "kernel-error", "the kernel raised an error on an input inside the contract's domain", E,
          V, "the meta kernel must not raise for inputs inside the contract's domain; check its "
          "preconditions"),

@@ -74,3 +74,22 @@ def unreachable_paths(contract: Contract, results: list[CaseResult], options: Op
             out.append(Finding(code=RuleCode.UNREACHABLE_PATH, case="*", path=name, expr=E.to_text(p.when), dims=(), location=None, counterexample={},
                                  message=f"the precondition of path {name} holds for no input of any case"))
     return out
+
+
+def empty_rejects(contract: Contract, solver: Solver) -> list[Finding]:
+    """SC006 for a ``[[rejects]]`` region that holds for no input of any case (hunt 42: ``C == 0`` with C from 1
+    was accepted in silence, while a path no case reaches is SC006): its check proves nothing."""
+    regions: dict[str, list] = {}
+    for case in (*contract.cases(), *contract.excluded_reject_cases()):
+        for r in case.rejects:
+            regions.setdefault(r.id, []).append(r)
+    out = []
+    for rid, bound in regions.items():
+        if all(solver.satisfiable([r.when]).sat is Sat.UNSAT for r in bound):
+            r = bound[0]
+            out.append(Finding(code=RuleCode.UNREACHABLE_PATH, case="*", path=r.pid, expr=r.text or E.to_text(r.when),
+                               dims=(), location=None, counterexample={},
+                               message=f"the [[rejects]] region {rid} holds for no input of any case (the dims' "
+                                       "ranges leave it empty): it checks nothing"))
+    return out
+

@@ -24,7 +24,7 @@ from ..result.report import CaseResult, PathCheck, Report
 from ..rules import RULES, RuleCode, Severity
 from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted, over_budget
-from .coverage import uncovered, unexplored, unreachable_paths
+from .coverage import empty_rejects, uncovered, unexplored, unreachable_paths
 from .crashes import Resume, Send
 from .explore import CaseRun, SharedRoots, explore_case, will_share
 from .obligations import output_obligations, path_name
@@ -177,7 +177,7 @@ def _finish(contract: Contract, kernel: Kernel, solver: Solver, options: Options
             results.append(result)
             violations.extend(found)
     if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
-        violations.extend(unreachable_paths(contract, results, options))
+        violations.extend(unreachable_paths(contract, results, options) + empty_rejects(contract, solver))
     violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
                                 message=why) for loc, why in kernel.caveats)
     violations.extend(steps.resume.findings)  # a crash between cases: the step it was in is left out

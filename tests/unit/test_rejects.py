@@ -370,3 +370,17 @@ def _under_fake_mode(args):
 
     with FakeTensorMode():
         return torch.ops.aten.convolution(*args("cpu"))
+
+
+def test_a_region_the_dims_ranges_leave_empty_is_sc006():
+    """hunt 42: a [[rejects]] region ``C == 0`` with C from 1 was accepted in silence (a path no case reaches is
+    SC006): its check proves nothing."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        c = contract(Path(d), '[[rejects]]\nid = "never"\nwhen = "N < 0"\n')
+        r = verify_op("aten::new_empty", contract=str(c), options=Options(jobs=1))
+    [v] = [v for v in r.violations if v.code.value == "SC006"]
+    assert v.path == "rejects.never" and "holds for no input of any case" in v.message
+    assert r.verdict.value == "pass"  # a note: the contract's smell, not the kernel's
