@@ -504,8 +504,11 @@ def _least_refused(case: BoundCase, solver: Solver, run_at: RunAt) -> tuple[dict
     below 2 and the exported program refuses it: export assumes its Dims from 2, so a guard torch settles from
     2 up (pixel_unshuffle's ``x.size(3) // 2 != 1``) is still checked by the program, at sizes the contract
     declares. None, "" where the program runs there or no such size is in the domain."""
-    at = solver.small_model([case.domain])
-    if at is None or not any(d.dynamic and at.get(d.name, 2) < 2 for d in case.dims):
+    model = solver.small_model([case.domain])
+    if model is None:
+        return None, ""
+    at = restrict(model, [d.name for d in case.dims])  # the case's own dims (a rank-3 case has no N: hunt 42)
+    if not any(d.dynamic and at.get(d.name, 2) < 2 for d in case.dims):
         return None, ""
     error = run_at(at)
     # a check of the program's inputs (not a runtime assert on a data-dependent size, which a finding names)

@@ -416,3 +416,13 @@ def test_confirm_export_gives_an_input_size_written_as_a_formula_2_or_more():
         a, b = x.example["A"], x.example["B"]
         length = min(a, b - 2) if "off=2" in case.case else min(b - 1, a)  # the contract's L (dd=01, dd=10)
         assert length >= 2, (case.case, x.example)
+
+
+@pytest.mark.slow  # strict exports
+def test_the_point_the_exported_program_refuses_names_the_cases_dims_only():
+    """hunt 42: a rank-3 case's note named N=0, a dim only the rank-4 and rank-5 cases have."""
+    r = verify_op("aten::pixel_unshuffle", contract=str(KERNELS / "pixel_unshuffle_ranks.toml"),
+                  options=Options(jobs=1, confirm_export=True, cases=("dtype=float32,r=2,rank=3",)))
+    [case] = r.cases
+    x = case.export
+    assert x.succeeded and x.refuses is not None and set(x.refuses) == {"C", "H", "W"}, x.refuses
