@@ -61,13 +61,28 @@ def kernel_ints(op: Any, limit: int = 4) -> dict[str, list[int]]:
     name (modelopt's ``if num_bits == 8 and exponent_bits == 4:``, ``bits in (2, 4)``, ``(a, b) == (4, 3)``): the
     values an int argument of that name takes on the kernels' own branches, tried by the audit first after its
     default."""
+    return _compared(op, lambda v: type(v) is int and -(2 ** 16) < v < 2 ** 16, limit)
+
+
+def kernel_named_strings(op: Any, limit: int = 4) -> dict[str, list[str]]:
+    """The string constants the op's Python kernels compare a variable with, by the variable's name (amd-quark's
+    ``assert quant_dtype == "mx"`` in a callee, hunt 41: past ``kernel_strings``' first 8 words of the kernel):
+    the values a ``str`` argument of that name takes on the kernels' own branches."""
+    import re
+
+    return _compared(op, lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_-]{0,23}", v) is not None,
+                     limit)
+
+
+def _compared(op: Any, keep: Any, limit: int) -> dict[str, list[Any]]:
+    """variable name -> the constants ``keep`` takes that the kernels compare it with (``==``, ``in``, a tuple's
+    ``==``), at most ``limit`` each, in the order they appear."""
     import dis
 
-    out: dict[str, list[int]] = {}
+    out: dict[str, list[Any]] = {}
 
     def note(name: str, value: Any) -> None:
-        values = [v for v in (value if isinstance(value, (tuple, frozenset)) else (value,))
-                  if type(v) is int and -(2 ** 16) < v < 2 ** 16]
+        values = [v for v in (value if isinstance(value, (tuple, frozenset)) else (value,)) if keep(v)]
         kept = out.setdefault(name, [])
         kept += [v for v in values if v not in kept][:limit - len(kept)]
 

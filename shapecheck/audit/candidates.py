@@ -151,7 +151,8 @@ def plan_args(op: Any) -> list[Arg]:
         elif base == "str":
             first = [default] if has else [None] if absent else []
             guesses = next(v for k, v in STR_GUESSES.items() if k in _words(name))
-            words = KC.kernel_strings(op)  # what the kernels compare a string with
+            # what the kernels compare this argument with (``quant_dtype == "mx"``), then any string they compare
+            words = [*KC.kernel_named_strings(op).get(name, []), *KC.kernel_strings(op)]
             out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *words, *guesses])), "str"))
         elif base in ("int", "SymInt") and not absent:
             # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a

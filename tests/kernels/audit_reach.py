@@ -39,7 +39,9 @@
 - ``dies_on_int8``: an eager kernel that kills its process on an int8 input (amd-quark, hunt 41): the int8 variant
   is not compared, and a note says so;
 - ``routed_rows``: rows routed by integer offsets; made up as zeros they route none, so the eager kernel returns on
-  a 3-D x the fake refuses, and raises with other offsets: the finding says so (transformers, hunt 41).
+  a 3-D x the fake refuses, and raises with other offsets: the finding says so (transformers, hunt 41);
+- ``named_mode``: a str argument compared with "zeta" only in a callee, past the kernel's first 8 words: tried by
+  its name (amd-quark, hunt 41).
 """
 
 import torch
@@ -449,3 +451,21 @@ def _(x, offs):
     torch._check(not offs.is_floating_point() and offs.dim() == 1, lambda: "offs must be a vector of integers")
     torch._check(x.dim() == 2, lambda: "x must be 2D")
     return x.sum(-1)
+
+
+def _zeta_only(x, mode):  # two calls deep, past the kernel's first 8 words
+    if mode != "zeta":
+        raise ValueError("unsupported mode")
+    return x * 2
+
+
+@custom_op("reach::named_mode", mutates_args=())
+def named_mode(x: torch.Tensor, mode: str) -> torch.Tensor:
+    """Its str argument is compared with "zeta" in a callee (amd-quark's ``quant_dtype == "mx"``, hunt 41)."""
+    return _zeta_only(x, mode)
+
+
+@named_mode.register_fake
+def _(x, mode):
+    labels = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "iota", "kappa")  # noqa: F841 - words
+    return _zeta_only(torch.empty_like(x), mode)

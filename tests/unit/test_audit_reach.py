@@ -309,3 +309,12 @@ def test_a_variant_the_eager_kernel_takes_only_on_zeros_says_so():
     [rec] = run_audit(("reach::routed_rows*",), (LIBRARY,), jobs=1).records
     [f] = [f for f in rec["findings"] if "Tensor[rank 3" in f["expr"]]
     assert f["class"] == "fake-rejects" and "made up as zeros" in f["message"] and "matrix" in f["message"], f
+
+
+def test_a_string_a_callee_compares_an_argument_with_is_tried_by_the_arguments_name():
+    """hunt 41: amd-quark's ``non_scaled_real_quantize`` compares ``quant_dtype == "mx"`` in a callee; the word was
+    past the first 8 the kernels hold, and the search never tried it."""
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("reach::named_mode*",), (LIBRARY,), jobs=1).records
+    assert rec["status"] not in ("no-inputs", "not-run") and "mode='zeta'" in rec["example"], rec["example"]
