@@ -41,7 +41,8 @@
 - ``routed_rows``: rows routed by integer offsets; made up as zeros they route none, so the eager kernel returns on
   a 3-D x the fake refuses, and raises with other offsets: the finding says so (transformers, hunt 41);
 - ``named_mode``: a str argument compared with "zeta" only in a callee, past the kernel's first 8 words: tried by
-  its name (amd-quark, hunt 41).
+  its name (amd-quark, hunt 41);
+- ``table_rows``: an eager kernel that takes integer data of zeros alone: a clean comparison says so.
 """
 
 import torch
@@ -469,3 +470,18 @@ def named_mode(x: torch.Tensor, mode: str) -> torch.Tensor:
 def _(x, mode):
     labels = ("alpha", "beta", "gamma", "delta", "epsilon", "eta", "theta", "iota", "kappa")  # noqa: F841 - words
     return _zeta_only(torch.empty_like(x), mode)
+
+
+@custom_op("reach::table_rows", mutates_args=())
+def table_rows(x: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """Rows of a one-row table picked by ``idx``: only indices of 0 are valid, so made-up zeros are the one data it
+    takes (transformers' grouped_mm_fallback_backward, whose offsets of zeros route nothing, hunt 41)."""
+    if idx.is_floating_point() or idx.dim() != 1:
+        raise ValueError("idx must be a vector of integers")
+    return x.new_zeros((1, x.shape[1]))[idx]
+
+
+@table_rows.register_fake
+def _(x, idx):
+    torch._check(not idx.is_floating_point() and idx.dim() == 1, lambda: "idx must be a vector of integers")
+    return x.new_empty((idx.shape[0], x.shape[1]))

@@ -318,3 +318,13 @@ def test_a_string_a_callee_compares_an_argument_with_is_tried_by_the_arguments_n
 
     [rec] = run_audit(("reach::named_mode*",), (LIBRARY,), jobs=1).records
     assert rec["status"] not in ("no-inputs", "not-run") and "mode='zeta'" in rec["example"], rec["example"]
+
+
+def test_a_clean_comparison_made_on_integer_data_of_zeros_alone_says_so():
+    """hunt 41: transformers' grouped_mm_fallback_backward was clean, compared only where offsets of zeros route no
+    row; with other offsets its eager kernel raises."""
+    from shapecheck.audit.run import run_audit
+
+    [rec] = run_audit(("reach::table_rows*",), (LIBRARY,), jobs=1).records
+    notes = [n for n in rec["notes"] if n.startswith("the eager kernel returned on integer inputs made up as zeros")]
+    assert len(notes) == 1 and "IndexError" in notes[0], rec["notes"]
