@@ -199,7 +199,10 @@ def test_a_dim_list_takes_distinct_dims_and_a_layout_is_read_where_every_dim_is_
     (out,) = data["paths"][0]["outputs"]
     assert "layout" not in out and out["strides"] == "(A1 * step, 1)", out  # A1 >= 1: no max(1, A1)
     report = verify_contract(contract, installed_kernel("aten::slice.Tensor"), Options(jobs=1))
-    assert report.verdict.value == "pass", [v.message for v in report.violations]
+    # the draft's shape and strides hold; torch.export's record of the output keeps a guard against an output of one
+    # row, and its program refuses A0 = 2, step = 2 (checked with a strict export, hunt 42's constant_pad_nd alike)
+    assert {(v.code.value, v.expr) for v in report.violations} == {("SC022", "(step + A0 - 1) // step != 1")}, \
+        [v.message for v in report.violations]
 
 
 @pytest.mark.slow
