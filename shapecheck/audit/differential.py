@@ -156,7 +156,7 @@ def about_data(error: str) -> bool:
 def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[dict[str, int]],
         eager: Callable[[OpInputs, dict[str, int]], Any], paths: list[dict] | None = None,
         requires: list[E.Node] = (), device: str = "cpu",
-        returned: Sequence[tuple[list[E.Node], list[E.Node]]] = ()) -> DiffResult:
+        returned: Sequence[tuple[list[E.Node], list[E.Node]]] = (), zeros: bool = False) -> DiffResult:
     """Fake and eager at each point (the eager kernel's inputs on ``device``); their disagreements, and the trace's formulas checked at each point (where
     the inferred ``requires``, which the symbolic trace assumed, hold).
 
@@ -226,9 +226,10 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
     if formulas and res.formula_points and agreed == res.formula_points and not res.disagreements:
         res.notes.append(f"the fake's symbolic output formulas agree with the eager kernel at all {agreed} points "
                          "checked: evidence, not a proof")
-    zeros = _on_zeros_only(inputs, points[0], eager) if res.compared and not res.disagreements and points else None
-    if zeros is not None:  # transformers' grouped_mm_fallback_backward: offsets of zeros route no row (hunt 41)
-        res.notes.append(f"{ZEROS_ONLY}, and raises with other integers at the same sizes ({zeros[:160]}): data of zeros may give it no work (offsets, indices), so "
+    # ``zeros``: the op's first inputs (once an op: it costs an eager call or two)
+    found = _on_zeros_only(inputs, points[0], eager) if zeros and res.compared and not res.disagreements else None
+    if found is not None:  # transformers' grouped_mm_fallback_backward: offsets of zeros route no row (hunt 41)
+        res.notes.append(f"{ZEROS_ONLY}, and raises with other integers at the same sizes ({found[:160]}): data of zeros may give it no work (offsets, indices), so "
                          "the comparison says little of other data; give the op samples")
     return res
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import ZEROS_ONLY, about_data, numbers_aside
+from .differential import about_data, numbers_aside
 from .differential import run as diff_run
 from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result, held_constant
@@ -303,12 +303,11 @@ class OpRun:
         else:  # a variant's: its other memory order is compared at them (the first tensor a rank up)
             self.variant_points = (points, requires)
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device,
-                       explorer.returned)
+                       explorer.returned, zeros=not inputs.label)
         for d in _first_per_kind(res.disagreements):
             f = Finding(d.cls, d.what, self._site(d), d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
-        out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes
-                      and not (n.startswith(ZEROS_ONLY) and any(m.startswith(ZEROS_ONLY) for m in out.notes))]
+        out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
         evidence = next((n for n in res.notes if n.startswith("the fake's symbolic")), "")
         if evidence and inputs.label:  # a variant's: the record's evidence is the first inputs' (hunt 37)
             evidence = ""

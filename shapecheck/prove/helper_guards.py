@@ -147,8 +147,10 @@ def _where_outputs_grow(kernel: Kernel, case: BoundCase, solver: Solver, specs: 
 
 
 def _outputs_from_2(p: BoundPath) -> list[E.Node]:
-    """Each size of the path's stated output shapes at 2 or more (the shapes with data-dependent sizes left out)."""
-    return [E.Cmp(">=", item, E.Const(2)) for out in p.outputs if isinstance(out, E.TupleE) for item in out.items]
+    """Each size of the path's stated output shapes that dims make at 2 or more (the shapes with data-dependent sizes
+    and the constant sizes left out: a keepdim's 1 is no size the record guards)."""
+    return [E.Cmp(">=", item, E.Const(2)) for out in p.outputs if isinstance(out, E.TupleE) for item in out.items
+            if E.free_names(item)]
 
 
 _Axis = tuple[str, int, int]  # (the Dim's name, least, greatest)

@@ -71,7 +71,8 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
     """The side's least point, then its least point with every dim the condition does not name at 2 or more: a
     size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous);
     then, for each dim the condition names and bounds from above (``N <= 1``), the side's least point with that
-    dim at its greatest: a fallback that is right at 0 and wrong at 1 is wrong at the side's far end."""
+    dim at its greatest: a fallback that is right at 0 and wrong at 1 is wrong at the side's far end. ``conds``: the
+    region's conditions with the side's last."""
     model = solver.small_model(conds)
     least = restrict(model, dims) if model is not None else {}
     out = [least] if len(least) == len(dims) and runnable(least) else []
