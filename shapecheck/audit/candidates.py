@@ -128,7 +128,8 @@ def schema_type(text: str) -> str:
 def plan_args(op: Any) -> list[Arg]:
     """Each schema argument with its options, the likeliest first (the default, where there is one)."""
     out = []
-    ints: dict[str, list[int]] | None = None
+    ints: dict[str, list[int]] | None = None  # read from the kernels' code once an op, where an argument asks
+    words: tuple[dict[str, list[str]], list[str]] | None = None
     for name, raw_type, kw, has, default in CL.schema_arguments(op):
         type_text = schema_type(raw_type)
         optional = type_text.endswith("?")
@@ -152,8 +153,9 @@ def plan_args(op: Any) -> list[Arg]:
             first = [default] if has else [None] if absent else []
             guesses = next(v for k, v in STR_GUESSES.items() if k in _words(name))
             # what the kernels compare this argument with (``quant_dtype == "mx"``), then any string they compare
-            words = [*KC.kernel_named_strings(op).get(name, []), *KC.kernel_strings(op)]
-            out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *words, *guesses])), "str"))
+            words = (KC.kernel_named_strings(op), KC.kernel_strings(op)) if words is None else words
+            said = [*words[0].get(name, []), *words[1]]
+            out.append(Arg(name, type_text, kw, list(dict.fromkeys([*first, *said, *guesses])), "str"))
         elif base in ("int", "SymInt") and not absent:
             # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a
             # constant by every caller, and export installs no guard on a constant (a size it is not)
