@@ -368,3 +368,41 @@ def holds_at(expr: Any, names: dict[Any, str], point: dict[str, int]) -> bool | 
 
     value = value_at(with_dim_names(expr, names), point)
     return value if isinstance(value, bool) else None
+
+
+def made_unbacked(shape_env: Any) -> bool:
+    """Whether the run made a size the data decides (an unbacked symbol) or deferred a runtime assert: what the
+    run then decided was read at the hints, not only by its guards (True where torch's ShapeEnv does not say)."""
+    counters = [getattr(shape_env, name, None) for name in ("unbacked_symint_counter", "unbacked_symfloat_counter")]
+    if any(not isinstance(c, int) for c in counters):
+        return True
+    asserts = getattr(shape_env, "deferred_runtime_asserts", None)
+    return any(counters) or asserts is None or any(asserts.values())
+
+
+def all_guards(shape_env: Any) -> list[Any]:
+    """Every guard's expression the ShapeEnv holds (those its inputs installed too)."""
+    return [g.expr for g in shape_env.guards]
+
+
+def output_formulas(x: Any) -> tuple[str, Any]:
+    """An output as torch's expressions: ("tensor", (sizes, strides, dtype)) for a strided tensor, ("int",
+    expression) for a SymInt, ("plain", x) for a value that holds no symbol, ("other", None) for the rest."""
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:
+            return "other", None
+        sizes = tuple(d.node.expr if isinstance(d, torch.SymInt) else int(d) for d in x.shape)
+        strides = tuple(d.node.expr if isinstance(d, torch.SymInt) else int(d) for d in x.stride())
+        return "tensor", (sizes, strides, x.dtype)
+    if isinstance(x, torch.SymInt):
+        return "int", x.node.expr
+    if x is None or isinstance(x, (bool, int, float, str, torch.dtype, torch.device)):
+        return "plain", x
+    return "other", None
+
+
+def meta_tensor(sizes: list[int], strides: list[int] | None, dtype: Any) -> Any:
+    """A meta tensor of these sizes (and strides), as ``concrete`` and ``output_values`` give an output."""
+    if strides is None:
+        return torch.empty(sizes, dtype=dtype, device="meta")
+    return torch.empty_strided(sizes, strides, dtype=dtype, device="meta")

@@ -23,6 +23,8 @@ from ..logic.compiled import fast_holds
 from ..rules import RuleCode
 from ..search.examples import TORCH_ELEMENTS, Example, largest_storage, largest_tensor
 from ..search.plan import DEFAULT_MAX_ELEMENTS
+from ..trace import reuse
+from ..trace.reuse import TraceReuse
 from ..trace.run import call_args
 from .fuzz_report import CHECK_RULES, FAILURE_TYPES, Failure, FuzzFailure
 from .outputs import as_verify_says, contract_differences, density, describe, dtype_name, same_shape
@@ -54,6 +56,8 @@ class Checker:
         self.both_modes = both_modes
         self._decided: dict[tuple, str | None] = {}  # (case, guard, export only) -> the rule it breaks
         self._z3: Any = None
+        # backed-size runs reused wherever an example meets all of an earlier run's guards (trace/reuse.py)
+        self.reuse = TraceReuse() if reuse.ENABLED else None
         self.timings: dict[str, float] = {}
         self.notes: Counter[str] = Counter()
         self.paths: Counter[str] = Counter()
@@ -196,7 +200,7 @@ class Checker:
     def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
         from ..trace.fake_run import fake_run
 
-        run = fake_run(kernel, ex.case, ex.values)
+        run = fake_run(kernel, ex.case, ex.values, reuse=self.reuse)
         if run.error is not None:
             err = run.error
             text = said(err).strip().splitlines()[0] if said(err).strip() else ""

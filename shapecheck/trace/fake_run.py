@@ -12,10 +12,13 @@ are how torch.export would see the example (``Checker``'s guard check).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..contract.model import BoundCase
 from ..kernel.sources import Kernel
+
+if TYPE_CHECKING:
+    from .reuse import TraceReuse
 
 
 @dataclass
@@ -30,20 +33,28 @@ class FakeRun:
 
 
 def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False,
-             specialize_zero_one: bool = False) -> FakeRun:
+             specialize_zero_one: bool = False, reuse: TraceReuse | None = None) -> FakeRun:
     """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value; a size of 1 stays
     symbolic, 0 is a constant). ``export_view``: each dynamic dim that is 0 or 1 at the example traced at 2
     instead, as torch.export traces every size from 2 up; the outputs are then that trace's formulas at
     ``dims`` (a guard_or_false fallback export takes for every size, evaluated where the condition is really the
     other way), None where one cannot be evaluated. ``specialize_zero_one``: sizes 0 and 1 constants, as torch's
-    own ShapeEnv makes them. Raises NotApplicable when the kernel cannot take the case."""
+    own ShapeEnv makes them. ``reuse``: an earlier run's trace wherever this one's hints meet all its guards
+    (``TraceReuse``), and this run kept for later ones. Raises NotApplicable when the kernel cannot take the
+    case."""
     from .._torch import backed as B
     from .._torch import core as C
     from .run import call_args, own_code
 
-    run = B.BackedRun(own_code(kernel), specialize_zero_one=specialize_zero_one)
     dynamic = {d.name for d in case.contract.dims if d.dynamic}
     hints = {n: (2 if export_view and n in dynamic and v in (0, 1) else v) for n, v in dims.items()}
+    key = None
+    if reuse is not None:
+        key = reuse.key(kernel, case, hints, dynamic, export_view=export_view, specialize_zero_one=specialize_zero_one)
+        found = reuse.lookup(key, hints, dims, export_view=export_view)
+        if found is not None:
+            return found
+    run = B.BackedRun(own_code(kernel), specialize_zero_one=specialize_zero_one)
     syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
 
     def make_tensor(a: Any) -> Any:
@@ -59,7 +70,7 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
         # a size of 1 kept symbolic (to see the guards at 1) is no size torch makes: its ShapeEnv makes 1 a
         # constant, and a kernel that raises only on the symbolic 1 (_fft_r2c's "tried to directly modify sizes
         # for customized tensor", hunt 42) is run as torch runs it
-        again = fake_run(kernel, case, dims, specialize_zero_one=True)
+        again = fake_run(kernel, case, dims, specialize_zero_one=True, reuse=reuse)
         if again.error is None:
             return again
     if error is not None:
@@ -69,6 +80,8 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
         outputs = [B.output_values(x, run.names, dims) for x in results]
     else:
         outputs = [B.concrete(x, run.shape_env) for x in results]
+    if reuse is not None and key is not None:
+        reuse.store(key, run, results, run.guards, run.names, hints)
     return FakeRun(outputs, None, list(run.guards), dict(run.names))
 
 

@@ -1,0 +1,144 @@
+"""A backed-size run's trace, reused at a later example that meets every guard it installed (``fuzz op``).
+
+A run with backed sizes (``fake_run``) decides each question about the sizes either from what it already knows
+(the symbols' ranges, earlier guards) or by a guard at the hint. So every run whose sizes meet the same guards
+makes the same decisions and returns outputs whose sizes are the same formulas of the dims: the argument by which
+torch.compile reuses a compiled graph wherever its guards hold. The formulas are then evaluated at the new
+example, and the guards stand as that run's own.
+
+Reused only where nothing but the guards could have told two examples apart: the same case and kernel, the same
+dims constant (a static dim's value; a dynamic dim at 0, and at 1 where sizes 0 and 1 are specialised), every
+guard readable at the new hints and true there (every guard of the ShapeEnv, those its inputs installed too), no
+size the data decides (an unbacked size's range and checks are read at the hints), and outputs that are tensors
+(strided), sizes or plain values. A run that raised is never stored: the next example runs again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: False runs every example's kernel afresh (for tests and benchmarks that compare the two)
+ENABLED = True
+
+#: the runs kept per kernel, case and constant dims (each later example reads each one's guards)
+MOST = 64
+
+_MISS = object()  # an output the stored formulas cannot give at the example
+
+
+@dataclass(frozen=True)
+class _Output:
+    """One output as formulas of the dims: a tensor's sizes, strides (None: not strided) and dtype; an int's
+    formula (``sizes`` of one item, ``dtype`` None); or a plain value (``plain``)."""
+
+    sizes: tuple[Any, ...] = ()
+    strides: tuple[Any, ...] | None = None
+    dtype: Any = None
+    plain: Any = None
+    kind: str = "plain"  # "tensor", "int" or "plain"
+
+
+@dataclass(frozen=True)
+class _Entry:
+    conditions: tuple[Any, ...]  # every guard of the run, over the dims' names: each true at the hints
+    outputs: tuple[_Output, ...]
+    guards: tuple[Any, ...]  # the run's BackedGuard records
+    names: dict[Any, str]
+
+
+class TraceReuse:
+    """The stored runs of one ``fuzz op`` run, per kernel, case and constant dims; ``hits`` and ``runs`` count."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple, list[_Entry]] = {}
+        self.hits = 0
+        self.stored = 0
+
+    @staticmethod
+    def key(kernel: Any, case: Any, hints: dict[str, int], dynamic: set[str], *, export_view: bool,
+            specialize_zero_one: bool) -> tuple:
+        """What must be equal for two runs to reuse one trace: the kernel, the case, the mode, each static dim's
+        value and which dynamic dims are constants (0; 1 too where specialised)."""
+        low = (0, 1) if specialize_zero_one else (0,)
+        shape = tuple(sorted((n, v if n not in dynamic or v in low else None) for n, v in hints.items()))
+        return id(kernel.fn), case.id, export_view, specialize_zero_one, shape
+
+    def lookup(self, key: tuple, hints: dict[str, int], dims: dict[str, int], *, export_view: bool) -> Any:
+        """The stored run whose guards all hold at ``hints``, its outputs at the example (``FakeRun``); None."""
+        from .._torch import translate as T
+        from .fake_run import FakeRun
+
+        for entry in self._entries.get(key, ()):
+            if all(T.value_at(c, hints) is True for c in entry.conditions):
+                outputs = [_value(o, dims if export_view else hints, export_view) for o in entry.outputs]
+                if any(o is _MISS for o in outputs):
+                    continue
+                self.hits += 1
+                return FakeRun(outputs, None, list(entry.guards), dict(entry.names))
+        return None
+
+    def store(self, key: tuple, run: Any, results: Any, guards: list[Any], names: dict[Any, str],
+              hints: dict[str, int]) -> None:
+        """Keep a run that returned (``results``: its outputs as the kernel gave them), where it may be reused."""
+        from .._torch import backed as B
+        from .._torch import translate as T
+
+        if B.made_unbacked(run.shape_env) or len(self._entries.get(key, ())) >= MOST:
+            return
+        conditions = []
+        for expr in B.all_guards(run.shape_env):
+            named = T.with_dim_names(expr, names)
+            if named is None or T.value_at(named, hints) is not True:
+                return  # a guard not read at the dims (or not true at its own hints): nothing to reuse by
+            conditions.append(named)
+        outputs = []
+        for x in results:
+            out = _formulas(x, names)
+            if out is None:
+                return
+            outputs.append(out)
+        self._entries.setdefault(key, []).append(_Entry(tuple(conditions), tuple(outputs), tuple(guards),
+                                                        dict(names)))
+        self.stored += 1
+
+
+def _formulas(x: Any, names: dict[Any, str]) -> _Output | None:
+    """An output as formulas of the dims; None where it is not one ``_value`` can rebuild."""
+    from .._torch import backed as B
+    from .._torch import translate as T
+
+    kind, value = B.output_formulas(x)
+    if kind == "plain":
+        return _Output(plain=value)
+    if kind == "int":
+        named = T.with_dim_names(value, names)
+        return None if named is None else _Output(sizes=(named,), kind="int")
+    if kind != "tensor":
+        return None
+    sizes, strides, dtype = value
+    named_sizes = tuple(T.with_dim_names(s, names) for s in sizes)
+    named_strides = tuple(T.with_dim_names(s, names) for s in strides)
+    if any(s is None for s in named_sizes + named_strides):
+        return None
+    return _Output(named_sizes, named_strides, dtype, kind="tensor")
+
+
+def _value(out: _Output, point: dict[str, int], export_view: bool) -> Any:
+    """An output at ``point``, as ``fake_run`` gives it: a meta tensor (contiguous for ``export_view``, as
+    ``output_values`` makes it; None where a size is not an int there), an int, or the plain value; ``_MISS``
+    where a size or stride of a run's own outputs is not an int at its hints."""
+    from .._torch import backed as B
+    from .._torch import translate as T
+
+    if out.kind == "plain":
+        return out.plain
+    values = [T.value_at(s, point) for s in out.sizes]
+    if out.kind == "int":
+        return values[0] if isinstance(values[0], int) else (None if export_view else _MISS)
+    if export_view:
+        return B.meta_tensor(values, None, out.dtype) if all(isinstance(v, int) for v in values) else None
+    strides = [T.value_at(s, point) for s in out.strides or ()]
+    if not all(isinstance(v, int) for v in values + strides):
+        return _MISS
+    return B.meta_tensor(values, strides, out.dtype)
