@@ -40,9 +40,7 @@ def recording() -> Iterator[None]:
         try:
             name = op_name if isinstance(op_name, str) else f"{op_name._schema.name}.{op_name._schema.overload_name}"
             ns, _, bare = name.rpartition("::")
-            body = fn
-            while isinstance(body, functools.partial):  # the function a partial calls is the kernel's code
-                body = body.func
+            body = _kernel_body(fn)
             if callable(body) and (ns or getattr(self, "ns", "")):
                 _IMPLS[(ns or self.ns, bare.removesuffix("."), dispatch_key or "CompositeImplicitAutograd")] = body
         except Exception:  # noqa: BLE001 - a registration torch accepted: never failed by the note of it
@@ -54,6 +52,37 @@ def recording() -> Iterator[None]:
         yield
     finally:
         torch.library.Library.impl = original  # type: ignore[method-assign]
+
+
+def _kernel_body(fn: Any) -> Any:
+    """The function whose code is the kernel's: through a partial to the function it calls, and through torch's own
+    wrappers (``torch.library.register_kernel`` registers ``torch._disable_dynamo(fn)``, whose code is torch's, hunt
+    43: bitsandbytes' optimizer kernels) to the function they wrap. A wrapper of the library's own stays: its
+    code runs too."""
+    body = fn
+    for _ in range(16):
+        if isinstance(body, functools.partial):
+            body = body.func
+            continue
+        code = getattr(body, "__code__", None)
+        if code is None or not os.path.abspath(code.co_filename).startswith(TORCH_DIR + os.sep):
+            break
+        inner = getattr(body, "__wrapped__", None)
+        if inner is None:  # torch's closure that calls the function it was made for (``func_no_dynamo``)
+            cells = [c.cell_contents for c in getattr(body, "__closure__", None) or () if _filled(c)]
+            inner = next((f for f in cells if callable(f) and hasattr(f, "__code__")), None)
+        if inner is None or not callable(inner):
+            break
+        body = inner
+    return body
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
 
 
 def function_at(op: Any, key: str) -> Any:

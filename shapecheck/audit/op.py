@@ -15,10 +15,11 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import about_data, numbers_aside
+from .differential import about_data
 from .differential import run as diff_run
 from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result, held_constant
+from .keys import finding_keys, first_per_kind
 from .points import draw_points
 from .variants import variants
 
@@ -238,7 +239,7 @@ class OpRun:
             budget = EXTRA_POINTS if v.label.endswith((" as int32", " as int8")) or "as int8 (" in v.label else per
             res = diff_run(self.name, self.kernel.fn, v, self._first(points, budget), self.eager_at, [], requires,
                            self.device)
-            for d in _first_per_kind(res.disagreements):
+            for d in first_per_kind(res.disagreements):
                 if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
                     # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
                     # kernel that dies on this layout (embedding_bag on a transposed weight): no check a fake makes
@@ -304,7 +305,7 @@ class OpRun:
             self.variant_points = (points, requires)
         res = diff_run(self.name, self.kernel.fn, inputs, points, self.eager_at, st.paths, requires, self.device,
                        explorer.returned, zeros=not inputs.label)
-        for d in _first_per_kind(res.disagreements):
+        for d in first_per_kind(res.disagreements):
             f = Finding(d.cls, d.what, self._site(d), d.point, None, f"at {_point(d.point)}: {d.detail}")
             self._add(out, f, inputs.label)
         out.notes += [n for n in res.notes if not n.startswith("the fake's symbolic") and n not in out.notes]
@@ -327,7 +328,7 @@ class OpRun:
                        self.device)
         out.other_mode = {"kernel": other.name, "modes": other.modes_text, "points": res.points,
                           "compared": res.compared}
-        for d in _first_per_kind(res.disagreements):
+        for d in first_per_kind(res.disagreements):
             out.other_findings.append(Finding(d.cls, f"[plain FakeTensorMode ({other.name})] {d.what}",
                                               other.definition or self.kernel.definition, d.point, None,
                                               f"at {_point(d.point)}, plain FakeTensorMode's kernel ({other.name}): "
@@ -473,58 +474,6 @@ def _most_frequent(errors: list[str]) -> str:
     top = max(dict.fromkeys(errors), key=errors.count)
     lacks = " (a name this torch lacks: a kernel written for another torch?)" if top.startswith("NameError") else ""
     return f"; the fake's most frequent error ({errors.count(top)} of {len(errors)} calls): {top}{lacks}"
-
-
-def _first_per_kind(found: list[Any]) -> list[Any]:
-    """The first disagreement of each (class, what, and for a call only the eager kernel refuses, its error with the
-    numbers aside): one finding per way the kernels differ, at its first point. A kernel larger than its input and
-    a channel count the groups do not divide are two checks the fake lacks, whichever point shows one first."""
-    seen: set[tuple[str, str, str]] = set()
-    out = []
-    for d in found:
-        if (key := (d.cls, d.what, _refusal(d.cls, d.detail))) not in seen:
-            seen.add(key)
-            out.append(d)
-    return out
-
-
-def finding_key(f: Finding, from_end: bool = False) -> tuple:
-    """One report per guard or disagreement: its class, expression (unbacked sizes are numbered per trace: u4 in
-    one, u5 in the next), line, and for a call only the eager kernel refuses, the refusal. ``from_end``: a
-    tensor's dims named by their place from the end (``finding_keys``)."""
-    expr = _from_end(f.expr, f.counterexample) if from_end else f.expr
-    return (f.cls, re.sub(r"\bu\d+\b", "u", expr), (f.loc.file, f.loc.line) if f.loc else None,
-            _refusal(f.cls, f.message))
-
-
-def finding_keys(f: Finding) -> set[tuple]:
-    """The keys under which a finding repeats an earlier one: its dims read from the start (a batch dim: a rank
-    variant's ``x_0 <= 8`` is the first inputs' ``x_0 <= 8``) or from the end (a 4-D query's ``query_2 <= 8`` is a
-    3-D one's ``query_1 <= 8``)."""
-    return {finding_key(f), finding_key(f, from_end=True)}
-
-
-_DIM = re.compile(r"\b([A-Za-z_]\w*?)_(\d+)\b")
-
-
-def _from_end(expr: str, point: dict[str, int]) -> str:
-    """``expr`` with each dim ``NAME_I`` of the point's tensors named by its place from the end (``query_1`` of a
-    3-D query and ``query_2`` of a 4-D one are both ``query_-2``)."""
-    ranks: dict[str, int] = {}
-    for k in point:
-        m = _DIM.fullmatch(k)
-        if m is not None:
-            ranks[m.group(1)] = max(ranks.get(m.group(1), 0), int(m.group(2)) + 1)
-    return _DIM.sub(lambda m: f"{m.group(1)}_{int(m.group(2)) - ranks[m.group(1)]}" if m.group(1) in ranks
-                    else m.group(0), expr)
-
-
-def _refusal(cls: str, detail: str) -> str:
-    """A fake-accepts disagreement's eager error with the numbers aside (its first line); "" for another class."""
-    if cls != "fake-accepts":
-        return ""
-    return numbers_aside(detail.partition("the eager kernel: ")[2].splitlines()[0] if "the eager kernel: " in detail
-                         else detail)
 
 
 def _refuses_the_call(error: str) -> bool:

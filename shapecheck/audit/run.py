@@ -331,7 +331,7 @@ def _compared(rec: dict[str, Any]) -> bool:
 
 
 def _unique(findings: list[Any]) -> list[Any]:
-    from .op import finding_keys
+    from .keys import finding_keys
 
     seen: set[tuple] = set()
     out = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, cast
 
@@ -175,8 +176,8 @@ def _derived_axes(a: BoundArg, sizes: dict[str, int], specs: dict[str, DimSpec],
     return out
 
 
-#: solver -> (contract dims, domain, case dims) -> (Dim specs, example sizes): the same for every case whose
-#: domain and dims repeat (the dtype siblings), and about a tenth of this check's cost when asked again
+#: solver -> (contract dims, domain, case dims, input shapes) -> (Dim specs, example sizes): the same for every
+#: case whose domain, dims and input shapes repeat (the dtype siblings), and about a tenth of this check's cost when asked again
 _EXAMPLES: weakref.WeakKeyDictionary[Solver, dict[tuple[object, ...], tuple[dict[str, DimSpec], dict[str, int] | None]]]
 _EXAMPLES = weakref.WeakKeyDictionary()
 
@@ -185,7 +186,9 @@ def _example(case: BoundCase, solver: Solver) -> tuple[dict[str, DimSpec], dict[
     """The case's Dims as export takes them and export's own example (prove.export.confirm's): a derived Dim's
     root from 2 up, as export specialises 0 and 1. None for the sizes where no example fits the domain."""
     memo = _EXAMPLES.setdefault(solver, {})
-    key = (case.contract.dims, case.domain, case.dims)
+    # the inputs' shapes too: a size written as a formula is asked from 2 (``example_sizes``), and two cases of one
+    # domain may give an input other formulas (unfold_backward's F = (D - size) // step + 1 of each step, hunt 44)
+    key = (case.contract.dims, case.domain, case.dims, tuple(a.shape for a in case.args if a.shape is not None))
     if key not in memo:
         classes = equal_classes(case, solver)
         specs = export_dims(case, solver, classes, modulo=True)
@@ -221,6 +224,9 @@ def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str
     run = B.BackedRun(own_code(kernel))
     bounds = composite_bounds(case, solver, set(specs))
     named: Composites = {}  # one Dim per composite size, whichever inputs have it
+    # a Dim -> how the exact run makes its sizes: "ranged" (one symbol per Dim and example value: the axes of an
+    # input with a derived axis) or "input" (an input of its own, as torch.export makes it: a symbol per input)
+    made: defaultdict[str, set[str]] = defaultdict(set)
     carried: dict[str, TorchObject] = {}  # dim -> the backed size of an input that carries it
 
     def axis(name: str, value: int) -> tuple[str, int, int] | None:
@@ -249,6 +255,8 @@ def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str
                 return k * run.ranged(rep, value, lo, hi) + c
             return n
 
+        for j in [*dynamic, *derived]:  # how the exact run makes each Dim's size (below)
+            made[(dynamic[j] if j in dynamic else derived[j][2])[0]].add("ranged" if derived else "input")
         if screen or derived:  # an axis ``2 * H`` is export's derived Dim of H's: that size, not a constant
             fake = run.empty([size(j, n) for j, n in enumerate(shape)], a.dtype)
         else:
@@ -265,12 +273,17 @@ def _backed_run(kernel: Kernel, case: BoundCase, solver: Solver, sizes: dict[str
     for name in sorted(_later_names([*args, *kwargs.values()]) - set(carried)):
         # a size only an int argument carries: the shape of an extra input, as prove.export passes it to export
         dyn = axis(name, sizes[name])
+        if dyn is not None:
+            made[dyn[0]].add("input")
         if screen:
             carried[name] = sizes[name] if dyn is None else run.ranged(dyn[0], sizes[name], dyn[1], dyn[2])
         else:
             carried[name] = run.tensor(f"size_{name}", [sizes[name]], "float32", {0: dyn} if dyn else {}).size(0)
     args, kwargs = _filled(args, carried), {k: _filled(v, carried) for k, v in kwargs.items()}
-    clean = run.installed() == 0
+    # the screen stands in for the exact run only where both give each Dim one symbol: the exact run gives a Dim
+    # that a derived axis and another input both have two (unfold_backward's F = D - 2 beside an int D, hunt 44),
+    # and the guards torch then installs relating them, which export keeps, the screen's one symbol never asks
+    clean = run.installed() == 0 and not any(len(ways) > 1 for ways in made.values())
     _, error = run.run(kernel.fn, args, kwargs, record_outputs=True)
     return run, error, clean
 

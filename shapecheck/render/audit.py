@@ -59,9 +59,10 @@ def coverage_line(run: AuditRun) -> str:
 
 
 def _point(p: dict[str, int] | None) -> str:
-    """``x_0=3, x_1=4``; a finding that holds whatever the sizes (a fake that raises on every input tried) has none
-    to show, and says so rather than leave the line empty."""
-    return ", ".join(f"{k}={v}" for k, v in p.items()) if p else "none (it holds at every input tried)"
+    """``x_0=3, x_1=4``; a finding with no size to name (its inputs have none: a 0-d tensor, ints; or no one input
+    shows it) says so rather than leave the line empty, and never that it holds everywhere (hunt 43: one call with
+    a 0-d input read "it holds at every input tried")."""
+    return ", ".join(f"{k}={v}" for k, v in p.items()) if p else "no sizes to name (the message says at which inputs)"
 
 
 def summary_line(run: AuditRun) -> str:

@@ -53,7 +53,8 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
         key = reuse.key(kernel, case, hints, dynamic, export_view=export_view, specialize_zero_one=specialize_zero_one)
         found = reuse.lookup(key, hints, dims, export_view=export_view)
         if found is not None:
-            return found
+            outputs, guards, names = found
+            return FakeRun(outputs, None, guards, names)
     run = B.BackedRun(own_code(kernel), specialize_zero_one=specialize_zero_one)
     syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
 

@@ -64,10 +64,11 @@ class TraceReuse:
         shape = tuple(sorted((n, v if n not in dynamic or v in low else None) for n, v in hints.items()))
         return id(kernel.fn), case.id, export_view, specialize_zero_one, shape
 
-    def lookup(self, key: tuple, hints: dict[str, int], dims: dict[str, int], *, export_view: bool) -> Any:
-        """The stored run whose guards all hold at ``hints``, its outputs at the example (``FakeRun``); None."""
+    def lookup(self, key: tuple, hints: dict[str, int], dims: dict[str, int], *,
+               export_view: bool) -> tuple[list[Any], list[Any], dict[Any, str]] | None:
+        """The stored run whose guards all hold at ``hints``: its outputs at the example (as ``fake_run`` gives
+        them), its guard records and symbol names; None."""
         from .._torch import translate as T
-        from .fake_run import FakeRun
 
         for entry in self._entries.get(key, ()):
             if all(T.value_at(c, hints) is True for c in entry.conditions):
@@ -75,7 +76,7 @@ class TraceReuse:
                 if any(o is _MISS for o in outputs):
                     continue
                 self.hits += 1
-                return FakeRun(outputs, None, list(entry.guards), dict(entry.names))
+                return outputs, list(entry.guards), dict(entry.names)
         return None
 
     def store(self, key: tuple, run: Any, results: Any, guards: list[Any], names: dict[Any, str],

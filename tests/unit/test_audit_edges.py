@@ -348,7 +348,7 @@ def test_a_rank_variants_repeat_of_a_guard_is_the_same_finding():
     """A 4-D query's ``query_2 <= 8`` is the 3-D query's ``query_1 <= 8`` at the same line: one report (the SDPA-MPS
     audit listed 4 such repeats, and 4 more once the second tensor got a rank variant)."""
     from shapecheck.audit.explore import Finding
-    from shapecheck.audit.op import finding_keys
+    from shapecheck.audit.keys import finding_keys
 
     three = {"query_0": 1, "query_1": 9, "query_2": 64, "key_0": 1, "key_1": 1, "key_2": 64}
     four = {"query_0": 1, "query_1": 1, "query_2": 9, "query_3": 64, "key_0": 1, "key_1": 1, "key_2": 64}

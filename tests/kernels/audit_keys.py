@@ -1,0 +1,57 @@
+"""Custom ops for the audit's one-report-per-disagreement keys and its reading of kernels registered through
+torch's wrappers (hunt 43, bitsandbytes 0.50.2, rebuilt here):
+
+- ``deq``: a fake with two checks at its ``def`` line (a positive blocksize, a uint8 A) the eager kernel makes
+  neither of: two findings, not one;
+- ``upd``: an eager kernel registered with ``torch.library.register_kernel`` (torch wraps it in
+  ``_disable_dynamo``), which takes only the names it compares its string argument with;
+- ``rows``: a fake that neither adds the eager kernel's extra row nor flattens a 3-D A's leading dims as it
+  does: a size apart (2-D) and a rank apart (3-D), two findings."""
+
+import torch
+
+LIB = torch.library.Library("auditkeys", "DEF")
+LIB.define("deq(Tensor A, Tensor absmax, int blocksize) -> Tensor")
+LIB.define("upd(str name, Tensor g) -> Tensor")
+LIB.define("rows(Tensor A) -> Tensor")
+
+
+@torch.library.register_fake("auditkeys::deq", lib=LIB)
+def _deq_fake(A, absmax, blocksize):
+    torch._check(blocksize > 0, lambda: f"blocksize must be positive, got {blocksize}")
+    torch._check(A.dtype == torch.uint8, lambda: f"A must be uint8, got {A.dtype}")
+    return torch.empty_like(A, dtype=torch.float32)
+
+
+def _deq(A, absmax, blocksize):  # takes any blocksize and any A dtype
+    return A.to(torch.float32) * absmax.abs().max()
+
+
+LIB.impl("deq", _deq, "CPU")
+
+
+@torch.library.register_fake("auditkeys::upd", lib=LIB)
+def _upd_fake(name, g):
+    return torch.empty_like(g)
+
+
+def _upd(name, g):
+    if name not in ("adam", "lamb"):
+        raise ValueError(f"Unsupported optimizer: {name}")
+    return g * 2
+
+
+torch.library.register_kernel("auditkeys::upd", "cpu", _upd, lib=LIB)
+
+
+@torch.library.register_fake("auditkeys::rows", lib=LIB)
+def _rows_fake(A):
+    return torch.empty_like(A)
+
+
+def _rows(A):
+    flat = A.reshape(-1, A.shape[-1]) if A.dim() > 2 else A
+    return torch.cat([flat, flat[:1]])
+
+
+LIB.impl("rows", _rows, "CPU")
