@@ -56,17 +56,12 @@ def _from_end(expr: str, point: dict[str, int]) -> str:
 
 def refusal(cls: str, detail: str) -> str:
     """A fake-accepts disagreement's eager error, a fake-rejects one's fake error, with the numbers aside (its first
-    line); an eager-shape one's ranks where they differ; "" for another class. Two checks a fake makes at one line
-    (its ``def``, where no size assert locates them: bitsandbytes' blocksize and dtype checks, hunt 43) are two
-    findings, and so are a rank the fake gets wrong and a size (a sample's 3-D input flattened by the eager kernel,
-    hidden behind a broadcast at made-up sizes)."""
+    line); "" for another class. Two checks a fake makes at one line (its ``def``, where no size assert locates
+    them: bitsandbytes' blocksize and dtype checks, hunt 43) are two findings."""
     if cls == "fake-rejects":
         m = re.search(r"the fake(?: raises|:) (.*)", detail)
         text = m.group(1) if m else detail
         return re.sub(r"torch\.\w+", "torch.#", numbers_aside(re.split(r"; the eager kernel| on inputs the eager", text)[0]))
-    if cls == "eager-shape" and (m := re.search(r"returns \[([^\]]*)\], the fake \[([^\]]*)\]", detail)):
-        ranks = [len([x for x in side.split(",") if x.strip()]) for side in m.groups()]
-        return "" if ranks[0] == ranks[1] else f"rank {ranks[0]}, not {ranks[1]}"  # not the same as a size apart
     if cls != "fake-accepts":
         return ""
     return numbers_aside(detail.partition("the eager kernel: ")[2].splitlines()[0] if "the eager kernel: " in detail

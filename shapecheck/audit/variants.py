@@ -95,6 +95,21 @@ def variants(search: Search, base: OpInputs, limit: int = 6) -> Iterator[tuple[O
             if made >= limit:
                 return
     yield from pairs[:limit - made]
+    yield from _rank_down(base, first, trees, size) if made + len(pairs) < limit else ()  # last, where there is room
+
+
+def _rank_down(base: OpInputs, first: Arg | None, trees: dict[str, Any], size: int
+               ) -> list[tuple[OpInputs, tuple[str, Any]]]:
+    """The first tensor one rank down, from rank 2 up: a kernel that reads a vector as one row (bitsandbytes' int8
+    dequant: eager [1, n], its fake [n], hunt 43) or rejects it where the fake takes it."""
+    if first is None or trees[first.name][0] != "tensor" or len(trees[first.name][2]) < 2:
+        return []
+    rank, dtype = len(trees[first.name][2]) - 1, trees[first.name][3]
+    tree = tree_of(Arg(first.name, first.type, first.keyword, [], "tensor"), (rank, dtype), size)
+    if tree is None:
+        return []
+    return [(OpInputs(base.op, base.origin, tuple((n, kw, tree if n == first.name else t) for n, kw, t in base.args),
+                      base.blobs, f"{first.name}=Tensor[rank {rank}, {dtype}]"), (first.name, (rank, dtype)))]
 
 
 def _ranks_up(base: OpInputs, first: Arg, trees: dict[str, Any], size: int
@@ -128,6 +143,7 @@ def _other_ranks(search: Search, base: OpInputs, trees: dict[str, Any], first: A
                    and a.name in trees and trees[a.name][0] == "tensor"), None)
     if second is not None and 0 < len(trees[second.name][2]) < 5:
         wanted.append((second, len(trees[second.name][2]) + 1))
+
     for a, rank in wanted:
         dtype = trees[a.name][3]
         tree = tree_of(Arg(a.name, a.type, a.keyword, [], "tensor"), (rank, dtype), size)
@@ -295,7 +311,10 @@ def other_dtypes(base: OpInputs) -> list[OpInputs]:
         changed = list(dict.fromkeys(base.args[at[0]][0] for at, _ in alike))
         # integers where floats were too: a reduction promotes them (cumsum of int32 is int64), and int8, a
         # quantized kernel's codes (an int8 matmul accumulates in int32: a fake that keeps int8 shows only there)
-        for new in [OTHER_DTYPE[old]] + (["int32", "int8"] if old in FLOATING else []):
+        # float64 beside float32's bfloat16: a kernel with a generic path for other dtypes (bitsandbytes' quantize
+        # ops in float64, whose fakes take float16, bfloat16 and float32 only, hunt 43)
+        wider = ["float64"] if old == "float32" else []
+        for new in [OTHER_DTYPE[old], *wider] + (["int32", "int8"] if old in FLOATING else []):
             args = with_slots(base, {at: (*t[:3], new, *t[4:]) for at, t in alike})
             out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
         out += _mixed(base, tensors)

@@ -55,3 +55,42 @@ def _rows(A):
 
 
 LIB.impl("rows", _rows, "CPU")
+
+
+# the variants a hunt found missing (hunt 43): the first tensor one rank down, and float64 where it is float32
+LIB.define("rowvec(Tensor A) -> Tensor")
+LIB.define("quant(Tensor A) -> Tensor")
+
+
+@torch.library.register_fake("auditkeys::rowvec", lib=LIB)
+def _rowvec_fake(A):
+    return torch.empty_like(A)
+
+
+def _rowvec(A):  # a vector is one row
+    return A.reshape(-1, A.shape[-1]).clone() if A.dim() < 3 else A.clone()
+
+
+LIB.impl("rowvec", _rowvec, "CPU")
+
+
+@torch.library.register_fake("auditkeys::quant", lib=LIB)
+def _quant_fake(A):
+    torch._check(A.dtype in (torch.float16, torch.bfloat16, torch.float32),
+                 lambda: f"quantization only supports 16/32-bit floats, got {A.dtype}")
+    return torch.empty_like(A, dtype=torch.uint8)
+
+
+def _quant(A):  # any floating dtype: a generic path for the others
+    torch._check(A.is_floating_point(), lambda: f"quantization takes floats, got {A.dtype}")
+    return (A * 2).to(torch.uint8)
+
+
+LIB.impl("quant", _quant, "CPU")
+
+
+def samples(op):
+    """The samples hook: ``rows`` on a matrix, then on a 3-D input (its eager kernel flattens the leading dims)."""
+    if op == "auditkeys::rows.default":
+        return [((torch.randn(4, 8),), {}), ((torch.randn(2, 4, 8),), {})]
+    return []

@@ -1,6 +1,6 @@
 """One report per way a fake differs from its eager kernel, not one per line (hunt 43, bitsandbytes): two checks at
-a fake's ``def`` line are two findings, a rank the fake gets wrong is not the same as a size it gets wrong, a
-kernel registered with ``torch.library.register_kernel`` is read through torch's wrapper, and a finding with no
+a fake's ``def`` line are two findings, a disagreement the hook's sample shows is not hidden behind one at made-up
+inputs, a kernel registered with ``torch.library.register_kernel`` is read through torch's wrapper, and a finding with no
 size to name never says that it holds at every input. Kernels: tests/kernels/audit_keys.py."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from shapecheck.audit.explore import Finding
 from shapecheck.audit.keys import finding_key
 
-LIBRARY = "tests/kernels/audit_keys.py"
+LIBRARY = "tests.kernels.audit_keys"
 
 
 def _rejects(message: str) -> Finding:
@@ -27,14 +27,21 @@ def test_two_checks_a_fake_makes_at_one_line_are_two_keys_and_one_check_at_two_p
     assert finding_key(dtype) == finding_key(again)
 
 
-def test_a_rank_apart_is_another_key_than_a_size_apart():
-    def shape(message: str) -> Finding:
-        return Finding("eager-shape", "output 0 shape", None, {"A_0": 3}, None, message)
+@pytest.mark.slow
+def test_a_samples_finding_is_hidden_only_by_another_samples():
+    """Without a hook, the 3-D variant's disagreement repeats the first inputs' (the output's shape, at the same
+    line) and is not reported again; a sample of the hook's is the user's own call: its finding stands."""
+    from shapecheck.audit.run import AuditOptions, run_audit
 
-    size = shape("at A_0=1: the eager kernel returns [2, 3], the fake [1, 3]")
-    other_size = shape("at A_0=4: the eager kernel returns [5, 3], the fake [4, 3]")
-    rank = shape("at A_0=2: the eager kernel returns [8, 3], the fake [2, 4, 3]")
-    assert finding_key(size) == finding_key(other_size) != finding_key(rank)
+    def shapes(**kw):
+        run = run_audit(("auditkeys::rows*",), (LIBRARY,), jobs=1, options=AuditOptions(**kw))
+        (rec,) = run.records
+        return [f["message"] for f in rec["findings"] if f["class"] == "eager-shape"]
+
+    plain = shapes()
+    assert any("returns [4, 3], the fake [3, 3]" in m for m in plain) and len(plain) == 1, plain
+    hooked = shapes(samples="tests.kernels.audit_keys:samples")
+    assert any("sample 2 of the samples hook" in m and "returns [9, 8], the fake [2, 4, 8]" in m for m in hooked), hooked
 
 
 def test_a_point_with_no_sizes_says_so_and_not_that_it_holds_everywhere():
@@ -52,9 +59,10 @@ def test_each_difference_is_reported_and_a_register_kernel_kernel_is_compared():
     records = {r["op"].split("::")[1]: r for r in run.records}
     deq = [f["message"] for f in records["deq.default"]["findings"] if f["class"] == "fake-rejects"]
     assert any("blocksize must be positive" in m for m in deq) and any("A must be uint8" in m for m in deq), deq
-    rows = [f["message"] for f in records["rows.default"]["findings"] if f["class"] == "eager-shape"]
-    assert any("returns [4, 3], the fake [3, 3]" in m for m in rows), rows
-    assert any("returns [10, 3], the fake [3, 3, 3]" in m for m in rows), rows
+    rowvec = [f["message"] for f in records["rowvec.default"]["findings"]]
+    assert any("with A=Tensor[rank 1" in m and "the fake [3]" in m for m in rowvec), rowvec
+    quant = [f["message"] for f in records["quant.default"]["findings"]]
+    assert any("float64" in m and "only supports 16/32-bit floats" in m for m in quant), quant
     # the kernel torch wrapped: its words ("adam", "lamb") reach the search, so eager calls return and compare
     upd = records["upd.default"]
     assert upd["status"] == "findings" and upd["eager"]["compared"] > 0, upd["eager"]
