@@ -19,7 +19,7 @@ def _inputs(*trees):
 def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_tensors_dtype():
     base = _inputs(("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "data:k"),
                    ("tensor", ("a1_0",), (3,), "float32"), ("tensor", ("a2_0", "a2_1"), (3, 3), "int64"))
-    layout, dtype, ints, int8, mixed, precision, weight = representations(base)
+    layout, dtype, wide, ints, int8, mixed, precision, weight = representations(base)
     assert layout.args[0][2] == ("tensor", ("a0_0", "a0_1", "a0_2", "a0_3"), (2, 3, 4, 5), "float32", "zeros",
                                  (0, 2, 3, 1))
     assert layout.args[1:] == base.args[1:] and "with dim 1 innermost" in layout.label
@@ -27,6 +27,8 @@ def test_the_variants_lay_out_the_first_floating_tensor_and_change_the_first_ten
     assert [t[3] for _, _, t in dtype.args] == ["bfloat16", "bfloat16", "int64"]
     assert dtype.args[0][2][4] == "data:k" and dtype.label == "a0, a1 as bfloat16"
     assert dtype.dims() == base.dims()  # the same sizes: compared at the first inputs' points
+    # float32 as float64 too: a kernel's generic path for other dtypes, which a fake limited to 16/32 bits refuses
+    assert [t[3] for _, _, t in wide.args] == ["float64", "float64", "int64"] and wide.label == "a0, a1 as float64"
     # floating ones as int32 too (a reduction promotes integers)
     assert [t[3] for _, _, t in ints.args] == ["int32", "int32", "int64"] and ints.label == "a0, a1 as int32"
     # and as int8, a quantized kernel's codes (an int8 product accumulates in int32)
@@ -85,7 +87,8 @@ def test_a_fake_wrong_only_for_another_layout_or_dtype_is_found_there_and_its_tw
     assert cls == "eager-dtype" and expr == "output 0 dtype (with x as bfloat16)"
     variants = [v for v in records["reprs::dtype_bad.default"]["variants"] if v["status"] == "compared"]
     # the variant with x a rank up is compared in another memory order too, after the first inputs' own
-    assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16", "x as int32",
+    assert [v["args"] for v in variants] == ["x transposed (memory order (1, 0))", "x as bfloat16", "x as float64",
+                                             "x as int32",
                                              "x as int8",
                                              "x=Tensor[rank 3, float32], x with dim 1 innermost (memory order (0, 2, 1))"]
 
