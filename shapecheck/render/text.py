@@ -252,7 +252,7 @@ def _refusal_cause(refusal: str, from_two: bool = False) -> str:
     its sizes below 2 raised to 2 as well, a guard it keeps."""
     if from_two:
         return ("it refuses the same point with its sizes below 2 raised to 2 too: a guard the program keeps refuses "
-                "it (the findings name torch's guards), not export's assumption that dynamic sizes are at least 2")
+                "it, not export's assumption that dynamic sizes are at least 2")
     if re.search(r"size\(\)\[\d+\] == \d+\b", refusal) and "!=" not in refusal:
         return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
                 "specialised it at the example), so it accepts no other value there")

@@ -69,3 +69,23 @@ def test_strict_export_refuses_both_cases_as_verify_says():
         ep.module()(torch.randn(1, 2, 3), torch.empty(4))
     r = verify_op("aten::unfold_backward", contract=CONTRACT, options=Options(jobs=1))
     assert r.verdict is Verdict.FAIL and {c.case for c in r.cases if c.verdict is Verdict.FAIL} == {STEP1, STEP2}
+
+
+@pytest.mark.slow  # a strict export and the program's runs
+def test_confirm_export_calls_a_pass_whose_program_refuses_a_domain_point_a_disagreement():
+    """Where shapecheck passed a case and the exported program refuses a point of the domain with its sizes from 2
+    too (a guard it keeps), --confirm-export said "agrees" and its note blamed findings there were none of: it is a
+    disagreement (the step=2 case as the example kept per domain once passed it)."""
+    from shapecheck.kernel import sources
+    from shapecheck.kernel.load import load_target
+    from shapecheck.prove.export import confirm
+    from shapecheck.prove.verify import make_solver
+    from shapecheck.result.report import CaseResult
+
+    contract, kernel = load_target("aten::unfold_backward", CONTRACT, sources.from_options(None, None))
+    case = next(c for c in contract.cases() if c.id == STEP2)
+    solver = make_solver(contract, 2_000)
+    x = confirm(case, CaseResult(STEP2, Verdict.PASS), [], kernel, torch.ops.aten.unfold_backward.default, solver)
+    assert x.succeeded is True and x.refused_from_two is True, x
+    assert x.agrees is False and "a guard the program keeps, which shapecheck did not report" in x.explanation, x
+    assert x.explanation.startswith("not explained")  # so verify makes it SC005: the run is inconclusive, no pass
