@@ -45,6 +45,10 @@ STR_GUESSES = {"reduc": ("mean", "sum", "none"), "mode": ("nearest", "bilinear",
 #: a size the error asks of a dimension ("grid last dimension must be 2", "expected size 3 at dim 1")
 _SIZE_RE = re.compile(r"\b(?:size|dimension|dim)\b[^.;()]{0,40}?\b(?:must be|to be|should be|to have size|==|equal to)"
                       r"\s+(\d{1,2})\b")
+#: a size an error asks to divide ("must be divisible by 32", "a multiple of 16", "% 32 == 0"): tried as the size
+#: (up to ``DIVISOR_MOST``: the size goes to every dim of every tensor)
+_DIVISIBLE_RE = re.compile(r"\b(?:divisible by|multiple of)\s+(\d{1,2})\b|%\s*(\d{1,2})\s*==\s*0")
+DIVISOR_MOST = 32
 #: a shape an error asks for, with a constant in it ("rois must have shape as Tensor[K, 5]", "of shape (N, 4)")
 _SHAPE_RE = re.compile(r"\bshape\b[^.;]{0,24}?[\[(]\s*((?:[A-Za-z_]\w*|\d{1,2})(?:\s*,\s*(?:[A-Za-z_]\w*|\d{1,2}))+)\s*[\])]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
@@ -338,14 +342,19 @@ class Search:
     _moved = False
 
     def _size_hint(self, error: str) -> None:
-        """An error that asks a dimension for a size (``grid last dimension must be 2``) makes that size the
-        next tried for every dim (the second in the order); the search goes on without a restart."""
+        """An error that asks a dimension for a size (``grid last dimension must be 2``), or a size to divide
+        (``divisible by 32``), makes that size the next tried for every dim (the second in the order); the search
+        goes on without a restart."""
         wanted = re.split(r"\b(?:but )?(?:got|found|received)\b", error)[0]
         m = _SIZE_RE.search(wanted)
         shape = _SHAPE_RE.search(wanted) if m is None else None
         sizes = [int(x) for x in re.findall(r"\b\d{1,2}\b", shape.group(1))] if shape is not None else []
         n = int(m.group(1)) if m is not None else sizes[0] if sizes else 0
-        if not 1 <= n <= 16 or n in self.sizes[:2]:
+        divisor = _DIVISIBLE_RE.search(wanted) if not n else None
+        if divisor is not None:  # amd-quark's shape[-1] % 32, bitsandbytes' "divisible by 4 to view Byte as Float"
+            n = int(divisor.group(1) or divisor.group(2))
+            n = n if 2 <= n <= DIVISOR_MOST else 0
+        if not 1 <= n <= DIVISOR_MOST or (n > 16 and divisor is None) or n in self.sizes[:2]:
             return
         rest = [x for x in self.sizes if x != n]
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others

@@ -89,6 +89,25 @@ def _quant(A):  # any floating dtype: a generic path for the others
 LIB.impl("quant", _quant, "CPU")
 
 
+
+# a size that must divide the last dim (amd-quark's MX formats: shape[-1] % 32): none of the search's first sizes
+LIB.define("blocks32(Tensor x) -> Tensor")
+
+
+@torch.library.register_fake("auditkeys::blocks32", lib=LIB)
+def _blocks32_fake(x):
+    torch._check(x.shape[-1] % 32 == 0, lambda: f"the last dim must be divisible by 32, got {x.shape[-1]}")
+    return x.new_empty(*x.shape[:-1], x.shape[-1] // 32)
+
+
+def _blocks32(x):
+    if x.shape[-1] % 32 != 0:
+        raise ValueError(f"the last dim must be divisible by 32, got {x.shape[-1]}")
+    return x.reshape(*x.shape[:-1], x.shape[-1] // 32, 32).amax(-1)
+
+
+LIB.impl("blocks32", _blocks32, "CPU")
+
 def samples(op):
     """The samples hook: ``rows`` on a matrix, then on a 3-D input (its eager kernel flattens the leading dims)."""
     if op == "auditkeys::rows.default":

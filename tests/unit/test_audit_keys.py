@@ -63,6 +63,9 @@ def test_each_difference_is_reported_and_a_register_kernel_kernel_is_compared():
     assert any("with A=Tensor[rank 1" in m and "the fake [3]" in m for m in rowvec), rowvec
     quant = [f["message"] for f in records["quant.default"]["findings"]]
     assert any("float64" in m and "only supports 16/32-bit floats" in m for m in quant), quant
+    # a size the error asks to divide the last dim is tried: traced and compared, its requirement stated
+    blocks = records["blocks32.default"]
+    assert blocks["eager"]["compared"] > 0 and any("% 32 == 0" in r for r in map(str, blocks["requires"])), blocks
     # the kernel torch wrapped: its words ("adam", "lamb") reach the search, so eager calls return and compare
     upd = records["upd.default"]
     assert upd["status"] == "findings" and upd["eager"]["compared"] > 0, upd["eager"]
