@@ -380,6 +380,23 @@ def made_unbacked(shape_env: Any) -> bool:
     return any(counters) or asserts is None or any(asserts.values())
 
 
+def symbol_ranges(shape_env: Any, names: dict[Any, str]) -> dict[str, tuple[int, int | None]]:
+    """Each named symbol's value range after the run (a kernel's ``torch._constrain_as_size`` narrows one without a
+    guard): dim name -> (least, greatest or None)."""
+    from torch.utils._sympy.numbers import int_oo
+
+    out: dict[str, tuple[int, int | None]] = {}
+    for symbol, name in names.items():
+        vr = shape_env.var_to_range.get(symbol)
+        if vr is None:
+            continue
+        lo = int(vr.lower) if vr.lower.is_finite else 0
+        hi = None if vr.upper in (int_oo,) or not vr.upper.is_finite else int(vr.upper)
+        least, most = out.get(name, (lo, hi))
+        out[name] = (max(lo, least), hi if most is None else most if hi is None else min(hi, most))
+    return out
+
+
 def all_guards(shape_env: Any) -> list[Any]:
     """Every guard's expression the ShapeEnv holds (those its inputs installed too)."""
     return [g.expr for g in shape_env.guards]

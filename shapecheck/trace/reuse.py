@@ -8,7 +8,8 @@ example, and the guards stand as that run's own.
 
 Reused only where nothing but the guards could have told two examples apart: the same case and kernel, the same
 dims constant (a static dim's value; a dynamic dim at 0, and at 1 where sizes 0 and 1 are specialised), every
-guard readable at the new hints and true there (every guard of the ShapeEnv, those its inputs installed too), no
+guard readable at the new hints and true there (every guard of the ShapeEnv, those its inputs installed too), each
+dim inside the value range its symbol ended the run with (``torch._constrain_as_size`` narrows one unguarded), no
 size the data decides (an unbacked size's range and checks are read at the hints), and outputs that are tensors
 (strided), sizes or plain values. A run that raised is never stored: the next example runs again.
 """
@@ -42,6 +43,7 @@ class _Output:
 @dataclass(frozen=True)
 class _Entry:
     conditions: tuple[Any, ...]  # every guard of the run, over the dims' names: each true at the hints
+    ranges: dict[str, tuple[int, int | None]]  # each dim's value range after the run: the hints inside it
     outputs: tuple[_Output, ...]
     guards: tuple[Any, ...]  # the run's BackedGuard records
     names: dict[Any, str]
@@ -71,7 +73,8 @@ class TraceReuse:
         from .._torch import translate as T
 
         for entry in self._entries.get(key, ()):
-            if all(T.value_at(c, hints) is True for c in entry.conditions):
+            if all(lo <= hints[n] and (hi is None or hints[n] <= hi) for n, (lo, hi) in entry.ranges.items()
+                   if n in hints) and all(T.value_at(c, hints) is True for c in entry.conditions):
                 outputs = [_value(o, dims if export_view else hints, export_view) for o in entry.outputs]
                 if any(o is _MISS for o in outputs):
                     continue
@@ -99,7 +102,8 @@ class TraceReuse:
             if out is None:
                 return
             outputs.append(out)
-        self._entries.setdefault(key, []).append(_Entry(tuple(conditions), tuple(outputs), tuple(guards),
+        ranges = B.symbol_ranges(run.shape_env, names)
+        self._entries.setdefault(key, []).append(_Entry(tuple(conditions), ranges, tuple(outputs), tuple(guards),
                                                         dict(names)))
         self.stored += 1
 

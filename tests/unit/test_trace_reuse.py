@@ -130,3 +130,20 @@ def test_fuzz_reports_are_the_same_with_and_without_reuse(meta, monkeypatch):
     assert reports[0] == reports[1]
     assert reports[0]["examples"] >= (40 if reports[0]["verdict"] == "pass" else 1)
     assert (reports[0]["verdict"] == "pass") == (meta is None)
+
+
+def test_a_range_the_fake_narrows_without_a_guard_keeps_the_run_from_a_size_outside_it():
+    import importlib
+
+    from shapecheck.trace.fake_run import fake_run
+    from shapecheck.trace.reuse import TraceReuse
+
+    importlib.import_module("tests.kernels.reuse_kernels")
+    contract, kernel = _load(None, "screuse::rows", KERNELS / "reuse_kernels.toml")
+    case = next(iter(contract.cases()))
+    reuse = TraceReuse()
+    assert fake_run(kernel, case, {"N": 5}, reuse=reuse).error is None and reuse.stored == 1
+    outside = fake_run(kernel, case, {"N": 10}, reuse=reuse)
+    assert outside.error is not None and reuse.hits == 0  # as a fresh run: torch's range check raises
+    assert _seen(fake_run(kernel, case, {"N": 3}, reuse=reuse)) == _seen(fake_run(kernel, case, {"N": 3}))
+    assert reuse.hits == 1
