@@ -297,7 +297,27 @@ def representations(base: OpInputs) -> list[OpInputs]:
     tensor's dtype in another dtype (``OTHER_DTYPE``). Their dims are the first inputs', so they are compared
     with the eager kernel at the first inputs' points (a fake's output strides or dtype, which no guard shows);
     their guards are the first inputs' guards."""
-    return layouts(base) + other_dtypes(base)
+    return layouts(base) + other_dtypes(base) + later_layouts(base)
+
+
+#: the floating tensors after the first one a representation lays out otherwise, one at a time
+LATER_LAYOUTS = 2
+
+
+def later_layouts(base: OpInputs) -> list[OpInputs]:
+    """The first inputs with a later floating tensor of rank 2 or more non-contiguous, each alone (up to
+    ``LATER_LAYOUTS``): a kernel whose output follows another input's layout (litert-torch's gated delta update
+    makes ``zeros_like(v)``, its fake a contiguous output: hunt 46), which the first tensor's layout never shows."""
+    tensors = [(at, t) for at, t in slots(base) if at[1] is None and len(t[1]) >= 2 and t[3] in FLOATING]
+    out: list[OpInputs] = []
+    for (i, _), t in tensors[1:1 + LATER_LAYOUTS]:
+        rank = len(t[1])
+        order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
+        args = with_slots(base, {(i, None): ("tensor", t[1], t[2], t[3], "zeros", order)})
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, (f"{base.label}, " if base.label else "") +
+                            f"{base.args[i][0]} {'transposed' if rank == 2 else 'with dim 1 innermost'} "
+                            f"(memory order {order})"))
+    return out
 
 
 def other_dtypes(base: OpInputs) -> list[OpInputs]:

@@ -108,6 +108,22 @@ def _blocks32(x):
 
 LIB.impl("blocks32", _blocks32, "CPU")
 
+
+# an output that follows the second tensor's layout (litert-torch's gated delta update, hunt 46)
+LIB.define("follow(Tensor q, Tensor v) -> Tensor")
+
+
+@torch.library.register_fake("auditkeys::follow", lib=LIB)
+def _follow_fake(q, v):
+    return v.new_empty(v.shape)  # contiguous whatever v's layout
+
+
+def _follow(q, v):
+    return torch.zeros_like(v) + q.mean()
+
+
+LIB.impl("follow", _follow, "CPU")
+
 def samples(op):
     """The samples hook: ``rows`` on a matrix, then on a 3-D input (its eager kernel flattens the leading dims)."""
     if op == "auditkeys::rows.default":

@@ -66,6 +66,9 @@ def test_each_difference_is_reported_and_a_register_kernel_kernel_is_compared():
     # a size the error asks to divide the last dim is tried: traced and compared, its requirement stated
     blocks = records["blocks32.default"]
     assert blocks["eager"]["compared"] > 0 and any("% 32 == 0" in r for r in map(str, blocks["requires"])), blocks
+    # the second tensor laid out otherwise too: the output follows its layout, the fake's is contiguous
+    follow = [f["expr"] for f in records["follow.default"]["findings"] if f["class"] == "eager-strides"]
+    assert any("with v transposed" in e for e in follow), records["follow.default"]["findings"]
     # the kernel torch wrapped: its words ("adam", "lamb") reach the search, so eager calls return and compare
     upd = records["upd.default"]
     assert upd["status"] == "findings" and upd["eager"]["compared"] > 0, upd["eager"]
