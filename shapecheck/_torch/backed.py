@@ -371,8 +371,13 @@ def holds_at(expr: Any, names: dict[Any, str], point: dict[str, int]) -> bool | 
 
 
 def made_unbacked(shape_env: Any) -> bool:
-    """Whether the run made a size the data decides (an unbacked symbol) or deferred a runtime assert: what the
-    run then decided was read at the hints, not only by its guards (True where torch's ShapeEnv does not say)."""
+    """Whether the run made a size the data decides (an unbacked symbol) or deferred a runtime assert, or torch is
+    set to treat backed sizes as unbacked (``backed_size_oblivious``): what the run then decided was read at the
+    hints, not only by its guards (True where torch's ShapeEnv does not say)."""
+    from torch.fx.experimental import _config
+
+    if getattr(_config, "backed_size_oblivious", True):  # backed sizes treated as unbacked: hints read unguarded
+        return True
     counters = [getattr(shape_env, name, None) for name in ("unbacked_symint_counter", "unbacked_symfloat_counter")]
     if any(not isinstance(c, int) for c in counters):
         return True

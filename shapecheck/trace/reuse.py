@@ -7,7 +7,8 @@ torch.compile reuses a compiled graph wherever its guards hold. The formulas are
 example, and the guards stand as that run's own.
 
 Reused only where nothing but the guards could have told two examples apart: the same case and kernel, the same
-dims constant (a static dim's value; a dynamic dim at 0, and at 1 where sizes 0 and 1 are specialised), every
+dims constant (a static dim's value; a dynamic dim at 0 or 1; torch's own code reads hints unguarded only for
+sizes without one, as a view of an unbacked size: ``_view_has_unbacked_input``, never in a stored run), every
 guard readable at the new hints and true there (every guard of the ShapeEnv, those its inputs installed too), each
 dim inside the value range its symbol ended the run with (``torch._constrain_as_size`` narrows one unguarded), no
 size the data decides (an unbacked size's range and checks are read at the hints), and outputs that are tensors
@@ -61,9 +62,10 @@ class TraceReuse:
     def key(kernel: Any, case: Any, hints: dict[str, int], dynamic: set[str], *, export_view: bool,
             specialize_zero_one: bool) -> tuple:
         """What must be equal for two runs to reuse one trace: the kernel, the case, the mode, each static dim's
-        value and which dynamic dims are constants (0; 1 too where specialised)."""
-        low = (0, 1) if specialize_zero_one else (0,)
-        shape = tuple(sorted((n, v if n not in dynamic or v in low else None) for n, v in hints.items()))
+        value and which dynamic dims are 0 or 1."""
+        # a size of 1 too, even where it stays symbolic: torch's code for sizes without a guarding hint asks ``== 1``
+        # of hints (``_is_contiguous_with_hinted_checks``); a run here has none, but 1 is cheap to keep apart
+        shape = tuple(sorted((n, v if n not in dynamic or v in (0, 1) else None) for n, v in hints.items()))
         return id(kernel.fn), case.id, export_view, specialize_zero_one, shape
 
     def lookup(self, key: tuple, hints: dict[str, int], dims: dict[str, int], *,
