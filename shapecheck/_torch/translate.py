@@ -334,5 +334,21 @@ def value_at(expr: Any, point: dict[str, int]) -> bool | int | float | None:
     return None
 
 
+#: torch's sympy functions of float semantics: a formula with one, evaluated in sympy, may part from what Python's
+#: float arithmetic gave the kernel (``TruncToInt(3.0 * ToFloat(L))`` at L = 31 is 93; 31 * 0.3 * 10 truncates to 92)
+_FLOAT_FUNCTIONS = ("ToFloat", "FloatTrueDiv", "IntTrueDiv", "TruncToFloat", "FloatPow", "RoundDecimal", "Opaque")
+
+
+def has_floats(expr: Any) -> bool:
+    """Whether the expression holds a float (a constant, or one of torch's float functions)."""
+    if isinstance(expr, float):
+        return True
+    if not isinstance(expr, sympy.Basic):
+        return False
+    if expr.atoms(sympy.Float):
+        return True
+    return any(type(f).__name__.startswith(_FLOAT_FUNCTIONS) for f in expr.atoms(sympy.Function))
+
+
 def free_symbols(expr: Any) -> set[Any]:
     return set(getattr(expr, "free_symbols", set()))

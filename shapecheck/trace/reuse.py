@@ -11,6 +11,8 @@ dims constant (a static dim's value; a dynamic dim at 0 or 1; torch's own code r
 sizes without one, as a view of an unbacked size: ``_view_has_unbacked_input``, never in a stored run), every
 guard readable at the new hints and true there (every guard of the ShapeEnv, those its inputs installed too), each
 dim inside the value range its symbol ended the run with (``torch._constrain_as_size`` narrows one unguarded), no
+float arithmetic in a guard or an output formula (sympy's evaluation of ``TruncToInt(3.0 * ToFloat(L))`` parts
+from the kernel's Python floats: hunt 45), each output formula giving the run's own output at its hints, no
 size the data decides (an unbacked size's range and checks are read at the hints), and outputs that are tensors
 (strided), sizes or plain values. A run that raised is never stored: the next example runs again.
 """
@@ -95,14 +97,16 @@ class TraceReuse:
         conditions = []
         for expr in B.all_guards(run.shape_env):
             named = T.with_dim_names(expr, names)
-            if named is None or T.value_at(named, hints) is not True:
-                return  # a guard not read at the dims (or not true at its own hints): nothing to reuse by
+            if named is None or T.has_floats(named) or T.value_at(named, hints) is not True:
+                return  # a guard not read at the dims (or not true at its own hints, or of float arithmetic, which
+                # sympy and Python's floats may evaluate apart, hunt 45): nothing to reuse by
             conditions.append(named)
         outputs = []
         for x in results:
             out = _formulas(x, names)
-            if out is None:
-                return
+            if out is None or any(T.has_floats(f) for f in (*out.sizes, *(out.strides or ()))) \
+                    or not _same(_value(out, hints, False), B.concrete(x, run.shape_env)):
+                return  # a formula of float arithmetic, or one that does not give this run's own outputs
             outputs.append(out)
         ranges = B.symbol_ranges(run.shape_env, names)
         self._entries.setdefault(key, []).append(_Entry(tuple(conditions), ranges, tuple(outputs), tuple(guards),
@@ -129,6 +133,20 @@ def _formulas(x: Any, names: dict[Any, str]) -> _Output | None:
     if any(s is None for s in named_sizes + named_strides):
         return None
     return _Output(named_sizes, named_strides, dtype, kind="tensor")
+
+
+def _same(rebuilt: Any, concrete: Any) -> bool:
+    """Whether an output rebuilt from its formulas is the run's own (``concrete``'s): sizes, strides and dtype of a
+    tensor, else the value."""
+    import torch
+
+    if rebuilt is _MISS:
+        return False
+    if isinstance(rebuilt, torch.Tensor) or isinstance(concrete, torch.Tensor):
+        return isinstance(rebuilt, torch.Tensor) and isinstance(concrete, torch.Tensor) \
+            and tuple(rebuilt.shape) == tuple(concrete.shape) and rebuilt.stride() == concrete.stride() \
+            and rebuilt.dtype == concrete.dtype
+    return type(rebuilt) is type(concrete) and rebuilt == concrete
 
 
 def _value(out: _Output, point: dict[str, int], export_view: bool) -> Any:

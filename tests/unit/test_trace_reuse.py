@@ -147,3 +147,30 @@ def test_a_range_the_fake_narrows_without_a_guard_keeps_the_run_from_a_size_outs
     assert outside.error is not None and reuse.hits == 0  # as a fresh run: torch's range check raises
     assert _seen(fake_run(kernel, case, {"N": 3}, reuse=reuse)) == _seen(fake_run(kernel, case, {"N": 3}))
     assert reuse.hits == 1
+
+
+def test_a_size_made_by_float_arithmetic_is_never_reused():
+    import importlib
+
+    from shapecheck.trace.fake_run import fake_run
+    from shapecheck.trace.reuse import TraceReuse
+
+    importlib.import_module("tests.kernels.reuse_kernels")
+    contract, kernel = _load(None, "screuse::scaled", KERNELS / "reuse_scaled.toml")
+    case = next(iter(contract.cases()))
+    reuse = TraceReuse()
+    fake_run(kernel, case, {"N": 2}, reuse=reuse)
+    at31 = fake_run(kernel, case, {"N": 31}, reuse=reuse)
+    assert [tuple(o.shape) for o in at31.outputs] == [(92,)] == [(int(31 * 0.3 * 10),)]
+    assert reuse.stored == 0 and reuse.hits == 0
+
+
+def test_floats_in_a_formula_are_seen():
+    import sympy
+    from torch.utils._sympy.functions import ToFloat, TruncToInt
+
+    from shapecheck._torch.translate import has_floats
+
+    n = sympy.Symbol("N", integer=True)
+    assert has_floats(TruncToInt(3.0 * ToFloat(n))) and has_floats(sympy.Float(0.5) * n)
+    assert not has_floats(2 * n + 1) and not has_floats(sympy.Max(n, 1)) and not has_floats(7)
