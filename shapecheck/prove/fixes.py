@@ -26,6 +26,8 @@ def _suggest(v: Finding, run, solver: Solver) -> str:
         return v.fix or v.rule.fix
     if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix
+    if v.fix:  # the export-style run's branch, which no trace explored (``helper_guards._own_branch``)
+        return v.fix
     formula = _path_independent_out0(run, solver)
     if formula is not None:
         return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "

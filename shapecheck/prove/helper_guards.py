@@ -41,6 +41,10 @@ FIX_CHECK = ("the check holds for every size of the contract (z3 proves it), but
              "ranges, and with export's sizes torch._check installs a guard: drop the check, or state it in a form "
              "torch's value ranges follow (torch.sym_min/torch.sym_max instead of floor division and comparison)")
 
+FIX_HINTED = ("decide the branch the same way on every size, whether or not it has a value (torch.export traces with "
+              "backed sizes, which have one; a symbolic trace's do not), or state the condition as a contract "
+              "precondition")
+
 #: an input of the example larger than this is not built (the run is skipped: --confirm-export says why)
 EXAMPLE_ELEMENTS = 2**22
 
@@ -80,7 +84,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     view = TorchView(case, solver)  # its ranges cost z3 queries: one for the screen and the exact run
     ge2 = _as_export_sizes(case, run, sizes, specs)
     if clean and error is None and not _restricting_guards(run, case, solver, ge2) \
-            and not _undischarged(run, case, view, ge2):
+            and not _undischarged(run, case, view, ge2) and not _own_branches(run, case, solver, ge2):
         return []
     exact = _backed_run(kernel, case, solver, sizes, specs, screen=False)
     if exact is None:
@@ -90,6 +94,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
         return _raised_as_exported(kernel, case, error, sizes)
     ge2 = _as_export_sizes(case, run, sizes, specs)
     out = [_cannot_discharge(case, node, g, sizes) for node, g in _undischarged(run, case, view, ge2)]
+    out += [_own_branch(case, solver, node, g, sizes, ge2) for node, g in _own_branches(run, case, solver, ge2)]
     groups = _restricting_guards(run, case, solver, ge2)
     if not groups:
         return out  # no guard of torch's helpers restricts a dim: nothing more to report, whatever export's check says
@@ -343,6 +348,45 @@ def _restricting_guards(run: BackedRun, case: BoundCase, solver: Solver,
         if all(E.to_text(node) != E.to_text(n) for n, _ in groups.get(key, [])):
             groups.setdefault(key, []).append((node, g))
     return groups
+
+
+def _own_branches(run: BackedRun, case: BoundCase, solver: Solver,
+                  ge2: Sequence[E.Node]) -> list[tuple[E.Node, BackedGuard]]:
+    """The kernel's own branches in the run (neither a ``torch._check`` nor a ``guard_or_*``, which the trace
+    reports its own way) that restrict a dynamic dim on the domain from 2 up, each once. verify's trace sees each
+    branch the kernel takes on its sizes, except one it takes only where a size has a hint
+    (``has_guarding_hint(n) and n <= 8``: unbacked sizes have none; hunt 47): the caller keeps those the trace did
+    not report."""
+    out: list[tuple[E.Node, BackedGuard]] = []
+    for g in run.guards:
+        if g.origin or g.assertion or g.fallback:
+            continue
+        node = _node(run, g.expr)
+        if node is None or any(E.to_text(node) == E.to_text(n) for n, _ in out):
+            continue
+        if not any(case.contract.dim(n).dynamic for n in E.free_names(node) if n in case.contract.dim_names):
+            continue
+        if solver.decide([case.domain, *ge2], node)[0] is Decision.BOTH:
+            out.append((node, g))
+    return out
+
+
+def _own_branch(case: BoundCase, solver: Solver, node: E.Node, g: BackedGuard, sizes: dict[str, int],
+                ge2: Sequence[E.Node]) -> Finding:
+    """SC001 for the kernel's own branch seen only with backed sizes: torch.export installs it as a guard and
+    rejects the Dim ranges on its other side."""
+    dims = [d.name for d in case.dims]
+    gdims = tuple(sorted(E.free_names(node) & set(case.contract.dim_names)))
+    at = ", ".join(f"{k}={v}" for k, v in sizes.items())
+    return Finding(
+        code=RuleCode.GUARD_ON_DYNAMIC_DIM, case=case.id, expr=E.to_text(node), node=node, dims=gdims,
+        location=g.kernel_line, fix=FIX_HINTED,
+        counterexample=restrict(solver.small_model([case.domain, *ge2, E.negate(node)]) or {}, dims),
+        witness=restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims),
+        message=f"the kernel branches on {E.to_text(node)} when torch.export traces the op (backed sizes at the "
+                f"example {at}), and it does not hold on the whole range of {', '.join(gdims)}: torch.export installs "
+                "the guard and rejects the Dim ranges. verify's symbolic trace did not take this branch: the kernel "
+                "decides it only where a size has a value (a hint), which the trace's unbacked sizes lack")
 
 
 def _undischarged(run: BackedRun, case: BoundCase, view: TorchView,

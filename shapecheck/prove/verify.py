@@ -398,8 +398,8 @@ def _seen_guard(v: Finding, found: list[Finding]) -> bool:
     """An SC022 guard that the trace already reported (either side of it, under any rule): a C++ kernel's guard
     reached through a sub-op's Python code is the kernel's in the trace and torch's in the export run, and a
     helper's guard the trace saw (SDPA's ``E == Ev``) is ``E != Ev`` where export's example takes the other side."""
-    if v.code is not RuleCode.GUARD_IN_TORCH_HELPER or v.node is None:
-        return False
+    if v.code not in (RuleCode.GUARD_IN_TORCH_HELPER, RuleCode.GUARD_ON_DYNAMIC_DIM) or v.node is None:
+        return False  # (an SC001 of the export-style run: the kernel's branch, where the trace saw it too)
     texts = {E.to_text(v.node), E.to_text(E.negate(v.node))}
     return any(f.node is not None and E.to_text(f.node) in texts for f in found)
 
