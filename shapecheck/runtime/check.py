@@ -200,7 +200,7 @@ class Checker:
     def _fake(self, kernel: Kernel, ex: Example, fail: _Fail, counted: bool) -> list[Any] | None:
         from ..trace.fake_run import fake_run
 
-        run = fake_run(kernel, ex.case, ex.values, reuse=self.reuse)
+        run = fake_run(kernel, ex.case, ex.values, reuse=self.reuse, record_outputs=kernel is self.kernel)
         if run.error is not None:
             err = run.error
             text = said(err).strip().splitlines()[0] if said(err).strip() else ""

@@ -23,7 +23,8 @@ def check_export_program(checker: Any, ex: Any, paths: list[Any], fail: Any, dif
     if E.evaluate(ex.case.domain, traced_at) is not True:
         return
     start = time.perf_counter()
-    run = fake_run(checker.kernel, ex.case, ex.values, export_view=True, reuse=checker.reuse)
+    run = fake_run(checker.kernel, ex.case, ex.values, export_view=True, reuse=checker.reuse,
+                   record_outputs=True)
     checker._time("meta", start)
     if run.error is not None or any(holds_at(g.expr, run.names, ex.values) is not True for g in run.guards
                                     if not g.fallback or not _from_two(checker, ex, g, run.names)):

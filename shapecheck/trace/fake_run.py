@@ -33,13 +33,16 @@ class FakeRun:
 
 
 def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False,
-             specialize_zero_one: bool = False, reuse: TraceReuse | None = None) -> FakeRun:
+             specialize_zero_one: bool = False, reuse: TraceReuse | None = None,
+             record_outputs: bool = False) -> FakeRun:
     """``kernel`` on ``case`` at ``dims`` (every dynamic dim backed, hint = its value; a size of 1 stays
     symbolic, 0 is a constant). ``export_view``: each dynamic dim that is 0 or 1 at the example traced at 2
     instead, as torch.export traces every size from 2 up; the outputs are then that trace's formulas at
     ``dims`` (a guard_or_false fallback export takes for every size, evaluated where the condition is really the
     other way), None where one cannot be evaluated. ``specialize_zero_one``: sizes 0 and 1 constants, as torch's
-    own ShapeEnv makes them. ``reuse``: an earlier run's trace wherever this one's hints meet all its guards
+    own ShapeEnv makes them. ``record_outputs``: the outputs' metadata recorded as torch.export's tracer records
+    it, with the guards that asks (``BackedRun.run``: an output size guarded against 1, which the exported program
+    keeps; hunt 47: pdist's ``N * (N - 1) // 2 >= 2``). ``reuse``: an earlier run's trace wherever this one's hints meet all its guards
     (``TraceReuse``), and this run kept for later ones. Raises NotApplicable when the kernel cannot take the
     case."""
     from .._torch import backed as B
@@ -50,7 +53,8 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
     hints = {n: (2 if export_view and n in dynamic and v in (0, 1) else v) for n, v in dims.items()}
     key = None
     if reuse is not None:
-        key = reuse.key(kernel, case, hints, dynamic, export_view=export_view, specialize_zero_one=specialize_zero_one)
+        key = (*reuse.key(kernel, case, hints, dynamic, export_view=export_view,
+                          specialize_zero_one=specialize_zero_one), record_outputs)
         found = reuse.lookup(key, hints, dims, export_view=export_view)
         if found is not None:
             outputs, guards, names = found
@@ -66,12 +70,12 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
         return run.empty(shape, a.dtype, strides, C.sym_value(a.layout.offset, syms))
 
     args, kwargs = call_args(kernel, case, make_tensor, lambda a: C.sym_value(a.expr, syms))
-    result, error = run.run(kernel.fn, args, kwargs)
+    result, error = run.run(kernel.fn, args, kwargs, record_outputs=record_outputs)
     if error is not None and not specialize_zero_one and 1 in (hints[n] for n in dynamic if n in hints):
         # a size of 1 kept symbolic (to see the guards at 1) is no size torch makes: its ShapeEnv makes 1 a
         # constant, and a kernel that raises only on the symbolic 1 (_fft_r2c's "tried to directly modify sizes
         # for customized tensor", hunt 42) is run as torch runs it
-        again = fake_run(kernel, case, dims, specialize_zero_one=True, reuse=reuse)
+        again = fake_run(kernel, case, dims, specialize_zero_one=True, reuse=reuse, record_outputs=record_outputs)
         if again.error is None:
             return again
     if error is not None:
