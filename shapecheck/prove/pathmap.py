@@ -94,6 +94,11 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
         example = restrict(solver.small_model([domain, region]), dims)
         shown = [unpin(o, rep.pc, order) for o in rep.trace.outputs]
         outputs = tuple(o.formula for o in shown)
+        # an output whose constant two dims are pinned to (``d == 1 and nw == 1``) reads as either dim: no formula to
+        # compare with another path's (hunt 47: the wrong one named gave a false "shape-polymorphism break")
+        twice = _pinned_twice(rep.pc)
+        comparable = [None if o is not None and o.kind is OutputKind.TENSOR and any(
+            isinstance(i, E.Const) and i.value in twice for i in o.shape.items) else o for o in shown]
         overlaps = []
         for p in case.paths:
             hit = solver.satisfiable([domain, region, p.when])
@@ -101,7 +106,7 @@ def path_map(run, solver: Solver, path_name) -> PathMap:
                 continue
             overlaps.append(_out0_overlap(solver, case, p, leaves, dims, path_name(p)))
         paths.append(MetaPath(f"m{i}", rep.trace.returned_at, E.to_text(region), example, outputs, tuple(overlaps),
-                              len(leaves), tuple(shown), tuple(tuple(t) for t in simple)))
+                              len(leaves), tuple(comparable), tuple(tuple(t) for t in simple)))
     breaks = _breaks(solver, domain, paths, dims)
     union = E.disj([E.conj(list(t)) for p in paths for t in p.terms]) if paths else E.FALSE
     rest = solver.satisfiable([domain, E.negate(union)])
@@ -276,11 +281,21 @@ def _drop_first(lit: E.Node) -> int:
     return 2
 
 
+def _pinned_twice(pc: list[E.Node]) -> set:
+    """The constants that two or more dims are pinned to by the path condition (``E == 1`` and ``N == 1``)."""
+    seen: dict = {}
+    for lit in pc:
+        if isinstance(lit, E.Cmp) and lit.op == "==" and isinstance(lit.left, E.Var) and isinstance(lit.right, E.Const):
+            seen.setdefault(lit.right.value, set()).add(lit.left.name)
+    return {v for v, names in seen.items() if len(names) > 1}
+
+
 def unpin(out, pc: list[E.Node], order: list[str]):
     """Show ``E`` rather than ``64`` in an output where the path condition pins ``E == 64``.
 
     Torch folds a dim whose range is a single value into a constant; on the leaf's region the two
-    spellings are equal, and the dim name is what the kernel computed.
+    spellings are equal, and the dim name is what the kernel computed. A value two dims are pinned to stays a
+    constant: either dim may be the one computed.
     """
     if out is None or out.kind is not OutputKind.TENSOR:
         return out
@@ -290,6 +305,8 @@ def unpin(out, pc: list[E.Node], order: list[str]):
             value, name = lit.right.value, lit.left.name
             if value not in pins or order.index(name) < order.index(pins[value]):
                 pins[value] = name
+    for value in _pinned_twice(pc):  # two dims pinned to one value: either may be the one computed, so neither
+        pins.pop(value, None)
     if not pins:
         return out
     items = tuple(E.Var(pins[i.value]) if isinstance(i, E.Const) and i.value in pins else i for i in out.shape.items)

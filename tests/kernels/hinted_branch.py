@@ -15,3 +15,10 @@ def branch_where_hinted(grad_output, indices, num_weights, padding_idx, scale_gr
 
 def no_branch(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
     return grad_output.new_empty((num_weights, grad_output.size(-1)))
+
+
+def pinned_pair(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+    d = grad_output.size(-1)
+    if d == 1 and num_weights == 1:  # both sides return (num_weights, d): no break of shape polymorphism
+        return grad_output.new_empty((num_weights, d))
+    return grad_output.new_empty((num_weights, d))

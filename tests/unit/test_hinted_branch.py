@@ -51,3 +51,14 @@ def test_strict_export_rejects_the_dim_range_there():
     with pytest.raises(Exception, match=r"Constraints violated \(NW\)"):
         export(M(), args, dynamic_shapes={"g": {0: Dim("B1")}, "i": {0: Dim("B1")}, "w": {0: Dim("NW", max=65536)}},
                strict=True)
+
+
+def test_explore_sees_no_break_where_two_dims_are_pinned_to_one_value():
+    """``d == 1 and nw == 1`` pins both to 1: the region's output (1, 1) reads as either dim, so it is shown as
+    constants and compared with no other path (it was named (D, D), a false shape-polymorphism break)."""
+    r = verify_op("aten::embedding_dense_backward", contract=CONTRACT, meta=f"{KERNELS / 'hinted_branch.py'}:pinned_pair",
+                  options=Options(jobs=1, cases=(CASE,), explore=True))
+    (c,) = r.cases
+    pm = c.path_map
+    assert pm is not None and len(pm.paths) == 2 and pm.breaks == ()
+    assert {p.outputs for p in pm.paths} == {("(1, 1)",), ("(NW, D)",)}
