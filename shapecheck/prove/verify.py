@@ -399,9 +399,20 @@ def _seen_guard(v: Finding, found: list[Finding]) -> bool:
     reached through a sub-op's Python code is the kernel's in the trace and torch's in the export run, and a
     helper's guard the trace saw (SDPA's ``E == Ev``) is ``E != Ev`` where export's example takes the other side."""
     if v.code not in (RuleCode.GUARD_IN_TORCH_HELPER, RuleCode.GUARD_ON_DYNAMIC_DIM) or v.node is None:
-        return False  # (an SC001 of the export-style run: the kernel's branch, where the trace saw it too)
+        return False
     texts = {E.to_text(v.node), E.to_text(E.negate(v.node))}
-    return any(f.node is not None and E.to_text(f.node) in texts for f in found)
+    if any(f.node is not None and E.to_text(f.node) in texts for f in found):
+        return True
+    # the kernel's own branch the export-style run saw (SC001 there): the trace saw it too where it reported a guard
+    # at that line (``int(x.size(0))``: SC003 ``N`` in the trace, ``N == 2`` with backed sizes)
+    line = (v.location.file, v.location.line) if v.location else None
+    return v.code is RuleCode.GUARD_ON_DYNAMIC_DIM and line is not None and any(
+        f.location is not None and (f.location.file, f.location.line) == line and f.code in _GUARD_CODES for f in found)
+
+
+#: the rules of a guard the kernel installs on the dims, as the trace reports them
+_GUARD_CODES = frozenset({RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
+                          RuleCode.GUARD_TORCH_CANNOT_DISCHARGE})
 
 
 def _seen_raise(v: Finding, found: list[Finding]) -> bool:

@@ -53,7 +53,8 @@ class _Entry:
 
 
 class TraceReuse:
-    """The stored runs of one ``fuzz op`` run, per kernel, case and constant dims; ``hits`` and ``runs`` count."""
+    """The stored runs of one ``fuzz op`` run, per kernel, case and constant dims; ``hits`` and ``stored`` count
+    the runs reused and kept."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple, list[_Entry]] = {}

@@ -1,7 +1,7 @@
 """A custom-op library for ``shapecheck audit --import``'s comparison of the fake with the eager kernel: one op per
 rule (SC038-SC044), each with an eager kernel and a fake that disagree in that one way. Every op takes
-``(Tensor x, Tensor y)``; ``y`` is not used. Both kernels of each refuse a 0-d ``x`` alike (``_has_dim``: the audit's
-0-d variant), so that each op disagrees in its one way only."""
+``(Tensor x, Tensor y)``; ``y`` is not used. Both kernels of each refuse an ``x`` of rank 0 or 1 alike (``_has_dim``:
+the audit's 0-d and rank-down variants), so that each op disagrees in its one way only."""
 
 import torch
 from torch.fx.experimental.symbolic_shapes import statically_known_true
@@ -52,7 +52,7 @@ def eager_formula(x, y):  # SC043: export's formula is 2 * rows; the kernel (and
 
 
 def _has_dim(x):
-    torch._check(x.dim() > 0, lambda: "auditeg: x must have a dimension")
+    torch._check(x.dim() > 1, lambda: "auditeg: x must have two dimensions or more")
 
 
 EAGER = {
