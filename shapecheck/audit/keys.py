@@ -11,8 +11,8 @@ from .explore import Finding
 
 
 def first_per_kind(found: list[Any]) -> list[Any]:
-    """The first disagreement of each (class, what, and for a call only the eager kernel refuses, its error with the
-    numbers aside): one finding per way the kernels differ, at its first point. A kernel larger than its input and
+    """The first disagreement of each (class, what, and for a call only one kernel refuses, that kernel's error with
+    the numbers aside: ``refusal``): one finding per way the kernels differ, at its first point. A kernel larger than its input and
     a channel count the groups do not divide are two checks the fake lacks, whichever point shows one first."""
     seen: set[tuple[str, str, str]] = set()
     out = []
@@ -25,7 +25,7 @@ def first_per_kind(found: list[Any]) -> list[Any]:
 
 def finding_key(f: Finding, from_end: bool = False) -> tuple:
     """One report per guard or disagreement: its class, expression (unbacked sizes are numbered per trace: u4 in
-    one, u5 in the next), line, and for a call only the eager kernel refuses, the refusal. ``from_end``: a
+    one, u5 in the next), line, and for a call only one kernel refuses, the refusal. ``from_end``: a
     tensor's dims named by their place from the end (``finding_keys``)."""
     expr = _from_end(f.expr, f.counterexample) if from_end else f.expr
     return (f.cls, re.sub(r"\bu\d+\b", "u", expr), (f.loc.file, f.loc.line) if f.loc else None,
