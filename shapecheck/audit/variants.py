@@ -311,13 +311,22 @@ def later_layouts(base: OpInputs) -> list[OpInputs]:
     tensors = [(at, t) for at, t in slots(base) if at[1] is None and len(t[1]) >= 2 and t[3] in FLOATING]
     out: list[OpInputs] = []
     for (i, _), t in tensors[1:1 + LATER_LAYOUTS]:
-        rank = len(t[1])
-        order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
+        order = _other_order(len(t[1]))
         args = with_slots(base, {(i, None): ("tensor", t[1], t[2], t[3], "zeros", order)})
-        out.append(OpInputs(base.op, base.origin, args, base.blobs, (f"{base.label}, " if base.label else "") +
-                            f"{base.args[i][0]} {'transposed' if rank == 2 else 'with dim 1 innermost'} "
-                            f"(memory order {order})"))
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, _laid_out(base, base.args[i][0], order)))
     return out
+
+
+def _other_order(rank: int) -> tuple[int, ...]:
+    """The memory order a layout representation gives a tensor of ``rank`` (2 or more): a 2-D one transposed, else
+    dim 1 innermost (channels-last for a batched image)."""
+    return (1, 0) if rank == 2 else (0, *range(2, rank), 1)
+
+
+def _laid_out(base: OpInputs, name: str, order: tuple[int, ...]) -> str:
+    """The label of ``base`` with the tensor ``name`` in ``order``."""
+    how = "transposed" if len(order) == 2 else "with dim 1 innermost"
+    return (f"{base.label}, " if base.label else "") + f"{name} {how} (memory order {order})"
 
 
 def other_dtypes(base: OpInputs) -> list[OpInputs]:
@@ -356,14 +365,13 @@ def layouts(base: OpInputs) -> list[OpInputs]:
     if first is not None:
         (i, j), t = first
         rank = len(t[1])
-        order = (1, 0) if rank == 2 else (0, *range(2, rank), 1)
+        order = _other_order(rank)
         # a list's tensors of that rank all in that order: cat keeps their layout where they agree
         moved = [(at, x) for at, x in tensors if at == (i, j) or (j is not None and at[0] == i and len(x[1]) == rank)]
         args = with_slots(base, {at: ("tensor", x[1], x[2], x[3], "zeros" if x[3] in FLOATING else _fill(x), order)
                                  for at, x in moved})
         name = base.args[i][0] if j is None else f"each of {base.args[i][0]}"
-        out.append(OpInputs(base.op, base.origin, args, base.blobs, (f"{base.label}, " if base.label else "") +
-                            f"{name} {'transposed' if rank == 2 else 'with dim 1 innermost'} (memory order {order})"))
+        out.append(OpInputs(base.op, base.origin, args, base.blobs, _laid_out(base, name, order)))
     return out
 
 
