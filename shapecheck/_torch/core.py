@@ -31,7 +31,7 @@ from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
 from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
-from .quiet import numpy_absence_known
+from .quiet import numpy_absence_known as numpy_absence_known
 from .quiet import quiet_torch_logging as quiet_torch_logging
 from .symbols import constant_of as constant_of
 from .symbols import eval_sym, unbacked_size

@@ -55,6 +55,7 @@ class Checker:
         self.accepted_guards = suppressions.in_force(contract.suppressions)
         self.both_modes = both_modes
         self._decided: dict[tuple, str | None] = {}  # (case, guard, export only) -> the rule it breaks
+        self.from_two: dict[tuple, bool] = {}  # (case, guard, its symbols' names) -> export_program's answer
         self._z3: Any = None
         # backed-size runs reused wherever an example meets all of an earlier run's guards (trace/reuse.py)
         self.reuse = TraceReuse() if reuse.ENABLED else None
@@ -78,12 +79,18 @@ class Checker:
         """Run the checks on one example; raise a FuzzFailure subclass on the first that fails."""
         import torch
 
+        from .._torch.core import numpy_absence_known, quiet_torch_logging
+
         # Examples are small: one intra-op thread is as fast, and on a loaded machine OpenMP's barriers
         # can stall a 1 ms matmul for a second (measured on 2 shared cores).
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            self._check(ex)
+            # once per example, not per trace, as verify's run has them (each costs about 1 ms: logging.disable
+            # clears every logger's cache, and sym_max imports numpy); not around Hypothesis's engine, which
+            # takes an entry "numpy" in sys.modules for the module
+            with quiet_torch_logging(), numpy_absence_known():
+                self._check(ex)
         finally:
             torch.set_num_threads(threads)
 

@@ -41,6 +41,13 @@ def _from_two(checker: Any, ex: Any, g: Any, names: dict) -> bool:
     """Whether a guard_or_* answer holds wherever each dynamic dim is from 2 (z3), so that torch.export decides
     it from its Dim ranges with no guard; not where it cannot be read. The domain's relations are no premise:
     export's Dims do not state ``A0 == B0 or A0 == 1 or B0 == 1``, and its program keeps ``B0 == A0``."""
+    key = (ex.case.id, g.expr, tuple(sorted((str(s), names.get(s)) for s in g.expr.free_symbols)))
+    if key not in checker.from_two:
+        checker.from_two[key] = _decide_from_two(checker, ex, g, names)
+    return checker.from_two[key]
+
+
+def _decide_from_two(checker: Any, ex: Any, g: Any, names: dict) -> bool:
     from .._torch import translate as T
     from ..logic import expr as E
     from ..logic.solver import Decision
