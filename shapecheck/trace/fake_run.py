@@ -30,6 +30,9 @@ class FakeRun:
     error: BaseException | None = None
     guards: list[Any] = field(default_factory=list)
     names: dict[Any, str] = field(default_factory=dict)
+    # with ``record_outputs``: whether the outputs' metadata was recorded (False: an output size was 0 or 1 at the
+    # example, and the record, with the guards it asks, left out); None where it was not asked
+    recorded: bool | None = None
 
 
 def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_view: bool = False,
@@ -57,8 +60,8 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
                           specialize_zero_one=specialize_zero_one), record_outputs)
         found = reuse.lookup(key, hints, dims, export_view=export_view)
         if found is not None:
-            outputs, guards, names = found
-            return FakeRun(outputs, None, guards, names)
+            outputs, guards, names, recorded = found
+            return FakeRun(outputs, None, guards, names, recorded)
     run = B.BackedRun(own_code(kernel), specialize_zero_one=specialize_zero_one)
     syms = {n: run.dim(n, v) if n in dynamic else v for n, v in hints.items()}
 
@@ -85,9 +88,10 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
         outputs = [B.output_values(x, run.names, dims) for x in results]
     else:
         outputs = [B.concrete(x, run.shape_env) for x in results]
+    recorded = run.outputs_recorded if record_outputs else None
     if reuse is not None and key is not None:
-        reuse.store(key, run, results, run.guards, run.names, hints)
-    return FakeRun(outputs, None, list(run.guards), dict(run.names))
+        reuse.store(key, run, results, run.guards, run.names, hints, recorded)
+    return FakeRun(outputs, None, list(run.guards), dict(run.names), recorded)
 
 
 def static_fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int]) -> FakeRun:

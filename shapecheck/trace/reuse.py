@@ -50,6 +50,10 @@ class _Entry:
     outputs: tuple[_Output, ...]
     guards: tuple[Any, ...]  # the run's BackedGuard records
     names: dict[Any, str]
+    # whether the run recorded its outputs' metadata as torch.export's tracer does (None: not asked): a run that
+    # left the record out (an output size 0 or 1 at its hints) stands only for examples where it is left out too,
+    # and a recorded one only for those where it is not (its guards hold there, but it was made otherwise)
+    recorded: bool | None = None
 
 
 class TraceReuse:
@@ -72,9 +76,9 @@ class TraceReuse:
         return id(kernel.fn), case.id, export_view, specialize_zero_one, shape
 
     def lookup(self, key: tuple, hints: dict[str, int], dims: dict[str, int], *,
-               export_view: bool) -> tuple[list[Any], list[Any], dict[Any, str]] | None:
+               export_view: bool) -> tuple[list[Any], list[Any], dict[Any, str], bool | None] | None:
         """The stored run whose guards all hold at ``hints``: its outputs at the example (as ``fake_run`` gives
-        them), its guard records and symbol names; None."""
+        them), its guard records and symbol names, and whether it recorded its outputs; None."""
         from .._torch import translate as T
 
         for entry in self._entries.get(key, ()):
@@ -83,13 +87,16 @@ class TraceReuse:
                 outputs = [_value(o, dims if export_view else hints, export_view) for o in entry.outputs]
                 if any(o is _MISS for o in outputs):
                     continue
+                if entry.recorded is not None and entry.recorded != _recorded_at(entry.outputs, hints):
+                    continue
                 self.hits += 1
-                return outputs, list(entry.guards), dict(entry.names)
+                return outputs, list(entry.guards), dict(entry.names), entry.recorded
         return None
 
     def store(self, key: tuple, run: Any, results: Any, guards: list[Any], names: dict[Any, str],
-              hints: dict[str, int]) -> None:
-        """Keep a run that returned (``results``: its outputs as the kernel gave them), where it may be reused."""
+              hints: dict[str, int], recorded: bool | None = None) -> None:
+        """Keep a run that returned (``results``: its outputs as the kernel gave them), where it may be reused.
+        ``recorded``: whether it recorded its outputs' metadata (None: not asked)."""
         from .._torch import backed as B
         from .._torch import translate as T
 
@@ -109,9 +116,11 @@ class TraceReuse:
                     or not _same(_value(out, hints, False), B.concrete(x, run.shape_env)):
                 return  # a formula of float arithmetic, or one that does not give this run's own outputs
             outputs.append(out)
+        if recorded is not None and recorded != _recorded_at(tuple(outputs), hints):
+            return  # the record's own rule not read off the formulas: nothing to tell examples apart by
         ranges = B.symbol_ranges(run.shape_env, names)
         self._entries.setdefault(key, []).append(_Entry(tuple(conditions), ranges, tuple(outputs), tuple(guards),
-                                                        dict(names)))
+                                                        dict(names), recorded))
         self.stored += 1
 
 
@@ -134,6 +143,15 @@ def _formulas(x: Any, names: dict[Any, str]) -> _Output | None:
     if any(s is None for s in named_sizes + named_strides):
         return None
     return _Output(named_sizes, named_strides, dtype, kind="tensor")
+
+
+def _recorded_at(outputs: tuple[_Output, ...], hints: dict[str, int]) -> bool:
+    """Whether torch.export's record of the outputs is made at ``hints``, as ``BackedRun.run`` decides it: no
+    tensor's size that depends on the dims is 0 or 1 there."""
+    from .._torch import translate as T
+
+    return not any(T.value_at(s, hints) in (0, 1, None) for o in outputs if o.kind == "tensor" for s in o.sizes
+                   if not isinstance(s, int) and getattr(s, "free_symbols", None))
 
 
 def _same(rebuilt: Any, concrete: Any) -> bool:

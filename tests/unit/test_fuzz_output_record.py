@@ -34,3 +34,29 @@ def test_the_record_is_run_where_every_output_size_is_2_or_more():
     # an output size of 1 (N = 2): the record would pin it to 1, and is left out
     assert not any(g.origin.startswith("torch.export's record")
                    for g in fake_run(kernel, case, {"N": 2, "M": 3}, record_outputs=True).guards)
+
+
+def test_a_run_that_left_the_record_out_is_not_reused_where_the_record_is_made():
+    """A run at N = 2 (output size 1: no record) met every guard at N = 4 and stood for it, so no example after
+    it saw the record's guard; a recorded run stands only where the record is made too."""
+    from shapecheck.kernel import sources
+    from shapecheck.kernel.load import load_target
+    from shapecheck.trace.fake_run import fake_run
+    from shapecheck.trace.reuse import TraceReuse
+
+    contract, kernel = load_target("aten::_pdist_forward", str(KERNELS / "pdist.toml"), sources.from_options(None, None))
+    case = next(c for c in contract.cases() if c.id == "p=2")
+    reuse = TraceReuse()
+
+    def record_guards(run):
+        return [str(g.expr) for g in run.guards if g.origin.startswith("torch.export's record")]
+
+    first = fake_run(kernel, case, {"N": 2, "M": 3}, record_outputs=True, reuse=reuse)
+    assert first.recorded is False and not record_guards(first)
+    later = fake_run(kernel, case, {"N": 4, "M": 3}, record_outputs=True, reuse=reuse)
+    assert later.recorded is True and record_guards(later), later.guards
+    assert record_guards(later) == record_guards(fake_run(kernel, case, {"N": 4, "M": 3}, record_outputs=True))
+    # and a recorded run stands for a later example where the record is made as well
+    hits = reuse.hits
+    again = fake_run(kernel, case, {"N": 5, "M": 7}, record_outputs=True, reuse=reuse)
+    assert reuse.hits == hits + 1 and again.recorded is True and record_guards(again) == record_guards(later)
