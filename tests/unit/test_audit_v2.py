@@ -881,6 +881,7 @@ def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kern
 
 
 SLOW_FAKE = '''
+import pathlib
 import time
 
 import torch
@@ -893,6 +894,7 @@ def stalls(x: torch.Tensor) -> torch.Tensor:
 
 @stalls.register_fake
 def _(x):
+    pathlib.Path("stalls.entered").touch()  # a test's cue that this op is under way
     time.sleep(600)  # a fake that never ends in a CI's time
     return torch.empty_like(x)
 
@@ -1023,7 +1025,10 @@ def test_a_run_stopped_with_sigterm_reports_the_ops_done_and_the_rest_not_run(tm
                              "auditslow::*", "-j", "1", "--no-cache", "--format", "json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
                             start_new_session=True)
-    time.sleep(25)  # imports, then quick (first: the ops go in name order) and stalls under way
+    deadline = time.monotonic() + 240  # imports, then quick (first: the ops go in name order) and stalls under way
+    while not (tmp_path / "stalls.entered").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)
     os.killpg(proc.pid, getattr(signal, sig))  # as a terminal's Ctrl-C: every process of the group
     out, err = proc.communicate(timeout=120)
     recs = {r["op"]: r for r in json.loads(out)["ops"]}
