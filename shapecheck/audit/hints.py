@@ -18,8 +18,10 @@ _DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "
 _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
                        + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
+#: "must be 2-D", "dim() == 4", "rank 3", "have 4 dimensions", "expected grad_output to be a tensor of dimension 5",
+#: and upsample's "expected input_size equals to 5" (the input's sizes as a list: its length is the rank)
 _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
-                      r"|<=\s*(\d) dimensions")
+                      r"|\b(\d) dimensions\b|\bto be a tensor of dimension (\d)\b|\binput_size equals to (\d)\b")
 #: a tensor asked to hold one element ("Expecting scale tensor to be one element", "a scalar tensor"): rank 0
 _ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
 #: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
@@ -110,7 +112,8 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
 
 
 #: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
-_WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b")
+_WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b"
+                         r"|\bbut (?:it )?has\b")  # "should have at least 2 dimensions, but has 3 dimensions"
 
 
 #: argument names whose plural is said of every tensor ("all inputs", "tensors"), not of that argument

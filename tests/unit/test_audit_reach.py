@@ -32,6 +32,21 @@ def test_an_error_asking_for_a_vector_or_a_dim_past_the_rank_moves_the_right_ten
     assert pairs[0].options[0] == (2, "float32") and pairs[1].options[0][1] in ("int32", "int64")
 
 
+@pytest.mark.parametrize(("error", "rank"), [
+    ("RuntimeError: It is expected input_size equals to 5, but got size 3", 5),  # upsample_trilinear3d's eager kernel
+    ("RuntimeError: Expected grad_output to be a tensor of dimension 4 but got: dimension 2", 4),  # its backward's
+    ("RuntimeError: b should have at least 3 dimensions, but has 2 dimensions instead", 3),
+])
+def test_the_rank_an_error_asks_for_is_tried_first_not_the_one_it_got(error, rank):
+    """Upsampling's eager kernels name the rank they want so (the search stayed at rank 3 and drafted a rank-3
+    input the eager kernel refuses); the rank the call had ("but has 2 dimensions") is not one."""
+    args = [Arg("self", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor")]
+    assert hint(args, error, ((2, "float32"),))
+    assert args[0].options[0] == (rank, "float32")
+    held = [Arg("self", "Tensor", False, [(2, "float32"), (1, "float32"), (3, "float32")], "tensor")]
+    assert not hint(held, "RuntimeError: too many indices for tensor of dimension 2 (got 4)", ((2, "float32"),))
+
+
 def test_an_eager_size_outside_the_fakes_data_dependent_range_is_a_shape_disagreement():
     eager = ("T", (0,), "int64", (None,), "cpu")
     assert compare(eager, ("T", ("u0 in [2, inf]",), "int64", (None,), "cpu")) == [
