@@ -3,6 +3,7 @@ a sub-op's C++ kernel), read from a stack (``origin``). Part of the door into to
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import sysconfig
@@ -113,9 +114,16 @@ _INSTALLED = tuple(os.path.realpath(p) + os.sep for p in {sysconfig.get_paths()[
                                                             sysconfig.get_paths()["platlib"]})
 
 
+@functools.lru_cache(maxsize=4096)
+def _real(file: str) -> str:
+    """``os.path.realpath``, once per file name of a run (a kernel's frames ask it of the same few files thousands
+    of times per op: 2% of an audit's CPU)."""
+    return os.path.realpath(file)
+
+
 def _users(file: str) -> bool:
     """A file of the user's project: neither torch's nor an installed package's (site-packages)."""
-    path = os.path.realpath(file)
+    path = _real(file)
     return not path.startswith(TORCH_DIR + os.sep) and not path.startswith(_INSTALLED)
 
 
@@ -126,12 +134,12 @@ def _same_library(file: str, own: Own) -> bool:
 def same_library(file: str, files: Any) -> bool:
     """Whether ``file`` is in the installed package (site-packages' top-level folder) of one of ``files`` (a
     kernel's): a helper of the library's own, not torch's."""
-    path = os.path.realpath(file)
+    path = _real(file)
     top = next((d for d in _INSTALLED if path.startswith(d)), None)
     if top is None or path.startswith(TORCH_DIR + os.sep):
         return False
     package = path[len(top):].split(os.sep, 1)[0]
-    return any(os.path.realpath(f).startswith(top + package + os.sep) for f in files)
+    return any(_real(f).startswith(top + package + os.sep) for f in files)
 
 
 #: torch's broadcasting helpers whose names do not say so (fake_impls' ``infer_size``, the fast path of the
