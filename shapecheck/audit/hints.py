@@ -14,7 +14,8 @@ INDEX_WORDS = ("ind", "idx", "offset", "length", "perm", "target", "count", "lab
 
 _DTYPE_WORDS = {"Long": "int64", "Int": "int32", "Float": "float32", "Double": "float64", "Half": "float16",
                 "BFloat16": "bfloat16", "Bool": "bool", "Byte": "uint8", "Char": "int8", "Short": "int16",
-                "ComplexFloat": "complex64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+                "ComplexFloat": "complex64", "fp16": "float16", "bf16": "bfloat16", "fp32": "float32",
+                "integral": "int64", "complex": "complex64"}  # "an integral dtype", "a complex output tensor"
 _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=True)) + r")\b|\b(?:torch\.)?("
                        + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
@@ -30,6 +31,8 @@ UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
 _REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
                       r"cannot be|invalid)\b", re.I)
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
+#: the values a string argument may take, unquoted ("reduce argument must be either add or multiply")
+_EITHER_RE = re.compile(r"\b(?:must|should)\s+be\s+((?:either\s+|one\s+of\s+)?[a-z_]\w*(?:\s*,\s*[a-z_]\w*)*\s+or\s+[a-z_]\w*)")
 
 def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpacked: bool = False) -> bool:
     """Move the dtypes, ranks and strings an error names to the front of the options of the argument it names
@@ -58,6 +61,8 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
     if held is not None:
         named, ranks, alike = [held], [0], []
     words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
+    words += [w for m in _EITHER_RE.finditer(wanted) for w in re.findall(r"[a-z_]\w*", m.group(1))
+              if w not in ("or", "either", "one", "of") and w not in words]
     moved = int_hint(args, wanted)
     # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
     # (as the search always did), no (rank, dtype) pair is made from the call
@@ -112,7 +117,7 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
 
 
 #: where what an error wants ends ("must be X, got Y": X, not Y); "Index is supposed to be a vector" keeps it all
-_WANTED_END = re.compile(r"\b(?:but )?(?:got|found|received|is(?!\s+(?:supposed|expected|required|meant)\b))\b"
+_WANTED_END = re.compile(r"\b(?:but )?(?:(?i:got|found|received)|is(?!\s+(?:supposed|expected|required|meant)\b))\b"
                          r"|\bbut (?:it )?has\b")  # "should have at least 2 dimensions, but has 3 dimensions"
 
 

@@ -47,6 +47,23 @@ def test_the_rank_an_error_asks_for_is_tried_first_not_the_one_it_got(error, ran
     assert not hint(held, "RuntimeError: too many indices for tensor of dimension 2 (got 4)", ((2, "float32"),))
 
 
+def test_an_error_in_words_moves_the_dtype_and_string_it_asks_for():
+    """Errors of aten's eager kernels the search read wrong: "Got torch.float32" (a capital G) kept float32 first,
+    "an integral dtype" and "a complex output tensor" named no dtype, "either add or multiply" no string (a
+    random sample of 200 aten ops: 3 of them never reached an input)."""
+    shift = [Arg("self", "Tensor", False, [(2, "float32"), (2, "int64")], "tensor")]
+    assert hint(shift, "RuntimeError: rshift: Expected input tensor to have an integral dtype. Got torch.float32",
+                ((2, "float32"),))
+    assert shift[0].options[0] == (2, "int64")
+    fft = [Arg("self", "Tensor", False, [(2, "float32")], "tensor"),
+           Arg("out", "Tensor", True, [(2, "float32")], "tensor")]
+    assert hint(fft, "RuntimeError: ihfft expects a complex output tensor, but got Float", ((2, "float32"), (2, "float32")))
+    assert (2, "complex64") in [o for a in fft for o in a.options]
+    reduce = [Arg("self", "Tensor", False, [(2, "float32")], "tensor"), Arg("reduce", "str", False, ["sum"], "str")]
+    assert hint(reduce, "RuntimeError: reduce argument must be either add or multiply.", ((2, "float32"), "sum"))
+    assert {"add", "multiply"} <= set(reduce[1].options[:3])
+
+
 def test_an_eager_size_outside_the_fakes_data_dependent_range_is_a_shape_disagreement():
     eager = ("T", (0,), "int64", (None,), "cpu")
     assert compare(eager, ("T", ("u0 in [2, inf]",), "int64", (None,), "cpu")) == [
