@@ -20,9 +20,13 @@ _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=T
                        + "|".join(("int64", "int32", "int16", "int8", "uint8", "float32", "float64", "float16",
                                    "bfloat16", "bool", "float8_e4m3fn", "complex64")) + r")\b")
 #: "must be 2-D", "dim() == 4", "rank 3", "have 4 dimensions", "expected grad_output to be a tensor of dimension 5",
+#: "ndim >= 3",
 #: and upsample's "expected input_size equals to 5" (the input's sizes as a list: its length is the rank)
 _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
-                      r"|\b(\d) dimensions\b|\bto be a tensor of dimension (\d)\b|\binput_size equals to (\d)\b")
+                      r"|\b(\d) dimensions\b|\b(?:be|(?i:expected)) a tensor of dimension (\d)\b|\binput_size equals to (\d)\b"
+                      r"|ndim\s*(?:must be\s*|should be\s*)?>=\s*(\d)")
+#: a rank above a bound ("input.ndim must be > 3"): the next rank up
+_RANK_ABOVE_RE = re.compile(r"\b(?:ndim|dim\(\))\s*(?:must be\s*|should be\s*)?>\s*(\d)")
 #: a tensor asked to hold one element ("Expecting scale tensor to be one element", "a scalar tensor"): rank 0
 _ONE_ELEMENT_RE = re.compile(r"\b(?:one|single|1)[- ]element\b|\bscalar tensor\b|\bnumel\(\)\s*==\s*1\b", re.I)
 #: Python's unpacking of a shape (``N, C, H, W = x.shape``): the rank it expects, and the rank it got
@@ -31,6 +35,8 @@ UNPACK_RE = re.compile(r"values to unpack \(expected (\d)(?:, got (\d))?\)")
 _REFUSES = re.compile(r"\b(?:unsupported|not supported|does not support|doesn't support|not implemented|"
                       r"cannot be|invalid)\b", re.I)
 _QUOTED = re.compile(r"['\"]([A-Za-z][A-Za-z0-9_]{0,31})['\"]")
+#: index dtypes in lower case ("expected indices to be long or int"); "long" alone is too common a word
+_LONG_OR_INT_RE = re.compile(r"\bbe (?:long or int|int or long)\b")
 #: the values a string argument may take, unquoted ("reduce argument must be either add or multiply")
 _EITHER_RE = re.compile(r"\b(?:must|should)\s+be\s+((?:either\s+|one\s+of\s+)?[a-z_]\w*(?:\s*,\s*[a-z_]\w*)*\s+or\s+[a-z_]\w*)")
 
@@ -52,6 +58,7 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
         alike = [a for a in tensors if a not in named and option[a.name] in same]
     wanted = _WANTED_END.split(error)[0]
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
+    dtypes += [d for m in _LONG_OR_INT_RE.finditer(wanted) for d in ("int64", "int32") if d not in dtypes]
     ranks = _ranks(wanted)
     unpack = UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
@@ -150,6 +157,7 @@ def _subject(named: list[Any], error: str) -> list[Any]:
 def _ranks(wanted: str) -> list[int]:
     """The ranks an error asks for: "must be 2-D", "dim() == 4", "one element" (0), "supposed to be a vector" (1)."""
     ranks = [int(next(g for g in m.groups() if g)) for m in _RANK_RE.finditer(wanted)]
+    ranks += [int(m.group(1)) + 1 for m in _RANK_ABOVE_RE.finditer(wanted) if int(m.group(1)) + 1 not in ranks]
     ranks += [0] if _ONE_ELEMENT_RE.search(wanted) and 0 not in ranks else []
     return ranks + [r for w, r in (("vector", 1), ("matrix", 2))
                     if re.search(rf"\b(?:a|an)\s+{w}\b", wanted, re.I) and r not in ranks]

@@ -63,6 +63,7 @@ class OpRun:
         self.device = options.device
         self.has_eager = False
         self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
+        self.broken: list[str] = []  # how a reused eager process ended at points a fresh one answers otherwise
         self.gap_calls = {}  # argument -> (the variant, the fake's TypeError) where the fake's signature lacks it
         self.shaped = []
         if options.differential:
@@ -77,6 +78,8 @@ class OpRun:
         if self.timed_out is not None:
             return self.timed_out  # a kernel stuck once (a lock, a build, a loop) costs one time-out, not one a point
         res = worker().call(self.name, inputs, point, self.device)
+        if res.broken_by_earlier:
+            self.broken.append(res.broken_by_earlier)
         if res.crashed and str(res.value).startswith(TIMED_OUT):
             self.timed_out = res
         return res
@@ -100,6 +103,15 @@ class OpRun:
 
     # -- the whole op ----------------------------------------------------------------------------------------
     def run(self, given: list[OpInputs]) -> OpOutcome:
+        out = self._run(given)
+        if self.broken:
+            out.notes.append(f"the eager kernel's process ended ({self.broken[0]}) at {len(self.broken)} point(s) "
+                             "after earlier calls, and a fresh process answered each otherwise: a call before left "
+                             "it broken (a kernel that writes past its memory and returns?); each such point's "
+                             "result is the fresh process's")
+        return out
+
+    def _run(self, given: list[OpInputs]) -> OpOutcome:
         found, search = self.find(given)
         out = OpOutcome(found.inputs)
         if found.demands is not None:

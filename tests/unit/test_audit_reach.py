@@ -36,6 +36,8 @@ def test_an_error_asking_for_a_vector_or_a_dim_past_the_rank_moves_the_right_ten
     ("RuntimeError: It is expected input_size equals to 5, but got size 3", 5),  # upsample_trilinear3d's eager kernel
     ("RuntimeError: Expected grad_output to be a tensor of dimension 4 but got: dimension 2", 4),  # its backward's
     ("RuntimeError: b should have at least 3 dimensions, but has 2 dimensions instead", 3),
+    ("AssertionError: input.ndim must be > 3, got 2", 4),  # reflection_pad3d_backward's fake
+    ("RuntimeError: Expected a tensor of dimension 3 and tensor.size[0] == 3 but got: dimension 2", 3),
 ])
 def test_the_rank_an_error_asks_for_is_tried_first_not_the_one_it_got(error, rank):
     """Upsampling's eager kernels name the rank they want so (the search stayed at rank 3 and drafted a rank-3
@@ -51,6 +53,10 @@ def test_an_error_in_words_moves_the_dtype_and_string_it_asks_for():
     """Errors of aten's eager kernels the search read wrong: "Got torch.float32" (a capital G) kept float32 first,
     "an integral dtype" and "a complex output tensor" named no dtype, "either add or multiply" no string (a
     random sample of 200 aten ops: 3 of them never reached an input)."""
+    index = [Arg("self", "Tensor", False, [(2, "float32")], "tensor"),
+             Arg("indices", "Tensor", False, [(1, "float32"), (1, "int64")], "tensor")]
+    assert hint(index, "RuntimeError: expected indices to be long or int, got torch.float32", ((2, "float32"), (1, "float32")))
+    assert index[0].options[0] == (2, "float32") and index[1].options[0][1] in ("int64", "int32")
     shift = [Arg("self", "Tensor", False, [(2, "float32"), (2, "int64")], "tensor")]
     assert hint(shift, "RuntimeError: rshift: Expected input tensor to have an integral dtype. Got torch.float32",
                 ((2, "float32"),))
