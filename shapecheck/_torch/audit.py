@@ -126,8 +126,9 @@ def opinfo_samples(info: Any, limit: int = 4) -> list[tuple[Any, tuple, dict]]:
 
 
 def tensor_facts(x: Any) -> tuple[tuple[int, ...], str] | None:
-    """(shape, dtype name) of a real tensor, for an OpInfo sample; None for anything else."""
-    if not isinstance(x, torch.Tensor):
+    """(shape, dtype name) of a real tensor, for an OpInfo sample; None for anything else, a tensor with no data
+    too (on the meta device, or a fake tensor: a samples hook's call made under a fake mode)."""
+    if not isinstance(x, torch.Tensor) or no_data(x):
         return None
     name = str(x.dtype).replace("torch.", "")
     return (tuple(int(d) for d in x.shape), name) if name in AUDIT_DTYPES else None
@@ -357,6 +358,13 @@ def real_tensor(shape: list[int], dtype: str, fill: str, device: str, seed: int)
         n = max(1, shape[-1])
         return (torch.arange(int(torch.tensor(shape).prod()), dtype=torch.int64) % n).reshape(shape).to(dt).to(device)
     return torch.zeros(shape, dtype=dt, device=device)
+
+
+def no_data(x: Any) -> bool:
+    """Whether a tensor holds no data to copy: on the meta device, or a FakeTensor."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(x, torch.Tensor) and (x.device.type == "meta" or isinstance(x, FakeTensor))
 
 
 def tensor_bytes(x: Any) -> bytes:

@@ -382,10 +382,11 @@ def samples_hook(spec: str) -> Callable[..., Any]:
     return fn
 
 
-def from_samples_hook(op_name: str, spec: str, limit: int = 4) -> list[OpInputs]:
+def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] | None = None) -> list[OpInputs]:
     """The project's sample calls of the op: ``function(op_name)`` returns a list of ``(args, kwargs)`` (or of
     ``args`` tuples), real tensors included; each becomes inputs whose tensors keep their data at their own
-    sizes. A hook that raises for an op gives it no samples (its error is not the op's)."""
+    sizes. A hook that raises for an op gives it no samples (its error is not the op's). ``notes``: why each
+    sample left out was (a tensor with no data, a dtype the audit does not make, no arguments)."""
     fn = samples_hook(spec)
     import itertools
 
@@ -401,16 +402,28 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4) -> list[OpInputs]
     schema = [name for name, _, keyword, _ in arguments if not keyword]
     types = {name: t for name, t, _, _ in arguments}
     out = []
-    for call in calls:
+    for i, call in enumerate(calls, 1):
         args, kwargs = (call if isinstance(call, tuple) and len(call) == 2 and isinstance(call[1], dict)
                         else (tuple(call) if isinstance(call, (tuple, list)) else (call,), {}))
         if not args:
+            _skipped(notes, i, "it gives no arguments")
             continue
         blobs: dict[str, bytes] = {}
         inputs = from_sample(op_name, (args[0], tuple(args[1:]), dict(kwargs)), schema, types, blobs)
         if inputs is not None:
             out.append(OpInputs(op_name, "samples", inputs.args, tuple(blobs.items())))
+            continue
+        tensors = [v for v in (*args, *kwargs.values()) for v in (v if isinstance(v, (list, tuple)) else (v,))
+                   if C.is_tensor(v)]
+        empty = next((v for v in tensors if CA.no_data(v)), None)
+        _skipped(notes, i, f"a tensor on {empty.device} holds no data to run the eager kernel on" if empty is not None
+                 else "a tensor's dtype is not one the audit makes")
     return out
+
+
+def _skipped(notes: list[str] | None, i: int, why: str) -> None:
+    if notes is not None:
+        notes.append(f"sample {i} of the samples hook not used: {why}")
 
 
 def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = (),

@@ -64,6 +64,7 @@ class OpRun:
         self.has_eager = False
         self.timed_out: Any = None  # the eager kernel's first time-out: not waited for again on this op
         self.broken: list[str] = []  # how a reused eager process ended at points a fresh one answers otherwise
+        self.late_notes: list[str] = []  # notes of the op's whole run (the hook's samples refused)
         self.gap_calls = {}  # argument -> (the variant, the fake's TypeError) where the fake's signature lacks it
         self.shaped = []
         if options.differential:
@@ -92,6 +93,7 @@ class OpRun:
         """The first given inputs (OpInfo, samples hook) that the fake or the eager kernel accepts, else a search."""
         own = self.kernel.definition.function if self.kernel.definition is not None else ""
         search = Search(self.name, self.op, self.kernel.fn, self.eager_example if self.has_eager else None, own)
+        refused = []  # the hook's samples neither kernel takes: said, not dropped without a word
         for inputs in given:
             ok, err = fake_result(self.kernel.fn, inputs, dict(inputs.dims()))
             ok = ok or err.startswith(DATA_DEPENDENT)
@@ -99,11 +101,18 @@ class OpRun:
             if ok or (e is not None and e.ok):
                 eager = "none" if e is None else "accepted" if e.ok else "rejected"
                 return Found(inputs, eager, "" if e is None or e.ok else e.error, "" if ok else err), search
+            if inputs.origin == "samples":
+                refused.append(err.splitlines()[0][:160] if err else "")
+        if refused:
+            self.late_notes.append(f"{len(refused)} sample(s) of the samples hook refused by the fake"
+                                   f"{' and the eager kernel' if self.has_eager else ''} (the first: {refused[0]}); "
+                                   "inputs searched for instead")
         return search.run(), search
 
     # -- the whole op ----------------------------------------------------------------------------------------
     def run(self, given: list[OpInputs]) -> OpOutcome:
         out = self._run(given)
+        out.notes += [n for n in self.late_notes if n not in out.notes]
         if self.broken:
             out.notes.append(f"the eager kernel's process ended ({self.broken[0]}) at {len(self.broken)} point(s) "
                              "after earlier calls, and a fresh process answered each otherwise: a call before left "

@@ -191,6 +191,10 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         # that cannot be made (a --meta-source function that fails to define: bad input): reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
         rec["failure"] = BAD_INPUT if isinstance(err, UserError) else INTERNAL
+        if rec["failure"] == INTERNAL:  # in the JSON report, and on stderr with SHAPECHECK_DEBUG=1 or --debug
+            import traceback
+
+            rec["traceback"] = "".join(traceback.format_exception(err))
         return _timed(rec, start)
     rec = _timed(rec, start)
     if cached is not None and not any(n.startswith("not run") for n in rec["notes"]) and _repeatable(rec):
@@ -253,7 +257,10 @@ def _fill(rec: dict[str, Any], name: str, kernel: Any, options: AuditOptions,
             _record(done, out, options)
             checkpoint({**_timed(done, start), "stage": stage})
 
-    _record(rec, OpRun(name, op, kernel, options, partial).run(given_inputs(name, kernel, options)), options)
+    left_out: list[str] = []
+    given = given_inputs(name, kernel, options, left_out)
+    _record(rec, OpRun(name, op, kernel, options, partial).run(given), options)
+    rec["notes"] += left_out
     # which kernel torch runs where a --meta-source function is not it (verify's and gate's notes say the same)
     rec["notes"] = [*dict.fromkeys([*getattr(kernel, "notes", ()), *rec["notes"]])]
     caveats = getattr(kernel, "caveats", ())
@@ -346,12 +353,12 @@ def _unique(findings: list[Any]) -> list[Any]:
     return out
 
 
-def given_inputs(name: str, kernel: Any, options: AuditOptions) -> list[Any]:
+def given_inputs(name: str, kernel: Any, options: AuditOptions, notes: list[str] | None = None) -> list[Any]:
     """Inputs that need no search: the project's samples hook (``[tool.shapecheck.audit] samples``), then
-    torch's OpInfo samples."""
+    torch's OpInfo samples. ``notes``: each hook sample left out, and why."""
     from .inputs import from_opinfo, from_samples_hook
 
-    out = from_samples_hook(name, options.samples) if options.samples else []
+    out = from_samples_hook(name, options.samples, notes=notes) if options.samples else []
     return out + from_opinfo(name, kernel.fn)
 
 

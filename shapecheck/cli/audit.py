@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..paths import write_text
-from .options import check_outputs, debug_option, import_option, option, options
+from .options import check_outputs, debug_option, debugging, import_option, option, options
 from .stdout import echo
 
 AUDIT_HELP = """Exit codes: 0 every op traced and no finding (or only findings in the baseline), 1 a new finding, 2
@@ -77,6 +77,10 @@ def audit(patterns, imports, meta_source, fmt, outputs, baseline, shard, max_tra
         except OSError as err:
             raise UserError(f"--output {out_fmt}={file}: cannot write ({err.strerror})") from None
     echo(render(run, fmt, quiet=quiet))
+    if debugging():  # each op's internal error in full (the report keeps a line of it)
+        for rec in run.records:
+            if rec.get("traceback"):
+                click.echo(f"shapecheck: internal error in {rec['op']}:\n{rec['traceback']}", err=True, nl=False)
     if run.bad_input is not None:  # the report is out: a kernel that cannot be made is bad input (exit 2), as gate's
         click.echo(f"shapecheck: error: {run.bad_input}", err=True)
     sys.exit(run.exit_code)

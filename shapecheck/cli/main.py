@@ -20,6 +20,7 @@ from .options import (
     contract_option,
     debug_flag,
     debug_option,
+    debugging,
     emit,
     import_option,
     kernel_source,
@@ -126,13 +127,6 @@ def _progress(contract: Any, opts: Any) -> Callable[[str], None]:
             show.close()
 
     return on_case
-
-
-def debugging() -> bool:
-    """``SHAPECHECK_DEBUG=1`` (``--debug`` sets it): internal errors print their full traceback on stderr."""
-    import os
-
-    return os.environ.get("SHAPECHECK_DEBUG", "").strip() not in ("", "0")
 
 
 def show_tracebacks(violations) -> None:

@@ -208,6 +208,13 @@ def set_debug(on: bool) -> None:
         os.environ["SHAPECHECK_DEBUG"] = "1"
 
 
+def debugging() -> bool:
+    """``SHAPECHECK_DEBUG=1`` (``--debug`` sets it): internal errors print their full traceback on stderr."""
+    import os
+
+    return os.environ.get("SHAPECHECK_DEBUG", "").strip() not in ("", "0")
+
+
 def debug_option(command: str) -> Callable:
     """``command``'s ``--debug`` (as declared): set as soon as it is read, before ``--import`` runs."""
     o = declared(command, "debug")

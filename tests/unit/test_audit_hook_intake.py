@@ -1,0 +1,48 @@
+"""What the audit does with samples-hook calls it cannot use (hunt 48): a meta tensor's sample is left out with a
+note and the next sample runs; samples neither kernel takes are said to be refused; an internal error of an op
+keeps its traceback in the record and prints it with --debug. Kernels: tests/kernels/audit_hook_intake.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+LIBRARY = "tests.kernels.audit_hook_intake"
+
+
+@pytest.mark.slow  # an audit
+def test_a_meta_sample_is_left_out_with_a_note_and_a_refused_one_is_said():
+    from shapecheck.audit.run import AuditOptions, run_audit
+
+    run = run_audit(("audithook::*",), (LIBRARY,), jobs=1, options=AuditOptions(samples=f"{LIBRARY}:samples"))
+    recs = {r["op"]: r for r in run.records}
+    double = recs["audithook::double.default"]
+    assert double.get("failure") is None and double["inputs"] == "samples", double
+    assert any(n.startswith("sample 1 of the samples hook not used: a tensor on meta holds no data")
+               for n in double["notes"]), double["notes"]
+    same = recs["audithook::same.default"]
+    assert any("1 sample(s) of the samples hook refused by the fake and the eager kernel" in n
+               for n in same["notes"]), same["notes"]
+    assert run.exit_code == 0, [r["notes"] for r in run.records]
+
+
+def test_an_ops_internal_error_keeps_its_traceback_and_debug_prints_it(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from shapecheck.audit import op as audit_op
+    from shapecheck.cli import cli
+
+    def broken(self, given):
+        raise KeyError("a shapecheck bug")
+
+    monkeypatch.setattr(audit_op.OpRun, "run", broken)
+    monkeypatch.setenv("SHAPECHECK_ISOLATE", "0")
+    args = ["audit", "--import", LIBRARY, "--ops", "audithook::same*", "-j", "1", "--no-cache", "--format", "json"]
+    plain = CliRunner().invoke(cli, args)
+    assert plain.exit_code == 4, plain.output
+    (rec,) = json.loads(plain.stdout)["ops"]
+    assert rec["failure"] == "internal error" and "KeyError: 'a shapecheck bug'" in rec["traceback"]
+    assert "Traceback" not in plain.stderr
+    debug = CliRunner().invoke(cli, ["--debug", *args])
+    assert "internal error in audithook::same.default" in debug.stderr and "in broken" in debug.stderr
