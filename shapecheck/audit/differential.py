@@ -148,9 +148,15 @@ DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "i
 ARGUMENT_ERRORS = ("Dimension out of range",)
 
 
-def about_data(error: str) -> bool:
-    """Whether an eager error is about the tensors' values (made-up data), not the call's sizes or arguments."""
-    return any(w in error for w in DATA_WORDS) and not any(w in error for w in ARGUMENT_ERRORS)
+def about_data(error: str, inputs: OpInputs | None = None) -> bool:
+    """Whether an eager error is about the tensors' values (made-up data), not the call's sizes or arguments. An
+    error that names one of the call's arguments that is no tensor ("num_heads must be positive, got 0": hunt 48's
+    int argument at 0) is about that argument."""
+    if not any(w in error for w in DATA_WORDS) or any(w in error for w in ARGUMENT_ERRORS):
+        return False
+    return inputs is None or not any(
+        len(name) > 2 and tree[0] in ("sym", "const") and re.search(rf"\b{re.escape(name)}\b", error)
+        for name, _, tree in inputs.args)
 
 
 def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[dict[str, int]],
@@ -215,7 +221,7 @@ def run(op_name: str, call: Callable[..., Any], inputs: OpInputs, points: list[d
             # raises on other integers; the message says so
             res.disagreements.append(Disagreement("fake-rejects", "the fake raises where the eager kernel returns",
                                                   point, f"the fake: {f_val}{zeros_aside(inputs, point, eager)}"))
-        elif not e.ok and not e.crashed and not f_ok and not about_data(e.error) \
+        elif not e.ok and not e.crashed and not f_ok and not about_data(e.error, inputs) \
                 and (why := concrete_only(call, returned, inputs, point, e.error, f_val)) is not None:
             res.disagreements.append(Disagreement("fake-accepts", SKIPPED_UNDER_EXPORT, point, why))
     if both_crash:
@@ -242,9 +248,9 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
     empty = _empty(inputs, point)  # a tensor dim at 0 (an int argument at 0, a padding, empties nothing)
     # an empty point, even where the eager kernel dies there (a sample's index data that the emptied input no
     # longer holds), is reported only where it dies or raises the same with its empty dims lifted
-    if empty or (not e.crashed and about_data(e.error)):
+    if empty or (not e.crashed and about_data(e.error, inputs)):
         pattern = numbers_aside(e.error)  # one retry per error: the same refusal at another empty point
-        lift = lift and not about_data(e.error) and pattern not in res.lifted
+        lift = lift and not about_data(e.error, inputs) and pattern not in res.lifted
         res.lifted.add(pattern)
         lifted = _lifted(call, inputs, point, points, eager) if lift else None
         if lifted is not None and lifted[1] is not None and _same_error(lifted[1], e.error):
@@ -284,7 +290,7 @@ def _lifted(call: Callable[..., Any], inputs: OpInputs, point: dict[str, int], p
     if lifted in points:
         return None
     e = eager(inputs, lifted)
-    if e.ok or e.crashed or about_data(e.error) or not fake_result(call, inputs, lifted)[0]:
+    if e.ok or e.crashed or about_data(e.error, inputs) or not fake_result(call, inputs, lifted)[0]:
         return lifted, None
     return lifted, e.error
 

@@ -247,7 +247,7 @@ class OpRun:
                 out.variants.append({"args": v.label, "status": "eager-crashed", "traces": 0})
                 continue
             if not e.ok:
-                if _refuses_the_call(e.error):
+                if _refuses_the_call(e.error, v):
                     # the eager kernel checks the dtypes (mm: "expected m1 and m2 to have the same dtype";
                     # optimum-quanto's unpack takes uint8 only) or the layout (torch-harmonics' permute_to_nhwc
                     # "expects a contiguous (B, C, H, W) tensor"); a fake that returns on the same call lacks that
@@ -265,7 +265,7 @@ class OpRun:
             res = diff_run(self.name, self.kernel.fn, v, self._first(points, budget), self.eager_at, [], requires,
                            self.device)
             for d in first_per_kind(res.disagreements):
-                if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail) or "crashes" in d.what):
+                if d.cls == "fake-accepts" and (not _refuses_the_call(d.detail, v) or "crashes" in d.what):
                     # a dtype the eager kernel lacks on this device ("not implemented for 'BFloat16'"), or an eager
                     # kernel that dies on this layout (embedding_bag on a transposed weight): no check a fake makes
                     continue
@@ -442,7 +442,7 @@ class OpRun:
                          f"{v.label}, inputs searched again")
             e = self.eager_example(v) if self.has_eager else None
             again = True
-        if base_ok and not again and e is not None and not e.ok and not e.crashed and _refuses_the_call(e.error):
+        if base_ok and not again and e is not None and not e.ok and not e.crashed and _refuses_the_call(e.error, v):
             # the base inputs both take; with this one argument changed the eager kernel refuses and the fake
             # returns: a check the fake lacks (conv_transpose2d's output_padding below the stride)
             _one_check(out, Finding("fake-accepts", f"the fake returns where the eager kernel raises, with "
@@ -508,10 +508,10 @@ def _most_frequent(errors: list[str]) -> str:
     return f"; the fake's most frequent error ({errors.count(top)} of {len(errors)} calls): {top}{lacks}"
 
 
-def _refuses_the_call(error: str) -> bool:
+def _refuses_the_call(error: str, inputs: OpInputs | None = None) -> bool:
     """Whether an eager error refuses the call's arguments, rather than a dtype or device the eager kernel lacks
     or the made-up data of the inputs (neither is a check a fake could make)."""
-    return not about_data(error) and not any(m in error for m in (*NO_EAGER, *RESTRICTIONS))
+    return not about_data(error, inputs) and not any(m in error for m in (*NO_EAGER, *RESTRICTIONS))
 
 
 def _labelled(f: Finding, label: str) -> Finding:

@@ -32,4 +32,18 @@ def samples(op: str):
         return [((torch.empty(3, 4, device="meta"),), {}), ((torch.randn(5, 4),), {})]
     if op == "audithook::same.default":
         return [((torch.randn(2, 3), 7), {})]  # an argument too many: neither kernel takes it
+    if op == "audithook::heads.default":
+        return [((torch.randn(2, 6), 2), {})]
     return []
+
+
+@torch.library.custom_op("audithook::heads", mutates_args=())
+def heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    if num_heads < 1:
+        raise RuntimeError(f"num_heads must be positive, got {num_heads}")
+    return x.clone()
+
+
+@heads.register_fake
+def _(x, num_heads):  # lacks the eager kernel's check of num_heads: "must be positive" is the argument's, not data's
+    return torch.empty_like(x)

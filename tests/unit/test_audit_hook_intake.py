@@ -24,7 +24,10 @@ def test_a_meta_sample_is_left_out_with_a_note_and_a_refused_one_is_said():
     same = recs["audithook::same.default"]
     assert any("1 sample(s) of the samples hook refused by the fake and the eager kernel" in n
                for n in same["notes"]), same["notes"]
-    assert run.exit_code == 0, [r["notes"] for r in run.records]
+    # an int argument's own check the fake lacks ("num_heads must be positive, got 0"): not the made-up data's
+    (finding,) = [f for f in recs["audithook::heads.default"]["findings"] if f["class"] == "fake-accepts"]
+    assert "num_heads must be positive, got 0" in finding["message"], finding
+    assert run.exit_code == 1, [r["notes"] for r in run.records]
 
 
 def test_an_ops_internal_error_keeps_its_traceback_and_debug_prints_it(monkeypatch, tmp_path):

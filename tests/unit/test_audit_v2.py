@@ -894,7 +894,7 @@ def stalls(x: torch.Tensor) -> torch.Tensor:
 
 @stalls.register_fake
 def _(x):
-    pathlib.Path("stalls.entered").touch()  # a test's cue that this op is under way
+    pathlib.Path(__file__).with_name("stalls.entered").touch()  # a test's cue that this op is under way
     time.sleep(600)  # a fake that never ends in a CI's time
     return torch.empty_like(x)
 
