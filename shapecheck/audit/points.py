@@ -47,6 +47,8 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
     tensor_dims = inputs.tensor_dims()
     for p in zero_edges(paths, tensor_dims, near, requires):  # first: a variant compares only its first few points
         add(p)
+    for p in formula_bounds(paths, tensor_dims, near, requires):
+        add(p)
     # early too: a layout variant compares only the first few, and only where the shapes differ (x of 2 x 6 viewed
     # as 3 x 4) does a view of a non-contiguous input fail in the eager kernel (litert's reshape, hunt 31)
     before = len(out)
@@ -223,6 +225,47 @@ def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dic
             p = near([*conds, *requires], names, False) or near(conds, names, False)
             if p is not None and p not in out:
                 out.append(p)
+    return out
+
+
+BOUND_POINTS = 2  # points per input past a constant bound in the fake's output formulas
+BOUND_MOST = 1 << 16  # bounds above this are not tried (the inputs would hold too many elements)
+
+
+def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[..., dict[str, int] | None],
+                   requires: Sequence[E.Node] = ()) -> list[dict[str, int]]:
+    """Points on the far side of each constant bound in the fake's output formulas: a size that a ``min``/``max``
+    caps at a constant is just past the cap (``min(x_0, 1024)`` at x_0 = 1025), and the condition of a
+    conditional size (``Ite``) is taken both ways. Drawn points lie below most such bounds, where a fake that caps
+    a size the eager kernel does not agrees with it everywhere (hunt 48's planted ``sym_min(x_0, 1024)``:
+    "formulas agree at all 8 points")."""
+    out: list[dict[str, int]] = []
+
+    def sides(n: E.Node) -> Iterator[list[E.Node]]:
+        if isinstance(n, E.Call) and n.fn in ("min", "max"):
+            consts = [a.value for a in n.args if isinstance(a, E.Const) and type(a.value) is int]
+            for a in n.args:
+                if not isinstance(a, E.Const) and E.free_names(a) & tensor_dims:
+                    for c in consts:
+                        if 2 <= c < BOUND_MOST:
+                            yield [E.Cmp("==", a, E.Const(c + 1))]
+        if isinstance(n, E.Ite) and E.free_names(n.cond) & tensor_dims:
+            yield [n.cond]
+            yield [E.negate(n.cond)]
+        for child in E.children(n):
+            yield from sides(child)
+
+    for when, nodes, _ in path_formulas(list(paths)):
+        for node in nodes:
+            for conds in sides(node) if node is not None else ():
+                if len(out) >= BOUND_POINTS:
+                    return out
+                names = set().union(*(E.free_names(c) for c in conds)) & tensor_dims
+                nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names)]
+                where = [] if when == E.TRUE else [when]
+                p = near([*conds, *nonempty, *where, *requires], names, False) or near([*conds, *nonempty], names, False)
+                if p is not None and p not in out:
+                    out.append(p)
     return out
 
 
