@@ -261,7 +261,9 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
                 f"with its empty dims at {LIFT})"))
             return True
         why = "an empty input" if empty else "made-up data"
-        note = f"the fake returns where the eager kernel raises on {why} ({e.error}): noted, not reported"
+        how = "dies" if e.crashed else "raises"
+        said = e.error.removeprefix("the eager kernel ")
+        note = f"the fake returns where the eager kernel {how} on {why} ({said}): noted, not reported"
         if note not in res.notes:
             res.notes.append(note)
         return lifted is not None
@@ -271,8 +273,13 @@ def _fake_accepts(call: Callable[..., Any], inputs: OpInputs, point: dict[str, i
               if e.crashed else "")
     how = "crashes" if e.crashed else "raises"
     res.disagreements.append(Disagreement("fake-accepts", f"the fake returns where the eager kernel {how}",
-                                          point, f"the eager kernel: {e.error}{either}"))
+                                          point, f"{_eager_said(e.error)}{either}"))
     return False
+
+
+def _eager_said(error: str) -> str:
+    """An eager error as a finding's detail: "the eager kernel: ERROR", once (a crash's own text names it)."""
+    return error if error.startswith("the eager kernel ") else f"the eager kernel: {error}"
 
 
 #: an empty point where the fake returns and the eager kernel raises is tried again with each dim at 0 at LIFT

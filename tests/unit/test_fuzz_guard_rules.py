@@ -1,0 +1,56 @@
+"""fuzz names and accepts a guard as verify does (hunt 49): a ``[[suppress]]`` with a ``message`` covers only the
+guards whose text holds it (fuzz passed a parity branch that verify and strict export fail, on a suppression meant
+for torch.export's output record), and a helper's guard that holds on the whole domain but that torch cannot decide
+is SC016, not SC022 "does not hold" (fuzz failed where verify, with the contract's SC016 suppression, passed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT
+
+SHIPPED = (ROOT / "contracts" / "aten" / "avg_pool2d.toml").read_text(encoding="utf-8")
+PARITY = '''[[suppress]]
+rule = "SC022"
+case = "ceil_mode=true,kernel=2,stride=2,padding=1"'''
+RECORD = '''[[suppress]]
+rule = "SC022"
+message = "torch.export's record of the op's output"'''
+
+
+def _without(tmp_path, *blocks):
+    text = SHIPPED
+    for block in blocks:
+        start = text.index(block)
+        end = text.find("[[suppress]]", start + 1)
+        text = text[:start] + (text[end:] if end != -1 else "")
+    path = tmp_path / "avg_pool2d.toml"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.slow  # fuzz runs
+def test_a_suppression_with_a_message_covers_only_the_guards_that_say_it(tmp_path):
+    from shapecheck.options import VerifyOptions
+    from shapecheck.prove.verify import verify_op
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    contract = _without(tmp_path, PARITY)  # the record's suppression (a message) stays
+    case = "ceil_mode=true,kernel=2,stride=2,padding=1"
+    assert verify_op("aten::avg_pool2d", contract=contract, options=VerifyOptions(cases=(case,))).verdict == "fail"
+    r = fuzz_op("aten::avg_pool2d", contract=contract, options=FuzzOptions(examples=60, seed=1, cases=(case,),
+                                                                           verify_examples=False))
+    assert r.verdict == "fail" and r.failures[0].code.value == "SC022", r.notes
+    assert "2 * (" in r.failures[0].got and "record" not in r.failures[0].message
+
+
+@pytest.mark.slow  # a fuzz run
+def test_a_helper_guard_that_always_holds_is_sc016_and_the_contracts_sc016_suppression_covers_it(tmp_path):
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    contract = _without(tmp_path, PARITY, RECORD)
+    r = fuzz_op("aten::avg_pool2d", contract=contract,
+                options=FuzzOptions(examples=60, seed=1, cases=("ceil_mode=true,kernel=3,stride=2,padding=1",),
+                                    verify_examples=False))
+    assert r.verdict == "pass", [f.message for f in r.failures]
+    assert any("accepted by the contract's [[suppress]] (SC016)" in n for n in r.notes), r.notes
