@@ -419,3 +419,32 @@ def test_a_contract_whose_op_is_unknown_is_reported_and_the_others_still_run(tmp
                for n in inv["toolExecutionNotifications"])
     suites = ET.parse(files["junit"]).getroot()
     assert suites.get("errors") == "1"
+
+
+def test_verify_progress_counts_a_second_pass_for_plain_fake_tensor_modes_kernel_as_one(monkeypatch):
+    """Where plain FakeTensorMode runs another kernel, each case runs twice: the line read "verify: 4/2 cases"
+    (hunt 49); the second pass counts from 1 again and says which kernel it is."""
+    from types import SimpleNamespace
+
+    from shapecheck.cli import gate as gate_cli
+    from shapecheck.cli.main import _progress
+
+    shown, closed = [], []
+
+    class Recorder:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __call__(self, done, total, label):
+            shown.append((done, total, label))
+
+        def close(self):
+            closed.append(len(shown))
+
+    monkeypatch.setattr(gate_cli, "Progress", Recorder)
+    contract = SimpleNamespace(cases=lambda: [SimpleNamespace(id="a"), SimpleNamespace(id="b")])
+    on_case = _progress(contract, SimpleNamespace(cases=()))
+    for case in ("a", "b", "a", "b"):
+        on_case(case)
+    assert [(d, t) for d, t, _ in shown] == [(1, 2), (2, 2), (1, 2), (2, 2)]
+    assert shown[2][2] == "a (plain FakeTensorMode's kernel)" and closed == [2, 4]
