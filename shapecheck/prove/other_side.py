@@ -41,6 +41,12 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     # wrong shape's strides at a point where the two shapes coincide, the same bug at another size)
     wrong = {(v.path, int(m.group(1))) for v in findings if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH
              and (m := re.match(r"output (\d+) ", v.expr)) is not None}
+    # likewise an output whose dtype a finding says is wrong on a path: the other side's same wrong dtype is that
+    # finding again, not a branch's (a float64 statistic "at D == 1", hunt 49)
+    wrong_dtype = {(v.path, int(m.group(1)), "dtype") for v in findings if v.code is RuleCode.OUTPUT_DTYPE_MISMATCH
+                   and (m := re.match(r"output (\d+) dtype ", v.expr)) is not None}
+    wrong_dtype |= {(v.path, int(m.group(1)), "strides") for v in findings if v.code is RuleCode.OUTPUT_LAYOUT_MISMATCH
+                    and (m := re.match(r"output (\d+) strides ", v.expr)) is not None and " at " not in v.expr}
     out: list[Finding] = []
     seen: set[tuple[str, object]] = set()
     layouts = any(spec is not None and spec.strides is not None for p in case.paths for spec in p.specs)
@@ -58,7 +64,7 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
                 continue
             seen.add(key)
             for point in _points(solver, [case.domain, *leaf.pc, other], dims, E.free_names(other)):
-                found = _at(kernel, case, point, eras, fb, other, wrong, solver, [case.domain, *leaf.pc])
+                found = _at(kernel, case, point, eras, fb, other, wrong, solver, [case.domain, *leaf.pc], wrong_dtype)
                 if found is not None:
                     if (found.code, fb.loc.line if fb.loc else None) not in known:
                         out.append(found)
@@ -91,7 +97,7 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
 
 def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str, ...], fb: Fallback,
         other: E.Node, wrong: Set[tuple[PathId | None, int]] = frozenset(), solver: Solver | None = None,
-        conds: Sequence[E.Node] = ()) -> Finding | None:
+        conds: Sequence[E.Node] = (), wrong_dtype: Set[tuple[PathId | None, int, str]] = frozenset()) -> Finding | None:
     """What the kernel does at ``point`` on the other side of ``fb`` (``conds``: the leaf's region, for the side
     the trace took)."""
     from .replay import run_concrete
@@ -143,7 +149,7 @@ def _at(kernel: Kernel, case: BoundCase, point: dict[str, int], eras: tuple[str,
             if got == expected:
                 spec = p.specs[j] if j < len(p.specs) else None
                 found = _table(case, p, j, spec, run.layouts[j] if j < len(run.layouts) else None, point, fb,
-                               other, side, at)
+                               other, side, at, {w for pid, k, w in wrong_dtype if (pid, k) == (p.pid, j)})
                 if found is not None:
                     return found
                 continue
@@ -211,20 +217,22 @@ def _unknown_agrees(got: object, expected: object) -> bool:
 
 
 def _table(case: BoundCase, p: BoundPath, j: int, spec: BoundOutput | None, got: tuple[str, tuple[int, ...], int] | None,
-           point: dict[str, int], fb: Fallback, other: E.Node, side: str, at: str) -> Finding | None:
+           point: dict[str, int], fb: Fallback, other: E.Node, side: str, at: str,
+           known: Set[str] = frozenset()) -> Finding | None:
     """SC017/SC018 where the other side's output ``j`` has the contract's shape but another dtype, or strides its
-    layout does not give (``significant``: a size-1 dim's stride and an empty tensor do not count)."""
+    layout does not give (``significant``: a size-1 dim's stride and an empty tensor do not count); not what a
+    finding of the trace says of the output already (``known``: "dtype", "strides")."""
     if spec is None or got is None:
         return None
     dtype, strides, numel = got
-    if spec.dtype is not None and dtype != spec.dtype:
+    if spec.dtype is not None and dtype != spec.dtype and "dtype" not in known:
         return Finding(code=RuleCode.OUTPUT_DTYPE_MISMATCH, case=case.id, path=p.pid,
                        expr=f"output {j} dtype {dtype} at {E.to_text(other)}, contract {spec.dtype}",
                        counterexample=point, location=fb.loc, dims=tuple(sorted(E.free_names(other))),
                        message=f"output {j} has dtype {dtype} at {at} but the contract's path {p.pid} says "
                                f"{spec.dtype}, {side}")
     want = strides_differ(spec, strides, numel, point)
-    if want is None:
+    if want is None or "strides" in known:
         return None
     return Finding(code=RuleCode.OUTPUT_LAYOUT_MISMATCH, case=case.id, path=p.pid,
                    expr=f"output {j} strides {strides} at {E.to_text(other)}, contract {want}",
