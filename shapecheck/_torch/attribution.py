@@ -74,6 +74,22 @@ def _machinery(filename: str) -> bool:
         or filename.startswith("<") or filename in _PASS_ON
 
 
+# a SymNode method is called from Python through torch's own wrappers (SymBool.__bool__, symbolic_shapes' functions)
+_SYM_NODE = os.path.join(TORCH_DIR, "fx", "experimental", "sym_node.py")
+
+
+def from_cpp(frames: list[tuple[Any, int, Any]]) -> bool:
+    """Whether a guard was asked by C++ code that a Python line called: the outermost of the symbolic-shape frames
+    is a SymNode method, which Python code reaches only through torch's wrappers (``SymBool.__bool__``,
+    ``guard_or_false``), and C++ (a ``torch._C`` function, a tensor method) calls directly."""
+    last = None
+    for code, _, _ in frames:
+        if not _machinery(code.co_filename):
+            break
+        last = code
+    return last is not None and last.co_filename == _SYM_NODE
+
+
 def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc | None, SourceLoc | None]:
     """Who asked for a guard, from its stack (innermost first: (code, line, the op a FakeTensorMode dispatch
     frame handles, else None)): ("", the kernel's line, None) when the kernel's own code asked; else (words

@@ -21,8 +21,8 @@ import torch
 
 from ..errors import said
 from ..findings import SourceLoc
-from .attribution import Own, origin, stack_frames
-from .core import DTYPES, FakeTensorMode, ShapeEnv, quiet_torch_logging
+from .attribution import Own, from_cpp, origin, stack_frames
+from .core import DTYPES, FakeTensorMode, ShapeEnv, export_backends, quiet_torch_logging
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,8 @@ class BackedGuard:
     site: SourceLoc | None
     assertion: bool = False  # a torch._check (expect_true), not a branch
     fallback: bool = False  # asked through guard_or_false/guard_or_true (unbacked, it installs nothing)
+    native: bool = False  # asked by torch's C++ code that a Python line called (``_select_conv_backend``, a contiguity
+    # test): a SymNode method with no Python frame of torch's above it (Python's ``if`` goes through SymBool.__bool__)
 
 
 class _GuardList(list):
@@ -56,7 +58,7 @@ class _GuardList(list):
         names = {code.co_name for code, _, _ in frames[:16]}
         checked = bool(names & {"_check", "_check_with", "expect_true"})
         fallback = bool(names & {"guard_or_false", "guard_or_true", "_guard_or"})
-        self.sink.append(BackedGuard(guard.expr, who, kernel_line, site, checked, fallback))
+        self.sink.append(BackedGuard(guard.expr, who, kernel_line, site, checked, fallback, from_cpp(frames)))
         super().append(guard)
 
 
@@ -216,7 +218,7 @@ class BackedRun:
         recorded = _GuardList(self.shape_env.guards, self.own, self.guards)
         self.shape_env.guards = recorded
         try:
-            with quiet_torch_logging(), self.mode:
+            with quiet_torch_logging(), export_backends(), self.mode:
                 out = fn(*args, **kwargs)
                 if record_outputs:
                     recorded.phase = OUTPUT_METADATA

@@ -31,6 +31,7 @@ from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
 from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
+from .quiet import export_backends as export_backends
 from .quiet import numpy_absence_known as numpy_absence_known
 from .quiet import quiet_torch_logging as quiet_torch_logging
 from .symbols import constant_of as constant_of
@@ -151,6 +152,7 @@ class TraceEnv:
         # signal, reported by shapecheck itself
         self._stack.enter_context(quiet_torch_logging())
         self._stack.enter_context(numpy_absence_known())
+        self._stack.enter_context(export_backends())
         self._stack.enter_context(self.mode)
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())

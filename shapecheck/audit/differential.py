@@ -141,9 +141,9 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
                         f"{list(fst)} (shape {list(es)}; dims of size 1 do not count)"))
 
 
-DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "must be non-negative",
-              "must be positive", "must be sorted", "must be in range", "positive-definite", "required size",
-              "ZeroDivisionError", "division by zero")
+DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "non-negative",
+              "must be positive", "must be sorted", "must be in range", "must be in the range", "all elements of",
+              "positive-definite", "required size", "ZeroDivisionError", "division by zero")
 #: an eager error with data words that is about an argument, not the data: a dim past the rank (``maybe_wrap_dim``)
 ARGUMENT_ERRORS = ("Dimension out of range",)
 

@@ -221,6 +221,7 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
                     print_blob=False, phases=PHASES)(test)
     test = hyp_seed(seed)(test)
     failures: list[Failure] = []
+    checker.collected = {}  # guards: kept, not raised, so that the search goes on to the examples' own failures
     start = time.perf_counter()
     try:
         test()
@@ -231,6 +232,8 @@ def run(prep: Prepared, replay_run: str = "") -> FuzzReport:
         if not all(isinstance(e, FuzzFailure) for e in leaves):
             raise
         failures.extend(e.failure for e in leaves)
+    failures[:0] = checker.collected.values()
+    checker.collected = None
     seconds = time.perf_counter() - start
     timings = {k: round(v, 4) for k, v in checker.timings.items()}
     timings["other"] = round(max(seconds - sum(checker.timings.values()), 0.0), 4)

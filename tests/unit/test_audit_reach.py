@@ -65,6 +65,10 @@ def test_an_error_in_words_moves_the_dtype_and_string_it_asks_for():
            Arg("out", "Tensor", True, [(2, "float32")], "tensor")]
     assert hint(fft, "RuntimeError: ihfft expects a complex output tensor, but got Float", ((2, "float32"), (2, "float32")))
     assert (2, "complex64") in [o for a in fft for o in a.options]
+    # "a floating point or complex dtype" is met by the float32 call already: no complex64 first (hunt 51)
+    loss = [Arg("self", "Tensor", False, [(2, "float32"), (2, "int64")], "tensor")]
+    hint(loss, "RuntimeError: Input dtype must be either a floating point or complex dtype. Got: Long", ((2, "int64"),))
+    assert loss[0].options[0][1] != "complex64"
     reduce = [Arg("self", "Tensor", False, [(2, "float32")], "tensor"), Arg("reduce", "str", False, ["sum"], "str")]
     assert hint(reduce, "RuntimeError: reduce argument must be either add or multiply.", ((2, "float32"), "sum"))
     assert {"add", "multiply"} <= set(reduce[1].options[:3])
@@ -366,3 +370,14 @@ def test_a_clean_comparison_made_on_integer_data_of_zeros_alone_says_so():
     [rec] = run_audit(("reach::table_rows*",), (LIBRARY,), jobs=1).records
     notes = [n for n in rec["notes"] if n.startswith("the eager kernel returned on integer inputs made up as zeros")]
     assert len(notes) == 1 and "IndexError" in notes[0], rec["notes"]
+
+
+@pytest.mark.parametrize("error", ["RuntimeError: quantile() q values must be in the range [0, 1]",
+                                   "RuntimeError: normal expects all elements of std >= 0.0",
+                                   "RuntimeError: invalid Poisson rate, expected rate to be non-negative"])
+def test_an_eager_error_about_the_made_up_values_is_no_check_a_fake_lacks(error):
+    """hunt 51: nanquantile, normal and poisson refuse the audit's random values; their fakes returning there is no
+    finding (they were SC041)."""
+    from shapecheck.audit.differential import about_data
+
+    assert about_data(error)
