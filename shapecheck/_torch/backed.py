@@ -22,7 +22,8 @@ import torch
 from ..errors import said
 from ..findings import SourceLoc
 from .attribution import Own, from_cpp, origin, stack_frames
-from .core import DTYPES, FakeTensorMode, ShapeEnv, export_backends, quiet_torch_logging
+from .core import DTYPES, FakeTensorMode, ShapeEnv, quiet_torch_logging
+from .quiet import export_backends
 
 
 @dataclass(frozen=True)

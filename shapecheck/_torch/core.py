@@ -31,7 +31,7 @@ from .attribution import origin as origin
 from .attribution import stack_frames as stack_frames
 from .attribution import traceback_frames as traceback_frames
 from .dtypes import DTYPES as DTYPES  # every dtype of this torch by name
-from .quiet import export_backends as export_backends
+from .quiet import export_backends
 from .quiet import numpy_absence_known as numpy_absence_known
 from .quiet import quiet_torch_logging as quiet_torch_logging
 from .symbols import constant_of as constant_of
@@ -148,11 +148,10 @@ class TraceEnv:
         self._ranges0: dict[Any, tuple[int | None, int | None]] = {}
 
     def __enter__(self) -> TraceEnv:
-        # torch logs each data-dependent guard as an error with a traceback; here they are the expected
-        # signal, reported by shapecheck itself
-        self._stack.enter_context(quiet_torch_logging())
-        self._stack.enter_context(numpy_absence_known())
-        self._stack.enter_context(export_backends())
+        # torch logs each data-dependent guard as an error with a traceback (here the expected signal, reported by
+        # shapecheck itself); the backends are as torch.export leaves them while it traces
+        for context in (quiet_torch_logging(), numpy_absence_known(), export_backends()):
+            self._stack.enter_context(context)
         self._stack.enter_context(self.mode)
         # on, as torch.export traces; a kernel run in plain FakeTensorMode switches it off for its call
         self._stack.enter_context(enable_python_dispatcher())

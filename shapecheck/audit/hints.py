@@ -60,9 +60,7 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
         same = {option[a.name] for a in named if a.kind in ("tensor", "tensors")} - {None}
         alike = [a for a in tensors if a not in named and option[a.name] in same]
     wanted = _WANTED_END.split(error)[0]
-    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
-    dtypes += [d for m in _LONG_OR_INT_RE.finditer(wanted) for d in ("int64", "int32") if d not in dtypes]
-    dtypes += ["complex64"] if _COMPLEX_TENSOR_RE.search(wanted) and "complex64" not in dtypes else []
+    dtypes = _dtypes(wanted)
     ranks = _ranks(wanted)
     unpack = UNPACK_RE.search(error) if unpacked and not by_name and option else None
     if unpack is not None:  # the tensors of the rank it got want the rank it expects
@@ -71,9 +69,7 @@ def hint(args: list[Any], error: str, combo: tuple[Any, ...] | None = None, unpa
     held = item_of(tensors, option, error, SIZES) if option and not by_name else None
     if held is not None:
         named, ranks, alike = [held], [0], []
-    words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
-    words += [w for m in _EITHER_RE.finditer(wanted) for w in re.findall(r"[a-z_]\w*", m.group(1))
-              if w not in ("or", "either", "one", "of") and w not in words]
+    words = _words(error, wanted)
     moved = int_hint(args, wanted)
     # "not implemented for 'Int'" names what it refuses, and no tensor says which: the options are only sorted
     # (as the search always did), no (rank, dtype) pair is made from the call
@@ -156,6 +152,21 @@ def _subject(named: list[Any], error: str) -> list[Any]:
     m = _SUBJECT_RE.search(error.partition(": ")[2] or error)
     word = m and (m.group(1) or m.group(2))
     return [a for a in named if a.name == word] or named
+
+
+def _dtypes(wanted: str) -> list[str]:
+    """The dtypes an error asks for: named ("Long", "float16"), "an integral dtype", "to be long or int", "a complex
+    tensor"."""
+    dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
+    dtypes += [d for m in _LONG_OR_INT_RE.finditer(wanted) for d in ("int64", "int32") if d not in dtypes]
+    return dtypes + (["complex64"] if _COMPLEX_TENSOR_RE.search(wanted) and "complex64" not in dtypes else [])
+
+
+def _words(error: str, wanted: str) -> list[str]:
+    """The strings an error offers a string argument: quoted ones, and "must be either add or multiply"."""
+    words = [w for w in _QUOTED.findall(error) if w not in _DTYPE_WORDS]
+    return words + [w for m in _EITHER_RE.finditer(wanted) for w in re.findall(r"[a-z_]\w*", m.group(1))
+                    if w not in ("or", "either", "one", "of") and w not in words]
 
 
 def _ranks(wanted: str) -> list[int]:

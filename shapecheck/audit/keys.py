@@ -64,5 +64,7 @@ def refusal(cls: str, detail: str) -> str:
         return re.sub(r"torch\.\w+", "torch.#", numbers_aside(re.split(r"; the eager kernel| on inputs the eager", text)[0]))
     if cls != "fake-accepts":
         return ""
-    return numbers_aside(detail.partition("the eager kernel: ")[2].splitlines()[0] if "the eager kernel: " in detail
-                         else detail)
+    # "the eager kernel: ERROR", or a crash's own words ("the eager kernel killed its process (SIGSEGV)"), whatever
+    # the point before them says
+    m = re.search(r"the eager kernel:? (.*)", detail)
+    return numbers_aside((m.group(1) if m else detail).splitlines()[0])

@@ -30,7 +30,7 @@ def _along(p: dict[str, int], names: set[str], example: dict[str, int], tensor_d
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[..., dict[str, int] | None],
                 requires: list[E.Node], paths: list[dict] = (), shaped: list | None = None) -> list[dict[str, int]]:
-    """The example, the output formulas' zeros, the points drawn for their shapes (``_for_shapes``), the guards'
+    """The example, the output formulas' zeros and bounds first (a variant compares only its first few), the points drawn for their shapes (``_for_shapes``), the guards'
     sides, each inferred inequality just broken (``boundaries``, no dim at 0), each inferred equality of two dims
     broken (one side at 1, then past the example: does the eager kernel demand it too, or broadcast?), then every
     dim at 0, at 1 (an int argument's dim at 2 and 3 too) and past the example (the others where the inferred
@@ -45,9 +45,7 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 out.append(full)
 
     tensor_dims = inputs.tensor_dims()
-    for p in zero_edges(paths, tensor_dims, near, requires):  # first: a variant compares only its first few points
-        add(p)
-    for p in formula_bounds(paths, tensor_dims, near, requires):
+    for p in [*zero_edges(paths, tensor_dims, near, requires), *formula_bounds(paths, tensor_dims, near, requires)]:
         add(p)
     # early too: a layout variant compares only the first few, and only where the shapes differ (x of 2 x 6 viewed
     # as 3 x 4) does a view of a non-contiguous input fail in the eager kernel (litert's reshape, hunt 31)
