@@ -54,3 +54,35 @@ def test_a_helper_guard_that_always_holds_is_sc016_and_the_contracts_sc016_suppr
                                     verify_examples=False))
     assert r.verdict == "pass", [f.message for f in r.failures]
     assert any("accepted by the contract's [[suppress]] (SC016)" in n for n in r.notes), r.notes
+
+
+@pytest.mark.slow  # a fuzz run
+def test_the_shipped_convolution_contract_passes_fuzz_as_it_passes_verify_and_export():
+    """hunt 50: fake_impls' conv asks torch's C++ code for a backend (with mkldnn on: ``N < 16``, which
+    torch.export, tracing with mkldnn off, never installs) and for memory formats (``Ci > 1`` at a size of 1 kept
+    symbolic, which export makes a constant); fuzz failed the shipped contract with SC001s where strict export and
+    verify pass."""
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    r = fuzz_op("aten::convolution", options=FuzzOptions(examples=120, seed=1, cases=("k=1,p=0,s=1",)))
+    assert r.verdict == "pass", [f.message for f in r.failures]
+
+
+def test_a_guard_asked_by_torchs_cpp_code_is_told_from_a_python_branch():
+    import torch
+
+    from shapecheck._torch.backed import BackedRun
+    from shapecheck._torch.core import Own
+
+    def kernel(x):
+        if x.shape[0] > 2:  # Python's branch
+            pass
+        x.is_contiguous(memory_format=torch.channels_last)  # torch's C++ contiguity test
+        return x
+
+    run = BackedRun(Own(frozenset({__file__}), frozenset({kernel.__code__})), specialize_zero_one=False)
+    x = run.empty([run.dim("N", 3), run.dim("C", 4), run.dim("H", 5), run.dim("W", 6)], "float32")
+    run.run(kernel, [x], {})
+    native = {str(g.expr): g.native for g in run.guards}
+    assert any(not v for k, v in native.items() if "> 2" in k or "2 <" in k), native
+    assert any(native.values()), native
