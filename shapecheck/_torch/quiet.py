@@ -64,6 +64,15 @@ def export_backends() -> Iterator[None]:
     ``N < 16``, a guard export never installs (hunt 50)."""
     import torch
 
-    with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False), \
-            torch.backends.cudnn.flags(enabled=False):
+    # the switches alone: ``torch.backends.mkldnn.flags`` sets oneDNN's TF32 flag too, which warns on every call
+    switches = [(getattr(torch._C, f"_get_{b}_enabled", None), getattr(torch._C, f"_set_{b}_enabled", None))
+                for b in ("mkldnn", "nnpack", "cudnn")]
+    switches = [(get, put) for get, put in switches if get is not None and put is not None]
+    before = [get() for get, _ in switches]
+    for _, put in switches:
+        put(False)
+    try:
         yield
+    finally:
+        for (_, put), was in zip(switches, before, strict=True):
+            put(was)

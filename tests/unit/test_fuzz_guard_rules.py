@@ -86,3 +86,20 @@ def test_a_guard_asked_by_torchs_cpp_code_is_told_from_a_python_branch():
     native = {str(g.expr): g.native for g in run.guards}
     assert any(not v for k, v in native.items() if "> 2" in k or "2 <" in k), native
     assert any(native.values()), native
+
+
+def test_the_backends_export_turns_off_are_switched_without_a_warning_and_restored():
+    """``torch.backends.mkldnn.flags`` sets oneDNN's TF32 flag too, which warned on every verify (a fresh clone's
+    README command printed it); the switches alone are set, and put back."""
+    import warnings
+
+    import torch
+
+    from shapecheck._torch.quiet import export_backends
+
+    before = torch._C._get_mkldnn_enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with export_backends():
+            assert not torch._C._get_mkldnn_enabled() and not torch._C._get_nnpack_enabled()
+    assert torch._C._get_mkldnn_enabled() == before
