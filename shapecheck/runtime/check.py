@@ -38,7 +38,8 @@ MOST_GUARDS = 8
 
 
 class Checker:
-    """Runs the three checks on one example; raises a FuzzFailure subclass on the first that fails."""
+    """Runs the three checks on one example; raises a FuzzFailure subclass on the first that fails (a guard's is kept
+    in ``collected`` instead, where that is set)."""
 
     def __init__(self, contract: Contract, kernel: Kernel, *, eras: tuple[str, ...] = (),
                  max_elements: int = DEFAULT_MAX_ELEMENTS, replay: Callable[[str], str] | None = None,
@@ -67,7 +68,7 @@ class Checker:
         self.notes: Counter[str] = Counter()
         self.paths: Counter[str] = Counter()
         self.count = 0
-        # where set (``fuzz op``'s search), a guard failure is kept here, once per case and guard, instead of raised:
+        # where set (``fuzz op``'s search), a guard failure is kept here, once per rule and place, instead of raised:
         # a guard is judged over the whole domain, so raised it failed the first example and the search stopped
         # soon after, never reaching an output that is wrong at some sizes only (hunt 49)
         self.collected: dict[tuple[str, str], Failure] | None = None
@@ -241,8 +242,8 @@ class Checker:
         """A guard the run installed at this example that does not hold on the whole range of the contract's
         dynamic dims: the kernel branches on them (SC001), needs a value (SC003), narrows a range (SC004), or
         torch's helper did (SC022). A plain guard of the kernel's own counts over the whole domain (0 and 1
-        too, as verify's); a guard_or_false/guard_or_true, or a helper's, only where torch.export would
-        install it (sizes from 2)."""
+        too, as verify's); a guard_or_false/guard_or_true, a helper's or one torch's C++ code asked, only where
+        torch.export would install it (sizes from 2), and never one about a size of 1."""
         from .._torch import translate as T
         from .._torch.backed import OUTPUT_METADATA
         from ..logic import expr as E
