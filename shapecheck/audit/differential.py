@@ -144,8 +144,9 @@ def _compare_one(where: str, e: tuple, f: tuple, out: list, device: str = "cpu")
 DATA_WORDS = ("out of bounds", "out of range", "IndexError", "index ", "nan", "inf ", "non-negative",
               "must be positive", "must be sorted", "must be in range", "must be in the range", "all elements of",
               "positive-definite", "required size", "ZeroDivisionError", "division by zero")
-#: an eager error with data words that is about an argument, not the data: a dim past the rank (``maybe_wrap_dim``)
-ARGUMENT_ERRORS = ("Dimension out of range",)
+#: an eager error with data words that is about an argument, not the data: a dim past the rank (``maybe_wrap_dim``),
+#: two tensors' sizes ("put_(): Expected source and index to have the same number of elements", hunt 51)
+ARGUMENT_ERRORS = ("Dimension out of range", "the same number of elements")
 
 
 def about_data(error: str, inputs: OpInputs | None = None) -> bool:

@@ -381,3 +381,13 @@ def test_an_eager_error_about_the_made_up_values_is_no_check_a_fake_lacks(error)
     from shapecheck.audit.differential import about_data
 
     assert about_data(error)
+
+
+def test_an_eager_error_about_two_tensors_sizes_is_a_check_even_with_a_data_word():
+    """hunt 51: put_'s "Expected source and index to have the same number of elements" holds the data word
+    "index " and was noted as the made-up data's, where its fake returns: a size check the fake lacks."""
+    from shapecheck.audit.differential import about_data
+
+    assert not about_data("RuntimeError: put_(): Expected source and index to have the same number of elements, but "
+                          "got source.numel() = 4, index.numel() = 3")
+    assert about_data("RuntimeError: index 7 is out of bounds for dimension 0 with size 3")
