@@ -31,10 +31,11 @@ def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[..., dict[str, int] | None],
                 requires: list[E.Node], paths: list[dict] = (), shaped: list | None = None) -> list[dict[str, int]]:
     """The example, the output formulas' zeros and bounds first (a variant compares only its first few), the
-    points drawn for their shapes (``_for_shapes``), the guards' sides, each inferred inequality just broken (``boundaries``, no dim at 0), each inferred equality of two dims
-    broken (one side at 1, then past the example: does the eager kernel demand it too, or broadcast?), then every
-    dim at 0, at 1 (an int argument's dim at 2 and 3 too) and past the example (the others where the inferred
-    requires let them stay at the example), at most MAX_POINTS (WIDE_POINTS with each dim's own), each once."""
+    points drawn for their shapes (``_for_shapes``), the guards' sides, each inferred inequality just broken
+    (``boundaries``, no dim at 0), each inferred equality of two dims broken (one side at 1, then past the
+    example: does the eager kernel demand it too, or broadcast?), then every dim at 0, at 1 (an int argument's dim
+    at 2 and 3 too) and past the example (the others where the inferred requires let them stay at the example), at
+    most MAX_POINTS (WIDE_POINTS with each dim's own), each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
