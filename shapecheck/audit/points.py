@@ -30,12 +30,11 @@ def _along(p: dict[str, int], names: set[str], example: dict[str, int], tensor_d
 def draw_points(inputs: OpInputs, guard_points: list[dict[str, int]],
                 near: Callable[..., dict[str, int] | None],
                 requires: list[E.Node], paths: list[dict] = (), shaped: list | None = None) -> list[dict[str, int]]:
-    """The example, the output formulas' zeros and bounds first (a variant compares only its first few), the
-    points drawn for their shapes (``_for_shapes``), the guards' sides, each inferred inequality just broken
-    (``boundaries``, no dim at 0), each inferred equality of two dims broken (one side at 1, then past the
-    example: does the eager kernel demand it too, or broadcast?), then every dim at 0, at 1 (an int argument's dim
-    at 2 and 3 too) and past the example (the others where the inferred requires let them stay at the example), at
-    most MAX_POINTS (WIDE_POINTS with each dim's own), each once."""
+    """The example, the formulas' zeros and bounds first (a variant compares only its first few), points for their
+    shapes (``_for_shapes``), the guards' sides, each inferred inequality just broken (``boundaries``, no dim at
+    0), each inferred equality of two dims broken (one side at 1, then past the example: does the eager kernel
+    demand it, or broadcast?), then each dim at 0, at 1 (an int argument's at 2 and 3 too) and past the example
+    (the rest where the requires let them stay): MAX_POINTS at most (WIDE_POINTS with each dim's own), each once."""
     example = dict(inputs.dims())
     out: list[dict[str, int]] = [example]
 
@@ -262,7 +261,8 @@ def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[...,
                 names = set().union(*(E.free_names(c) for c in conds)) & tensor_dims
                 nonempty = [E.Cmp(">=", E.Var(d), E.Const(1)) for d in sorted(names)]
                 where = [] if when == E.TRUE else [when]
-                p = near([*conds, *nonempty, *where, *requires], names, False) or near([*conds, *nonempty], names, False)
+                p = near([*conds, *nonempty, *where, *requires], names, False) or \
+                    near([*conds, *nonempty], names, False)
                 if p is not None and p not in out:
                     out.append(p)
     return out
