@@ -68,6 +68,20 @@ def test_the_shipped_convolution_contract_passes_fuzz_as_it_passes_verify_and_ex
     assert r.verdict == "pass", [f.message for f in r.failures]
 
 
+@pytest.mark.slow  # a fuzz run
+def test_torchs_guard_at_an_example_whose_output_is_1_wide_is_left_to_the_examples_where_it_is_wider():
+    """fake_impls' conv converts its output's memory format, and torch's C++ contiguity test asks whether a 3 by
+    3 input's 1 by 1 output is 1 by 1 (``max(1, H - 2) * max(1, W - 2) <= 1``): torch.export makes such an output
+    size a constant (F13), and verify runs export's trace where it is 2 or more. fuzz failed the shipped contract's
+    k=3 cases with SC001 at fake_impls.py where verify passes (and strict export from a 5 by 5 example)."""
+    from shapecheck.runtime.fuzz import FuzzOptions, fuzz_op
+
+    r = fuzz_op("aten::convolution", options=FuzzOptions(examples=100, seed=1, cases=("k=3,p=0,s=1",),
+                                                         verify_examples=False))
+    assert r.verdict == "pass", [f.message for f in r.failures]
+    assert any("an output size is 0 or 1 and torch" in n for n in r.notes), r.notes
+
+
 def test_a_guard_asked_by_torchs_cpp_code_is_told_from_a_python_branch():
     import torch
 
