@@ -80,6 +80,7 @@ def test_a_fake_that_branches_on_the_sequence_length_is_sc001_at_its_own_line(tm
         assert doc["kernel"].startswith(f"{ns}::decode fake kernel, mylib_ops.py:")
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_the_fixed_fake_passes(tmp_path):
     p = project(tmp_path, "sc_fixed", COPIES)
     res = invoke("verify", "op", "sc_fixed::decode", "--import", "mylib_ops.py", "--contract", "decode.toml", "-j", "1",

@@ -85,6 +85,7 @@ def test_more_dims_than_the_limit_are_refused_at_once(tmp_path):
     _one_line_error(res, "[dims]", "over the limit of 256")
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_storage_offset_beyond_what_torch_addresses_is_never_an_internal_error(tmp_path):
     text = CONTRACT.replace('shape = "(B, Ci, H, W)"', 'shape = "(B, Ci, H, W)"\nstorage_offset = "9223372036854775807"')
     path = _write(tmp_path, text)
@@ -144,6 +145,7 @@ def test_a_kernels_keyboardinterrupt_is_its_failure_where_ctrl_c_is_ignored(tmp_
     assert {v["code"] for v in json.loads(res.stdout)["violations"]} == {"SC007"}
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_baseline_entries_are_checked_key_by_key(tmp_path):
     kernel = _write(tmp_path, "import torch\nfrom torch._meta_registrations import register_meta\n"
                     "@register_meta(torch.ops.aten.pixel_shuffle)\ndef meta_pixel_shuffle(self, upscale_factor):\n"

@@ -1,5 +1,6 @@
 """Property: for any small valid input, run() output 0 equals the float64 math reference."""
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,6 +32,7 @@ def attention_inputs(draw):
     return era, q, k, v, mask, causal
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(attention_inputs())
 def test_run_output0_equals_math_reference(inputs):

@@ -62,6 +62,7 @@ def test_each_class_is_found_at_its_line_with_real_points(name, library):
         assert f["witness"] != f["counterexample"]
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_relation_the_op_demands_is_an_inferred_requires_not_a_finding():
     from shapecheck.audit.run import run_audit
 
@@ -237,6 +238,7 @@ def test_a_draft_contract_from_the_audit_verifies(tmp_path, monkeypatch):
     assert code == 0
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 @pytest.mark.parametrize("op", ["<", "<=", ">", ">=", "==", "!="])
 def test_a_guard_and_its_negation_have_one_class(op):
     """The two sides of a branch are one guard: whichever side torch's expression names, the class is the
@@ -258,6 +260,7 @@ def test_a_guard_and_its_negation_have_one_class(op):
     check()
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_an_opinfo_samples_sizes_are_dims_not_constants(monkeypatch):
     """A sample's value for a SymInt[] argument (view's size) is sizes of its own, as in a schema-derived
     example: the relation to the input's dims is inferred, instead of a comparison with a constant."""

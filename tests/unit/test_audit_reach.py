@@ -203,6 +203,7 @@ def test_an_int_an_error_fixes_is_tried_at_that_value_even_where_no_option_had_i
     assert int_hint([width], "bits must equal 8") and width.options[0] == 8
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_fake_that_demands_a_defaulted_argument_is_found_and_the_search_gives_it():
     """hunt 36/38: executorch's ``embedding_2bit.dtype`` fakes take ``dtype`` without its schema default, so every
     call that leaves it out raises TypeError under FakeTensorMode (strict export fails); with no eager kernel to
@@ -228,6 +229,7 @@ def test_an_error_naming_an_argument_in_the_plural_moves_that_argument():
     assert args[0].options[0][1] in ("int8", "uint8") and args[1].options[0] == (1, "float32")
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_an_int_the_kernels_compare_with_a_constant_is_tried_at_that_constant():
     """hunt 36: modelopt's ``if num_bits == 8 and exponent_bits == 4:`` (its CPU kernel, registered through
     ``torch.library.impl``) takes a branch of its own that the int options (default, then small magnitudes) may
@@ -265,6 +267,7 @@ def test_the_ints_a_kernel_compares_are_read_by_the_variable_they_are_compared_t
                                                              "group": [3, 7]}
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_an_op_never_compared_with_findings_is_no_pass_once_a_baseline_accepts_them(tmp_path):
     """hunt 40: deepspeed's ``all_to_all`` had a finding and an eager kernel that ran past its time limit on every
     input: no "not compared" note, so a baseline accepting the finding passed an op never compared."""
@@ -318,6 +321,7 @@ def test_an_index_named_int_is_a_constant_and_an_absent_axis_is_tried_from_the_f
     assert [v for v, _ in _alternatives(None, None, groups, ("const", None), 3)] == [2, 1]
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_variant_compared_at_a_few_points_meets_every_dim_apart():
     """hunt 40: optimum-quanto's int8 ``qbytes_mm`` refuses rows of a and b that differ; its int8 variant was
     compared at two points with every size 3 (a wrong PASS). A point with every dim apart (the inferred requires

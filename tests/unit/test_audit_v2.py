@@ -605,6 +605,7 @@ def test_an_assert_made_only_where_the_example_is_not_is_required_with_its_premi
     assert any("0/1 sides of branches in torch's own helpers" in n for n in rec["notes"]), rec["notes"]
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_an_equality_the_fake_demands_is_tried_broken_against_the_eager_kernel(lib):
     """The fake demands x_0 == y_0 (an inferred requires); the eager kernel broadcasts a y of one row. A point
     with that equality broken (y_0 = 1, the rest at the example) shows the fake refusing what the eager kernel
@@ -657,6 +658,7 @@ def _(x, kernel_size, padding=(0,), ceil_mode=False):
 '''
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_the_flags_are_also_traced_with_the_int_lists_off_their_trivial_values(tmp_path):
     # the ceil_mode correction guards on the size only with a kernel above 1 and a padding above 0: a kernel
     # size the schema gives no default (the search's [1]) goes to 2, a zero padding to 1, with every flag on
@@ -751,6 +753,7 @@ def _(x, pad=(0,)):
 '''
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_variant_the_eager_kernel_refuses_and_the_fake_returns_is_a_finding(tmp_path):
     # both take the first inputs (pad=[0]); with pad=[1] the eager kernel raises and the fake returns: the fake
     # lacks a check (conv_transpose2d's output_padding below the stride, in torch 2.13). A kernel that merely
@@ -788,6 +791,7 @@ def _(x, dim=0):
 '''
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_variant_the_first_inputs_cannot_take_is_traced_on_inputs_searched_again_around_it(tmp_path):
     # dim=2 of the first inputs' 2-d x: both kernels refuse it; a search with dim held at 2 finds a 3-d x
     (tmp_path / "auditv2_dim.py").write_text(DIMS)

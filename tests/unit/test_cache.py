@@ -331,6 +331,7 @@ def test_verify_misses_on_each_change(cache_dir, tmp_path):
         K.distribution_version = real
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_config_key_turns_the_cache_off(cache_dir, tmp_path):
     kernel = tmp_path / "regs.py"
     kernel.write_text(KERNEL)

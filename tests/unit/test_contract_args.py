@@ -318,6 +318,7 @@ def test_a_dynamic_r_inside_an_input_shape_under_meta(tmp_path):
     assert fixed.exit_code == 0
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_size_that_can_be_negative_on_the_domain_is_a_contract_error(tmp_path, capsys):
     path = shuffle(tmp_path, shape="(N, C * r * r, H - 8, W)", out="(N, C, (H - 8) * r, W * r)")
     assert refused(path, "aten::pixel_shuffle", capsys) == (

@@ -112,6 +112,7 @@ def test_a_draft_whose_choices_change_the_outputs_verifies_on_its_own_kernel(tmp
 @settings(max_examples=200, deadline=None)
 @given(st.integers(2, 6).flatmap(lambda n: st.tuples(st.just(n), st.lists(st.booleans(), min_size=2 ** n,
                                                                           max_size=2 ** n))))
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_when_over_many_flags_is_merged_and_holds_exactly_on_its_cases(data):
     """native_batch_norm's five flags made a `when` of 2000-odd characters that the contract parser refuses (the
     draft was an internal error). Terms that take every value of a flag are merged: the `when` is short and

@@ -32,6 +32,7 @@ def _findings(case: str | None = None) -> dict[str, set[str]]:
     return out
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_case_has_the_same_findings_alone_and_beside_a_case_of_the_same_domain():
     both = _findings()
     assert both[STEP2] == _findings(STEP2)[STEP2]

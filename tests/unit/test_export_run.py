@@ -244,6 +244,7 @@ def _verify(op: str, text: str, tmp_path: Path, **options):
     return verify_op(op, contract=str(path), options=Options(jobs=1, **options))
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_guards_of_torch_reshape_on_a_derived_dim_and_an_int_only_size_fail_as_export_does(tmp_path):
     report = _verify("sc_backed::grouped", GROUPED, tmp_path, confirm_export=True)
     assert report.verdict is Verdict.FAIL
@@ -255,6 +256,7 @@ def test_guards_of_torch_reshape_on_a_derived_dim_and_an_int_only_size_fail_as_e
     assert "B0" in result.export.message
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_guard_only_a_derived_dims_root_of_1_meets_is_not_export_s(tmp_path):
     report = _verify("sc_backed::quads", QUADS, tmp_path, confirm_export=True)
     assert report.verdict is Verdict.PASS, [v.message for v in report.violations]

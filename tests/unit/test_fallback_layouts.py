@@ -28,6 +28,7 @@ def test_a_layout_branch_on_a_stride_fails_where_its_other_side_holds(fn):
         assert v.location is not None and "stride(1) == 1" in v.location.text
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_the_installed_kernel_passes_the_same_contract():
     """torch's own decomposition, whose layout follows the eager kernel's: no false alarm from the other sides."""
     report = verify_op("aten::upsample_nearest2d", contract=str(KERNELS / "fallback_layouts.toml"),

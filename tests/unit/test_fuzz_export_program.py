@@ -56,6 +56,7 @@ def test_a_broadcast_guard_the_program_keeps_is_no_output_of_the_program(tmp_pat
     assert res.returncode == 0 and res.stdout.startswith("PASS"), res.stdout + res.stderr
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 @pytest.mark.parametrize("a1", [2, 4])
 def test_a_helpers_guard_at_a_derived_dims_root_of_1_is_exports_own_specialisation(a1):
     """hunt 39: glu's even ``A1`` is export's derived Dim ``2 * R``; torch's ``infer_size`` asks ``A1 // 2 == 1``,

@@ -31,6 +31,7 @@ def test_register_decomposition_is_a_registration_and_picks_its_module():
     assert meta_registration_namespace("/elsewhere/mine.py", "register_decomposition")["__name__"] == dd.__name__
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_copy_whose_path_names_no_torch_module_stands_for_the_module_whose_functions_it_defines(tmp_path):
     """hunt 32: an unmodified copy of torch/_refs/__init__.py saved as refs_copy.py was taken for
     decompositions.py, so its cat read names that module lacks (``any``, ``empty``): SC005 with a false cause."""
@@ -194,6 +195,7 @@ def test_a_meta_source_copy_reached_only_by_plain_fake_tensor_mode_leaves_export
     assert findings(mine) == findings(installed) != []
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_meta_kernel_a_fake_tensor_rule_calls_at_the_meta_key_is_the_files(tmp_path):
     """convolution's kernel under FakeTensorMode is FakeTensor's rule ``fake_impls.conv``, which calls the op at the
     Meta key: under the Python dispatcher, as torch.export runs it, that is the registrations file's ``meta_conv``.

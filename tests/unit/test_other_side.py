@@ -42,6 +42,7 @@ def test_an_other_branch_with_the_same_shape_passes():
     assert json.loads(res.stdout)["violations"] == []
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_raise_on_both_sides_of_a_layout_answer_is_placed_where_it_raises_and_not_blamed_on_it():
     """hunt 39: a glu whose ``reshape(-1, A1 // 2)`` raises at a halved size of 0 for every A0. The raise was found at
     A0 = 1, the other side of the layout logic's ``A0 == 1`` answer, so the SC007 named the multiplication's line and
@@ -57,6 +58,7 @@ def test_a_raise_on_both_sides_of_a_layout_answer_is_placed_where_it_raises_and_
     assert "took the answer" not in raised["message"], raised["message"]
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_size_made_from_data_on_the_other_side_is_no_wrong_shape_and_no_pass():
     """hunt 39: a row count made from data read as ``(None, 0)`` on the other side of a layout answer, an SC002
     against the contract's (1, 0); it is a size the contract does not name: inconclusive, as the trace says."""

@@ -395,6 +395,7 @@ def _line(module, text):
     return next(i for i, t in enumerate(lines, 1) if t.strip() == text)
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_sc018_says_a_layout_written_as_strides_once():
     """hunt 42: "contract strides (1, A) (1, A)"."""
     r = verify_op("aten::diagonal_scatter", contract=str(KERNELS / "diagonal_scatter_strides.toml"),

@@ -44,6 +44,7 @@ def holds(conds, p) -> bool:
     return all(E.evaluate(c, p) for c in conds)
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 @settings(max_examples=300, deadline=None)
 @given(st.lists(conditions, max_size=6))
 def test_ranges_fixed_values_and_the_rest_describe_exactly_the_region(assumptions):

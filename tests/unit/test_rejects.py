@@ -268,6 +268,7 @@ def test_ref_check_never_takes_an_error_of_ours_for_the_meta_kernel_refusing(ind
         ref_check(load_contract(index_select), examples=2, seed=0)
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_torch_refusing_a_region_of_a_reject_is_inconclusive_not_an_internal_error(index_select, monkeypatch):
     """torch refusing a region's assumptions (``AssumptionRejected``) where z3 finds points is not checked
     (SC005, exit 3), as in the case's own exploration: never a crash of the case (SC023), never a pass."""

@@ -93,6 +93,7 @@ def test_a_run_that_makes_a_size_the_data_decides_is_never_kept():
                 min_size=1, max_size=6),
        st.sampled_from(["avg_pool2d_branchy", "avg_pool2d_sym_min", "avg_pool2d_static"]),
        st.booleans(), st.booleans())
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_reused_run_is_what_a_fresh_run_gives(points, fn, ceil, channels_last):
     from shapecheck.logic import expr as E
     from shapecheck.trace.fake_run import fake_run

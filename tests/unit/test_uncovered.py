@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ def holds(region, point) -> bool:
     return all(E.evaluate(c, point) is True for c in region)
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 @settings(max_examples=300, deadline=None)
 @given(trees(3))
 def test_the_regions_and_the_rest_cover_every_point_and_the_rest_meets_no_region(tree):

@@ -344,6 +344,7 @@ def test_a_name_the_installed_torch_lacks_is_inconclusive_not_a_failure(tmp_path
     assert any("_check_sdpa_args_new_in_2_15" in v.message for v in r.violations)
 
 
+@pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_helper_the_file_cannot_define_is_never_silently_the_installed_one(tmp_path):
     """The file changes torch's own helper ``device_hint``, with a default the installed torch lacks: it
     cannot be defined here, and the installed (different) one would run instead. That is not a proof about the
