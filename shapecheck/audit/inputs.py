@@ -387,17 +387,7 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] 
     ``args`` tuples), real tensors included; each becomes inputs whose tensors keep their data at their own
     sizes. A hook that raises for an op gives it no samples (its error is not the op's). ``notes``: why each
     sample left out was (a tensor with no data, a dtype the audit does not make, no arguments)."""
-    fn = samples_hook(spec)
-    import itertools
-
-    from ..errors import user_stopped
-
-    try:  # at most ``limit`` calls taken: a hook that yields for ever gives its first ones
-        calls = list(itertools.islice(iter(fn(op_name) or []), limit))
-    except BaseException as exc:  # noqa: BLE001 - the project's hook failed on this op (sys.exit too): no samples
-        if user_stopped(exc):
-            raise
-        return []
+    calls = _hook_calls(samples_hook(spec), spec, op_name, limit, notes)
     arguments = _arguments(C.resolve_op(op_name))
     schema = [name for name, _, keyword, _ in arguments if not keyword]
     types = {name: t for name, t, _, _ in arguments}
@@ -417,8 +407,40 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] 
                    if C.is_tensor(v)]
         empty = next((v for v in tensors if CA.no_data(v)), None)
         _skipped(notes, i, f"a tensor on {empty.device} holds no data to run the eager kernel on" if empty is not None
-                 else "a tensor's dtype is not one the audit makes")
+                 else "a tensor's dtype is not one the audit makes" if tensors
+                 else f"it is a {type(call).__name__} holding no tensor, not a sample call ((args, kwargs) or args)")
     return out
+
+
+def _hook_calls(fn: Any, spec: str, op_name: str, limit: int, notes: list[str] | None) -> list[Any]:
+    """At most ``limit`` sample calls of the hook for the op (a hook that yields for ever gives its first ones);
+    where it raises (sys.exit too), the calls it gave before, and a note with its error; where it returns no list
+    of calls (a number, a string, a dict), none, and a note saying what it returned."""
+    from ..errors import said, user_stopped
+
+    calls: list[Any] = []
+    try:
+        returned = fn(op_name)
+        if returned is None:
+            return []
+        if isinstance(returned, (str, bytes, dict)) or not hasattr(returned, "__iter__"):
+            if notes is not None:
+                notes.append(f"the samples hook {spec} returned {returned!r:.60} for {op_name}, not a list "
+                             "of sample calls ((args, kwargs) pairs or args tuples): no samples from it")
+            return []
+        for call in returned:
+            calls.append(call)
+            if len(calls) >= limit:
+                break
+    except BaseException as exc:  # noqa: BLE001 - the project's hook failed on this op (sys.exit too)
+        if user_stopped(exc):
+            raise
+        if notes is not None:
+            text = said(exc).strip().splitlines()[0] if said(exc).strip() else ""
+            kept = f"; the {len(calls)} sample(s) it gave before are used" if calls else ": no samples from it"
+            notes.append(f"the samples hook {spec} raised {type(exc).__name__} for {op_name}"
+                         + (f" ({text[:200]})" if text else "") + kept)
+    return calls
 
 
 def _skipped(notes: list[str] | None, i: int, why: str) -> None:

@@ -47,3 +47,16 @@ def heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
 @heads.register_fake
 def _(x, num_heads):  # lacks the eager kernel's check of num_heads: "must be positive" is the argument's, not data's
     return torch.empty_like(x)
+
+
+def hook_raises(op: str):
+    raise ValueError("a typo in the project's hook")
+
+
+def hook_returns_a_number(op: str):
+    return 7
+
+
+def hook_raises_after_one(op: str):
+    yield ((torch.randn(5, 4),), {})
+    raise RuntimeError("the generator died")

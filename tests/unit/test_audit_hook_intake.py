@@ -49,3 +49,19 @@ def test_an_ops_internal_error_keeps_its_traceback_and_debug_prints_it(monkeypat
     assert "Traceback" not in plain.stderr
     debug = CliRunner().invoke(cli, ["--debug", *args])
     assert "internal error in audithook::same.default" in debug.stderr and "in broken" in debug.stderr
+
+
+@pytest.mark.parametrize(("hook", "said", "kept"), [
+    ("hook_raises", "raised ValueError for audithook::double.default (a typo in the project's hook): no samples", 0),
+    ("hook_returns_a_number", "returned 7 for audithook::double.default, not a list of sample calls", 0),
+    ("hook_raises_after_one", "raised RuntimeError for audithook::double.default (the generator died); the 1 sample(s) "
+                              "it gave before are used", 1),
+])
+def test_a_hook_that_fails_is_said_and_keeps_what_it_gave(hook, said, kept):
+    """hunt 52: a hook that raised, exited or returned no list gave the op no samples with no note (a typo in the
+    hook looked like a hook that worked), and a generator's sample before its error was thrown away."""
+    from shapecheck.audit.inputs import from_samples_hook
+
+    notes: list[str] = []
+    got = from_samples_hook("audithook::double.default", f"{LIBRARY}:{hook}", notes=notes)
+    assert len(got) == kept and [n for n in notes if said in n], notes
