@@ -519,6 +519,19 @@ def set_threads(n: int) -> None:
     torch.set_num_threads(n)
 
 
+@contextlib.contextmanager
+def threads(n: int) -> Iterator[None]:
+    """torch's intra-op thread count at ``n`` for the block, then as it was: the fakes traced in this process see
+    the count the forked eager worker runs with (1: OpenMP's pool does not survive a fork), since what a kernel
+    returns may depend on it (an op that returns the thread count; the backend a convolution picks)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def cuda_fork_unsafe() -> bool:
     """Whether a process forked from this one cannot use CUDA: CUDA is initialized here, or this process is
     itself a fork of one that had it (torch then refuses to initialize it again: "Cannot re-initialize CUDA in

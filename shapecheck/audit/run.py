@@ -541,17 +541,23 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
                                            for n in found)]
     if idle:  # a typo beside a pattern that matches would otherwise narrow the run in silence
         hint = ("pass --import for a library's ops" if not imports else
+                f"--import {' '.join(imports)} registers ops in {', '.join(sorted(fresh))}: check the pattern"
+                if fresh else
                 f"--import {' '.join(imports)} defines none with a fake: import the module that defines them too")
         raise UserError(f"--ops {' '.join(idle)}: no op with a meta or fake kernel matches (patterns match "
                         f"ns::name.overload, e.g. 'aten::cross*'; {hint})")
     k, n = shard
     lacking = lacking if k == 1 else []
     mine = [x for i, x in enumerate(names) if i % n == k - 1]
+    from .._torch import audit as CA
     from .pool import run_supervised
 
-    try:  # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault)
-        done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs), _crashed,
-                              options.op_timeout or None)
+    # a kernel that kills its process loses only its own op (SIGFPE in a C++ Meta kernel, a segfault); the fakes
+    # run at the eager worker's thread count (an op that returns omp_get_max_threads(): hunt 52)
+    try:
+        with CA.threads(1):
+            done = run_supervised(mine, lambda x, keep: audit_op(x, source, options, keep), resolve_jobs(jobs),
+                                  _crashed, options.op_timeout or None)
         records = [done[x] for x in mine] + lacking
     finally:
         from .eager import worker

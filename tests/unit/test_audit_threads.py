@@ -1,0 +1,36 @@
+"""The audit compares a fake with the eager kernel at one thread count (hunt 52): the forked eager worker runs one
+thread (OpenMP's pool does not survive a fork), and the fakes ran at the process's count, so an op that returns
+the thread count was SC038 with 2 threads and clean with OMP_NUM_THREADS=1."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.slow  # an audit with the eager worker
+def test_an_op_returning_the_thread_count_is_clean_whatever_the_processs_count():
+    import torch
+
+    from shapecheck.audit.run import AuditOptions, run_audit
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run = run_audit(("auditthreads::*",), ("tests.kernels.audit_threads",), jobs=1,
+                        options=AuditOptions(cache=False))
+        assert torch.get_num_threads() == 2  # put back after the audit
+    finally:
+        torch.set_num_threads(before)
+    (rec,) = run.records
+    assert rec["findings"] == [] and rec.get("eager", {}).get("status") == "compared", rec
+    assert run.exit_code == 0
+
+
+def test_a_pattern_that_matches_none_of_the_imports_ops_names_their_namespace():
+    """hunt 52: a typo in --ops said the import "defines none with a fake" where it defines six."""
+    from shapecheck.audit.run import run_audit
+    from shapecheck.errors import UserError
+
+    with pytest.raises(UserError) as err:
+        run_audit(("auditthreads::cuont*",), ("tests.kernels.audit_threads",), jobs=1)
+    assert "registers ops in auditthreads: check the pattern" in str(err.value), err.value
