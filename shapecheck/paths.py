@@ -1,5 +1,5 @@
 """How reports name files: relative to the repository root where a file lies under it (the nearest parent of
-the current directory holding ``.git``, else the current directory), else relative to the ``site-packages``
+the current directory holding ``.git``, else the nearest holding ``pyproject.toml``, else the current directory), else relative to the ``site-packages``
 folder it was installed in (``torch/_meta_registrations.py``), else absolute. Machine formats say which base
 a relative path has (``SRCROOT`` or ``SITE_PACKAGES``). Text for people names a file relative to the current
 directory where it lies under it (``relpath``)."""
@@ -21,7 +21,14 @@ def repo_root(cwd: Path | None = None) -> Path:
 
 @functools.cache
 def _root_of(start: Path) -> Path:
-    return next((d for d in (start, *start.parents) if (d / ".git").exists()), start)
+    """The nearest parent holding ``.git``; outside a repository, the nearest holding ``pyproject.toml`` (the
+    project's root, where its ``[tool.shapecheck]`` lives): a baseline's paths must not depend on the directory
+    it is applied from (hunt 52); else ``start``."""
+    for marker in (".git", "pyproject.toml"):
+        found = next((d for d in (start, *start.parents) if (d / marker).exists()), None)
+        if found is not None:
+            return found
+    return start
 
 
 @functools.cache

@@ -153,9 +153,15 @@ def apply(result: RunResult, file: str, known: set[str] | None = None) -> int:
 
 def audit_fingerprint(rec: dict[str, Any], f: dict[str, Any]) -> str:
     """Rule, op, guard and the kernel's file and function (not the line, which moves when code above it
-    changes)."""
+    changes); for a call only one kernel refuses (SC041, SC042), that kernel's error too, its numbers aside: the
+    expression says only "the fake returns where the eager kernel raises", and a check the eager kernel gains
+    later is another finding (hunt 52), as it is within one run (``audit.keys.refusal``)."""
+    from ..audit.keys import refusal
+
     loc = f.get("location") or {}
-    return digest([f["code"], rec["op"], f["expr"], locate(loc["file"])[0] if loc else "", loc.get("function", "")])
+    parts = [f["code"], rec["op"], f["expr"], locate(loc["file"])[0] if loc else "", loc.get("function", "")]
+    told = refusal(str(f.get("class", "")), str(f.get("message", "")))
+    return digest(parts + [told] if told else parts)
 
 
 def load_audit(file: str) -> set[str] | None:

@@ -16,3 +16,15 @@ def test_the_repository_root_follows_the_current_directory(tmp_path, monkeypatch
     assert repo_root() == tmp_path.resolve() and locate(str(kernel)) == (str(kernel.resolve()), None)
     monkeypatch.undo()
     assert repo_root() == ROOT and locate(str(kernel))[0] == "tests/kernels/regressed_registrations.py"
+
+
+def test_outside_a_repository_the_root_is_the_projects_pyproject_folder(tmp_path, monkeypatch):
+    """hunt 52: outside a git repository the root was the current directory, so one audit baseline matched its
+    findings from the project's folder and none from a subfolder (exit 1 there)."""
+    (tmp_path / "proj" / "bl").mkdir(parents=True)
+    (tmp_path / "proj" / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    kernel = tmp_path / "proj" / "ops.py"
+    kernel.write_text("", encoding="utf-8")
+    for where in (tmp_path / "proj", tmp_path / "proj" / "bl"):
+        monkeypatch.chdir(where)
+        assert repo_root() == (tmp_path / "proj").resolve() and locate(str(kernel)) == ("ops.py", "SRCROOT")

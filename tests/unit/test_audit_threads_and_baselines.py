@@ -34,3 +34,20 @@ def test_a_pattern_that_matches_none_of_the_imports_ops_names_their_namespace():
     with pytest.raises(UserError) as err:
         run_audit(("auditthreads::cuont*",), ("tests.kernels.audit_threads",), jobs=1)
     assert "registers ops in auditthreads: check the pattern" in str(err.value), err.value
+
+
+def test_a_check_the_eager_kernel_gains_is_a_new_finding_beside_a_baseline():
+    """hunt 52: SC041's expression is "the fake returns where the eager kernel raises", so its fingerprint (rule,
+    op, expression, file, function) accepted any missing check once one was in the baseline."""
+    from shapecheck.ci.baseline import audit_fingerprint
+
+    rec = {"op": "lib::rows.default"}
+    loc = {"file": __file__, "function": "_", "line": 3}
+
+    def finding(error):
+        return {"code": "SC041", "expr": "the fake returns where the eager kernel raises", "class": "fake-accepts",
+                "location": loc, "message": f"at x_0=5: the eager kernel: RuntimeError: {error}"}
+
+    old = audit_fingerprint(rec, finding("x must be (N, 3), got 2 columns"))
+    assert old == audit_fingerprint(rec, finding("x must be (N, 3), got 4 columns"))  # numbers aside
+    assert old != audit_fingerprint(rec, finding("at most 4 rows in version 2"))
