@@ -227,7 +227,7 @@ def zero_edges(paths: list[dict], tensor_dims: set[str], near: Callable[..., dic
 
 
 BOUND_POINTS = 2  # points per input past a constant bound in the fake's output formulas
-BOUND_MOST = 1 << 16  # bounds above this are not tried (the inputs would hold too many elements)
+BOUND_ELEMENTS = 1 << 24  # a point past a bound is tried where no input tensor then holds more elements than this
 
 
 def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[..., dict[str, int] | None],
@@ -245,7 +245,7 @@ def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[...,
             for a in n.args:
                 if not isinstance(a, E.Const) and E.free_names(a) & tensor_dims:
                     for c in consts:
-                        if 2 <= c < BOUND_MOST:
+                        if 2 <= c < BOUND_ELEMENTS:
                             yield [E.Cmp("==", a, E.Const(c + 1))]
         if isinstance(n, E.Ite) and E.free_names(n.cond) & tensor_dims:
             yield [n.cond]
@@ -263,9 +263,20 @@ def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[...,
                 where = [] if when == E.TRUE else [when]
                 p = near([*conds, *nonempty, *where, *requires], names, False) or \
                     near([*conds, *nonempty], names, False)
-                if p is not None and p not in out:
+                if p is not None and p not in out and _most_elements(p, tensor_dims) <= BOUND_ELEMENTS:
                     out.append(p)
     return out
+
+
+def _most_elements(point: dict[str, int], tensor_dims: set[str]) -> int:
+    """The most elements an input tensor holds at ``point`` (its dims are ``NAME_AXIS``): a cap of 100000 rows
+    is tried at 100001 rows of 3, not one of 100001 rows of 4096 (hunt 52: a fixed cap of 65536 on the bound
+    missed ``min(x_0, 100000)``)."""
+    sizes: dict[str, int] = {}
+    for dim in tensor_dims & point.keys():
+        name = dim.rpartition("_")[0] or dim
+        sizes[name] = sizes.get(name, 1) * max(point[dim], 0)
+    return max(sizes.values(), default=0)
 
 
 def boundaries(r: E.Node) -> list[list[E.Node]]:

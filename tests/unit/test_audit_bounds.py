@@ -29,6 +29,21 @@ def test_a_min_gives_a_point_past_its_cap_and_a_conditional_size_both_sides():
     assert {a[0] for a in asked} == {"x_0 <= 256", "x_0 > 256"}
 
 
+def test_a_cap_past_65536_is_tried_where_the_inputs_stay_small_enough():
+    """hunt 52: bounds above 65536 were never tried (a fake's ``sym_min(x_0, 100000)`` passed); the limit is now
+    the elements an input holds at the point."""
+    from shapecheck.audit.points import BOUND_ELEMENTS, formula_bounds
+
+    def near(conds, keep, loose=True):
+        wanted = int(E.to_text(conds[0]).split("== ")[1])
+        return {"x_0": wanted, "x_1": 3, "w_0": 4096}
+
+    paths = [{"when": "true", "outputs": ["(min(x_0, 100000), x_1)"]}]
+    assert formula_bounds(paths, {"x_0", "x_1", "w_0"}, near) == [{"x_0": 100001, "x_1": 3, "w_0": 4096}]
+    paths = [{"when": "true", "outputs": [f"(min(x_0, {BOUND_ELEMENTS // 2}), x_1)"]}]
+    assert formula_bounds(paths, {"x_0", "x_1"}, near) == []  # 3 columns of 2**23 + 1 rows: too many
+
+
 @pytest.mark.slow  # an audit
 def test_a_cap_the_eager_kernel_lacks_is_found_past_it_and_a_shared_one_is_not():
     from shapecheck.audit.run import run_audit
