@@ -52,6 +52,9 @@ def coverage_line(run: AuditRun) -> str:
             parts.append(f"{len(c[key])} {what}: {_names(c[key])}")
     if c["excused"]:
         parts.append(f"{len(c['excused'])} of them excused by the config or baseline")
+    if c.get("excused_unknown"):
+        parts.append(f"{len(c['excused_unknown'])} untraced op(s) the config or baseline excuses name no op "
+                     f"(ns::name.overload): {_names(c['excused_unknown'], 6)}")
     if c["no_fake_kernel"]:
         parts.append(f"{len(c['no_fake_kernel'])} without a fake kernel (FakeTensorMode and export cannot run them; "
                      f"not audited, never a pass): {_names(c['no_fake_kernel'], 6)}")

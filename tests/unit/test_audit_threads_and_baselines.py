@@ -51,3 +51,15 @@ def test_a_check_the_eager_kernel_gains_is_a_new_finding_beside_a_baseline():
     old = audit_fingerprint(rec, finding("x must be (N, 3), got 2 columns"))
     assert old == audit_fingerprint(rec, finding("x must be (N, 3), got 4 columns"))  # numbers aside
     assert old != audit_fingerprint(rec, finding("at most 4 rows in version 2"))
+
+
+def test_an_untraced_excuse_that_names_no_op_overload_is_said():
+    """hunt 52: an excuse for a name torch has no op for (or with no overload, which no record's name equals)
+    excused nothing, in silence."""
+    from shapecheck.audit.run import AuditRun
+    from shapecheck.render.audit import coverage_line
+
+    run = AuditRun([], 0, (1, 1), 0.0, "", excused={"aten::mm.default": "why", "aten::mm": "no overload",
+                                                     "lib::gone.default": "typo", "sph_ok": "no namespace"})
+    assert run.coverage()["excused_unknown"] == ["aten::mm", "lib::gone.default", "sph_ok"]
+    assert "3 untraced op(s) the config or baseline excuses name no op" in coverage_line(run)
