@@ -162,8 +162,11 @@ def _alternatives(search: Search, base: OpInputs, a: Arg, current: Any, size: in
     if a.kind == "tensor" and a.type.endswith("?"):
         return [(None, f"{a.name}=None")]
     if a.kind == "int" and current[0] == "const" and type(current[1]) is int:
-        # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0)
-        return [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
+        # another small int: the next of its options (a dim of 1 and 2 where the first inputs have 0), then -1,
+        # which a kernel must refuse or read from the end (sphericart's l_max: the eager kernel raises, the fake
+        # returns an empty output; hunt 52)
+        others = [(v, f"{a.name}={v}") for v in a.options if type(v) is int and v >= 0 and v != current[1]][:2]
+        return others + ([(-1, f"{a.name}=-1")] if current[1] != -1 else [])
     if _raisable(a, current):  # an int list off its trivial value alone (the corner moves them all at once)
         return [(_raised(current[1]), f"{a.name}={_raised(current[1])}")]
     if a.kind == "fixed" and current == ("const", None) and a.type.rstrip("?") in ("int", "SymInt"):
