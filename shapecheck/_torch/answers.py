@@ -45,10 +45,12 @@ def kernel_answers_recorded(recorder: Any) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def oblivious_answers(recorder: Any) -> Iterator[None]:
-    """``SymNode.guard_size_oblivious`` (what ``guard_size_oblivious(c)`` calls) that raises on the trace's unbacked
-    sizes answers as torch does for size-like sizes, each taken as at least 2, where that decides c: the kernel
-    takes that side at every size (export's program too), and the other side at plain sizes where it differs.
+def oblivious_answers(recorder: Any, shape_env: Any = None) -> Iterator[None]:
+    """With ``shape_env``, torch's cache of answers off (``_uncached_fallbacks``), so that every asker's
+    guard_or_false/true answer reaches the recorder. ``SymNode.guard_size_oblivious`` (what
+    ``guard_size_oblivious(c)`` calls) that raises on the trace's unbacked sizes answers as torch does for
+    size-like sizes, each taken as at least 2, where that decides c: the kernel takes that side at every size
+    (export's program too), and the other side at plain sizes where it differs.
     Recorded as a guard_or_false/true answer with the asking frame; undecided, the guard stands."""
     import sys
 
@@ -71,9 +73,32 @@ def oblivious_answers(recorder: Any) -> Iterator[None]:
 
     SymNode.guard_size_oblivious = oblivious
     try:
-        yield
+        with _uncached_fallbacks(shape_env):
+            yield
     finally:
         SymNode.guard_size_oblivious = original
+
+
+@contextlib.contextmanager
+def _uncached_fallbacks(shape_env: Any) -> Iterator[None]:
+    """torch caches ``ShapeEnv._inner_evaluate_expr`` (an lru_cache): a guard_or_false that a later line asks
+    about the same expression gets the first asker's answer and passes no ``_log_suppressed_dde``, so the
+    recorder knew only the first asker. Where that was torch's layout logic (``unsqueeze``'s contiguity test:
+    ``D == 1``, left out as deciding a layout) and the later one a size (``squeeze()`` drops the dim where
+    ``D == 1``), the trace's output held only for D != 1 and verify passed a kernel wrong at D = 1 (hunt 53). The
+    cache is off while the trace runs: torch's own uncached function takes its place, so that no frame of
+    shapecheck's stands between a guard and the kernel line that asked it."""
+    cls = type(shape_env) if shape_env is not None else None
+    cached = getattr(cls, "_inner_evaluate_expr", None) if cls is not None else None
+    uncached = getattr(cached, "__wrapped__", None)
+    if uncached is None:
+        yield
+        return
+    cls._inner_evaluate_expr = uncached
+    try:
+        yield
+    finally:
+        cls._inner_evaluate_expr = cached
 
 
 def _oblivious_value(node: Any) -> bool | None:

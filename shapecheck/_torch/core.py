@@ -157,7 +157,7 @@ class TraceEnv:
         self._stack.enter_context(enable_python_dispatcher())
         from .answers import kernel_answers_recorded, oblivious_answers
 
-        self._stack.enter_context(oblivious_answers(self._fallback_recorder))
+        self._stack.enter_context(oblivious_answers(self._fallback_recorder, self.shape_env))
         if self._recorder is not None:
             self._stack.enter_context(kernel_answers_recorded(self._recorder))
         return self

@@ -7,7 +7,7 @@ kernel failure otherwise."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import limits as L
 from ..edges import TorchObject
@@ -214,25 +214,27 @@ def check_sizes(contract: Contract) -> None:
         _check_total(contract, solver, case, a)
 
 
-def _check_extent(contract: Contract, solver: Any, case: BoundCase, a: Any) -> None:
+def _check_extent(contract: Contract, solver: Solver, case: BoundCase, a: BoundArg) -> None:
     """A tensor with a storage offset exists at the domain's least point: its last element's index, the offset
     plus each size less one times its stride, below int64's largest (hunt 54: an offset of 2**63-1 passed the
     loader and verify exited 4 making the tensor)."""
     model = solver.small_model([case.domain])
-    if model is None or a.shape is None:
+    layout = a.layout
+    if model is None or a.shape is None or layout is None:
         return
     try:
-        sizes = [E.evaluate(n, model) for n in a.shape.items]
-        strides = [E.evaluate(n, model) for n in a.layout.strides]
-        offset = E.evaluate(a.layout.offset, model)
+        values = [E.evaluate(n, model) for n in (*a.shape.items, *layout.strides, layout.offset)]
     except ExprError:
         return  # a name the least point leaves free: the trace's own checks see it
-    if any(x == 0 for x in sizes):
+    ints = [v for v in values if type(v) is int]
+    if len(ints) != len(values) or any(x == 0 for x in ints[:len(a.shape.items)]):
         return
+    rank = len(a.shape.items)
+    sizes, strides, offset = ints[:rank], ints[rank:2 * rank], ints[-1]
     last = offset + sum((x - 1) * st for x, st in zip(sizes, strides))
     if last >= L.INT64_MAX:
         raise ContractError(f"{contract.file}: [args.{a.name}.storage_offset]",
-                            f"the tensor's last element lies at {last} at {_at(model, a.layout.offset) or 'every point'}"
+                            f"the tensor's last element lies at {last} at {_at(model, layout.offset) or 'every point'}"
                             f"{_in(case)}: beyond int64's largest index; a storage offset plus the extent of its "
                             "strides must stay within int64")
 

@@ -191,6 +191,10 @@ def call_args(kernel: Kernel, case: BoundCase, make_tensor: Callable[[BoundArg],
             values[a.name] = make_size(a)
         else:
             values[a.name] = a.value
+        if a.kind == "ints" and isinstance(values[a.name], tuple):
+            # an int[] reaches a Python kernel as a list, as torch's dispatcher passes it (a copy of col2im's
+            # decomposition adds a list to it: ``[...] + kernel_size``; hunt 53)
+            values[a.name] = list(values[a.name])
     spec = {a.name: a for a in case.args}
 
     def may_omit(name: str) -> bool:
