@@ -22,6 +22,11 @@ def scratch(prefix: str) -> str:
     return path
 
 
+# Bytecode is written (pytest's rewritten test modules, shapecheck's own modules), also where the environment says
+# not to (PYTHONDONTWRITEBYTECODE, as these machines set it): each pytest worker rewrote every test module's asserts
+# again, 9 s of its collection's 15 (bench/README.md, the suite). __pycache__ folders are ignored by git.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 os.environ["SHAPECHECK_CACHE"] = "0"
 os.environ["SHAPECHECK_CACHE_DIR"] = scratch("shapecheck-test-cache-")
 if "XDG_CONFIG_HOME" not in os.environ:  # its key file
