@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import click
 
+from ..errors import UserError
 from ..kernel.sources import INSTALLED, Function, MetaSource
 from ..limits import DEFAULT_MAX_CASES, SHARDS, case_limit
 from ..options import declared, of_command
@@ -310,6 +311,14 @@ def _read_by(params: dict) -> dict[str, str]:
     project = find_pyproject(Path.cwd())
     if project is not None:
         named.append((f"the project file {project}", str(project)))
+    # the folders an op's contract is looked for in, and the gate's contracts without --contracts: the project's
+    # ``[tool.shapecheck] contracts`` and the shipped ones (hunt 54: a report written over a contract found there)
+    try:
+        from ..contract.find import contract_search
+
+        named += [(f"the contract folder {d}", str(d)) for d in contract_search()]
+    except UserError:
+        pass  # a malformed project file: its own error comes with the command's reading of it
     for what, candidate in named:
         if os.path.isfile(candidate):
             found.setdefault(os.path.realpath(candidate), what)

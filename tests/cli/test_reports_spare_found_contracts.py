@@ -1,0 +1,36 @@
+"""A report is never written over a contract the command finds by itself (hunt 54): the check of "would overwrite
+a file this command reads" saw only the paths on the command line, so ``--output json=c/aten/linalg_cross.toml``
+replaced a contract under the project's ``[tool.shapecheck] contracts`` folder (and ``gate --json`` the shipped
+one), and the next run failed on the JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, invoke
+
+
+@pytest.mark.parametrize("args", [("verify", "op", "aten::linalg_cross", "--output", "json=c/aten/linalg_cross.toml"),
+                                  ("gate", "--json", "c/aten/linalg_cross.toml")])
+def test_a_report_onto_a_contract_of_the_projects_folder_is_refused_and_the_contract_kept(tmp_path, args):
+    (tmp_path / "c" / "aten").mkdir(parents=True)
+    text = (ROOT / "contracts" / "aten" / "linalg_cross.toml").read_text(encoding="utf-8")
+    (tmp_path / "c" / "aten" / "linalg_cross.toml").write_text(text, encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck]\ncontracts = ["c/"]\n', encoding="utf-8")
+    r = invoke(*args, cwd=tmp_path)
+    assert r.returncode == 2 and "would overwrite a file under the contract folder" in r.stderr, r.stderr
+    assert (tmp_path / "c" / "aten" / "linalg_cross.toml").read_text(encoding="utf-8") == text
+
+
+def test_a_report_onto_a_shipped_contract_is_refused(tmp_path, monkeypatch):
+    from shapecheck.contract import find
+
+    shipped = tmp_path / "shipped"  # a copy: a regression would write over it, not over the checkout's
+    (shipped / "aten").mkdir(parents=True)
+    contract = shipped / "aten" / "linalg_cross.toml"
+    contract.write_bytes((ROOT / "contracts" / "aten" / "linalg_cross.toml").read_bytes())
+    monkeypatch.setattr(find, "shipped_contracts_dir", lambda: shipped)
+    (tmp_path / "run").mkdir()
+    r = invoke("gate", "--json", str(contract), cwd=tmp_path / "run")
+    assert r.returncode == 2 and "would overwrite a file under the contract folder" in r.stderr, r.stderr
+    assert contract.read_bytes() == (ROOT / "contracts" / "aten" / "linalg_cross.toml").read_bytes()
