@@ -428,6 +428,32 @@ def _invoked(argv: list[str], root: click.Command | None) -> click.Command | Non
     return None if command is None or isinstance(command, click.Group) else command
 
 
+def _configured(argv: list[str], root: click.Command | None) -> tuple[str | None, list[tuple[str, str]]]:
+    """The ``format`` and ``output`` the nearest ``[tool.shapecheck]`` sets for the command ``argv`` runs (None and
+    [] where it sets none, or cannot be read: a malformed project file is the error being reported)."""
+    from ..config import default_map
+
+    if not isinstance(root, click.Group):
+        return None, []
+    try:
+        node: object = default_map(root, argv=argv)
+        for part in argv[:2]:
+            if not isinstance(node, dict) or part not in node:
+                break
+            node = node[part]
+    except Exception:  # noqa: BLE001 - never raises: the error being reported is what matters
+        return None, []
+    if not isinstance(node, dict):
+        return None, []
+    fmt = node.get("fmt") if isinstance(node.get("fmt"), str) else None
+    outputs = []
+    for item in node.get("outputs") or ():  # "FORMAT=FILE", as on the command line
+        out_fmt, sep, file = str(item).partition("=")
+        if sep and out_fmt in FORMATS and file:
+            outputs.append((out_fmt, file))
+    return fmt, outputs
+
+
 def emit_error(argv: list[str], message: str, exit_code: int, root: click.Command | None = None) -> None:
     """Write every requested report as a failed run (see ``render.ci.render_error``); --format github also
     prints an ``::error`` line. Never raises: the error itself is what matters. ``root``: the CLI (which
@@ -437,6 +463,9 @@ def emit_error(argv: list[str], message: str, exit_code: int, root: click.Comman
     from ..render.ci import render_error
 
     fmt, outputs, at = _scan(argv, root)
+    if fmt is None or not outputs:  # the project file's ``format`` and ``output`` for the command (hunt 54)
+        fmt_set, outputs_set = _configured(argv, root)
+        fmt, outputs = fmt or fmt_set, outputs or outputs_set
     read = _read_by({"argv": [t.partition("=")[2] if t.startswith("--") else t
                               for i, t in enumerate(argv) if i not in at]})
     groups = ("verify", "fuzz", "ref", "contract")  # commands of two words: verify op, fuzz op, ref check, ...

@@ -34,3 +34,19 @@ def test_a_report_onto_a_shipped_contract_is_refused(tmp_path, monkeypatch):
     r = invoke("gate", "--json", str(contract), cwd=tmp_path / "run")
     assert r.returncode == 2 and "would overwrite a file under the contract folder" in r.stderr, r.stderr
     assert contract.read_bytes() == (ROOT / "contracts" / "aten" / "linalg_cross.toml").read_bytes()
+
+
+def test_the_reports_the_project_file_asks_for_are_written_when_the_run_stops_on_bad_input(tmp_path):
+    """hunt 54: ``[tool.shapecheck.verify] format = "json"`` and ``output = ["sarif=out.sarif"]`` were honoured on
+    a good run only; a malformed contract gave one stderr line, no JSON and no SARIF (the error path read argv
+    alone), so a CI job that sets its formats in pyproject.toml got no annotation."""
+    import json
+
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.verify]\nformat = "json"\n'
+                                             'output = ["sarif=out.sarif"]\n', encoding="utf-8")
+    (tmp_path / "bad.toml").write_text('schema = 1\nop = "aten::pixel_shuffle"\n', encoding="utf-8")
+    r = invoke("verify", "op", "aten::pixel_shuffle", "--contract", "bad.toml", cwd=tmp_path)
+    assert r.returncode == 2
+    assert json.loads(r.stdout)["verdict"] == "error" and "bad.toml" in json.loads(r.stdout)["error"]
+    sarif = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
+    assert sarif["version"] == "2.1.0"
