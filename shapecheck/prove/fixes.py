@@ -111,6 +111,27 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
     return None
 
 
+def _intervals(solver: Solver, domain: E.Node, side: E.Node, name: str, most: int = 3) -> list[tuple[int, int]]:
+    """The ranges of ``name`` where ``side`` holds on the domain, at most ``most`` of them, least first: the side
+    of ``B == 1`` that is false is [0, 0] and [2, 65536], never one Dim range [0, 65536], which holds B = 1 (hunt
+    53). [] where z3 cannot tell, or the side has more pieces."""
+    v = E.Var(name)
+    out: list[tuple[int, int]] = []
+    lo = solver.extreme([domain, side], name, lowest=True)
+    while lo is not None and len(out) < most:
+        # the piece from lo ends before the least value past it where the side does not hold (or at the top)
+        gap = solver.extreme([domain, E.negate(side), E.Cmp(">", v, E.Const(lo))], name, lowest=True)
+        top = solver.extreme([domain, side] + ([E.Cmp("<", v, E.Const(gap))] if gap is not None else []), name,
+                             lowest=False)
+        if top is None:
+            return []
+        out.append((lo, top))
+        if gap is None:
+            return out
+        lo = solver.extreme([domain, side, E.Cmp(">", v, E.Const(gap))], name, lowest=True)
+    return out if lo is None else []
+
+
 def _narrowest_dims(v: Finding, run, solver: Solver) -> str:
     """The widest Dim range on either side of a one-dim guard (what export would need to pass)."""
     if len(v.dims) != 1:
@@ -123,10 +144,7 @@ def _narrowest_dims(v: Finding, run, solver: Solver) -> str:
     d = run.case.contract.dim(name)
     sides = []
     for side in (cond, E.negate(cond)):
-        lo = solver.extreme([run.case.domain, side], name, lowest=True)
-        hi = solver.extreme([run.case.domain, side], name, lowest=False)
-        if lo is not None and hi is not None:
-            sides.append(f"Dim('{name}', min={lo}, max={hi})")
+        sides += [f"Dim('{name}', min={lo}, max={hi})" for lo, hi in _intervals(solver, run.case.domain, side, name)]
     if not sides:
         return ""
     return (f"the branches give different output shapes, so the branch is a genuine need; the kernel passes only "
