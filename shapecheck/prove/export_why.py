@@ -42,7 +42,7 @@ def explain(case: BoundCase, violations: list[Finding], export_ok: bool, message
         if v.code in (RuleCode.GUARD_ON_DYNAMIC_DIM, RuleCode.VALUE_SPECIALIZATION, RuleCode.ASSERT_NARROWS_RANGE,
                       RuleCode.GUARD_IN_TORCH_HELPER):
             cond = v.node
-            kept = _kept_as_runtime_check(case, v, solver, ge2, run_at, example)
+            kept = _kept_as_runtime_check(case, v, solver, ge2, run_at, example, _pins(v, violations, example))
             if kept:
                 reasons.append(kept)
                 continue
@@ -99,11 +99,30 @@ KEPT_GUARD = "export succeeded, but kept the guard as a check of the exported pr
 _PROGRAM_GUARD = re.compile(r"Guard failed|Runtime assertion failed", re.I)
 
 
+def _pins(v: Finding, violations: Sequence[Finding], example: dict[str, int] | None) -> list[E.Node]:
+    """Every other guard finding's condition on the side export's example takes: a point on ``v``'s other side
+    that keeps them is one where only ``v``'s guard can refuse it (hunt 53: the program's ``A == C`` check was
+    quoted as the kept ``B // 2 + 1 == A``)."""
+    out: list[E.Node] = []
+    for u in violations:
+        if u is v or u.node is None or example is None or not _is_bool(u.node):
+            continue
+        try:
+            at = E.evaluate(u.node, example)
+        except Exception:  # noqa: BLE001 - a name the example lacks: no pin
+            continue
+        if isinstance(at, bool):
+            out.append(u.node if at else E.negate(u.node))
+    return out
+
+
 def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Sequence[E.Node],
-                           run_at: RunAt | None, example: dict[str, int] | None) -> str:
+                           run_at: RunAt | None, example: dict[str, int] | None,
+                           pins: Sequence[E.Node] = ()) -> str:
     """Export succeeded, but kept the guard (or the specialised value) as a check of the exported program's
     inputs rather than rejecting the Dim ranges (split's number of chunks, a floor division of two Dims): run
-    at sizes >= 2 on the guard's other side, the program raises that check. Empty unless it does."""
+    at sizes >= 2 on the guard's other side, the program raises that check. Empty unless it does. The point keeps
+    the other guards (``pins``) on the example's side where one does, so that the check raised is this one's."""
     if run_at is None or example is None or v.node is None:
         return ""
     at_example = E.evaluate(v.node, example)
@@ -115,7 +134,8 @@ def _kept_as_runtime_check(case: BoundCase, v: Finding, solver: Solver, ge2: Seq
         other = E.negate(v.node) if at_example else v.node
     else:
         return ""
-    point = solver.small_model([case.domain, *ge2, other])
+    point = (solver.small_model([case.domain, *ge2, other, *pins]) if pins else None) \
+        or solver.small_model([case.domain, *ge2, other])
     if point is None:
         return ""
     point = restrict(point, [d.name for d in case.dims])
