@@ -232,11 +232,22 @@ def _check_extent(contract: Contract, solver: Solver, case: BoundCase, a: BoundA
     rank = len(a.shape.items)
     sizes, strides, offset = ints[:rank], ints[rank:2 * rank], ints[-1]
     last = offset + sum((x - 1) * st for x, st in zip(sizes, strides))
-    if last >= L.INT64_MAX:
+    width = _itemsize(a.dtype)
+    if (last + 1) * width > L.INT64_MAX:
         raise ContractError(f"{contract.file}: [args.{a.name}.storage_offset]",
                             f"the tensor's last element lies at {last} at {_at(model, layout.offset) or 'every point'}"
-                            f"{_in(case)}: beyond int64's largest index; a storage offset plus the extent of its "
-                            "strides must stay within int64")
+                            f"{_in(case)}: its storage, {width} bytes an element, would pass int64's largest byte "
+                            "count, which torch cannot allocate; a storage offset plus the extent of its strides must "
+                            "stay within it")
+
+
+def _itemsize(dtype: str | None) -> int:
+    """Bytes per element of a dtype name (``float32``: 4, ``bool``: 1, ``float8_e4m3fn``: 1); 16, the widest,
+    where the name has no width."""
+    import re
+
+    bits = re.search(r"\d+", dtype or "")
+    return max(1, int(bits.group()) // 8) if bits else (1 if dtype == "bool" else 16)
 
 
 def check_divisions(contract: Contract) -> None:

@@ -87,14 +87,13 @@ def test_more_dims_than_the_limit_are_refused_at_once(tmp_path):
 
 @pytest.mark.slow  # over 0.5 s on an idle core
 def test_a_storage_offset_beyond_what_torch_addresses_is_never_an_internal_error(tmp_path):
+    """An offset of 2**63-1 is the contract's error at load, naming the key, in every command (hunt 54: verify
+    exited 4 making the tensor; fuzz and ref check said inconclusive)."""
     text = CONTRACT.replace('shape = "(B, Ci, H, W)"', 'shape = "(B, Ci, H, W)"\nstorage_offset = "9223372036854775807"')
     path = _write(tmp_path, text)
-    fuzz = invoke("fuzz", "op", "aten::pixel_shuffle", "--contract", path, "--examples", "3", "--seed", "0")
-    # no example could be made: nothing checked, so not a pass
-    assert fuzz.returncode == 3 and fuzz.stdout.startswith("INCONCLUSIVE") and "beyond what torch can address" in \
-        fuzz.stdout, fuzz.stdout + fuzz.stderr
-    ref = invoke("ref", "check", "aten::pixel_shuffle", "--contract", path, "--examples", "3")
-    assert ref.returncode == 3 and "storage too large for a real tensor" in ref.stdout, ref.stdout + ref.stderr
+    for args in (("verify", "op"), ("fuzz", "op"), ("ref", "check")):
+        res = invoke(*args, "aten::pixel_shuffle", "--contract", path)
+        _one_line_error(res, "[args.self.storage_offset]", "int64")
 
 
 def test_an_explicit_example_too_large_for_torch_is_bad_input(tmp_path):

@@ -54,8 +54,12 @@ def test_a_raise_on_both_sides_of_a_layout_answer_is_placed_where_it_raises_and_
     line = (KERNELS / "glu_reshape.py").read_text().splitlines().index(
         "    return out.reshape(-1, a.shape[-1] // 2).view(out.shape)") + 1
     assert raised["location"]["line"] == line and "reshape" in raised["location"]["text"], raised
-    assert "the kernel raises on both sides of that condition" in raised["message"]
-    assert "took the answer" not in raised["message"], raised["message"]
+    # not blamed on the layout answer ``A0 == 1`` (the trace's side raises too); since torch's cached answers are
+    # seen (hunt 53), a reshape's answer ``max(1, A1) != max(1, A1 // 2)``, False exactly where the halved size is 0,
+    # may be named instead
+    assert "the kernel raises on both sides of that condition" in raised["message"] or \
+        "max(1, A1) != max(1, A1 // 2)" in raised["message"], raised["message"]
+    assert "A0 == 1" not in raised["message"], raised["message"]
 
 
 @pytest.mark.slow  # over 0.5 s on an idle core

@@ -159,5 +159,7 @@ def test_an_error_of_the_trace_where_the_kernel_returns_a_shape_the_contract_den
     r = verify_op("aten::polar", contract=str(contract), options=Options(jobs=1))
     assert r.verdict is Verdict.FAIL
     shapes = {(v.counterexample["B0"], v.counterexample["B1"]): v.expr for v in r.violations if v.code == "SC002"}
-    assert shapes and all(f"({b0}, {b1}) != (1, 1)" == e for (b0, b1), e in shapes.items())
+    # each is a point where the broadcast takes the second operand's size; since torch's cached answers are seen
+    # (hunt 53), the trace explores the broadcast's questions and states the output per region
+    assert shapes and all((b0, b1) != (1, 1) and "contract (A0, A1)" in e for (b0, b1), e in shapes.items()), shapes
     assert not [v for v in r.violations if v.code in ("SC005", "SC007")]
