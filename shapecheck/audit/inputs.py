@@ -385,8 +385,9 @@ def samples_hook(spec: str) -> Callable[..., Any]:
 def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] | None = None) -> list[OpInputs]:
     """The project's sample calls of the op: ``function(op_name)`` returns a list of ``(args, kwargs)`` (or of
     ``args`` tuples), real tensors included; each becomes inputs whose tensors keep their data at their own
-    sizes. A hook that raises for an op gives it no samples (its error is not the op's). ``notes``: why each
-    sample left out was (a tensor with no data, a dtype the audit does not make, no arguments)."""
+    sizes. A hook that raises for an op gives it the samples it gave before (its error is not the op's; the notes
+    say it). ``notes``: why each sample left out was (a tensor with no data, a dtype the audit does not make, no
+    arguments), and the hook's own failure."""
     calls = _hook_calls(samples_hook(spec), spec, op_name, limit, notes)
     arguments = _arguments(C.resolve_op(op_name))
     schema = [name for name, _, keyword, _ in arguments if not keyword]
