@@ -115,8 +115,13 @@ class _Parser:
             return Arith(op, left, right)
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, ast.USub):
+                literal = node.operand
+                if isinstance(literal, ast.Constant) and type(literal.value) is int and literal.value == -INT64_MIN:
+                    return Const(INT64_MIN)  # int64's least value, written as the literal it is
                 inner = self.visit(node.operand)
                 if isinstance(inner, Const) and isinstance(inner.value, int) and not isinstance(inner.value, bool):
+                    if -inner.value > INT64_MAX:
+                        raise ExprError(self.text, f"the integer {int_text(-inner.value)} is outside int64")
                     return Const(-inner.value)
                 return Neg(inner)
             if isinstance(node.op, ast.UAdd):

@@ -24,10 +24,19 @@ def _suggest(v: Finding, run, solver: Solver) -> str:
     if v.code in (RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, RuleCode.OUTPUT_LAYOUT_MISMATCH,
                   RuleCode.DYNAMIC_SIZE_RANGE):  # a fix the finding chose for itself, else the rule's
         return v.fix or v.rule.fix
+    if v.code == RuleCode.GUARD_IN_TORCH_HELPER and v.message.startswith("the helper "):
+        # a helper of the kernel's file (a --meta-source copy's own, beside the function registered), not torch's:
+        # its branch is the kernel's to change, as SC001's is
+        return "the helper is the kernel file's own, not torch's: " + _branch_fix(v, run, solver)
     if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix
     if v.fix:  # the export-style run's branch, which no trace explored (``helper_guards._own_branch``)
         return v.fix
+    return _branch_fix(v, run, solver)
+
+
+def _branch_fix(v: Finding, run, solver: Solver) -> str:
+    """The fix of a branch of the kernel's own code on a dynamic dim."""
     formula = _path_independent_out0(run, solver)
     if formula is not None:
         return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "

@@ -121,8 +121,14 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
                     f"torch.export traces the op (backed sizes at the example {at}), and "
                     f"{'they do' if len(found) > 1 else 'it does'} not hold on the whole range of "
                     f"{', '.join(gdims)}: {outcome}. The guard is "
-                    "torch's, not a line of the kernel's own"))
+                    f"{_whose(g.origin)}, not a line of the kernel's own"))
     return out
+
+
+def _whose(origin: str) -> str:
+    """Whose guard it is, from ``attribution.origin``'s words: a helper outside torch (one of a ``--meta-source``
+    file's own, beside the function it registers) is not torch's."""
+    return "that helper's" if origin.startswith("the helper ") else "torch's"
 
 
 GROWN = 16  # the least value of each dynamic dim at the example tried where the least one gave an output 0 or 1

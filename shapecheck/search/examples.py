@@ -234,6 +234,8 @@ def _pairs(text: str, what: str) -> dict[str, str]:
         k, sep, v = item.partition("=")
         if not sep or not k.strip():
             raise ValueError(f"{what}: expected name=value, found {item!r}")
+        if k.strip() in out:
+            raise ValueError(f"{what}: {k.strip()} given twice ({k.strip()}={out[k.strip()]}, {item})")
         out[k.strip()] = v.strip()
     return out
 

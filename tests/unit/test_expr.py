@@ -84,6 +84,11 @@ def test_messages_say_what_is_wrong(text, message):
 
 def test_the_largest_int64_literal_parses_and_numbers_stop_at_the_limit():
     assert E.parse(str(2**63 - 1)) == E.Const(2**63 - 1)
+    assert E.parse(str(-(2**63))) == E.Const(-(2**63))  # int64's least value, the literal torch prints
+    assert E.parse(f"L + {-(2**63)}") == E.Arith("+", E.Var("L"), E.Const(-(2**63)))
+    for past in (str(-(2**63) - 1), f"-({-(2**63)})", f"--{2**63}"):
+        with pytest.raises(ExprError, match="outside int64"):
+            E.parse(past)
     assert E.evaluate(E.parse("L * L"), {"L": 2**1000}) == 2**2000
     with pytest.raises(ExprError, match="2\\*\\*4096"):
         E.evaluate(E.parse("L * L"), {"L": 2**3000})

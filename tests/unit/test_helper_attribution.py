@@ -69,6 +69,7 @@ def test_a_helper_of_a_meta_source_file_is_the_files_and_torchs_accepted_output_
     assert {v.expr for v in parity} == {"(H - 1) % 2 != 0", "(W - 1) % 2 != 0"}, [v.message for v in r.violations]
     for v in parity:
         assert v.message.startswith("the helper _div_round_down at ") and "torch's helper" not in v.message
+        assert v.fix.startswith("the helper is the kernel file's own, not torch's: ") and "torch's, asked" not in v.fix
         assert not v.suppressed
     record = [v for v in r.violations if v.suppressed and "torch.export's record of the op's output" in v.message]
     assert record, "torch's own output-record guard stays accepted"

@@ -228,6 +228,11 @@ def test_parse_example_rejects_points_outside_the_domain_and_unknown_cases():
         parse_example(SDPA, "rank=4;B=1,H=2,Hk=2,L=3,S=4,E=5,Ev=6")  # many cases match
     with pytest.raises(ValueError, match="outside its range"):
         parse_example(SDPA, f"{case};B=0,H=2,Hk=2,L=3,S=4,E=5,Ev=6")
+    # a dim (or a choice) given twice is refused, not read as its last value
+    with pytest.raises(ValueError, match="L given twice"):
+        parse_example(SDPA, f"{case};B=1,H=2,Hk=2,L=3,S=4,E=5,Ev=6,L=9")
+    with pytest.raises(ValueError, match="rank given twice"):
+        parse_example(SDPA, f"rank=4,{case};B=1,H=2,Hk=2,L=3,S=4,E=5,Ev=6")
 
 
 def test_bad_arguments_raise_invalid_argument():
