@@ -68,12 +68,29 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
             seen.add(key)
             for point in _points(solver, [case.domain, *leaf.pc, other], dims, E.free_names(other)):
                 found = _at(kernel, case, point, eras, fb, other, wrong, solver, [case.domain, *leaf.pc], wrong_dtype)
+                if found is not None and _its_own_assert(found, leaf.trace, known):
+                    continue  # the kernel's torch._check failed there: SC004 at that line says so, not this side
                 if found is not None:
                     if (found.code, fb.loc.line if fb.loc else None) not in known:
                         out.append(found)
                         known.add((found.code, fb.loc.line if fb.loc else None))
                     break
     return out
+
+
+def _its_own_assert(found: Finding, trace: Finished, known: Set[tuple[RuleCode, int | None]]) -> bool:
+    """A raise at a point where an assert of the trace's, at the line that raised, fails, and that assert is
+    reported (SC004 at that line): the kernel's own check refused the point, whatever a fallback answered
+    (max_unpool2d's ``C > 0`` at C = 0, where the layout logic's ``C < 2`` was the side run: hunt 53)."""
+    if found.code is not RuleCode.KERNEL_ERROR or found.location is None or not found.counterexample:
+        return False
+    line = found.location.line
+    if (RuleCode.ASSERT_NARROWS_RANGE, line) not in known:
+        return False
+    point = found.counterexample
+    return any(a.loc is not None and a.loc.line == line and a.loc.file == found.location.file
+               and a.relation is not None and E.free_names(a.relation) <= set(point)
+               and E.evaluate(a.relation, point) is False for a in trace.asserts)
 
 
 def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str]) -> list[dict[str, int]]:
