@@ -206,8 +206,6 @@ class _CaseExplorer(_CaseFindings):
                 self.add(found)
         elif verdict is Decision.UNKNOWN:
             self._show(Kind.GUARD, text, gdims, pc, t.loc, PathStatus.UNKNOWN)
-        elif self.case.contract.guard_free and not t.helper:
-            self._show(Kind.GUARD, text, gdims, pc, t.loc, PathStatus.REFUTED)
         if verdict is Decision.TRUE:
             self.work.append(pc + [t.guard])
         elif verdict is Decision.FALSE:
@@ -219,7 +217,7 @@ class _CaseExplorer(_CaseFindings):
         return None
 
     def _show(self, kind: Kind, text: str, dims: set[str] | tuple[str, ...], pc: list[E.Node], loc,
-              status: PathStatus, settled: bool | int | None = None) -> None:
+              status: PathStatus, settled: bool | int | None = None, why: str = "") -> None:
         """With --show-obligations: a guard's (or a needed value's) obligation, as exploration discharged it.
         An obligation exists only for a condition on a dynamic dim: that it holds everywhere or nowhere on the
         trace's region (a guard, where the contract is guard-free), or that the value is one constant there."""
@@ -230,7 +228,7 @@ class _CaseExplorer(_CaseFindings):
         names = sorted(d for d in dims if dynamic(self.case, {d}))
         if kind is Kind.GUARD:
             side = "" if settled is None else f" (it is {str(settled).lower()} there)"
-            what = f"guard {text} is decided by the region{side}"
+            what = f"guard {text} is decided by the region{side}" if not why else f"guard {text}: {why}"
         else:
             side = "" if settled is None else f" ({settled} at the least point)"
             what = f"the value of {text} is one constant on the region{side}"
@@ -318,6 +316,10 @@ class _CaseExplorer(_CaseFindings):
                     if not t.origin and two in (Decision.TRUE, Decision.FALSE) else None
                 if found is not None:
                     self.add(found)
+        if self.case.contract.guard_free and not t.helper:  # shown as discharged, after export's sizes had their say
+            self._show(Kind.GUARD, text, set(gdims), pc, t.loc, PathStatus.REFUTED if violating else PathStatus.PROVED,
+                       why="" if violating else "both sides explored; with sizes from 2, as torch.export traces, "
+                       "it is settled, so no guard restricts the range")
         code = RuleCode.GUARD_IN_TORCH_HELPER if t.origin else RuleCode.GUARD_ON_DYNAMIC_DIM
         if violating and self.key(code, text, t.loc) not in self.seen:
             via = ("" if t.fallback_value is None else

@@ -130,3 +130,23 @@ def test_a_guard_the_region_decides_is_a_proved_obligation(monkeypatch, tmp_path
     guards = [(o["what"], o["status"], o["premises"]) for o in case["obligations"] if o["kind"] == "guard"]
     assert guards == [("guard N % 4 == 0 is decided by the region", "refuted", []),
                       ("guard N % 2 == 0 is decided by the region (it is true there)", "proved", ["N % 4 == 0"])]
+
+
+
+@pytest.mark.slow
+def test_a_fallback_that_sizes_from_2_settle_is_listed_proved_in_a_passing_case(monkeypatch):
+    """hunt 53: max_unpool2d's ``C == 0`` (asked through guard_or_false at the decomposition's line), both sides
+    of which are explored and which export's sizes from 2 settle, was listed ``[refuted]`` in a case that passes
+    with no finding."""
+    from shapecheck.cli.main import main
+
+    monkeypatch.chdir(ROOT)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), pytest.raises(SystemExit) as e:
+        main(["verify", "op", "aten::max_unpool2d", "--contract", "tests/kernels/unpool_from_zero.toml", "-j", "1",
+              "--case", "dtype=float32,rank=3", "--show-obligations", "--format", "json", "--no-cache"])
+    assert e.value.code == 0, out.getvalue()
+    [case] = json.loads(out.getvalue())["cases"]
+    guards = [(o["what"], o["status"]) for o in case["obligations"] if o["kind"] == "guard"]
+    assert guards and all(status == "proved" for _, status in guards), guards
+    assert any(what.startswith("guard C == 0: both sides explored") for what, _ in guards), guards
