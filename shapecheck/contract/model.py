@@ -207,6 +207,14 @@ class BoundCase:
     def id(self) -> str:
         return case_id(self.values)
 
+    @property
+    def point_dims(self) -> list[str]:
+        """The dims a point of the case assigns: its arguments' dims, then those only its domain names
+        (``Ci == C * r * r``'s C): an output formula may name them, and a counterexample without them is no
+        assignment of the contract's dims (hunt 57: pixel_shuffle's SC001 at ``{B, Ci, H, W}``)."""
+        own = [d.name for d in self.dims]
+        return own + sorted((E.free_names(self.domain) & set(self.contract.dim_names)) - set(own))
+
     def arg(self, name: str) -> BoundArg:
         for a in self.args:
             if a.name == name:

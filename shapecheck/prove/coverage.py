@@ -45,7 +45,7 @@ def uncovered(case: BoundCase, solver: Solver, options: Options) -> list[Finding
                         location=None, counterexample={},
                         message=f"z3 could not decide whether the contract's paths cover the case's domain "
                                 f"({rest.reason}): the outputs may be checked nowhere in part of it")]
-    point = restrict(solver.small_model([case.domain, E.negate(union)]), [d.name for d in case.dims])
+    point = restrict(solver.small_model([case.domain, E.negate(union)]), case.point_dims)
     return [Finding(code=RuleCode.INCONCLUSIVE, case=case.id, path=None, expr="no contract path", dims=(),
                     location=None, counterexample=point,
                     message="no path of the contract holds in part of the case's domain (every path's `when` is "

@@ -92,7 +92,7 @@ class _CaseFindings:
     def __init__(self, case: BoundCase, solver: Solver):
         self.case, self.solver = case, solver
         self.state = CaseRun(case)
-        self.dims = [d.name for d in case.dims]
+        self.dims = case.point_dims
         self.premises = [case.domain]
         self.seen: set[tuple] = set()
 
@@ -421,7 +421,7 @@ def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list
     gdims = tuple(sorted(guard_dims(t)))
     if not gdims or not dynamic(case, set(gdims)) or (not t.is_specialization and not case.contract.guard_free):
         return None
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     seen: dict[object, dict[str, int]] = {}
     for point in probe_points(case, solver, conds, gdims):
         value = guard_value_at(t, point)

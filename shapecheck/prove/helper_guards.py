@@ -99,7 +99,7 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
     if not groups:
         return out  # no guard of torch's helpers restricts a dim: nothing more to report, whatever export's check says
     refusal = run.export_verdict()  # torch's own constraint check (the costlier half of this run)
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     refusal = None if refusal is None else _in_dim_names(refusal, run.axes)
     from .._torch.backed import OUTPUT_METADATA
@@ -381,7 +381,7 @@ def _own_branch(case: BoundCase, solver: Solver, node: E.Node, g: BackedGuard, s
                 ge2: Sequence[E.Node]) -> Finding:
     """SC001 for the kernel's own branch seen only with backed sizes: torch.export installs it as a guard and
     rejects the Dim ranges on its other side."""
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     gdims = tuple(sorted(E.free_names(node) & set(case.contract.dim_names)))
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
     return Finding(

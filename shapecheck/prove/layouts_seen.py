@@ -44,7 +44,7 @@ def _confirmed(kernel: Kernel, case: BoundCase, v: Finding, solver: Solver) -> F
     spec = path.specs[j] if j < len(path.specs) else None
     if spec is None or spec.strides is None:
         return v
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     tried: list[dict[str, int]] = []
     for point in _points(case, path.when, v.counterexample, dims, solver):
         seen = _strides_at(kernel, case, j, point)

@@ -226,7 +226,7 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
                      shown: list[ShownObligation] | None = None) -> list[Finding]:
     """The findings of one finished trace's obligations (``leaf_obligation_list``), each made where its
     obligation is discharged. ``shown``: each obligation and its status is appended to it."""
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     found: list[Finding] = []
     narrowed: set[str] = set()  # dims a refuted assert narrowed: their refinements say the same again
     for ob in leaf_obligation_list(case, leaf):

@@ -37,8 +37,7 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     """SC002/SC007 where a fallback's other side, run on concrete sizes, breaks the contract; [] otherwise."""
     # the arguments' dims, then those only the domain names (``Ci == C * r * r``'s C): an output formula names them
     # too, and a point without them cannot say what the contract wants there (hunt 54)
-    dims = [d.name for d in case.dims]
-    dims += sorted(E.free_names(case.domain) - set(dims))
+    dims = case.point_dims
     known = {(v.code, v.location.line if v.location else None) for v in findings}
     # an output whose shape a finding already says is wrong on a path: another side's run of it says no more (a
     # wrong shape's strides at a point where the two shapes coincide, the same bug at another size)

@@ -82,7 +82,7 @@ class PathMap:
 def path_map(run, solver: Solver, path_name) -> PathMap:
     """Group a case's leaves into meta paths and describe them (``run`` is a verify.CaseRun)."""
     case = run.case
-    dims = [d.name for d in case.dims]
+    dims = case.point_dims
     domain = case.domain
     order = list(case.contract.dim_names)
     paths = []

@@ -253,7 +253,7 @@ class Replayer:
 
     def __init__(self, kernel: Kernel, case: BoundCase):
         self.kernel, self.case = kernel, case
-        self.dims = [d.name for d in case.dims]
+        self.dims = case.point_dims
         self.runs: dict[tuple, Run] = {}
         self.whole: set[tuple] = set()
 

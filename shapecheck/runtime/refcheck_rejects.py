@@ -77,7 +77,7 @@ def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: ra
         model = solver.small_model([r.when, *caps, *extra])
         if model is None:
             continue
-        sizes = restrict(model, [d.name for d in case.dims])
+        sizes = restrict(model, case.point_dims)
         key = (case.id, tuple(sorted(sizes.items())))
         if E.evaluate(r.when, sizes) is True and key not in seen:
             seen.add(key)

@@ -15,7 +15,8 @@ from shapecheck.rules import RuleCode
 def _case():
     spec = types.SimpleNamespace(strides=("contiguous",))
     path = types.SimpleNamespace(pid=PathId("p"), specs=[spec], when=E.TRUE)
-    return types.SimpleNamespace(paths=[path], dims=[types.SimpleNamespace(name=n) for n in ("C", "H")])
+    return types.SimpleNamespace(paths=[path], dims=[types.SimpleNamespace(name=n) for n in ("C", "H")],
+                                 point_dims=["C", "H"])
 
 
 def _finding(point):
