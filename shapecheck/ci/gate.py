@@ -274,6 +274,10 @@ def judge_suppressions(run: ContractRun) -> None:
 
 
 def _undecided(s, report) -> bool:
-    """Whether a case the suppression covers is inconclusive or stopped on an internal error: the finding it
-    accepts may still be there, so the suppression is not stale."""
-    return any(c.verdict in (Verdict.INCONCLUSIVE, Verdict.ERROR) and (not s.case or s.case in c.case) for c in report.cases)
+    """Whether a case the suppression covers is inconclusive, stopped on an internal error or was skipped (not
+    run: a kernel that takes none of its arguments, hunt 57): the finding it accepts may still be there, so the
+    suppression is not stale."""
+    from ..prove.verify import DISPATCHER_ONLY, EMPTY_DOMAIN
+
+    return any((c.verdict in (Verdict.INCONCLUSIVE, Verdict.ERROR) or c.skipped not in ("", EMPTY_DOMAIN, DISPATCHER_ONLY))
+               and (not s.case or s.case in c.case) for c in report.cases)

@@ -260,6 +260,8 @@ def _after_suppressions(results: list[CaseResult], violations: list[Finding]) ->
     return out
 
 
+DISPATCHER_ONLY = ("wholly rejected by a dispatcher-limit [[rejects]] (the op itself may run there): nothing is "
+                   "checked in this case")
 EMPTY_DOMAIN = ("its domain is empty: no input satisfies [domain] requires and exclude within the dims' ranges and "
                 "outside every [[rejects]] region, so nothing is checked in this case")
 
@@ -449,8 +451,7 @@ def _excluded_reject_case(kernel: Kernel, case: BoundCase, solver: Solver,
     from .rejects import reject_obligations
 
     if all(r.kind == "dispatcher-limit" for r in case.rejects):  # no obligation: nothing is checked
-        return (CaseResult(case.id, Verdict.PASS, skipped="wholly rejected by a dispatcher-limit [[rejects]] "
-                           "(the op itself may run there): nothing is checked in this case"), [])
+        return (CaseResult(case.id, Verdict.PASS, skipped=DISPATCHER_ONLY), [])
     cache: dict = {}
     try:
         found = reject_obligations(kernel, case, solver, options.max_traces, cache)

@@ -279,6 +279,17 @@ def test_a_suppression_of_a_fixed_finding_fails_the_passing_kernel(tmp_path):
     assert [v.code for v in run.stale] == ["SC008"] and result.exit_code == 1
 
 
+def test_a_suppression_over_cases_the_kernel_cannot_run_is_not_stale(tmp_path):
+    """hunt 57: a ``--meta-source`` kernel of an older signature takes none of the cases' arguments; every case
+    is skipped, so the suppression's finding may still be there: inconclusive, not an SC008 that fails the gate."""
+    contract = small_contract(tmp_path / "old.toml", extra=SUPPRESS.split("\n\n")[0] + "\n")
+    result = gate_run([contract], source=MetaSource(str(KERNELS / "sdpa_mps_old_signature.py")))
+    (run,) = result.runs
+    assert run.report.cases and all(c.skipped for c in run.report.cases)
+    assert run.stale == [] and run.report.verdict.value == "inconclusive"
+    assert result.exit_code == 3
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Contract sets, kernels, progress, CI files
 
