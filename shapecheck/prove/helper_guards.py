@@ -29,6 +29,7 @@ from ..rules import RuleCode
 from ..trace.run import call_args, first_line, missing_name, own_code
 from .composite import Composites, composite_axes, composite_bounds, linear_item
 from .export import DimSpec, equal_classes, example_sizes, export_dims
+from .torch_decides import FIX_GUARD
 
 if TYPE_CHECKING:
     from .._torch.backed import BackedGuard, BackedRun
@@ -443,8 +444,8 @@ def _node(run: BackedRun, expr: TorchObject) -> E.Node | None:
 
 
 def _cannot_discharge(case: BoundCase, node: E.Node, g: BackedGuard, sizes: dict[str, int]) -> Finding:
-    """SC016 for the kernel's own assert that export installs as a guard it cannot discharge, SC022 for a guard
-    of torch's helper: no size is wrong (no counterexample), the proof is one torch cannot make."""
+    """SC016 for a guard that export installs and cannot discharge, the kernel's own assert or a helper's guard
+    (named in the message): no size is wrong (no counterexample), the proof is one torch cannot make."""
 
     text, gdims = E.to_text(node), tuple(sorted(E.free_names(node) & set(case.contract.dim_names)))
     at = ", ".join(f"{k}={v}" for k, v in sizes.items())
@@ -454,10 +455,13 @@ def _cannot_discharge(case: BoundCase, node: E.Node, g: BackedGuard, sizes: dict
     where = (f"for every size of {', '.join(gdims)} in the contract" if not low else
              f"wherever {' and '.join(f'{n} >= {_EXPORT_MIN}' for n in low)} in the contract (the sizes torch.export "
              "traces)")
+    # SC016 whoever asked (the trace's own run of such a guard is SC016 too, ``torch_decides.settled_guard``): a
+    # rule that followed the asker flipped with the path the trace took, and a contract's accepted SC016 read
+    # as stale (hunt 57: pooling_output_shape_pad_lr's ceil-mode guard once div_rtn branched before it)
     return Finding(
-        code=RuleCode.GUARD_IN_TORCH_HELPER if g.origin else RuleCode.GUARD_TORCH_CANNOT_DISCHARGE,
+        code=RuleCode.GUARD_TORCH_CANNOT_DISCHARGE,
         case=case.id, expr=text, node=node, dims=gdims, location=g.kernel_line, counterexample={},
-        fix="" if g.origin else FIX_CHECK,
+        fix=FIX_GUARD if g.origin else FIX_CHECK,
         message=f"{who} the guard {text} when torch.export traces the op (backed sizes at the example {at}); it "
                 f"holds {where} (proved by z3), but torch cannot prove it from the Dim ranges, so "
                 "torch.export rejects the Dim range")

@@ -6,7 +6,7 @@ guard of torch's helpers that export accepts: verify's verdict must be export's 
 - A condition over two or more dims that torch cannot decide joins export's multivariate constraints, which
   export accepts: no finding (it was a false SC016).
 - unfold_backward's decomposition: ``narrow``'s C++ check ``0 <= A0 - min(I0, A0)`` over the derived Dim
-  ``A0 = I0 - 1`` (SC022, export fails at every minimum), and a broadcasting guard over two dims that export
+  ``A0 = I0 - 1`` (SC016, export fails at every minimum), and a broadcasting guard over two dims that export
   keeps as a check of its program's inputs, which then refuses sizes eager accepts (SC022 with that point).
 """
 
@@ -137,7 +137,8 @@ def test_unfold_backward_fails_on_narrows_check_over_a_derived_dim_as_export_doe
     report = _verify("aten::unfold_backward", UNFOLD_REAL, tmp_path, confirm_export=True)
     assert report.verdict is Verdict.FAIL
     (v,) = report.violations  # the one guard export names; not the broadcasting ones torch decides from 2 up
-    assert v.code is RuleCode.GUARD_IN_TORCH_HELPER and v.counterexample == {}
+    # a guard that holds on the whole domain but torch cannot prove: SC016 whoever asked (hunt 57), the helper named
+    assert v.code is RuleCode.GUARD_TORCH_CANNOT_DISCHARGE and v.counterexample == {}
     assert "aten.narrow" in v.message and set(v.dims) == {"A0", "I0"}
     (result,) = report.cases
     assert result.export is not None and result.export.succeeded is False and result.export.agrees is True
