@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import random
 import time
 from dataclasses import dataclass, field
@@ -168,6 +169,28 @@ def _relaxed(solver: Solver, base: list[E.Node], drawn: list[E.Node]) -> dict[st
 REAL_ELEMENTS = 2**28
 
 
+def _largest_output(p: BoundPath, sizes: dict[str, int]) -> int:
+    """The most elements an output of path ``p`` holds at ``sizes`` by the contract's shapes (0 where a shape is
+    not known there)."""
+    most = 0
+    for shape in (*p.outputs, *(o for o, _ in p.runtime_outputs)):
+        if shape is None:
+            continue
+        try:
+            value = E.evaluate(shape, sizes)
+        except Exception:  # noqa: BLE001 - a shape the point does not decide (a data-dependent size): unbounded here
+            continue
+        if isinstance(value, tuple) and all(type(v) is int for v in value):
+            most = max(most, math.prod(max(v, 0) for v in value))
+    return most
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    """torch's allocator refusing a size (``DefaultCPUAllocator: can't allocate memory``, CUDA out of memory)."""
+    text = str(err)
+    return "can't allocate memory" in text or "out of memory" in text.lower() or "CUBLAS_STATUS_ALLOC_FAILED" in text
+
+
 def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int, mps: bool,
                 reference: RuntimeReference | None = None) -> list[RefFinding]:
     """The findings of one input of contract path ``p``: dispatch (SC010), whether the runtime accepts it
@@ -178,6 +201,9 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
     if span > REAL_ELEMENTS:  # a storage_offset of 2**62: no real tensor of it can be made here
         raise Unmodelled(f"storage too large for a real tensor: an input spans {span} elements (at most "
                          f"{REAL_ELEMENTS})")
+    out_span = _largest_output(p, sizes)
+    if out_span > REAL_ELEMENTS:  # the runtime would allocate it (a 10.9 GB padded volume: hunt 56), or be killed
+        raise Unmodelled(f"output too large: {out_span} elements (at most {REAL_ELEMENTS})")
     args = ref.arguments(case, sizes, seed)
     want_path = ref.runtime_path(p.id)
     found = []
@@ -192,7 +218,12 @@ def check_point(case: BoundCase, p: BoundPath, sizes: dict[str, int], seed: int,
         outs = ref.run(args, p.era, want_path)
     except Unmodelled:
         raise
+    except MemoryError as err:
+        raise Unmodelled(f"the machine could not allocate the runtime's tensors ({first_line(err) or 'MemoryError'})") \
+            from None
     except ref.rejects as err:
+        if _out_of_memory(err):  # the allocator's refusal is this machine's, not the op's
+            raise Unmodelled(f"the machine could not allocate the runtime's tensors ({first_line(err)})") from None
         found.append(finding(RuleCode.RUNTIME_REJECTS, f"{type(err).__name__}: {first_line(err)}"))
         return found
     out0, out1 = outs[0], (outs[1] if len(outs) > 1 else None)
