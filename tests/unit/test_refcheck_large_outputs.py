@@ -50,3 +50,17 @@ def test_the_allocators_refusal_is_told_apart_from_the_ops():
                                        "memory: you tried to allocate 10921902080 bytes"))
     assert _out_of_memory(torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"))
     assert not _out_of_memory(RuntimeError("Padding size should be less than the corresponding input dimension"))
+
+
+def test_a_fake_output_sized_by_the_data_is_compared_by_rank_known_sizes_and_dtype():
+    """hunt 56: ref check said "output 0 of the meta kernel has a tensor where the runtime returns a tensor"."""
+    from shapecheck._torch.backed import DataDependent
+    from shapecheck.runtime.reference import outputs_differ
+
+    real = torch.zeros(7, 10)
+    assert outputs_differ(DataDependent((7, None, 7, 10), torch.float32), real) == \
+        "shape (7, ?, 7, 10) (? from the data) where the runtime's is (7, 10)"
+    assert outputs_differ(DataDependent((8, None), torch.float32), real).startswith("shape (8, ?)")
+    assert outputs_differ(DataDependent((7, None), torch.float64), real) == \
+        "dtype float64 where the runtime's is float32"
+    assert outputs_differ(DataDependent((7, None), torch.float32), real) is None
