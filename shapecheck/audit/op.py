@@ -457,9 +457,9 @@ class OpRun:
         found = Found(v, "none" if e is None else "accepted" if e.ok else "rejected", "" if e is None or e.ok
                       else e.error)
         self.variant_points = None
-        if e is not None:
-            self._compare(v, st, found, out, VARIANT_POINTS)
-        out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves})
+        compared = self._compare(v, st, found, out, VARIANT_POINTS)["compared"] if e is not None else 0
+        out.variants.append({"args": v.label, "status": "traced", "traces": st.traces, "finished": st.leaves,
+                             "compared": compared})
         if varied is None or e is None or not e.ok or not self.variant_points:
             return
         from .variants import layouts, other_dtypes

@@ -233,7 +233,8 @@ BOUND_ELEMENTS = 1 << 24  # a point past a bound is tried where no input tensor 
 def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[..., dict[str, int] | None],
                    requires: Sequence[E.Node] = ()) -> list[dict[str, int]]:
     """Points on the far side of each constant bound in the fake's output formulas: a size that a ``min``/``max``
-    caps at a constant is just past the cap (``min(x_0, 1024)`` at x_0 = 1025), and the condition of a
+    caps at a constant is just past the cap (``min(x_0, 1024)`` at x_0 = 1025), a floor division or modulo by a
+    constant at that constant (``x_0 // 1024`` at x_0 = 1024), and the condition of a
     conditional size (``Ite``) is taken both ways. Drawn points lie below most such bounds, where a fake that caps
     a size the eager kernel does not agrees with it everywhere (hunt 48's planted ``sym_min(x_0, 1024)``:
     "formulas agree at all 8 points")."""
@@ -247,6 +248,12 @@ def formula_bounds(paths: list[dict], tensor_dims: set[str], near: Callable[...,
                     for c in consts:
                         if 2 <= c < BOUND_ELEMENTS:
                             yield [E.Cmp("==", a, E.Const(c + 1))]
+        if isinstance(n, E.Arith) and n.op in ("//", "%") and isinstance(n.right, E.Const) \
+                and type(n.right.value) is int and 2 <= n.right.value < BOUND_ELEMENTS \
+                and E.free_names(n.left) & tensor_dims:
+            # a floor division or modulo by a constant changes at its first multiple (``x_0 - x_0 // 1024`` is
+            # x_0 below 1024 and less from there: hunt 55's planted fake, clean at every drawn point)
+            yield [E.Cmp("==", n.left, n.right)]
         if isinstance(n, E.Ite) and E.free_names(n.cond) & tensor_dims:
             yield [n.cond]
             yield [E.negate(n.cond)]

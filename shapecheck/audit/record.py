@@ -42,6 +42,7 @@ class _AuditVariantKeys(TypedDict):
 
 class AuditVariant(_AuditVariantKeys, total=False):
     finished: int  # of a traced variant: its traces that returned
+    compared: int  # of a traced variant: the points its outputs were compared with the eager kernel's at
 
 
 class AuditRequire(TypedDict):

@@ -25,3 +25,14 @@ def tiles(x: torch.Tensor) -> torch.Tensor:
 @tiles.register_fake
 def _(x):
     return x.new_empty(torch.sym_min(x.shape[0], 1024), 2)
+
+
+@torch.library.custom_op("auditbounds::blocks", mutates_args=())
+def blocks(x: torch.Tensor) -> torch.Tensor:  # one row kept per full block of 1024, and the rest
+    return x.new_zeros(x.shape[0], 2)
+
+
+@blocks.register_fake
+def _(x):  # hunt 55's planted fake: x_0 rows below 1024, one fewer per full block from there
+    n = x.shape[0]
+    return x.new_empty(n - n // 1024, 2)

@@ -29,6 +29,22 @@ def test_a_min_gives_a_point_past_its_cap_and_a_conditional_size_both_sides():
     assert {a[0] for a in asked} == {"x_0 <= 256", "x_0 > 256"}
 
 
+def test_a_floor_division_or_modulo_by_a_constant_gives_a_point_at_that_constant():
+    from shapecheck.audit.points import formula_bounds
+
+    asked = []
+
+    def near(conds, keep, loose=True):
+        asked.append(E.to_text(conds[0]))
+        return {"x_0": len(asked), "x_1": 3}
+
+    formula_bounds([{"when": "true", "outputs": ["(x_0 - x_0 // 1024, x_1)"]}], {"x_0", "x_1"}, near)
+    assert asked == ["x_0 == 1024"]
+    asked.clear()
+    formula_bounds([{"when": "true", "outputs": ["(x_0 % 4096, x_1 // 1)"]}], {"x_0", "x_1"}, near)
+    assert asked == ["x_0 == 4096"]  # a division by 1 changes nothing
+
+
 def test_a_cap_past_65536_is_tried_where_the_inputs_stay_small_enough():
     """hunt 52: bounds above 65536 were never tried (a fake's ``sym_min(x_0, 100000)`` passed); the limit is now
     the elements an input holds at the point."""
@@ -54,3 +70,6 @@ def test_a_cap_the_eager_kernel_lacks_is_found_past_it_and_a_shared_one_is_not()
     assert f["class"] == "eager-shape" and f["counterexample"]["x_0"] == 1025, f
     assert "returns [1025, 2], the fake [1024, 2]" in f["message"]
     assert recs["tiles.default"]["findings"] == [] and recs["tiles.default"]["status"] == "clean"
+    # a floor division by a constant is tried at that constant (hunt 55: clean at every drawn point below it)
+    (f,) = recs["blocks.default"]["findings"]
+    assert f["class"] == "eager-shape" and f["counterexample"]["x_0"] == 1024, f
