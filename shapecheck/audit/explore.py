@@ -26,7 +26,6 @@ from ..trace.run import (
     Finished,
     Guarded,
     Trace,
-    broadcast_relation,
     demanded,
     facts_so_far,
     fallbacks_of,
@@ -37,14 +36,13 @@ from ..trace.run import (
     missing_name,
     own_code,
 )
+from .asserts import BROADCAST, export_cannot_prove, parsed_requires
 from .classify import CLASSES, RELATION, classify_guard, raw_class
 from .inputs import INTS_ONLY, OpInputs, held_constant, materialize, static_error
 
 MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
-#: the mark of a broadcast relation in a requires: ``a == b (or broadcast: 1)`` is ``a == b or a == 1 or b == 1``
-BROADCAST = " (or broadcast: 1)"
 
 
 @dataclass
@@ -280,7 +278,10 @@ class AuditExplorer:
         """The kernel's own asserts are what the op demands: inferred requires (when the region does not
         already imply them)."""
         for a in t.asserts:
-            if a.expr is None or self.solver.decide(pc, a.expr)[0] is not Decision.BOTH:
+            holds = None if a.expr is None else self.solver.decide(pc, a.expr)[0]
+            if holds is Decision.TRUE:
+                export_cannot_prove(self, a, pc)
+            if holds is not Decision.BOTH:
                 continue
             if a.broadcast:  # torch's broadcasting took neither size for 1: the op demands the broadcast relation
                 if self.solver.decide(pc, a.relation)[0] is Decision.BOTH:
@@ -549,19 +550,6 @@ class AuditExplorer:
         self.add(raw_class(t.guard_raw, t.is_specialization), t.guard_raw, t.loc, p2, p1,
                f"the kernel guards on {t.guard_raw} (torch's expression, evaluated at the two points, not "
                  f"proved): {v1} at the witness, {v2} at the counterexample")
-
-
-def parsed_requires(requires: list[tuple[str, SourceLoc | None, str]]) -> list[E.Node]:
-    """The inferred requires that are facts in the contract language (not evidence text such as "(raised) ..."),
-    a broadcast relation (``a == b (or broadcast: 1)``) as ``a == b or a == 1 or b == 1``."""
-    out = []
-    for expr, _, _ in requires:
-        try:
-            out.append(broadcast_relation(E.parse(expr.removesuffix(BROADCAST))) if expr.endswith(BROADCAST)
-                       else E.parse(expr))
-        except Exception:  # noqa: BLE001, S112 - evidence text: not a fact
-            continue
-    return out
 
 
 def _related(keep: set[str], facts: tuple[E.Node, ...]) -> tuple[set[str], list[E.Node]]:

@@ -47,8 +47,9 @@ def coverage_line(run: AuditRun) -> str:
     c = run.coverage()
     parts = [f"coverage: {c['traced']} of {c['ops']} ops traced ({c['compared_with_eager']} compared with the "
              f"eager kernel on {run.device}; {c['variants']} argument variants)"]
-    for key, what in (("no_inputs", "without inputs"), ("not_run", "not run"), ("inconclusive", "explored in part")):
-        if c[key]:
+    for key, what in (("no_inputs", "without inputs"), ("not_run", "not run"), ("inconclusive", "explored in part"),
+                      ("not_compared", "traced but not compared with the eager kernel (it refused every input tried)")):
+        if c.get(key):
             parts.append(f"{len(c[key])} {what}: {_names(c[key])}")
     if c["excused"]:
         parts.append(f"{len(c['excused'])} of them excused by the config or baseline")

@@ -71,5 +71,7 @@ def test_a_cap_the_eager_kernel_lacks_is_found_past_it_and_a_shared_one_is_not()
     assert "returns [1025, 2], the fake [1024, 2]" in f["message"]
     assert recs["tiles.default"]["findings"] == [] and recs["tiles.default"]["status"] == "clean"
     # a floor division by a constant is tried at that constant (hunt 55: clean at every drawn point below it)
-    (f,) = recs["blocks.default"]["findings"]
-    assert f["class"] == "eager-shape" and f["counterexample"]["x_0"] == 1024, f
+    found = {f["class"]: f for f in recs["blocks.default"]["findings"]}
+    assert found["eager-shape"]["counterexample"]["x_0"] == 1024, found
+    # and ``x_0 - x_0 // 1024 >= 0``, the size's own check, is one torch.export cannot prove (SC035)
+    assert set(found) == {"eager-shape", "undischargeable"}, found

@@ -138,7 +138,9 @@ def test_each_bad_fake_is_found_its_twin_is_not_and_an_op_never_compared_is_inco
     magic = records["magic_only.default"]
     assert magic["status"] == "inconclusive" and magic["eager"]["status"] == "rejected"
     assert any(n.startswith("not compared: the eager kernel rejected every input tried") for n in magic["notes"])
-    assert "reach::magic_only.default" in run.coverage()["inconclusive"]
+    # traced to the end but never compared: listed apart from the ops explored in part (hunt 55)
+    assert "reach::magic_only.default" in run.coverage()["not_compared"]
+    assert "reach::magic_only.default" not in run.coverage()["inconclusive"]
 
 
 def test_an_error_that_opens_with_its_subject_moves_that_argument_alone():
