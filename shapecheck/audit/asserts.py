@@ -15,19 +15,17 @@ from ..trace.run import broadcast_relation
 BROADCAST = " (or broadcast: 1)"
 
 
-def export_cannot_prove(explorer: Any, a: Any, pc: list[E.Node]) -> None:
+def export_cannot_prove(explorer: Any, a: Any, pc: list[E.Node], most: int) -> None:
     """``a`` (a ``trace.run.Assert`` of a trace that returned over the region ``pc``) holds for every input (z3)
     over one size that torch's value ranges cannot prove with the size from 2 up: under unbacked sizes torch defers
     it, but torch.export with the size dynamic installs it as a guard its constraint check rejects (hunt 55:
     ``new_empty((n - n // 2,))``'s size check ``n - n // 2 >= 0``, "Constraints violated"). Added to the
-    explorer's findings as undischargeable."""
-    from .explore import MAX_SIZE
-
+    explorer's findings as undischargeable. ``most``: the greatest size of a dim."""
     names = E.free_names(a.expr)
     if len(names) != 1 or not names <= set(explorer.dims) or explorer.solver.decide([], a.expr)[0] is not Decision.TRUE:
         return
     try:
-        says, reads = CS.static_answer(a.expr, {n: (2, MAX_SIZE) for n in names}, {}, [])
+        says, reads = CS.static_answer(a.expr, {n: (2, most) for n in names}, {}, [])
     except CS.TorchCannotSay:
         return
     if says is None and reads == 1:

@@ -280,7 +280,7 @@ class AuditExplorer:
         for a in t.asserts:
             holds = None if a.expr is None else self.solver.decide(pc, a.expr)[0]
             if holds is Decision.TRUE:
-                export_cannot_prove(self, a, pc)
+                export_cannot_prove(self, a, pc, MAX_SIZE)
             if holds is not Decision.BOTH:
                 continue
             if a.broadcast:  # torch's broadcasting took neither size for 1: the op demands the broadcast relation

@@ -29,6 +29,7 @@ from ..errors import UserError, said
 from ..findings import Verdict
 from ..options import internal, result_options
 from .classify import RANK
+from .compared import only_uncompared, valid_call_traced, was_compared
 from .explore import STOPPED
 from .record import AuditRecord
 from .scope import aten_in_scope, enumerate_all, enumerate_ops, imported_ops, op_name  # noqa: F401 - the names callers import from here
@@ -298,7 +299,7 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
     if out.inputs is None and not out.findings:
         rec["status"] = "no-inputs"
         return
-    if rec["eager"]["status"] == "rejected" and not _valid_call_traced(rec["variants"]):
+    if rec["eager"]["status"] == "rejected" and not valid_call_traced(rec["variants"]):
         # the fake was traced only on calls the real op refuses: its trace says nothing of the op's inputs, and a
         # fake that returns where the eager kernel raises may lack the check (never a pass; with findings too, so
         # that a baseline that accepts them does not pass an op never compared: hunt 40's all_to_all)
@@ -324,12 +325,6 @@ def _finding(f: Any) -> dict[str, Any]:
             "counterexample": f.counterexample, "witness": f.witness, "message": f.message}
 
 
-def _valid_call_traced(variants: list[dict[str, Any]]) -> bool:
-    """Whether a variant was traced and compared with the eager kernel at a point or more. A layout or dtype of
-    the refused first inputs that the eager kernel happens to take is compared but not traced: it alone says
-    nothing of the op's valid inputs (hunt 55: a transposed int64 tensor warp took where it refused the first
-    inputs)."""
-    return any(v.get("status") == "traced" and v.get("compared", 0) > 0 for v in variants)
 
 
 def _traced(rec: dict[str, Any]) -> bool:
@@ -342,20 +337,8 @@ def _finished(rec: dict[str, Any]) -> bool:
     return rec.get("finished", 0) > 0 or any(v.get("finished") for v in rec.get("variants") or [])
 
 
-def _compared(rec: dict[str, Any]) -> bool:
-    """Whether the fake's outputs were compared with the eager kernel's at one point or more: at the first
-    inputs, or at a traced variant's (the first inputs refused, a rank the eager kernel takes: hunt 55)."""
-    eager = rec.get("eager") or {}
-    return (eager.get("status") == "compared" and eager.get("compared", 0) > 0) or \
-        _valid_call_traced(rec.get("variants") or [])
 
 
-def _only_uncompared(rec: dict[str, Any]) -> bool:
-    """An inconclusive op whose traces all finished but whose fake never met its eager kernel on an input it takes
-    (not "explored in part": hunt 55)."""
-    notes = rec.get("notes") or []
-    return rec["status"] in ("inconclusive", "findings") and any(n.startswith("not compared:") for n in notes) \
-        and not any(n.startswith((*STOPPED, "not traced:", "stopped:")) for n in notes)
 
 
 def _unique(findings: list[Any]) -> list[Any]:
@@ -477,13 +460,13 @@ class AuditRun:
     def coverage(self) -> dict[str, Any]:
         traced = [r for r in self.records if r["status"] not in ("no-inputs", "not-run") and _traced(r)]
         no_fake = [r["op"] for r in self.records if any(n.startswith("not run: no fake kernel") for n in r["notes"])]
-        eager = [r for r in self.records if _compared(r)]
+        eager = [r for r in self.records if was_compared(r)]
         return {"ops": len(self.records), "traced": len(traced), "compared_with_eager": len(eager),
                 "no_inputs": [r["op"] for r in self.records if r["status"] == "no-inputs"],
                 "not_run": [r["op"] for r in self.records if r["status"] == "not-run" and r["op"] not in no_fake],
                 "inconclusive": [r["op"] for r in self.records if (r["status"] == "inconclusive" or r.get("partial"))
-                                 and not _only_uncompared(r)],
-                "not_compared": [r["op"] for r in self.records if _only_uncompared(r)],
+                                 and not only_uncompared(r)],
+                "not_compared": [r["op"] for r in self.records if only_uncompared(r)],
                 "excused": dict(sorted((op, why) for op, why in self.excused.items()
                                        if any(r["op"] == op and (r["status"] in UNTRACED or r.get("partial"))
                                               for r in self.records))),
@@ -516,7 +499,7 @@ class AuditRun:
         statuses["partial_findings"] = sum(r["status"] == "findings" and bool(r.get("partial")) for r in self.records)
         # clean of guards, but the fake never met its eager kernel (none on the device, or it refused every input)
         statuses["clean_not_compared"] = sum(r["status"] == "clean" and (r.get("eager") or {}).get("status") != "off"
-                                             and not _compared(r) for r in self.records)
+                                             and not was_compared(r) for r in self.records)
         return {"ops": len(self.records), **statuses, "findings": sum(by_class.values()),
                 "new_findings": len(self.findings()), "baselined": self.accepted, "by_class": by_class,
                 "untraced_excused": len(self.untraced(excused=True)), "untraced": len(self.untraced())}
