@@ -208,7 +208,27 @@ def settled_guard(view: TorchView, t, pc: list[E.Node], value: bool) -> Finding 
                           dims=E.free_names(t.guard), node=t.guard)
 
 
-def fallback_note(v: Finding, leaves) -> Finding:
+def _on_the_taken_side(v: Finding, fb, solver: Solver) -> Finding | None:
+    """``v`` moved to a point of its region where ``fb``'s condition has the value torch assumed, if the output
+    is wrong there too (hunt 56: triangular_solve's ignored batch broadcast was blamed on a helper's
+    ``guard_or_false(N == 0)`` at N = 0, its least point); None where the region has no such point."""
+    if not isinstance(v.region, tuple) or v.expected is None:
+        return None
+    region, where, have, suffix = v.region
+    taken = fb.guard if fb.value else E.negate(fb.guard)
+    model = solver.small_model([region, taken])
+    point = {d: model[d] for d in v.counterexample if d in model} if model else None
+    if point is None or len(point) != len(v.counterexample):
+        return None
+    try:
+        message = (f"{where} is {E.evaluate(have, point)} but the contract's path {v.path} says "
+                   f"{E.evaluate(v.expected, point)}{suffix}")
+    except Exception:  # noqa: BLE001 - a formula the point does not decide: keep the finding as it was
+        return None
+    return replace(v, counterexample=point, message=message)
+
+
+def fallback_note(v: Finding, leaves, solver: Solver | None = None) -> Finding:
     """An SC002 at a point where a guard_or_* fallback of the leaf covering it took the side its condition does
     not have there (a fallback torch decides for every size export traces, so the leaf stood for the whole
     region): say so, with that point."""
@@ -219,6 +239,9 @@ def fallback_note(v: Finding, leaves) -> Finding:
             continue
         for fb in leaf.trace.fallbacks:
             if fb.guard is not None and E.evaluate(fb.guard, v.counterexample) is (not fb.value):
+                moved = _on_the_taken_side(v, fb, solver) if solver is not None else None
+                if moved is not None:
+                    return moved  # wrong where the fallback's answer holds too: the answer is not the cause
                 at = ", ".join(f"{k}={x}" for k, x in v.counterexample.items())
                 return replace(v, fallback=fb, message=(
                     f"{v.message}; at {at} the kernel's {asked_by(fb)}({E.to_text(fb.guard)}) "

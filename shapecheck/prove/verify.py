@@ -301,7 +301,7 @@ def _proved(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, r
     from .replay import replay
 
     # the passes: each takes the case's findings and returns new ones (frozen findings, never edited in place)
-    findings: list[Finding] = run.violations + [fallback_note(v, run.leaves) for v in found]  # guard_or_* sides
+    findings: list[Finding] = run.violations + [fallback_note(v, run.leaves, solver) for v in found]  # guard_or_* sides
     findings = replay(kernel, case, findings, solver)  # every counterexample run with static sizes
     from .layouts_seen import confirmed_layouts
 

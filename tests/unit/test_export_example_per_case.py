@@ -41,7 +41,8 @@ def test_a_case_has_the_same_findings_alone_and_beside_a_case_of_the_same_domain
 
 def test_a_guard_between_a_derived_axis_and_its_dims_own_input_is_found():
     found = _findings(STEP1)[STEP1]
-    assert found and all(f.startswith("SC022 ") for f in found), found
+    # a helper's guard that holds but torch cannot prove over one dim: SC016 whoever asked (hunt 57)
+    assert found and all(f.startswith("SC016 ") for f in found), found
     assert any("min(D - 2, D - 1)" in f for f in found), found
 
 
