@@ -280,7 +280,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             if not kernel_failure(exc):
                 raise
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {first_line(exc)}", C.kernel_frame(frames, own),
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}{_raised_inside(exc)}", C.kernel_frame(frames, own),
                           missing_name(exc), tuple(frames), fallbacks_of(env, names))
         return finished_trace(env, result, names, own, returns[-1] if returns else None)
 
@@ -470,6 +470,15 @@ def missing_name(exc: BaseException) -> bool:
 def _renamed(expr: Any, names: dict) -> str:
     """A torch expression as text in the contract's dim names (never ``u3``)."""
     return T.rename_symbols(expr, names)
+
+
+def _raised_inside(exc: BaseException) -> str:
+    """The kernel's own NotImplementedError that FakeTensorMode re-raised as UnsupportedOperatorException, said
+    after it (hunt 57: "todo" was lost); "" otherwise."""
+    inner = exc.__cause__ or exc.__context__
+    if type(exc).__name__ != "UnsupportedOperatorException" or not isinstance(inner, NotImplementedError):
+        return ""
+    return f" (from NotImplementedError: {first_line(inner)})"
 
 
 def first_line(exc: BaseException) -> str:

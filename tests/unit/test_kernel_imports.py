@@ -33,3 +33,16 @@ def test_a_missing_module_is_inconclusive_whoever_ships_it(tmp_path, module):
     assert r.verdict is Verdict.INCONCLUSIVE, [(v.code, v.message) for v in r.violations]
     assert {v.code for v in r.violations} == {RuleCode.INCONCLUSIVE}
     assert any("No module named" in v.expr for v in r.violations)
+
+
+@pytest.mark.slow
+def test_a_kernels_not_implemented_error_keeps_its_message(tmp_path):
+    """FakeTensorMode re-raises the kernel's NotImplementedError as UnsupportedOperatorException: the kernel's own
+    words stay in the finding (hunt 57: "todo" was lost)."""
+    f = tmp_path / "regs.py"
+    f.write_text(KERNEL.replace("    import {module}\n", "    raise NotImplementedError('rank 5 is todo')\n"))
+    r = verify_op("aten::pixel_shuffle", contract=str(ROOT / "contracts" / "aten" / "pixel_shuffle.toml"),
+                  meta_source=str(f), options=Options(jobs=1))
+    assert r.verdict is Verdict.FAIL
+    assert all(v.code is RuleCode.KERNEL_ERROR and "NotImplementedError: rank 5 is todo" in v.expr
+               for v in r.violations), [(v.code, v.expr) for v in r.violations]
