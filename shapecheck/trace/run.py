@@ -473,8 +473,11 @@ def _renamed(expr: Any, names: dict) -> str:
 
 
 def _raised_inside(exc: BaseException) -> str:
-    """The kernel's own NotImplementedError that FakeTensorMode re-raised as UnsupportedOperatorException, said
-    after it (hunt 57: "todo" was lost); "" otherwise."""
+    """What the error's own words leave out: the kernel's NotImplementedError that FakeTensorMode re-raised as
+    UnsupportedOperatorException (hunt 57: "todo" was lost), or that a value did not fit the op's schema; "" else."""
+    if "Unable to cast" in first_line(exc):  # pybind's word for a value the op's schema does not take (hunt 57: a
+        # torch 2.0 kernel returning 1 for a seed this torch's schema makes a Tensor)
+        return " (a value the op's schema in this torch does not take: a kernel written for another torch's schema?)"
     inner = exc.__cause__ or exc.__context__
     if type(exc).__name__ != "UnsupportedOperatorException" or not isinstance(inner, NotImplementedError):
         return ""

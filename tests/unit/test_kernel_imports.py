@@ -46,3 +46,16 @@ def test_a_kernels_not_implemented_error_keeps_its_message(tmp_path):
     assert r.verdict is Verdict.FAIL
     assert all(v.code is RuleCode.KERNEL_ERROR and "NotImplementedError: rank 5 is todo" in v.expr
                for v in r.violations), [(v.code, v.expr) for v in r.violations]
+
+
+@pytest.mark.slow
+def test_a_value_the_ops_schema_does_not_take_is_said_so(tmp_path):
+    """hunt 57: torch 2.0's flash attention kernel returns an int where this torch's schema has a Tensor:
+    "Unable to cast 1 to Tensor" alone did not say why."""
+    f = tmp_path / "regs.py"
+    f.write_text(KERNEL.replace("    import {module}\n", "    return 1\n"))
+    r = verify_op("aten::pixel_shuffle", contract=str(ROOT / "contracts" / "aten" / "pixel_shuffle.toml"),
+                  meta_source=str(f), options=Options(jobs=1))
+    assert r.verdict is Verdict.FAIL
+    assert r.violations and all("the op's schema in this torch does not take" in v.expr for v in r.violations), \
+        [(v.code, v.expr) for v in r.violations]
