@@ -23,8 +23,11 @@ _DTYPE_RE = re.compile(r"\b(" + "|".join(sorted(_DTYPE_WORDS, key=len, reverse=T
 #: "ndim >= 3",
 #: and upsample's "expected input_size equals to 5" (the input's sizes as a list: its length is the rank)
 _RANK_RE = re.compile(r"\b(\d)[- ]?(?:D|d\b|dim(?:ensional)?\b)|dim\(\)\s*==\s*(\d)|rank\s*(?:of\s*)?(\d)|ndim\s*==\s*(\d)"
-                      r"|\b(\d) dimensions\b|\b(?:be|(?i:expected)) a tensor of dimension (\d)\b|\binput_size equals to (\d)\b"
+                      r"|\b(\d) dimensions\b|\b(\d) dimension\(s\)|\b(?:be|(?i:expected)) a tensor of dimension (\d)\b|\binput_size equals to (\d)\b"
                       r"|ndim\s*(?:must be\s*|should be\s*)?>=\s*(\d)")
+#: warp's vector and matrix types, by their scalar's letter (``vec3f``, ``mat33d``, ``vec2i``)
+_WARP_VEC_RE = re.compile(r"\b(?:vec\d|mat\d\d|quat|transform)([fdhi])\b")
+_WARP_SCALARS = {"f": "float32", "d": "float64", "h": "float16", "i": "int32"}
 #: a rank above a bound ("input.ndim must be > 3"): the next rank up
 _RANK_ABOVE_RE = re.compile(r"\b(?:ndim|dim\(\))\s*(?:must be\s*|should be\s*)?>\s*(\d)")
 #: a tensor asked to hold one element ("Expecting scale tensor to be one element", "a scalar tensor"): rank 0
@@ -158,6 +161,13 @@ def _dtypes(wanted: str) -> list[str]:
     """The dtypes an error asks for: named ("Long", "float16"), "an integral dtype", "to be long or int", "a complex
     tensor"."""
     dtypes = [_DTYPE_WORDS.get(m.group(1), m.group(1)) if m.group(1) else m.group(2) for m in _DTYPE_RE.finditer(wanted)]
+    # warp's vector types ("Cannot convert Torch type torch.int64 to Warp type ... vec3f": float32, not the int64
+    # it was given), hunt 55
+    warp = [_WARP_SCALARS[m.group(1)] for m in _WARP_VEC_RE.finditer(wanted)]
+    if warp:
+        given = re.search(r"Torch type torch\.(\w+)", wanted)
+        dtypes = [d for d in dtypes if given is None or d != given.group(1)]
+        dtypes += [d for d in warp if d not in dtypes]
     dtypes += [d for m in _LONG_OR_INT_RE.finditer(wanted) for d in ("int64", "int32") if d not in dtypes]
     return dtypes + (["complex64"] if _COMPLEX_TENSOR_RE.search(wanted) and "complex64" not in dtypes else [])
 

@@ -397,3 +397,15 @@ def test_an_eager_error_about_two_tensors_sizes_is_a_check_even_with_a_data_word
     assert not about_data("RuntimeError: put_(): Expected source and index to have the same number of elements, but "
                           "got source.numel() = 4, index.numel() = 3")
     assert about_data("RuntimeError: index 7 is out of bounds for dimension 0 with size 3")
+
+
+def test_warps_errors_name_the_dtype_and_the_rank_it_wants():
+    """hunt 55: warp refused float coordinates tried as int64 ("Cannot convert Torch type torch.int64 to Warp type
+    ... vec3f") and a 2-D array where it wants 1 ("expects an array with 1 dimension(s)"); neither moved an option."""
+    args = [Arg("positions", "Tensor", False, [(2, "int64"), (2, "float32"), (1, "int64")], "tensor")]
+    assert hint(args, "RuntimeError: Cannot convert Torch type torch.int64 to Warp type <class "
+                      "'warp._src.types.vec3f'>", ((2, "int64"),))
+    assert args[0].options[0] == (2, "float32")
+    assert hint(args, "RuntimeError: Invalid argument positions: expects an array with 1 dimension(s)",
+                ((2, "float32"),))
+    assert args[0].options[0][0] == 1
