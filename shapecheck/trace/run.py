@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +16,12 @@ from typing import Any
 from .._torch import core as C
 from .._torch import translate as T
 from ..contract.model import BoundArg, BoundCase
-from ..errors import ShapecheckError, said
+from ..errors import ShapecheckError
 from ..findings import SourceLoc
 from ..kernel.binding import Unbindable, bind, schema_signature
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
+from .raised import first_line, missing_name, raised_inside
 
 
 class OutputKind(enum.Enum):
@@ -280,7 +280,7 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             if not kernel_failure(exc):
                 raise
             frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {first_line(exc)}{_raised_inside(exc)}", C.kernel_frame(frames, own),
+            return Failed(f"{type(exc).__name__}: {first_line(exc)}{raised_inside(exc)}", C.kernel_frame(frames, own),
                           missing_name(exc), tuple(frames), fallbacks_of(env, names))
         return finished_trace(env, result, names, own, returns[-1] if returns else None)
 
@@ -452,19 +452,6 @@ def _fresh_sizes(ranges: dict, results: Any, names: dict) -> dict:
     return found
 
 
-def missing_name(exc: BaseException) -> bool:
-    """A NameError, an AttributeError of a torch module or an ImportError (the kernel calls an API this torch
-    lacks, or imports a module this environment lacks: what it would do is not known here)."""
-    if isinstance(exc, NameError):
-        return True
-    if isinstance(exc, ImportError):
-        # `from torch... import X` of a name this torch lacks (a kernel written for another torch), or a module
-        # not installed here: inconclusive alike (hunt 57: a missing third-party module was an SC007 failure,
-        # a missing torch one inconclusive)
-        return True
-    owner = getattr(exc, "obj", None)
-    return isinstance(exc, AttributeError) and inspect.ismodule(owner) \
-        and (owner.__name__ == "torch" or owner.__name__.startswith("torch."))
 
 
 def _renamed(expr: Any, names: dict) -> str:
@@ -472,21 +459,8 @@ def _renamed(expr: Any, names: dict) -> str:
     return T.rename_symbols(expr, names)
 
 
-def _raised_inside(exc: BaseException) -> str:
-    """What the error's own words leave out: the kernel's NotImplementedError that FakeTensorMode re-raised as
-    UnsupportedOperatorException (hunt 57: "todo" was lost), or that a value did not fit the op's schema; "" else."""
-    if "Unable to cast" in first_line(exc):  # pybind's word for a value the op's schema does not take (hunt 57: a
-        # torch 2.0 kernel returning 1 for a seed this torch's schema makes a Tensor)
-        return " (a value the op's schema in this torch does not take: a kernel written for another torch's schema?)"
-    inner = exc.__cause__ or exc.__context__
-    if type(exc).__name__ != "UnsupportedOperatorException" or not isinstance(inner, NotImplementedError):
-        return ""
-    return f" (from NotImplementedError: {first_line(inner)})"
 
 
-def first_line(exc: BaseException) -> str:
-    text = said(exc).strip().splitlines()
-    return text[0] if text else ""
 
 
 _TORCH_FORMS: dict[E.Node, Any] = {}
