@@ -329,6 +329,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     keys = py_impl_keys(tree, fdef, op_name)
     fdef.decorator_list = [d for d in fdef.decorator_list if not is_registering(d) and not is_py_impl(d)]
     from .._torch.namespaces import installed_module
+    from .constants import bind_constants
 
     module = installed_module(str(path), _registering_name(registration.decorator))
     namespace = dict(vars(module))
@@ -338,8 +339,10 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     flags = _future_flags(tree)
     # the file's own helpers that the kernel calls (a PR may change them with the kernel): plain,
     # undecorated module-level functions, defined from the file
-    caveats = tuple(c for helper in plain_helpers(tree, fdef)
-                    if (c := _define_helper(helper, source, filename, namespace, flags)) is not None)
+    helpers = plain_helpers(tree, fdef)
+    caveats = bind_constants(tree, [fdef, *helpers], source, filename, namespace, module)
+    caveats += tuple(c for helper in helpers
+                     if (c := _define_helper(helper, source, filename, namespace, flags)) is not None)
     # the file's functions that run as the installed torch has them (a decorated helper, and what it calls)
     caveats += tuple(c for helper in installed_helpers(tree, fdef)
                      if (c := _runs_installed(helper, source, filename, vars(module))) is not None)

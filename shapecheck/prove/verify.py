@@ -24,6 +24,7 @@ from ..result.report import CaseResult, PathCheck, Report
 from ..rules import RULES, RuleCode, Severity
 from ..trace.run import Trace
 from .budget import Budget, OverBudget, interrupted, over_budget
+from .caveats import with_caveats
 from .coverage import empty_rejects, uncovered, unexplored, unreachable_paths
 from .crashes import Resume, Send
 from .explore import CaseRun, SharedRoots, explore_case, will_share
@@ -178,8 +179,7 @@ def _finish(contract: Contract, kernel: Kernel, solver: Solver, options: Options
             violations.extend(found)
     if not options.cases and complete:  # a path no finished case reaches may be reached by one cut short
         violations.extend(unreachable_paths(contract, results, options) + empty_rejects(contract, solver))
-    violations.extend(Finding(code=RuleCode.INCONCLUSIVE, case="*", expr=f"def {loc.function}", location=loc, counterexample={},
-                                message=why) for loc, why in kernel.caveats)
+    violations = with_caveats(kernel, violations)  # a kernel not wholly the file's: nothing proved, nothing refuted
     violations.extend(steps.resume.findings)  # a crash between cases: the step it was in is left out
     if options.confirm_export and not budget.run_over():
         confirm = functools.partial(_confirm_exports, contract, kernel, results, violations, solver, options)
