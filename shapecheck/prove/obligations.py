@@ -550,3 +550,12 @@ def _equals(sym, want: E.Node) -> Callable[[dict[str, int]], bool | None]:
         have = values_at((sym,), point)
         return None if have is None else E.evaluate(want, point) == have[0]
     return at
+
+
+def moved_to(v: Finding, point: dict[str, int]) -> Finding:
+    """An SC002 with a region (``v.region``, as the output obligations make it) at another point of that region,
+    its message said again there. Raises where a formula cannot be evaluated at the point."""
+    _, where, have, suffix = v.region
+    return replace(v, counterexample=point, message=f"{where} is {E.evaluate(have, point)} but the contract's path "
+                   f"{v.path} says {E.evaluate(v.expected, point)}{suffix}")
+

@@ -33,6 +33,7 @@ from ..logic import expr as E
 from ..rules import RuleCode
 from ..trace.arguments import layout_at
 from ..trace.run import call_args, concrete_size, kernel_failure
+from .obligations import moved_to
 
 if TYPE_CHECKING:
     from _typeshed import TraceFunction
@@ -414,7 +415,7 @@ def _elsewhere(v: Finding, why: str, r: Replayer, solver: Solver) -> tuple[Findi
     else ``v`` and ``why``."""
     if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or not isinstance(v.region, tuple):
         return v, why
-    region, where, have, suffix = v.region
+    region = v.region[0]
     tried = [v.counterexample]
     for _ in range(OTHER_POINTS):
         other = [E.negate(E.conj([E.compare("==", E.Var(d), E.Const(x)) for d, x in p.items()])) for p in tried]
@@ -423,9 +424,7 @@ def _elsewhere(v: Finding, why: str, r: Replayer, solver: Solver) -> tuple[Findi
         if point is None or not r.complete(point):
             break
         tried.append(point)
-        message = (f"{where} is {E.evaluate(have, point)} but the contract's path {v.path} says "
-                   f"{E.evaluate(v.expected, point)}{suffix}")
-        moved = replace(v, counterexample=point, message=message)
+        moved = moved_to(v, point)
         if r.why_not(moved) is None:
             return moved, None
     return v, why

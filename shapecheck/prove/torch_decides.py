@@ -214,18 +214,17 @@ def _on_the_taken_side(v: Finding, fb, solver: Solver) -> Finding | None:
     ``guard_or_false(N == 0)`` at N = 0, its least point); None where the region has no such point."""
     if not isinstance(v.region, tuple) or v.expected is None:
         return None
-    region, where, have, suffix = v.region
+    from .obligations import moved_to
+
     taken = fb.guard if fb.value else E.negate(fb.guard)
-    model = solver.small_model([region, taken])
+    model = solver.small_model([v.region[0], taken])
     point = {d: model[d] for d in v.counterexample if d in model} if model else None
     if point is None or len(point) != len(v.counterexample):
         return None
     try:
-        message = (f"{where} is {E.evaluate(have, point)} but the contract's path {v.path} says "
-                   f"{E.evaluate(v.expected, point)}{suffix}")
+        return moved_to(v, point)
     except Exception:  # noqa: BLE001 - a formula the point does not decide: keep the finding as it was
         return None
-    return replace(v, counterexample=point, message=message)
 
 
 def fallback_note(v: Finding, leaves, solver: Solver | None = None) -> Finding:
