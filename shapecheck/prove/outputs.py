@@ -77,7 +77,7 @@ class _Check:
 
     @property
     def dims(self) -> list[str]:
-        return [d.name for d in self.case.dims]
+        return self.case.point_dims  # a domain-only dim (Ci == C * r * r's C) is part of every point
 
     def finding(self, code: RuleCode, expr: str, message: str, point: dict | None, dims: tuple[str, ...] = ()) -> Finding:
         return Finding(code=code, case=self.case.id, path=path_name(self.path), expr=expr, dims=dims,

@@ -9,6 +9,7 @@ import pytest
 from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.prove.verify import Options, verify_op
+from shapecheck.rules import RuleCode
 from shapecheck.search.examples import example_at
 from tests.conftest import ROOT
 
@@ -31,3 +32,21 @@ def test_a_guards_counterexample_and_witness_assign_the_dims_only_the_domain_nam
             assert point["Ci"] == point["C"] * case.values["r"] ** 2  # a point of the domain
             assert example_at(case, point) is not None  # fuzz and --example take it
     assert any(v.counterexample["C"] == 1 for v in r.violations)
+
+
+@pytest.mark.slow
+def test_a_layout_findings_counterexample_assigns_the_dims_only_the_domain_names(tmp_path):
+    """An SC018's point came from the output check's own dims, the arguments' (hunt 58 B3): C was missing, so the
+    confirmation on concrete sizes called the point "too large to run" and moved the finding elsewhere."""
+    typed = tmp_path / "pixel_shuffle.toml"
+    typed.write_text(CONTRACT.read_text().replace(
+        'outputs = ["(B, C, H * r, W * r)"]',
+        'outputs = [{ shape = "(B, C, H * r, W * r)", dtype = "float32", layout = "contiguous" }]'))
+    r = verify_op("aten::pixel_shuffle", contract=str(typed),
+                  meta=f"{KERNELS / 'pixel_shuffle_branchy.py'}:channels_last_always", options=Options(jobs=1))
+    assert r.verdict is Verdict.FAIL
+    layout = [v for v in r.violations if v.code is RuleCode.OUTPUT_LAYOUT_MISMATCH]
+    assert layout and len(layout) == len(r.violations)
+    for v in layout:
+        assert set(v.counterexample) == {"B", "C", "Ci", "H", "W"}, v.counterexample
+        assert "too large" not in v.message
