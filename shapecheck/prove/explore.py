@@ -7,6 +7,7 @@ over its leaves (``obligations``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -22,6 +23,7 @@ from ..rules import RuleCode
 from ..trace import isolate
 from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
 from . import budget
+from .fallback_asserts import aside
 from .obligations import Kind, Leaf, Obligation, ShownObligation, leaf_obligations, probe_points, show
 from .torch_decides import TorchView, settled_guard
 
@@ -256,7 +258,8 @@ class _CaseExplorer(_CaseFindings):
                 leaf = Leaf(pc, t)
                 self.state.leaves.append(leaf)
                 shown = self.state.obligations if getattr(self.options, "show_obligations", False) else None
-                for v in leaf_obligations(self.case, leaf, self.solver, shown):
+                settle = functools.partial(aside, leaf=leaf, case=self.case, solver=self.solver, view=self.view)
+                for v in leaf_obligations(self.case, leaf, self.solver, shown, settle):
                     self.add(v)
             return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export
         return t

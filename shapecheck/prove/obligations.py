@@ -222,10 +222,11 @@ def leaf_obligation_list(case: BoundCase, leaf: Leaf) -> list[Obligation]:
     return out
 
 
-def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
-                     shown: list[ShownObligation] | None = None) -> list[Finding]:
+def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver, shown: list[ShownObligation] | None = None,
+                     settle: Callable[[Obligation, Discharged], Discharged] | None = None) -> list[Finding]:
     """The findings of one finished trace's obligations (``leaf_obligation_list``), each made where its
-    obligation is discharged. ``shown``: each obligation and its status is appended to it."""
+    obligation is discharged. ``shown``: each obligation and its status is appended to it. ``settle``: a second
+    look at each discharge (``fallback_asserts.aside``)."""
     dims = case.point_dims
     found: list[Finding] = []
     narrowed: set[str] = set()  # dims a refuted assert narrowed: their refinements say the same again
@@ -233,6 +234,8 @@ def leaf_obligations(case: BoundCase, leaf: Leaf, solver: Solver,
         if isinstance(ob.source, Refinement) and ob.source.name in narrowed:  # a range obligation
             continue
         d = discharge(ob, case, solver)
+        if settle is not None:
+            d = settle(ob, d)
         if shown is not None:
             shown.append(show(ob, PathStatus(d.status.value)))
         v = _leaf_finding(case, ob, d, dims)
