@@ -447,6 +447,8 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
     elif kind == "register_meta":
         slots.table(torch._decomp.meta_table, op)
         slots.py_kernel(op, DispatchKey.Meta)
+    elif kind == "register_op_impl":  # FakeTensor's own rule, by op (a rule of a predicate is not named by op)
+        slots.table(fake_impls.op_implementations_dict, op, _as_registered_rule)
     elif kind:
         slots.custom_fake(op)
     return slots.holding(fn, reentrant=True)
@@ -466,6 +468,29 @@ def _as_rule(candidate: Any) -> Any:
             return candidate(*args, **kwargs)
 
     return rule
+
+
+def _as_registered_rule(candidate: Any) -> Any:
+    """``_as_rule`` for a file's ``register_op_impl``: named as the candidate, so that resolving the op under the
+    registration sees that torch reaches it (``shapecheck_candidate``)."""
+    rule = _as_rule(candidate)
+    rule.shapecheck_candidate = getattr(candidate, "shapecheck_candidate", None)
+    return rule
+
+
+def rule_as_kernel(rule: Any, op: Any) -> Any:
+    """A FakeTensor rule (``rule(fake_mode, func, *args, **kwargs)``, as fake_impls.py's are) called with the op's
+    arguments, as FakeTensorMode calls it: its fake mode the one of the arguments' fake tensors, ``func`` the op."""
+    from torch._guards import detect_fake_mode
+
+    @functools.wraps(rule)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        mode = detect_fake_mode((args, kwargs))
+        if mode is None:
+            raise TypeError(f"the FakeTensor rule {getattr(rule, '__name__', 'rule')} runs on fake tensors only")
+        return rule(mode, op, *args, **kwargs)
+
+    return call
 
 
 _MISSING = object()

@@ -23,18 +23,21 @@ def installed_module(file: str | None = None, registration: str = "register_meta
     function only ``py_impl`` registers: decompositions.py's ``matmul``, _refs' ``broadcast_tensors``), the torch
     module whose path ``file`` ends with (``_decomp/decompositions.py``, ``_refs/__init__.py``,
     ``_refs/nn/functional/__init__.py``), else the one whose functions it defines (``_by_content``), else
-    ``torch._decomp.decompositions``; for the rest,
+    ``torch._decomp.decompositions``; for a FakeTensor rule (``register_op_impl``), the torch module its path names
+    (``_refs/__init__.py`` holds native_layer_norm's), else ``torch._subclasses.fake_impls``; for the rest,
     ``torch._meta_registrations``."""
     import torch._meta_registrations as mr
 
-    if registration not in ("register_decomposition", "py_impl"):
+    rule = registration == "register_op_impl"
+    if registration not in ("register_decomposition", "py_impl") and not rule:
         return mr
     import torch._decomp.decompositions as dd
     import torch._refs  # noqa: F401 - its modules are the other homes of decompositions
     import torch._refs.nn.functional  # noqa: F401
+    import torch._subclasses.fake_impls as fi
 
     parts = os.path.normpath(os.path.abspath(file or "")).split(os.sep)
-    best, module = 0, dd
+    best, module = 0, fi if rule else dd
     for name, mod in list(sys.modules.items()):
         path = getattr(mod, "__file__", None)
         if not name.startswith("torch._") or not isinstance(path, str):
@@ -43,7 +46,7 @@ def installed_module(file: str | None = None, registration: str = "register_meta
         n = len(mine)
         if n > best and parts[-n:] == mine:
             best, module = n, mod
-    return module if best else _by_content(file) or module
+    return module if best or rule else _by_content(file) or module
 
 
 def _by_content(file: str | None) -> Any:

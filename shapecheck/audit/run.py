@@ -527,8 +527,8 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
     from ..kernel.sources import MetaSource
 
     if isinstance(source, MetaSource) and not _registered(source.file):  # as verify: nothing of it would run
-        raise UserError(f"{source.file}: --meta-source registers no function for any op (register_meta, "
-                        "register_decomposition, register_fake, impl_abstract or <custom op>.register_fake)")
+        raise UserError(f"{source.file}: --meta-source registers no function for any op (register_meta, register_"
+                        "decomposition, register_fake, impl_abstract, register_op_impl or <custom op>.register_fake)")
     start = time.monotonic()
     extra, fresh, foreign = imported_ops(imports)
     if options.samples:  # after the imports: a hook in the library's own package imports the library itself

@@ -26,6 +26,7 @@ from ..logic import expr as E
 from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
+    RULE_REGISTRATION,
     find_registration,
     installed_helpers,
     is_py_impl,
@@ -322,7 +323,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     registration = find_registration(tree, op_name)
     if registration is None:
         raise TargetError(f"{path_text}: no function is registered for {op_name} (register_meta, register_decomposition, "
-                          "register_fake, impl_abstract or <custom op>.register_fake)")
+                          "register_fake, impl_abstract, register_op_impl or <custom op>.register_fake)")
     fdef = copy.copy(registration.fdef)  # the parsed tree is shared (read_python): changed in a copy
     # registering decorators are left out (they would register into this torch again; ``py_impl`` raises where a
     # kernel is there already), and what the ``py_impl``s of this op put in its Python kernel slots is modelled
@@ -356,11 +357,17 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     op = _op_or_none(op_name)
+    rule = _registering_name(registration.decorator) == RULE_REGISTRATION
+    if rule and op is None:
+        raise TargetError(f"{path_text}:{fdef.lineno}: {fdef.name} is a FakeTensor rule (register_op_impl) of "
+                          f"{op_name}, which the installed torch does not have")
+    # a FakeTensor rule takes (fake_mode, func, *args): called with the op's arguments, bound by its schema
+    call = K.rule_as_kernel(fn, op) if rule else fn
     # the kernel's own code is its function, as for the installed torch's kernel: a guard in one of the
     # file's helpers (alloc_with_matching_layout) is torch's helper's (SC022) here as it is there
-    kernel = Kernel(f"{_file_label(path)}:{fdef.name}", CL.with_fake_context(fn, op), frozenset(),
-                    _signature(fn), None, loc, caveats, schema=_schema(op), function=fn, codes=K.own_codes(fn),
-                    source_files=frozenset({filename}))
+    kernel = Kernel(f"{_file_label(path)}:{fdef.name}", CL.with_fake_context(call, op), frozenset(),
+                    None if rule else _signature(fn), None, loc, caveats, schema=_schema(op), function=fn,
+                    codes=K.own_codes(fn), source_files=frozenset({filename}))
     # torch's own code may read the function by its name in the module the file stands for (a FakeTensor rule
     # calling torch._refs.native_layer_norm): there the file's function stands in for it
     slot = (module, fdef.name) if callable(vars(module).get(fdef.name)) else None

@@ -29,7 +29,9 @@ from ..limits import SOURCE_BYTES, read_input
 #: register_decomposition, of ``torch/_decomp/decompositions.py`` and ``torch/_refs``, and torch.library's
 #: register_fake and its older name impl_abstract); ``@<custom op>.register_fake`` names its op
 #: through the function a ``custom_op`` decorator made
-REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract", "register_decomposition"})
+#: ``register_op_impl``: FakeTensor's own rules (torch/_subclasses/fake_impls.py), called ``rule(fake_mode, func, *args)``
+REGISTERING = frozenset({"register_meta", "register_fake", "impl_abstract", "register_decomposition", "register_op_impl"})
+RULE_REGISTRATION = "register_op_impl"
 _CUSTOM_OP = "custom_op"
 
 
@@ -126,13 +128,21 @@ def _custom_ops(tree: ast.Module, aliases: dict[str, str]) -> dict[str, tuple[Op
 def find_registration(tree: ast.Module, op_name: str) -> Registration | None:
     """The registration that provides ``op_name``'s kernel (see the module docstring), or None."""
     namespace, packet, overload = split_op(op_name)
-    best: tuple[int, int] = (0, -1)
+    best: tuple[int, int, int] = (0, 0, -1)
     chosen = None
     for index, reg in enumerate(registrations(tree)):
         rank = max((ref.matches(namespace, packet, overload) for ref in reg.ops), default=0)
-        if rank and (rank, index) > best:
-            best, chosen = (rank, index), reg
+        # a FakeTensor rule only where nothing else of the file registers the op: _refs' native_layer_norm_fake
+        # calls the decomposition native_layer_norm by name, which is what a change of the file changes
+        other = int(not is_rule(reg.decorator))
+        if rank and (other, rank, index) > best:
+            best, chosen = (other, rank, index), reg
     return chosen
+
+
+def is_rule(dec: ast.expr) -> bool:
+    """``@register_op_impl(...)``: a FakeTensor rule's registration."""
+    return _callee_name(dec.func if isinstance(dec, ast.Call) else dec) == RULE_REGISTRATION
 
 
 def is_registering(dec: ast.expr) -> bool:

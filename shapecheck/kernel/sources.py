@@ -88,11 +88,11 @@ class MetaSource:
 
         text, tree = read_python(self.file, "--meta-source")
         if not any(reg.ops for reg in registrations(tree)):
-            rules = ("; its register_op_impl rules (FakeTensor's own, as in fake_impls.py) are not a registration "
-                     "--meta-source checks") if "register_op_impl" in text else ""
+            rules = ("; its register_op_impl rules name no op (a rule taken by a predicate, such as a lambda, "
+                     "is not one --meta-source can place)") if "register_op_impl" in text else ""
             raise TargetError(f"{self.file}: --meta-source registers no function for any op (register_meta, "
-                              "register_decomposition, register_fake, impl_abstract or <custom op>.register_fake)"
-                              f"{rules}")
+                              "register_decomposition, register_fake, impl_abstract, register_op_impl or "
+                              f"<custom op>.register_fake){rules}")
 
     def __str__(self) -> str:
         return self.file

@@ -83,8 +83,9 @@ def _sides_agree(v: Finding, run, solver: Solver) -> bool:
                 return False
             for x, y in zip(outs_a, outs_b):
                 if x.kind is not OutputKind.TENSOR or y.kind is not OutputKind.TENSOR \
-                        or len(x.shape.items) != len(y.shape.items):
-                    return False
+                        or len(x.shape.items) != len(y.shape.items) or not _of_dims(x.shape, run.case.contract.dim_names) \
+                        or not _of_dims(y.shape, run.case.contract.dim_names):
+                    return False  # (a data-dependent size of each side's own: not comparable by z3)
                 eq = E.conj([E.compare("==", i, j) for i, j in zip(x.shape.items, y.shape.items)])
                 if solver.implies([run.case.domain, *rest], eq).outcome != Outcome.PROVED:
                     return False
@@ -98,8 +99,8 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
     outs = []
     for leaf in run.leaves:
         out = leaf.trace.outputs[0] if leaf.trace.outputs else None
-        if out is None or out.kind is not OutputKind.TENSOR:
-            return None
+        if out is None or out.kind is not OutputKind.TENSOR or not _of_dims(out.shape, order):
+            return None  # (a size the kernel made from data, ``?u2 + 1``: no formula of the dims states it)
         outs.append((leaf, unpin(out, leaf.pc, order)))
     if len(outs) < 2:
         return None
@@ -118,6 +119,11 @@ def _path_independent_out0(run, solver: Solver) -> str | None:
         if ok:
             return shown(cand)
     return None
+
+
+def _of_dims(shape: E.Node, dims) -> bool:
+    """Whether a traced shape reads the contract's dims only (no size the kernel made from data)."""
+    return E.free_names(shape) <= set(dims)
 
 
 def _intervals(solver: Solver, domain: E.Node, side: E.Node, name: str, most: int = 3) -> list[tuple[int, int]]:
