@@ -11,31 +11,8 @@ import pytest
 from shapecheck.findings import Verdict
 from shapecheck.prove.verify import Options, verify_op
 from shapecheck.rules import RuleCode
+from tests.unit.test_kernel_choice import MASKED_SELECT
 
-MASKED_SELECT = """schema = 1
-op = "aten::masked_select"
-
-[dims]
-A = { min = 1, max = 64 }
-B = { min = 1, max = 64 }
-
-[[args]]
-name = "self"
-kind = "tensor"
-dtype = "float32"
-shape = "(A, B)"
-
-[[args]]
-name = "mask"
-kind = "tensor"
-dtype = "bool"
-shape = "(A, B)"
-
-[[paths]]
-id = "all"
-when = "true"
-outputs = [{ shape = "(n,)", sizes = { n = { min = "0", max = "A * B" } } }]
-"""
 RETURN = "    return self.new_empty((nnz,))  # type: ignore[return]\n\n\n@register_op_impl(torch.ops.aten._assert"
 
 
