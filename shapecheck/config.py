@@ -88,10 +88,13 @@ def audit_untraced(cwd: Path | None = None) -> dict[str, str]:
         return {}
     own = table(pyproject).get("audit", {})
     found = own.get("untraced", {}) if isinstance(own, dict) else {}
-    if not isinstance(found, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
-                                              for k, v in found.items()):
+    if not isinstance(found, dict):
         raise UserError(f"{pyproject}: [tool.shapecheck.audit.untraced]: expected op = \"reason\" entries, each "
                         "with a reason")
+    for k, v in found.items():  # the entry named (hunt 60: a list of 40 ops, and only the table said)
+        if not (isinstance(v, str) and v.strip()):
+            raise UserError(f"{pyproject}: [tool.shapecheck.audit.untraced] {k!r}: expected a reason (a non-empty "
+                            f"string), got {v!r:.40}")
     return dict(found)
 
 

@@ -106,3 +106,102 @@ def _compared(op: Any, keep: Any, limit: int) -> dict[str, list[Any]]:
                     for n, v in zip(names, b.argval, strict=True):
                         note(n.argval, v)
     return {k: v for k, v in out.items() if v}
+
+
+#: calls whose arguments are sizes (``t.new_empty([dim0, n])``, ``x.view(b, -1)``)
+_SHAPE_CALLS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full", "empty", "zeros", "ones", "full", "randn",
+                          "rand", "empty_strided", "new_empty_strided", "reshape", "view", "expand", "arange"})
+#: calls whose int arguments at these places are axes, as methods (``x.sum(dim)``, ``x.split(sizes, dim)``; "*": every
+#: one, ``x.permute(0, 2, 1)``); as functions of torch (``torch.sum(x, dim)``) one place later
+_AXIS_CALLS: dict[str, tuple[int, ...] | str] = {
+    **dict.fromkeys(("size", "stride", "sum", "mean", "amax", "amin", "max", "min", "unsqueeze", "squeeze", "unflatten",
+                     "narrow", "select", "index_select", "gather", "scatter", "softmax", "log_softmax", "cumsum",
+                     "cumprod", "argmax", "argmin", "var", "std", "prod", "sort", "unbind", "all", "any",
+                     "logsumexp"), (0,)),
+    **dict.fromkeys(("transpose", "flatten", "swapaxes"), (0, 1)),
+    **dict.fromkeys(("split", "chunk", "roll", "norm", "topk", "diff", "tensor_split"), (1,)),
+    **dict.fromkeys(("permute", "flip", "movedim"), "*"),
+    **dict.fromkeys(("cat", "stack", "concat"), (0,)),  # torch.cat(tensors, dim): place 1 as a function
+}
+
+
+def kernel_size_names(op: Any) -> frozenset[str]:
+    """The names the op's Python kernels (``_kernel_codes``) use as sizes and never as axes: in the sizes of a tensor
+    they make or view (``t.new_empty([dim0, sum(dim1s)])``), never as a ``dim=`` or in an axis call (``x.sum(dim)``,
+    ``x.shape[dim]``), the kernels' calls of their own helpers followed (``_fake(t, dim0)``'s ``n``). An int argument
+    named like an axis (torchrec's ``dim0``) is a size where the kernels say so (hunt 60: held constant by its name,
+    a branch on it was never explored)."""
+    import ast
+
+    sizes: set[str] = set()
+    axes: set[str] = set()
+    params: dict[str, list[str]] = {}  # a parsed function's name -> its positional parameters
+    calls: list[tuple[str, list[str | None]]] = []  # (called function's name, the names passed by position)
+    for tree in _sources(op):
+        fdef = tree.body[0] if tree.body and isinstance(tree.body[0], ast.FunctionDef) else None
+        if fdef is not None:
+            params.setdefault(fdef.name, [a.arg for a in fdef.args.args])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                _call_uses(node, sizes, axes)
+                if isinstance(node.func, ast.Name):
+                    calls.append((node.func.id, [a.id if isinstance(a, ast.Name) else None for a in node.args]))
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr in ("shape", "stride"):
+                axes |= _names(node.slice)
+    for _ in range(2):  # a helper's parameter is the name passed for it (two calls deep, as ``_kernel_codes``)
+        for callee, passed in calls:
+            for name, param in zip(passed, params.get(callee, [])):
+                if name is not None:
+                    sizes |= {name} if param in sizes else set()
+                    axes |= {name} if param in axes else set()
+    return frozenset(sizes - axes)
+
+
+def _sources(op: Any) -> Iterator[Any]:
+    """The parsed source of each of the op's kernel functions (``_kernel_codes``) that has one, once each."""
+    import ast
+    import inspect
+    import textwrap
+
+    seen: set[tuple[str, int]] = set()
+    for code in _kernel_codes(op):
+        try:
+            lines, first = inspect.getsourcelines(code)
+            if (code.co_filename, first) in seen:
+                continue
+            seen.add((code.co_filename, first))
+            yield ast.parse(textwrap.dedent("".join(lines)))
+        except (OSError, TypeError, SyntaxError, ValueError):
+            continue
+
+
+def _names(node: Any) -> set[str]:
+    import ast
+
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _call_uses(node: Any, sizes: set[str], axes: set[str]) -> None:
+    """The names a call uses as sizes (a tensor's sizes it makes) and as axes (``dim=``, an axis call's args)."""
+    import ast
+
+    called = node.func.attr if isinstance(node.func, ast.Attribute) else \
+        node.func.id if isinstance(node.func, ast.Name) else ""
+    for kw in node.keywords:
+        if kw.arg in ("dim", "dims", "axis", "axes"):
+            axes |= _names(kw.value)
+        elif kw.arg in ("size", "shape") and called in _SHAPE_CALLS:
+            sizes |= _names(kw.value)
+    if called in _SHAPE_CALLS:
+        for a in node.args:
+            sizes |= _names(a)
+    elif called in _AXIS_CALLS:
+        places = _AXIS_CALLS[called]
+        # torch.sum(x, dim) and sum(x, dim): one place later than x.sum(dim)
+        shift = int(isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute)
+                                                         and isinstance(node.func.value, ast.Name)
+                                                         and node.func.value.id == "torch"))
+        for k, a in enumerate(node.args):
+            if places == "*" and k >= shift or places != "*" and k - shift in places:
+                axes |= _names(a)

@@ -110,3 +110,18 @@ def with_fake_context(fn: Any, op: Any) -> Any:
             return fn(*args, **kwargs)
 
     return call
+
+
+def rule_as_kernel(rule: Any, op: Any) -> Any:
+    """A FakeTensor rule (``rule(fake_mode, func, *args, **kwargs)``, as fake_impls.py's are) called with the op's
+    arguments, as FakeTensorMode calls it: its fake mode the one of the arguments' fake tensors, ``func`` the op."""
+    from torch._guards import detect_fake_mode
+
+    @functools.wraps(rule)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        mode = detect_fake_mode((args, kwargs))
+        if mode is None:
+            raise TypeError(f"the FakeTensor rule {getattr(rule, '__name__', 'rule')} runs on fake tensors only")
+        return rule(mode, op, *args, **kwargs)
+
+    return call

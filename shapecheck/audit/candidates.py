@@ -134,6 +134,7 @@ def plan_args(op: Any) -> list[Arg]:
     out = []
     ints: dict[str, list[int]] | None = None  # read from the kernels' code once an op, where an argument asks
     words: tuple[dict[str, list[str]], list[str]] | None = None
+    sized: frozenset[str] | None = None
     for name, raw_type, kw, has, default in CL.schema_arguments(op):
         type_text = schema_type(raw_type)
         optional = type_text.endswith("?")
@@ -163,7 +164,9 @@ def plan_args(op: Any) -> list[Arg]:
         elif base in ("int", "SymInt") and not absent:
             # a custom_op's Python int is a SymInt by its schema; one that names an axis or a mode is passed as a
             # constant by every caller, and export installs no guard on a constant (a size it is not)
-            size = base == "SymInt" and not constant_int(name)
+            # (one named like an axis that the kernels use as a size only is a size: torchrec's ``dim0``, hunt 60)
+            sized = KC.kernel_size_names(op) if sized is None else sized
+            size = base == "SymInt" and (not constant_int(name) or name in sized)
             ints = KC.kernel_ints(op) if ints is None else ints  # what the kernels compare ints with (``bits == 8``)
             compared = ints.get(name, [])
             out.append(Arg(name, type_text, kw, _int_options(name, default, has, compared), "sym" if size else "int"))

@@ -248,10 +248,21 @@ def _leaf(name: str, type_text: str, default: Any, rank: int, dtype: str) -> Tre
 CONSTANT_INT_WORDS = ("dim", "axis", "mode", "flag", "code", "bit", "perm", "idx")
 
 
-def constant_int(name: str) -> bool:
+def constant_int(name: str, op_name: str | None = None) -> bool:
     """Whether a ``SymInt`` or ``SymInt[]`` argument named ``name`` is a constant (``CONSTANT_INT_WORDS``: tfl's
-    ``squeeze_dims``, ``perm``, ``dim``), not a size."""
-    return any(w in name.lower() for w in CONSTANT_INT_WORDS)
+    ``squeeze_dims``, ``perm``, ``dim``), not a size; with ``op_name``, not one the op's kernels use as a size only
+    (torchrec's ``dim0``: ``kernel_code.kernel_size_names``)."""
+    return any(w in name.lower() for w in CONSTANT_INT_WORDS) and (op_name is None or name not in _sized(op_name))
+
+
+def _sized(op_name: str) -> frozenset[str]:
+    from .._torch import kernel_code as KC
+    from ..errors import UnknownOpError
+
+    try:
+        return KC.kernel_size_names(C.resolve_op(op_name))
+    except UnknownOpError:  # an op torch does not know here: no kernel to read
+        return frozenset()
 
 
 def _with_sizes(name: str, base: str, default: Any) -> Tree:
@@ -373,9 +384,11 @@ def samples_hook(spec: str) -> Callable[..., Any]:
         raise UserError(f"{_HOOK_KEY} {spec!r}: cannot import {module} ({err})") from None
     except AttributeError:
         raise UserError(f"{_HOOK_KEY} {spec!r}: {module} has no function {func}") from None
-    except Exception as err:  # noqa: BLE001 - the hook's module failed (an op it registers a second time): bad input
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - the hook's module failed (an op it registers twice,
+        # sys.exit() at import: a silent exit 0 before, hunt 60): bad input
+        stopped = "" if isinstance(err, Exception) else " (the module stopped before it was imported)"
         raise UserError(f"{_HOOK_KEY} {spec!r}: importing {module} raised {type(err).__name__}: "
-                        f"{str(err).splitlines()[0][:300] if str(err) else ''}") from None
+                        f"{str(err).splitlines()[0][:300] if str(err) else ''}{stopped}") from None
     if not callable(fn):
         raise UserError(f"{_HOOK_KEY} {spec!r}: not a function")
     _HOOKS[spec] = fn
@@ -396,6 +409,11 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] 
     for i, call in enumerate(calls, 1):
         args, kwargs = (call if isinstance(call, tuple) and len(call) == 2 and isinstance(call[1], dict)
                         else (tuple(call) if isinstance(call, (tuple, list)) else (call,), {}))
+        if not isinstance(args, (tuple, list)):  # (Tensor, {}): hunt 60's exit 4, and the valid samples lost
+            _skipped(notes, i, f"its args are of type {type(args).__name__!r}, not a tuple of the op's arguments "
+                     "((args, kwargs) with args a tuple)")
+            continue
+        args = tuple(args)
         if not args:
             _skipped(notes, i, "it gives no arguments")
             continue
@@ -462,17 +480,17 @@ def from_sample(name: str, sample: tuple[Any, tuple, dict], schema: list[str] = 
     out = []
     for arg_name, value, keyword in [(names[0], first, False)] + [(names[i + 1], v, False) for i, v in enumerate(args)] \
             + [(k, v, True) for k, v in kwargs.items()]:
-        tree = _sizes(arg_name, value, (types or {}).get(arg_name, "")) or _sample_tree(arg_name, value, blobs)
+        tree = _sizes(arg_name, value, (types or {}).get(arg_name, ""), name) or _sample_tree(arg_name, value, blobs)
         if tree is None:
             return None
         out.append((arg_name, keyword, tree))
     return OpInputs(name, "opinfo", tuple(out))
 
 
-def _sizes(name: str, value: Any, type_text: str) -> Tree | None:
+def _sizes(name: str, value: Any, type_text: str, op_name: str | None = None) -> Tree | None:
     """A sample's value for a ``SymInt`` or ``SymInt[]`` argument as sizes (dims); None otherwise."""
     base = type_text.rstrip("?")
-    if constant_int(name):
+    if constant_int(name, op_name):
         return None
     if base == "SymInt" and isinstance(value, int) and not isinstance(value, bool):
         return ("sym", name, value)

@@ -165,7 +165,7 @@ class OpRun:
                 return out
         self.checkpoint(out, "the exploration of the first inputs")
         st = self._explore(base, self.options.max_traces, out)
-        base = st.inputs  # held constant where the fake takes no SymInts (``_explore``)
+        given_base, base = base, st.inputs  # held constant where the fake takes no SymInts (``_explore``)
         out.audit = st
         self.base_keys = {k for f in out.findings for k in finding_keys(f)}
         self.sample_keys = self.base_keys if base.origin == "samples" else frozenset()
@@ -176,7 +176,9 @@ class OpRun:
             self._other_mode(base, out)
         # the hook's other samples, each traced and compared as a variant is (a per-row scale after a per-tensor one)
         hook = [g for g in given if g.origin == "samples"]
-        samples = [replace(g, label=f"sample {i + 1} {SAMPLE}") for i, g in enumerate(hook) if g is not base]
+        # (the first inputs' own sample is none of them, its ints held or not: hunt 60's finding reported twice)
+        samples = [replace(g, label=f"sample {i + 1} {SAMPLE}") for i, g in enumerate(hook)
+                   if g is not base and g is not given_base]
         # variants compared again in other representations once the first inputs' are (layouts or dtypes)
         self.later: list[tuple[OpInputs, list[dict[str, int]], list[E.Node], Callable[[OpInputs], list[OpInputs]]]] = []
         if self.options.variants or samples:

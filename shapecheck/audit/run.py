@@ -303,8 +303,10 @@ def _record(rec: dict[str, Any], out: Any, options: AuditOptions) -> None:
         # the fake was traced only on calls the real op refuses: its trace says nothing of the op's inputs, and a
         # fake that returns where the eager kernel raises may lack the check (never a pass; with findings too, so
         # that a baseline that accepts them does not pass an op never compared: hunt 40's all_to_all)
+        more = ("the samples hook's included" if options.samples else "give the op samples: [tool.shapecheck.audit] "
+                "samples")  # (hunt 60: advice to an op with samples, whose eager kernel ran past its limit)
         rec["notes"].append(f"not compared: {rec['eager']['evidence'] or 'the eager kernel rejected every input tried'}"
-                            "; the fake returned on each (give the op samples: [tool.shapecheck.audit] samples)")
+                            f"; the fake returned on each ({more})")
     if not _traced(rec):  # the fake raised on every call found (one only the eager kernel takes): its findings
         # are real, but nothing of the op's valid inputs was traced (never a pass, a baseline or not)
         rec["notes"].append("not traced: the fake returned on no input found, so no trace of it was made (give the "
@@ -531,7 +533,7 @@ def run_audit(patterns: tuple[str, ...] = (), imports: tuple[str, ...] = (), sou
                         "decomposition, register_fake, impl_abstract, register_op_impl or <custom op>.register_fake)")
     start = time.monotonic()
     extra, fresh, foreign = imported_ops(imports)
-    if options.samples:  # after the imports: a hook in the library's own package imports the library itself
+    if options.samples is not None:  # after the imports (a hook in the library's package imports it); "" too
         from .inputs import samples_hook
 
         samples_hook(options.samples)  # a bad hook is bad input (exit 2), before any op

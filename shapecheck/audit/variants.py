@@ -339,20 +339,30 @@ def other_dtypes(base: OpInputs) -> list[OpInputs]:
     out: list[OpInputs] = []
     if tensors and tensors[0][1][3] in OTHER_DTYPE:
         old = tensors[0][1][3]
-        alike = [(at, t) for at, t in tensors if t[3] == old]
-        changed = list(dict.fromkeys(base.args[at[0]][0] for at, _ in alike))
         # integers where floats were too: a reduction promotes them (cumsum of int32 is int64), and int8, a
         # quantized kernel's codes (an int8 matmul accumulates in int32: a fake that keeps int8 shows only there)
         # float64 beside float32's bfloat16: a kernel with a generic path for other dtypes (bitsandbytes' quantize
         # ops in float64, whose fakes take float16, bfloat16 and float32 only, hunt 43)
         wider = ["float64"] if old == "float32" else []
-        for new in [OTHER_DTYPE[old], *wider] + (["int32", "int8"] if old in FLOATING else []):
-            args = with_slots(base, {at: (*t[:3], new, *t[4:]) for at, t in alike})
-            out.append(OpInputs(base.op, base.origin, args, base.blobs, f"{', '.join(changed)} as {new}"))
+        out += _retyped(base, tensors, old, [OTHER_DTYPE[old], *wider] + (["int32", "int8"] if old in FLOATING else []))
         out += _mixed(base, tensors)
+        floating = next((t[3] for _, t in tensors if t[3] in FLOATING), None)
+        if old not in FLOATING and floating is not None:
+            # the floating tensors too, where an integer one comes first (an index before its table: a fake that
+            # makes float32 whatever the table's dtype, hunt 60)
+            out += _retyped(base, tensors, floating, [OTHER_DTYPE[floating], *(["float64"] if floating == "float32"
+                                                                              else [])])
     if base.label:  # a variant's (a flag set): what it changes, then the dtypes
         out = [replace(o, label=f"{base.label}, {o.label}") for o in out]
     return out
+
+
+def _retyped(base: OpInputs, tensors: list[tuple[Slot, tuple]], old: str, dtypes: list[str]) -> list[OpInputs]:
+    """The inputs with every tensor of dtype ``old`` in each of ``dtypes``, one variant a dtype."""
+    alike = [(at, t) for at, t in tensors if t[3] == old]
+    changed = list(dict.fromkeys(base.args[at[0]][0] for at, _ in alike))
+    return [OpInputs(base.op, base.origin, with_slots(base, {at: (*t[:3], new, *t[4:]) for at, t in alike}),
+                     base.blobs, f"{', '.join(changed)} as {new}") for new in dtypes]
 
 
 def layouts(base: OpInputs) -> list[OpInputs]:

@@ -208,10 +208,13 @@ def _untraced(file: str) -> dict[str, str]:
     baseline's limit like its findings."""
     doc = read_json(file, BASELINE_BYTES, "--baseline", "an audit baseline")
     entries = doc.get("untraced", []) if isinstance(doc, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) and isinstance(e.get("op"), str)
-                                                and isinstance(e.get("reason"), str) and e["reason"].strip()
-                                                for e in entries):
+    if not isinstance(entries, list):
         raise UserError(f"--baseline {file}: untraced: expected a list of {{\"op\", \"reason\"}}, each with a reason")
+    for i, e in enumerate(entries):  # the entry named, as the project file's are
+        if not (isinstance(e, dict) and isinstance(e.get("op"), str) and isinstance(e.get("reason"), str)
+                and e["reason"].strip()):
+            raise UserError(f"--baseline {file}: untraced[{i}]: expected {{\"op\", \"reason\"}} with a reason, got "
+                            f"{e!r:.60}")
     return {e["op"]: e["reason"] for e in entries}
 
 

@@ -362,7 +362,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
         raise TargetError(f"{path_text}:{fdef.lineno}: {fdef.name} is a FakeTensor rule (register_op_impl) of "
                           f"{op_name}, which the installed torch does not have")
     # a FakeTensor rule takes (fake_mode, func, *args): called with the op's arguments, bound by its schema
-    call = K.rule_as_kernel(fn, op) if rule else fn
+    call = CL.rule_as_kernel(fn, op) if rule else fn
     # the kernel's own code is its function, as for the installed torch's kernel: a guard in one of the
     # file's helpers (alloc_with_matching_layout) is torch's helper's (SC022) here as it is there
     kernel = Kernel(f"{_file_label(path)}:{fdef.name}", CL.with_fake_context(call, op), frozenset(),

@@ -48,7 +48,7 @@ def coverage_line(run: AuditRun) -> str:
     parts = [f"coverage: {c['traced']} of {c['ops']} ops traced ({c['compared_with_eager']} compared with the "
              f"eager kernel on {run.device}; {c['variants']} argument variants)"]
     for key, what in (("no_inputs", "without inputs"), ("not_run", "not run"), ("inconclusive", "explored in part"),
-                      ("not_compared", "traced but not compared with the eager kernel (it refused every input tried)")):
+                      ("not_compared", "traced but not compared with the eager kernel (it returned on no input tried)")):
         if c.get(key):
             parts.append(f"{len(c[key])} {what}: {_names(c[key])}")
     if c["excused"]:

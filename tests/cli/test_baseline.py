@@ -81,7 +81,7 @@ def test_an_audit_baseline_whose_untraced_list_is_malformed_is_bad_input_before_
     monkeypatch.setattr(audit_run, "run_audit", no_work)
     res = invoke("audit", "--ops", "aten::add.Tensor", "--baseline", bad)
     assert res.returncode == 2 and res.stderr.count("\n") == 1, res.stderr
-    assert "untraced: expected a list" in res.stderr and "Traceback" not in res.stderr
+    assert "untraced[0]: expected" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_a_project_file_value_refused_only_when_used_names_the_file_and_key(tmp_path):

@@ -60,3 +60,9 @@ def hook_returns_a_number(op: str):
 def hook_raises_after_one(op: str):
     yield ((torch.randn(5, 4),), {})
     raise RuntimeError("the generator died")
+
+
+def hook_malformed_after_one(op: str):
+    """A valid call, then one whose args are a Tensor, then one whose args are an int (hunt 60: exit 4, the valid
+    sample thrown away)."""
+    return [((torch.randn(5, 4),), {}), (torch.randn(4, 3), {}), (5, {})]

@@ -65,3 +65,27 @@ def test_a_hook_that_fails_is_said_and_keeps_what_it_gave(hook, said, kept):
     notes: list[str] = []
     got = from_samples_hook("audithook::double.default", f"{LIBRARY}:{hook}", notes=notes)
     assert len(got) == kept and [n for n in notes if said in n], notes
+
+
+def test_malformed_calls_are_left_out_with_a_note_and_the_valid_one_kept():
+    from shapecheck.audit.inputs import from_samples_hook
+
+    notes: list[str] = []
+    got = from_samples_hook("audithook::double.default", f"{LIBRARY}:hook_malformed_after_one", notes=notes)
+    assert len(got) == 1 and got[0].origin == "samples"
+    assert [n for n in notes if n.startswith("sample 2 of the samples hook not used: its args are of type 'Tensor'")]
+    assert [n for n in notes if n.startswith("sample 3 of the samples hook not used: its args are of type 'int'")]
+
+
+@pytest.mark.parametrize("spec", ["tests.kernels.hook_exits.stops:samples", ""])
+def test_a_hook_module_that_exits_at_import_or_an_empty_hook_is_bad_input(spec):
+    """hunt 60: ``sys.exit(0)`` in the hook's module made the audit exit 0 with no output; ``samples = ""`` was no
+    hook at all, while ``lib:`` was an error."""
+    from tests.conftest import invoke
+
+    res = invoke("audit", "--ops", "audithook::double*", "--import", LIBRARY, "--samples", spec, "-j", "1",
+                 "--no-cache")
+    assert res.returncode == 2 and res.stderr.count("\n") == 1, (res.returncode, res.stdout, res.stderr)
+    assert "the samples hook" in res.stderr and "Traceback" not in res.stderr
+    if spec:
+        assert "SystemExit" in res.stderr and "stopped before it was imported" in res.stderr

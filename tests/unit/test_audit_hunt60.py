@@ -1,0 +1,56 @@
+"""Hunt 60's misreadings of the audit (torchrec 1.9.2), on copies in tests/kernels/audit_hunt60.py."""
+
+from __future__ import annotations
+
+import pytest
+
+LIBRARY = "tests.kernels.audit_hunt60"
+
+
+@pytest.fixture(scope="module")
+def records():
+    from shapecheck.audit.run import AuditOptions, run_audit
+
+    run = run_audit(("audit60::*",), (LIBRARY,), jobs=1, options=AuditOptions(samples=f"{LIBRARY}:samples"))
+    return {r["op"]: r for r in run.records}
+
+
+@pytest.mark.slow
+def test_a_float_tensor_after_an_index_gets_other_dtypes_too(records):
+    found = records["audit60::gather_idx_first.default"]["findings"]
+    assert any(f["class"] == "eager-dtype" and "table as bfloat16" in f["expr"] for f in found), found
+
+
+@pytest.mark.slow
+def test_a_size_argument_named_like_an_axis_is_a_size_where_the_kernels_use_it_as_one(records):
+    found = records["audit60::cat_dim0.default"]["findings"]
+    assert any(f["class"] == "constant-comparison" and f["expr"] == "dim0 > 4" for f in found), found
+
+
+@pytest.mark.slow
+def test_the_hook_sample_that_is_the_first_inputs_is_not_run_again_as_a_variant(records):
+    found = records["audit60::rows.default"]["findings"]
+    accepts = [f for f in found if f["class"] == "fake-accepts"]
+    assert len(accepts) == 1, accepts
+    assert not any("sample 1 of the samples hook" in f["expr"] for f in found), found
+
+
+def test_kernel_size_names_follows_helpers_and_leaves_axes_out():
+    import torch
+
+    import tests.kernels.audit_hunt60  # noqa: F401 - registers the ops
+    from shapecheck._torch.kernel_code import kernel_size_names
+
+    sized = kernel_size_names(torch.ops.audit60.cat_dim0.default)
+    assert {"dim0", "dim1s"} <= sized
+    assert "dim" not in kernel_size_names(torch.ops.aten.sum.dim_IntList)  # no Python kernel: nothing read
+
+
+def test_an_untraced_entry_without_a_reason_is_named(tmp_path, monkeypatch):
+    from tests.conftest import invoke
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit.untraced]\n"a::b.default" = "fine"\n'
+                                             '"a::c.default" = 3\n')
+    res = invoke("audit", "--ops", "audit60::rows*", "--import", LIBRARY, "-j", "1", "--no-cache", cwd=tmp_path)
+    assert res.returncode == 2 and "[tool.shapecheck.audit.untraced] 'a::c.default'" in res.stderr, res.stderr
