@@ -182,6 +182,28 @@ def _names(node: Any) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _value_names(node: Any) -> set[str]:
+    """The names whose values make up ``node``'s value: not those only tested (``n // 2 if mode == 0 else n``
+    reads ``mode`` as a switch, not a size)."""
+    import ast
+
+    if isinstance(node, ast.Name):
+        return {node.id}
+    if isinstance(node, ast.IfExp):
+        return _value_names(node.body) | _value_names(node.orelse)
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.Attribute)):  # a test; ``t.shape``: a tensor's, no int's
+        return set()
+    if isinstance(node, ast.Call):  # arithmetic on sizes (``sum(dim1s)``), not what a helper is passed
+        called = node.func.attr if isinstance(node.func, ast.Attribute) else \
+            node.func.id if isinstance(node.func, ast.Name) else ""
+        return set().union(*(_value_names(a) for a in node.args)) if called in _SIZE_ARITHMETIC else set()
+    return set().union(*(_value_names(c) for c in ast.iter_child_nodes(node)))
+
+
+#: the calls whose value is arithmetic on their arguments' values (a size made of sizes)
+_SIZE_ARITHMETIC = frozenset({"sum", "max", "min", "abs", "int", "prod", "sym_max", "sym_min", "sym_int"})
+
+
 def _call_uses(node: Any, sizes: set[str], axes: set[str]) -> None:
     """The names a call uses as sizes (a tensor's sizes it makes) and as axes (``dim=``, an axis call's args)."""
     import ast
@@ -192,10 +214,10 @@ def _call_uses(node: Any, sizes: set[str], axes: set[str]) -> None:
         if kw.arg in ("dim", "dims", "axis", "axes"):
             axes |= _names(kw.value)
         elif kw.arg in ("size", "shape") and called in _SHAPE_CALLS:
-            sizes |= _names(kw.value)
+            sizes |= _value_names(kw.value)
     if called in _SHAPE_CALLS:
         for a in node.args:
-            sizes |= _names(a)
+            sizes |= _value_names(a)
     elif called in _AXIS_CALLS:
         places = _AXIS_CALLS[called]
         # torch.sum(x, dim) and sum(x, dim): one place later than x.sum(dim)
