@@ -120,22 +120,32 @@ def _dtype_leaf(r: Reader, value: JSON, key: str) -> str | E.Node:
     return r.parse(value, key)  # a choice name or an expression over choices: bound per case
 
 
+#: the memory formats an output layout may name, as their dim orders (outermost first)
+_NAMED_ORDERS = {"channels_last": (0, 2, 3, 1), "channels_last_3d": (0, 2, 3, 4, 1)}
+
+
 def _layout_leaf(r: Reader, value: JSON, key: str) -> S.OutputLayout:
     r.want(value, key, str)
     text = value.strip()
     if text == "contiguous":
         return text
+    if text in _NAMED_ORDERS:  # as an input's layout names it (hunt 59: "unknown name 'channels_last'")
+        return _NAMED_ORDERS[text]
     if text.startswith("like "):
         arg = text[5:].strip()
         if arg not in r.tensor_args:
             raise r.err(key, f"'like' needs a tensor argument, found {arg!r} (tensor arguments: "
                              f"{', '.join(sorted(r.tensor_args))})")
         return ("like", arg)
+    if not text.startswith("("):
+        raise r.err(key, f"expected 'contiguous', 'channels_last', 'channels_last_3d', 'like ARG' or a dim order such "
+                         f"as (0, 2, 1, 3), found {value!r}")
     node = r.parse(text, key)
     items = node.items if isinstance(node, E.TupleE) else ()
     order = [i.value for i in items if isinstance(i, E.Const) and type(i.value) is int]
     if not items or len(order) != len(items) or sorted(order) != list(range(len(order))):
-        raise r.err(key, f"expected 'contiguous', 'like ARG' or a dim order such as (0, 2, 1, 3), found {value!r}")
+        raise r.err(key, f"expected 'contiguous', 'channels_last', 'channels_last_3d', 'like ARG' or a dim order such "
+                         f"as (0, 2, 1, 3), found {value!r}")
     return tuple(order)
 
 

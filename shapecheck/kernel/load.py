@@ -167,6 +167,7 @@ def _check_outputs(contract: Any, op: Any) -> None:
     returns = CL.op_return_types(op)
     if any(t.endswith("[]") for t in returns):
         return
+    lets = {name: [v for v in _alternatives(value) if isinstance(v, E.Node)] for name, value in contract.lets}
     for p in contract.paths:
         where = f"{contract.file}: [paths.{p.id}.outputs"
         if len(p.outputs) > len(returns):
@@ -178,17 +179,20 @@ def _check_outputs(contract: Any, op: Any) -> None:
                 shapes = [e] if isinstance(e, E.Node) else \
                     [v for v in _alternatives(e.shape) if isinstance(v, E.Node)] if isinstance(e, S.OutputSpec) else []
                 for shape in shapes:
-                    if kind in ("Tensor", "Tensor?") and not _tuple_like(shape):
+                    if kind in ("Tensor", "Tensor?") and not _tuple_like(shape, lets):
                         raise ContractError(f"{where}[{i}]]", f"the integer {E.to_text(shape)}, but {op.name()} "
                                                               "returns a Tensor there: give its shape as a tuple, "
                                                               "(N,) for one dim")
 
 
-def _tuple_like(node: Any) -> bool:
+def _tuple_like(node: Any, lets: dict[str, list[Any]] | None = None) -> bool:
     """Whether an output expression is a shape (a tuple, an argument's shape, a slice or concatenation of them;
-    a conditional either of whose values is one)."""
+    a conditional either of whose values is one; a ``[let]`` whose value is one: hunt 59's "the integer S")."""
     if isinstance(node, E.Ite):
-        return _tuple_like(node.then) or _tuple_like(node.other)
+        return _tuple_like(node.then, lets) or _tuple_like(node.other, lets)
+    if isinstance(node, E.Var) and lets and node.name in lets:
+        inner = {k: v for k, v in lets.items() if k != node.name}  # (a let never names itself)
+        return any(_tuple_like(v, inner) for v in lets[node.name])
     return not isinstance(node, (E.Var, E.Const, E.Arith, E.Neg, E.Call)) or \
         isinstance(node, E.Call) and node.fn not in ("max", "min", "ceil", "floor", "abs")
 

@@ -419,6 +419,28 @@ def test_ref_check_loses_only_the_input_an_eager_kernel_crashes_on(tmp_path):
 
 @needs_fork
 @pytest.mark.slow
+def test_fuzz_blames_the_runtime_where_the_eager_kernel_crashes_not_the_meta_kernel(tmp_path):
+    """hunt 59: an eager kernel's SIGFPE (_weight_norm_interface at a size of 0) was fuzz's SC007 of the meta
+    kernel, which returns there; ``ref check`` says SC014, the runtime's, and so does fuzz now."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.kernels.crashing_ops import CONTRACT
+
+    contract = tmp_path / "doubled.toml"
+    contract.write_text(CONTRACT)
+    res = subprocess.run([sys.executable, "-m", "shapecheck", "fuzz", "op", "sc_crash::doubled", "--import",
+                          "tests.kernels.crashing_ops", "--contract", str(contract), "--example", ";N=1,W=2;seed=0",
+                          "--format", "json"], capture_output=True, text=True, cwd=ROOT, env=dict(os.environ))
+    assert res.returncode == 1 and res.stdout.startswith("{"), res.stderr[-2000:]
+    [failure] = json.loads(res.stdout)["failures"]
+    assert failure["code"] == "SC014" and failure["check"] == "runtime" and "SIGSEGV" in failure["got"], failure
+    assert "the runtime crashed the process" in failure["message"]
+
+
+@needs_fork
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["verify", "fuzz"])
 def test_a_kernel_file_that_crashes_as_it_loads_is_a_one_line_error_naming_its_line(tmp_path, command):
     """A --meta file that dies of SIGSEGV at import (as a C++ extension it loads may): verify died with exit
