@@ -43,7 +43,8 @@ def test_a_guard_between_a_derived_axis_and_its_dims_own_input_is_found():
     found = _findings(STEP1)[STEP1]
     # a helper's guard that holds but torch cannot prove over one dim: SC016 whoever asked (hunt 57)
     assert found and all(f.startswith("SC016 ") for f in found), found
-    assert any("min(D - 2, D - 1)" in f for f in found), found
+    # (its text is torch's at export's example: min(D - 2, D - 1), or min(D - 1, D - 2) at another example)
+    assert any("min(D - 2, D - 1)" in f or "min(D - 1, D - 2)" in f for f in found), found
 
 
 @pytest.mark.slow  # two strict exports

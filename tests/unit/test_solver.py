@@ -229,3 +229,22 @@ def test_each_session_has_a_z3_context_of_its_own():
     assert b.extreme([domain, E.Cmp("==", E.Var("P"), E.Const(3))], "Ci", lowest=True) == 3
     assert a.satisfiable([domain, E.Cmp("==", E.Var("Ci"), E.Const(7)), E.Cmp(">", E.Var("P"), E.Const(1))]).model == \
         {"Ci": 7, "Co": 1, "P": 7}
+
+
+def test_export_example_sizes_keep_an_input_formula_apart_from_the_dims(tmp_path):
+    """hunt 59: _fft_c2r's input ``(B, L // 2 + 1)`` got the example B = 2, L = 3, where the formula equals B, and
+    --confirm-export quoted export's "B and self_size1 must always be equal", an artifact of the example."""
+    from shapecheck.contract.load import load_contract
+    from shapecheck.prove.export import equal_classes, example_sizes
+    from shapecheck.prove.verify import make_solver
+
+    path = tmp_path / "c.toml"
+    path.write_text('schema = 1\nop = "aten::neg"\n\n[dims]\nB = { min = 1, max = 64 }\nL = { min = 1, max = 64 }\n\n'
+                    '[[args]]\nname = "self"\nkind = "tensor"\ndtype = "float32"\nshape = "(B, L // 2 + 1)"\n\n'
+                    '[[paths]]\nid = "p"\nwhen = "true"\noutputs = ["(B, L // 2 + 1)"]\n')
+    contract = load_contract(str(path))
+    solver = make_solver(contract, 2000)
+    (case,) = contract.cases()
+    ex = example_sizes(case, solver, equal_classes(case, solver))
+    assert ex is not None and ex["B"] >= 2 and ex["L"] // 2 + 1 >= 2
+    assert len({ex["B"], ex["L"], ex["L"] // 2 + 1}) == 3, ex
