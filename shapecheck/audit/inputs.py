@@ -252,7 +252,14 @@ def constant_int(name: str, op_name: str | None = None) -> bool:
     """Whether a ``SymInt`` or ``SymInt[]`` argument named ``name`` is a constant (``CONSTANT_INT_WORDS``: tfl's
     ``squeeze_dims``, ``perm``, ``dim``), not a size; with ``op_name``, not one the op's kernels use as a size only
     (torchrec's ``dim0``: ``kernel_code.kernel_size_names``)."""
+    words = re.findall(r"[a-z]+", name.lower())
+    if words and words[-1] in SIZE_WORDS:  # ``last_dim_size`` (_fft_c2r's, hunt 59): the size of an axis, a size
+        return False
     return any(w in name.lower() for w in CONSTANT_INT_WORDS) and (op_name is None or name not in _sized(op_name))
+
+
+#: the last word of an int argument's name that makes it a size whatever it says before (``last_dim_size``)
+SIZE_WORDS = frozenset({"size", "sizes", "len", "length", "lengths", "numel", "count"})
 
 
 def _sized(op_name: str) -> frozenset[str]:

@@ -54,3 +54,12 @@ def test_an_untraced_entry_without_a_reason_is_named(tmp_path, monkeypatch):
                                              '"a::c.default" = 3\n')
     res = invoke("audit", "--ops", "audit60::rows*", "--import", LIBRARY, "-j", "1", "--no-cache", cwd=tmp_path)
     assert res.returncode == 2 and "[tool.shapecheck.audit.untraced] 'a::c.default'" in res.stderr, res.stderr
+
+
+def test_an_int_named_for_an_axis_but_ending_in_a_size_word_is_a_size():
+    """hunt 59: ``contract draft aten::_fft_c2r`` made ``SymInt last_dim_size`` a choice of [0], so no guard on it
+    could be found; the name's last word says what it is."""
+    from shapecheck.audit.inputs import constant_int
+
+    assert not constant_int("last_dim_size") and not constant_int("dim_size") and not constant_int("mode_length")
+    assert constant_int("dim") and constant_int("squeeze_dims") and constant_int("num_bits") and constant_int("perm")
