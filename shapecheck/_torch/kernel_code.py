@@ -1,6 +1,7 @@
 """The compatibility layer: the constants an op's Python kernels compare their arguments with, read from their
 code (``kernel_strings``, ``kernel_ints``): the values the audit's input search tries for a ``str`` or an ``int``
-argument, so that the kernels' own branches are reached (``if mode == "both":``, ``if num_bits == 8:``)."""
+argument, so that the kernels' own branches are reached (``if mode == "both":``, ``if num_bits == 8:``); and the
+names they use as sizes (``kernel_size_names``), read from their source."""
 
 from __future__ import annotations
 

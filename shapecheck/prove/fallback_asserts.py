@@ -1,5 +1,5 @@
-"""A runtime assert (or a range refinement, ``torch._check(M >= 1)``) that fails only where one of the kernel's own ``guard_or_false``/``guard_or_true`` answers
-was the other way.
+"""A runtime assert (or a range refinement, ``torch._check(M >= 1)``) that fails only where one of the kernel's own
+``guard_or_false``/``guard_or_true`` answers was the other way.
 
 Under unbacked sizes torch answers such a call with its fallback and the trace goes on; where torch.export settles
 the call the same way (its sizes start at 2), the trace stands for its whole region (``explore.unsettled_fallback``).
@@ -26,8 +26,8 @@ from .torch_decides import TorchView
 
 
 def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: Solver, view: TorchView) -> Discharged:
-    """``d``, or PROVED where a refuted assert or range holds wherever the leaf's own fallbacks hold as assumed and torch
-    decides it true under export's sizes (module doc)."""
+    """``d``, or PROVED where a refuted assert or range holds wherever the leaf's own fallbacks hold as assumed and
+    torch decides it true under export's sizes (module doc)."""
     if ob.kind not in (Kind.ASSERT, Kind.RANGE) or d.status is not Status.REFUTED or not d.point:
         return d
     a = ob.source
