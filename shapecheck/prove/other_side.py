@@ -28,7 +28,7 @@ from ..logic import expr as E
 from ..logic.solver import Solver, restrict
 from ..rules import PLAIN_SIZE_FIX, RuleCode
 from ..trace.run import Fallback, Finished
-from .least import runnable, wide_point
+from .least import runnable, spread_point, wide_point
 from .obligations import Leaf
 
 
@@ -43,6 +43,9 @@ def other_sides(kernel: Kernel, case: BoundCase, leaves: list[Leaf], solver: Sol
     # wrong shape's strides at a point where the two shapes coincide, the same bug at another size)
     wrong = {(v.path, int(m.group(1))) for v in findings if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH
              and (m := re.match(r"output (\d+) ", v.expr)) is not None}
+    # in every era of that path: the obligations report one finding where the eras' formulas agree (hunt 61: the
+    # current era's same wrong output blamed on torch's layout answers "at E == 1", at the kernel's unsqueeze lines)
+    wrong |= {(p.pid, j) for p in case.paths for path, j in list(wrong) if path is not None and p.pid.id == path.id}
     # likewise an output whose dtype a finding says is wrong on a path: the other side's same wrong dtype is that
     # finding again, not a branch's (a float64 statistic "at D == 1", hunt 49)
     wrong_dtype = {(v.path, int(m.group(1)), "dtype") for v in findings if v.code is RuleCode.OUTPUT_DTYPE_MISMATCH
@@ -93,8 +96,9 @@ def _its_own_assert(found: Finding, trace: Finished, known: Set[tuple[RuleCode, 
 
 
 def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str]) -> list[dict[str, int]]:
-    """The side's least point, then its least point with every dim the condition does not name at 2 or more: a
-    size of 1 elsewhere hides the strides a layout gives (a channels-last output of one channel is contiguous);
+    """The side's least point, then its least point with every dim the condition does not name at 2 or more (as
+    many as the domain allows), then with those apart from each other too (``spread_point``): a size of 1 elsewhere
+    hides the strides a layout gives (a channels-last output of one channel is contiguous), equal sizes a swap;
     then, for each dim the condition names and bounds from above (``N <= 1``), the side's least point with that
     dim at its greatest: a fallback that is right at 0 and wrong at 1 is wrong at the side's far end. ``conds``: the
     region's conditions with the side's last."""
@@ -103,6 +107,8 @@ def _points(solver: Solver, conds: list[E.Node], dims: list[str], asked: set[str
     out = [least] if len(least) == len(dims) and runnable(least) else []
     wide = wide_point(solver, conds, dims, asked)
     out += [wide] if wide is not None and wide not in out else []
+    spread = spread_point(solver, conds, dims, asked)  # and apart: a swap of two sizes shows
+    out += [spread] if spread is not None and spread not in out else []
     for name in sorted(asked & set(dims)):
         top = solver.extreme(conds, name, lowest=False)
         if top is None or top == least.get(name) or top == solver.extreme(conds[:-1], name, lowest=False):
