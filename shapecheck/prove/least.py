@@ -70,9 +70,9 @@ def runnable(point: dict[str, int]) -> bool:
 
 def wide_point(solver: Solver, conds: list[E.Node], dims: list[str], exempt: Set[str] = frozenset()
                ) -> dict[str, int] | None:
-    """The least point of ``conds`` with every dim but the ``exempt`` ones at 2 or more, where a size of 1 hides
-    no layout (a channels-last tensor of one channel is contiguous); None where there is none, or it is not
-    ``runnable``."""
+    """The least point of ``conds`` with every dim but the ``exempt`` ones at 2 or more (as many of them as the
+    domain allows, ``_kept``), where a size of 1 hides no layout (a channels-last tensor of one channel is
+    contiguous); None where there is none, or it is not ``runnable``."""
     wide = _kept(solver, list(conds), [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in exempt])
     model = solver.small_model(wide)
     point = restrict(model, dims) if model is not None else {}
