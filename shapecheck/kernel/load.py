@@ -26,12 +26,12 @@ from ..logic import expr as E
 from ..progress import LoadTimeout
 from .binding import SchemaArg
 from .registrations import (  # noqa: F401 - read_python and is_registered_in: re-exported
-    RULE_REGISTRATION,
     find_registration,
     installed_helpers,
     is_py_impl,
     is_registered_in,
     is_registering,
+    is_rule,
     plain_helpers,
     py_impl_keys,
     read_python,
@@ -361,7 +361,7 @@ def source_kernel(path_text: str, op_name: str) -> Kernel:
     fn = namespace[fdef.name]
     loc = SourceLoc(str(path.resolve()), fdef.lineno, fdef.name, f"def {fdef.name}(...)")
     op = _op_or_none(op_name)
-    rule = _registering_name(registration.decorator) == RULE_REGISTRATION
+    rule = is_rule(registration.decorator)
     if rule and op is None:
         raise TargetError(f"{path_text}:{fdef.lineno}: {fdef.name} is a FakeTensor rule (register_op_impl) of "
                           f"{op_name}, which the installed torch does not have")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import z3
@@ -463,6 +463,20 @@ class CachedSolver(Solver):
         if found is not None:
             self._extreme[key] = found
         return found
+
+
+def kept(solver: Solver, conds: list[E.Node], wanted: Sequence[E.Node]) -> list[E.Node]:
+    """``conds`` with every one of ``wanted`` where they are satisfiable together (one query), else each one that is
+    with those kept before it: as much of ``wanted`` as the domain allows (export's examples apart from each other,
+    the other side's points with as many dims at 2 or more as possible)."""
+    if not wanted:
+        return conds
+    if solver.satisfiable(conds + list(wanted)).sat is Sat.SAT:
+        return conds + list(wanted)
+    for w in wanted:
+        if solver.satisfiable(conds + [w]).sat is Sat.SAT:
+            conds = conds + [w]
+    return conds
 
 
 def restrict(model: Mapping[str, int] | None, names: Iterable[str]) -> dict[str, int]:

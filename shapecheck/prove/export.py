@@ -23,7 +23,7 @@ from ..findings import Finding, Verdict
 from ..kernel.binding import rebind, schema_signature
 from ..kernel.sources import Kernel
 from ..logic import expr as E
-from ..logic.solver import Outcome, Sat, Solver, restrict
+from ..logic.solver import Outcome, Sat, Solver, kept, restrict
 from ..result.report import CaseResult
 from ..trace.arguments import layout_at
 from ..trace.run import call_args
@@ -215,32 +215,18 @@ def example_sizes(case: BoundCase, solver: Solver, classes: dict[str, str],
         conds = conds + sized
     reps = sorted(set(classes.values()))
     pairs: list[E.Node] = [E.Cmp("!=", E.Var(a), E.Var(b)) for i, a in enumerate(reps) for b in reps[i + 1:]]
-    conds = _distinct(solver, conds, pairs)
+    conds = kept(solver, conds, pairs)  # (one query where all fit)
     # an input size written as a formula apart from the dims and the other formulas too (hunt 59: _fft_c2r's
     # ``L // 2 + 1`` equal to B at B = 2, L = 3, and export said "B and self_size1 must always be equal")
     formulas = list(dict.fromkeys(c.left for c in sized if isinstance(c, E.Cmp)))
     terms: list[E.Node] = [E.Var(r) for r in reps]
     apart: list[E.Node] = [E.Cmp("!=", f, t) for i, f in enumerate(formulas) for t in terms + formulas[:i]]
-    conds = _distinct(solver, conds, apart[:_APART])
+    conds = kept(solver, conds, apart[:_APART])
     model = solver.small_model(conds)
     return None if model is None else restrict(model, [d.name for d in case.dims])
 
 
 _APART = 12  # at most this many formula pairs are tried one by one
-
-
-def _distinct(solver: Solver, conds: list[E.Node], pairs: list[E.Node]) -> list[E.Node]:
-    """``conds`` with every one of ``pairs`` where the domain allows them all (one query), else each that it allows
-    with those kept before it."""
-    if not pairs:
-        return conds
-    if solver.satisfiable(conds + pairs).sat is Sat.SAT:
-        return conds + pairs  # what the pair-by-pair walk below ends with, in one query
-    for pair in pairs:
-        trial = conds + [pair]
-        if solver.satisfiable(trial).sat is Sat.SAT:
-            conds = trial
-    return conds
 
 
 def _export_dims(case: BoundCase, classes: dict[str, str] | None,

@@ -18,7 +18,7 @@ from ..contract.model import BoundCase
 from ..findings import Finding
 from ..kernel.sources import Kernel, NotApplicable
 from ..logic import expr as E
-from ..logic.solver import Sat, Solver, restrict
+from ..logic.solver import Solver, kept, restrict
 from ..rules import RuleCode
 
 #: a finding that already says the case's kernel raises (or that shapecheck failed in it): nothing to add
@@ -71,9 +71,9 @@ def runnable(point: dict[str, int]) -> bool:
 def wide_point(solver: Solver, conds: list[E.Node], dims: list[str], exempt: Set[str] = frozenset()
                ) -> dict[str, int] | None:
     """The least point of ``conds`` with every dim but the ``exempt`` ones at 2 or more (as many of them as the
-    domain allows, ``_kept``), where a size of 1 hides no layout (a channels-last tensor of one channel is
+    domain allows, ``solver.kept``), where a size of 1 hides no layout (a channels-last tensor of one channel is
     contiguous); None where there is none, or it is not ``runnable``."""
-    wide = _kept(solver, list(conds), [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in exempt])
+    wide = kept(solver, list(conds), [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims if d not in exempt])
     model = solver.small_model(wide)
     point = restrict(model, dims) if model is not None else {}
     return point if len(point) == len(dims) and runnable(point) else None
@@ -85,26 +85,11 @@ def spread_point(solver: Solver, conds: list[E.Node], dims: list[str], exempt: S
     kernel that swaps two sizes (``(H, W)`` for ``(W, H)``, ``S`` where ``L`` belongs) returns the right shape where
     they are equal (hunt 61: convolution's Ho and Wo swapped behind ``guard_or_false(Ci == 1)``)."""
     names = [d for d in dims if d not in exempt]
-    wide = _kept(solver, list(conds), [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names])
+    wide = kept(solver, list(conds), [E.Cmp(">=", E.Var(d), E.Const(2)) for d in names])
     apart: list[E.Node] = [E.Cmp("!=", E.Var(a), E.Var(b)) for i, a in enumerate(names) for b in names[i + 1:]]
-    model = solver.small_model(_kept(solver, wide, apart))
+    model = solver.small_model(kept(solver, wide, apart))
     point = restrict(model, dims) if model is not None else {}
     return point if len(point) == len(dims) and runnable(point) else None
-
-
-def _kept(solver: Solver, conds: list[E.Node], wanted: list[E.Node]) -> list[E.Node]:
-    """``conds`` with every one of ``wanted`` where the domain allows them all (one query), else each it allows
-    with those kept before it: as many dims at 2 or more as the domain allows where not all can be (hunt 61: H = 1
-    forces Hk = 1 in the SDPA contracts, and the point with every other dim at 2 or more did not exist, so no point
-    past the least one was tried)."""
-    if not wanted:
-        return conds
-    if solver.satisfiable(conds + wanted).sat is Sat.SAT:
-        return conds + wanted
-    for w in wanted:
-        if solver.satisfiable(conds + [w]).sat is Sat.SAT:
-            conds = conds + [w]
-    return conds
 
 
 def raised_as_torch_runs(kernel: Kernel, case: BoundCase, point: dict[str, int]) -> BaseException | None:
