@@ -15,6 +15,31 @@ import sympy
 from ..logic import expr as E
 from .core import INT_OO as int_oo
 
+_MEMO: dict[tuple[str, Any, frozenset], Any] = {}
+"""(what, expression, the symbols' names) -> its translation: every trace of a case has a ShapeEnv of its own, but
+its symbols are made in the same order with the same assumptions (equal sympy symbols), so the kernel's guards,
+fallbacks and asserts are the same sympy expressions from trace to trace (the regions of one case, its variants)."""
+
+
+def _memo(what: str, expr: Any, names: dict[Any, str], make: Any) -> Any:
+    """``make(expr, names)``, once per expression and naming; an ``Unsupported`` is remembered and raised again."""
+    try:
+        key = (what, expr, frozenset(names.items()))
+        found = _MEMO.get(key, _MEMO)
+    except TypeError:  # an unhashable argument: translated each time
+        return make(expr, names)
+    if found is _MEMO:
+        try:
+            found = make(expr, names)
+        except Unsupported as exc:
+            found = exc
+        if len(_MEMO) > 8192:  # one process verifies many contracts: keep it bounded
+            _MEMO.clear()
+        _MEMO[key] = found
+    if isinstance(found, Unsupported):
+        raise Unsupported(*found.args)
+    return found
+
 
 class Unsupported(Exception):
     """A torch expression outside what shapecheck can translate; the caller reports inconclusive."""
@@ -62,7 +87,7 @@ def _int_vs_number(expr: Any, names: dict[Any, str]) -> E.Node | None:
         c = fractions.Fraction(float(right))
     else:
         c = fractions.Fraction(int(right.p), int(right.q))
-    x = to_node(left, names)
+    x = _to_node(left, names)
     if c.denominator == 1:
         return E.normalize_cmp(E.Cmp(op, x, E.Const(int(c))))
     if op in ("==", "!="):
@@ -73,6 +98,10 @@ def _int_vs_number(expr: Any, names: dict[Any, str]) -> E.Node | None:
 
 def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     """Translate a sympy expression over traced symbols into the contract language, renaming symbols."""
+    return _memo("node", expr, names, _to_node)
+
+
+def _to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     atom = _atom(expr, names)
     if atom is not None:
         return atom
@@ -84,7 +113,7 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
     if name == "ToFloat" and len(expr.args) == 1 and expr.args[0].is_integer:
         # float(n) of an integer is n itself below 2**53; only comparisons and float-free arithmetic on it
         # translate (a float constant in a product does not), so the number keeps its meaning
-        return to_node(expr.args[0], names)
+        return _to_node(expr.args[0], names)
     if isinstance(expr, sympy.core.relational.Relational):
         mixed = _int_vs_number(expr, names)
         if mixed is None:
@@ -95,7 +124,7 @@ def to_node(expr: Any, names: dict[Any, str]) -> E.Node:
         return _piecewise(expr, names)
     if isinstance(expr, sympy.Pow):
         return _power(expr, names)
-    args = [to_node(a, names) for a in expr.args]
+    args = [_to_node(a, names) for a in expr.args]
     if isinstance(expr, sympy.Add):
         return _sum(args)
     if isinstance(expr, sympy.Mul):
@@ -158,7 +187,7 @@ def _quotient(expr: Any, names: dict[Any, str]) -> tuple[E.Node, E.Node] | None:
         return num, den
     if getattr(expr, "is_integer", False) or isinstance(expr, (bool, int)):
         try:
-            return to_node(expr, names), E.Const(1)
+            return _to_node(expr, names), E.Const(1)
         except Unsupported:
             return None
     return None
@@ -215,9 +244,9 @@ def _piecewise(expr: Any, names: dict[Any, str]) -> E.Node:
     last_value, last_cond = pieces[-1].args
     if last_cond is not sympy.true:
         raise Unsupported(f"the piecewise expression {expr} (no default piece)")
-    out = to_node(last_value, names)
+    out = _to_node(last_value, names)
     for value, cond in reversed([p.args for p in pieces[:-1]]):
-        out = E.Ite(to_node(cond, names), to_node(value, names), out)
+        out = E.Ite(_to_node(cond, names), _to_node(value, names), out)
     return out
 
 
@@ -225,7 +254,7 @@ def _power(expr: Any, names: dict[Any, str]) -> E.Node:
     base, exp = expr.args
     if not (isinstance(exp, sympy.Integer) and 1 <= int(exp) <= 8):
         raise Unsupported(f"the power {expr}")
-    b = to_node(base, names)
+    b = _to_node(base, names)
     out = b
     for _ in range(int(exp) - 1):
         out = E.arith("*", out, b)
@@ -289,6 +318,10 @@ def _function(name: str, expr: Any, args: list[E.Node]) -> E.Node | None:
 
 def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
     """sympy text with traced symbols renamed to dim names."""
+    return _memo("text", expr, names, _renamed_text)
+
+
+def _renamed_text(expr: Any, names: dict[Any, str]) -> str:
     try:
         return str(expr.xreplace({s: sympy.Symbol(n) for s, n in names.items()}))
     except Exception:  # noqa: BLE001 - display text only: the expression as torch prints it will do
@@ -297,6 +330,10 @@ def rename_symbols(expr: Any, names: dict[Any, str]) -> str:
 
 def with_dim_names(expr: Any, names: dict[Any, str]) -> Any:
     """The sympy expression over symbols named after the contract's dims (picklable, no ``u3``)."""
+    return _memo("sympy", expr, names, _dim_named)
+
+
+def _dim_named(expr: Any, names: dict[Any, str]) -> Any:
     if isinstance(expr, (bool, int)):
         return expr
     try:
