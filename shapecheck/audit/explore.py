@@ -19,7 +19,7 @@ from ..findings import SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Decision, Outcome, Solver, restrict
-from ..prove.explore import unsettled_fallback
+from ..prove.explore import assumed_side, contradicted, pc_key, unsettled_fallback
 from ..prove.premises import simplified
 from ..trace.run import (
     Failed,
@@ -129,6 +129,7 @@ class AuditExplorer:
         self.tentative: list[tuple[Guarded, list[E.Node], str, E.Node, dict | None, str]] = []
         self.returned: list[tuple[list[E.Node], list[E.Node]]] = []  # (region, its asserts) of each trace that returned
         self.ints_only: list[str] = []  # the errors of traces an op in the kernel refused SymInts in (``INTS_ONLY``)
+        self.reused: dict[tuple[str, ...], Trace] = {}  # regions a trace already made stands for (``_queue``)
 
     def run(self) -> OpAudit:
         st = self.state
@@ -137,11 +138,13 @@ class AuditExplorer:
                 st.notes.append(f"stopped after {st.traces} traces: {len(self.work)} region(s) not explored")
                 break
             pc = self.work.pop()
-            try:
-                t = trace_inputs(self.kernel, self.inputs, pc)
-            except C.AssumptionRejected:  # torch's ranges find the region empty (z3 did not): no input lies there
-                continue
-            st.traces += 1
+            t = self.reused.pop(pc_key(pc), None)  # the trace that asked stands for its fallback's side
+            if t is None or contradicted(t, pc, self.solver):
+                try:
+                    t = trace_inputs(self.kernel, self.inputs, pc)
+                except C.AssumptionRejected:  # torch's ranges find the region empty (z3 did not): no input there
+                    continue
+                st.traces += 1
             if isinstance(t, Finished):
                 self._asserts(t, pc)
                 self.returned.append((pc, [a.expr for a in t.asserts if a.expr is not None]))
@@ -162,7 +165,7 @@ class AuditExplorer:
                     # side past 1 too where the example sits at 1 (a [6, 1] scale)
                     sides = self._helper_sides(pending.guard, pc, lifted=True)
                     self.helper_sides.update(side[-1] for side in sides)
-                    self.work += sides
+                    self._queue(sides, t, pending, pc)
                     continue
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
@@ -188,8 +191,15 @@ class AuditExplorer:
         if not sides:
             return False
         self.helper_sides.update(side[-1] for side in sides)
-        self.work += sides
+        self._queue(sides, t, pending, pc)
         return True
+
+    def _queue(self, sides: list[list[E.Node]], t: Trace, pending: Guarded, pc: list[E.Node]) -> None:
+        """The sides of a helper's fallback to explore; ``t`` stands for the side torch assumed."""
+        self.work += sides
+        side = assumed_side(pc, pending)
+        if side is not None and any(pc_key(s) == pc_key(side) for s in sides):
+            self.reused[pc_key(side)] = t
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node], lifted: bool = False) -> list[list[E.Node]]:
         """The sides of a helper's size condition to explore: both, or for a zero-one condition the example's

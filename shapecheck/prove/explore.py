@@ -132,6 +132,7 @@ class _CaseExplorer(_CaseFindings):
         self.view = TorchView(case, solver)
         self.is_root = False  # the case explored a violating first guard in full: its regions go in ``roots``
         self.traced: dict[tuple[str, ...], Trace] = {}  # the shared regions' traces, made by workers (--jobs)
+        self.reused: set[tuple[str, ...]] = set()  # regions of ``traced`` that an earlier trace stands for
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -147,21 +148,50 @@ class _CaseExplorer(_CaseFindings):
             elif pc_key(pc) in self.traced:
                 t = self.traced.pop(pc_key(pc))
             else:
-                isolate.note(("trace", self.case.id, pc))  # a crash in it is reported with its region
-                try:
-                    t = trace_case(self.kernel, self.case, pc, track_return=self.options.explore
-                                   or getattr(self.options, "show_obligations", False))  # the return's line
-                except AssumptionRejected as why:
-                    self.rejected_region(pc, str(why))
+                made = self._trace(pc)
+                if made is None:
                     continue
-            run.traces += 1
+                t = made
+            if pc_key(pc) in self.reused:
+                self.reused.discard(pc_key(pc))
+                if contradicted(t, self.premises + pc, self.solver):  # stands for no point there: traced
+                    made = self._trace(pc)
+                    if made is None:
+                        continue
+                    t = made
+                    run.traces += 1
+            else:
+                run.traces += 1
             run.trace_cache[pc_key(pc)] = t
             pending = self._as_guard_or_recorded(t, pc)
-            if pending is not None and self.guarded(pending, pc) == "stop":
+            if pending is None:
+                continue
+            queued = len(self.work)
+            if self.guarded(pending, pc) == "stop":
                 break
+            if isinstance(t, (Finished, Failed)):
+                self._reuse(t, pending, pc, self.work[queued:])
         if self.is_root and not run.truncated and self.roots is not None:  # (is_root only where there are roots)
             self.roots.leaves[self.case.id] = [list(leaf.pc) for leaf in run.leaves]
         return run
+
+    def _trace(self, pc: list[E.Node]) -> Trace | None:
+        """The kernel traced on the region ``pc``; None where torch refuses its assumptions (reported)."""
+        isolate.note(("trace", self.case.id, pc))  # a crash in it is reported with its region
+        try:
+            return trace_case(self.kernel, self.case, pc, track_return=self.options.explore
+                              or getattr(self.options, "show_obligations", False))  # the return's line
+        except AssumptionRejected as why:
+            self.rejected_region(pc, str(why))
+            return None
+
+    def _reuse(self, t: Finished | Failed, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
+        """``t`` stands for the side of its fallback that torch assumed (``assumed_side``), where that side is
+        queued: it is not traced again."""
+        side = assumed_side(pc, fallback)
+        if side is not None and any(pc_key(w) == pc_key(side) for w in queued) and pc_key(side) not in self.traced:
+            self.traced[pc_key(side)] = t
+            self.reused.add(pc_key(side))
 
     def rejected_region(self, pc: list[E.Node], why: str) -> None:
         """torch refused the region's assumptions: nothing to check where z3 finds the region empty on the
@@ -368,6 +398,31 @@ class _CaseExplorer(_CaseFindings):
         self.work.append(pc + [E.negate(guard)])
         self.work.append(pc + [guard])
         return None
+
+
+def assumed_side(pc: list[E.Node], fallback: Guarded) -> list[E.Node] | None:
+    """The region ``pc`` on the side of an unsettled fallback (``as_guard``) that torch assumed, or None (a value,
+    not a condition). The trace that asked is traced there already: it took that side at every point of ``pc``, and
+    each of its other decisions holds on all of ``pc`` (decided there) or is a fallback of its own, explored or
+    settled in turn as this one is. So it stands for that side as a trace made there would (the leaves are then
+    those whose every fallback the region settles), unless it is ``contradicted`` there. The other side is traced:
+    there the kernel may take another branch."""
+    if fallback.guard is None or fallback.is_specialization or fallback.fallback_value is None:
+        return None
+    return pc + [fallback.guard if fallback.fallback_value else E.negate(fallback.guard)]
+
+
+def contradicted(t: Trace, conds: list[E.Node], solver: Solver) -> bool:
+    """Whether a fallback ``t`` took is the other way on the whole region ``conds`` (torch assumed both ``W == 1``
+    and ``W != 1`` false where it could decide neither): ``t`` then stands for no point there. Its layout logic's
+    answers too: a trace made there would lay its output out as torch decides it there (avg_pool2d's channels-last
+    output, which the answers of the region without the side made contiguous)."""
+    for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())):
+        if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
+            continue
+        if solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE):
+            return True
+    return False
 
 
 def _budget_stops(exc: Exception) -> None:
