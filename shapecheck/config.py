@@ -178,8 +178,11 @@ def _params(pyproject: Path, entries: dict[str, Any], where: str, params: dict[s
                 raise UserError(f"{pyproject}: [{where}] {key_text(key)}: read from [{home}] only")
             continue
         if name not in OPTIONS:
-            raise UserError(f"{pyproject}: [{where}] {key_text(key)}: not an option shapecheck reads from a project file "
-                            f"(known: contracts, {', '.join(sorted(OPTIONS))})")
+            # a command's own table: the keys it takes (hunt 62: it listed seed and timeout-ms, which it refuses)
+            known = sorted({n for n in OPTIONS if not own_table or OPTIONS[n] in params}
+                           | {n for n in _NOT_OPTIONS if _HOMES[n] == where})
+            raise UserError(f"{pyproject}: [{where}] {key_text(key)}: not an option shapecheck reads from "
+                            f"{'this table' if own_table else 'a project file'} (known: {', '.join(known)})")
         param = params.get(OPTIONS[name])
         if param is None:
             if own_table:

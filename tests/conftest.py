@@ -92,6 +92,15 @@ def shipped_gate():
     return run_gate([], GateOptions(), cwd=ROOT)
 
 
+def audit_records(ops: str, library: str, samples: str | None = None) -> dict[str, dict]:
+    """The audit's record of each op matching ``ops`` once ``library`` is imported, by op name (``-j 1``; the
+    samples hook ``samples``, MODULE:FUNCTION, where given)."""
+    from shapecheck.audit.run import AuditOptions, run_audit
+
+    run = run_audit((ops,), (library,), jobs=1, options=AuditOptions(samples=samples))
+    return {r["op"]: r for r in run.records}
+
+
 def rendered(result, fmt: str, *, quiet: bool = False) -> str:
     """``result`` as ``--format FMT`` prints it from the repository root."""
     from shapecheck.render.ci import render

@@ -424,6 +424,10 @@ def from_samples_hook(op_name: str, spec: str, limit: int = 4, notes: list[str] 
         if not args:
             _skipped(notes, i, "it gives no arguments")
             continue
+        bad = next((k for k in kwargs if not isinstance(k, str) or not k.isidentifier()), None)
+        if bad is not None:  # ({1: 2}): no argument has that name (hunt 62's exit 4)
+            _skipped(notes, i, f"its kwargs have the key {bad!r:.40}, not an argument's name")
+            continue
         blobs: dict[str, bytes] = {}
         inputs = from_sample(op_name, (args[0], tuple(args[1:]), dict(kwargs)), schema, types, blobs)
         if inputs is not None:

@@ -287,10 +287,18 @@ OTHER_DTYPE = {"float32": "bfloat16", "float64": "float32", "float16": "float32"
                "int64": "int32", "int32": "int64", "int16": "int32",
                # packed and quantized codes: a kernel that takes one byte type only (optimum-quanto's unpack
                # checks uint8 in its CPU kernel, its fake takes any dtype)
-               "uint8": "int8", "int8": "uint8"}
+               "uint8": "int8", "int8": "uint8",
+               # 8-bit floats: the other format (a dequantize kernel of e4m3 codes given e5m2, hunt 62)
+               "float8_e4m3fn": "float8_e5m2", "float8_e5m2": "float8_e4m3fn"}
 
 
 FLOATING = ("float32", "float64", "float16", "bfloat16")
+
+
+def floating(dtype: str) -> bool:
+    """A floating dtype whose values are drawn, 8-bit floats included (a float8 input laid out otherwise: a
+    dequantize fake that keeps its layout where the eager kernel returns a contiguous tensor, hunt 62)."""
+    return dtype in FLOATING or dtype.startswith("float8")
 
 
 def representations(base: OpInputs) -> list[OpInputs]:
@@ -311,7 +319,7 @@ def later_layouts(base: OpInputs) -> list[OpInputs]:
     """The first inputs with a later floating tensor of rank 2 or more non-contiguous, each alone (up to
     ``LATER_LAYOUTS``): a kernel whose output follows another input's layout (litert-torch's gated delta update
     makes ``zeros_like(v)``, its fake a contiguous output: hunt 46), which the first tensor's layout never shows."""
-    tensors = [(at, t) for at, t in slots(base) if at[1] is None and len(t[1]) >= 2 and t[3] in FLOATING]
+    tensors = [(at, t) for at, t in slots(base) if at[1] is None and len(t[1]) >= 2 and floating(t[3])]
     out: list[OpInputs] = []
     for (i, _), t in tensors[1:1 + LATER_LAYOUTS]:
         order = _other_order(len(t[1]))
@@ -373,7 +381,7 @@ def layouts(base: OpInputs) -> list[OpInputs]:
     # a floating tensor: its values are drawn whatever its fill says (a sample's own data keeps its own layout);
     # where there is none (a quantized op's int8 input, where's bool condition), the first integer or bool one,
     # its fill kept (its values may be indices or codes the kernel checks)
-    first = next(((at, t) for at, t in tensors if len(t[1]) >= 2 and t[3] in FLOATING), None) or \
+    first = next(((at, t) for at, t in tensors if len(t[1]) >= 2 and floating(t[3])), None) or \
         next(((at, t) for at, t in tensors if len(t[1]) >= 2 and not _fill(t).startswith("data:")), None)
     if first is not None:
         (i, j), t = first
@@ -381,7 +389,7 @@ def layouts(base: OpInputs) -> list[OpInputs]:
         order = _other_order(rank)
         # a list's tensors of that rank all in that order: cat keeps their layout where they agree
         moved = [(at, x) for at, x in tensors if at == (i, j) or (j is not None and at[0] == i and len(x[1]) == rank)]
-        args = with_slots(base, {at: ("tensor", x[1], x[2], x[3], "zeros" if x[3] in FLOATING else _fill(x), order)
+        args = with_slots(base, {at: ("tensor", x[1], x[2], x[3], "zeros" if floating(x[3]) else _fill(x), order)
                                  for at, x in moved})
         name = base.args[i][0] if j is None else f"each of {base.args[i][0]}"
         out.append(OpInputs(base.op, base.origin, args, base.blobs, _laid_out(base, name, order)))

@@ -520,6 +520,14 @@ def import_modules(specs: tuple[str, ...] | list[str]) -> None:
             if folder not in sys.path:
                 sys.path.insert(0, folder)
             name, where = path.stem, path
+        elif "/" in spec and path.is_dir():  # a package's folder imports as the package (hunt 62: "No module
+            # named '/tmp/pkgdir'"); a folder that is no package is bad input saying so
+            if not (path / "__init__.py").is_file():
+                raise TargetError(f"{option} {spec}: a directory with no __init__.py, not a module or a .py file")
+            folder = str(path.resolve().parent)
+            if folder not in sys.path:
+                sys.path.insert(0, folder)
+            name, where = path.resolve().name, None
         else:
             name, where = spec, None
             if str(Path.cwd()) not in sys.path and "" not in sys.path:

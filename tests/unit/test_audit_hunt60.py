@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import audit_records
+
 LIBRARY = "tests.kernels.audit_hunt60"
 
 
 @pytest.fixture(scope="module")
 def records():
-    from shapecheck.audit.run import AuditOptions, run_audit
-
-    run = run_audit(("audit60::*",), (LIBRARY,), jobs=1, options=AuditOptions(samples=f"{LIBRARY}:samples"))
-    return {r["op"]: r for r in run.records}
+    return audit_records("audit60::*", LIBRARY, samples=f"{LIBRARY}:samples")
 
 
 @pytest.mark.slow
