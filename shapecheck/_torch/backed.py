@@ -279,12 +279,18 @@ class DataDependent:
         return "(" + ", ".join("?" if s is None else str(s) for s in self.shape) + ("," if len(self.shape) == 1 else "") + ")"
 
 
+class NegativeSize(ValueError):
+    """A kernel returned a tensor with a negative size: no tensor can have it, but the kernel did return."""
+
+
 def concrete(x: Any, shape_env: Any = None) -> Any:
     """A fake output at the example: a meta tensor of its sizes and strides where every one has a value (a
     backed size's hint), ``DataDependent`` where the data decides a size; an int for a SymInt with a value;
-    anything else as it is."""
+    anything else as it is. ``NegativeSize`` where a size is below 0 (a broken kernel's ``[-1, 0, 2]``, hunt 63)."""
     if isinstance(x, torch.Tensor):
         sizes = [_hint(d) for d in x.shape]
+        if any(v is not None and v < 0 for v in sizes):
+            raise NegativeSize(f"the kernel returned a tensor of negative size {sizes}")
         strides = [_hint(d) for d in x.stride()] if x.layout == torch.strided else None
         if None in sizes:
             ranges = tuple(None if v is not None else _range(d, shape_env) for v, d in zip(sizes, x.shape))

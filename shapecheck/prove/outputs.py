@@ -39,7 +39,10 @@ def spec_obligations(case: BoundCase, leaves: list[Leaf], solver: Solver, eras: 
             continue
         bad = False
         for leaf in leaves:
-            premises = [case.domain, p.when] + leaf.pc
+            # where the kernel returns: its own asserts hold (elsewhere it raises, SC004 says so; hunt 63's strides
+            # ``max(1, B)`` against ``B`` "at B = 0", where unfold's ``B >= 2`` fails and no output exists)
+            held = [a.relation for a in leaf.trace.asserts if a.relation is not None]
+            premises = [case.domain, p.when] + leaf.pc + held
             if solver.satisfiable(premises).sat is not Sat.SAT:
                 continue
             for j, spec in enumerate(p.specs):

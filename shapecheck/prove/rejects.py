@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import cast
 
+from .._torch.backed import NegativeSize
 from .._torch.core import AssumptionRejected
 from ..contract.model import BoundCase, BoundReject
 from ..findings import Finding, SourceLoc
@@ -226,7 +227,7 @@ class _Region:
         if run.error is not None:
             return f"run as FakeTensorMode runs it (static sizes), it raises {run.error}"
         exported = fake_run(self.kernel, self.case, point)
-        if exported.error is not None:
+        if exported.error is not None and not isinstance(exported.error, NegativeSize):  # a negative size returned
             return (f"run as torch.export runs it (backed sizes), it raises "
                     f"{type(exported.error).__name__}: {str(exported.error)[:200]}")
         return run.outputs

@@ -87,7 +87,10 @@ def fake_run(kernel: Kernel, case: BoundCase, dims: dict[str, int], *, export_vi
     if export_view:
         outputs = [B.output_values(x, run.names, dims) for x in results]
     else:
-        outputs = [B.concrete(x, run.shape_env) for x in results]
+        try:
+            outputs = [B.concrete(x, run.shape_env) for x in results]
+        except B.NegativeSize as err:  # it returned, a tensor no runtime can make: told as what it did
+            return FakeRun(error=err, guards=list(run.guards), names=dict(run.names))
     recorded = run.outputs_recorded if record_outputs else None
     if reuse is not None and key is not None:
         reuse.store(key, run, results, run.guards, run.names, hints, recorded)

@@ -15,6 +15,7 @@ from typing import Any
 
 from .._torch import core as C
 from .._torch import translate as T
+from .._torch.attribution import from_cpp
 from ..contract.model import BoundArg, BoundCase
 from ..errors import ShapecheckError
 from ..findings import SourceLoc
@@ -498,8 +499,12 @@ def guard_trace(exc: BaseException, names: dict, kernel: Kernel, own: Any = None
         _remember(node, form)
     origin = ""
     if own:  # a kernel with code of its own (a C++ kernel's every guard is its own)
-        origin, at, _ = C.origin(C.traceback_frames(exc), own)
+        stack = C.traceback_frames(exc)
+        origin, at, _ = C.origin(stack, own)
         loc = at or loc
+        if not origin and from_cpp(stack):  # torch's C++ code at the kernel's line asked (the contiguity test of
+            # ``.to(memory_format=...)``: ``C > 1``, hunt 63): a sub-op's guard, as fuzz's backed run names it
+            origin = "torch's C++ code that the kernel's line calls (a tensor method such as .to or .contiguous)"
     return Guarded(node, _renamed(cond, names), loc, is_specialization=not is_bool, frames=tuple(frames),
                    guard_expr=form, origin=origin)
 
