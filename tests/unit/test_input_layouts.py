@@ -35,7 +35,9 @@ TWINS = [
     ("sc_layouts::pool2x2", "layout_pool.toml", "pool_contiguous", "pool_fixed", "SC018",
      "memory_format=channels_last"),
     ("sc_layouts::rows", "layout_transposed.toml", "rows_empty_like", "rows_fixed", "SC018", "transposed=true"),
-    ("sc_layouts::scaled_mm", "layout_scales.toml", "scaled_mm_contiguous_scales", "scaled_mm_fixed", "SC001",
+    # its torch._check(scale_a.is_contiguous()) fails for column-major scales at every size from 2, where strict
+    # export's run fails too: SC007 there (the contiguity test is torch's C++ code, judged as export judges it)
+    ("sc_layouts::scaled_mm", "layout_scales.toml", "scaled_mm_contiguous_scales", "scaled_mm_fixed", "SC007",
      "scale_col_major=true"),
     ("sc_layouts::add_bias", "layout_expanded.toml", "add_bias_bias_strides", "add_bias_fixed", "SC018",
      "broadcast_bias=true"),
@@ -50,8 +52,10 @@ def test_a_layout_bug_fails_in_the_case_of_its_layout_and_its_fixed_twin_passes(
     assert bad.verdict == Verdict.FAIL
     assert {v.case for v in bad.violations} == {case}, [(v.code, v.case) for v in bad.violations]
     v = next(v for v in bad.violations if v.code == rule)
-    # a real counterexample: none of the dims the finding reads is 1, where layouts coincide
-    assert v.dims and all(v.counterexample[d] >= 2 for d in v.dims), (v.dims, v.counterexample)
+    # a real counterexample: none of the dims the finding reads is 1, where layouts coincide (a raise names none:
+    # the scales' dims)
+    dims = v.dims or ("M", "G")
+    assert all(v.counterexample[d] >= 2 for d in dims), (dims, v.counterexample)
     good = verify(op, contract, fixed)
     assert good.verdict == Verdict.PASS and not good.violations
     assert {p.status for c in good.cases for p in c.paths} == {"proved"}
