@@ -112,8 +112,12 @@ class TraceReuse:
         outputs = []
         for x in results:
             out = _formulas(x, names)
+            try:
+                made = B.concrete(x, run.shape_env)
+            except B.NegativeSize:  # an output no runtime makes: nothing to reuse
+                return
             if out is None or any(T.has_floats(f) for f in (*out.sizes, *(out.strides or ()))) \
-                    or not _same(_value(out, hints, False), B.concrete(x, run.shape_env)):
+                    or not _same(_value(out, hints, False), made):
                 return  # a formula of float arithmetic, or one that does not give this run's own outputs
             outputs.append(out)
         if recorded is not None and recorded != _recorded_at(tuple(outputs), hints):
