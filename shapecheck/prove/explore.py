@@ -143,25 +143,23 @@ class _CaseExplorer(_CaseFindings):
                 break
             budget.check()  # --timeout: a case over its time budget stops here
             pc = self.work.pop()
+            key = pc_key(pc)
+            made: Trace | None = None
+            own = True  # a trace made for this region (an earlier one standing for it is not counted)
             if not pc and first is not None:
-                t, first = first, None
-            elif pc_key(pc) in self.traced:
-                t = self.traced.pop(pc_key(pc))
-            else:
+                made, first = first, None
+            elif key in self.traced:
+                made = self.traced.pop(key)
+                if key in self.reused:  # an earlier trace stands for this side, unless it stands for no point
+                    self.reused.discard(key)
+                    own = contradicted(made, self.premises + pc, self.solver)
+                    made = None if own else made
+            if made is None:
                 made = self._trace(pc)
                 if made is None:
                     continue
-                t = made
-            if pc_key(pc) in self.reused:
-                self.reused.discard(pc_key(pc))
-                if contradicted(t, self.premises + pc, self.solver):  # stands for no point there: traced
-                    made = self._trace(pc)
-                    if made is None:
-                        continue
-                    t = made
-                    run.traces += 1
-            else:
-                run.traces += 1
+            t = made
+            run.traces += own
             run.trace_cache[pc_key(pc)] = t
             pending = self._as_guard_or_recorded(t, pc)
             if pending is None:
