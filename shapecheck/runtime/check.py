@@ -247,24 +247,16 @@ class Checker:
         from .._torch import translate as T
         from .._torch.backed import OUTPUT_METADATA
         from ..logic import expr as E
+        from ..logic.solver import Decision
 
         if not self.contract.guard_free:
             return
-        left_to_wider = False
-        for g in run.guards:
-            # torch's C++ code's guard too (``g.native``): a contiguity test's ``Ci > 1``, asked because a size of 1 is
-            # kept symbolic here, is decided from export's Dim ranges (sizes from 2) with no guard (hunt 50)
-            export_only = bool(g.origin) or g.fallback or g.native
-            try:
-                node = T.to_node(g.expr, run.names)
-                names = E.free_names(node)
-            except T.Unsupported:
-                node, names = None, T.dims_of(T.with_dim_names(g.expr, run.names))
-            if not names or not any(self.contract.dim(n).dynamic for n in names if n in self.contract.dim_names):
-                continue
-            if export_only and self._at_a_size_of_one(run, ex, names):
-                left_to_wider = left_to_wider or run.recorded is False
-                continue
+        judged, ones, left_to_wider = self._sorted_guards(run, ex)
+        for g, node, names, export_only in judged:
+            if ones and node is not None and self._solver().decide([ex.case.domain, *ones], node)[0] is Decision.TRUE:
+                continue  # it follows from the guards about a size of 1 left aside (torch replaced B by 1 after
+                # expand's ``B == 1``, so the kernel's ``B2 == B`` reads ``B2 == 1``, which the domain's B2 == B
+                # implies there: hunt 63): no range it restricts beyond theirs
             text = E.to_text(node) if node is not None else T.rename_symbols(g.expr, run.names)
             key = (ex.case.id, text, export_only)
             if key not in self._decided:
@@ -310,6 +302,33 @@ class Checker:
             self.notes["examples where an output size is 0 or 1 and torch's code guarded it (torch.export makes such "
                        "a size a constant: docs/findings.md F13): its guards left to the examples where it is 2 or "
                        "more"] += 1
+
+    def _sorted_guards(self, run: Any, ex: Example) -> tuple[list[tuple[Any, Any, set[str], bool]], list[Any], bool]:
+        """The run's guards on dynamic dims to judge, each (guard, its node or None, its dims, export_only); the
+        nodes of those about a size of 1 left aside (``_at_a_size_of_one``); whether an output size of 0 or 1 left
+        some to the wider examples."""
+        from .._torch import translate as T
+        from ..logic import expr as E
+
+        left_to_wider = False
+        judged, ones = [], []
+        for g in run.guards:
+            # torch's C++ code's guard too (``g.native``): a contiguity test's ``Ci > 1``, asked because a size of 1 is
+            # kept symbolic here, is decided from export's Dim ranges (sizes from 2) with no guard (hunt 50)
+            export_only = bool(g.origin) or g.fallback or g.native
+            try:
+                node = T.to_node(g.expr, run.names)
+                names = E.free_names(node)
+            except T.Unsupported:
+                node, names = None, T.dims_of(T.with_dim_names(g.expr, run.names))
+            if not names or not any(self.contract.dim(n).dynamic for n in names if n in self.contract.dim_names):
+                continue
+            if export_only and self._at_a_size_of_one(run, ex, names):
+                left_to_wider = left_to_wider or run.recorded is False
+                ones += [node] if node is not None else []
+                continue
+            judged.append((g, node, names, export_only))
+        return judged, ones, left_to_wider
 
     def _at_a_size_of_one(self, run: Any, ex: Example, names: set[str]) -> bool:
         """Whether torch's guard (a helper's, a fallback, torch's C++ code's) at this example is left to others:

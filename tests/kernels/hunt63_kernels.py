@@ -17,3 +17,25 @@ def windows_cpu(x):
 def windows_fake(x):
     a, b = x.shape
     return x.as_strided((a - 1, b, 2), (b, 1, b))  # no check: at A = 0, B = 0 a tensor of size [-1, 0, 2]
+
+
+# baddbmm with ``self`` broadcast over the batch, as torch's meta kernel does it, and a mutant's own branch on N:
+# at an example whose batch is 1, fuzz leaves expand's guard B == 1 aside and judges the others under it; one it
+# does not imply, as N <= 4, is still the kernel's branch
+torch.library.define("schunt63::baddbmm_branchy", "(Tensor self, Tensor batch1, Tensor batch2) -> Tensor")
+
+
+@torch.library.impl("schunt63::baddbmm_branchy", "CPU")
+def baddbmm_branchy_cpu(self, batch1, batch2):
+    return torch.baddbmm(self, batch1, batch2)
+
+
+@torch.library.register_fake("schunt63::baddbmm_branchy")
+def baddbmm_branchy_fake(self, batch1, batch2):
+    b, n, _ = batch1.shape
+    p = batch2.shape[2]
+    torch._check(batch2.shape[0] == b, lambda: "Expected size for first two dimensions of batch2 tensor to be")
+    self.expand(b, n, p)
+    if n <= 4:  # the mutant's own branch on a dynamic dim
+        return batch1.new_empty((1, n, p))
+    return batch1.new_empty((b, n, p))

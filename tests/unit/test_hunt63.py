@@ -34,3 +34,24 @@ def test_an_output_is_compared_only_where_the_kernels_own_asserts_hold():
     codes = {v.code for v in r.violations}
     assert RuleCode.ASSERT_NARROWS_RANGE in codes
     assert RuleCode.OUTPUT_LAYOUT_MISMATCH not in codes, [v.message for v in r.violations]
+
+
+def test_fuzz_reads_no_guard_into_a_consequence_of_a_size_of_one_it_leaves_aside():
+    # at B = B2 = 1, expand's guard B == 1 (torch's helper, about a size of 1: left aside) replaced B by 1, so the
+    # kernel's own check B2 == B was recorded as B2 == 1, which the domain's B2 == B implies there: fuzz failed a
+    # correct kernel (strict export and verify pass it)
+    from tests.conftest import invoke
+
+    got = invoke("fuzz", "op", "aten::baddbmm", "--contract", KERNELS / "baddbmm_broadcast_self.toml",
+                 "--example", ";B=1,B2=1,N=3,M=2,P=3")
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.startswith("PASS")
+
+
+def test_fuzz_still_sees_a_branch_that_the_size_of_one_it_leaves_aside_does_not_imply():
+    from tests.conftest import invoke
+
+    got = invoke("fuzz", "op", "schunt63::baddbmm_branchy", "--contract", KERNELS / "baddbmm_branchy.toml",
+                 "--example", ";B=1,B2=1,N=3,M=2,P=3")
+    assert got.returncode == 1, got.stdout
+    assert "N <= 4" in got.stdout and "hunt63_kernels.py:39" in got.stdout
