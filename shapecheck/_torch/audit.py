@@ -237,7 +237,10 @@ def kernel_origin(op: Any) -> tuple[str, Any]:
     if torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd") and not \
             torch._C._dispatch_has_kernel_for_dispatch_key(name, "Meta"):
         return "C++ CompositeImplicitAutograd decomposition", None
-    return cpp_meta_words(meta_line(op)), None
+    from .library_impls import TRIVIAL_FAKE, trivial_fake
+
+    line = meta_line(op)
+    return (TRIVIAL_FAKE if "[backend fallback]" in line and trivial_fake(op) else cpp_meta_words(line)), None
 
 
 def record_build_locks(path: str) -> None:

@@ -447,10 +447,9 @@ def installed_meta(op: Any) -> Any | None:
 
 
 def fake_kernel(op: Any) -> Any | None:
-    """The user's own fake function registered for ``op`` through torch.library (``register_fake``,
-    ``impl_abstract``, a ``custom_op``'s ``.register_fake``), or None. torch keeps it behind wrappers whose
-    shape changes between releases, so the wrappers' closures (and the objects they hold) are followed, a few
-    levels deep, to the first function defined outside torch."""
+    """The user's own fake function registered for ``op`` through torch.library (``register_fake``, ``impl_abstract``,
+    a ``custom_op``'s ``.register_fake``), or None: torch's wrappers (their shape changes between releases), their
+    closures, the objects and bound methods they hold, followed to the first function defined outside torch."""
     try:
         from torch._library.simple_registry import singleton
     except ImportError:  # pragma: no cover - a torch without torch.library's registry
@@ -465,14 +464,15 @@ def fake_kernel(op: Any) -> Any | None:
         if obj is None or id(obj) in seen:
             continue
         seen.add(id(obj))
-        if inspect.isfunction(obj):
+        if inspect.ismethod(obj):  # a bound method registered as the fake (vllm.ir's ``self._fake_call``)
+            todo += [obj.__func__, obj.__self__]
+        elif inspect.isfunction(obj):
             file = os.path.abspath(obj.__code__.co_filename)
             if not file.startswith(TORCH_DIR + os.sep):
                 return obj
             todo += [c.cell_contents for c in obj.__closure__ or () if _cell_full(c)]
         elif not isinstance(obj, (str, bytes, int, float, bool, type)) and hasattr(obj, "__dict__"):
-            # an object holding several functions (a custom op holds its real and its fake implementation):
-            # the ones named for a fake or abstract implementation first
+            # an object holding functions (a custom op's real and fake ones): those named fake or abstract first
             held = [(k, v) for k, v in vars(obj).items() if inspect.isfunction(v)]
             todo += [v for k, v in sorted(held, key=lambda kv: not any(w in kv[0] for w in ("fake", "abstract")))]
     return None

@@ -316,7 +316,10 @@ def _at_meta(op: Any, mode: Mode) -> Resolved:
         if fn is not None:
             return replace(_made(PY_META, fn, "meta", library_meta_words(None, line) + ":"), file=library)
         return Resolved(PY_META, None, "meta", library_meta_words(library, line), file=library)
-    return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", cpp_meta_words(line))
+    from .library_impls import TRIVIAL_FAKE, trivial_fake
+
+    words = TRIVIAL_FAKE if "[backend fallback]" in line and trivial_fake(op) else cpp_meta_words(line)
+    return Resolved(CPP_META if "[kernel]" in line else CPP_COMPOSITE, None, "meta", words)
 
 
 def _cia_resolved(kind: str, layer: str, op: Any) -> Resolved:

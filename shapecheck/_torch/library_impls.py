@@ -132,3 +132,20 @@ def library_meta_file(op: Any) -> str | None:
 def library_meta_words(file: str | None, line: str = "") -> str:
     kind = next((words for tag, words, _ in _META_TAGS if tag in line), "Meta kernel")
     return f"Python {kind} registered through torch.library" + (f" (its Library in {relative(file)})" if file else "")
+
+
+#: what runs a custom op that returns nothing (or its out= or mutated arguments) and has no fake of its own
+TRIVIAL_FAKE = ("torch's generated trivial fake (the op has no fake of its own: FakeTensorMode and torch.export "
+                "return its out= or mutated arguments, or None, at any size, and check nothing)")
+
+
+def trivial_fake(op: Any) -> bool:
+    """Whether FakeTensorMode runs torch's generated trivial fake for ``op`` where it has no kernel of its own
+    (``torch._library.utils.can_generate_trivial_fake_impl``: a custom op that returns nothing, an out= or an
+    in-place one); False where this torch has no such rule."""
+    try:
+        from torch._library.utils import can_generate_trivial_fake_impl
+
+        return bool(can_generate_trivial_fake_impl(op))
+    except (ImportError, AttributeError, AssertionError):
+        return False

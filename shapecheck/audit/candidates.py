@@ -53,6 +53,9 @@ DIVISOR_MOST = 32
 _SHAPE_RE = re.compile(r"\bshape\b[^.;]{0,24}?[\[(]\s*((?:[A-Za-z_]\w*|\d{1,2})(?:\s*,\s*(?:[A-Za-z_]\w*|\d{1,2}))+)\s*[\])]")
 #: errors that say the code is wrong, not that the inputs are: the same one on every call is a kernel error
 PROGRAMMING_ERRORS = ("TypeError", "AttributeError", "NameError", "UnboundLocalError", "KeyError")
+#: errors that say a kernel is broken (a name its environment lacks: vllm's triton placeholder on a CPU machine),
+#: never that the op refuses its input: the audit infers no relation from a side of a branch that raises one
+BROKEN = ("AttributeError", "NameError", "UnboundLocalError", "ImportError", "ModuleNotFoundError")
 NO_EAGER = ("Could not run", "no kernel", "not implemented for the")
 #: Python's refusal of a call that leaves out a parameter without a default: the function, and what it misses
 _DEMANDS_RE = re.compile(r"^TypeError: ([\w<>.]+)\(\) missing \d+ required (?:positional|keyword-only) arguments?: (.+)")

@@ -2,10 +2,8 @@
 guard decide, as verify does, whether the region already settles it. A guard with points on both sides is
 checked against the op itself: the kernel is run at static sizes on each side, next to the example the op
 accepts. A side the op rejects makes the guard a relation (an inferred ``requires``, assumed from then on);
-otherwise it is a finding of the class its form gives (``audit.classify``), and both sides are explored.
-
-The result is plain data (``OpAudit``), computed from the op, its kernel, the torch version and the options.
-"""
+otherwise it is a finding of the class its form gives (``audit.classify``), and both sides are explored. The
+result is plain data (``OpAudit``), computed from the op, its kernel, the torch version and the options."""
 
 from __future__ import annotations
 
@@ -37,6 +35,7 @@ from ..trace.run import (
     own_code,
 )
 from .asserts import BROADCAST, export_cannot_prove, parsed_requires
+from .candidates import BROKEN
 from .classify import CLASSES, RELATION, classify_guard, raw_class
 from .inputs import INTS_ONLY, OpInputs, held_constant, materialize, static_error
 
@@ -479,6 +478,10 @@ class AuditExplorer:
                     pos, neg = (here, there) if side == t.guard else (there, here)
                     self._accepted_branch(t, text, pos, neg)
                     continue
+            if err.partition(":")[0] in BROKEN:  # broken on that side, not checking the op's inputs (hunt 64)
+                self.add("kernel-error", err, t.loc, bad or {}, None, f"the kernel raises {err} at {_point(bad)}, a "
+                         f"side of {text} (the eager kernel too): a programming error, not a check of the op's inputs")
+                continue
             # asked on a side of a branch both of whose sides the op takes (``bits == 4`` where bits != 2, after
             # ``bits in (2, 4)`` asked ``bits == 2``), or in a region the example lies outside: demanded there only
             premises = [E.negate(c) for c in pc if c in self.branch_sides]

