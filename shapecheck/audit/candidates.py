@@ -365,6 +365,14 @@ class Search:
         rest = [x for x in self.sizes if x != n]
         self.sizes = [rest[0], n, *rest[1:]]  # second: the size it asks of one dim may not suit the others
 
+    def _at_hinted_size(self, error: str, combo: tuple[Any, ...], size: int) -> Any:
+        """The call ``combo`` built at the size ``error`` asks for (``_size_hint``), where that is another size;
+        None otherwise."""
+        before = list(self.sizes)
+        self._size_hint(error)
+        n = self.sizes[1] if self.sizes != before else None
+        return build(self.op_name, self.args, combo, n) if n is not None and n != size else None
+
     def narrowed(self, name: str, option: Any) -> Found:
         """A search of its own with the argument ``name`` held at ``option`` (a variant the first inputs cannot
         take: ``dim=2`` wants a rank-3 input), on a quarter of the budget and without the widening."""
@@ -443,6 +451,12 @@ class Search:
                 fake_accepted.append(inputs)
                 f.eager_error = eerr
                 self._moved = hint(self.args, eerr, combo)
+                again = self._at_hinted_size(eerr, combo, size)  # "a multiple of 8" of the eager kernel's: the same
+                # call at that size (vllm's out= ops, which take any size under torch's trivial fake: hunt 64)
+                if again is not None and f.eager_tries < eager_budget and self.fake_ok(again)[0] \
+                        and self.eager_ok(again)[0] is not False:
+                    f.inputs, f.eager = again, "accepted"
+                    return f
                 continue
             absent = [a for a, o in zip(self.args, combo, strict=True) if o is None and a.kind == "tensor"
                       and any(x is not None for x in a.options)]

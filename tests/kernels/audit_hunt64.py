@@ -51,6 +51,7 @@ lib.define("rms_norm(Tensor(a!) out, Tensor input, float eps) -> ()")
 
 
 def _rms_norm_cpu(out, x, eps):
+    torch._check(x.shape[-1] % 8 == 0, lambda: "hidden_size must be a multiple of 8")  # vllm's VEC_ELEM_NUM
     torch._check(out.shape == x.shape, lambda: "out must have input's shape")
     out.copy_(x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 

@@ -39,3 +39,12 @@ def test_a_fake_registered_as_a_bound_method_is_located_in_the_library(records):
 def test_an_op_without_a_fake_that_torch_makes_a_trivial_one_for_is_named_so(records):
     record = records["audit64::rms_norm.default"]
     assert "trivial fake" in record["kernel"] and "C++" not in record["kernel"], record["kernel"]
+
+
+def test_the_size_the_eager_kernel_asks_for_is_tried_where_the_fake_takes_any(records):
+    # the trivial fake takes every call; the eager kernel refused each size tried ("a multiple of 8"): the op was
+    # never compared (inconclusive). The same call at 8 runs, and the comparison finds what the fake accepts
+    record = records["audit64::rms_norm.default"]
+    assert record["eager"]["status"] == "compared", (record["eager"], record["notes"])
+    assert any(f["class"] == "fake-accepts" and "multiple of 8" in f["message"] for f in record["findings"]), \
+        record["findings"]
