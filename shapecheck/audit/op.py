@@ -15,7 +15,7 @@ from typing import Any
 
 from ..logic import expr as E
 from .candidates import NO_EAGER, Found, Search
-from .differential import about_data
+from .differential import MEMORY_WORDS, about_data
 from .differential import run as diff_run
 from .explore import STOPPED, AuditExplorer, Finding, OpAudit, parsed_requires
 from .inputs import DATA_DEPENDENT, OpInputs, fake_result, held_constant
@@ -29,7 +29,8 @@ VARIANT_POINTS = 6  # drawn points per variant
 EXTRA_POINTS = 2
 #: an eager error that says the kernel lacks a case or a device here, not that the call is wrong
 RESTRICTIONS = ("not implemented", "NotImplementedError", "not support", "accelerator", "primitive descriptor",
-                "No backend", "no backend")  # a library's dispatch to its backends finding none for a dtype
+                "No backend", "no backend",  # a library's dispatch to its backends finding none for a dtype
+                *MEMORY_WORDS)  # the machine's memory, not a check (a variant one rank up of a 2048 x 2048 sample)
 
 
 SAMPLE = "of the samples hook"  # the label of a variant that is one of the hook's samples
