@@ -66,3 +66,12 @@ def test_an_eager_kernel_out_of_memory_refuses_no_call(error):
 
     assert not _refuses_the_call(error)
     assert _refuses_the_call("RuntimeError: hidden_size must be a multiple of 8")
+
+
+@pytest.mark.slow
+def test_a_samples_hook_that_kills_its_process_is_named_not_the_fake():
+    record = audit_records("audit64::scale*", LIBRARY, samples=f"{LIBRARY}:crashing_samples")["audit64::scale.default"]
+    assert record["status"] == "not-run"
+    assert any("the samples hook" in n and "crashing_samples" in n and "SIGSEGV" in n for n in record["notes"]), \
+        record["notes"]
+    assert not any("the op's fake" in n for n in record["notes"]), record["notes"]
