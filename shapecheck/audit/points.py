@@ -119,7 +119,22 @@ def _for_shapes(example: dict[str, int], tensor_dims: set[str], requires: list[E
     yield _all_apart(requires, tensor_dims, near)
     ones = sorted(d for d, v in example.items() if v == 1)
     if ones:
-        yield near([*requires, *(E.Cmp("==", E.Var(d), E.Const(2)) for d in ones)], set(ones), False)
+        lifted = _allowed(requires, [E.Cmp("==", E.Var(d), E.Const(2)) for d in ones], set(ones), near)
+        yield near([*requires, *lifted], set(ones), False) if lifted else None
+
+
+def _allowed(base: list[E.Node], conds: list[E.Node], keep: set[str],
+             near: Callable[..., dict[str, int] | None]) -> list[E.Node]:
+    """``conds``, where ``base`` allows them all; else those it allows, taken in turn: a requires that holds a dim at
+    1 (a per-row scale's [N, 1]) kept every point with its rows at 2 from being drawn (hunt 64's column-major
+    output of a dequantizer, never compared with two rows)."""
+    if near([*base, *conds], keep, False) is not None:
+        return conds
+    kept: list[E.Node] = []
+    for c in conds[:16]:
+        if near([*base, *kept, c], keep, False) is not None:
+            kept.append(c)
+    return kept
 
 
 def _all_apart(requires: list[E.Node], tensor_dims: set[str],
@@ -157,10 +172,13 @@ def _all_apart(requires: list[E.Node], tensor_dims: set[str],
                 moved = True
         if not moved:
             break
-    apart = [E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(dims) for e in dims[i + 1:] if find(d) != find(e)]
+    floors = _allowed(held, [E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims], set(dims), near)
+    two = {n for f in floors for n in E.free_names(f)}  # the dims the requires let be 2 or more
+    apart = [E.Cmp("!=", E.Var(d), E.Var(e)) for i, d in enumerate(dims) for e in dims[i + 1:]
+             if find(d) != find(e) and d in two and e in two]
     if not apart:
         return None
-    return near([*held, *(E.Cmp(">=", E.Var(d), E.Const(2)) for d in dims), *apart], set(dims), False)
+    return near([*held, *floors, *apart], set(dims), False)
 
 
 def _unequal_products(requires: list[E.Node], tensor_dims: set[str],

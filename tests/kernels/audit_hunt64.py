@@ -65,3 +65,32 @@ def crashing_samples(op):
     import signal
 
     os.kill(os.getpid(), signal.SIGSEGV)
+
+
+# x [N, K] and a per-row scale [N, 1] (a dequantizer's): the fake returns the eager kernel's shape column-major, which
+# any point with two rows shows; the requires scale_1 == 1 kept every such point from being drawn
+def _rowscale_checks(x, scale):
+    torch._check(scale.dim() == 2 and x.dim() == 2, lambda: "x and scale must be 2-D")
+    torch._check(scale.shape[1] == 1, lambda: "scale's last dim must be 1")
+    torch._check(scale.shape[0] == x.shape[0], lambda: "scale's rows must be x's")
+
+
+def _rowscale_eager(x, scale):
+    _rowscale_checks(x, scale)
+    return (torch.cat([x, x], -1) * scale).to(x.dtype).contiguous()
+
+
+def _rowscale_bad(x, scale):
+    _rowscale_checks(x, scale)
+    return torch.empty((x.shape[1] * 2, x.shape[0]), dtype=x.dtype, device=x.device).t()
+
+
+def _rowscale_good(x, scale):
+    _rowscale_checks(x, scale)
+    return torch.empty((x.shape[0], x.shape[1] * 2), dtype=x.dtype, device=x.device)
+
+
+for _name, _fake in (("rowscale_bad", _rowscale_bad), ("rowscale_good", _rowscale_good)):
+    lib.define(f"{_name}(Tensor x, Tensor scale) -> Tensor")
+    lib.impl(_name, _rowscale_eager, "CPU")
+    torch.library.register_fake(f"audit64::{_name}", _fake, lib=lib)

@@ -75,3 +75,11 @@ def test_a_samples_hook_that_kills_its_process_is_named_not_the_fake():
     assert any("the samples hook" in n and "crashing_samples" in n and "SIGSEGV" in n for n in record["notes"]), \
         record["notes"]
     assert not any("the op's fake" in n for n in record["notes"]), record["notes"]
+
+
+@pytest.mark.slow
+def test_a_per_row_scale_of_one_column_still_gets_points_with_two_rows(records):
+    bad, good = records["audit64::rowscale_bad.default"], records["audit64::rowscale_good.default"]
+    found = [f for f in bad["findings"] if f["class"] == "eager-strides"]
+    assert found and found[0]["counterexample"]["x_0"] >= 2, bad["findings"]
+    assert not good["findings"], good["findings"]
