@@ -453,9 +453,10 @@ class Search:
                 self._moved = hint(self.args, eerr, combo)
                 again = self._at_hinted_size(eerr, combo, size)  # "a multiple of 8" of the eager kernel's: the same
                 # call at that size (vllm's out= ops, which take any size under torch's trivial fake: hunt 64)
-                if again is not None and f.eager_tries < eager_budget and self.fake_ok(again)[0] \
-                        and self.eager_ok(again)[0] is not False:
-                    f.inputs, f.eager = again, "accepted"
+                verdict = self.eager_ok(again)[0] if again is not None and f.eager_tries < eager_budget \
+                    and self.fake_ok(again)[0] else False
+                if verdict is not False:
+                    f.inputs, f.eager = again, "accepted" if verdict else "none"
                     return f
                 continue
             absent = [a for a, o in zip(self.args, combo, strict=True) if o is None and a.kind == "tensor"
