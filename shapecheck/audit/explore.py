@@ -1,9 +1,8 @@
 """One op's audit: trace its kernel on its inputs with every dim an independent unbacked size, and at every
 guard decide, as verify does, whether the region already settles it. A guard with points on both sides is
-checked against the op itself: the kernel is run at static sizes on each side, next to the example the op
-accepts. A side the op rejects makes the guard a relation (an inferred ``requires``, assumed from then on);
-otherwise it is a finding of the class its form gives (``audit.classify``), and both sides are explored. The
-result is plain data (``OpAudit``), computed from the op, its kernel, the torch version and the options."""
+checked against the op itself: the kernel is run at static sizes on each side, beside the op's example. A side
+the op rejects makes the guard a relation (an inferred ``requires``, assumed after); otherwise it is a finding
+of the class its form gives (``audit.classify``), and both sides are explored. Its result: ``OpAudit``."""
 
 from __future__ import annotations
 
@@ -223,9 +222,10 @@ class AuditExplorer:
         return [pc + [guard if general else E.negate(guard)]]
 
     # -- points ------------------------------------------------------------------------------------------------
-    def near(self, conds: list[E.Node], keep: set[str] = frozenset(), loose: bool = True) -> dict[str, int] | None:
-        """A point of ``conds`` with the dims outside ``keep`` at their example values where possible (the two
-        sides of a guard then differ only where the guard looks), else the least point (``loose``; else None)."""
+    def near(self, conds: list[E.Node], keep: set[str] = frozenset(), loose: bool = True,
+             record: bool = True) -> dict[str, int] | None:
+        """A point of ``conds`` with the dims outside ``keep`` at their example values where possible (the two sides
+        of a guard then differ only where the guard looks), else the least point (``loose``), kept (``record``)."""
         fixed = {c.left.name: c.right.value for c in conds if isinstance(c, E.Cmp) and c.op == "=="
                  and isinstance(c.left, E.Var) and isinstance(c.right, E.Const) and c.left.name in keep}
         candidate = {**self.example, **fixed}
@@ -238,7 +238,7 @@ class AuditExplorer:
             pinned = [E.Cmp("==", E.Var(d), E.Const(v)) for d, v in self.example.items() if d not in keep]
             model = self.solver.small_model(conds + pinned) or (self.solver.small_model(conds) if loose else None)
         point = restrict(model, self.dims) if model is not None else None
-        if point is not None and keep and point not in self.state.points and len(self.state.points) < 32:
+        if point is not None and keep and record and point not in self.state.points and len(self.state.points) < 32:
             self.state.points.append(point)
         return point
 

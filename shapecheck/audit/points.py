@@ -127,12 +127,13 @@ def _allowed(base: list[E.Node], conds: list[E.Node], keep: set[str],
              near: Callable[..., dict[str, int] | None]) -> list[E.Node]:
     """``conds``, where ``base`` allows them all; else those it allows, taken in turn: a requires that holds a dim at
     1 (a per-row scale's [N, 1]) kept every point with its rows at 2 from being drawn (hunt 64's column-major
-    output of a dequantizer, never compared with two rows)."""
-    if near([*base, *conds], keep, False) is not None:
+    output of a dequantizer, never compared with two rows). The probes are not kept among the points drawn: a
+    variant compares only its first few."""
+    if near([*base, *conds], keep, False, record=False) is not None:
         return conds
     kept: list[E.Node] = []
     for c in conds[:16]:
-        if near([*base, *kept, c], keep, False) is not None:
+        if near([*base, *kept, c], keep, False, record=False) is not None:
             kept.append(c)
     return kept
 

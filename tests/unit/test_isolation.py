@@ -266,19 +266,20 @@ MIXED = ("mask=bool,is_causal=false,dtype=float32", "mask=none,is_causal=true,dt
 @pytest.mark.parametrize("full", [False, True])
 def test_with_jobs_a_hanging_case_is_cut_short_by_its_budget_in_the_workers(monkeypatch, full):
     """With --jobs the cases' first traces (or, with --full, whole cases) run ahead in forked workers: a case
-    that hangs there is cut short by its own budget, once, and the run ends (it hung forever before)."""
+    that hangs there is cut short by its own budget, once, and the run ends (it hung forever before). The budget
+    leaves room for a loaded CI machine: at 2 s a rank-5 case with --full was cut short too."""
     from shapecheck.prove.verify import Options, verify_op
     from tests.conftest import SDPA_MPS
 
     _plant_bounded_hang(monkeypatch, "rank=4")
     start = time.monotonic()
-    report = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2, budget=(("case", 2.0),), full=full))
+    report = verify_op(SDPA_MPS, options=Options(cases=MIXED, jobs=2, budget=(("case", 6.0),), full=full))
     took = time.monotonic() - start
     cut = {r.case for r in report.cases if r.skipped.startswith("cut short")}
     assert cut == {r.case for r in report.cases if "rank=4" in r.case} and len(cut) == 4
     assert all(r.verdict.value == "pass" for r in report.cases if r.case not in cut)
     assert report.verdict.value == "inconclusive"
-    assert took < 40, f"{took:.0f} s: a hanging case ran past its 2 s budget"
+    assert took < 50, f"{took:.0f} s: a hanging case ran past its 6 s budget"
 
 
 @needs_fork
