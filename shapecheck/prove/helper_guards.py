@@ -113,7 +113,8 @@ def helper_guards(kernel: Kernel, case: BoundCase, solver: Solver) -> list[Findi
         # torch.export records the outputs' metadata after its constraint check: it keeps such a guard as a check
         # of the exported program's inputs, whatever that check said
         gdims = tuple(sorted(set().union(*(E.free_names(n) for n, _ in found))))
-        outcome = _outcome(None if g.origin.startswith(OUTPUT_METADATA) else refusal, gdims)
+        outcome = _outcome(None if g.origin.startswith(OUTPUT_METADATA) else refusal,
+                           [E.free_names(n) for n, _ in found])
         cex = restrict(solver.small_model([case.domain, *ge2, E.negate(node)]) or {}, dims)
         wit = restrict(solver.small_model([case.domain, *ge2, node]) or {}, dims)
         line = f", reached from the kernel's line {g.kernel_line.line}," if g.kernel_line else ""
@@ -501,10 +502,10 @@ def _filled(x: TorchObject, carried: dict[str, TorchObject]) -> TorchObject:
     return x
 
 
-def _outcome(refusal: str | None, dims: tuple[str, ...]) -> str:
-    """What torch.export does with the Dim ranges over the guard: rejects them (torch's line), or, where its
-    constraint check lets a guard over two or more dims pass, keeps the guard as a check of the exported
-    program's inputs, which then refuses every size on its other side (issue 22: unfold_backward's
+def _outcome(refusal: str | None, dims: list[set[str]]) -> str:
+    """What torch.export does with the Dim ranges over the guards (``dims``: each guard's): rejects them (torch's
+    line), or, where its constraint check lets a guard over two or more dims pass, keeps the guard as a check of
+    the exported program's inputs, which then refuses every size on its other side (issue 22: unfold_backward's
     ``min(A0, I0 - 1) != 1`` from broadcasting)."""
     line = None if refusal is None else _first(refusal, dims)
     if line is not None:
@@ -513,19 +514,22 @@ def _outcome(refusal: str | None, dims: tuple[str, ...]) -> str:
             "so the program refuses the sizes on its other side (the counterexample)")
 
 
-def _first(message: str, dims: tuple[str, ...]) -> str | None:
-    """The line of torch's refusal about a guard over exactly ``dims`` (else its first line, where it names no
-    constraint violation); None where its violations are all about guards over other dims: torch rejected
-    the run for another guard, and keeps this one as a check of the program's inputs (hunt 37: a 3-D
-    convolution's ``max(1, D - 2) * max(1, H - 2) * max(1, W - 2) != 1`` was said rejected with torch's line about
-    ``W - 2 != 1``; strict export succeeds and keeps it)."""
+def _first(message: str, dims: list[set[str]]) -> str | None:
+    """The line of torch's refusal about a guard over exactly the dims of one of the guards (``dims``: each
+    guard's; else its first line, where it names no constraint violation); None where its violations are all
+    about guards over other dims: torch rejected the run for another guard, and keeps this one as a check of the
+    program's inputs (hunt 37: a 3-D convolution's ``max(1, D - 2) * max(1, H - 2) * max(1, W - 2) != 1`` was
+    said rejected with torch's line about ``W - 2 != 1``; strict export succeeds and keeps it). Guards grouped
+    at one line (``W == 5; H == 4``, linspace's steps) are refused one dim a line: a line about either is
+    the refusal (hunt 65: "accepts the Dim ranges" where torch refused both)."""
     import re
 
     lines = [line.strip().lstrip("- ").strip() for line in message.splitlines() if line.strip()]
     found = [line for line in lines if "satisfy the generated guard" in line or "must always be equal" in line
              or "specialized" in line]
     names = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
-    mine = [line for line in found if {d for d in names.findall(line) if d in dims} == set(dims)]
+    every = set().union(*dims)
+    mine = [line for line in found if {d for d in names.findall(line) if d in every} in dims]
     if found and not mine:
         return None
     chosen = (mine or lines or ["its constraint check failed"])[0]

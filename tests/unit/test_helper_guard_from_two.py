@@ -44,8 +44,21 @@ def test_torchs_refusal_is_named_only_for_the_guard_it_is_about():
 
     refusal = ("Constraints violated (W)!\n  - Not all values of W = W in the specified range 3 <= W <= 4096 "
                "satisfy the generated guard ((-2) + W) != 1.")
-    assert _first(refusal, ("W",)).startswith("torch: Not all values of W")
-    assert _first(refusal, ("D", "H", "W")) is None
-    assert "keeps the guard as a check of the exported program's inputs" in _outcome(refusal, ("D", "H", "W"))
-    assert "rejects the Dim range (torch: Not all values of W" in _outcome(refusal, ("W",))
-    assert _first("export failed for another reason", ("W",)) == "torch: export failed for another reason"
+    assert _first(refusal, [{"W"}]).startswith("torch: Not all values of W")
+    assert _first(refusal, [{"D", "H", "W"}]) is None
+    assert "keeps the guard as a check of the exported program's inputs" in _outcome(refusal, [{"D", "H", "W"}])
+    assert "rejects the Dim range (torch: Not all values of W" in _outcome(refusal, [{"W"}])
+    assert _first("export failed for another reason", [{"W"}]) == "torch: export failed for another reason"
+
+
+def test_guards_grouped_at_one_line_are_refused_one_dim_a_line():
+    """hunt 65: affine_grid_generator's ``W == 5; H == 4`` (linspace's steps, one line of the kernel) were said
+    kept as a check of the program's inputs, where torch refuses both dims, one line each."""
+    from shapecheck.prove.helper_guards import _outcome
+
+    refusal = ("Constraints violated (H, W)! For more information, run with TORCH_LOGS=\"+dynamic\".\n"
+               "  - You marked H as dynamic but your code specialized it to be a constant (4).\n"
+               "  - You marked W as dynamic but your code specialized it to be a constant (5).")
+    said = _outcome(refusal, [{"W"}, {"H"}])
+    assert said.startswith("torch.export rejects the Dim range (torch: You marked H as dynamic"), said
+    assert "keeps the guard" in _outcome(refusal, [{"H", "W"}])  # no line about a guard over both
