@@ -1,0 +1,28 @@
+"""Hunt 65's misreadings of verify (aten ops and decompositions against strict torch.export)."""
+
+import pytest
+
+from shapecheck.findings import Verdict
+from shapecheck.prove.verify import Options, verify_op
+from shapecheck.rules import RuleCode
+from tests.conftest import ROOT
+
+KERNELS = ROOT / "tests" / "kernels"
+
+
+def _rows(fn: str):
+    return verify_op("schunt65::pad_rows", contract=str(KERNELS / "hunt65_static_rows.toml"),
+                     meta=f"{KERNELS / 'hunt65_kernels.py'}:{fn}", options=Options(jobs=1))
+
+
+@pytest.mark.slow
+def test_a_value_specialisation_of_a_static_dim_is_explored_per_value():
+    # int(x.size(0)) with N static: the region was dropped (SC005 "unexplored region"), so a kernel wrong at N = 3
+    # was as inconclusive as the right one; each value is explored now, as a guard on N is
+    right = _rows("int_of_rows")
+    assert right.verdict is Verdict.PASS, [(v.code, v.message[:160]) for v in right.violations]
+    for fn in ("int_of_rows_wrong", "branch_on_rows"):
+        wrong = _rows(fn)
+        shapes = [v for v in wrong.violations if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH]
+        assert wrong.verdict is Verdict.FAIL and shapes, (fn, [(v.code, v.message[:160]) for v in wrong.violations])
+        assert shapes[0].counterexample["N"] == 3 and "where N == 3" in shapes[0].message, shapes[0].message
