@@ -169,3 +169,13 @@ OUTPUT_RECORD = "torch.export's record of the op's output"
 def beyond_output_record(violations):
     """The findings that are not F13's output-record guards (a strided pooling's output of size 1)."""
     return [v for v in violations if OUTPUT_RECORD not in v.message]
+
+
+def verify_meta(op: str, contract: str, kernels: str, fn: str, **options):
+    """``verify_op`` of ``op`` against tests/kernels/``contract`` with the meta kernel ``fn`` of
+    tests/kernels/``kernels``, one process (``options``: more of verify's ``Options``)."""
+    from shapecheck.prove.verify import Options, verify_op
+
+    where = ROOT / "tests" / "kernels"
+    return verify_op(op, contract=str(where / contract), meta=f"{where / kernels}:{fn}",
+                     options=Options(jobs=1, **options))

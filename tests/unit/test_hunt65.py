@@ -3,16 +3,12 @@
 import pytest
 
 from shapecheck.findings import Verdict
-from shapecheck.prove.verify import Options, verify_op
 from shapecheck.rules import RuleCode
-from tests.conftest import ROOT
-
-KERNELS = ROOT / "tests" / "kernels"
+from tests.conftest import verify_meta
 
 
 def _rows(fn: str):
-    return verify_op("schunt65::pad_rows", contract=str(KERNELS / "hunt65_static_rows.toml"),
-                     meta=f"{KERNELS / 'hunt65_kernels.py'}:{fn}", options=Options(jobs=1))
+    return verify_meta("schunt65::pad_rows", "hunt65_static_rows.toml", "hunt65_kernels.py", fn)
 
 
 @pytest.mark.slow
