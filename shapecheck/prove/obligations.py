@@ -465,7 +465,9 @@ def _compare_output(c: _OutputCheck, got) -> Finding | None:
     at = d.point or {}
     v = c.finding(RuleCode.OUTPUT_SHAPE_MISMATCH, expr, f"{where} is {E.evaluate(have, at)} but the contract's path {c.path} says "
                   f"{E.evaluate(want, at)}{c.suffix}", point, tuple(sorted(E.free_names(eq))))
-    return replace(v, region=(E.conj([*c.premises, E.negate(eq)]), where, have, c.suffix))
+    # with what the trace's asserts hold (the points the kernel returns at), for the replay's search of a point
+    held = E.conj([a.expr for a in getattr(c.leaf.trace, "asserts", ()) if a.expr is not None])
+    return replace(v, region=(E.conj([*c.premises, E.negate(eq)]), where, have, c.suffix, held))
 
 
 def _differs_whatever_the_data(c: _OutputCheck, got, fresh: list[str]) -> Finding | None:
@@ -558,7 +560,7 @@ def _equals(sym, want: E.Node) -> Callable[[dict[str, int]], bool | None]:
 def moved_to(v: Finding, point: dict[str, int]) -> Finding:
     """An SC002 with a region (``v.region``, as the output obligations make it) at another point of that region,
     its message said again there. Raises where a formula cannot be evaluated at the point."""
-    _, where, have, suffix = v.region
+    _, where, have, suffix, _ = v.region
     return replace(v, counterexample=point, message=f"{where} is {E.evaluate(have, point)} but the contract's path "
                    f"{v.path} says {E.evaluate(v.expected, point)}{suffix}")
 

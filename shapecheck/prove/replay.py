@@ -415,12 +415,16 @@ def _elsewhere(v: Finding, why: str, r: Replayer, solver: Solver) -> tuple[Findi
     else ``v`` and ``why``."""
     if v.code != RuleCode.OUTPUT_SHAPE_MISMATCH or not isinstance(v.region, tuple):
         return v, why
-    region = v.region[0]
+    region, held = v.region[0], v.region[4]
     tried = [v.counterexample]
-    for _ in range(OTHER_POINTS):
+    # first where the trace's asserts hold, the kernel's answer there being an output (hunt 65: x.size(0) - 3
+    # rows, wrong for every N >= 3, was an SC007 at N = 1, where the kernel raises, and the SC002 lost)
+    for first in [*([True] if held != E.TRUE else []), *[False] * OTHER_POINTS]:
         other = [E.negate(E.conj([E.compare("==", E.Var(d), E.Const(x)) for d, x in p.items()])) for p in tried]
-        model = solver.small_model([region, *other])
+        model = solver.small_model([region, *([held] if first else []), *other])
         point = {d: model[d] for d in r.dims if d in model} if model else None
+        if point is None and first:
+            continue
         if point is None or not r.complete(point):
             break
         tried.append(point)

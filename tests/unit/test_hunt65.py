@@ -22,3 +22,13 @@ def test_a_value_specialisation_of_a_static_dim_is_explored_per_value():
         shapes = [v for v in wrong.violations if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH]
         assert wrong.verdict is Verdict.FAIL and shapes, (fn, [(v.code, v.message[:160]) for v in wrong.violations])
         assert shapes[0].counterexample["N"] == 3 and "where N == 3" in shapes[0].message, shapes[0].message
+
+
+@pytest.mark.slow
+def test_a_wrong_output_is_shown_where_the_kernel_returns_not_where_its_asserts_fail():
+    # x.size(0) - 3 rows: z3's least point N = 1 is where the kernel raises (a negative size), so the SC002 was
+    # replayed there and became an SC007, and the wrong shape of every N >= 3 went unreported
+    r = verify_meta("schunt65::pad_rows", "hunt65_pad_rows.toml", "hunt65_kernels.py", "minus3")
+    shapes = [v for v in r.violations if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH]
+    assert shapes and shapes[0].counterexample["N"] >= 3, [(v.code, v.counterexample) for v in r.violations]
+    assert RuleCode.ASSERT_NARROWS_RANGE in {v.code for v in r.violations}
