@@ -56,12 +56,14 @@ def _checked(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict
 
 def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: random.Random,
             solver: Solver) -> list[tuple[BoundCase, BoundReject, dict[str, int]]]:
-    """Points of the region: each case's least point and boundary targets, then random ones, up to ``examples``."""
+    """Points of the region: each side of its ``or`` alone, at its least point and boundary targets (``_alone``),
+    then each case's least point and boundary targets, then random ones, up to ``examples``."""
     targets: list[tuple[int, list[E.Node]]] = [(i, []) for i in range(len(holding))]
     for i, (case, r) in enumerate(holding):
         values = interesting_values(r.when, {d.name: d for d in case.dims}, SIDE_CAP)
         targets += [(i, [E.Cmp("==", E.Var(n), E.Const(v))]) for n, vs in sorted(values.items()) for v in sorted(vs)]
     rng.shuffle(targets)
+    targets = [t for i, (case, r) in enumerate(holding) for t in _alone(i, case, r)] + targets
     while holding and len(targets) < 4 * examples:
         i = rng.randrange(len(holding))
         d = rng.choice(holding[i][0].dims) if holding[i][0].dims else None
@@ -82,6 +84,25 @@ def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: ra
         if E.evaluate(r.when, sizes) is True and key not in seen:
             seen.add(key)
             out.append((case, r, sizes))
+    return out
+
+
+def _alone(i: int, case: BoundCase, r: BoundReject) -> list[tuple[int, list[E.Node]]]:
+    """Targets where one side of the region's ``or`` holds and its other sides (and the case's other regions) do
+    not, as far as they can not: z3's least point of the whole region minimises every dim, so a side that
+    another side's least point always meets is never tried alone (hunt 65: ``H < oh + k or W < ow + k - 1``, one
+    too wide on H, passed with every point at W = 1, where the runtime refuses the width)."""
+    sides = list(r.when.args) if isinstance(r.when, E.Or) else [r.when]
+    others = [E.negate(o.when) for o in case.rejects if o.id != r.id]
+    if len(sides) < 2 and not others:
+        return []
+    out: list[tuple[int, list[E.Node]]] = []
+    for j, side in enumerate(sides):
+        alone = [side, *(E.negate(x) for k, x in enumerate(sides) if k != j)]
+        values = interesting_values(side, {d.name: d for d in case.dims}, SIDE_CAP)
+        for conds in ([*alone, *others], alone):
+            out += [(i, conds)] + [(i, [*conds, E.Cmp("==", E.Var(n), E.Const(v))])
+                                   for n, vs in sorted(values.items()) for v in sorted(vs)]
     return out
 
 

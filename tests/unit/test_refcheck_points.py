@@ -8,6 +8,7 @@ from shapecheck.contract.load import load_contract
 from shapecheck.findings import Verdict
 from shapecheck.logic import expr as E
 from shapecheck.logic.solver import Bounds, Solver
+from shapecheck.rules import RuleCode
 from shapecheck.runtime.refcheck import points_for_path, ref_check
 from tests.conftest import ROOT, invoke
 
@@ -103,3 +104,14 @@ def test_fuzz_takes_a_guard_the_contract_suppresses_as_a_note():
                "--seed", "1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "accepted by the contract's [[suppress]] (SC022)" in r.stdout
+
+
+@pytest.mark.slow
+def test_each_side_of_a_reject_regions_or_is_tried_alone():
+    # hunt 65: `H < oh + k or W < ow + k - 1` is one too wide on H; every point z3 gave lay at W = 1, where the
+    # runtime refuses the width, so the H side was never tried alone and the wrong region passed
+    c = load_contract(str(ROOT / "tests" / "kernels" / "hunt65_fmp_wide_reject.toml"))
+    r = ref_check(c, examples=24, seed=0)
+    wrong = [f for f in r.findings if f.code is RuleCode.RUNTIME_REJECTS]
+    assert r.verdict is Verdict.FAIL and wrong, [(f.code, f.sizes) for f in r.findings]
+    assert all(f.sizes["H"] == 3 and f.sizes["W"] >= 4 for f in wrong), [f.sizes for f in wrong]
