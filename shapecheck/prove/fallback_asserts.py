@@ -5,7 +5,8 @@ Under unbacked sizes torch answers such a call with its fallback and the trace g
 the call the same way (its sizes start at 2), the trace stands for its whole region (``explore.unsettled_fallback``).
 An assert after the call may then fail only at points where the condition really holds the other way: torch's
 storage-bounds check of ``as_strided_`` after ``guard_or_false(N == 0)`` fails at N = 0 (hunt 56: ``_linalg_eigh``
-with N from 0). No run reaches that assert there: FakeTensorMode on concrete sizes takes the call's other branch
+with N from 0). torch's layout logic's answers count too where the case states strides (its other sides are run
+then). No run reaches that assert there: FakeTensorMode on concrete sizes takes the call's other branch
 (``other_side.other_sides`` runs it), and the program torch.export makes carries the assert only where torch
 cannot decide it under export's sizes. So the assert is proved where the fallbacks hold as torch assumed them
 and torch decides it true; else it stands as refuted (SC004).
@@ -34,8 +35,14 @@ def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: So
     claim = (a.sym if a.sym is not None else a.expr) if isinstance(a, Assert) else ob.claim  # a range's: its bounds
     if claim is None:
         return d
-    assumed = [fb.guard if fb.value else E.negate(fb.guard) for fb in leaf.trace.fallbacks
-               if fb.own and fb.guard is not None and not fb.data_dependent]
+    # the kernel's own answers; torch's layout logic's too where the case states strides, for then
+    # ``other_side.other_sides`` runs their other side on concrete sizes as it runs the kernel's (hunt 65:
+    # ``clone_preserve_strides``' storage length after ``guard_or_false(S * B == 0)``, whose as_strided assert
+    # fails only at S = 0, made every *_scatter op with an empty dim inconclusive)
+    layouts = any(spec is not None and spec.strides is not None for p in case.paths for spec in p.specs)
+    asked = [*leaf.trace.fallbacks, *(leaf.trace.layout_fallbacks if layouts else ())]
+    assumed = [fb.guard if fb.value else E.negate(fb.guard) for fb in asked
+               if (fb.own or fb in leaf.trace.layout_fallbacks) and fb.guard is not None and not fb.data_dependent]
     if not any(_false_at(p, d.point) for p in assumed):
         return d  # the point lies where every fallback holds as torch assumed: a real failure of this path
     within = discharge(replace(ob, premises=(*ob.premises, *assumed)), case, solver)

@@ -3,8 +3,11 @@
 import pytest
 
 from shapecheck.findings import Verdict
+from shapecheck.prove.verify import Options, verify_op
 from shapecheck.rules import RuleCode
-from tests.conftest import verify_meta
+from tests.conftest import ROOT, verify_meta
+
+KERNELS = ROOT / "tests" / "kernels"
 
 
 def _rows(fn: str):
@@ -32,3 +35,14 @@ def test_a_wrong_output_is_shown_where_the_kernel_returns_not_where_its_asserts_
     shapes = [v for v in r.violations if v.code is RuleCode.OUTPUT_SHAPE_MISMATCH]
     assert shapes and shapes[0].counterexample["N"] >= 3, [(v.code, v.counterexample) for v in r.violations]
     assert RuleCode.ASSERT_NARROWS_RANGE in {v.code for v in r.violations}
+
+
+@pytest.mark.slow
+def test_an_assert_past_torchs_layout_answer_is_proved_where_the_answer_holds():
+    # clone_preserve_strides' storage length after guard_or_false(S * B == 0): as_strided's assert
+    # B + (S - 1) * max(1, B) >= 0 fails only at S = 0, where FakeTensorMode on concrete sizes takes the other
+    # branch (its other side is run: the contract states strides); every *_scatter op with an empty dim was
+    # inconclusive, where strict export succeeds
+    r = verify_op("aten::slice_scatter", contract=str(KERNELS / "hunt65_slice_scatter_empty.toml"),
+                  options=Options(jobs=1))
+    assert r.verdict is Verdict.PASS, [(v.code, v.expr, v.message[:160]) for v in r.violations]
