@@ -56,34 +56,36 @@ def _checked(ref: RuntimeReference, case: BoundCase, r: BoundReject, sizes: dict
 
 def _points(holding: list[tuple[BoundCase, BoundReject]], examples: int, rng: random.Random,
             solver: Solver) -> list[tuple[BoundCase, BoundReject, dict[str, int]]]:
-    """Points of the region: each side of its ``or`` alone, at its least point and boundary targets (``_alone``),
-    then each case's least point and boundary targets, then random ones, up to ``examples``."""
+    """Points of the region, up to ``examples``: up to half of them where one side of its ``or`` holds alone
+    (``_alone``, the cases taken in turn), then each case's least point and boundary targets, then random ones."""
     targets: list[tuple[int, list[E.Node]]] = [(i, []) for i in range(len(holding))]
     for i, (case, r) in enumerate(holding):
         values = interesting_values(r.when, {d.name: d for d in case.dims}, SIDE_CAP)
         targets += [(i, [E.Cmp("==", E.Var(n), E.Const(v))]) for n, vs in sorted(values.items()) for v in sorted(vs)]
     rng.shuffle(targets)
-    targets = [t for i, (case, r) in enumerate(holding) for t in _alone(i, case, r)] + targets
     while holding and len(targets) < 4 * examples:
         i = rng.randrange(len(holding))
         d = rng.choice(holding[i][0].dims) if holding[i][0].dims else None
         if d is None:
             break
         targets.append((i, [E.Cmp("==", E.Var(d.name), E.Const(rng.randint(d.min, min(d.max, 64))))]))
+    each = [_alone(i, case, r) for i, (case, r) in enumerate(holding)]
+    alone = [ts[k] for k in range(max(map(len, each), default=0)) for ts in each if k < len(ts)]
     out, seen = [], set()
-    for i, extra in targets:
-        if len(out) >= examples:
-            break
-        case, r = holding[i]
-        caps = [E.Cmp("<=", E.Var(d.name), E.Const(SIDE_CAP)) for d in case.dims]
-        model = solver.small_model([r.when, *caps, *extra])
-        if model is None:
-            continue
-        sizes = restrict(model, case.point_dims)
-        key = (case.id, tuple(sorted(sizes.items())))
-        if E.evaluate(r.when, sizes) is True and key not in seen:
-            seen.add(key)
-            out.append((case, r, sizes))
+    for limit, pool in ((examples // 2, alone), (examples, targets)):
+        for i, extra in pool:
+            if len(out) >= limit:
+                break
+            case, r = holding[i]
+            caps = [E.Cmp("<=", E.Var(d.name), E.Const(SIDE_CAP)) for d in case.dims]
+            model = solver.small_model([r.when, *caps, *extra])
+            if model is None:
+                continue
+            sizes = restrict(model, case.point_dims)
+            key = (case.id, tuple(sorted(sizes.items())))
+            if E.evaluate(r.when, sizes) is True and key not in seen:
+                seen.add(key)
+                out.append((case, r, sizes))
     return out
 
 
