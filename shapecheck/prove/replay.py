@@ -357,7 +357,10 @@ def replay(kernel: Kernel, case: BoundCase, violations: list[Finding], solver: S
         if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and run is not None and run.error is not None:
             # the output is wrong in the symbolic trace and the kernel raises there at static sizes (a negative
             # size, say): a kernel error at a domain point, which the replay did show
+            # at the kernel's own line that raised (the last one that ran), not its ``def``
+            raised_at = _last_own_line(run, v.location) if v.location == r.kernel.definition else None
             out.append(replace(v, code=RuleCode.KERNEL_ERROR, fix="", path=None, expected=None, expr=run.error,
+                               location=raised_at or v.location,
                                message=f"the kernel raised {run.error} at the counterexample (static sizes under "
                                f"FakeTensorMode; the symbolic trace returned {v.expr})"))
             continue

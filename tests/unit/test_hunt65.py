@@ -46,3 +46,15 @@ def test_an_assert_past_torchs_layout_answer_is_proved_where_the_answer_holds():
     r = verify_op("aten::slice_scatter", contract=str(KERNELS / "hunt65_slice_scatter_empty.toml"),
                   options=Options(jobs=1))
     assert r.verdict is Verdict.PASS, [(v.code, v.expr, v.message[:160]) for v in r.violations]
+
+
+@pytest.mark.slow
+def test_a_wrong_output_the_kernel_raises_on_is_placed_at_the_line_that_raised(monkeypatch):
+    # where no point of the region lets the kernel return (here: the search for one switched off), the SC002 is
+    # an SC007 at the point; it was placed at the kernel's def line, not the line that raised
+    from shapecheck.prove import replay
+
+    monkeypatch.setattr(replay, "_elsewhere", lambda v, why, r, solver: (v, why))
+    r = verify_meta("schunt65::pad_rows", "hunt65_pad_rows.toml", "hunt65_kernels.py", "minus3")
+    raised = [v for v in r.violations if v.code is RuleCode.KERNEL_ERROR]
+    assert raised and raised[0].location.text.startswith("return x.new_empty"), raised[0].location
