@@ -196,7 +196,7 @@ def _appendix(report: Report, skipped: list[CaseResult]) -> list[str]:
             if x.refuses:
                 lines.append(f"      note: the exported program refuses {', '.join(f'{k}={v}' for k, v in x.refuses.items())}"
                              f", a point of the contract's domain ({x.refusal[:200]}): "
-                             f"{_refusal_cause(x.refusal, x.refused_from_two)}")
+                             f"{_refusal_cause(x.refusal, x.refused_from_two, x.explanation or '')}")
     trunc = [c.case for c in report.cases if c.truncated and not c.shared_with]
     if trunc:
         lines.append("")
@@ -246,13 +246,19 @@ def _context(loc: SourceLoc, n: int) -> list[str]:
     return [f"    {'>' if i == loc.line else ' '}{i:5d} | {src[i - 1]}" for i in range(lo, hi + 1)]
 
 
-def _refusal_cause(refusal: str, from_two: bool = False) -> str:
+def _refusal_cause(refusal: str, from_two: bool = False, why: str = "") -> str:
     """Why the exported program refuses a point of the domain, from its guard: an input size pinned to a constant
     (``inputs[1].size()[0] == 6``) is a size export took as static, not its 0/1 assumption; a point it refuses with
-    its sizes below 2 raised to 2 as well, a guard it keeps."""
+    its sizes below 2 raised to 2 as well, or with a guard ``why`` (the agreement's explanation) showed it refusing
+    sizes from 2, a guard it keeps (hunt 65: replication_pad3d's ``W + L - 8 + R != 0`` at the least point, blamed
+    on the sizes below 2 there)."""
     if from_two:
         return ("it refuses the same point with its sizes below 2 raised to 2 too: a guard the program keeps refuses "
                 "it, not export's assumption that dynamic sizes are at least 2")
+    failed = refusal.partition("Guard failed: ")[2].strip()
+    if failed and f"Guard failed: {failed}." in why:
+        return ("the guard that refuses it is one the program keeps, shown above refusing sizes from 2 too: not "
+                "export's assumption that dynamic sizes are at least 2")
     if re.search(r"size\(\)\[\d+\] == \d+\b", refusal) and "!=" not in refusal:
         return ("the program took that input size as static (the contract's size is no Dim export can state, or export "
                 "specialised it at the example), so it accepts no other value there")

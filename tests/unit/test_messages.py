@@ -150,3 +150,15 @@ def test_the_exported_programs_refusal_names_a_static_size_as_such():
 
     assert _refusal_cause("Guard failed: inputs[1].size()[0] == 6").startswith("the program took that input size as static")
     assert _refusal_cause("Guard failed: x.size(3) // 2 != 1").startswith("torch.export assumes every dynamic size")
+
+
+def test_the_exported_programs_refusal_by_a_guard_it_keeps_is_not_blamed_on_sizes_below_2():
+    """hunt 65: replication_pad3d's least point refused by ``W + L - 8 + R != 0``, a guard the agreement's
+    explanation had shown refusing sizes from 2 too, was blamed on export's assumption that sizes are at least 2."""
+    from shapecheck.render.text import _refusal_cause
+
+    refusal = "AssertionError: Guard failed: -8 + inputs[0].size()[3] + inputs[4].size()[0] != 0"
+    why = ("SC022 `max(1, R + L + W - 8) == R + L + W - 8`: ... the program raises AssertionError: Guard failed: "
+           "-8 + inputs[0].size()[3] + inputs[4].size()[0] != 0. The program accepts only the example's side")
+    assert _refusal_cause(refusal, why=why).startswith("the guard that refuses it is one the program keeps")
+    assert _refusal_cause(refusal).startswith("torch.export assumes every dynamic size")
