@@ -115,3 +115,7 @@ def test_each_side_of_a_reject_regions_or_is_tried_alone():
     wrong = [f for f in r.findings if f.code is RuleCode.RUNTIME_REJECTS]
     assert r.verdict is Verdict.FAIL and wrong, [(f.code, f.sizes) for f in r.findings]
     assert all(f.sizes["H"] == 3 and f.sizes["W"] >= 4 for f in wrong), [f.sizes for f in wrong]
+    # where the runtime runs the input, the meta kernel accepting it agrees with it: no SC021 "where the runtime
+    # raises" beside the SC014 (hunt 66)
+    both = [f for f in r.findings if f.code is RuleCode.META_ACCEPTS_REJECTED_INPUT and f.sizes in [w.sizes for w in wrong]]
+    assert not both, [(f.code, f.sizes) for f in both]
