@@ -252,15 +252,20 @@ class Checker:
         if not self.contract.guard_free:
             return
         judged, ones, left_to_wider = self._sorted_guards(run, ex)
+        # a dim at 0 is a constant in the run (``fake_run``): the guards read it as 0 (hunt 66: replication_pad1d's
+        # ``W - PL + PR >= 1`` read ``W - PL >= 1`` at PR = 0, which the domain's ``W - PL + PR >= 2`` implies there)
+        symbolic = set(run.names.values())
+        zeros = tuple(d.name for d in ex.case.dims if ex.values.get(d.name) == 0 and d.name not in symbolic)
+        facts = [*ones, *(E.Cmp("==", E.Var(d), E.Const(0)) for d in zeros)]
         for g, node, names, export_only in judged:
-            if ones and node is not None and self._solver().decide([ex.case.domain, *ones], node)[0] is Decision.TRUE:
+            if facts and node is not None and self._solver().decide([ex.case.domain, *facts], node)[0] is Decision.TRUE:
                 continue  # it follows from the guards about a size of 1 left aside (torch replaced B by 1 after
                 # expand's ``B == 1``, so the kernel's ``B2 == B`` reads ``B2 == 1``, which the domain's B2 == B
-                # implies there: hunt 63): no range it restricts beyond theirs
+                # implies there: hunt 63), or from the dims at 0: no range it restricts beyond theirs
             text = E.to_text(node) if node is not None else T.rename_symbols(g.expr, run.names)
-            key = (ex.case.id, text, export_only)
+            key = (ex.case.id, text, export_only, zeros)
             if key not in self._decided:
-                self._decided[key] = self._finding(ex.case, g, node, run.names, names, export_only)
+                self._decided[key] = self._finding(ex.case, g, node, run.names, names, export_only, zeros)
             code = self._decided[key]
             if code is None:
                 continue
@@ -344,20 +349,24 @@ class Checker:
                    and self.contract.dim(n).dynamic)
 
     def _finding(self, case: BoundCase, g: Any, node: Any, names: dict, dims: set[str],
-                 export_only: bool) -> RuleCode | None:
+                 export_only: bool, zeros: tuple[str, ...] = ()) -> RuleCode | None:
         """The rule a guard the run installed breaks, or None: it is false somewhere in the case's domain (from 2
-        up for ``export_only``) and true elsewhere (z3 where it translated, else torch's expression at real
-        points): a branch (``guard_rule``); it holds (or fails) on the whole domain but torch cannot decide it
-        from the Dim ranges, so torch.export installs it and rejects the range: SC016, SC022 for a helper's."""
+        up for ``export_only``; with the ``zeros``, the dims the run made the constant 0, at 0) and true elsewhere
+        (z3 where it translated, else torch's expression at real points): a branch (``guard_rule``); it holds (or
+        fails) on the whole domain but torch cannot decide it from the Dim ranges, so torch.export installs it and
+        rejects the range: SC016, SC022 for a helper's."""
         from .._torch import static as CS
         from .._torch import translate as T
         from .._torch.backed import OUTPUT_METADATA
+        from ..logic import expr as E
         from ..logic.solver import Decision
         from ..prove.helper_guards import export_floors
         from ..prove.obligations import probe_points
         from ..prove.torch_decides import TorchView
 
-        conds = [case.domain] + (export_floors(case, self._solver()) if export_only else [])
+        floors = export_floors(case, self._solver()) if export_only else []
+        conds = [case.domain, *(E.Cmp("==", E.Var(d), E.Const(0)) for d in zeros),
+                 *(f for f in floors if not E.free_names(f) & set(zeros))]
         named = T.with_dim_names(g.expr, names)
         if node is not None:
             verdict = self._solver().decide(conds, node)[0]

@@ -1,4 +1,4 @@
-"""Hunt 65's misreadings of verify (aten ops and decompositions against strict torch.export)."""
+"""Hunts 65 and 66: misreadings of verify, fuzz and ref check (aten ops and decompositions against strict torch.export)."""
 
 import pytest
 
@@ -58,3 +58,16 @@ def test_a_wrong_output_the_kernel_raises_on_is_placed_at_the_line_that_raised(m
     r = verify_meta("schunt65::pad_rows", "hunt65_pad_rows.toml", "hunt65_kernels.py", "minus3")
     raised = [v for v in r.violations if v.code is RuleCode.KERNEL_ERROR]
     assert raised and raised[0].location.text.startswith("return x.new_empty"), raised[0].location
+
+
+@pytest.mark.slow
+def test_fuzz_reads_a_guard_with_a_dim_at_0_made_constant_in_the_slice_it_was_made_in():
+    # hunt 66: at PR = 0 (a constant in fuzz's run) replication_pad1d's check W - PL + PR >= 1 was recorded as
+    # W - PL >= 1, and judged over every PR: an SC022 where verify and strict export pass; at PR = 0 the domain's
+    # W - PL + PR >= 2 implies it
+    from tests.conftest import invoke
+
+    for pr in (0, 2):
+        got = invoke("fuzz", "op", "aten::replication_pad1d", "--contract", KERNELS / "hunt66_pad1d_negative.toml",
+                     "--example", f"rank=3,neg=true;N=40,C=2,W=14,PL=10,PR={pr};seed=1")
+        assert got.returncode == 0 and got.stdout.startswith("PASS"), (pr, got.stdout[-1500:] + got.stderr[-500:])
