@@ -286,7 +286,8 @@ class _CaseExplorer(_CaseFindings):
                 leaf = Leaf(pc, t)
                 self.state.leaves.append(leaf)
                 shown = self.state.obligations if getattr(self.options, "show_obligations", False) else None
-                settle = functools.partial(aside, leaf=leaf, case=self.case, solver=self.solver, view=self.view)
+                settle = functools.partial(aside, leaf=leaf, case=self.case, solver=self.solver, view=self.view,
+                                           kernel=self.kernel)
                 for v in leaf_obligations(self.case, leaf, self.solver, shown, settle):
                     self.add(v)
             return pending  # the kernel's guard_or_false/guard_or_true: handled as the guard it is in export

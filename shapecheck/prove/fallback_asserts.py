@@ -19,6 +19,7 @@ from dataclasses import replace
 from .._torch import static as CS
 from ..contract.model import BoundCase
 from ..errors import ExprError
+from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver
 from ..trace.run import Assert
@@ -26,9 +27,12 @@ from .obligations import Discharged, Kind, Leaf, Obligation, Status, discharge
 from .torch_decides import TorchView
 
 
-def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: Solver, view: TorchView) -> Discharged:
+def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: Solver, view: TorchView,
+          kernel: Kernel | None = None) -> Discharged:
     """``d``, or PROVED where a refuted assert or range holds wherever the leaf's own fallbacks hold as assumed and
-    torch decides it true under export's sizes (module doc)."""
+    torch decides it true under export's sizes (module doc). Where only torch's layout answers are the other way
+    at the refuting point, the ``kernel`` must also return there on concrete sizes: a reshape's own check that
+    fails on both sides of the answer (glu's ``A1 // 2 != 0`` at A1 = 0, hunt 39) stays refuted."""
     if ob.kind not in (Kind.ASSERT, Kind.RANGE) or d.status is not Status.REFUTED or not d.point:
         return d
     a = ob.source
@@ -45,6 +49,10 @@ def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: So
                if (fb.own or fb in leaf.trace.layout_fallbacks) and fb.guard is not None and not fb.data_dependent]
     if not any(_false_at(p, d.point) for p in assumed):
         return d  # the point lies where every fallback holds as torch assumed: a real failure of this path
+    own = [fb.guard if fb.value else E.negate(fb.guard) for fb in leaf.trace.fallbacks
+           if fb.own and fb.guard is not None and not fb.data_dependent]
+    if not any(_false_at(p, d.point) for p in own) and not _returns_at(kernel, case, d.point):
+        return d
     within = discharge(replace(ob, premises=(*ob.premises, *assumed)), case, solver)
     if within.status is not Status.PROVED:
         return d
@@ -53,6 +61,17 @@ def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: So
     except CS.TorchCannotSay:
         return d
     return Discharged(Status.PROVED, by="fallbacks") if decided is True else d
+
+
+def _returns_at(kernel: Kernel | None, case: BoundCase, point: dict[str, int]) -> bool:
+    """Whether the kernel returns at ``point`` on concrete sizes, under FakeTensorMode (False where it cannot be
+    run there)."""
+    from .replay import run_concrete
+
+    if kernel is None or not all(d in point for d in case.point_dims):
+        return False
+    run = run_concrete(kernel, case, {d: point[d] for d in case.point_dims})
+    return run is not None and run.error is None
 
 
 def _false_at(cond: E.Node, point: dict[str, int]) -> bool:
