@@ -154,6 +154,10 @@ def test_a_run_over_its_time_budget_reports_the_cases_done(monkeypatch):
     messages = {v["case"]: v["message"] for v in doc["violations"]}
     assert "run's time budget (6 s" in messages[CASES[1]]
     assert "ran out after 2 of 4 cases" in messages["*"]
+    # the run's budget was this command's: a next command in this process (an audit's import) does not inherit it
+    from shapecheck import progress
+
+    assert progress.load_seconds is None
 
 
 @pytest.mark.slow
