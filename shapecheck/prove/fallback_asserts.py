@@ -14,6 +14,7 @@ and torch decides it true; else it stands as refuted (SC004).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .._torch import static as CS
@@ -22,7 +23,7 @@ from ..errors import ExprError
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Solver
-from ..trace.run import Assert
+from ..trace.run import Assert, Fallback
 from .obligations import Discharged, Kind, Leaf, Obligation, Status, discharge
 from .torch_decides import TorchView
 
@@ -44,13 +45,10 @@ def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: So
     # ``clone_preserve_strides``' storage length after ``guard_or_false(S * B == 0)``, whose as_strided assert
     # fails only at S = 0, made every *_scatter op with an empty dim inconclusive)
     layouts = any(spec is not None and spec.strides is not None for p in case.paths for spec in p.specs)
-    asked = [*leaf.trace.fallbacks, *(leaf.trace.layout_fallbacks if layouts else ())]
-    assumed = [fb.guard if fb.value else E.negate(fb.guard) for fb in asked
-               if (fb.own or fb in leaf.trace.layout_fallbacks) and fb.guard is not None and not fb.data_dependent]
+    own = _held(fb for fb in leaf.trace.fallbacks if fb.own)
+    assumed = own + (_held(leaf.trace.layout_fallbacks) if layouts else [])
     if not any(_false_at(p, d.point) for p in assumed):
         return d  # the point lies where every fallback holds as torch assumed: a real failure of this path
-    own = [fb.guard if fb.value else E.negate(fb.guard) for fb in leaf.trace.fallbacks
-           if fb.own and fb.guard is not None and not fb.data_dependent]
     if not any(_false_at(p, d.point) for p in own) and not _returns_at(kernel, case, d.point):
         return d
     within = discharge(replace(ob, premises=(*ob.premises, *assumed)), case, solver)
@@ -61,6 +59,13 @@ def aside(ob: Obligation, d: Discharged, leaf: Leaf, case: BoundCase, solver: So
     except CS.TorchCannotSay:
         return d
     return Discharged(Status.PROVED, by="fallbacks") if decided is True else d
+
+
+def _held(fallbacks: Iterable[Fallback]) -> list[E.Node]:
+    """Each fallback's condition as torch assumed it (those in the contract language, not about a size made
+    from data)."""
+    return [fb.guard if fb.value else E.negate(fb.guard) for fb in fallbacks
+            if fb.guard is not None and not fb.data_dependent]
 
 
 def _returns_at(kernel: Kernel | None, case: BoundCase, point: dict[str, int]) -> bool:
