@@ -113,6 +113,7 @@ def test_an_output_that_is_a_fifo_is_refused_instead_of_hanging(tmp_path):
     _one_line_error(res, "--out", "a FIFO or socket, not a file")
 
 
+@pytest.mark.slow
 def test_a_kernel_that_raises_keyboardinterrupt_fails_as_its_other_exceptions_do(tmp_path):
     kernel = _write(tmp_path, "import torch\nfrom torch._meta_registrations import register_meta\n"
                     "@register_meta(torch.ops.aten.pixel_shuffle)\ndef meta_pixel_shuffle(self, upscale_factor):\n"

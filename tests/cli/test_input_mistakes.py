@@ -16,6 +16,7 @@ def test_audit_refuses_a_meta_source_that_registers_nothing(tmp_path):
     assert res.returncode == 2 and "registers no function for any op" in res.stderr, res.stderr
 
 
+@pytest.mark.slow
 def test_gate_refuses_a_meta_source_that_registers_nothing_and_names_fake_tensor_rules(tmp_path):
     """A gate of such a file passed every contract on the installed kernels (hunt 21: an empty file, and an old
     ``fake_impls.py``, whose ``register_op_impl`` rules --meta-source does not check)."""

@@ -7,6 +7,7 @@ The import walk is ``bench/structure.py``'s (which prints the same figures); the
 each kind of edge on a package made for the purpose."""
 
 import ast
+import functools
 import importlib.util
 import re
 import subprocess
@@ -22,9 +23,16 @@ _spec = importlib.util.spec_from_file_location("_bench_structure", ROOT / "bench
 S = sys.modules["_bench_structure"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(S)
 
-MODULES = S.walk(ROOT)
-#: the modules that may import torch or z3 when they load (everything else defers it to a function body)
-LOADS_TORCH = {name for name in MODULES if name.split(".")[0] == "_torch"}
+
+@functools.cache
+def modules() -> dict:
+    """The package's modules as the walk reads them: made once, by the first test that asks (not at collection,
+    which every pytest-xdist worker pays)."""
+    return S.walk(ROOT)
+
+
+#: the modules that may import torch or z3 when they load (everything else defers it to a function body): those
+#: of the ``_torch`` folder, and
 LOADS_Z3 = {"logic.solver"}
 #: torch internals: only the compatibility layer names them
 TORCH_INTERNALS = ("torch._", "torch.fx.experimental", "torch.utils._")
@@ -83,17 +91,17 @@ def test_the_walk_sees_private_names_crossing_a_folder(tmp_path):
 
 
 def test_every_module_lies_in_a_layer():
-    unplaced = sorted(name for name, m in MODULES.items() if S.layer_of(m.box) is None)
+    unplaced = sorted(name for name, m in modules().items() if S.layer_of(m.box) is None)
     assert not unplaced, f"modules in no layer of bench/structure.py's LAYERS: {unplaced}"
 
 
 def test_no_import_points_up_the_layers():
-    found = [f"shapecheck/{m.replace('.', '/')}.py:{line} imports {t} ({kind})" for m, kind, t, line in S.upward(MODULES)]
+    found = [f"shapecheck/{m.replace('.', '/')}.py:{line} imports {t} ({kind})" for m, kind, t, line in S.upward(modules())]
     assert not found, "imports of a later layer:\n" + "\n".join(found)
 
 
 def test_no_import_cycle_lazy_and_type_checking_imports_included():
-    assert S.cycles(S.graph(MODULES)) == []
+    assert S.cycles(S.graph(modules())) == []
 
 
 @pytest.mark.slow
@@ -104,7 +112,7 @@ def test_no_private_name_crosses_a_folder():
 
 @pytest.mark.slow
 def test_torch_internals_only_in_the_torch_folder():
-    for name, m in MODULES.items():
+    for name, m in modules().items():
         if name.split(".")[0] == "_torch":
             continue
         for node in ast.walk(ast.parse(m.path.read_text(encoding="utf-8"))):
@@ -115,9 +123,9 @@ def test_torch_internals_only_in_the_torch_folder():
 
 
 def test_torch_and_z3_load_only_where_allowed():
-    for name, m in MODULES.items():
+    for name, m in modules().items():
         roots = {e.split(".")[0] for e in m.external}
-        if name not in LOADS_TORCH:
+        if name.split(".")[0] != "_torch":
             assert "torch" not in roots, f"{m.path} imports torch when it loads"
         if name not in LOADS_Z3:
             assert "z3" not in roots, f"{m.path} imports z3 when it loads"
@@ -180,9 +188,9 @@ def test_import_shapecheck_loads_neither_torch_nor_z3():
 def test_modules_and_their_functions_stay_small():
     """Every module under 600 lines; no function over 80 lines (``def`` to its last line, nested ones too), but
     the expression parser's (``S.LONG_ALLOWED``). Classes may be long."""
-    big = [f"{m.path}: {m.lines} lines" for m in MODULES.values() if m.lines >= S.MAX_MODULE]
+    big = [f"{m.path}: {m.lines} lines" for m in modules().values() if m.lines >= S.MAX_MODULE]
     assert not big, big
-    long = [f"shapecheck/{m.replace('.', '/')}.py:{line} {fn}: {n} lines" for m, fn, line, n in S.long_functions(MODULES)]
+    long = [f"shapecheck/{m.replace('.', '/')}.py:{line} {fn}: {n} lines" for m, fn, line, n in S.long_functions(modules())]
     assert not long, long
 
 
@@ -229,7 +237,7 @@ def test_the_rule_code_scan_sees_literals_and_f_strings_but_not_docstrings():
 def test_rule_codes_are_spelled_only_in_the_registry():
     """Code names a rule by ``rules.RuleCode``; a string "SCxxx" anywhere else in the package (but prose) is a
     rule the registry does not know about."""
-    found = [f"{m.path.relative_to(ROOT)}:{line}: {text[:60]!r}" for name, m in MODULES.items() if name != "rules"
+    found = [f"{m.path.relative_to(ROOT)}:{line}: {text[:60]!r}" for name, m in modules().items() if name != "rules"
              for line, text in rule_code_literals(m.path.read_text(encoding="utf-8"))]
     assert not found, "rule codes spelled outside shapecheck/rules.py (use rules.RuleCode):\n" + "\n".join(found)
 

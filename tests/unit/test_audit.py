@@ -176,6 +176,7 @@ def test_schema_inputs_name_each_dim_after_its_argument_and_axis():
     assert [d for d, _ in view.dims()][-1].startswith("size_")  # a SymInt[] argument's entries are dims too
 
 
+@pytest.mark.slow
 def test_an_opinfo_sample_gives_the_inputs_where_torch_has_one(monkeypatch):
     """torch's OpInfo database needs numpy and expecttest, which this venv lacks: a stand-in with the same
     interface (name, aten_name, sample_inputs) checks the path."""

@@ -154,6 +154,7 @@ def test_an_error_that_opens_with_its_subject_moves_that_argument_alone():
     assert args[0].options[0] == (2, "float32") and args[1].options[0][0] == 1
 
 
+@pytest.mark.slow
 def test_a_draft_keeps_a_symint_list_of_axes_a_constant():
     """hunt 31: ``audit --draft`` made an axis argument (tfl's ``SymInt dim``, ``SymInt[] squeeze_dims``) a size of
     its own, and verify then reported a false SC003 on it; the draft gives it a value, as every caller does."""
@@ -337,6 +338,7 @@ def test_a_variant_compared_at_a_few_points_meets_every_dim_apart():
     assert f["counterexample"]["a_0"] != f["counterexample"]["b_0"], f
 
 
+@pytest.mark.slow
 def test_a_variant_the_eager_kernel_dies_on_is_not_compared_and_said_so():
     """hunt 41: amd-quark's ``fake_quantize_to_low_precision_fp`` aborts on int8 and bfloat16 inputs; those variants
     read "eager-rejects" and the op was clean with no word of the crashes."""
@@ -349,6 +351,7 @@ def test_a_variant_the_eager_kernel_dies_on_is_not_compared_and_said_so():
                for n in rec["notes"]), rec["notes"]
 
 
+@pytest.mark.slow
 def test_a_variant_the_eager_kernel_takes_only_on_zeros_says_so():
     """hunt 41: transformers' grouped_mm fake refuses a 3-D input, which the eager kernel takes only because offsets
     made up as zeros route no row; the first inputs' finding said so, the variants' did not."""
@@ -359,6 +362,7 @@ def test_a_variant_the_eager_kernel_takes_only_on_zeros_says_so():
     assert f["class"] == "fake-rejects" and "made up as zeros" in f["message"] and "matrix" in f["message"], f
 
 
+@pytest.mark.slow
 def test_a_string_a_callee_compares_an_argument_with_is_tried_by_the_arguments_name():
     """hunt 41: amd-quark's ``non_scaled_real_quantize`` compares ``quant_dtype == "mx"`` in a callee; the word was
     past the first 8 the kernels hold, and the search never tried it."""
@@ -368,6 +372,7 @@ def test_a_string_a_callee_compares_an_argument_with_is_tried_by_the_arguments_n
     assert rec["status"] not in ("no-inputs", "not-run") and "mode='zeta'" in rec["example"], rec["example"]
 
 
+@pytest.mark.slow
 def test_a_clean_comparison_made_on_integer_data_of_zeros_alone_says_so():
     """hunt 41: transformers' grouped_mm_fallback_backward was clean, compared only where offsets of zeros route no
     row; with other offsets its eager kernel raises."""

@@ -213,6 +213,7 @@ def test_not_traced_is_never_a_pass_until_the_config_or_baseline_excuses_it(lib,
     assert code == 0
 
 
+@pytest.mark.slow
 def test_the_samples_hook_gives_inputs_the_search_cannot_reach(lib, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "pyproject.toml").write_text('[tool.shapecheck.audit]\nsamples = "auditv2_hook:samples_for"\n')
@@ -236,6 +237,7 @@ def test_a_device_that_is_not_here_is_inconclusive_never_a_pass():
     assert code == 3 and "no CUDA device" in err
 
 
+@pytest.mark.slow
 def test_the_fake_and_the_eager_kernel_agree_on_mm_and_the_formula_is_evidence_not_proof():
     from shapecheck.audit.run import AuditOptions, audit_op
 
@@ -419,6 +421,7 @@ def test_a_dtype_an_error_refuses_leaves_the_first_tensor_of_that_dtype(lib):
     assert rec["example"].startswith("data=float32[") and "rows=int32[" in rec["example"], rec["example"]
 
 
+@pytest.mark.slow
 def test_an_argument_a_sample_leaves_to_its_default_is_varied_too(lib, tmp_path, monkeypatch):
     """The hook's call passes x alone; check=False is its default. The audit passes the default and varies it
     (check=True), where the fake that lacks the parameter raises: found, where this op used to be "not run"
@@ -849,6 +852,7 @@ def test_the_search_gives_an_optional_first_tensor_and_keeps_its_dtype_when_a_dt
     assert example.startswith("input=float32[") and "mapping_type='" in example, example
 
 
+@pytest.mark.slow
 def test_a_programming_error_the_eager_kernel_raises_too_is_no_inputs_not_a_kernel_error():
     """prims::fft_c2r on a real tensor: the fake and the eager kernel both raise ``KeyError: torch.float32`` (a
     complex-to-real FFT takes complex input). The inputs are wrong, not the fake: no input found (inconclusive),
@@ -980,6 +984,7 @@ def _(x):  # the same logging code on both sides (a C++ kernel at the Meta key r
 '''
 
 
+@pytest.mark.slow
 def test_an_eager_kernel_that_logs_a_failed_check_and_returns_refuses_the_inputs(tmp_path):
     """hunt 36: ExecuTorch's ATen-mode kernels log "Check failed (...)" on stderr and return an uninitialised
     output; the audit took that for an accepted input (false SC042 where the fake checks the same, and a fake

@@ -16,6 +16,7 @@ KERNELS = ROOT / "tests" / "kernels" / "cached_answers.py"
 
 @pytest.mark.parametrize(("fn", "verdict"), [("squeezes_after_a_layout_test", "fail"),
                                              ("keeps_the_dims_after_a_layout_test", "pass")])
+@pytest.mark.slow
 def test_a_size_question_torch_answers_from_its_cache_is_explored(fn, verdict):
     from shapecheck.prove.verify import verify_op
 
@@ -25,6 +26,7 @@ def test_a_size_question_torch_answers_from_its_cache_is_explored(fn, verdict):
         assert any(v.code.value == "SC002" and v.counterexample.get("D") == 1 for v in r.violations)
 
 
+@pytest.mark.slow
 def test_an_int_list_reaches_a_python_kernel_as_a_list_in_every_run():
     """hunt 53: the runs on concrete sizes passed int[] arguments as tuples, and a copy of col2im's decomposition
     (``[...] + kernel_size``) raised TypeError there: a false SC007 on an unmodified copy."""

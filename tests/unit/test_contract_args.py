@@ -624,6 +624,7 @@ outputs = ["(N, C, H // 2, W // 2)"]
 """
 
 
+@pytest.mark.slow
 def test_a_fixed_size_int_list_takes_its_size_or_one_value(tmp_path, capsys):
     for kernel in ("[2]", "[2, 2]"):  # one value is repeated; stride = [] is the schema's default
         path = write(tmp_path, POOL.format(kernel=kernel), "ok.toml")

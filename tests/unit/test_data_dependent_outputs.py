@@ -15,6 +15,7 @@ def verify(fn):
                      options=Options(jobs=1))
 
 
+@pytest.mark.slow
 def test_a_fake_that_ignores_its_flags_gets_sc002_on_both_outputs_and_its_fixed_twin_passes():
     bad = verify("unique_ignores_flags")
     found = {(v.code, v.expr.split(" =")[0], v.case) for v in bad.violations}

@@ -48,6 +48,7 @@ def test_a_check_of_the_kernel_is_a_rejects_region_that_fails_a_kernel_without_i
     assert {(v.code.value, str(v.path)) for v in report.violations} == {("SC021", "rejects.kernel-check-1")}
 
 
+@pytest.mark.slow
 def test_a_guard_s_side_is_no_check_and_gets_no_region():
     """bmm: the batch and inner sizes are checks (regions); a draft with none has no [[rejects]] table at all."""
     doc = tomllib.loads(draft_contract("aten::bmm"))

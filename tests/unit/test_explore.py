@@ -57,6 +57,7 @@ def test_regressed_kernel_splits_three_ways_with_correct_regions(sdpa_contract):
     assert [(b.a, b.b) for b in pm.breaks if b.output == 1] == [tuple(sorted((two_pass.id, one_pass.id)))]
 
 
+@pytest.mark.slow
 def test_installed_kernel_is_one_path_covering_the_domain():
     r = shapecheck.explore_op(SDPA_MPS, options=Options(cases=(BOOL4,)))
     pm = r.cases[0].path_map

@@ -39,6 +39,7 @@ def test_a_case_has_the_same_findings_alone_and_beside_a_case_of_the_same_domain
     assert "SC022 min((D - 3) // 2 + 1, (D - 1) // 2) != 1" in both[STEP2]
 
 
+@pytest.mark.slow
 def test_a_guard_between_a_derived_axis_and_its_dims_own_input_is_found():
     found = _findings(STEP1)[STEP1]
     # a helper's guard that holds but torch cannot prove over one dim: SC016 whoever asked (hunt 57)

@@ -192,6 +192,7 @@ def test_torch_s_own_view_of_a_divisibility_is_the_derived_dim_export_gets(tmp_p
     assert c0.export.succeeded and c0.export.agrees, c0.export.message
 
 
+@pytest.mark.slow
 def test_a_minimum_export_raises_through_a_relation_dims_cannot_state_is_explained(tmp_path):
     """reflection_pad1d asserts ``padding < A1``: export traces the paddings at 2 or more and asks
     ``Dim('A1', min=3)``, while the contract allows A1 = 2 with padding 1. The cause is established (export's

@@ -264,6 +264,7 @@ def test_a_guard_only_a_derived_dims_root_of_1_meets_is_not_export_s(tmp_path):
     assert result.export is not None and result.export.succeeded is True and result.export.agrees is True
 
 
+@pytest.mark.slow
 def test_inputs_are_built_as_export_builds_them_only_where_the_screen_sees_a_helper_guard(tmp_path, monkeypatch):
     # the export-style run screens each case with inputs made from backed sizes directly; from_tensor's inputs
     # (export's own, the run that is reported) are built only where the screen sees a guard of torch's helpers
@@ -350,6 +351,7 @@ outputs = [{ shape = "(A, B)", dtype = "float32" }]
 """
 
 
+@pytest.mark.slow
 def test_a_cpp_kernels_own_guard_is_the_kernels_not_a_helper_of_the_caller(tmp_path):
     # cdist's C++ composite branches on rows > 25 (its mm path): no Python frame lies between that guard and
     # shapecheck's call, so the frames beyond (pytest's, click's) are no "torch helper" that asked it
@@ -392,6 +394,7 @@ outputs = ["unspecified"]
 """
 
 
+@pytest.mark.slow
 def test_a_guard_export_keeps_as_a_check_of_its_program_explains_its_success(tmp_path):
     # split's decomposition makes its number of chunks an int (guard_int): strict export succeeds, yet the
     # program it returns asserts that number on its inputs and fails at another split; shapecheck's SC003 stands,

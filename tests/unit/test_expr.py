@@ -169,6 +169,7 @@ _SHAPES = st.deferred(lambda: st.lists(_INTS, max_size=3).map(lambda xs: E.Tuple
 @given(st.recursive(_LEAVES, _trees, max_leaves=12) | _INTS | _BOOLS | _SHAPES,
        st.fixed_dictionaries({"L": st.integers(-3, 2**70), "S": st.integers(-5, 5), "flag": st.booleans(),
                               "mode": st.sampled_from(["a", "b"])}))
+@pytest.mark.slow
 @example(E.parse("L // (S - S)"), {"L": 1, "S": 2, "flag": True, "mode": "a"})  # division by zero: ExprError
 @example(E.parse("-(L * L) % S"), {"L": 2**2100, "S": 3, "flag": True, "mode": "a"})  # over the limit
 @example(E.parse("(L, S)[:1] + (L,)"), {"L": 4, "S": 2, "flag": True, "mode": "a"})

@@ -66,6 +66,7 @@ def test_a_size_is_a_positive_symbol_only_where_its_least_value_is_at_least_1():
             bool(from_1 == 1)
 
 
+@pytest.mark.slow
 def test_the_zero_size_trap_is_still_seen_where_a_dim_starts_at_0(tmp_path):
     """A kernel that divides by a size fails from 0 and passes from 1: the symbol's sign is never assumed."""
     from shapecheck.findings import Verdict

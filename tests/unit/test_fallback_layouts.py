@@ -17,6 +17,7 @@ def _verify(fn: str):
                      meta=f"{KERNELS / 'fallback_layouts.py'}:{fn}", options=Options(jobs=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", ["unit_stride_or_false", "unit_stride_known_true"])
 def test_a_layout_branch_on_a_stride_fails_where_its_other_side_holds(fn):
     report = _verify(fn)
@@ -50,6 +51,7 @@ def test_a_layout_the_unbacked_trace_alone_gives_is_no_counterexample():
     assert all(s == {"unknown"} for k, s in statuses.items() if "channels_last" in k), statuses
 
 
+@pytest.mark.slow
 def test_an_expanded_input_of_one_channel_keeps_its_stride_and_the_layout_logic_is_checked_there():
     """hunt 30: an ``expand`` dim of size 1 has the layout's stride, as ``torch.Tensor.expand`` leaves it (it was
     0), and the answers of torch's layout logic that the unbacked trace's strides rest on are run on their other

@@ -270,6 +270,7 @@ def test_suppressions_stale_fails_expired_counts_again_matching_is_reported_apar
     assert doc["expired_suppressions"][0]["expires"] == "2020-01-01"
 
 
+@pytest.mark.slow
 def test_a_suppression_of_a_fixed_finding_fails_the_passing_kernel(tmp_path):
     contract = small_contract(tmp_path / "fixed.toml", extra=SUPPRESS.split("\n\n")[0] + "\n")
     result = gate_run([contract])
@@ -328,6 +329,7 @@ def test_meta_source_without_the_op_checks_the_installed_kernel_and_says_so(tmp_
     assert "registers no meta kernel" in ci_report.render_text(result, ROOT)
 
 
+@pytest.mark.slow
 def test_explore_runs_every_case_in_full(tmp_path):
     result = gate_run([small_contract(tmp_path / "c.toml")], explore=True)
     (run,) = result.runs
@@ -404,6 +406,7 @@ def test_ci_files_call_the_gate_with_options_it_has():
     assert ctx.params["shard"] == (1, 2) and ctx.params["fmt"] == "github" and ctx.params["sarif"]
 
 
+@pytest.mark.slow
 def test_a_contract_whose_op_is_unknown_is_reported_and_the_others_still_run(tmp_path):
     """A mixed set: one contract names an op no import registered; it is that contract's error (exit 2 overall,
     in every format) while the other contract is verified and reported."""

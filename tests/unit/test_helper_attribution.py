@@ -33,6 +33,7 @@ def test_a_kernels_own_guard_size_oblivious_that_sizes_from_2_do_not_decide_is_i
     assert guards[0].expr == "B1 == A1" or set(guards[0].dims) == {"A1", "B1"}
 
 
+@pytest.mark.slow
 def test_guard_size_oblivious_is_answered_as_for_sizes_from_2_and_its_other_side_is_checked():
     """torch.export with backed Dims from 1 passes unit_column_fast_path (its B1 == 1 is False for sizes from
     2, no guard; checked with strict and non-strict export on torch 2.13): so does verify. The twin wrong on

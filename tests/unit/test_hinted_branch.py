@@ -20,6 +20,7 @@ def _verify(fn: str):
                      meta=f"{KERNELS / 'hinted_branch.py'}:{fn}", options=Options(jobs=1, cases=(CASE,)))
 
 
+@pytest.mark.slow
 def test_a_branch_only_hinted_sizes_take_is_sc001_and_its_twin_passes():
     r = _verify("branch_where_hinted")
     assert r.verdict is Verdict.FAIL

@@ -61,6 +61,7 @@ def test_a_layout_bug_fails_in_the_case_of_its_layout_and_its_fixed_twin_passes(
     assert {p.status for c in good.cases for p in c.paths} == {"proved"}
 
 
+@pytest.mark.slow
 def test_the_buggy_strides_are_torchs_at_the_counterexample():
     r = verify("sc_layouts::pool2x2", "layout_pool.toml", "pool_contiguous")
     (v,) = r.violations

@@ -65,6 +65,7 @@ def _plant_bug(monkeypatch, in_case: str):
     monkeypatch.setattr(V, "output_obligations", buggy)
 
 
+@pytest.mark.slow
 def test_a_bug_in_one_case_is_its_sc022_finding_and_the_others_report(monkeypatch):
     monkeypatch.delenv("SHAPECHECK_DEBUG", raising=False)
     _plant_bug(monkeypatch, CASES[2])
@@ -80,6 +81,7 @@ def test_a_bug_in_one_case_is_its_sc022_finding_and_the_others_report(monkeypatc
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_debug_prints_the_traceback_of_a_case_s_internal_error(monkeypatch):
     _plant_bug(monkeypatch, CASES[0])
     monkeypatch.setenv("SHAPECHECK_DEBUG", "")  # --debug sets it in this process: put back after the test

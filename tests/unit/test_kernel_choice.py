@@ -149,12 +149,14 @@ def test_meta_source_on_a_copy_of_torchs_file_checks_the_registration_where_torc
     assert any("torch.export" in n and "is not reached there" in n for n in r.notes), r.notes
 
 
+@pytest.mark.slow
 def test_a_candidate_that_calls_its_own_op_reaches_torchs_kernel_for_the_inner_call():
     r = _verify("aten::new_empty", ROOT / "tests" / "golden" / "examples" / "new_empty.toml",
                 meta=f"{ROOT / 'tests' / 'golden' / 'examples' / 'sc001_guard_on_dynamic_dim.py'}:kernel")
     assert [v.code for v in r.violations] == ["SC001"]
 
 
+@pytest.mark.slow
 def test_export_reaches_a_candidate_in_its_slot(tmp_path):
     from shapecheck.prove.verify import Options
 

@@ -58,6 +58,7 @@ def test_restricts_only_when_the_range_shrinks():
     assert g.restricts == "restricts N from [1, 4096] to [1, 8] on the guarded side"
 
 
+@pytest.mark.slow
 def test_explore_splits_one_return_line_by_output_formula_and_reports_the_break():
     from shapecheck.prove.verify import explore_op
 

@@ -151,6 +151,7 @@ def test_a_decomposition_a_fake_tensor_rule_calls_by_name_is_the_one_checked(tmp
     assert not [f for f in rec["findings"] if f["code"] == "SC039"] and rec["kernel"] == "_refs/__init__.py:native_layer_norm"
 
 
+@pytest.mark.slow
 def test_a_meta_source_copy_checks_the_kernel_plain_fake_tensor_mode_runs_too(tmp_path):
     """constant_pad_nd: torch.export runs the Python meta registration, plain FakeTensorMode the C++ composite
     kernel, which specialises N (SC003, accepted by the shipped contract). An unmodified copy of the registrations
@@ -252,6 +253,7 @@ def test_a_decomposition_that_py_impl_makes_a_python_kernel_is_checked_from_the_
     assert rec["status"] != "not-run" and rec["traces"] > 0, rec["notes"]
 
 
+@pytest.mark.slow
 def test_a_registered_function_the_kernel_calls_is_defined_from_the_file(tmp_path):
     """torch 2.4's decompositions.py registers ``split_with_sizes``, which its ``split_with_sizes_copy`` calls and
     torch 2.13 no longer has: only undecorated helpers were defined, so the call raised NameError (hunt 21)."""

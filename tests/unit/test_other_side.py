@@ -74,6 +74,7 @@ def test_a_size_made_from_data_on_the_other_side_is_no_wrong_shape_and_no_pass()
     assert not any("None" in v["message"] for v in found), found
 
 
+@pytest.mark.slow
 def test_export_runs_raise_at_a_line_where_only_an_inconclusive_finding_sits_is_still_reported():
     """hunt 39: a data-dependent row count under torch.export's run (UnsupportedOperatorException around the index's
     own error). Once both findings were placed at the kernel's line, the trace's unreproduced raise (SC005) hid the

@@ -38,6 +38,7 @@ def test_the_fixed_kernel_passes_every_output_table():
     assert {p.status for c in r.cases for p in c.paths} == {"proved"}
 
 
+@pytest.mark.slow
 def test_sc018_a_contiguous_fake_for_a_transposed_output_with_batch_and_heads_at_least_2():
     r = verify("contiguous_out")
     assert r.verdict == Verdict.FAIL and codes(r) == {"SC018"}
@@ -144,6 +145,7 @@ def test_significant_and_exact_comparisons_follow_torch(tmp_path, layout, verdic
     ('layout = "contiguous"', "pass"),  # the default comparison: significant strides
     ('layout = "contiguous", layout_match = "exact"', "fail"),
 ])
+@pytest.mark.slow
 def test_fuzz_compares_an_output_table_as_verify_does(tmp_path, layout, verdict):
     """fuzz's check of an output table (no runtime reference for a --meta kernel of a new op): a size-1 dim's
     stride counts only under ``exact`` (it counted under the default too, a false SC018)."""

@@ -117,6 +117,7 @@ outputs = [{{ shape = "(n, 2)", dtype = "int64", layout = "{layout}", sizes = {{
 '''
 
 
+@pytest.mark.slow
 def test_the_layout_of_an_output_with_a_data_dependent_size_is_checked_at_the_runtimes_size(tmp_path):
     """hunt 42: a layout on nonzero's ``(n, 2)`` output was ``unbound name in n`` (exit 2); the size is the
     runtime's own at its place. nonzero's indices are laid out column by column: strides (1, n)."""

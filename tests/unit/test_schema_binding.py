@@ -196,6 +196,7 @@ def test_a_third_party_fake_with_its_own_parameter_names_binds_by_position_and_r
     assert res.stdout.count("export succeeded") == 2 and res.stdout.count("agrees with shapecheck's pass") == 2
 
 
+@pytest.mark.slow
 def test_a_fake_without_a_place_for_an_argument_is_skipped_with_the_reason_and_is_inconclusive(tmp_path):
     p = _project(tmp_path, "bind_short")
     res = invoke("verify", "op", "bind_short::dilate", "--meta", "ops.py:dilate_short", "--contract", "dilate.toml",
@@ -207,6 +208,7 @@ def test_a_fake_without_a_place_for_an_argument_is_skipped_with_the_reason_and_i
     assert all("the kernel takes no argument 'dilation_h' (it takes 1 positional arguments" in r for r in reasons), reasons
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["meta", "import"])
 def test_a_fake_that_asks_for_its_context_gets_a_fake_mode_context(tmp_path, how):
     """torch.library.get_ctx() answered None under --meta (SC007 'NoneType' object has no attribute
@@ -223,6 +225,7 @@ def test_a_fake_that_asks_for_its_context_gets_a_fake_mode_context(tmp_path, how
     assert res.returncode == 0 and "SC007" not in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_a_data_dependent_output_size_under_a_named_contract_shape_is_inconclusive_not_a_crash(tmp_path):
     p = _project(tmp_path, "bind_ctx_named", out="(N, D)")
     res = invoke("verify", "op", "bind_ctx_named::nonzero_rows", "--meta", "ops.py:nonzero_fake", "--contract",
@@ -313,6 +316,7 @@ def test_a_custom_op_defined_twice_by_two_files_loads(tmp_path):
     assert res.returncode == 0 and "kernel: copy_ops.py:decode_fake" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_a_meta_source_fake_gets_its_context_too(tmp_path):
     (tmp_path / "fakes.py").write_text(textwrap.dedent('''
         import torch

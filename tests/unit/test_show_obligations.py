@@ -55,6 +55,7 @@ def test_obligations_are_listed_per_case_with_premises_line_and_status(monkeypat
     assert "[proved] output: output 0 = (N,) on path only" in block
 
 
+@pytest.mark.slow
 def test_without_the_option_nothing_is_listed(monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out = verify("--meta", f"{EXAMPLES}/sc004_assert_narrows_range.py:kernel", "--format", "json")
@@ -84,6 +85,7 @@ def test_a_leaf_s_obligations_are_built_before_any_is_discharged():
     assert all(o.premises[-1] == E.Cmp(">", n, E.Const(2)) for o in obs)
 
 
+@pytest.mark.slow
 def test_a_guard_on_a_dynamic_dim_is_an_obligation_refuted_where_exploration_splits_it(monkeypatch):
     """The guard ``N <= 8`` must be decided by its region (the contract is guard-free): exploration finds
     points on both sides, so the obligation is refuted (SC001), and each side's output obligation carries
@@ -102,6 +104,7 @@ def test_a_guard_on_a_dynamic_dim_is_an_obligation_refuted_where_exploration_spl
     assert {o["status"] for o in outputs} == {"proved"}
 
 
+@pytest.mark.slow
 def test_a_value_the_kernel_needs_is_an_obligation(monkeypatch):
     monkeypatch.chdir(ROOT)
     code, out = verify("--meta", f"{EXAMPLES}/sc003_value_specialization.py:kernel", "--show-obligations",
@@ -113,6 +116,7 @@ def test_a_value_the_kernel_needs_is_an_obligation(monkeypatch):
     assert value["what"] == "the value of N is one constant on the region (1 at the least point)"
 
 
+@pytest.mark.slow
 def test_a_guard_the_region_decides_is_a_proved_obligation(monkeypatch, tmp_path):
     """Under the region N % 4 == 0 the kernel's second guard N % 2 == 0 is true everywhere (torch's value
     ranges do not see it, z3 does): proved, not a finding; the first guard is refuted (SC001)."""

@@ -127,6 +127,7 @@ def test_examples_aimed_at_a_path_satisfy_its_precondition(path):
     assert len(seen_cases) > 1  # not one case over and over
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(cases(TOY, path="small", max_elements=10_000))
 def test_toy_path_examples_satisfy_its_precondition(ex):

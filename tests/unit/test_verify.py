@@ -291,6 +291,7 @@ def test_untranslatable_guard_is_refuted_by_two_real_points(sdpa_contract):
             assert E.evaluate(case.domain, point) is True
 
 
+@pytest.mark.slow
 def test_solver_unknown_is_inconclusive(monkeypatch):
     from shapecheck.logic import solver as S
 
@@ -331,6 +332,7 @@ def test_meta_source_on_the_installed_torch_file_as_a_pr_would_change_it(tmp_pat
     assert all(v.expr == "L <= 8" and v.location.line == line and v.counterexample["L"] == 9 for v in hits)
 
 
+@pytest.mark.slow
 def test_a_name_the_installed_torch_lacks_is_inconclusive_not_a_failure(tmp_path):
     """A candidate from another torch imports a helper the installed torch lacks; the import is not run
     (nothing but the registered function and its file-local helpers is), so the name is missing."""
@@ -363,6 +365,7 @@ def test_a_helper_the_file_cannot_define_is_never_silently_the_installed_one(tmp
     assert verify_op(SDPA_MPS, meta_source=str(src), options=Options(cases=(CASE4,))).verdict == Verdict.PASS
 
 
+@pytest.mark.slow
 def test_shapecheck_errors_raised_under_a_trace_are_not_kernel_failures(tmp_path):
     """An error of shapecheck's own (here an InternalError raised while the kernel runs) is never reported as
     SC007 (the kernel raised): it is the case's internal error (SC023, exit 4)."""
