@@ -60,8 +60,9 @@ _MACHINERY = tuple(os.path.join(TORCH_DIR, *p) for p in (
     ("_prims", "context.py"), ("_jit_internal.py",)))
 _STDLIB = os.path.dirname(os.__file__) + os.sep
 _FAKE_FILE = os.path.join(TORCH_DIR, "_subclasses", "fake_tensor.py")
-# ``answers`` wraps torch's guard functions for a trace: its frames pass a guard on, like torch's machinery
-_ANSWERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "answers.py")
+# ``answers`` wraps torch's guard functions for a trace, ``continued`` its ShapeEnv's questions: their frames pass
+# a guard on, like torch's machinery
+_ANSWERS = tuple(os.path.join(os.path.dirname(os.path.abspath(__file__)), f) for f in ("answers.py", "continued.py"))
 
 
 # typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13): a frame that passes the
@@ -100,7 +101,7 @@ def origin(frames: list[tuple[Any, int, Any]], own: Own) -> tuple[str, SourceLoc
         if own.code(code):
             kernel = _loc(code, line)
             break
-        if code.co_filename.startswith(SHAPECHECK_DIR) and code.co_filename != _ANSWERS:
+        if code.co_filename.startswith(SHAPECHECK_DIR) and code.co_filename not in _ANSWERS:
             break  # shapecheck's call of the op (a C++ kernel, or one whose Python code is not on the stack): the
             # frames beyond are shapecheck's caller's (click's ``invoke`` was named as the guard's site)
         if site is None and subop is None and code.co_filename == _FAKE_FILE and code.co_name == "_dispatch_impl":

@@ -41,11 +41,7 @@ from .symbols import symbol_of as symbol_of
 
 try:
     from torch._dispatch.python import enable_python_dispatcher
-    from torch.fx.experimental.symbolic_shapes import (
-        GuardOnDataDependentSymNode,
-        ShapeEnv,
-        constrain_range,
-    )
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv, constrain_range
     from torch.utils._sympy.numbers import int_oo
 except ImportError as err:  # pragma: no cover - depends on the torch release
     raise UnsupportedTorchError(f"this torch ({torch.__version__}) lacks {err.name}: shapecheck needs torch >= 2.12") from err
@@ -59,8 +55,9 @@ TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _GUARD_MACHINERY = {os.path.join(TORCH_DIR, *p) for p in (("__init__.py",), ("fx", "experimental", "symbolic_shapes.py"),
                                                           ("fx", "experimental", "sym_node.py"),
                                                           ("fx", "experimental", "recording.py"))}
-# typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13): it passes the call on
-_GUARD_MACHINERY |= {os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),) if f}
+# typing_extensions' ``deprecated`` wraps torch's ``guard_size_oblivious`` (torch 2.13), ``continued`` a trace's questions
+_GUARD_MACHINERY |= {os.path.abspath(f) for f in (getattr(sys.modules.get("typing_extensions"), "__file__", None),
+                                                  os.path.join(os.path.dirname(__file__), "continued.py")) if f}
 # torch's layout logic (is_contiguous_or_false, strides of empty_like, ...) and the prims' argument checks
 # (_broadcast_in_dim_meta validates a shape it is given): their guard_or_* answers pick a layout or skip a
 # check, never a size
@@ -89,8 +86,6 @@ class _FallbackRecorder:
         self.layout: list[tuple[sympy.Basic, bool, SourceLoc | None, bool]] = []
 
     def __call__(self, expr: Any, assumed: bool) -> None:
-        import sys
-
         self.record(sys._getframe(1), expr, assumed)
 
     def record(self, frame: Any, expr: Any, assumed: bool) -> None:
@@ -178,8 +173,12 @@ class TraceEnv:
 
         return strided_empty(shape, DTYPES[dtype], strides, offset, mode=self.mode)
 
-    def mark_baseline(self) -> None:
-        """Everything recorded so far is ours (bounds, assumptions), not the kernel's."""
+    def mark_baseline(self, made: set[int] | None = None) -> None:
+        """Everything recorded so far is ours (bounds, assumptions), not the kernel's; ``made``: only these asserts
+        (the region's sides stated mid-trace, ``continued``)."""
+        if made is not None:
+            self._baseline |= made
+            return
         self._baseline = {id(ra) for ra in self._all_asserts()}
         self._ranges0 = self.ranges()
 

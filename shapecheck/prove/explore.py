@@ -47,7 +47,8 @@ class CaseRun:
 class SharedRoots:
     """The default mode's shortcut, shared by the cases of one contract as they run in turn: ``guards``: a first
     violating guard (its text and kernel line) -> the cases that explored it in full; ``leaves``: such a case's
-    id -> the regions of its finished traces, which a later case with the same first guard is traced on."""
+    id -> the regions of its finished traces, whose splits a later case with the same first guard takes as it
+    asks them."""
 
     guards: dict[tuple[str, tuple[str, int] | None], list[str]] = field(default_factory=dict)
     leaves: dict[str, list[list[E.Node]]] = field(default_factory=dict)
@@ -87,8 +88,8 @@ def explore_case(kernel: Kernel, case: BoundCase, solver: Solver, options,
         raise first
     run = _CaseExplorer(kernel, case, solver, options, roots).run(first)
     if run.truncated and run.shared_with:
-        # the earlier case's regions split this one further than its own guards do, past the trace bound (hunt
-        # 58 B4: 64 traces shared, 20 alone): it is explored guard by guard, as --full explores it
+        # past the trace bound on the earlier case's splits (hunt 58 B4: 64 traces shared, 20 alone): it is
+        # explored guard by guard, as --full explores it
         spent = run.traces
         run = _CaseExplorer(kernel, case, solver, options, None).run(first)
         run.traces += spent
@@ -133,6 +134,10 @@ class _CaseExplorer(_CaseFindings):
         self.is_root = False  # the case explored a violating first guard in full: its regions go in ``roots``
         self.traced: dict[tuple[str, ...], Trace] = {}  # the shared regions' traces, made by workers (--jobs)
         self.reused: set[tuple[str, ...]] = set()  # regions of ``traced`` that an earlier trace stands for
+        # the default mode's shortcut: the splits of the earlier case's regions, whose sides a trace takes as it
+        # goes (``_answer``); ``taken``: the sides the last trace took, which its region gains
+        self.splits: set[E.Node] = set()
+        self.taken: list[E.Node] = []
 
     # -- the loop ------------------------------------------------------------------------------------------
     def run(self, first: Trace | None) -> CaseRun:
@@ -158,6 +163,7 @@ class _CaseExplorer(_CaseFindings):
                 made = self._trace(pc)
                 if made is None:
                     continue
+                pc = pc + self.taken
             t = made
             run.traces += own
             run.trace_cache[pc_key(pc)] = t
@@ -176,12 +182,28 @@ class _CaseExplorer(_CaseFindings):
     def _trace(self, pc: list[E.Node]) -> Trace | None:
         """The kernel traced on the region ``pc``; None where torch refuses its assumptions (reported)."""
         isolate.note(("trace", self.case.id, pc))  # a crash in it is reported with its region
+        self.taken = []
         try:
             return trace_case(self.kernel, self.case, pc, track_return=self.options.explore
-                              or getattr(self.options, "show_obligations", False))  # the return's line
+                              or getattr(self.options, "show_obligations", False),  # the return's line
+                              answer=functools.partial(self._answer, pc) if self.splits else None)
         except AssumptionRejected as why:
             self.rejected_region(pc, str(why))
             return None
+
+    def _answer(self, pc: list[E.Node], guard: E.Node) -> bool | None:
+        """The side of a split of the earlier case's regions that a trace on ``pc`` asks (the sides it took so
+        far added), where the region decides it or both sides have points: the true side, the other queued, as
+        exploring it would; None for any other guard (the trace stops there and it is explored)."""
+        if guard not in self.splits and E.negate(guard) not in self.splits:
+            return None
+        verdict = self.solver.decide(self.premises + pc + self.taken, guard)[0]
+        if verdict not in (Decision.TRUE, Decision.FALSE, Decision.BOTH):
+            return None
+        if verdict is Decision.BOTH:
+            self.work.append(pc + self.taken + [E.negate(guard)])
+        self.taken.append(E.negate(guard) if verdict is Decision.FALSE else guard)
+        return verdict is not Decision.FALSE
 
     def _reuse(self, t: Finished | Failed, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
         """``t`` stands for the side of its fallback that torch assumed (``assumed_side``), where that side is
@@ -381,23 +403,20 @@ class _CaseExplorer(_CaseFindings):
                 message=f"{who} branches on {text}, which does not hold on the whole range of "
                 f"{', '.join(gdims)}{via}"))
         # the default mode's shortcut, only where the case's verdict is already fail (its first guard is a
-        # violation that an earlier case explored): the case is traced straight on the regions of that case's
-        # finished traces, so that every output obligation is checked without exploring its guards one by one
-        # (a guard of its own on such a region is still explored); --full explores it guard by guard
+        # violation that an earlier case explored): the case's traces go on through that case's splits
+        # (``_answer``), so that every output obligation is checked without exploring them one by one (a guard
+        # of its own is still explored); --full explores it guard by guard
         if violating and not pc and self.roots is not None and not (self.options.full or self.options.explore):
             sig = (text, (t.loc.file, t.loc.line) if t.loc else None)
             explored = self.roots.guards.setdefault(sig, [])
             for earlier in explored:
                 regions = self.roots.leaves.get(earlier)
                 if regions is not None and own_regions(self.case, regions):
+                    # each trace takes the sides of that case's splits as the kernel asks them, the other sides
+                    # queued: a case that never asks a split is traced once for both its sides
                     self.state.shared_with = earlier
-                    self.work = list(reversed(shared_regions(self.solver, self.case, regions)))
-                    if self.options.jobs != 1:  # traced in parallel now, used in turn
-                        from ..trace.parallel import prefetch_regions
-
-                        self.traced = prefetch_regions(self.kernel, self.case, self.work, self.options.jobs, pc_key,
-                                                       track_return=getattr(self.options, "show_obligations", False),
-                                                       caught=_budget_stops)
+                    self.splits = {c for r in regions for c in r}
+                    self.work = [pc + [E.negate(guard)], pc + [guard]]
                     return None
             explored.append(self.case.id)  # explored guard by guard: its regions serve the cases after it
             self.roots.signature[self.case.id] = sig
@@ -433,57 +452,12 @@ def contradicted(t: Trace, conds: list[E.Node], solver: Solver) -> bool:
     return False
 
 
-def _budget_stops(exc: Exception) -> None:
-    """``map_cases``' ``caught`` for the regions a case traces ahead: its time budget running out here stops the
-    case (and the workers); any other exception is seen again when the region is traced in turn."""
-    if budget.over_budget(exc) is not None:
-        raise exc
-    return None
-
-
 def own_regions(case: BoundCase, regions: list[list[E.Node]]) -> bool:
     """Whether every region of the earlier case is a condition on this case's dims. A case whose dims
     differ (a rank choice, an argument absent in this case) cannot be traced under the other case's
     assumptions: it is explored guard by guard."""
     mine = {d.name for d in case.dims}
     return all(E.free_names(n) <= mine for r in regions for n in r)
-
-
-def shared_regions(solver: Solver, case: BoundCase, regions: list[list[E.Node]]) -> list[list[E.Node]]:
-    """The earlier case's leaf regions that meet this case's domain, and the rest of the domain when they do
-    not cover it, in the order they are traced."""
-    conds = [case.domain]
-    mine = [list(r) for r in regions if solver.satisfiable(conds + list(r)).sat is not Sat.UNSAT]
-    for rest in uncovered(regions):
-        if solver.satisfiable(conds + rest).sat is not Sat.UNSAT:
-            mine.append(rest)
-    return mine
-
-
-def uncovered(regions: list[list[E.Node]]) -> list[list[E.Node]]:
-    """The rest of the space, outside every region, as regions of the same kind: each a branch of the
-    exploration tree (the regions are its paths, a guard side per step) that no region took. A guard whose one
-    side led to no finished trace (the kernel raised there) gives that side; a step with several values (a
-    specialisation) gives the conjunction of their negations. Small conjunctions, where the negation of the
-    regions' union would be a formula torch's range refinement turns into exponentially many clauses."""
-    if not regions:
-        return [[]]
-    out: list[list[E.Node]] = []
-
-    def walk(prefix: list[E.Node], paths: list[list[E.Node]]) -> None:
-        if any(not p for p in paths):  # a region ends here: it covers this node
-            return
-        children: dict[E.Node, list[list[E.Node]]] = {}
-        for p in paths:
-            children.setdefault(p[0], []).append(p[1:])
-        steps = list(children)
-        if not any(E.negate(a) in children for a in steps):  # no guard's two sides: the rest of this node
-            out.append([*prefix, *(E.negate(a) for a in steps)])
-        for step, tails in children.items():
-            walk([*prefix, step], tails)
-
-    walk([], [list(r) for r in regions])
-    return out
 
 
 def refute_untranslated(case: BoundCase, t: Guarded, solver: Solver, conds: list[E.Node]) -> Finding | None:

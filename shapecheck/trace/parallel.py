@@ -100,18 +100,6 @@ def prefetch_cases(kernel: Kernel, cases: Sequence[BoundCase], jobs: int, *, tra
     return map_cases(both, cases, jobs, MIN_CASES, valid, within=within, caught=caught, here=here)
 
 
-def prefetch_regions(kernel: Kernel, case: BoundCase, regions: Sequence[Sequence[Any]], jobs: int,
-                     key: Callable[[Sequence[Any]], Any], *, track_return: bool = False,
-                     caught: Caught | None = None) -> dict[Any, Trace]:
-    """key(region) -> the case's trace under the region's assumptions, for as many regions as the workers
-    delivered (the caller traces the rest, and sees what they raise): the regions of a case that shares an
-    earlier case's regions (the default mode's shortcut) are known before any of them is traced. ``caught`` as
-    for ``map_cases`` (the case's time budget running out in this process stops every worker)."""
-    return map_cases(lambda pc: trace_case(kernel, case, list(pc), track_return=track_return), regions, jobs,
-                     MIN_CASES, lambda v: isinstance(v, (Finished, Guarded, Failed)), key=key, warm=False,
-                     caught=caught)
-
-
 def map_cases(fn: Callable[[Any], Any], cases: Sequence[Any], jobs: int, min_cases: int = 2,
               valid: Callable[[Any], bool] = lambda v: True, key: Callable[[Any], Any] = lambda c: c.id,
               warm: bool = True, within: Within | None = None, caught: Caught | None = None,

@@ -7,6 +7,7 @@ kernel's own source line). Internal symbol names never leave this module.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import functools
 from collections.abc import Callable
@@ -238,11 +239,14 @@ def made(values: dict[str, Any], convert: Callable[[Any], Any] = lambda t: t) ->
     return get
 
 
-def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False) -> Trace:
+def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, track_return: bool = False,
+               answer: Callable[[E.Node], bool | None] | None = None) -> Trace:
     """Trace ``kernel`` on ``case`` with every dim an unbacked size in its range, under ``assumptions``.
 
     ``track_return`` records which return statement of the kernel produced the outputs (the kernel's code
-    path), at the cost of a profile hook during the call.
+    path), at the cost of a profile hook during the call. ``answer``: the side of a condition torch cannot
+    decide, which the trace then assumes and goes on (``_torch.continued``; the caller keeps the sides it named:
+    the trace is its region's with them), or None to stop at it, as without.
     """
     own = own_code(kernel)
     bounds, fixed, rest = range_bounds(case, assumptions)
@@ -268,11 +272,12 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
         env.mark_baseline()
         returns: list[SourceLoc] = []
         try:
-            if track_return:
-                with C.return_sites(own, returns):
+            with _answered(env, answer, names):
+                if track_return:
+                    with C.return_sites(own, returns):
+                        result = kernel.fn(*args, **kwargs)
+                else:
                     result = kernel.fn(*args, **kwargs)
-            else:
-                result = kernel.fn(*args, **kwargs)
         except C.GuardError as exc:
             return guard_trace(exc, names, kernel, own)
         except (NotApplicable, ShapecheckError):  # ours (a contract the kernel cannot take, bad input, a bug)
@@ -284,6 +289,15 @@ def trace_case(kernel: Kernel, case: BoundCase, assumptions: list[E.Node], *, tr
             return Failed(f"{type(exc).__name__}: {first_line(exc)}{raised_inside(exc)}", C.kernel_frame(frames, own),
                           missing_name(exc), tuple(frames), fallbacks_of(env, names))
         return finished_trace(env, result, names, own, returns[-1] if returns else None)
+
+
+def _answered(env: Any, answer: Callable[[E.Node], bool | None] | None, names: dict) -> Any:
+    """``trace_case``'s ``answer`` given each condition torch cannot decide, in the dims' names (None: stop)."""
+    if answer is None:
+        return contextlib.nullcontext()
+    from .._torch.continued import continued
+
+    return continued(env, lambda cond: None if (node := _node_or_none(cond, names)) is None else answer(node))
 
 
 def range_bounds(case: BoundCase, assumptions: list[E.Node]) -> tuple[dict[str, tuple[int, int]], dict[str, int],
@@ -453,15 +467,9 @@ def _fresh_sizes(ranges: dict, results: Any, names: dict) -> dict:
     return found
 
 
-
-
 def _renamed(expr: Any, names: dict) -> str:
     """A torch expression as text in the contract's dim names (never ``u3``)."""
     return T.rename_symbols(expr, names)
-
-
-
-
 
 
 _TORCH_FORMS: dict[E.Node, Any] = {}
