@@ -51,6 +51,7 @@ from .library_impls import library_meta_words as library_meta_words
 from .library_impls import meta_function
 from .library_impls import python_at_meta as python_at_meta
 from .library_impls import python_registered as python_registered
+from .schema import arity_checked
 
 SITE_DIR = os.path.dirname(TORCH_DIR)
 
@@ -197,8 +198,7 @@ def _where(fn: Any) -> tuple[str, SourceLoc | None]:
     return f"{loc.function} at {relative(loc.file)}:{loc.line}", loc
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Resolution
+# -- Resolution -------------------------------------------------------------------------------------------
 
 
 class _CppOnly:
@@ -420,7 +420,7 @@ def installed(op: Any, mode: Mode, resolved: Resolved, candidate: Any) -> Iterat
         slots.table(fake_impls.op_implementations_dict, op, _as_rule)
     else:  # at the Meta key
         slots.py_kernel(op, DispatchKey.Meta)
-    with slots.holding(candidate):
+    with slots.holding(arity_checked(candidate, op)):
         yield
 
 
@@ -443,7 +443,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
         # torch's meta registrations take a decomposition as the op's meta kernel only where no register_meta
         # of the op exists (activate_meta: the "meta" table first): flash_attention_for_cpu's stays the meta's
         if op in torch._decomp.global_decomposition_table.get("meta", {}):
-            return slots.holding(fn, reentrant=True)
+            return slots.holding(arity_checked(fn, op), reentrant=True)
         # activate_meta makes it the Meta key's Python kernel; the meta table (register_meta's) stays without it,
         # so FakeTensorMode still runs it as a decomposition, with its sub-ops fake (im2col's)
         slots.py_kernel(op, DispatchKey.Meta)
@@ -454,7 +454,7 @@ def registered_as(op: Any, kind: str, fn: Any) -> contextlib.AbstractContextMana
         slots.table(fake_impls.op_implementations_dict, op, _as_registered_rule)
     elif kind:
         slots.custom_fake(op)
-    return slots.holding(fn, reentrant=True)
+    return slots.holding(arity_checked(fn, op), reentrant=True)
 
 
 @contextlib.contextmanager
@@ -583,7 +583,7 @@ class _Slots:
                 self._put(guarded)
 
         guarded.__wrapped__ = candidate  # resolve_kernel names the candidate (code_of follows __wrapped__)
-        guarded.shapecheck_candidate = candidate
+        guarded.shapecheck_candidate = getattr(candidate, "shapecheck_candidate", candidate)
         self._put(guarded)
         try:
             yield

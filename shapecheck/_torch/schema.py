@@ -125,3 +125,28 @@ def rule_as_kernel(rule: Any, op: Any) -> Any:
         return rule(mode, op, *args, **kwargs)
 
     return call
+
+
+def arity_checked(fn: Any, op: Any) -> Any:
+    """``fn``, a Python kernel put in ``op``'s slot, whose result of another length than the op's schema returns is
+    its own error, raised before torch sees it: torch 2.13's dispatcher dies of SIGSEGV on a Meta kernel of
+    kthvalue, sort, max.dim or cummax that returns three tensors (hunt 67, where verify said "a bug in shapecheck"
+    and fuzz SC007), and drops the extra one for topk and mode. A kernel error in both, as one rule says it."""
+    schema = getattr(op, "_schema", None)
+    n = len(schema.returns) if schema is not None else 0
+    if n < 2:
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if not isinstance(out, (tuple, list)) or len(out) != n:
+            got = f"{len(out)} values" if isinstance(out, (tuple, list)) else f"one {type(out).__name__}"
+            raise RuntimeError(f"the kernel returned {got}, where the op's schema returns {n} ({schema}): torch's "
+                               "dispatcher crashes on more for some ops (kthvalue, sort) and drops the extra values "
+                               "for others (topk)")
+        return out
+
+    call.shapecheck_candidate = getattr(fn, "shapecheck_candidate", fn)  # type: ignore[attr-defined]
+    return call
+
