@@ -15,10 +15,10 @@ from .pathmap import unpin
 
 def suggest_fixes(run, findings: list[Finding], solver: Solver) -> list[Finding]:
     """A pass: ``findings`` of the case explored in ``run``, each with a ``fix`` suggestion (new findings)."""
-    return [replace(v, fix=_suggest(v, run, solver)) for v in findings]
+    return [replace(v, fix=_suggest(v, run, solver, findings)) for v in findings]
 
 
-def _suggest(v: Finding, run, solver: Solver) -> str:
+def _suggest(v: Finding, run, solver: Solver, findings: list[Finding]) -> str:
     if v.code == RuleCode.OUTPUT_SHAPE_MISMATCH and v.expected is not None:
         return f"return the contract's shape on path {v.path}: {shown(v.expected)}"
     if v.code in (RuleCode.GUARD_TORCH_CANNOT_DISCHARGE, RuleCode.OUTPUT_LAYOUT_MISMATCH,
@@ -27,15 +27,15 @@ def _suggest(v: Finding, run, solver: Solver) -> str:
     if v.code == RuleCode.GUARD_IN_TORCH_HELPER and v.message.startswith("the helper "):
         # a helper of the kernel's file (a --meta-source copy's own, beside the function registered), not torch's:
         # its branch is the kernel's to change, as SC001's is
-        return "the helper is the kernel file's own, not torch's: " + _branch_fix(v, run, solver)
+        return "the helper is the kernel file's own, not torch's: " + _branch_fix(v, run, solver, findings)
     if v.code != RuleCode.GUARD_ON_DYNAMIC_DIM:
         return v.rule.fix
     if v.fix:  # the export-style run's branch, which no trace explored (``helper_guards._own_branch``)
         return v.fix
-    return _branch_fix(v, run, solver)
+    return _branch_fix(v, run, solver, findings)
 
 
-def _branch_fix(v: Finding, run, solver: Solver) -> str:
+def _branch_fix(v: Finding, run, solver: Solver, findings: list[Finding]) -> str:
     """The fix of a branch of the kernel's own code on a dynamic dim."""
     formula = _path_independent_out0(run, solver)
     if formula is not None:
@@ -45,7 +45,7 @@ def _branch_fix(v: Finding, run, solver: Solver) -> str:
         return (f"the branch on {v.expr} changes no output: its two sides return the same shapes under the same "
                 "other conditions; remove it (the outputs differ by other branches of this case)"
                 + _empty_caution(v, run, solver))
-    return _narrowest_dims(v, run, solver)
+    return _narrowest_dims(v, run, solver, findings)
 
 
 def _empty_caution(v: Finding, run, solver: Solver) -> str:
@@ -157,8 +157,28 @@ def _intervals(solver: Solver, domain: E.Node, side: E.Node, name: str, most: in
     return out if lo is None else []
 
 
-def _narrowest_dims(v: Finding, run, solver: Solver) -> str:
-    """The widest Dim range on either side of a one-dim guard (what export would need to pass)."""
+#: what a side of a guard fails on by itself, whatever the guard: a Dim range there would not pass either
+_FAILS_ALONE = {RuleCode.OUTPUT_SHAPE_MISMATCH, RuleCode.KERNEL_ERROR, RuleCode.ASSERT_NARROWS_RANGE,
+                RuleCode.OUTPUT_DTYPE_MISMATCH, RuleCode.OUTPUT_LAYOUT_MISMATCH, RuleCode.OUTPUT_PRESENCE_MISMATCH,
+                RuleCode.DYNAMIC_SIZE_RANGE}
+
+
+def _failing_on(side: E.Node, v: Finding, findings: list[Finding]) -> Finding | None:
+    """A finding of ``v``'s case, of its own (a wrong output, a raise), whose counterexample lies on ``side``."""
+    for f in findings:
+        if f.case != v.case or f.code not in _FAILS_ALONE or not f.counterexample:
+            continue
+        try:
+            if E.evaluate(side, f.counterexample) is True:
+                return f
+        except Exception:  # noqa: BLE001, S112 - a point the side is undefined at: not on it
+            continue
+    return None
+
+
+def _narrowest_dims(v: Finding, run, solver: Solver, findings: list[Finding]) -> str:
+    """The widest Dim range on either side of a one-dim guard (what export would need to pass), leaving out a
+    side with a finding of its own (hunt 67: topk's planted ``L < 8`` side, wrong in its shape, was offered)."""
     if len(v.dims) != 1:
         differ = _sides(v, run, solver) is Outcome.REFUTED
         return (f"the branches {'give different outputs' if differ else 'are not shown to give the same outputs'}, "
@@ -169,15 +189,21 @@ def _narrowest_dims(v: Finding, run, solver: Solver) -> str:
     if cond is None:  # torch's own expression (outside the contract language): no Dim ranges to offer
         return ""
     d = run.case.contract.dim(name)
-    sides = []
+    sides, failing = [], []
     for side in (cond, E.negate(cond)):
-        sides += [f"Dim('{name}', min={lo}, max={hi})" for lo, hi in _intervals(solver, run.case.domain, side, name)]
+        ranges = [f"Dim('{name}', min={lo}, max={hi})" for lo, hi in _intervals(solver, run.case.domain, side, name)]
+        found = _failing_on(side, v, findings)
+        if found is not None and ranges:
+            at = ", ".join(f"{k}={x}" for k, x in found.counterexample.items())
+            failing.append(f"{' or '.join(ranges)} fails on its own ({found.code} at {at})")
+        else:
+            sides += ranges
     if not sides:
-        return ""
+        return f"neither side of the branch passes as it is: {'; '.join(failing)}" if failing else ""
     # "different" only where a pair of finished traces shows it (hunt 59: one side never finished, and the shapes
     # agree there in eager and fake alike)
     why = ("the branches give different output shapes, so the branch is a genuine need" if
            _sides(v, run, solver) is Outcome.REFUTED else "the branches are not shown to give the same output shapes "
            "(a side not traced to its end, or outputs z3 cannot compare), so the branch may be a genuine need")
     return (f"{why}; the kernel passes only with {name} limited to one side: {' or '.join(sides)} (the contract "
-            f"allows [{d.min}, {d.max}])")
+            f"allows [{d.min}, {d.max}])" + "".join(f"; {f}" for f in failing))
