@@ -247,9 +247,11 @@ class BackedRun:
             text = said(err).strip() or type(err).__name__
             if isinstance(err, ConstraintViolationError):
                 return text
-            # torch's check itself failed (an IndexError formatting a derived Dim, say): export fails too, but
-            # the text is no reason of export's
-            return f"its constraint check itself raised {type(err).__name__}: {text}"
+            # torch's check itself failed as shapecheck runs it (an IndexError formatting a derived Dim; hunt 67:
+            # "sources must not be empty" for a symbol col2im made): the guard stays installed, so export is taken
+            # to reject, but the text is no reason of export's, and is not given as one
+            return (f"the guard stays installed; torch's constraint check, run here as export runs it, failed before "
+                    f"wording the violation ({type(err).__name__}: {text[:160]})")
         return None
 
 

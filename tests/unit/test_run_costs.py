@@ -94,6 +94,8 @@ def test_a_failure_of_torchs_constraint_check_is_not_given_as_its_reason(monkeyp
         return produce
 
     monkeypatch.setattr(run.shape_env, "produce_guards_verbose", raises(IndexError("list index out of range")))
-    assert run.export_verdict() == "its constraint check itself raised IndexError: list index out of range"
+    said = run.export_verdict()
+    assert said.startswith("the guard stays installed") and "(IndexError: list index out of range)" in said, said
+    assert "itself raised" not in said  # no failure of torch's check is given as export's reason (hunt 67)
     monkeypatch.setattr(run.shape_env, "produce_guards_verbose", raises(ConstraintViolationError("Not all values")))
     assert run.export_verdict() == "Not all values"
