@@ -16,6 +16,8 @@ from typing import Any
 
 import sympy
 
+from ..errors import ShapecheckError
+
 #: the caller's answer to a condition torch could not decide (torch's expression): its side, or None to stop
 Answer = Callable[[Any], "bool | None"]
 
@@ -37,7 +39,12 @@ def continued(env: Any, answer: Answer) -> Iterator[None]:
             cond = getattr(exc, "cond", None)
             if not (getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)):
                 raise  # a value the kernel needs (a specialisation), not a condition
-            side = answer(cond)
+            try:
+                side = answer(cond)
+            except ShapecheckError:  # ours to pass on (a time budget that ran out)
+                raise
+            except Exception:  # noqa: BLE001 - never the kernel's failure: the trace stops at the guard, as without
+                side = None
             if side is None:
                 raise
             before = {id(ra) for ras in shape_env.deferred_runtime_asserts.values() for ra in ras}
