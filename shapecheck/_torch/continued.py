@@ -1,6 +1,6 @@
 """The compatibility layer: a trace that answers some of its kernel's size questions itself and goes on.
 
-Under unbacked sizes torch raises ``GuardOnDataDependentSymNode`` on a condition it cannot decide, and the trace
+Under unbacked sizes torch raises ``GuardOnDataDependentSymNode`` (``core.GuardError``) on a condition it cannot decide, and the trace
 stops there (``trace.run.guard_trace``). Where the caller already knows the condition's side on the region it
 explores (a split an earlier case's exploration made, ``prove.explore``), ``continued`` lets the kernel go on:
 the side is stated as torch states a ``torch._check`` (a runtime assert, its range refinement included), so that
@@ -17,6 +17,7 @@ from typing import Any
 import sympy
 
 from ..errors import ShapecheckError
+from .core import GuardError
 
 #: the caller's answer to a condition torch could not decide (torch's expression): its side, or None to stop
 Answer = Callable[[Any], "bool | None"]
@@ -27,15 +28,13 @@ def continued(env: Any, answer: Answer) -> Iterator[None]:
     """Within: each boolean condition of ``env`` (a ``core.TraceEnv``) that torch cannot decide is given to
     ``answer``; a side it names is assumed (a runtime assert of the trace's region, not of the kernel: left
     out of ``env.kernel_asserts()``) and is the condition's value. None: torch raises, as it would."""
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
     shape_env = env.shape_env
     original = shape_env.evaluate_expr  # the bound method: every size question of the trace comes through it
 
     def evaluate_expr(orig_expr: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return original(orig_expr, *args, **kwargs)
-        except GuardOnDataDependentSymNode as exc:
+        except GuardError as exc:
             cond = getattr(exc, "cond", None)
             if not (getattr(cond, "is_Boolean", False) or getattr(cond, "is_Relational", False)):
                 raise  # a value the kernel needs (a specialisation), not a condition

@@ -17,6 +17,7 @@ from typing import Any
 from .._torch import core as C
 from .._torch import translate as T
 from .._torch.attribution import from_cpp
+from .._torch.continued import continued
 from ..contract.model import BoundArg, BoundCase
 from ..errors import ShapecheckError
 from ..findings import SourceLoc
@@ -295,8 +296,6 @@ def _answered(env: Any, answer: Callable[[E.Node], bool | None] | None, names: d
     """``trace_case``'s ``answer`` given each condition torch cannot decide, in the dims' names (None: stop)."""
     if answer is None:
         return contextlib.nullcontext()
-    from .._torch.continued import continued
-
     return continued(env, lambda cond: None if (node := _node_or_none(cond, names)) is None else answer(node))
 
 
