@@ -11,9 +11,12 @@ or the error. Torch-free here: the worker's own code loads torch through ``_torc
 from __future__ import annotations
 
 import contextlib
+import io
 import multiprocessing
 import os
+import pickle
 import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -84,6 +87,56 @@ def _serve(conn: Any, locks: str | None = None) -> None:
             conn.send(reply)
         except (OSError, ValueError):
             return
+
+
+def _dumps(message: Any) -> bytes:
+    """A request as the worker's ``conn.recv()`` reads it. A constant whose class pickle cannot find by its own
+    name (torch 2.13's ``torch._C._ScalingType``, which says it is ``torch.nn.functional._ScalingType``: an OpInfo
+    sample of ``_scaled_mm_v2`` passes one) is sent as the module attribute that holds its class, and its name."""
+    from multiprocessing.reduction import ForkingPickler
+
+    try:
+        return bytes(ForkingPickler.dumps(message))
+    except (pickle.PicklingError, AttributeError, TypeError):
+        buf = io.BytesIO()
+        _Located(buf).dump(message)
+        return buf.getvalue()
+
+
+class _Located(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        cls = type(obj)
+        if isinstance(obj, type) or not isinstance(getattr(obj, "name", None), str) or _findable(cls):
+            return NotImplemented
+        where = _holder(cls)
+        if where is None or getattr(cls, obj.name, None) is not obj:
+            return NotImplemented
+        return _member, (*where, obj.name)
+
+
+def _findable(cls: type) -> bool:
+    try:
+        found: Any = sys.modules[cls.__module__]
+        for part in cls.__qualname__.split("."):
+            found = getattr(found, part)
+        return found is cls
+    except (KeyError, AttributeError):
+        return False
+
+
+def _holder(cls: type) -> tuple[str, str] | None:
+    """(module, attribute) of a loaded module that holds ``cls``."""
+    for name, module in list(sys.modules.items()):
+        for attr, value in list(getattr(module, "__dict__", {}).items()):
+            if value is cls:
+                return name, attr
+    return None
+
+
+def _member(module: str, attr: str, name: str) -> Any:
+    import importlib
+
+    return getattr(getattr(importlib.import_module(module), attr), name)
 
 
 def _close_inherited(keep: int) -> None:
@@ -160,7 +213,12 @@ class EagerWorker:
         with contextlib.suppress(OSError):  # the locks noted are this call's only: one another worker took later
             os.remove(self._locks)  # is not removed as this one's; the worker makes the file only when it takes one
         try:
-            self._conn.send((op_name, inputs, point, device, seed))
+            message = _dumps((op_name, inputs, point, device, seed))
+        except Exception as err:  # noqa: BLE001 - an argument no pickler can carry: this call is not compared
+            return EagerResult(False, f"the call cannot be sent to the eager kernel's process ({type(err).__name__}: "
+                               f"{str(err)[:200]})", crashed=True)
+        try:
+            self._conn.send_bytes(message)
             if self._conn.poll(seconds):
                 ok, value = self._conn.recv()
                 self._served += 1
