@@ -10,6 +10,7 @@ from ..logic.simplify import shown
 from ..logic.solver import Outcome, Solver
 from ..rules import RuleCode
 from ..trace.run import OutputKind
+from .obligations import Leaf
 from .pathmap import unpin
 
 
@@ -37,10 +38,15 @@ def _suggest(v: Finding, run, solver: Solver, findings: list[Finding]) -> str:
 
 def _branch_fix(v: Finding, run, solver: Solver, findings: list[Finding]) -> str:
     """The fix of a branch of the kernel's own code on a dynamic dim."""
-    formula = _path_independent_out0(run, solver)
-    if formula is not None:
-        return (f"the branch is unnecessary for shapes: every explored branch returns output 0 = {formula}; "
-                "return that path-independent shape without branching" + _empty_caution(v, run, solver))
+    formulas = _path_independent(run, solver)
+    if formulas is not None:
+        said = "; ".join(f"output {i} = {f}" for i, f in formulas)
+        these = "that path-independent shape" if len(formulas) == 1 else "those path-independent shapes"
+        minmax = " (torch.sym_min / torch.sym_max for a min or max of sizes: Python's min() and max() compare, " \
+                 "and a comparison of sizes is a branch)" if any(w in f for _, f in formulas for w in ("min(", "max(")) \
+            else ""
+        return (f"the branch is unnecessary for shapes: every explored branch returns {said}; return {these} "
+                f"without branching{minmax}" + _empty_caution(v, run, solver))
     if _sides_agree(v, run, solver):
         return (f"the branch on {v.expr} changes no output: its two sides return the same shapes under the same "
                 "other conditions; remove it (the outputs differ by other branches of this case)"
@@ -102,27 +108,55 @@ def _sides(v: Finding, run, solver: Solver) -> Outcome:
     return Outcome.PROVED if pairs else Outcome.UNKNOWN
 
 
-def _path_independent_out0(run, solver: Solver) -> str | None:
-    """A single output-0 formula that every finished trace equals on its own region, if one exists."""
+def _path_independent(run, solver: Solver) -> list[tuple[int, str]] | None:
+    """For every tensor output, the one formula that every finished trace's output equals on its own region:
+    (index, formula) each, or None where an output has none (hunt 68: lu_unpack's ``min(m, n)`` gives output 0
+    the same shape on both sides and outputs 1 and 2 not, so returning output 0's shape fixes nothing)."""
+    counts = {len(leaf.trace.outputs) for leaf in run.leaves}
+    if len(run.leaves) < 2 or len(counts) != 1:
+        return None
+    out: list[tuple[int, str]] = []
+    for i in range(counts.pop()):
+        kinds = {leaf.trace.outputs[i].kind for leaf in run.leaves}
+        if kinds == {OutputKind.OTHER}:
+            continue  # None (or a float) on every side: nothing of the dims to return
+        formula = _path_independent_output(run, solver, i)
+        if formula is None:
+            return None
+        out.append((i, formula))
+    return out or None
+
+
+def _path_independent_output(run, solver: Solver, i: int) -> str | None:
+    """A single formula of output ``i`` (a tensor's shape, or an int) that every finished trace equals on its own
+    region, if one exists."""
     case = run.case
     order = list(case.contract.dim_names)
-    outs = []
+    outs: list[tuple[Leaf, E.Node]] = []
     for leaf in run.leaves:
-        out = leaf.trace.outputs[0] if leaf.trace.outputs else None
-        if out is None or out.kind is not OutputKind.TENSOR or not _of_dims(out.shape, order):
+        out = leaf.trace.outputs[i]
+        value = unpin(out, leaf.pc, order).shape if out.kind is OutputKind.TENSOR else \
+            out.scalar if out.kind is OutputKind.INT else None
+        if value is None or not _of_dims(value, order):
             return None  # (a size the kernel made from data, ``?u2 + 1``: no formula of the dims states it)
-        outs.append((leaf, unpin(out, leaf.pc, order)))
-    if len(outs) < 2:
-        return None
-    candidates = [o.shape for _, o in outs]
-    candidates += [p.outputs[0] for p in case.paths if p.outputs and isinstance(p.outputs[0], E.TupleE)]
+        outs.append((leaf, value))
+    tensor = isinstance(outs[0][1], E.TupleE)
+    candidates: list[E.Node] = [v for _, v in outs]
+    candidates += [o for p in case.paths if len(p.outputs) > i and (o := p.outputs[i]) is not None
+                   and isinstance(o, E.TupleE) is tensor]
     for cand in dict.fromkeys(candidates):
         ok = True
-        for leaf, out in outs:
-            if len(out.shape.items) != len(cand.items):
+        for leaf, value in outs:
+            if isinstance(value, E.TupleE) and isinstance(cand, E.TupleE):
+                if len(value.items) != len(cand.items):
+                    ok = False
+                    break
+                eq = E.conj([E.compare("==", a, b) for a, b in zip(value.items, cand.items)])
+            elif isinstance(value, E.TupleE) or isinstance(cand, E.TupleE):
                 ok = False
                 break
-            eq = E.conj([E.compare("==", a, b) for a, b in zip(out.shape.items, cand.items)])
+            else:
+                eq = E.compare("==", value, cand)
             if solver.implies([case.domain, *leaf.pc], eq).outcome != Outcome.PROVED:
                 ok = False
                 break
