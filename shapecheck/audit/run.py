@@ -185,9 +185,10 @@ def audit_op(name: str, source: Any = None, options: AuditOptions = AuditOptions
         if hit is not None:
             return hit
         from .._torch.core import numpy_absence_known, quiet_torch_logging
+        from .inputs import remembered
 
-        with quiet_torch_logging(), numpy_absence_known():  # once per op, not per call (as verify's run has them)
-            _fill(rec, name, kernel, options, checkpoint)
+        with quiet_torch_logging(), numpy_absence_known(), remembered():  # once per op, not per call (as verify's
+            _fill(rec, name, kernel, options, checkpoint)  # run has them); the fake's answers kept for the op
     except Exception as err:  # noqa: BLE001 - shapecheck's own failure on this op (exit 4), or a kernel given
         # that cannot be made (a --meta-source function that fails to define: bad input): reported, never silent
         rec["notes"].append(f"not run: {type(err).__name__}: {said(err)[:300]}")
