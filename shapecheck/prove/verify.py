@@ -305,7 +305,7 @@ def _proved(kernel: Kernel, case: BoundCase, solver: Solver, options: Options, r
     findings = replay(kernel, case, findings, solver)  # every counterexample run with static sizes
     from .layouts_seen import confirmed_layouts
 
-    findings, unproved = confirmed_layouts(kernel, case, findings, solver)  # each SC018 on concrete sizes too
+    findings, unproved = confirmed_layouts(kernel, case, findings, solver, run.leaves)  # each SC018 on concrete sizes too
     wrong = {v.path for v in findings if v.path is not None and v.code is not RuleCode.INCONCLUSIVE}
     run.paths = [PathCheck(c.path, PathStatus.UNKNOWN) if c.path in unproved - wrong and c.status is PathStatus.REFUTED
                  else c for c in run.paths]

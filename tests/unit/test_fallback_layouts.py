@@ -38,14 +38,18 @@ def test_the_installed_kernel_passes_the_same_contract():
 
 
 def test_a_layout_the_unbacked_trace_alone_gives_is_no_counterexample():
-    """hunt 30: FakeTensor's convolution rule picks the memory format through torch's layout helpers, which answer
-    guard_or_false's fallback under unbacked sizes: the trace's output is contiguous where the kernel on concrete
+    """hunt 30: FakeTensor's convolution rule lays its outputs out by the input's memory format only where every
+    size has a hint (``has_guarding_hint``), so the unbacked trace's output is contiguous where the kernel on concrete
     sizes (and eager, and strict export's recorded strides) gives channels_last, as the contract says. That was
-    SC018 with a counterexample that is none; now it is SC005: the layout is not proved, nothing is claimed."""
+    SC018 with a counterexample that is none; now it is SC005: the layout is not proved, nothing is claimed. Its
+    reason is not torch's layout helpers' guard_or_false answers, which the trace never asked (hunt 68: so it
+    said, of a meta whose own strides were wrong)."""
     report = verify_op("aten::convolution", contract=str(KERNELS / "conv_channels_last.toml"), options=Options(jobs=1))
     assert report.verdict is Verdict.INCONCLUSIVE, [(v.code, v.message) for v in report.violations]
     assert {v.code.value for v in report.violations} == {"SC005"}
     assert all("returns the contract's strides at" in v.message and not v.counterexample for v in report.violations)
+    assert all("asked torch's layout logic nothing it could not decide" in v.message and "guard_or_false" not in
+               v.message for v in report.violations)
     statuses = {c.case: {p.status.value for p in c.paths} for c in report.cases}
     assert statuses["in_fmt=contiguous,w_fmt=contiguous"] == {"proved"}
     assert all(s == {"unknown"} for k, s in statuses.items() if "channels_last" in k), statuses
