@@ -102,7 +102,7 @@ def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) ->
 
 
 #: how a note of an exploration that did not cover its regions begins (its op is explored only in part)
-STOPPED = ("stopped after", "z3 could not", "cannot translate", "the kernel cannot run")
+STOPPED = ("stopped after", "z3 could not", "cannot translate", "the kernel cannot run", "torch could not take")
 
 
 class AuditExplorer:
@@ -143,6 +143,7 @@ class AuditExplorer:
                 except C.AssumptionRejected:  # torch's ranges find the region empty (z3 did not): no input there
                     continue
                 st.traces += 1
+            finished = None
             if isinstance(t, Finished):
                 self._asserts(t, pc)
                 self.returned.append((pc, [a.expr for a in t.asserts if a.expr is not None]))
@@ -155,6 +156,10 @@ class AuditExplorer:
                                          "outputs": [o.formula if o.kind.value in ("tensor", "int") else None
                                                      for o in t.outputs]})
                     continue
+                if pending.helper and pending.guard is not None and not pending.is_specialization and \
+                        (pending.guard in pc or E.negate(pending.guard) in pc):
+                    self._untaken(pending, pc)  # traced again under the assumption, torch answered as before
+                    continue
                 if pending.helper and pending.guard is not None and not pending.is_specialization:
                     # torch's own helper (broadcasting) assumed one side: each is the op's behaviour, and export
                     # takes the helper's fallback rather than a guard, so both are explored and nothing is found.
@@ -165,6 +170,7 @@ class AuditExplorer:
                     self.helper_sides.update(side[-1] for side in sides)
                     self._queue(sides, t, pending, pc)
                     continue
+                finished = t
                 t = Guarded(pending.guard, pending.guard_raw, pending.loc, pending.is_specialization, (),
                             pending.guard_expr, pending.fallback_value)
             if isinstance(t, Failed):
@@ -172,7 +178,10 @@ class AuditExplorer:
                     continue
                 self._failed(t, pc)
             else:
+                before = len(self.work)
                 self._guarded(t, pc)
+                if finished is not None:
+                    self._stands_for(finished, t, pc, self.work[before:])
         self._one_sided()
         self._undecided()
         return st
@@ -198,6 +207,30 @@ class AuditExplorer:
         side = assumed_side(pc, pending)
         if side is not None and any(pc_key(s) == pc_key(side) for s in sides):
             self.reused[pc_key(side)] = t
+
+    def _untaken(self, pending: Guarded, pc: list[E.Node]) -> None:
+        """A helper's fallback that the trace made under the assumption of one of its sides answered the other way
+        again (linalg_pinv's ``max(1, self_0) * max(1, self_1) * ... == self_0 * self_1 * ...``, true on the region,
+        which guard_or_false answers false: torch cannot use the assumption). That side cannot be traced: said, the
+        op explored in part (each such trace was made again, up to the trace bound)."""
+        assert pending.guard is not None
+        side = pending.guard if pending.guard in pc else E.negate(pending.guard)
+        where = f" at {pending.loc.file.rsplit('/', 1)[-1]}:{pending.loc.line}" if pending.loc is not None else ""
+        note = (f"torch could not take the side {E.to_text(side)} of its helper's {pending.guard_raw}{where}: under "
+                f"that assumption guard_or_* answered {pending.fallback_value} again, so that side was not traced (the "
+                "comparison with the eager kernel runs its points)")
+        if note not in self.state.notes:
+            self.state.notes.append(note)
+
+    def _stands_for(self, finished: Finished, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
+        """The kernel's own fallback's side that goes on where torch assumed it (the general side of a zero-one
+        branch, the side sizes from 2 settle, either side of a branch): the trace that asked stands for it, as for a
+        helper's (``_queue``; ``assumed_side`` says why), unless ``contradicted`` there. A chain of such fallbacks
+        (linalg_pinv's ``rcond_1 != 1``, ``rcond_0 != 1``, ... in its decomposition) then costs one trace, not one
+        a fallback until the trace bound."""
+        side = assumed_side(pc, fallback)
+        if side is not None and any(pc_key(w) == pc_key(side) for w in queued):
+            self.reused[pc_key(side)] = finished
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node], lifted: bool = False) -> list[list[E.Node]]:
         """The sides of a helper's size condition to explore: both, or for a zero-one condition the example's

@@ -80,7 +80,7 @@ class OpRun:
 
         if self.timed_out is not None:
             return self.timed_out  # a kernel stuck once (a lock, a build, a loop) costs one time-out, not one a point
-        key = (repr(inputs.args), inputs.blobs, tuple(sorted(point.items())))
+        key = (repr(getattr(inputs, "args", inputs)), getattr(inputs, "blobs", ()), tuple(sorted(point.items())))
         hit = self.eager_seen.get(key)
         if hit is not None:  # the same call asked again (18% of an audit's): its answer, unless the process died
             return hit
