@@ -127,7 +127,8 @@ class AuditExplorer:
         self.tentative: list[tuple[Guarded, list[E.Node], str, E.Node, dict | None, str]] = []
         self.returned: list[tuple[list[E.Node], list[E.Node]]] = []  # (region, its asserts) of each trace that returned
         self.ints_only: list[str] = []  # the errors of traces an op in the kernel refused SymInts in (``INTS_ONLY``)
-        self.reused: dict[tuple[str, ...], Trace] = {}  # regions a trace already made stands for (``_queue``)
+        # regions a trace already made stands for (``_queue``), with the region it was made in
+        self.reused: dict[tuple[str, ...], tuple[Trace, list[E.Node]]] = {}
 
     def run(self) -> OpAudit:
         st = self.state
@@ -136,8 +137,8 @@ class AuditExplorer:
                 st.notes.append(f"stopped after {st.traces} traces: {len(self.work)} region(s) not explored")
                 break
             pc = self.work.pop()
-            t = self.reused.pop(pc_key(pc), None)  # the trace that asked stands for its fallback's side
-            if t is None or contradicted(t, pc, self.solver):
+            t, made = self.reused.pop(pc_key(pc), (None, pc))  # the trace that asked stands for its fallback's side
+            if t is None or self._contradicted_here(t, made, pc):
                 try:
                     t = trace_inputs(self.kernel, self.inputs, pc)
                 except C.AssumptionRejected:  # torch's ranges find the region empty (z3 did not): no input there
@@ -206,7 +207,24 @@ class AuditExplorer:
         self.work += sides
         side = assumed_side(pc, pending)
         if side is not None and any(pc_key(s) == pc_key(side) for s in sides):
-            self.reused[pc_key(side)] = t
+            self.reused[pc_key(side)] = (t, pc)
+
+    def _contradicted_here(self, t: Trace, made: list[E.Node], pc: list[E.Node]) -> bool:
+        """``contradicted`` on ``pc`` by a fallback that the region ``t`` was made in does not contradict already: one
+        it does (linalg_pinv's ``max(1, self_1) * ... == self_1 * ...``, which torch answers false where z3 proves it
+        true) is the trace's on every side of a later fallback, and is explored (or said untaken) on its own. A
+        trace made again on such a side would take it the same way."""
+        if not contradicted(t, pc, self.solver):
+            return False
+        return made == pc or not contradicted(t, made, self.solver) or \
+            any(self._taken_against(fb, pc) and not self._taken_against(fb, made)
+                for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())))
+
+    def _taken_against(self, fb: Any, conds: list[E.Node]) -> bool:
+        """Whether the region decides a fallback's condition the other way from torch's answer."""
+        if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
+            return False
+        return self.solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE)
 
     def _untaken(self, pending: Guarded, pc: list[E.Node]) -> None:
         """A helper's fallback that the trace made under the assumption of one of its sides answered the other way
@@ -230,7 +248,7 @@ class AuditExplorer:
         a fallback until the trace bound."""
         side = assumed_side(pc, fallback)
         if side is not None and any(pc_key(w) == pc_key(side) for w in queued):
-            self.reused[pc_key(side)] = finished
+            self.reused[pc_key(side)] = (finished, pc)
 
     def _helper_sides(self, guard: E.Node, pc: list[E.Node], lifted: bool = False) -> list[list[E.Node]]:
         """The sides of a helper's size condition to explore: both, or for a zero-one condition the example's

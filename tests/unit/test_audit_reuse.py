@@ -20,7 +20,9 @@ def test_a_fallback_chain_of_the_kernels_own_costs_one_trace():
 @pytest.mark.slow
 def test_a_helper_fallback_torch_answers_again_under_its_other_side_is_said_not_traced_to_the_bound():
     rec = audit_op("aten::linalg_pinv.rcond_tensor", None, GUARDS_ONLY)
-    assert rec["traces"] < GUARDS_ONLY.max_traces, rec["traces"]
+    # the first trace, the zero region's, then one a side torch took against the region: the helpers' 0/1 sides
+    # between them are stood for by the trace that asked, the contradicted contiguity answer notwithstanding
+    assert rec["traces"] <= 6, rec["traces"]
     assert not any(n.startswith("stopped after") for n in rec["notes"]), rec["notes"]
     (note,) = [n for n in rec["notes"] if n.startswith("torch could not take the side ")]
     assert "guard_or_* answered False again" in note
