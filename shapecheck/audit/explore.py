@@ -16,10 +16,11 @@ from ..findings import SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Decision, Outcome, Solver, restrict
-from ..prove.explore import assumed_side, contradicted, pc_key, unsettled_fallback
+from ..prove.explore import assumed_side, pc_key, unsettled_fallback
 from ..prove.premises import simplified
 from ..trace.run import (
     Failed,
+    Fallback,
     Finished,
     Guarded,
     Trace,
@@ -214,14 +215,11 @@ class AuditExplorer:
         it does (linalg_pinv's ``max(1, self_1) * ... == self_1 * ...``, which torch answers false where z3 proves it
         true) is the trace's on every side of a later fallback, and is explored (or said untaken) on its own. A
         trace made again on such a side would take it the same way."""
-        if not contradicted(t, pc, self.solver):
-            return False
-        return made == pc or not contradicted(t, made, self.solver) or \
-            any(self._taken_against(fb, pc) and not self._taken_against(fb, made)
-                for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())))
+        return any(self._taken_against(fb, pc) and not self._taken_against(fb, made)
+                   for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())))
 
-    def _taken_against(self, fb: Any, conds: list[E.Node]) -> bool:
-        """Whether the region decides a fallback's condition the other way from torch's answer."""
+    def _taken_against(self, fb: Fallback, conds: list[E.Node]) -> bool:
+        """Whether the region decides a fallback's condition the other way from torch's answer (``contradicted``)."""
         if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
             return False
         return self.solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE)
@@ -244,8 +242,8 @@ class AuditExplorer:
         """The kernel's own fallback's side that goes on where torch assumed it (the general side of a zero-one
         branch, the side sizes from 2 settle, either side of a branch): the trace that asked stands for it, as for a
         helper's (``_queue``; ``assumed_side`` says why), unless ``contradicted`` there. A chain of such fallbacks
-        (linalg_pinv's ``rcond_1 != 1``, ``rcond_0 != 1``, ... in its decomposition) then costs one trace, not one
-        a fallback until the trace bound."""
+        (pixel_shuffle's ``self_0 == 0``, ``self_1 == 0``, ``self_2 == 0``, which sizes from 2 settle) then costs one
+        trace, not one a fallback."""
         side = assumed_side(pc, fallback)
         if side is not None and any(pc_key(w) == pc_key(side) for w in queued):
             self.reused[pc_key(side)] = (finished, pc)
