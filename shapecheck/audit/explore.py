@@ -7,7 +7,6 @@ of the class its form gives (``audit.classify``), and both sides are explored. I
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from .._torch import audit as CA
@@ -25,81 +24,15 @@ from ..trace.run import (
     Guarded,
     Trace,
     demanded,
-    facts_so_far,
-    fallbacks_of,
-    finished_trace,
-    first_line,
-    guard_trace,
-    kernel_failure,
-    missing_name,
-    own_code,
 )
 from .asserts import BROADCAST, export_cannot_prove, parsed_requires
 from .candidates import BROKEN
-from .classify import CLASSES, RELATION, classify_guard, raw_class
-from .inputs import INTS_ONLY, OpInputs, held_constant, materialize, static_error
+from .classify import RELATION, classify_guard, raw_class
+from .inputs import INTS_ONLY, OpInputs, held_constant, static_error
+from .traced import MAX_SIZE, MIN_SIZE, Finding, OpAudit, trace_inputs
 
-MIN_SIZE, MAX_SIZE = 0, 2**31 - 1  # every dim's range: any size torch can index
 #: torch's broadcasting errors (torch 2.13): under unbacked sizes it raises them where a guard would broadcast
 BROADCAST_ERRORS = ("Attempting to broadcast a dimension", "must match the size of tensor b")
-
-
-@dataclass
-class Finding:
-    cls: str  # an audit_classify.CLASSES key
-    expr: str
-    loc: SourceLoc | None
-    counterexample: dict[str, int]
-    witness: dict[str, int] | None
-    message: str
-
-    @property
-    def code(self) -> str:
-        return CLASSES[self.cls]
-
-
-@dataclass
-class OpAudit:
-    inputs: OpInputs
-    findings: list[Finding] = field(default_factory=list)
-    requires: list[tuple[str, SourceLoc | None, str]] = field(default_factory=list)  # (expr, line, evidence)
-    notes: list[str] = field(default_factory=list)  # what was left unresolved (a z3 unknown, the trace bound)
-    traces: int = 0
-    leaves: int = 0
-    paths: list[dict] = field(default_factory=list)  # the first finished traces: {"when", "outputs"} in dim names
-    points: list[dict[str, int]] = field(default_factory=list)  # both sides of each guard (for the eager check)
-
-
-def trace_inputs(kernel: Kernel, inputs: OpInputs, assumptions: list[E.Node]) -> Trace:
-    """The kernel on ``inputs`` with every dim an unbacked size in [MIN_SIZE, MAX_SIZE], under assumptions."""
-    with C.TraceEnv(own_code(kernel)) as env:  # a torch kernel's own code objects too (its guard_or_* answers)
-        syms = {d: env.size(MIN_SIZE, MAX_SIZE) for d, _ in inputs.dims()}
-        names = {C.symbol_of(s): n for n, s in syms.items()}
-        for a in assumptions:
-            C.assume(a, syms)
-        env.mark_baseline()
-        args, kwargs = materialize(inputs, lambda dims, _e, dtype, _f: CA.empty([syms[d] for d in dims], dtype),
-                                   lambda d, _e: syms[d])
-        try:
-            result = kernel.fn(*args, **kwargs)
-        except C.GuardError as exc:
-            t = guard_trace(exc, names, kernel)
-            loc = CA.audit_frame(list(t.frames), kernel.located_in)
-            if isinstance(t, Guarded):
-                return Guarded(t.guard, t.guard_raw, loc, t.is_specialization, t.frames, t.guard_expr,
-                               facts=facts_so_far(env, names))
-            return Failed(t.error, loc, frames=t.frames)
-        except C.DATA_ERRORS as exc:
-            frames = C.exception_frames(exc)
-            return Failed(f"data-dependent: {type(exc).__name__}: {first_line(exc)}",
-                          CA.audit_frame(frames, kernel.located_in), frames=tuple(frames))
-        except BaseException as exc:  # noqa: BLE001 - the kernel's own error: judged by the explorer
-            if not kernel_failure(exc):
-                raise
-            frames = C.exception_frames(exc)
-            return Failed(f"{type(exc).__name__}: {first_line(exc)}", CA.audit_frame(frames, kernel.located_in),
-                          missing_name(exc), tuple(frames), fallbacks_of(env, names))
-        return finished_trace(env, result, names, kernel.located_in, None, locate=CA.audit_frame)
 
 
 #: how a note of an exploration that did not cover its regions begins (its op is explored only in part)
