@@ -15,11 +15,10 @@ from ..findings import SourceLoc
 from ..kernel.sources import Kernel
 from ..logic import expr as E
 from ..logic.solver import Bounds, Decision, Outcome, Solver, restrict
-from ..prove.explore import assumed_side, pc_key, unsettled_fallback
+from ..prove.explore import assumed_side, contradicted_anew, pc_key, unsettled_fallback
 from ..prove.premises import simplified
 from ..trace.run import (
     Failed,
-    Fallback,
     Finished,
     Guarded,
     Trace,
@@ -72,7 +71,7 @@ class AuditExplorer:
                 break
             pc = self.work.pop()
             t, made = self.reused.pop(pc_key(pc), (None, pc))  # the trace that asked stands for its fallback's side
-            if t is None or self._contradicted_here(t, made, pc):
+            if t is None or contradicted_anew(t, made, pc, self.solver):
                 try:
                     t = trace_inputs(self.kernel, self.inputs, pc)
                 except C.AssumptionRejected:  # torch's ranges find the region empty (z3 did not): no input there
@@ -143,20 +142,6 @@ class AuditExplorer:
         if side is not None and any(pc_key(s) == pc_key(side) for s in sides):
             self.reused[pc_key(side)] = (t, pc)
 
-    def _contradicted_here(self, t: Trace, made: list[E.Node], pc: list[E.Node]) -> bool:
-        """``contradicted`` on ``pc`` by a fallback that the region ``t`` was made in does not contradict already: one
-        it does (linalg_pinv's ``max(1, self_1) * ... == self_1 * ...``, which torch answers false where z3 proves it
-        true) is the trace's on every side of a later fallback, and is explored (or said untaken) on its own. A
-        trace made again on such a side would take it the same way."""
-        return any(self._taken_against(fb, pc) and not self._taken_against(fb, made)
-                   for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())))
-
-    def _taken_against(self, fb: Fallback, conds: list[E.Node]) -> bool:
-        """Whether the region decides a fallback's condition the other way from torch's answer (``contradicted``)."""
-        if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
-            return False
-        return self.solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE)
-
     def _untaken(self, pending: Guarded, pc: list[E.Node]) -> None:
         """A helper's fallback that the trace made under the assumption of one of its sides answered the other way
         again (linalg_pinv's ``max(1, self_0) * max(1, self_1) * ... == self_0 * self_1 * ...``, true on the region,
@@ -174,7 +159,7 @@ class AuditExplorer:
     def _stands_for(self, finished: Finished, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
         """The kernel's own fallback's side that goes on where torch assumed it (the general side of a zero-one
         branch, the side sizes from 2 settle, either side of a branch): the trace that asked stands for it, as for a
-        helper's (``_queue``; ``assumed_side`` says why), unless ``contradicted`` there. A chain of such fallbacks
+        helper's (``_queue``; ``assumed_side`` says why), unless ``contradicted_anew`` there. A chain of such fallbacks
         (pixel_shuffle's ``self_0 == 0``, ``self_1 == 0``, ``self_2 == 0``, which sizes from 2 settle) then costs one
         trace, not one a fallback."""
         side = assumed_side(pc, fallback)

@@ -21,7 +21,17 @@ from ..logic.solver import Decision, Sat, Solver, restrict
 from ..result.report import PathCheck
 from ..rules import RuleCode
 from ..trace import isolate
-from ..trace.run import Failed, Finished, Guarded, Trace, as_guard, guard_dims, guard_value_at, trace_case
+from ..trace.run import (
+    Failed,
+    Fallback,
+    Finished,
+    Guarded,
+    Trace,
+    as_guard,
+    guard_dims,
+    guard_value_at,
+    trace_case,
+)
 from . import budget
 from .fallback_asserts import aside
 from .obligations import Kind, Leaf, Obligation, ShownObligation, leaf_obligations, probe_points, show
@@ -133,7 +143,8 @@ class _CaseExplorer(_CaseFindings):
         self.view = TorchView(case, solver)
         self.is_root = False  # the case explored a violating first guard in full: its regions go in ``roots``
         self.traced: dict[tuple[str, ...], Trace] = {}  # the shared regions' traces, made by workers (--jobs)
-        self.reused: set[tuple[str, ...]] = set()  # regions of ``traced`` that an earlier trace stands for
+        # regions of ``traced`` that an earlier trace stands for, each with the region that trace was made in
+        self.reused: dict[tuple[str, ...], list[E.Node]] = {}
         # the default mode's shortcut: the splits of the earlier case's regions, whose sides a trace takes as it
         # goes (``_answer``); ``taken``: the sides the last trace took, which its region gains
         self.splits: set[E.Node] = set()
@@ -156,8 +167,8 @@ class _CaseExplorer(_CaseFindings):
             elif key in self.traced:
                 made = self.traced.pop(key)
                 if key in self.reused:  # an earlier trace stands for this side, unless it stands for no point
-                    self.reused.discard(key)
-                    own = contradicted(made, self.premises + pc, self.solver)
+                    where = self.reused.pop(key)
+                    own = contradicted_anew(made, self.premises + where, self.premises + pc, self.solver)
                     made = None if own else made
             if made is None:
                 made = self._trace(pc)
@@ -211,7 +222,7 @@ class _CaseExplorer(_CaseFindings):
         side = assumed_side(pc, fallback)
         if side is not None and any(pc_key(w) == pc_key(side) for w in queued) and pc_key(side) not in self.traced:
             self.traced[pc_key(side)] = t
-            self.reused.add(pc_key(side))
+            self.reused[pc_key(side)] = pc
 
     def rejected_region(self, pc: list[E.Node], why: str) -> None:
         """torch refused the region's assumptions: nothing to check where z3 finds the region empty on the
@@ -432,24 +443,31 @@ def assumed_side(pc: list[E.Node], fallback: Guarded) -> list[E.Node] | None:
     not a condition). The trace that asked is traced there already: it took that side at every point of ``pc``, and
     each of its other decisions holds on all of ``pc`` (decided there) or is a fallback of its own, explored or
     settled in turn as this one is. So it stands for that side as a trace made there would (the leaves are then
-    those whose every fallback the region settles), unless it is ``contradicted`` there. The other side is traced:
+    those whose every fallback the region settles), unless it is ``contradicted_anew`` there. The other side is traced:
     there the kernel may take another branch."""
     if fallback.guard is None or fallback.is_specialization or fallback.fallback_value is None:
         return None
     return pc + [fallback.guard if fallback.fallback_value else E.negate(fallback.guard)]
 
 
-def contradicted(t: Trace, conds: list[E.Node], solver: Solver) -> bool:
+def contradicted_anew(t: Trace, made: list[E.Node], conds: list[E.Node], solver: Solver) -> bool:
     """Whether a fallback ``t`` took is the other way on the whole region ``conds`` (torch assumed both ``W == 1``
-    and ``W != 1`` false where it could decide neither): ``t`` then stands for no point there. Its layout logic's
-    answers too: a trace made there would lay its output out as torch decides it there (avg_pool2d's channels-last
-    output, which the answers of the region without the side made contiguous)."""
-    for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())):
-        if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
-            continue
-        if solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE):
-            return True
-    return False
+    and ``W != 1`` false where it could decide neither), where the region ``made`` (where ``t`` was traced) does
+    not have it so already: ``t`` then stands for no point there. Its layout logic's answers too: a trace made
+    there would lay its output out as torch decides it there (avg_pool2d's channels-last output, which the
+    answers of the region without the side made contiguous). A fallback its own region contradicts already
+    (linalg_pinv's contiguity answer ``max(1, s1) * ... == s1 * ...``, which torch answers false where z3 proves it
+    true; 80 of im2col's 224 reuses) is the trace's on every side of its later fallbacks, and is explored on its
+    own: a trace made again on such a side takes it the same way."""
+    return any(_against(fb, conds, solver) and not _against(fb, made, solver)
+               for fb in (*getattr(t, "fallbacks", ()), *getattr(t, "layout_fallbacks", ())))
+
+
+def _against(fb: Fallback, conds: list[E.Node], solver: Solver) -> bool:
+    """Whether ``conds`` decide a fallback's condition the other way from torch's answer."""
+    if fb.guard is None or fb.data_dependent or not isinstance(fb.value, bool):
+        return False
+    return solver.decide(conds, fb.guard)[0] is (Decision.FALSE if fb.value else Decision.TRUE)
 
 
 def own_regions(case: BoundCase, regions: list[list[E.Node]]) -> bool:
