@@ -29,6 +29,11 @@ class SourceLoc:
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "function": self.function, "text": self.text}
 
+    @property
+    def short(self) -> str:
+        """``file.py:12``: the file's name and the line, for a message."""
+        return f"{self.file.replace(chr(92), '/').rsplit('/', 1)[-1]}:{self.line}"
+
 
 @dataclass(frozen=True, eq=False)
 class PathId:

@@ -10,7 +10,6 @@ kernel raises is what the op demands: the other side goes to ``requires``. A sid
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ..logic import expr as E
@@ -65,7 +64,7 @@ class Explorer:
         from .._torch import core as C
 
         own = loc is not None and (loc.file in self.kernel.located_in or loc.file.startswith(C.TORCH_DIR))
-        return f" at {Path(loc.file).name}:{loc.line}" if own else ""
+        return f" at {loc.short}" if own else ""
 
     def require(self, node: E.Node, conds: list[E.Node], why: str) -> None:
         """``node`` demanded where ``conds`` hold (everywhere: no conds)."""

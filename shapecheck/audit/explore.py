@@ -138,9 +138,7 @@ class AuditExplorer:
     def _queue(self, sides: list[list[E.Node]], t: Trace, pending: Guarded, pc: list[E.Node]) -> None:
         """The sides of a helper's fallback to explore; ``t`` stands for the side torch assumed."""
         self.work += sides
-        side = assumed_side(pc, pending)
-        if side is not None and any(pc_key(s) == pc_key(side) for s in sides):
-            self.reused[pc_key(side)] = (t, pc)
+        self._stands_for(t, pending, pc, sides)
 
     def _untaken(self, pending: Guarded, pc: list[E.Node]) -> None:
         """A helper's fallback that the trace made under the assumption of one of its sides answered the other way
@@ -149,17 +147,17 @@ class AuditExplorer:
         op explored in part (each such trace was made again, up to the trace bound)."""
         assert pending.guard is not None
         side = pending.guard if pending.guard in pc else E.negate(pending.guard)
-        where = f" at {pending.loc.file.rsplit('/', 1)[-1]}:{pending.loc.line}" if pending.loc is not None else ""
+        where = f" at {pending.loc.short}" if pending.loc is not None else ""
         note = (f"torch could not take the side {E.to_text(side)} of its helper's {pending.guard_raw}{where}: under "
                 f"that assumption guard_or_* answered {pending.fallback_value} again, so that side was not traced (the "
                 "comparison with the eager kernel runs its points)")
         if note not in self.state.notes:
             self.state.notes.append(note)
 
-    def _stands_for(self, finished: Finished, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
-        """The kernel's own fallback's side that goes on where torch assumed it (the general side of a zero-one
-        branch, the side sizes from 2 settle, either side of a branch): the trace that asked stands for it, as for a
-        helper's (``_queue``; ``assumed_side`` says why), unless ``contradicted_anew`` there. A chain of such fallbacks
+    def _stands_for(self, finished: Trace, fallback: Guarded, pc: list[E.Node], queued: list[list[E.Node]]) -> None:
+        """A fallback's side, queued, where torch assumed it (a helper's, from ``_queue``; the kernel's own: the
+        general side of a zero-one branch, the side sizes from 2 settle, either side of a branch): the trace that
+        asked stands for it (``assumed_side`` says why), unless ``contradicted_anew`` there. A chain of such fallbacks
         (pixel_shuffle's ``self_0 == 0``, ``self_1 == 0``, ``self_2 == 0``, which sizes from 2 settle) then costs one
         trace, not one a fallback."""
         side = assumed_side(pc, fallback)

@@ -76,7 +76,7 @@ def _confirmed(kernel: Kernel, case: BoundCase, v: Finding, solver: Solver, aske
     shown = "; ".join(", ".join(f"{k}={x}" for k, x in p.items()) for p in tried)
     if asked:
         fb = asked[0]
-        at = f" at {fb.loc.file.rsplit('/', 1)[-1]}:{fb.loc.line}" if fb.loc is not None else ""
+        at = f" at {fb.loc.short}" if fb.loc is not None else ""
         why = (f"the trace's strides are torch's layout helpers' answers where they cannot decide a size condition "
                f"(guard_or_false: {fb.raw}{at}, {len(asked)} in all), not the kernel's there")
     else:  # hunt 68: a meta whose strides are wrong, re-laid out by FakeTensor's convolution rule where sizes have hints
